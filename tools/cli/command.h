@@ -1,0 +1,32 @@
+// The `parity` command line: shared pieces of its subcommands.
+#ifndef PARITY_TOOLS_CLI_COMMAND_H_
+#define PARITY_TOOLS_CLI_COMMAND_H_
+
+#include <CLI/CLI.hpp>
+
+#include "sim/common/status.h"
+
+namespace parity::cli {
+
+// The exit-code contract of every subcommand (README, "Exit codes").
+enum ExitCode : int {
+  kExitClean = 0,      // ran, nothing wrong found
+  kExitViolations = 1, // ran, protocol violations or a deadlock found in the user's schedule
+  kExitBadInput = 2,   // bad input or usage: malformed file, illegal parameters, unknown option
+  kExitInternal = 3,   // a bug in Parity
+};
+
+// Set by a subcommand's callback; returned by main.
+struct Context {
+  int exit_code = kExitClean;
+};
+
+// Prints an input error (file:line:col: error[rule]: message) and records exit code 2.
+void ReportBadInput(Context& ctx, const Status& status);
+
+// Each subcommand adds itself to the app; its callback sets ctx.exit_code.
+void AddVersionCommand(CLI::App& app, Context& ctx);
+
+}  // namespace parity::cli
+
+#endif  // PARITY_TOOLS_CLI_COMMAND_H_

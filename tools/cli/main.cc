@@ -1,0 +1,68 @@
+// `parity`: the simulator and verifier of Hopper mbarriers and asynchronous copies.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "sim/common/check.h"
+#include "tools/cli/command.h"
+
+namespace parity::cli {
+
+void ReportBadInput(Context& ctx, const Status& status) {
+  std::fprintf(stderr, "parity: %s\n", status.ToString().c_str());
+  ctx.exit_code = kExitBadInput;
+}
+
+namespace {
+
+[[noreturn]] void ExitInternal() { std::_Exit(kExitInternal); }
+
+int Main(int argc, char** argv) {
+  SetCheckFailureHandler(&ExitInternal);
+  Context ctx;
+  CLI::App app{
+      "Parity: simulate and verify NVIDIA Hopper mbarriers, TMA and asynchronous copies.\n"
+      "Exit codes: 0 clean, 1 protocol violations found, 2 bad input or usage, 3 internal error."};
+  app.require_subcommand(1);
+  int verbosity = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbosity, "more log output (repeat for more)");
+  app.add_flag("-q,--quiet", quiet, "only errors in the log output");
+  app.parse_complete_callback([&] {
+    spdlog::set_pattern("parity: %l: %v");
+    if (quiet) {
+      spdlog::set_level(spdlog::level::err);
+    } else if (verbosity >= 2) {
+      spdlog::set_level(spdlog::level::trace);
+    } else if (verbosity == 1) {
+      spdlog::set_level(spdlog::level::debug);
+    } else {
+      spdlog::set_level(spdlog::level::warn);
+    }
+  });
+
+  AddVersionCommand(app, ctx);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parity: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+  return ctx.exit_code;
+}
+
+}  // namespace
+}  // namespace parity::cli
+
+int main(int argc, char** argv) { return parity::cli::Main(argc, argv); }

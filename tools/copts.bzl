@@ -1,0 +1,8 @@
+"""Compiler options for Parity's own code."""
+
+PARITY_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wno-unused-parameter",
+]
