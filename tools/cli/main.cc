@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string_view>
 
 #include "sim/common/check.h"
 #include "tools/cli/command.h"
@@ -45,6 +46,20 @@ int Main(int argc, char** argv) {
   });
 
   AddVersionCommand(app, ctx);
+
+  // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg.empty() || arg[0] == '-') continue;
+    bool known = !app.get_subcommands([&](const CLI::App* s) { return s->check_name(argv[i]); })
+                      .empty();
+    if (!known) {
+      std::fprintf(stderr, "parity: unknown subcommand '%s'; run 'parity --help' for the list\n",
+                   argv[i]);
+      return kExitBadInput;
+    }
+    break;
+  }
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,244 @@
+// The schedule IR: what a `.pipe` file says, after parsing and name resolution.
+//
+// A Program describes one cluster shape, the per-CTA shared objects (buffers, mbarrier arrays,
+// tensor maps) and the roles: each role is instantiated `count` times in every CTA, and each
+// instance (an *agent*: an elected thread, a warp or a warpgroup acting as one) runs the role's
+// statement list. Operations are named after the PTX instructions they stand for. The IR is the
+// one vocabulary shared by the parser/printer (sim/ir), the engine (sim/engine), the verifier and
+// the GPU executor (through the compact encoding); keep it free of engine state.
+#ifndef PARITY_SIM_IR_IR_H_
+#define PARITY_SIM_IR_IR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/common/status.h"
+
+namespace parity::ir {
+
+// ---------------------------------------------------------------------------------------------
+// Integer expressions, stored in one arena per Program and referred to by index.
+using ExprId = uint32_t;
+inline constexpr ExprId kNoExpr = 0xffffffffu;
+
+// Values known per agent at run time (PTX special registers and schedule facts).
+enum class Builtin : uint8_t {
+  kCtaRank,      // %cluster_ctarank: 0 .. cluster_size-1, x fastest
+  kCtaX,         // %cluster_ctaid.x: 0 .. cluster_m-1
+  kCtaY,         // %cluster_ctaid.y: 0 .. cluster_n-1
+  kClusterM,     // %cluster_nctaid.x
+  kClusterN,     // %cluster_nctaid.y
+  kClusterSize,  // cluster_m * cluster_n
+  kClusterId,    // which cluster of the grid (0 .. clusters-1)
+  kAgent,        // index of this agent within its role in its CTA (0 .. count-1)
+};
+
+enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
+enum class BinaryOp : uint8_t {
+  kAdd, kSub, kMul, kDiv, kMod, kShl, kShr, kBitAnd, kBitOr, kBitXor,
+  kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kMin, kMax,
+};
+
+struct Expr {
+  enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect };
+  Kind kind = Kind::kConst;
+  uint8_t op = 0;         // UnaryOp, BinaryOp or Builtin, by kind
+  uint32_t index = 0;     // kParam: index into Program::params; kVar: agent variable slot
+  int64_t value = 0;      // kConst
+  ExprId a = kNoExpr;     // operands (kSelect: a ? b : c)
+  ExprId b = kNoExpr;
+  ExprId c = kNoExpr;
+  SourceLocation where;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Declarations (per CTA; every CTA of the cluster has the same objects at the same offsets).
+
+struct Param {
+  std::string name;
+  int64_t default_value = 0;
+  SourceLocation where;
+};
+
+// `buffer A[STAGES] bytes TILE` : `stages` slots of `bytes` each, in shared memory.
+struct BufferDecl {
+  std::string name;
+  ExprId stages;  // number of slots (array length)
+  ExprId bytes;   // bytes per slot
+  ExprId align;   // alignment of slot 0 in bytes (default 1024, as TMA swizzle needs)
+  SourceLocation where;
+};
+
+// `barrier full[STAGES] count 1` : an array of mbarriers and the count each is initialised with.
+struct BarrierDecl {
+  std::string name;
+  ExprId size;   // array length
+  ExprId count;  // init count (expression over params and builtins such as cluster_m)
+  SourceLocation where;
+};
+
+// `tensormap tmA dtype f16 dims [K, M] box [64, 64] swizzle 128B ...` (rank 1..5, innermost
+// first, as in cuTensorMapEncodeTiled). Validated by sim/model/tensor_map.h after binding params.
+struct TensorMapDecl {
+  std::string name;
+  std::string dtype;                 // u8, u16, f16, bf16, u32, f32, f64, ...
+  std::vector<ExprId> global_dims;   // elements, innermost first
+  std::vector<ExprId> global_strides;  // bytes, for dims 1..rank-1 (empty: packed)
+  std::vector<ExprId> box_dims;      // elements
+  std::vector<ExprId> element_strides;  // empty: all 1
+  std::string swizzle = "none";      // none, 32B, 64B, 128B
+  std::string interleave = "none";   // none, 16B, 32B
+  std::string oob_fill = "zero";     // zero, nan
+  SourceLocation where;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Operations (one event each in a trace). Barrier and buffer references are resolved to indices.
+
+// `full[s]` or `full[s] @cta(r)` (a barrier of another CTA of the cluster, shared::cluster).
+struct BarrierRef {
+  uint32_t barrier = 0;      // index into Program::barriers
+  ExprId index = kNoExpr;    // element of the array
+  ExprId cta = kNoExpr;      // target CTA rank; kNoExpr = own CTA
+};
+
+// `A[s]`, optionally `+ offset` bytes and `bytes N` (default: the whole slot).
+struct BufferRef {
+  uint32_t buffer = 0;       // index into Program::buffers
+  ExprId slot = kNoExpr;
+  ExprId offset = kNoExpr;   // bytes into the slot; kNoExpr = 0
+  ExprId bytes = kNoExpr;    // kNoExpr = the slot's size minus offset
+  ExprId cta = kNoExpr;      // for st.async: the destination CTA rank
+};
+
+struct MbarrierInit { BarrierRef bar; ExprId count = kNoExpr; };  // kNoExpr: the declared count
+struct MbarrierInval { BarrierRef bar; };
+// mbarrier.arrive[.noComplete] / arrive_drop / arrive.expect_tx; local or remote (bar.cta).
+// `mask`, if set, sends the same arrive to every CTA whose bit is set (a loop of remote arrives,
+// as CUTLASS's ClusterBarrier::arrive(cta_id, pred) is used per destination).
+struct MbarrierArrive {
+  enum class Kind : uint8_t { kArrive, kNoComplete, kDrop };
+  Kind kind = Kind::kArrive;
+  BarrierRef bar;
+  ExprId count = kNoExpr;      // kNoExpr = 1
+  ExprId expect_tx = kNoExpr;  // arrive.expect_tx bytes; kNoExpr = plain arrive
+  ExprId mask = kNoExpr;       // multicast-style arrive to several CTAs
+  uint32_t token_var = 0xffffffffu;  // agent variable slot that receives the state token, if any
+};
+struct MbarrierExpectTx { BarrierRef bar; ExprId bytes; };
+struct MbarrierCompleteTx { BarrierRef bar; ExprId bytes; };
+// Waits until the phase completes: a try_wait loop (the engine may make try_wait fail
+// spuriously). Either a parity or a token variable.
+struct MbarrierWait {
+  BarrierRef bar;
+  ExprId parity = kNoExpr;
+  uint32_t token_var = 0xffffffffu;
+  bool test_only = false;  // test_wait once, result into result_var (no blocking)
+  uint32_t result_var = 0xffffffffu;
+};
+// cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes[.multicast::cluster]
+struct TmaLoad {
+  uint32_t tensor_map = 0;
+  std::vector<ExprId> coords;  // innermost first, elements
+  BufferRef dst;
+  BarrierRef bar;
+  ExprId multicast_mask = kNoExpr;  // 16-bit ctaMask; kNoExpr = own CTA only
+};
+// cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group (then commit/wait below).
+struct TmaStore {
+  uint32_t tensor_map = 0;
+  std::vector<ExprId> coords;
+  BufferRef src;
+};
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes (1-D bulk load).
+struct BulkLoad { BufferRef dst; BarrierRef bar; ExprId multicast_mask = kNoExpr; };
+// cp.async.bulk.global.shared::cta.bulk_group (1-D bulk store).
+struct BulkStore { BufferRef src; };
+struct BulkCommit {};                                     // cp.async.bulk.commit_group
+struct BulkWait { ExprId pending = kNoExpr; bool read = false; };  // cp.async.bulk.wait_group[.read] N
+// cp.async (LDGSTS) of `dst.bytes` bytes (as 4/8/16-byte copies by the threads of the agent).
+struct CpAsync { BufferRef dst; };
+struct CpAsyncCommit {};                                  // cp.async.commit_group
+struct CpAsyncWait { ExprId pending = kNoExpr; };         // cp.async.wait_group N (kNoExpr: wait_all)
+struct CpAsyncMbarrierArrive { BarrierRef bar; bool noinc = false; };
+// st.async...mbarrier::complete_tx::bytes: write dst.bytes into CTA dst.cta, complete_tx there.
+struct StAsync { BufferRef dst; BarrierRef bar; };
+struct Fence {
+  enum class Kind : uint8_t { kMbarrierInit, kProxyAsync, kProxyAsyncGlobal, kAcqRelCluster };
+  Kind kind = Kind::kProxyAsync;
+};
+struct ClusterArrive { bool relaxed = false; };           // barrier.cluster.arrive
+struct ClusterWait {};                                    // barrier.cluster.wait
+// bar.sync / bar.arrive id, threads (named barriers; `threads` counts the participating threads,
+// each agent contributes its role's thread count).
+struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
+// Generic-proxy accesses of a buffer by the agent's threads: `use` reads (consumers), `write`
+// writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
+struct BufferAccess { BufferRef buf; bool write = false; };
+struct Exit {};
+
+using Op = std::variant<MbarrierInit, MbarrierInval, MbarrierArrive, MbarrierExpectTx,
+                        MbarrierCompleteTx, MbarrierWait, TmaLoad, TmaStore, BulkLoad, BulkStore,
+                        BulkCommit, BulkWait, CpAsync, CpAsyncCommit, CpAsyncWait,
+                        CpAsyncMbarrierArrive, StAsync, Fence, ClusterArrive, ClusterWait,
+                        NamedBarrier, BufferAccess, Exit>;
+
+// ---------------------------------------------------------------------------------------------
+// Statements.
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+struct Let { uint32_t var = 0; ExprId value = kNoExpr; };     // let x = e (also reassignment)
+struct For {                                                 // for v in lo .. hi [step s] { }
+  uint32_t var = 0;
+  ExprId lo = kNoExpr, hi = kNoExpr, step = kNoExpr;         // hi exclusive; step default 1
+  Block body;
+};
+struct If { ExprId cond = kNoExpr; Block then_body; Block else_body; };
+
+struct Stmt {
+  std::variant<Let, For, If, Op> node;
+  SourceLocation where;
+};
+
+// `role consumer count 2 threads 128 { ... }`: `count` agents in every CTA (optionally only in
+// CTAs where `when` holds), each standing for `threads` threads acting together.
+struct Role {
+  std::string name;
+  ExprId count = kNoExpr;    // agents per CTA (default 1)
+  ExprId threads = kNoExpr;  // threads per agent (default 1: an elected thread)
+  ExprId when = kNoExpr;     // optional: only in CTAs where this holds
+  uint32_t num_vars = 0;     // variable slots used by the body (lets, loops, tokens)
+  std::vector<std::string> var_names;  // slot -> name, for diagnostics and the printer
+  Block body;
+  SourceLocation where;
+};
+
+struct Program {
+  std::string file;              // the path the program was read from
+  std::string name;              // `schedule NAME` (default: file stem)
+  ExprId cluster_m = kNoExpr;    // `cluster 2x2` (M = x, N = y)
+  ExprId cluster_n = kNoExpr;
+  ExprId clusters = kNoExpr;     // `clusters 66`: independent clusters in the grid (default 1)
+  std::vector<Param> params;
+  std::vector<BufferDecl> buffers;
+  std::vector<BarrierDecl> barriers;
+  std::vector<TensorMapDecl> tensor_maps;
+  std::vector<Role> roles;
+  std::vector<Expr> exprs;       // the expression arena
+
+  const Expr& expr(ExprId id) const { return exprs[id]; }
+};
+
+// Values for the program's params: defaults overridden by -D NAME=VALUE. Unknown names are an
+// error (rule "param.unknown") naming the parameter and the file.
+Expected<std::vector<int64_t>> BindParams(const Program& program,
+                                          const std::vector<std::pair<std::string, int64_t>>& overrides);
+
+}  // namespace parity::ir
+
+#endif  // PARITY_SIM_IR_IR_H_
