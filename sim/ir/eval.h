@@ -1,0 +1,76 @@
+// Evaluation of ir::Expr values for one agent: bound params, the agent's variable slots and its
+// builtins (PTX special registers such as %cluster_ctarank and schedule facts).
+//
+// Arithmetic is on int64_t with C semantics for / and % (truncation toward zero). Everything that
+// would be undefined behaviour in C++ is an error instead: division or modulo by zero,
+// INT64_MIN / -1, shift counts outside 0..63, and signed overflow of + - * and unary minus.
+// && and || short-circuit and ?: evaluates only the chosen arm, so `x != 0 && 10 / x` is safe.
+//
+// Two entry points: Eval() returns an Expected with a Status that names the expression's source
+// location (for tools and binding), and EvalFast() is the allocation-free hot-path form used by
+// the engine, which reports the failing expression as an ExprId that EvalErrorStatus() turns into
+// the same Status later.
+#ifndef PARITY_SIM_IR_EVAL_H_
+#define PARITY_SIM_IR_EVAL_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "sim/common/status.h"
+#include "sim/ir/ir.h"
+
+namespace parity::ir {
+
+inline constexpr size_t kNumBuiltins = 8;  // one per ir::Builtin
+
+// Values of the builtins, indexed by static_cast<size_t>(Builtin).
+using BuiltinValues = std::array<int64_t, kNumBuiltins>;
+
+// Builtins of one agent.
+BuiltinValues MakeBuiltins(int64_t cta_rank, int64_t cta_x, int64_t cta_y, int64_t cluster_m,
+                           int64_t cluster_n, int64_t cluster_id, int64_t agent);
+
+// What an expression may refer to. `vars` may be null when num_vars is 0 (declarations, which
+// see params and builtins only). The pointers must outlive the call.
+struct EvalEnv {
+  const int64_t* params = nullptr;
+  size_t num_params = 0;
+  const int64_t* vars = nullptr;
+  size_t num_vars = 0;
+  const BuiltinValues* builtins = nullptr;  // null: any builtin is an error ("eval.builtin")
+};
+
+// Why an evaluation failed. Rule names (Status::rule()) in parentheses.
+enum class EvalError : uint8_t {
+  kNone = 0,
+  kDivByZero,       // "eval.div-by-zero": x / 0 or x % 0
+  kOverflow,        // "eval.overflow": result outside int64 (incl. INT64_MIN / -1)
+  kShiftRange,      // "eval.shift-range": shift count outside 0..63
+  kBadReference,    // "eval.bad-reference": param/var slot out of range, no builtins, bad id
+  kBadOp,           // "eval.bad-op": malformed node (unknown operator or missing operand)
+};
+
+// The first failure of an evaluation: what, where, and the operand values involved.
+struct EvalFault {
+  EvalError error = EvalError::kNone;
+  ExprId at = kNoExpr;  // the innermost failing node
+  int64_t lhs = 0;
+  int64_t rhs = 0;
+  bool ok() const { return error == EvalError::kNone; }
+};
+
+// Hot path: evaluates `id`. On error returns 0 and fills *fault (if it is still ok: the first
+// fault wins); leaves it untouched otherwise. No allocation.
+int64_t EvalFast(const Program& program, ExprId id, const EvalEnv& env, EvalFault* fault);
+
+// The Status for a fault reported by EvalFast: rule as above, a message naming the operator and
+// the operand values, and the failing expression's location (file from program.file if missing).
+Status EvalFaultStatus(const Program& program, const EvalFault& fault);
+
+// Convenience form: the value or the Status of the first error.
+Expected<int64_t> Eval(const Program& program, ExprId id, const EvalEnv& env);
+
+}  // namespace parity::ir
+
+#endif  // PARITY_SIM_IR_EVAL_H_

@@ -1,0 +1,130 @@
+// The one trace event record shared by the engine (sim/engine), the verifier and the GPU
+// executor (gpu/). A fixed-width 32-byte POD so that a kernel can append it to a global-memory
+// ring with plain stores and the host can read a trace file with one memcpy per record; the
+// header is usable from nvcc (only <cstdint>, no std:: containers, no constructors).
+//
+// Field meaning by kind (unused fields are 0). "barrier" = (object, index) of a `barrier` array
+// of the schedule in CTA `target_cta` of the cluster; "after" values are the mbarrier state right
+// after the event (as the model computed it in the simulator; read back with mbarrier.test_wait
+// or left 0 by the GPU executor where it cannot observe them).
+//
+//   kind              object/index        value            value2              phase / parity
+//   kInit             barrier             init count       -                   0 / -
+//   kInval            barrier             -                -                   -
+//   kArrive           barrier             arrive count     pending after       phase after / -
+//   kArriveExpectTx   barrier             arrive count     tx bytes added      phase after / -
+//   kExpectTx         barrier             tx bytes         tx_count after      phase after / -
+//   kCompleteTx       barrier             tx bytes         tx_count after      phase after / -
+//   kWaitBegin        barrier             -                -                   phase now / parity waited
+//   kWaitEnd          barrier             1 (success)      -                   phase now / parity waited
+//   kTestWait         barrier             result 0/1       -                   phase now / parity
+//   kPhaseComplete    barrier             completed phase number (low 32 bits) - new phase bit / -
+//   kTmaIssue         tensor map / slot   box bytes        multicast mask      -
+//   kTmaDeliver       barrier             bytes delivered  -                   phase after / -
+//   kTmaStoreIssue    tensor map / slot   box bytes        -                   -
+//   kTmaStoreRead     buffer / slot       bytes            -                   (the source may be reused)
+//   kTmaStoreWrite    buffer / slot       bytes            -                   (globally written)
+//   kBulkIssue        buffer / slot       bytes            multicast mask (loads) -
+//   kBulkCommit       -                   group number     groups pending      -
+//   kBulkWaitBegin/End -                  N (pending allowed) read flag        -
+//   kCpAsyncIssue     buffer / slot       bytes            -                   -
+//   kCpAsyncComplete  buffer / slot       bytes            -                   -
+//   kCpAsyncCommit    -                   group number     groups pending      -
+//   kCpAsyncWaitBegin/End -               N                -                   -
+//   kCpAsyncArrive    barrier             noinc (0/1)      -                   - (the deferred arrive
+//                                                                                 is a later kArrive)
+//   kStAsync          barrier             bytes            -                   - (issue; delivery is
+//                                                                                 kCompleteTx)
+//   kFence            fence kind (ir::Fence::Kind)         -                   -
+//   kClusterArrive    -                   relaxed (0/1)    arrivals so far     -
+//   kClusterWaitBegin/End -               -                -                   phase
+//   kNamedBarrierArrive/SyncBegin/SyncEnd id / -  threads  threads arrived     -
+//   kUse / kWrite     buffer / slot       bytes            offset              -
+//   kExit             -                   -                -                   -
+//   kWaitTimeout      barrier             -                -                   phase / parity (GPU:
+//                                                                                 bounded wait trapped)
+//   kViolation        barrier or object   violation code (model/codes.h)  detail  -
+//
+// `time` is a logical clock in the simulator (one tick per event) and %clock64 (or %globaltimer)
+// on the GPU. `pc` is the index of the agent instruction that caused the event (deliveries carry
+// the issuing instruction), so that a report can point to the source line.
+#ifndef PARITY_SIM_TRACE_EVENT_H_
+#define PARITY_SIM_TRACE_EVENT_H_
+
+#include <cstdint>
+
+namespace parity::trace {
+
+// Numbered kinds: the numbers are part of the trace file format (never renumber; append).
+enum class EventKind : uint8_t {
+  kInit = 1,
+  kInval = 2,
+  kArrive = 3,
+  kArriveExpectTx = 4,
+  kExpectTx = 5,
+  kCompleteTx = 6,
+  kWaitBegin = 7,
+  kWaitEnd = 8,
+  kTestWait = 9,
+  kPhaseComplete = 10,
+  kTmaIssue = 11,
+  kTmaDeliver = 12,
+  kTmaStoreIssue = 13,
+  kTmaStoreRead = 14,
+  kTmaStoreWrite = 15,
+  kBulkIssue = 16,
+  kBulkCommit = 17,
+  kBulkWaitBegin = 18,
+  kBulkWaitEnd = 19,
+  kCpAsyncIssue = 20,
+  kCpAsyncComplete = 21,
+  kCpAsyncCommit = 22,
+  kCpAsyncWaitBegin = 23,
+  kCpAsyncWaitEnd = 24,
+  kCpAsyncArrive = 25,
+  kStAsync = 26,
+  kFence = 27,
+  kClusterArrive = 28,
+  kClusterWaitBegin = 29,
+  kClusterWaitEnd = 30,
+  kNamedBarrierArrive = 31,
+  kNamedBarrierSyncBegin = 32,
+  kNamedBarrierSyncEnd = 33,
+  kUse = 34,
+  kWrite = 35,
+  kExit = 36,
+  kWaitTimeout = 37,
+  kViolation = 38,
+  kBulkComplete = 39,  // a bulk copy (load or store) finished: value = bytes
+};
+inline constexpr uint8_t kFirstEventKind = 1;
+inline constexpr uint8_t kLastEventKind = 39;
+
+// Agent id used by events that no agent caused directly (deliveries carry the issuing agent).
+inline constexpr uint16_t kNoAgent = 0xffff;
+
+struct TraceEvent {
+  uint64_t time;        // logical time (simulator) or clock64 (GPU)
+  uint8_t kind;         // EventKind
+  uint8_t flags;        // kind-specific bits (e.g. 1 = remote: target_cta != cta)
+  uint16_t cluster;     // cluster id within the grid
+  uint8_t cta;          // %cluster_ctarank of the agent that caused the event
+  uint8_t target_cta;   // CTA whose object the event acts on (== cta when local)
+  uint16_t agent;       // agent index within its CTA (all roles numbered in order), or kNoAgent
+  uint16_t object;      // barrier / buffer / tensor map / named barrier id (by kind)
+  uint16_t index;       // array element (barrier index, buffer slot)
+  int32_t value;        // count, bytes, code (by kind)
+  int32_t value2;       // second value (by kind)
+  uint8_t phase;        // mbarrier phase bit after the event (by kind)
+  uint8_t parity;       // parity waited on (by kind)
+  uint16_t pc;          // instruction index of the agent (source line via the program)
+};
+
+static_assert(sizeof(TraceEvent) == 32, "TraceEvent is part of the file and GPU ring format");
+
+inline constexpr uint8_t kFlagRemote = 1;      // the event acts on another CTA's object
+inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk, masked arrive)
+
+}  // namespace parity::trace
+
+#endif  // PARITY_SIM_TRACE_EVENT_H_
