@@ -1,0 +1,201 @@
+// The one registry of stable violation codes (error channel 2 of docs/architecture.md).
+//
+// A violation is a protocol error found in a schedule or a trace: it is returned as data, never
+// thrown or logged. Each code has a stable id ("M1001") that tests, golden files, reports and users'
+// suppressions refer to, so an id is never reused or renumbered; retire a code by leaving its row.
+//
+// Families:
+//   M1xxx  mbarrier object (PTX ISA 9.7.13.15 "Parallel Synchronization and Communication
+//          Instructions: mbarrier"), see sim/model/mbarrier.h.
+//   A1xxx  cp.async groups (PTX ISA 9.7.9.25.3 cp.async, cp.async.commit_group,
+//          cp.async.wait_group), A11xx bulk async-groups (cp.async.bulk.commit_group,
+//          cp.async.bulk.wait_group{.read}), see sim/model/async_groups.h.
+//   S1xxx  named barriers (bar.sync / bar.arrive), S11xx cluster barrier (barrier.cluster), see
+//          sim/model/sync_barriers.h.
+//   P2xxx  whole-program properties found by the verifier (P2001 deadlock).
+//
+// Violation is a 24-byte POD: the engine creates them on its hot path (tens of millions of events
+// per second), so nothing here allocates until Describe() formats a message for a human.
+#ifndef PARITY_SIM_MODEL_CODES_H_
+#define PARITY_SIM_MODEL_CODES_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace parity::model {
+
+// How bad a code is. kError: undefined behaviour per PTX or a certain hang/corruption. kWarning:
+// legal PTX that is almost always a kernel bug (the CLI may be told to ignore warnings).
+enum class Severity : uint8_t { kError, kWarning };
+
+// X(Name, "Id", "slug", severity, "title", "explanation")
+//
+// The title is one line. The explanation names the PTX rule, why it matters, and the kernel bug
+// that usually produces it. Describe() adds the numbers of a particular occurrence.
+#define PARITY_VIOLATION_CODES(X)                                                                  \
+  X(kMbarrierUninitialized, "M1001", "mbarrier-uninitialized", kError,                             \
+    "operation on an uninitialised mbarrier",                                                      \
+    "PTX ISA (mbarrier): every mbarrier operation other than mbarrier.init on a location that "    \
+    "does not hold a valid (initialised) mbarrier object is undefined behaviour. Typical bug: "    \
+    "a thread arrives, waits or issues a TMA on a barrier before the thread that initialises it "  \
+    "has run, because the init is not followed by a fence/__syncthreads (or cluster sync for "    \
+    "remote users), or the barrier address is computed wrongly.")                                  \
+  X(kMbarrierInvalidated, "M1002", "mbarrier-invalidated", kError,                                 \
+    "operation on an invalidated mbarrier",                                                        \
+    "PTX ISA (mbarrier.inval): after mbarrier.inval the memory is no longer an mbarrier object; "  \
+    "any mbarrier operation other than mbarrier.init on it is undefined behaviour. Typical bug: "  \
+    "a barrier is invalidated (e.g. to reuse its shared memory) while a late arrival, a pending "  \
+    "TMA complete_tx or a waiter still refers to it.")                                             \
+  X(kMbarrierInitLive, "M1003", "mbarrier-init-live", kError,                                      \
+    "mbarrier.init on a live mbarrier",                                                            \
+    "PTX ISA (mbarrier.init): initialising a location that already holds a valid mbarrier "        \
+    "object is undefined behaviour; mbarrier.inval must come first. Typical bug: a barrier is "    \
+    "re-initialised per tile or per loop iteration while arrivals of the previous use may still " \
+    "be in flight.")                                                                               \
+  X(kMbarrierExpectedCountRange, "M1004", "mbarrier-expected-count-range", kError,                 \
+    "mbarrier.init count out of range 1..2^20-1",                                                  \
+    "PTX ISA (contents of the mbarrier object): the expected arrival count is in 1..2^20-1. "      \
+    "Typical bug: an arrival count computed as 0 (e.g. consumers = 0 when a role is compiled "     \
+    "out, or (cluster_m + cluster_n - 1) with a zero dimension) or an unsigned underflow.")        \
+  X(kMbarrierOverArrival, "M1005", "mbarrier-over-arrival", kError,                                \
+    "arrive count exceeds the pending arrival count",                                              \
+    "PTX ISA (contents of the mbarrier object): the pending count is in 0..2^20-1; an arrive-on "  \
+    "whose count exceeds the pending count of the current phase is undefined. Typical bug: more "  \
+    "arrivals than the init count (counting threads instead of warps, forgetting that the "        \
+    "producer's own CTA is counted once, or a thread arriving twice in one phase).")               \
+  X(kMbarrierTxRange, "M1006", "mbarrier-tx-range", kError,                                        \
+    "tx-count out of range -(2^20-1)..2^20-1",                                                     \
+    "PTX ISA (contents of the mbarrier object, expect-tx and complete-tx operations): tx-count "   \
+    "is in -(2^20-1)..2^20-1 and each expect_tx/complete_tx operand in 0..2^20-1. Typical bug: "   \
+    "expect_tx of the bytes of a whole pipeline (or multiplied by the cluster size) instead of "   \
+    "one stage, or bytes landing on a barrier whose expect never happens.")                        \
+  X(kMbarrierNoCompleteCompletes, "M1007", "mbarrier-nocomplete-completes", kError,                \
+    "arrive.noComplete would complete the phase",                                                  \
+    "PTX ISA (mbarrier.arrive): an arrive-on with .noComplete must not cause the current phase "   \
+    "to complete; otherwise the behaviour is undefined. Typical bug: the .noComplete arrival is "  \
+    "the last one of the phase because the init count was one too small.")                        \
+  X(kMbarrierWaitStalePhase, "M1008", "mbarrier-wait-stale-phase", kError,                         \
+    "wait on a phase neither current nor immediately preceding",                                   \
+    "PTX ISA (mbarrier.test_wait/try_wait): the state or parity operand must name the current "    \
+    "incomplete phase or the immediately preceding phase; anything else is undefined, and with "   \
+    "a parity wait it silently aliases (a phase two behind has the parity of the current one). "   \
+    "Typical bug: a consumer falls two phases behind, or its parity comes from a loop index "      \
+    "that does not follow the barrier's own phase history.")                                       \
+  X(kMbarrierArriveBeforeObserved, "M1009", "mbarrier-arrive-before-observed", kError,             \
+    "arrive in a new phase before any wait observed the previous phase",                           \
+    "The mbarrier holds only the current phase and its predecessor: once the next phase "          \
+    "completes too, a wait on the earlier phase can no longer be answered (see M1008). At least "  \
+    "one wait must succeed on a completed phase before arrivals for the next phase begin. "        \
+    "Typical bug: a producer runs ahead and arrives on a full barrier again before any consumer "  \
+    "saw the previous stage; the consumer then waits on an aliased parity.")                       \
+  X(kMbarrierArriveCountRange, "M1010", "mbarrier-arrive-count-range", kError,                     \
+    "arrive count operand out of range 1..2^20-1",                                                 \
+    "PTX ISA (mbarrier.arrive, mbarrier.arrive_drop): the count operand is in 1..2^20-1. "         \
+    "Typical bug: a computed count of 0 (an empty role) or a negative value converted to "         \
+    "unsigned.")                                                                                   \
+  X(kMbarrierDropBelowZero, "M1011", "mbarrier-drop-below-zero", kError,                           \
+    "arrive_drop count exceeds the expected arrival count",                                        \
+    "PTX ISA (mbarrier.arrive_drop): arrive_drop lowers the expected count of the following "      \
+    "phases by count; more drops than expected arrivals is undefined. Typical bug: every thread "  \
+    "of an exiting role drops although the barrier counted warps, or a thread drops twice.")       \
+  X(kMbarrierPendingOverflow, "M1012", "mbarrier-pending-overflow", kError,                        \
+    "pending count would exceed 2^20-1",                                                           \
+    "PTX ISA (cp.async.mbarrier.arrive): without .noinc the pending count is incremented before "  \
+    "the asynchronous arrive; the pending count must stay in 0..2^20-1. Typical bug: a "           \
+    "cp.async.mbarrier.arrive per copy in a loop with no matching phase completion.")              \
+  X(kCpAsyncWaitUncommitted, "A1001", "cp-async-wait-uncommitted", kWarning,                       \
+    "cp.async.wait_group with copies never committed",                                             \
+    "PTX ISA (cp.async.wait_group): wait_group waits only for committed cp.async-groups; copies "  \
+    "issued after the last cp.async.commit_group are not covered. Typical bug: a missing "         \
+    "commit_group (cp_async_fence) so that the data read after the wait is not there yet.")        \
+  X(kCpAsyncEmptyCommit, "A1002", "cp-async-empty-commit", kWarning,                               \
+    "cp.async.commit_group with no cp.async since the last commit",                                \
+    "PTX ISA (cp.async.commit_group): with no prior uncommitted cp.async the group is empty. This " \
+    "is legal and used on purpose to keep wait_group N arithmetic uniform in pipeline tails, so "  \
+    "it is a warning; unintended, it shifts which group a later wait_group N names.")              \
+  X(kAsyncExitInFlight, "A1003", "async-exit-in-flight", kError,                                   \
+    "thread exits with asynchronous copies still in flight",                                       \
+    "A thread (or CTA) that exits with cp.async or bulk copies whose completion it never waited "  \
+    "for can free or reuse shared memory that is still being read or written. Typical bug: a "     \
+    "missing final cp.async.wait_all or cp.async.bulk.wait_group 0 after the last TMA store.")     \
+  X(kBulkWaitUncommitted, "A1101", "bulk-wait-uncommitted", kWarning,                              \
+    "cp.async.bulk.wait_group with bulk copies never committed",                                   \
+    "PTX ISA (cp.async.bulk.wait_group): only committed bulk async-groups are waited for; bulk "   \
+    "operations issued after the last cp.async.bulk.commit_group are not covered. Typical bug: "   \
+    "tma_store_arrive (commit) missing before tma_store_wait.")                                    \
+  X(kBulkEmptyCommit, "A1102", "bulk-empty-commit", kWarning,                                      \
+    "cp.async.bulk.commit_group with no bulk operation since the last commit",                     \
+    "PTX ISA (cp.async.bulk.commit_group): an empty bulk async-group is legal; it is reported as " \
+    "a warning because it shifts which groups a later wait_group N names.")                        \
+  X(kNamedBarrierId, "S1001", "named-barrier-id", kError,                                          \
+    "named barrier id out of range 0..15",                                                         \
+    "PTX ISA (bar.sync / bar.arrive): a CTA has 16 named barriers, ids 0..15. Typical bug: a "     \
+    "barrier id computed from a warp-group index plus an offset that runs past 15.")               \
+  X(kNamedBarrierCountAlign, "S1002", "named-barrier-count-align", kError,                         \
+    "named barrier thread count not a positive multiple of 32",                                    \
+    "PTX ISA (bar.sync / bar.arrive): the thread-count operand b must be a multiple of the warp "  \
+    "size (and non-zero). Typical bug: counting warps or warp groups instead of threads.")         \
+  X(kNamedBarrierCountMismatch, "S1003", "named-barrier-count-mismatch", kError,                   \
+    "named barrier used with different thread counts in one phase",                                \
+    "PTX ISA (bar.sync / bar.arrive): all threads using a barrier id in one barrier instance must "  \
+    "specify the same thread count; otherwise the behaviour is undefined. Typical bug: producer "  \
+    "and consumer warp groups disagree on how many threads sync on a shared id.")                  \
+  X(kNamedBarrierOverArrival, "S1004", "named-barrier-over-arrival", kError,                       \
+    "more threads arrived at a named barrier than its thread count",                               \
+    "PTX ISA (bar.sync / bar.arrive): the barrier completes when the expected number of threads "  \
+    "has arrived; arrivals beyond that in one instance are undefined. Typical bug: a thread count " \
+    "smaller than the number of warps that actually use the id.")                                  \
+  X(kClusterArriveTwice, "S1101", "cluster-arrive-twice", kError,                                  \
+    "barrier.cluster.arrive twice without an intervening wait",                                    \
+    "PTX ISA (barrier.cluster): each thread must execute barrier.cluster.wait after its "          \
+    "barrier.cluster.arrive before arriving again; a second arrive is undefined. Typical bug: a "  \
+    "cluster_arrive_relaxed at the start and a full cluster_sync later with no wait between.")     \
+  X(kClusterWaitWithoutArrive, "S1102", "cluster-wait-without-arrive", kError,                     \
+    "barrier.cluster.wait without a preceding arrive",                                             \
+    "PTX ISA (barrier.cluster): barrier.cluster.wait waits for the phase the thread arrived in; "  \
+    "a wait with no preceding barrier.cluster.arrive is undefined. Typical bug: the arrive is "    \
+    "under a condition (elected thread, role) that the wait is not.")                              \
+  X(kDeadlock, "P2001", "deadlock", kError, "deadlock",                                            \
+    "No agent can make progress and some agent has not finished: every remaining agent waits on "  \
+    "a barrier phase, a group or a copy that no remaining event can complete. Typical bugs: an "   \
+    "arrival count larger than the arrivals that happen, expect_tx bytes that never land, a role " \
+    "that exits early while another waits for it.")
+
+enum class Code : uint16_t {
+#define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,
+  PARITY_VIOLATION_CODES(PARITY_CODE_ENUM)
+#undef PARITY_CODE_ENUM
+};
+
+std::string_view CodeId(Code code);           // "M1001"
+std::string_view CodeSlug(Code code);         // "mbarrier-uninitialized"
+Severity CodeSeverity(Code code);
+std::string_view CodeTitle(Code code);        // one line
+std::string_view CodeExplanation(Code code);  // one paragraph
+// Every code, in table order.
+std::span<const Code> AllCodes();
+// Lookup by stable id ("M1001") or slug; nullopt when unknown.
+std::optional<Code> CodeFromId(std::string_view id);
+std::optional<Code> CodeFromSlug(std::string_view slug);
+
+// One occurrence. `value` and `limit` are the two numbers that make the message concrete; what
+// they mean is fixed per code (see Describe() in codes.cc), e.g. for M1005 value = arrive count,
+// limit = pending count. Trivially copyable, no allocation.
+struct Violation {
+  Code code;
+  int64_t value = 0;
+  int64_t limit = 0;
+
+  bool operator==(const Violation&) const = default;
+};
+
+// A clear one-line message: "M1005 mbarrier-over-arrival: arrive of count 3 on a barrier with 1
+// pending arrival".
+std::string Describe(const Violation& v);
+
+}  // namespace parity::model
+
+#endif  // PARITY_SIM_MODEL_CODES_H_

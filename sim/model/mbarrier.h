@@ -1,0 +1,171 @@
+// The mbarrier object as a small value type with pure transition functions.
+//
+// PTX ISA 9.7.13.15 "Parallel Synchronization and Communication Instructions: mbarrier"
+// (subsections "Contents of the mbarrier object", "Phase of the mbarrier object", "Tracking
+// asynchronous operations by the mbarrier object: tx-count", "Phase completion of the mbarrier
+// object", and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
+// test_wait/try_wait/pending_count, cp.async.mbarrier.arrive).
+//
+// Model:
+//   * state: life (uninitialised, live, invalidated), phase number, pending arrival count,
+//     expected arrival count (for the following phases), tx-count.
+//   * ranges: expected 1..2^20-1 (init; arrive_drop may lower it to 0, see MbarrierArriveDrop),
+//     pending 0..2^20-1, tx -(2^20-1)..2^20-1, count and tx operands 1..2^20-1 / 0..2^20-1.
+//   * phase completion: whenever an operation leaves pending == 0 and tx == 0, the phase
+//     completes: phase += 1, pending = expected. tx may be negative transiently (complete_tx before
+//     the matching expect_tx); the phase does not complete while tx != 0.
+//   * every transition is a function of (state, operands) only; the engine owns nondeterminism
+//     (which agent runs, when bytes land, whether try_wait fails spuriously) and passes it in.
+//
+// On a violation the state is left unchanged and the result carries the Violation: the operation
+// is undefined behaviour in PTX, so the engine reports it and stops exploring that path. The rule
+// has no exceptions, so callers never have to guess what a half-applied operation did.
+//
+// Cost: every function is a handful of integer operations, no allocation.
+#ifndef PARITY_SIM_MODEL_MBARRIER_H_
+#define PARITY_SIM_MODEL_MBARRIER_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "sim/model/codes.h"
+
+namespace parity::model {
+
+// Largest expected/pending count and largest |tx-count| (PTX ISA, contents of the mbarrier object).
+inline constexpr int32_t kMbarrierMaxCount = (1 << 20) - 1;
+inline constexpr int32_t kMbarrierMaxTx = (1 << 20) - 1;
+
+enum class MbarrierLife : uint8_t { kUninitialized, kLive, kInvalidated };
+
+struct MbarrierState {
+  MbarrierLife life = MbarrierLife::kUninitialized;
+  // Set when a wait has returned true for the immediately preceding (completed) phase; cleared
+  // when a phase completes. Rule M1009: an arrive-on in a phase whose predecessor was never
+  // observed is reported. True after init (phase 0 has no predecessor to observe).
+  bool preceding_phase_observed = true;
+  // Number of completed phases since init (wraps after 2^32 phases; ignored). Parity = phase & 1.
+  uint32_t phase = 0;
+  int32_t pending_count = 0;
+  int32_t expected_count = 0;
+  int32_t tx_count = 0;
+
+  uint32_t parity() const { return phase & 1u; }
+  bool operator==(const MbarrierState&) const = default;
+};
+
+// The opaque 64-bit `state` returned by mbarrier.arrive, as the model sees it: the barrier's phase
+// and pending count immediately BEFORE the arrive-on.
+// OPEN(litmus): PTX only says the state is opaque and that mbarrier.pending_count extracts "the
+// pending arrival count" from it. We read it as the value before this arrive (the hardware arrive
+// is an atomic that returns the old word). The litmus suite records pending_count(state) after an
+// arrive of count 1 on a fresh barrier of count 4: 4 (before) or 3 (after).
+// An engine that knows which absolute phase a program means (e.g. from its own phase tracking)
+// may build a token {phase, 0} to wait on that phase; this is how parity aliasing is detected.
+struct MbarrierToken {
+  uint32_t phase = 0;
+  int32_t pending_count = 0;
+
+  bool operator==(const MbarrierToken&) const = default;
+};
+
+// Result of an operation that may complete a phase.
+struct MbarrierResult {
+  bool phase_completed = false;  // this operation completed the current phase
+  std::optional<Violation> violation;
+
+  bool ok() const { return !violation.has_value(); }
+};
+
+// Result of an arrive-on: as MbarrierResult plus the state token.
+struct MbarrierArriveResult {
+  bool phase_completed = false;
+  std::optional<Violation> violation;
+  MbarrierToken token;  // meaningful only when ok()
+
+  bool ok() const { return !violation.has_value(); }
+};
+
+// Result of test_wait / try_wait: waitComplete.
+struct MbarrierWaitResult {
+  bool complete = false;
+  std::optional<Violation> violation;
+
+  bool ok() const { return !violation.has_value(); }
+};
+
+// mbarrier.init [addr], count: phase 0, pending = expected = count, tx = 0.
+// M1003 if live (inval first); M1004 if count not in 1..2^20-1. Allowed on an uninitialised or
+// invalidated barrier.
+MbarrierResult MbarrierInit(MbarrierState& s, int64_t count);
+
+// mbarrier.inval [addr]. M1001 / M1002 unless live.
+MbarrierResult MbarrierInval(MbarrierState& s);
+
+// mbarrier.arrive [addr]{, count}: pending -= count, then the completion check.
+// M1001/M1002, M1010 (count range), M1005 (count > pending), M1009 (preceding phase not observed).
+MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
+
+// mbarrier.arrive.expect_tx [addr], tx{, count}: expect_tx(tx) then arrive(count), atomically
+// (no completion check in between). Violations as MbarrierExpectTx and MbarrierArrive.
+MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_t count = 1);
+
+// mbarrier.expect_tx [addr], tx: tx += tx. Not an arrive-on, so M1009 does not apply.
+// M1001/M1002, M1006 (operand not in 0..2^20-1 or result out of range).
+// OPEN(litmus): when this brings tx back to 0 with no arrival pending (bytes landed first, all
+// arrivals done), we complete the phase: the completion condition is checked after every update.
+MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx);
+
+// complete_tx by tx bytes (the "complete-tx operation" performed by cp.async.bulk{.tensor},
+// st.async, red.async, mbarrier.complete_tx): tx -= tx, then the completion check. Not an
+// arrive-on. M1001/M1002, M1006.
+MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx);
+
+// mbarrier.arrive.noComplete [addr], count: as arrive, but M1007 if it would complete the phase
+// (pending reaches 0 while tx == 0).
+// OPEN(litmus): PTX says the arrive "must not cause the phase to complete". We flag only an
+// arrive that completes it by itself; one that leaves pending 0 with bytes still outstanding is
+// accepted (the later complete_tx then completes the phase).
+MbarrierArriveResult MbarrierArriveNoComplete(MbarrierState& s, int64_t count);
+
+// mbarrier.arrive_drop [addr]{, count}: expected -= count (for all following phases), then an
+// arrive-on of count in the current phase. M1011 if count > expected, plus arrive's violations.
+// Expected may reach 0 (every participant dropped): the next phase then starts with pending 0 and
+// does NOT complete by itself; any further arrive is M1005.
+// OPEN(litmus): PTX does not say what a barrier with expected count 0 does.
+MbarrierArriveResult MbarrierArriveDrop(MbarrierState& s, int64_t count = 1);
+
+// mbarrier.test_wait [addr], state: true iff the phase named by the token is complete.
+//   token.phase == phase      -> false (current, incomplete)
+//   token.phase == phase - 1  -> true  (immediately preceding; marks it observed)
+//   otherwise                 -> M1008 (value = token.phase, limit = phase)
+// M1001/M1002 unless live.
+MbarrierWaitResult MbarrierTestWait(MbarrierState& s, MbarrierToken token);
+// mbarrier.test_wait.parity [addr], parity: the phase with that parity among {current,
+// preceding}: parity == phase & 1 -> false, else true. Parity other than 0/1 is a PARITY_CHECK
+// failure (the IR only carries 0/1). At phase 0, parity 1 returns true: this is why a CUTLASS
+// producer starts its empty-barrier wait at phase 1.
+MbarrierWaitResult MbarrierTestWaitParity(MbarrierState& s, uint32_t parity);
+// mbarrier.try_wait{.parity}: as test_wait, but may return false although the phase is complete
+// (time limit). The engine chooses: spurious_fail = true makes a wait that would succeed return
+// false without changing the state (violations are still reported).
+MbarrierWaitResult MbarrierTryWait(MbarrierState& s, MbarrierToken token, bool spurious_fail);
+MbarrierWaitResult MbarrierTryWaitParity(MbarrierState& s, uint32_t parity, bool spurious_fail);
+
+// mbarrier.pending_count count, state.
+inline int32_t MbarrierPendingCount(MbarrierToken token) { return token.pending_count; }
+
+// cp.async.mbarrier.arrive{.noinc} [addr], issue half. Without .noinc the pending count is
+// incremented by 1 now (M1012 if it would exceed 2^20-1), so that the later asynchronous arrive
+// nets to zero; with .noinc nothing happens now and the init count must budget for the arrive.
+// M1001/M1002 unless live. The arrive half is MbarrierAsyncArriveLand, which the engine calls once
+// all cp.async issued by the thread before this instruction have completed (see
+// CpAsyncState::AllCompleteBefore in async_groups.h).
+MbarrierResult MbarrierAsyncArriveIssue(MbarrierState& s, bool noinc);
+// The asynchronous arrive-on of count 1 that cp.async.mbarrier.arrive triggers. Same rules as
+// MbarrierArrive(s, 1).
+MbarrierArriveResult MbarrierAsyncArriveLand(MbarrierState& s);
+
+}  // namespace parity::model
+
+#endif  // PARITY_SIM_MODEL_MBARRIER_H_
