@@ -46,6 +46,7 @@ int Main(int argc, char** argv) {
   });
 
   AddVersionCommand(app, ctx);
+  AddTmaLayoutCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
