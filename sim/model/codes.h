@@ -69,7 +69,7 @@ enum class Severity : uint8_t { kError, kWarning };
   X(kMbarrierTxRange, "M1006", "mbarrier-tx-range", kError,                                        \
     "tx-count out of range -(2^20-1)..2^20-1",                                                     \
     "PTX ISA (contents of the mbarrier object, expect-tx and complete-tx operations): tx-count "   \
-    "is in -(2^20-1)..2^20-1 and each expect_tx/complete_tx operand in 0..2^20-1. Typical bug: "   \
+    "(a per-phase state) is in -(2^20-1)..2^20-1. Typical bug: "                                  \
     "expect_tx of the bytes of a whole pipeline (or multiplied by the cluster size) instead of "   \
     "one stage, or bytes landing on a barrier whose expect never happens.")                        \
   X(kMbarrierNoCompleteCompletes, "M1007", "mbarrier-nocomplete-completes", kError,                \
@@ -86,21 +86,23 @@ enum class Severity : uint8_t { kError, kWarning };
     "that does not follow the barrier's own phase history.")                                       \
   X(kMbarrierArriveBeforeObserved, "M1009", "mbarrier-arrive-before-observed", kError,             \
     "arrive in a new phase before any wait observed the previous phase",                           \
-    "The mbarrier holds only the current phase and its predecessor: once the next phase "          \
-    "completes too, a wait on the earlier phase can no longer be answered (see M1008). At least "  \
-    "one wait must succeed on a completed phase before arrivals for the next phase begin. "        \
-    "Typical bug: a producer runs ahead and arrives on a full barrier again before any consumer "  \
-    "saw the previous stage; the consumer then waits on an aliased parity.")                       \
+    "PTX ISA (mbarrier, Primary phase): for each phase at least one test_wait or try_wait must "   \
+    "return True before an arrive-on operation of the next phase (CUDA Programming Guide, "        \
+    "asynchronous barriers, says the same of tokens). The barrier remembers only the current "     \
+    "phase and its predecessor, so a phase nobody observed before the next one starts can later "  \
+    "be missed or aliased. Typical bug: a producer runs ahead and arrives on a barrier again "      \
+    "before any consumer saw the previous completion.")                                            \
   X(kMbarrierArriveCountRange, "M1010", "mbarrier-arrive-count-range", kError,                     \
     "arrive count operand out of range 1..2^20-1",                                                 \
     "PTX ISA (mbarrier.arrive, mbarrier.arrive_drop): the count operand is in 1..2^20-1. "         \
     "Typical bug: a computed count of 0 (an empty role) or a negative value converted to "         \
     "unsigned.")                                                                                   \
-  X(kMbarrierDropBelowZero, "M1011", "mbarrier-drop-below-zero", kError,                           \
-    "arrive_drop count exceeds the expected arrival count",                                        \
+  X(kMbarrierDropBelowOne, "M1011", "mbarrier-drop-below-one", kError,                            \
+    "arrive_drop would leave the expected arrival count below 1",                                  \
     "PTX ISA (mbarrier.arrive_drop): arrive_drop lowers the expected count of the following "      \
-    "phases by count; more drops than expected arrivals is undefined. Typical bug: every thread "  \
-    "of an exiting role drops although the barrier counted warps, or a thread drops twice.")       \
+    "phases by count; if that makes the expected count zero the behaviour is undefined. Typical "  \
+    "bug: every participant of a barrier drops (e.g. all threads of an exiting role, or a thread " \
+    "that drops twice), instead of the last ones arriving normally.")                              \
   X(kMbarrierPendingOverflow, "M1012", "mbarrier-pending-overflow", kError,                        \
     "pending count would exceed 2^20-1",                                                           \
     "PTX ISA (cp.async.mbarrier.arrive): without .noinc the pending count is incremented before "  \

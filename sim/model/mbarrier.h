@@ -1,19 +1,22 @@
 // The mbarrier object as a small value type with pure transition functions.
 //
-// PTX ISA 9.7.13.15 "Parallel Synchronization and Communication Instructions: mbarrier"
-// (subsections "Contents of the mbarrier object", "Phase of the mbarrier object", "Tracking
-// asynchronous operations by the mbarrier object: tx-count", "Phase completion of the mbarrier
-// object", and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
-// test_wait/try_wait/pending_count, cp.async.mbarrier.arrive).
+// PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier" (9.7.13.15 in PTX
+// 8.x, 9.7.15.16 in PTX 9.x), subsections "Contents of the mbarrier object" (ranges), "Lifecycle
+// of the mbarrier object", "Phase of the mbarrier object", "Tracking asynchronous operations by
+// the mbarrier object" (tx-count), "Phase completion", "Primary phase" (the observed-before-next-
+// arrive rule), and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
+// test_wait/try_wait/pending_count and cp.async.mbarrier.arrive. CUDA Programming Guide,
+// "Asynchronous Barriers: a barrier's phase" restates the token and observation rules.
 //
 // Model:
 //   * state: life (uninitialised, live, invalidated), phase number, pending arrival count,
 //     expected arrival count (for the following phases), tx-count.
-//   * ranges: expected 1..2^20-1 (init; arrive_drop may lower it to 0, see MbarrierArriveDrop),
-//     pending 0..2^20-1, tx -(2^20-1)..2^20-1, count and tx operands 1..2^20-1 / 0..2^20-1.
+//   * ranges (.layout::v0, the only layout on sm_90): expected 1..2^20-1, pending 0..2^20-1,
+//     tx -(2^20-1)..2^20-1; the arrive count operand 1..2^20-1. The txCount operand is a u32; the
+//     rule is on the resulting tx-count, not on the operand.
 //   * phase completion: whenever an operation leaves pending == 0 and tx == 0, the phase
-//     completes: phase += 1, pending = expected. tx may be negative transiently (complete_tx before
-//     the matching expect_tx); the phase does not complete while tx != 0.
+//     completes: phase += 1, pending = expected (tx is 0 already). tx may be negative transiently
+//     (complete_tx before the matching expect_tx); the phase does not complete while tx != 0.
 //   * every transition is a function of (state, operands) only; the engine owns nondeterminism
 //     (which agent runs, when bytes land, whether try_wait fails spuriously) and passes it in.
 //
@@ -110,15 +113,16 @@ MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
 // (no completion check in between). Violations as MbarrierExpectTx and MbarrierArrive.
 MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_t count = 1);
 
-// mbarrier.expect_tx [addr], tx: tx += tx. Not an arrive-on, so M1009 does not apply.
-// M1001/M1002, M1006 (operand not in 0..2^20-1 or result out of range).
+// mbarrier.expect_tx [addr], tx: tx += tx. Not an arrive-on, so M1009 does not apply ("Primary
+// phase" names arrive-on operations only). M1001/M1002, M1006 (result out of range). `tx` is the
+// u32 operand: a value outside 0..2^32-1 is an engine bug (PARITY_CHECK).
 // OPEN(litmus): when this brings tx back to 0 with no arrival pending (bytes landed first, all
 // arrivals done), we complete the phase: the completion condition is checked after every update.
 MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx);
 
 // complete_tx by tx bytes (the "complete-tx operation" performed by cp.async.bulk{.tensor},
 // st.async, red.async, mbarrier.complete_tx): tx -= tx, then the completion check. Not an
-// arrive-on. M1001/M1002, M1006.
+// arrive-on. M1001/M1002, M1006. `tx` in 0..2^32-1 as for expect_tx.
 MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx);
 
 // mbarrier.arrive.noComplete [addr], count: as arrive, but M1007 if it would complete the phase
@@ -128,12 +132,13 @@ MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx);
 // accepted (the later complete_tx then completes the phase).
 MbarrierArriveResult MbarrierArriveNoComplete(MbarrierState& s, int64_t count);
 
-// mbarrier.arrive_drop [addr]{, count}: expected -= count (for all following phases), then an
-// arrive-on of count in the current phase. M1011 if count > expected, plus arrive's violations.
-// Expected may reach 0 (every participant dropped): the next phase then starts with pending 0 and
-// does NOT complete by itself; any further arrive is M1005.
-// OPEN(litmus): PTX does not say what a barrier with expected count 0 does.
-MbarrierArriveResult MbarrierArriveDrop(MbarrierState& s, int64_t count = 1);
+// mbarrier.arrive_drop{.noComplete} [addr]{, count}: expected -= count (for all following phases),
+// then an arrive-on of count in the current phase (so a phase completed by it resets pending to
+// the lowered expected count). M1011 if the expected count would drop below 1 (PTX: "If the
+// decrement causes the expected arrivals count to be zero, the behavior is undefined"), plus
+// arrive's violations, and M1007 with no_complete as for MbarrierArriveNoComplete.
+MbarrierArriveResult MbarrierArriveDrop(MbarrierState& s, int64_t count = 1,
+                                        bool no_complete = false);
 
 // mbarrier.test_wait [addr], state: true iff the phase named by the token is complete.
 //   token.phase == phase      -> false (current, incomplete)
@@ -142,9 +147,10 @@ MbarrierArriveResult MbarrierArriveDrop(MbarrierState& s, int64_t count = 1);
 // M1001/M1002 unless live.
 MbarrierWaitResult MbarrierTestWait(MbarrierState& s, MbarrierToken token);
 // mbarrier.test_wait.parity [addr], parity: the phase with that parity among {current,
-// preceding}: parity == phase & 1 -> false, else true. Parity other than 0/1 is a PARITY_CHECK
-// failure (the IR only carries 0/1). At phase 0, parity 1 returns true: this is why a CUTLASS
-// producer starts its empty-barrier wait at phase 1.
+// preceding}: (parity & 1) == (phase & 1) -> false, else true. Only the low bit counts (the
+// operand is a u32 whose "integer parity" is used). At phase 0, parity 1 returns true: this is why
+// a CUTLASS producer starts its empty-barrier wait at phase 1. A parity wait cannot tell a phase
+// two behind from the current one (it aliases); to catch that, wait with a token instead.
 MbarrierWaitResult MbarrierTestWaitParity(MbarrierState& s, uint32_t parity);
 // mbarrier.try_wait{.parity}: as test_wait, but may return false although the phase is complete
 // (time limit). The engine chooses: spurious_fail = true makes a wait that would succeed return
@@ -158,7 +164,8 @@ inline int32_t MbarrierPendingCount(MbarrierToken token) { return token.pending_
 // cp.async.mbarrier.arrive{.noinc} [addr], issue half. Without .noinc the pending count is
 // incremented by 1 now (M1012 if it would exceed 2^20-1), so that the later asynchronous arrive
 // nets to zero; with .noinc nothing happens now and the init count must budget for the arrive.
-// M1001/M1002 unless live. The arrive half is MbarrierAsyncArriveLand, which the engine calls once
+// M1001/M1002 unless live; M1009 without .noinc (the increment is counted as an arrive-on of the
+// new phase, the fail-closed reading of "Primary phase"). The arrive half is MbarrierAsyncArriveLand, which the engine calls once
 // all cp.async issued by the thread before this instruction have completed (see
 // CpAsyncState::AllCompleteBefore in async_groups.h).
 MbarrierResult MbarrierAsyncArriveIssue(MbarrierState& s, bool noinc);
