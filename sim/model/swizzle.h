@@ -4,7 +4,8 @@
 // "swizzle 16B chunks within a 32B/64B/128B span". In CuTe terms they are Swizzle<B,4,3> with
 // B = 1, 2, 3 (cute/swizzle.hpp; SW32/SW64/SW128 atoms in cute/atom/mma_traits_sm90_gmma.hpp):
 // keep the 16-byte chunk granule (4 low bits), and XOR the B bits just above it with the B bits
-// three positions higher. In bytes:
+// three positions higher (CuTe maps Swizzle<B,4,3> to TMA B128/B64/B32 in
+// cute/atom/copy_traits_sm90_tma_swizzle.hpp, get_tma_swizzle_bits). In bytes:
 //
 //   address bit:   9   8   7   6   5   4   3 2 1 0
 //                 [ row % 8   ][ chunk     ][byte ]
@@ -34,8 +35,9 @@ namespace parity::model {
 // 128B_ATOM_* modes of newer drivers are not modelled (not on sm_90).
 enum class TmaSwizzle : uint8_t { kNone = 0, k32B = 1, k64B = 2, k128B = 3 };
 
-// Shared-memory destination/source of a tensor copy must be 128-byte aligned (PTX ISA,
-// cp.async.bulk.tensor, "Tensor copy restrictions" / tensor-map shared memory alignment).
+// Shared-memory destination/source of a tensor copy must be 128-byte aligned (CUDA C++
+// Programming Guide, TMA alignment requirements table; semantics.md). Not re-read in the primary
+// text for this change: OPEN(litmus) whether a 16-aligned base faults or is silently rounded.
 inline constexpr uint32_t kTmaSharedAlignment = 128;
 
 // B of Swizzle<B,4,3>: number of XORed bits (0 for none).

@@ -105,8 +105,8 @@ Expected<TileLoadPlan> PlanBox(const TensorMap& map, const TmaCoords& coords,
 }  // namespace
 
 Status ValidateTmaSharedAddress(uint32_t smem_address, uint64_t box_bytes) {
-  // PTX ISA cp.async.bulk.tensor: the shared memory address of a tensor copy must be 128-byte
-  // aligned.
+  // The shared memory address of a tensor copy must be 128-byte aligned (see
+  // kTmaSharedAlignment for the source).
   if (smem_address % kTmaSharedAlignment != 0) {
     return Status("tma.smem-alignment", "shared address " + std::to_string(smem_address) +
                                             " is not 128-byte aligned");
@@ -209,8 +209,8 @@ Expected<TileStorePlan> PlanTileStore(const TensorMap& map, const TmaCoords& coo
 
 Expected<BulkCopyPlan> PlanBulkCopy(BulkCopyKind kind, uint64_t dst_address, uint64_t src_address,
                                     uint32_t size) {
-  // PTX ISA cp.async.bulk: "size ... must be a multiple of 16"; the source and destination
-  // addresses must be 16-byte aligned.
+  // PTX ISA cp.async.bulk (as restated in CCCL's cuda::ptx cp.async.bulk notes): size must be
+  // a multiple of 16 and srcMem and dstMem 16-byte aligned.
   if (size % 16 != 0) {
     return Status("tma.bulk-size",
                   "size = " + std::to_string(size) + " bytes is not a multiple of 16");

@@ -1,9 +1,9 @@
 // Where the bytes of a TMA operation go: tile loads (cp.async.bulk.tensor global -> shared),
 // multicast, tile stores (shared -> global) and 1-D bulk copies (cp.async.bulk).
 //
-// Model of a tile load (PTX ISA 9.7.9.25 "Data Movement and Conversion Instructions:
-// cp.async.bulk.tensor", 5.5 "Tensors": bounding box, traversal stride, out-of-bound access,
-// tensor swizzling modes; CUDA driver API cuTensorMapEncodeTiled), interleave NONE:
+// Model of a tile load (PTX ISA: cp.async.bulk.tensor, and section 5.5 "Tensors": bounding box,
+// traversal stride, out-of-bound access, tensor swizzling modes; CUDA driver API
+// cuTensorMapEncodeTiled for elementStrides and box sizes), interleave NONE:
 //
 //   1. The box holds n[i] = BoxElementsAlong(map, i) elements per dimension. Box element k (one
 //      index per dimension) reads global coordinate g[i] = coords[i] + k[i] * stride[i], with
