@@ -60,7 +60,11 @@ struct Expr {
 
 struct Param {
   std::string name;
-  int64_t default_value = 0;
+  int64_t default_value = 0;  // default_expr evaluated with the defaults of earlier params
+  // The default as written (`param A_BYTES = BLOCK_M * 64 * 2`); may use earlier params, so that
+  // BindParams re-evaluates it after overrides (-D BLOCK_M=64 also changes A_BYTES). kNoExpr:
+  // a plain constant default_value (programs built in code).
+  ExprId default_expr = kNoExpr;
   SourceLocation where;
 };
 
@@ -235,7 +239,10 @@ struct Program {
 };
 
 // Values for the program's params: defaults overridden by -D NAME=VALUE. Unknown names are an
-// error (rule "param.unknown") naming the parameter and the file.
+// error (rule "param.unknown") naming the parameter and the file. Params are bound in declaration
+// order: an overridden param takes the given value, any other is its default_expr evaluated over
+// the values bound so far (so derived defaults follow overrides). Evaluation errors (division by
+// zero, overflow, shift count outside 0..63) are "param.eval".
 Expected<std::vector<int64_t>> BindParams(const Program& program,
                                           const std::vector<std::pair<std::string, int64_t>>& overrides);
 
