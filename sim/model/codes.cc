@@ -122,7 +122,7 @@ std::string Detail(const Violation& v) {
       return "barrier.cluster.wait by participant " + N(v.value) +
              " without a preceding barrier.cluster.arrive";
     case Code::kDeadlock:
-      return "deadlock: " + Plural(v.value, "agent", "agents") +
+      return Plural(v.value, "agent", "agents") +
              " blocked and no event can unblock them";
   }
   return "unknown violation";

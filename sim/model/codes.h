@@ -115,9 +115,10 @@ enum class Severity : uint8_t { kError, kWarning };
     "commit_group (cp_async_fence) so that the data read after the wait is not there yet.")        \
   X(kCpAsyncEmptyCommit, "A1002", "cp-async-empty-commit", kWarning,                               \
     "cp.async.commit_group with no cp.async since the last commit",                                \
-    "PTX ISA (cp.async.commit_group): with no prior uncommitted cp.async the group is empty. This " \
-    "is legal and used on purpose to keep wait_group N arithmetic uniform in pipeline tails, so "  \
-    "it is a warning; unintended, it shifts which group a later wait_group N names.")              \
+    "PTX ISA (cp.async.commit_group): with no prior uncommitted cp.async the group is empty. "     \
+    "This is legal and used on purpose to keep wait_group N arithmetic uniform in pipeline tails " \
+    "(hence a warning). Typical bug when unintended: the copies were predicated off or issued "    \
+    "after the commit, so a later wait_group N names a different group than the author meant.")   \
   X(kAsyncExitInFlight, "A1003", "async-exit-in-flight", kError,                                   \
     "thread exits with asynchronous copies still in flight",                                       \
     "A thread (or CTA) that exits with cp.async or bulk copies whose completion it never waited "  \
@@ -130,8 +131,9 @@ enum class Severity : uint8_t { kError, kWarning };
     "tma_store_arrive (commit) missing before tma_store_wait.")                                    \
   X(kBulkEmptyCommit, "A1102", "bulk-empty-commit", kWarning,                                      \
     "cp.async.bulk.commit_group with no bulk operation since the last commit",                     \
-    "PTX ISA (cp.async.bulk.commit_group): an empty bulk async-group is legal; it is reported as " \
-    "a warning because it shifts which groups a later wait_group N names.")                        \
+    "PTX ISA (cp.async.bulk.commit_group): an empty bulk async-group is legal (hence a warning). " \
+    "Typical bug: the TMA store was issued by a different (elected) thread than the one that "     \
+    "commits and waits, since bulk async-groups are per thread, so the wait covers nothing.")      \
   X(kNamedBarrierId, "S1001", "named-barrier-id", kError,                                          \
     "named barrier id out of range 0..15",                                                         \
     "PTX ISA (bar.sync / bar.arrive): a CTA has 16 named barriers, ids 0..15. Typical bug: a "     \

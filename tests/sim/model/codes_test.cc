@@ -1,0 +1,142 @@
+#include "sim/model/codes.h"
+
+#include <cctype>
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace parity::model {
+namespace {
+
+TEST(CodesTest, IdsAreStableFormatAndUnique) {
+  std::set<std::string> ids, slugs;
+  for (Code c : AllCodes()) {
+    const std::string id(CodeId(c));
+    ASSERT_EQ(id.size(), 5u) << id;
+    EXPECT_NE(std::string("MAPS").find(id[0]), std::string::npos) << id;
+    for (int i = 1; i < 5; ++i) EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(id[i]))) << id;
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate id " << id;
+    EXPECT_TRUE(slugs.insert(std::string(CodeSlug(c))).second) << "duplicate slug";
+    EXPECT_FALSE(CodeTitle(c).empty()) << id;
+    // An explanation is a paragraph: it names the rule and the typical bug.
+    EXPECT_GT(CodeExplanation(c).size(), 120u) << id;
+    EXPECT_NE(CodeExplanation(c).find("Typical"), std::string_view::npos) << id;
+  }
+  EXPECT_EQ(ids.size(), AllCodes().size());
+}
+
+TEST(CodesTest, KnownIdsKeepTheirMeaning) {
+  // These ids are a public contract (reports, golden files); renumbering breaks users.
+  EXPECT_EQ(CodeId(Code::kMbarrierUninitialized), "M1001");
+  EXPECT_EQ(CodeId(Code::kMbarrierInvalidated), "M1002");
+  EXPECT_EQ(CodeId(Code::kMbarrierInitLive), "M1003");
+  EXPECT_EQ(CodeId(Code::kMbarrierExpectedCountRange), "M1004");
+  EXPECT_EQ(CodeId(Code::kMbarrierOverArrival), "M1005");
+  EXPECT_EQ(CodeId(Code::kMbarrierTxRange), "M1006");
+  EXPECT_EQ(CodeId(Code::kMbarrierNoCompleteCompletes), "M1007");
+  EXPECT_EQ(CodeId(Code::kMbarrierWaitStalePhase), "M1008");
+  EXPECT_EQ(CodeId(Code::kMbarrierArriveBeforeObserved), "M1009");
+  EXPECT_EQ(CodeId(Code::kDeadlock), "P2001");
+  EXPECT_EQ(CodeSlug(Code::kDeadlock), "deadlock");
+  EXPECT_EQ(CodeSeverity(Code::kMbarrierOverArrival), Severity::kError);
+  EXPECT_EQ(CodeSeverity(Code::kCpAsyncEmptyCommit), Severity::kWarning);
+}
+
+TEST(CodesTest, LookupRoundTrips) {
+  for (Code c : AllCodes()) {
+    EXPECT_EQ(CodeFromId(CodeId(c)), c);
+    EXPECT_EQ(CodeFromSlug(CodeSlug(c)), c);
+  }
+  EXPECT_EQ(CodeFromId("M9999"), std::nullopt);
+  EXPECT_EQ(CodeFromId("m1001"), std::nullopt);  // ids are case-sensitive
+  EXPECT_EQ(CodeFromId(""), std::nullopt);
+  EXPECT_EQ(CodeFromSlug("no-such-rule"), std::nullopt);
+}
+
+// Every code's message, with its numbers. Mbarrier and group codes are also produced by real
+// transitions in their own tests; this table pins the exact wording of each.
+struct DescribeCase {
+  Violation v;
+  const char* text;
+};
+
+TEST(CodesTest, DescribeEveryCode) {
+  const DescribeCase cases[] = {
+      {{Code::kMbarrierUninitialized, 0, 0},
+       "M1001 mbarrier-uninitialized: operation on an uninitialised mbarrier (only mbarrier.init "
+       "is allowed there)"},
+      {{Code::kMbarrierInvalidated, 0, 0},
+       "M1002 mbarrier-invalidated: operation on an invalidated mbarrier (only mbarrier.init is "
+       "allowed there)"},
+      {{Code::kMbarrierInitLive, 3, 0},
+       "M1003 mbarrier-init-live: mbarrier.init on a live mbarrier (in phase 3); mbarrier.inval "
+       "must come first"},
+      {{Code::kMbarrierExpectedCountRange, 0, 1048575},
+       "M1004 mbarrier-expected-count-range: mbarrier.init count 0 is outside 1..1048575"},
+      {{Code::kMbarrierOverArrival, 3, 1},
+       "M1005 mbarrier-over-arrival: arrive of count 3 on a barrier with 1 pending arrival"},
+      {{Code::kMbarrierOverArrival, 1, 0},
+       "M1005 mbarrier-over-arrival: arrive of count 1 on a barrier with 0 pending arrivals"},
+      {{Code::kMbarrierTxRange, 1048576, 1048575},
+       "M1006 mbarrier-tx-range: tx-count would become 1048576, outside -1048575..1048575"},
+      {{Code::kMbarrierNoCompleteCompletes, 2, 2},
+       "M1007 mbarrier-nocomplete-completes: arrive.noComplete of count 2 on a barrier with 2 "
+       "pending arrivals and tx-count 0 would complete the phase"},
+      {{Code::kMbarrierWaitStalePhase, 1, 3},
+       "M1008 mbarrier-wait-stale-phase: wait on phase 1 while the barrier is in phase 3; only the "
+       "current phase or the one before it may be waited on"},
+      {{Code::kMbarrierArriveBeforeObserved, 2, 0},
+       "M1009 mbarrier-arrive-before-observed: arrive-on in phase 2 before any wait observed the "
+       "completion of phase 1"},
+      {{Code::kMbarrierArriveCountRange, 0, 1048575},
+       "M1010 mbarrier-arrive-count-range: arrive count 0 is outside 1..1048575"},
+      {{Code::kMbarrierDropBelowOne, 2, 2},
+       "M1011 mbarrier-drop-below-one: arrive_drop of count 2 on a barrier expecting 2 arrivals "
+       "per phase leaves the expected count at 0 (must stay >= 1)"},
+      {{Code::kMbarrierPendingOverflow, 1048576, 1048575},
+       "M1012 mbarrier-pending-overflow: pending count would become 1048576, above 1048575"},
+      {{Code::kCpAsyncWaitUncommitted, 1, 2},
+       "A1001 cp-async-wait-uncommitted: cp.async.wait_group 1 does not cover 2 uncommitted "
+       "cp.async copies"},
+      {{Code::kCpAsyncEmptyCommit, 4, 0},
+       "A1002 cp-async-empty-commit: cp.async.commit_group creates empty group 4 (no cp.async "
+       "since the last commit)"},
+      {{Code::kAsyncExitInFlight, 1, 0},
+       "A1003 async-exit-in-flight: thread exits with 1 asynchronous copy in flight"},
+      {{Code::kBulkWaitUncommitted, 0, 1},
+       "A1101 bulk-wait-uncommitted: cp.async.bulk.wait_group 0 does not cover 1 uncommitted bulk "
+       "operation"},
+      {{Code::kBulkEmptyCommit, 0, 0},
+       "A1102 bulk-empty-commit: cp.async.bulk.commit_group creates empty bulk group 0 (no bulk "
+       "operation since the last commit)"},
+      {{Code::kNamedBarrierId, 16, 15},
+       "S1001 named-barrier-id: named barrier id 16 is outside 0..15"},
+      {{Code::kNamedBarrierCountAlign, 48, 32},
+       "S1002 named-barrier-count-align: named barrier thread count 48 is not a positive multiple "
+       "of the warp size 32"},
+      {{Code::kNamedBarrierCountMismatch, 64, 128},
+       "S1003 named-barrier-count-mismatch: named barrier used with thread count 64 while the "
+       "current instance counts 128 threads"},
+      {{Code::kNamedBarrierOverArrival, 96, 64},
+       "S1004 named-barrier-over-arrival: 96 threads arrived at a named barrier counting 64 "
+       "threads"},
+      {{Code::kClusterArriveTwice, 5, 0},
+       "S1101 cluster-arrive-twice: barrier.cluster.arrive by participant 5 again before its "
+       "barrier.cluster.wait"},
+      {{Code::kClusterWaitWithoutArrive, 2, 0},
+       "S1102 cluster-wait-without-arrive: barrier.cluster.wait by participant 2 without a "
+       "preceding barrier.cluster.arrive"},
+      {{Code::kDeadlock, 2, 0},
+       "P2001 deadlock: 2 agents blocked and no event can unblock them"},
+  };
+  std::set<Code> covered;
+  for (const DescribeCase& c : cases) {
+    EXPECT_EQ(Describe(c.v), c.text);
+    covered.insert(c.v.code);
+  }
+  EXPECT_EQ(covered.size(), AllCodes().size()) << "a code has no Describe() case";
+}
+
+}  // namespace
+}  // namespace parity::model
