@@ -80,6 +80,20 @@ class Printer {
     return Level(id) < min_level ? "(" + s + ")" : s;
   }
 
+  std::string Operand(ExprId id, int min_level, uint8_t parent_op) const {
+    std::string s = Raw(id);
+    bool parens = Level(id) < min_level;
+    if (!parens && id < p_.exprs.size() && p_.exprs[id].kind == Expr::Kind::kBinary) {
+      const int parent = BinaryInfo(parent_op).level;
+      const int child = BinaryInfo(p_.exprs[id].op).level;
+      const bool bitwise_parent = parent == 2 || parent == 3 || parent == 4 || parent == 7;
+      if (child != kPrimaryLevel && child != parent && (bitwise_parent || (parent == 0 && child == 1))) {
+        parens = true;
+      }
+    }
+    return parens ? "(" + s + ")" : s;
+  }
+
   std::string Raw(ExprId id) const {
     if (id == kNoExpr) return "<none>";
     if (id >= p_.exprs.size()) return "<bad-expr>";
@@ -110,7 +124,11 @@ class Printer {
           return std::string(info.text) + "(" + Expr_(e.a) + ", " + Expr_(e.b) + ")";
         }
         // Left-associative: the left operand may share the level, the right one may not.
-        return Expr_(e.a, info.level) + " " + info.text + " " + Expr_(e.b, info.level + 1);
+        // Beyond that, operands of a bitwise or shift operator that are other binary operators,
+        // and `&&` under `||`, keep parentheses (as -Wparentheses asks of C): `(k / S & 1) ^ 1`
+        // is correct C but reads wrong.
+        return Operand(e.a, info.level, e.op) + " " + info.text + " " +
+               Operand(e.b, info.level + 1, e.op);
       }
       case Expr::Kind::kSelect:
         // Right-associative: `a ? b : c ? d : e`.

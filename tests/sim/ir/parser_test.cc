@@ -1,0 +1,352 @@
+#include "sim/ir/parser.h"
+
+#include <random>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sim/ir/ir.h"
+#include "sim/ir/printer.h"
+#include "tests/sim/ir/examples.h"
+
+namespace parity::ir {
+namespace {
+
+using testing::ExampleNames;
+using testing::ExamplePath;
+using testing::ReadExample;
+
+template <typename T>
+const T* OpAs(const Stmt& s) {
+  const Op* op = std::get_if<Op>(&s.node);
+  return op == nullptr ? nullptr : std::get_if<T>(op);
+}
+
+TEST(ParserTest, EveryExampleParses) {
+  for (const std::string& name : ExampleNames()) {
+    SCOPED_TRACE(name);
+    const std::string text = ReadExample(name);
+    ASSERT_FALSE(text.empty()) << "example not found in runfiles: " << ExamplePath(name);
+    auto p = ParseFile(ExamplePath(name));
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    EXPECT_EQ(p->name, name);
+    EXPECT_EQ(p->file, ExamplePath(name));
+    EXPECT_FALSE(p->roles.empty());
+  }
+}
+
+TEST(ParserTest, SingleTmaLoadStructure) {
+  auto p = ParseFile(ExamplePath("single_tma_load"));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->params.size(), 3u);
+  EXPECT_EQ(p->params[2].name, "TILE_BYTES");
+  EXPECT_EQ(p->params[2].default_value, 64 * 64 * 2);
+  ASSERT_EQ(p->barriers.size(), 1u);
+  EXPECT_EQ(PrintExpr(*p, p->barriers[0].count), "1");
+  ASSERT_EQ(p->tensor_maps.size(), 1u);
+  EXPECT_EQ(p->tensor_maps[0].dtype, "f16");
+  EXPECT_EQ(p->tensor_maps[0].swizzle, "128B");
+  ASSERT_EQ(p->tensor_maps[0].box_dims.size(), 2u);
+  ASSERT_EQ(p->roles.size(), 1u);
+  const Block& b = p->roles[0].body;
+  ASSERT_EQ(b.size(), 6u);
+  EXPECT_NE(OpAs<MbarrierInit>(b[0]), nullptr);
+  ASSERT_NE(OpAs<Fence>(b[1]), nullptr);
+  EXPECT_EQ(OpAs<Fence>(b[1])->kind, Fence::Kind::kMbarrierInit);
+  const auto* arrive = OpAs<MbarrierArrive>(b[2]);
+  ASSERT_NE(arrive, nullptr);
+  EXPECT_EQ(PrintExpr(*p, arrive->expect_tx), "TILE_BYTES");
+  EXPECT_EQ(arrive->count, kNoExpr);
+  const auto* load = OpAs<TmaLoad>(b[3]);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(load->coords.size(), 2u);
+  EXPECT_EQ(load->multicast_mask, kNoExpr);
+  const auto* wait = OpAs<MbarrierWait>(b[4]);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(PrintExpr(*p, wait->parity), "0");
+  EXPECT_FALSE(wait->test_only);
+  ASSERT_NE(OpAs<BufferAccess>(b[5]), nullptr);
+  EXPECT_FALSE(OpAs<BufferAccess>(b[5])->write);
+  // Statement locations point at the op's first token.
+  EXPECT_EQ(b[3].where.line, 32);
+  EXPECT_EQ(b[3].where.column, 3);
+}
+
+TEST(ParserTest, GemmCountsAndPhases) {
+  auto p = ParseFile(ExamplePath("gemm_tma_multicast_2x2"));
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(PrintExpr(*p, p->cluster_m), "2");
+  EXPECT_EQ(PrintExpr(*p, p->cluster_n), "2");
+  ASSERT_EQ(p->barriers.size(), 2u);
+  EXPECT_EQ(p->barriers[0].name, "full");
+  EXPECT_EQ(PrintExpr(*p, p->barriers[0].count), "1");
+  EXPECT_EQ(PrintExpr(*p, p->barriers[1].count), "(cluster_m + cluster_n - 1) * CONSUMERS");
+  ASSERT_EQ(p->roles.size(), 2u);
+  EXPECT_EQ(PrintExpr(*p, p->roles[1].count), "CONSUMERS");
+  EXPECT_EQ(PrintExpr(*p, p->roles[1].threads), "128");
+  // The producer's main loop: wait empty with the phase-1 start, then expect_tx of both tiles.
+  const Role& producer = p->roles[0];
+  const For* main_loop = nullptr;
+  for (const Stmt& s : producer.body) {
+    if (const auto* f = std::get_if<For>(&s.node)) {
+      if (producer.var_names[f->var] == "k") main_loop = f;
+    }
+  }
+  ASSERT_NE(main_loop, nullptr);
+  ASSERT_GE(main_loop->body.size(), 6u);
+  const auto* ph = std::get_if<Let>(&main_loop->body[1].node);
+  ASSERT_NE(ph, nullptr);
+  EXPECT_EQ(PrintExpr(*p, ph->value, &producer), "((k / STAGES) & 1) ^ 1");
+  const auto* expect = OpAs<MbarrierArrive>(main_loop->body[3]);
+  ASSERT_NE(expect, nullptr);
+  EXPECT_EQ(PrintExpr(*p, expect->expect_tx, &producer), "A_BYTES + B_BYTES");
+  const auto* load_a = OpAs<TmaLoad>(main_loop->body[4]);
+  ASSERT_NE(load_a, nullptr);
+  EXPECT_EQ(PrintExpr(*p, load_a->multicast_mask, &producer), "a_mask");
+  EXPECT_EQ(PrintExpr(*p, load_a->dst.offset, &producer), "cta_y * a_slice");
+  // `let a_mask = a_mask | ...` inside the loop reassigns the outer variable (same slot).
+  const auto* outer = std::get_if<Let>(&producer.body[3].node);
+  ASSERT_NE(outer, nullptr);
+  const auto* mask_loop = std::get_if<For>(&producer.body[4].node);
+  ASSERT_NE(mask_loop, nullptr);
+  const auto* inner = std::get_if<Let>(&mask_loop->body[0].node);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->var, outer->var);
+  EXPECT_EQ(producer.var_names[outer->var], "a_mask");
+}
+
+TEST(ParserTest, BrokenVariantsDifferWhereTheyClaim) {
+  auto high = ParseFile(ExamplePath("gemm_empty_count_high"));
+  ASSERT_TRUE(high.ok()) << high.status().ToString();
+  EXPECT_EQ(PrintExpr(*high, high->barriers[1].count), "cluster_m * cluster_n * CONSUMERS");
+  auto tx = ParseFile(ExamplePath("gemm_tx_overcount"));
+  ASSERT_TRUE(tx.ok()) << tx.status().ToString();
+  EXPECT_NE(Print(*tx).find("bytes (A_BYTES + B_BYTES) * cluster_size"), std::string::npos);
+  auto phase = ParseFile(ExamplePath("gemm_wrong_producer_phase"));
+  ASSERT_TRUE(phase.ok()) << phase.status().ToString();
+  EXPECT_NE(Print(*phase).find("let ph = (k / STAGES) & 1\n"), std::string::npos);
+}
+
+TEST(ParserTest, LexicalScopesAndSlots) {
+  auto p = ParseProgram(R"(
+param N = 3
+barrier b[1] count 1
+role r {
+  let x = 1
+  for i in 0 .. N {
+    let y = i + x      # new slot, local to the loop body
+    let x = x + y      # reassigns the outer x
+  }
+  for i in 0 .. N step 2 {   # a new i (the first one's scope ended)
+  }
+  arrive b[0] -> t
+  wait b[0] token t
+  test_wait b[0] parity 0 -> done
+}
+)",
+                        "scopes.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Role& r = p->roles[0];
+  EXPECT_EQ(r.var_names, (std::vector<std::string>{"x", "i", "y", "i", "t", "done"}));
+  EXPECT_EQ(r.num_vars, 6u);
+  const auto& loop = std::get<For>(r.body[1].node);
+  EXPECT_EQ(std::get<Let>(loop.body[1].node).var, 0u);
+  EXPECT_EQ(std::get<For>(r.body[2].node).var, 3u);
+  EXPECT_EQ(PrintExpr(*p, std::get<For>(r.body[2].node).step), "2");
+  const auto* wait = OpAs<MbarrierWait>(r.body[4]);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(wait->token_var, 4u);
+  EXPECT_EQ(wait->parity, kNoExpr);
+  const auto* test = OpAs<MbarrierWait>(r.body[5]);
+  ASSERT_NE(test, nullptr);
+  EXPECT_TRUE(test->test_only);
+  EXPECT_EQ(test->result_var, 5u);
+  // Defaults are explicit in the IR.
+  EXPECT_EQ(PrintExpr(*p, p->cluster_m), "1");
+  EXPECT_EQ(PrintExpr(*p, p->clusters), "1");
+  EXPECT_EQ(PrintExpr(*p, r.count), "1");
+  EXPECT_EQ(p->name, "scopes");
+}
+
+TEST(ParserTest, ClusterSyncIsArrivePlusWait) {
+  auto p = ParseProgram("cluster (1 + 1)x3\nrole r { cluster.sync; cluster.arrive relaxed }\n", "c.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(PrintExpr(*p, p->cluster_m), "1 + 1");
+  EXPECT_EQ(PrintExpr(*p, p->cluster_n), "3");
+  const Block& b = p->roles[0].body;
+  ASSERT_EQ(b.size(), 3u);
+  ASSERT_NE(OpAs<ClusterArrive>(b[0]), nullptr);
+  EXPECT_FALSE(OpAs<ClusterArrive>(b[0])->relaxed);
+  EXPECT_NE(OpAs<ClusterWait>(b[1]), nullptr);
+  EXPECT_TRUE(OpAs<ClusterArrive>(b[2])->relaxed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed inputs: rule, file:line:col, and what was expected.
+
+constexpr char kHeader[] =
+    "schedule t\n"               // 1
+    "param S = 4\n"              // 2
+    "buffer A[S] bytes 1024\n"   // 3
+    "barrier full[S] count 1\n"  // 4
+    "role p {\n";                // 5 (the statement under test is line 6)
+
+struct BadCase {
+  std::string body;  // inserted at line 6 (indented by two spaces) unless `whole` is set
+  bool whole;
+  std::string rule;
+  int line;
+  int col;
+  std::string expected_text;
+};
+
+TEST(ParserTest, ErrorsNameLocationAndExpectation) {
+  const std::vector<BadCase> cases = {
+      {"wait full[0) parity 0", false, "parse", 6, 14,
+       "expected `]` after barrier index, found `)`"},
+      {"wait fulll[0] parity 0", false, "parse.unknown-barrier", 6, 8,
+       "unknown barrier `fulll` (declared: `full`)"},
+      {"wait full[0] parity", false, "parse", 6, 22, "expected an expression, found end of line"},
+      {"frobnicate full[0]", false, "parse.unknown-op", 6, 3, "unknown operation `frobnicate`"},
+      {"let x = y + 1", false, "parse.unknown-name", 6, 11, "unknown name `y`"},
+      {"arrive full[0] count 1 count 2", false, "parse", 6, 26,
+       "expected end of line or `;` after `arrive`, found `count`"},
+      {"tma.load tm coords [0] -> A[0] bar full[0]", false, "parse.unknown-tensormap", 6, 12,
+       "unknown tensor map `tm` (declared: none)"},
+      {"for i in 0 .. S\n  }", false, "parse", 6, 18,
+       "expected `{` to start the loop body, found end of line"},
+      {"if 1 { exit } else exit", false, "parse", 6, 22,
+       "expected `{` or `if` after `else`, found `exit`"},
+      {"wait full[0] parity $", false, "parse", 6, 23, "unexpected character `$`"},
+      {"wait full[0] token t", false, "parse.unknown-name", 6, 22, "unknown token variable `t`"},
+      {"for i in 0 .. 2 { }\n  let y = i", false, "parse.unknown-name", 7, 11, "unknown name `i`"},
+      {"tma.store tm coords [0] A[0]", false, "parse.unknown-tensormap", 6, 13,
+       "unknown tensor map `tm`"},
+      {"use A[0] bytes", false, "parse", 6, 17, "expected an expression, found end of line"},
+      // Newlines inside ( ) and [ ] do not end a statement, so the `}` on the next line is found.
+      {"arrive full[0] @cta(1", false, "parse", 7, 1,
+       "expected `)` after the CTA rank, found `}`"},
+      {"let S = 1", false, "parse.duplicate", 6, 7, "`S` is already a param"},
+      {"st.async A[0] bar full[0] @cta(2 +", false, "parse", 7, 1, "expected an expression, found `}`"},
+      {"use A[0] @cta(1)", false, "parse.bad-remote", 6, 12, "only allowed for st.async"},
+      {"schedule t\ncluster 2y2\nrole r { exit }\n", true, "parse", 2, 10,
+       "expected `x` between the cluster dimensions"},
+      {"param S = 1 / 0\n", true, "parse.bad-value", 1, 13, "division by zero"},
+      {"tensormap t dtype f17 dims [8] box [8]\n", true, "parse.bad-value", 1, 19,
+       "unknown dtype `f17`"},
+      {"tensormap t dtype f16 dims [8] box [8] swizzle 96B\n", true, "parse.bad-value", 1, 48,
+       "unknown swizzle `96B`"},
+      {"role p {\n  exit\n", true, "parse", 3, 1,
+       "expected `}` to close the block opened at line 1, found end of file"},
+      {"param X = 0x1ffffffffffffffff\n", true, "parse", 1, 11, "does not fit in 64 bits"},
+      {"barrier b[1] count 1\nbarrier b[2] count 1\n", true, "parse.duplicate", 2, 9,
+       "`b` is already declared"},
+      {"", true, "parse.no-roles", 1, 1, "the schedule has no `role`"},
+  };
+  for (const BadCase& c : cases) {
+    const std::string text = c.whole ? c.body : std::string(kHeader) + "  " + c.body + "\n}\n";
+    SCOPED_TRACE(text);
+    auto p = ParseProgram(text, "bad.pipe");
+    ASSERT_FALSE(p.ok());
+    const Status& s = p.status();
+    EXPECT_EQ(s.rule(), c.rule) << s.ToString();
+    EXPECT_EQ(s.where().file, "bad.pipe");
+    EXPECT_EQ(s.where().line, c.line) << s.ToString();
+    EXPECT_EQ(s.where().column, c.col) << s.ToString();
+    EXPECT_NE(s.message().find(c.expected_text), std::string::npos) << s.ToString();
+  }
+}
+
+TEST(ParserTest, ErrorShowsTheLineWithACaret) {
+  auto p = ParseProgram(std::string(kHeader) + "  wait full[0) parity 0\n}\n", "bad.pipe");
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().ToString(),
+            "bad.pipe:6:14: error[parse]: expected `]` after barrier index, found `)`\n"
+            "    wait full[0) parity 0\n"
+            "               ^");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fuzz: random mutations of the examples never crash; every failure carries a location, and
+// every success round-trips through the printer.
+
+std::string Mutate(const std::string& in, std::mt19937_64& rng) {
+  static const std::vector<std::string> kPieces = {
+      "[", "]", "(", ")", "{", "}", "\n", ";", "..", "->", "<-", "@cta(", "0", "0x", "-", "~",
+      "?", ":", "x", "bar", "full[0]", "let", "for", "if", "else", "count", "bytes", "#", "//",
+      "9223372036854775807", "99999999999999999999", "\t", "\xff", "min(", ",", "cluster", "A[0]",
+  };
+  std::string s = in;
+  const int edits = 1 + static_cast<int>(rng() % 4);
+  for (int e = 0; e < edits && !s.empty(); ++e) {
+    const size_t pos = rng() % s.size();
+    switch (rng() % 5) {
+      case 0:  // delete a span
+        s.erase(pos, 1 + rng() % 8);
+        break;
+      case 1:  // insert a piece
+        s.insert(pos, kPieces[rng() % kPieces.size()]);
+        break;
+      case 2:  // replace a byte
+        s[pos] = static_cast<char>(rng() % 128);
+        break;
+      case 3: {  // duplicate a span elsewhere
+        const size_t len = 1 + rng() % 40;
+        const std::string span = s.substr(pos, len);
+        s.insert(rng() % s.size(), span);
+        break;
+      }
+      default:  // truncate
+        s.resize(pos);
+        break;
+    }
+  }
+  return s;
+}
+
+TEST(ParserFuzzTest, MutationsNeverCrash) {
+  std::mt19937_64 rng(20261122);
+  int ok = 0, failed = 0;
+  for (const std::string& name : ExampleNames()) {
+    const std::string text = ReadExample(name);
+    ASSERT_FALSE(text.empty());
+    for (int i = 0; i < 1500; ++i) {
+      const std::string mutated = Mutate(text, rng);
+      auto p = ParseProgram(mutated, "fuzz.pipe");
+      if (p.ok()) {
+        ++ok;
+        const std::string printed = Print(*p);
+        auto again = ParseProgram(printed, "fuzz.pipe");
+        ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n--- input:\n" << mutated;
+        ASSERT_EQ(Print(*again), printed) << "--- input:\n" << mutated;
+      } else {
+        ++failed;
+        const Status& s = p.status();
+        ASSERT_EQ(s.where().file, "fuzz.pipe") << s.ToString();
+        ASSERT_GE(s.where().line, 1) << s.ToString();
+        ASSERT_GE(s.where().column, 1) << s.ToString();
+        ASSERT_EQ(s.rule().rfind("parse", 0), 0u) << s.ToString();
+        ASSERT_NE(s.message().find('^'), std::string::npos) << s.ToString();
+      }
+    }
+  }
+  // Both outcomes occur (otherwise the mutations test nothing).
+  EXPECT_GT(ok, 50);
+  EXPECT_GT(failed, 1000);
+}
+
+TEST(ParserFuzzTest, DeepNestingIsAnErrorNotACrash) {
+  std::string deep = "param P = " + std::string(100000, '(') + "1" + std::string(100000, ')') +
+                     "\nrole r { exit }\n";
+  auto p = ParseProgram(deep, "deep.pipe");
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("nested too deeply"), std::string::npos);
+  std::string unary = "param P = " + std::string(100000, '-') + "1\nrole r { exit }\n";
+  EXPECT_FALSE(ParseProgram(unary, "deep.pipe").ok());
+  std::string blocks = "role r {" + std::string(100000, '{');
+  EXPECT_FALSE(ParseProgram(blocks, "deep.pipe").ok());
+}
+
+}  // namespace
+}  // namespace parity::ir
