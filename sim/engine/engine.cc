@@ -1,0 +1,1657 @@
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "sim/common/check.h"
+#include "sim/model/tensor_map.h"
+#include "sim/model/tma.h"
+
+namespace parity::engine {
+
+using trace::EventKind;
+using trace::TraceEvent;
+
+// ---------------------------------------------------------------------------------------------
+// The compiled program.
+
+namespace {
+
+// One instruction of an agent's flat program. Control flow (let/for/if) is compiled to jumps so
+// that a step never walks the statement tree.
+struct Instr {
+  enum Kind : uint8_t {
+    kOp,           // op: execute *op
+    kLet,          // vars[var] = e1
+    kJump,         // pc = target
+    kJumpIfFalse,  // if (!e1) pc = target
+    kForInit,      // vars[var] = e1 (lo)
+    kForTest,      // if (!(vars[var] < e1)) pc = target (hi, exclusive)
+    kForStep,      // vars[var] += e1 (step, default 1, must be > 0); pc = target (the test)
+    kEnd,          // end of the role body: implicit exit
+  };
+  Kind kind = kOp;
+  uint32_t var = 0;
+  ir::ExprId e1 = ir::kNoExpr;
+  uint32_t target = 0;
+  const ir::Op* op = nullptr;
+  const SourceLocation* where = nullptr;
+};
+
+constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
+constexpr uint32_t kNamedBarriersPerCta = 16;  // PTX ISA bar.sync: ids 0..15
+
+void CompileBlock(const ir::Block& block, std::vector<Instr>& out) {
+  for (const ir::Stmt& st : block) {
+    if (const auto* let = std::get_if<ir::Let>(&st.node)) {
+      out.push_back({Instr::kLet, let->var, let->value, 0, nullptr, &st.where});
+    } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      out.push_back({Instr::kForInit, f->var, f->lo, 0, nullptr, &st.where});
+      const uint32_t test = static_cast<uint32_t>(out.size());
+      out.push_back({Instr::kForTest, f->var, f->hi, 0, nullptr, &st.where});
+      CompileBlock(f->body, out);
+      out.push_back({Instr::kForStep, f->var, f->step, test, nullptr, &st.where});
+      out[test].target = static_cast<uint32_t>(out.size());
+    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+      const uint32_t branch = static_cast<uint32_t>(out.size());
+      out.push_back({Instr::kJumpIfFalse, 0, i->cond, 0, nullptr, &st.where});
+      CompileBlock(i->then_body, out);
+      if (i->else_body.empty()) {
+        out[branch].target = static_cast<uint32_t>(out.size());
+      } else {
+        const uint32_t jump = static_cast<uint32_t>(out.size());
+        out.push_back({Instr::kJump, 0, ir::kNoExpr, 0, nullptr, &st.where});
+        out[branch].target = static_cast<uint32_t>(out.size());
+        CompileBlock(i->else_body, out);
+        out[jump].target = static_cast<uint32_t>(out.size());
+      }
+    } else {
+      out.push_back({Instr::kOp, 0, ir::kNoExpr, 0, &std::get<ir::Op>(st.node), &st.where});
+    }
+  }
+}
+
+uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+struct Engine::Code {
+  const ir::Program* program = nullptr;
+  std::vector<int64_t> params;
+  uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
+  std::vector<std::vector<Instr>> roles;  // per role
+  std::vector<AgentInfo> agents;
+  std::vector<ir::BuiltinValues> builtins;  // per agent
+  std::vector<uint32_t> var_offset;         // per agent
+  std::vector<uint32_t> cta_first_agent;    // per global CTA, plus one end entry
+  std::vector<uint32_t> cluster_first_agent;  // per cluster, plus one end entry
+  std::vector<uint32_t> barrier_base;       // per decl: first slot within a CTA
+  std::vector<uint32_t> barrier_size;       // per decl
+  uint32_t barriers_per_cta = 0;
+  std::vector<int64_t> barrier_count;       // per global slot: the declared init count
+  struct Buffer {
+    uint32_t base = 0;   // shared address of slot 0
+    uint32_t bytes = 0;  // per slot
+    uint32_t stages = 0;
+  };
+  std::vector<Buffer> buffers;
+  struct Map {
+    model::TensorMap map;
+    uint32_t box_bytes = 0;
+  };
+  std::vector<Map> maps;
+  // Multicast destinations by 16-bit mask, as the model answered (filled on first use).
+  mutable std::unordered_map<uint32_t, Expected<std::vector<uint32_t>>> multicast;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Create.
+
+namespace {
+
+Expected<int64_t> EvalDecl(const ir::Program& p, const std::vector<int64_t>& params,
+                           ir::ExprId id, const ir::BuiltinValues* builtins, int64_t dflt) {
+  if (id == ir::kNoExpr) return dflt;
+  ir::EvalEnv env;
+  env.params = params.data();
+  env.num_params = params.size();
+  env.builtins = builtins;
+  return ir::Eval(p, id, env);
+}
+
+Status DeclError(const ir::Program& p, const std::string& rule, const std::string& msg,
+                 const SourceLocation& where) {
+  SourceLocation w = where;
+  if (w.file.empty()) w.file = p.file;
+  return Status(rule, msg, w);
+}
+
+std::optional<model::TmaInterleave> ParseInterleave(const std::string& s) {
+  if (s == "none") return model::TmaInterleave::kNone;
+  if (s == "16B") return model::TmaInterleave::k16B;
+  if (s == "32B") return model::TmaInterleave::k32B;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
+                                EngineOptions options) {
+  if (params.size() != program.params.size()) {
+    return DeclError(program, "engine.params",
+                     "expected " + std::to_string(program.params.size()) +
+                         " param values, got " + std::to_string(params.size()),
+                     {});
+  }
+  auto code = std::make_shared<Code>();
+  Code& c = *code;
+  c.program = &program;
+  c.params = std::move(params);
+  const SourceLocation top{program.file, 0, 0};
+
+  // Cluster shape (params only).
+  auto m = EvalDecl(program, c.params, program.cluster_m, nullptr, 1);
+  auto n = EvalDecl(program, c.params, program.cluster_n, nullptr, 1);
+  auto k = EvalDecl(program, c.params, program.clusters, nullptr, 1);
+  if (!m.ok()) return m.status();
+  if (!n.ok()) return n.status();
+  if (!k.ok()) return k.status();
+  if (*m < 1 || *n < 1 || *m * *n > static_cast<int64_t>(model::kMaxClusterCtas)) {
+    return DeclError(program, "engine.cluster-shape",
+                     "cluster " + std::to_string(*m) + "x" + std::to_string(*n) +
+                         " is not 1..16 CTAs (sm_90 portable cluster size limit is 8, "
+                         "non-portable 16)",
+                     top);
+  }
+  if (*k < 1 || *k > 65535) {
+    return DeclError(program, "engine.clusters",
+                     "clusters = " + std::to_string(*k) + " is outside 1..65535", top);
+  }
+  c.cluster_m = static_cast<uint32_t>(*m);
+  c.cluster_n = static_cast<uint32_t>(*n);
+  c.cluster_size = c.cluster_m * c.cluster_n;
+  c.clusters = static_cast<uint32_t>(*k);
+  c.num_ctas = c.cluster_size * c.clusters;
+
+  // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations.
+  auto cta_builtins = [&](uint32_t cluster, uint32_t rank, uint32_t agent) {
+    return ir::MakeBuiltins(rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m,
+                            c.cluster_n, cluster, agent);
+  };
+  const ir::BuiltinValues b0 = cta_builtins(0, 0, 0);
+
+  // Buffers: laid out in declaration order, each aligned, slots contiguous. The layout is the
+  // same in every CTA (declarations evaluate with CTA 0's builtins).
+  uint64_t addr = 0;
+  for (const ir::BufferDecl& d : program.buffers) {
+    auto stages = EvalDecl(program, c.params, d.stages, &b0, 1);
+    auto bytes = EvalDecl(program, c.params, d.bytes, &b0, 0);
+    auto align = EvalDecl(program, c.params, d.align, &b0, 1024);
+    if (!stages.ok()) return stages.status();
+    if (!bytes.ok()) return bytes.status();
+    if (!align.ok()) return align.status();
+    if (*stages < 1 || *bytes < 1 || *align < 1 || (*align & (*align - 1)) != 0) {
+      return DeclError(program, "engine.buffer",
+                       "buffer " + d.name + ": stages and bytes must be positive and align a "
+                       "power of two",
+                       d.where);
+    }
+    addr = (addr + static_cast<uint64_t>(*align) - 1) & ~(static_cast<uint64_t>(*align) - 1);
+    c.buffers.push_back({static_cast<uint32_t>(addr), static_cast<uint32_t>(*bytes),
+                         static_cast<uint32_t>(*stages)});
+    addr += static_cast<uint64_t>(*stages) * static_cast<uint64_t>(*bytes);
+    if (addr > model::kMaxSharedBytesPerCta) {
+      return DeclError(program, "engine.smem-size",
+                       "buffers need " + std::to_string(addr) + " bytes of shared memory per CTA, "
+                       "more than the " + std::to_string(model::kMaxSharedBytesPerCta) +
+                       " bytes an sm_90 CTA can have",
+                       d.where);
+    }
+  }
+
+  // Barrier arrays: sizes equal in every CTA; counts may depend on the CTA.
+  for (const ir::BarrierDecl& d : program.barriers) {
+    auto size = EvalDecl(program, c.params, d.size, &b0, 1);
+    if (!size.ok()) return size.status();
+    if (*size < 1 || *size > 65535) {
+      return DeclError(program, "engine.barrier",
+                       "barrier " + d.name + ": size " + std::to_string(*size) +
+                           " is outside 1..65535",
+                       d.where);
+    }
+    c.barrier_base.push_back(c.barriers_per_cta);
+    c.barrier_size.push_back(static_cast<uint32_t>(*size));
+    c.barriers_per_cta += static_cast<uint32_t>(*size);
+  }
+  c.barrier_count.resize(static_cast<size_t>(c.num_ctas) * c.barriers_per_cta);
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    for (uint32_t r = 0; r < c.cluster_size; ++r) {
+      const ir::BuiltinValues b = cta_builtins(cl, r, 0);
+      const uint32_t cta = cl * c.cluster_size + r;
+      for (size_t i = 0; i < program.barriers.size(); ++i) {
+        auto count = EvalDecl(program, c.params, program.barriers[i].count, &b, 1);
+        if (!count.ok()) return count.status();
+        for (uint32_t j = 0; j < c.barrier_size[i]; ++j) {
+          c.barrier_count[static_cast<size_t>(cta) * c.barriers_per_cta + c.barrier_base[i] + j] =
+              *count;
+        }
+      }
+    }
+  }
+
+  // Tensor maps: the model validates them (cuTensorMapEncodeTiled rules).
+  for (const ir::TensorMapDecl& d : program.tensor_maps) {
+    Code::Map mp;
+    auto dt = model::ParseDataType(d.dtype);
+    auto sw = model::ParseSwizzle(d.swizzle);
+    auto il = ParseInterleave(d.interleave);
+    if (!dt || !sw || !il || (d.oob_fill != "zero" && d.oob_fill != "nan")) {
+      return DeclError(program, "engine.tensor-map",
+                       "tensormap " + d.name + ": unknown dtype, swizzle, interleave or oob fill",
+                       d.where);
+    }
+    if (d.global_dims.empty() || d.global_dims.size() > model::kTmaMaxRank ||
+        d.box_dims.size() != d.global_dims.size()) {
+      return DeclError(program, "tensor-map.rank",
+                       "tensormap " + d.name + ": rank must be 1..5 with one box dim per dim",
+                       d.where);
+    }
+    mp.map.data_type = *dt;
+    mp.map.swizzle = *sw;
+    mp.map.interleave = *il;
+    mp.map.oob_fill =
+        d.oob_fill == "nan" ? model::TmaOobFill::kNanRequestZeroFma : model::TmaOobFill::kZero;
+    mp.map.rank = static_cast<uint32_t>(d.global_dims.size());
+    uint64_t packed = model::ElementBytes(*dt);
+    for (uint32_t i = 0; i < mp.map.rank; ++i) {
+      auto g = EvalDecl(program, c.params, d.global_dims[i], &b0, 1);
+      auto bx = EvalDecl(program, c.params, d.box_dims[i], &b0, 1);
+      if (!g.ok()) return g.status();
+      if (!bx.ok()) return bx.status();
+      mp.map.global_dim[i] = static_cast<uint64_t>(std::max<int64_t>(*g, 0));
+      mp.map.box_dim[i] = static_cast<uint32_t>(std::clamp<int64_t>(*bx, 0, 1 << 20));
+      if (i < d.element_strides.size()) {
+        auto es = EvalDecl(program, c.params, d.element_strides[i], &b0, 1);
+        if (!es.ok()) return es.status();
+        mp.map.element_strides[i] = static_cast<uint32_t>(std::clamp<int64_t>(*es, 0, 1 << 20));
+      }
+      if (i + 1 < mp.map.rank) {
+        packed *= mp.map.global_dim[i];
+        if (i < d.global_strides.size()) {
+          auto st = EvalDecl(program, c.params, d.global_strides[i], &b0, 0);
+          if (!st.ok()) return st.status();
+          mp.map.global_strides[i] = static_cast<uint64_t>(std::max<int64_t>(*st, 0));
+        } else {
+          mp.map.global_strides[i] = packed;  // packed layout
+        }
+      }
+    }
+    Status v = model::ValidateTensorMap(mp.map);
+    if (!v.ok()) return v.At(d.where.file.empty() ? top : d.where);
+    mp.box_bytes = static_cast<uint32_t>(model::BoxBytes(mp.map));
+    c.maps.push_back(mp);
+  }
+
+  // Roles: compile each body once.
+  for (const ir::Role& role : program.roles) {
+    std::vector<Instr> instrs;
+    CompileBlock(role.body, instrs);
+    instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
+    if (instrs.size() > 0xffff) {
+      return DeclError(program, "engine.program-size",
+                       "role " + role.name + " compiles to more than 65535 instructions",
+                       role.where);
+    }
+    c.roles.push_back(std::move(instrs));
+  }
+
+  // Agents.
+  Engine e;
+  uint32_t var_total = 0;
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+    for (uint32_t r = 0; r < c.cluster_size; ++r) {
+      const uint32_t cta = cl * c.cluster_size + r;
+      c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+      const ir::BuiltinValues b = cta_builtins(cl, r, 0);
+      uint32_t in_cta = 0;
+      for (uint32_t ro = 0; ro < program.roles.size(); ++ro) {
+        const ir::Role& role = program.roles[ro];
+        auto when = EvalDecl(program, c.params, role.when, &b, 1);
+        auto count = EvalDecl(program, c.params, role.count, &b, 1);
+        auto threads = EvalDecl(program, c.params, role.threads, &b, 1);
+        if (!when.ok()) return when.status();
+        if (!count.ok()) return count.status();
+        if (!threads.ok()) return threads.status();
+        if (*when == 0) continue;
+        if (*count < 0 || *count > 1024 || *threads < 1 || *threads > 1024) {
+          return DeclError(program, "engine.role",
+                           "role " + role.name + ": count must be 0..1024 and threads 1..1024",
+                           role.where);
+        }
+        for (uint32_t i = 0; i < static_cast<uint32_t>(*count); ++i) {
+          AgentInfo info;
+          info.cluster = cl;
+          info.cta = r;
+          info.cta_global = cta;
+          info.role = ro;
+          info.index_in_role = i;
+          info.index_in_cta = in_cta++;
+          info.threads = static_cast<uint32_t>(*threads);
+          c.agents.push_back(info);
+          c.builtins.push_back(cta_builtins(cl, r, i));
+          c.var_offset.push_back(var_total);
+          var_total += role.num_vars;
+        }
+      }
+      if (in_cta > 0xfffe) {
+        return DeclError(program, "engine.role", "more than 65534 agents in one CTA", top);
+      }
+    }
+  }
+  c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+  c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+
+  e.code_ = code;
+  e.options_ = options;
+  e.agents_.resize(c.agents.size());
+  e.vars_.assign(var_total, 0);
+  e.cp_.resize(c.agents.size());
+  e.bulk_.resize(c.agents.size());
+  e.barriers_.resize(c.barrier_count.size());
+  e.clusters_.resize(c.clusters);
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    e.clusters_[cl].live = c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl];
+  }
+  e.named_barriers_.resize(static_cast<size_t>(c.num_ctas) * kNamedBarriersPerCta);
+  e.ready_.reserve(c.agents.size());
+  for (uint32_t a = 0; a < c.agents.size(); ++a) {
+    e.agents_[a].ready_pos = static_cast<uint32_t>(e.ready_.size());
+    e.ready_.push_back(a);
+  }
+  e.rng_ = options.seed ^ 0x5eed5eed5eed5eedull;
+  e.in_flight_.reserve(1024);
+  if (e.ready_.empty()) e.outcome_ = Outcome::kCompleted;
+  e.result_.outcome = e.outcome_;
+  return e;
+}
+
+Engine::Engine(const Engine&) = default;
+Engine& Engine::operator=(const Engine&) = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+Engine::~Engine() = default;
+
+size_t Engine::num_agents() const { return code_->agents.size(); }
+const AgentInfo& Engine::agent_info(uint32_t a) const { return code_->agents[a]; }
+const std::string& Engine::role_name(uint32_t a) const {
+  return code_->program->roles[code_->agents[a].role].name;
+}
+uint32_t Engine::num_ctas() const { return code_->num_ctas; }
+size_t Engine::in_flight() const { return in_flight_.size() + deferred_.size(); }
+const model::MbarrierState& Engine::barrier_state(uint32_t cta_global, uint32_t barrier,
+                                                  uint32_t index) const {
+  PARITY_CHECK(cta_global < code_->num_ctas && barrier < code_->barrier_base.size() &&
+                   index < code_->barrier_size[barrier],
+               "barrier_state: out of range");
+  return barriers_[static_cast<size_t>(cta_global) * code_->barriers_per_cta +
+                   code_->barrier_base[barrier] + index];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution.
+
+struct Engine::Exec {
+  Engine& e;
+  const Code& c;
+  const ir::Program& p;
+
+  explicit Exec(Engine& engine) : e(engine), c(*engine.code_), p(*engine.code_->program) {}
+
+  // --- trace ---
+  TraceEvent& Emit(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
+                   uint32_t index, int64_t value, int64_t value2, uint32_t pc,
+                   bool async = false) {
+    const AgentInfo& info = c.agents[agent];
+    TraceEvent ev{};
+    ev.time = e.events_++;
+    ev.kind = static_cast<uint8_t>(kind);
+    ev.cluster = static_cast<uint16_t>(info.cluster);
+    ev.cta = static_cast<uint8_t>(info.cta);
+    ev.target_cta = static_cast<uint8_t>(target_cta);
+    ev.flags = target_cta != info.cta ? trace::kFlagRemote : 0;
+    ev.agent = async ? trace::kNoAgent : static_cast<uint16_t>(info.index_in_cta);
+    ev.object = static_cast<uint16_t>(object);
+    ev.index = static_cast<uint16_t>(index);
+    ev.value = static_cast<int32_t>(value);
+    ev.value2 = static_cast<int32_t>(value2);
+    ev.pc = static_cast<uint16_t>(pc);
+    if (e.options_.record_trace) {
+      e.trace_.push_back(ev);
+      return e.trace_.back();
+    }
+    scratch_ = ev;
+    return scratch_;
+  }
+  TraceEvent scratch_{};
+
+  // --- ending ---
+  void Error(Status s) {
+    if (e.outcome_ != Outcome::kRunning) return;
+    e.outcome_ = Outcome::kError;
+    e.result_.error = std::move(s);
+  }
+  void ErrorAt(const std::string& rule, const std::string& msg, const SourceLocation* where) {
+    SourceLocation w = where ? *where : SourceLocation{};
+    if (w.file.empty()) w.file = p.file;
+    Error(Status(rule, msg, w));
+  }
+  // Reports a model violation caused by `agent` at instruction `pc` on (object, index) of CTA
+  // `target`. Errors end the run; warnings are recorded and the run goes on.
+  void Violate(const model::Violation& v, uint32_t agent, uint32_t pc, uint32_t target,
+               uint32_t object, uint32_t index, bool from_async) {
+    TraceEvent& ev = Emit(EventKind::kViolation, agent, target, object, index,
+                          static_cast<int64_t>(v.code), v.value, pc, from_async);
+    ViolationInfo info;
+    info.violation = v;
+    info.agent = agent;
+    info.from_async = from_async;
+    const auto& instrs = c.roles[c.agents[agent].role];
+    if (pc < instrs.size() && instrs[pc].where) info.where = *instrs[pc].where;
+    if (info.where.file.empty()) info.where.file = p.file;
+    info.event = ev;
+    if (model::CodeSeverity(v.code) == model::Severity::kWarning) {
+      e.result_.warnings.push_back(info);
+      return;
+    }
+    if (e.outcome_ != Outcome::kRunning) return;
+    e.outcome_ = Outcome::kViolation;
+    e.result_.violation = info;
+  }
+
+  // --- expressions ---
+  ir::EvalEnv Env(uint32_t a) const {
+    ir::EvalEnv env;
+    env.params = c.params.data();
+    env.num_params = c.params.size();
+    env.vars = e.vars_.data() + c.var_offset[a];
+    env.num_vars = p.roles[c.agents[a].role].num_vars;
+    env.builtins = &c.builtins[a];
+    return env;
+  }
+  // Evaluates; on a fault ends the run with the Status and returns false.
+  bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    ir::EvalFault fault;
+    *out = ir::EvalFast(p, id, env, &fault);
+    if (!fault.ok()) {
+      Error(ir::EvalFaultStatus(p, fault));
+      return false;
+    }
+    return true;
+  }
+  bool EvOr(ir::ExprId id, const ir::EvalEnv& env, int64_t dflt, int64_t* out) {
+    if (id == ir::kNoExpr) {
+      *out = dflt;
+      return true;
+    }
+    return Ev(id, env, out);
+  }
+
+  // --- addressing ---
+  struct BarAddr {
+    uint32_t cta = 0;    // rank in the cluster
+    uint32_t index = 0;  // element
+    uint32_t slot = 0;   // global slot
+  };
+  uint32_t SlotOf(uint32_t cluster, uint32_t cta, uint32_t barrier, uint32_t index) const {
+    return (cluster * c.cluster_size + cta) * c.barriers_per_cta + c.barrier_base[barrier] + index;
+  }
+  bool ResolveBar(uint32_t a, const ir::BarrierRef& ref, const ir::EvalEnv& env,
+                  const SourceLocation* where, BarAddr* out) {
+    const AgentInfo& info = c.agents[a];
+    int64_t idx = 0, cta = info.cta;
+    if (!Ev(ref.index, env, &idx) || !EvOr(ref.cta, env, info.cta, &cta)) return false;
+    if (idx < 0 || idx >= c.barrier_size[ref.barrier]) {
+      ErrorAt("engine.index-range",
+              "barrier " + p.barriers[ref.barrier].name + "[" + std::to_string(idx) +
+                  "] is outside 0.." + std::to_string(c.barrier_size[ref.barrier] - 1),
+              where);
+      return false;
+    }
+    if (cta < 0 || cta >= c.cluster_size) {
+      ErrorAt("engine.cta-range",
+              "CTA rank " + std::to_string(cta) + " is outside the cluster (0.." +
+                  std::to_string(c.cluster_size - 1) + ")",
+              where);
+      return false;
+    }
+    out->cta = static_cast<uint32_t>(cta);
+    out->index = static_cast<uint32_t>(idx);
+    out->slot = SlotOf(info.cluster, out->cta, ref.barrier, out->index);
+    return true;
+  }
+  struct BufAddr {
+    uint32_t slot = 0;
+    uint32_t address = 0;  // CTA shared window address
+    uint32_t bytes = 0;
+    uint32_t cta = 0;
+  };
+  bool ResolveBuf(uint32_t a, const ir::BufferRef& ref, const ir::EvalEnv& env,
+                  const SourceLocation* where, BufAddr* out) {
+    const Code::Buffer& b = c.buffers[ref.buffer];
+    const AgentInfo& info = c.agents[a];
+    int64_t slot = 0, off = 0, bytes = 0, cta = info.cta;
+    if (!EvOr(ref.slot, env, 0, &slot) || !EvOr(ref.offset, env, 0, &off)) return false;
+    if (slot < 0 || slot >= b.stages) {
+      ErrorAt("engine.index-range",
+              "buffer " + p.buffers[ref.buffer].name + "[" + std::to_string(slot) +
+                  "] is outside 0.." + std::to_string(b.stages - 1),
+              where);
+      return false;
+    }
+    if (off < 0 || off > b.bytes) {
+      ErrorAt("engine.buffer-range", "offset " + std::to_string(off) + " is outside the slot",
+              where);
+      return false;
+    }
+    if (!EvOr(ref.bytes, env, b.bytes - off, &bytes) || !EvOr(ref.cta, env, info.cta, &cta)) {
+      return false;
+    }
+    if (bytes < 0 || off + bytes > b.bytes) {
+      ErrorAt("engine.buffer-range",
+              std::to_string(bytes) + " bytes at offset " + std::to_string(off) +
+                  " do not fit in a slot of " + std::to_string(b.bytes) + " bytes of buffer " +
+                  p.buffers[ref.buffer].name,
+              where);
+      return false;
+    }
+    if (cta < 0 || cta >= c.cluster_size) {
+      ErrorAt("engine.cta-range", "CTA rank " + std::to_string(cta) + " is outside the cluster",
+              where);
+      return false;
+    }
+    out->slot = static_cast<uint32_t>(slot);
+    out->address = b.base + static_cast<uint32_t>(slot) * b.bytes + static_cast<uint32_t>(off);
+    out->bytes = static_cast<uint32_t>(bytes);
+    out->cta = static_cast<uint32_t>(cta);
+    return true;
+  }
+  // The model's multicast destinations for a mask (memoised: the hot path does not allocate).
+  const std::vector<uint32_t>* Destinations(int64_t mask, const SourceLocation* where) {
+    if (mask < 0 || mask > 0xffff) {
+      ErrorAt("tma.multicast-mask",
+              "multicast mask " + std::to_string(mask) + " is not a 16-bit ctaMask", where);
+      return nullptr;
+    }
+    auto it = c.multicast.find(static_cast<uint32_t>(mask));
+    if (it == c.multicast.end()) {
+      it = c.multicast
+               .emplace(static_cast<uint32_t>(mask),
+                        model::MulticastDestinations(c.cluster_size, static_cast<uint16_t>(mask)))
+               .first;
+    }
+    if (!it->second.ok()) {
+      SourceLocation w = where ? *where : SourceLocation{};
+      if (w.file.empty()) w.file = p.file;
+      Error(it->second.status().At(w));
+      return nullptr;
+    }
+    return &*it->second;
+  }
+
+  // --- scheduling state ---
+  void MakeReady(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    if (s.status == kReady) return;
+    s.status = kReady;
+    s.ready_pos = static_cast<uint32_t>(e.ready_.size());
+    e.ready_.push_back(a);
+  }
+  void RemoveReady(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    const uint32_t pos = s.ready_pos;
+    const uint32_t last = e.ready_.back();
+    e.ready_[pos] = last;
+    e.agents_[last].ready_pos = pos;
+    e.ready_.pop_back();
+  }
+  void Block(uint32_t a, WaitKind w, uint32_t slot, uint32_t arg) {
+    AgentState& s = e.agents_[a];
+    s.wait = w;
+    s.wait_slot = slot;
+    s.wait_arg = arg;
+    if (s.status == kReady) RemoveReady(a);
+    s.status = kBlocked;
+  }
+  // Wakes agents of the barrier's CTA blocked on that slot: they re-run their wait. Only the
+  // owning CTA's agents can wait on a barrier (PTX: waits are on shared::cta barriers).
+  void WakeBarrier(uint32_t slot) {
+    const uint32_t cta = slot / c.barriers_per_cta;
+    for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
+      const AgentState& s = e.agents_[a];
+      if (s.status == kBlocked && s.wait_slot == slot &&
+          (s.wait == WaitKind::kMbarrierParity || s.wait == WaitKind::kMbarrierToken)) {
+        MakeReady(a);
+      }
+    }
+  }
+  void PhaseCompleted(uint32_t agent, uint32_t slot, uint32_t barrier, uint32_t index,
+                      uint32_t target, uint32_t pc, bool async) {
+    const model::MbarrierState& st = e.barriers_[slot];
+    TraceEvent& ev = Emit(EventKind::kPhaseComplete, agent, target, barrier, index,
+                          static_cast<int64_t>(st.phase - 1), 0, pc, async);
+    ev.phase = static_cast<uint8_t>(st.parity());
+    WakeBarrier(slot);
+  }
+
+  // --- cluster barrier ---
+  void CheckCluster(uint32_t cluster) {
+    ClusterState& cs = e.clusters_[cluster];
+    if (cs.live == 0 || cs.arrived < cs.live) return;
+    cs.phase++;
+    cs.arrived = 0;
+    for (uint32_t a = c.cluster_first_agent[cluster]; a < c.cluster_first_agent[cluster + 1];
+         ++a) {
+      if (e.agents_[a].status == kBlocked && e.agents_[a].wait == WaitKind::kClusterBarrier) {
+        MakeReady(a);
+      }
+    }
+  }
+
+  // --- group predicates (sim/model/async_groups.h) ---
+  void RecheckGroups(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    if (s.status != kBlocked) return;
+    if (s.wait == WaitKind::kCpAsyncGroups && e.cp_[a].WaitGroupSatisfied(s.wait_slot)) {
+      MakeReady(a);
+    } else if (s.wait == WaitKind::kBulkGroups &&
+               e.bulk_[a].WaitGroupSatisfied(s.wait_slot, s.wait_arg != 0)) {
+      MakeReady(a);
+    }
+  }
+
+  // --- agent step ---
+  void StepAgent(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    const std::vector<Instr>& code = c.roles[info.role];
+    const ir::EvalEnv env = Env(a);
+    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    // Control flow until the next operation (bounded: a loop without operations is a bug).
+    for (uint32_t guard = 0;; ++guard) {
+      if (guard > (1u << 24)) {
+        ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
+                code[s.pc].where);
+        return;
+      }
+      const Instr& in = code[s.pc];
+      int64_t v = 0;
+      switch (in.kind) {
+        case Instr::kLet:
+          if (!Ev(in.e1, env, &v)) return;
+          vars[in.var] = v;
+          ++s.pc;
+          continue;
+        case Instr::kJump:
+          s.pc = in.target;
+          continue;
+        case Instr::kJumpIfFalse:
+          if (!Ev(in.e1, env, &v)) return;
+          s.pc = v != 0 ? s.pc + 1 : in.target;
+          continue;
+        case Instr::kForInit:
+          if (!Ev(in.e1, env, &v)) return;
+          vars[in.var] = v;
+          ++s.pc;
+          continue;
+        case Instr::kForTest:
+          if (!Ev(in.e1, env, &v)) return;
+          s.pc = vars[in.var] < v ? s.pc + 1 : in.target;
+          continue;
+        case Instr::kForStep:
+          if (!EvOr(in.e1, env, 1, &v)) return;
+          if (v <= 0) {
+            ErrorAt("engine.for-step", "for loop step " + std::to_string(v) + " is not positive",
+                    in.where);
+            return;
+          }
+          if (__builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
+            ErrorAt("eval.overflow", "for loop variable overflows", in.where);
+            return;
+          }
+          s.pc = in.target;
+          continue;
+        case Instr::kEnd:
+          DoExit(a, s.pc, in.where);
+          return;
+        case Instr::kOp:
+          ExecOp(a, in, env);
+          return;
+      }
+    }
+  }
+
+  void DoExit(uint32_t a, uint32_t pc, const SourceLocation* where) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    std::optional<model::Violation> v = e.cp_[a].CheckExit();
+    if (!v) v = e.bulk_[a].CheckExit();
+    if (v) {
+      Violate(*v, a, pc, info.cta, 0, 0, false);
+      if (e.outcome_ != Outcome::kRunning) return;
+    }
+    Emit(EventKind::kExit, a, info.cta, 0, 0, 0, 0, pc);
+    if (s.status == kReady) RemoveReady(a);
+    s.status = kExited;
+    s.wait = WaitKind::kNone;
+    ++e.exited_count_;
+    ClusterState& cs = e.clusters_[info.cluster];
+    if (s.cluster_arrived && s.cluster_phase == cs.phase) cs.arrived--;
+    cs.live--;
+    CheckCluster(info.cluster);
+  }
+
+  void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
+    std::visit([&](const auto& op) { Do(a, in, env, op); }, *in.op);
+  }
+
+  // Result plumbing shared by the mbarrier operations.
+  template <typename R>
+  bool Check(const R& r, uint32_t a, uint32_t pc, const BarAddr& b, uint32_t barrier,
+             bool async = false) {
+    if (r.violation) {
+      Violate(*r.violation, a, pc, b.cta, barrier, b.index, async);
+      return false;
+    }
+    return true;
+  }
+
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierInit& op) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+    int64_t count = 0;
+    if (!EvOr(op.count, env, c.barrier_count[b.slot], &count)) return;
+    model::MbarrierResult r = model::MbarrierInit(e.barriers_[b.slot], count);
+    const uint32_t pc = Pc(a);
+    Emit(EventKind::kInit, a, b.cta, op.bar.barrier, b.index, count, 0, pc);
+    if (!Check(r, a, pc, b, op.bar.barrier)) return;
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierInval& op) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+    const uint32_t pc = Pc(a);
+    model::MbarrierResult r = model::MbarrierInval(e.barriers_[b.slot]);
+    Emit(EventKind::kInval, a, b.cta, op.bar.barrier, b.index, 0, 0, pc);
+    if (!Check(r, a, pc, b, op.bar.barrier)) return;
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierArrive& op) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+    int64_t count = 1, tx = 0, mask = -1;
+    if (!EvOr(op.count, env, 1, &count) || !EvOr(op.expect_tx, env, 0, &tx) ||
+        !EvOr(op.mask, env, -1, &mask)) {
+      return;
+    }
+    const uint32_t pc = Pc(a);
+    if (mask < 0) {
+      if (!ArriveOne(a, op, b, count, tx, pc, 0)) return;
+    } else {
+      // One arrive per destination CTA of the mask (CUTLASS ClusterBarrier::arrive(cta, pred)
+      // in a loop). A bit beyond the cluster is a bad schedule, as for TMA multicast.
+      const std::vector<uint32_t>* dests = Destinations(mask, in.where);
+      if (dests == nullptr) return;
+      for (uint32_t d : *dests) {
+        BarAddr t = b;
+        t.cta = d;
+        t.slot = SlotOf(c.agents[a].cluster, d, op.bar.barrier, b.index);
+        if (!ArriveOne(a, op, t, count, tx, pc, trace::kFlagMulticast)) return;
+      }
+    }
+    Advance(a);
+  }
+  bool ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b, int64_t count,
+                 int64_t tx, uint32_t pc, uint8_t flags) {
+    model::MbarrierState& st = e.barriers_[b.slot];
+    model::MbarrierArriveResult r;
+    EventKind kind = EventKind::kArrive;
+    if (op.expect_tx != ir::kNoExpr) {
+      r = model::MbarrierArriveExpectTx(st, tx, count);
+      kind = EventKind::kArriveExpectTx;
+    } else if (op.kind == ir::MbarrierArrive::Kind::kNoComplete) {
+      r = model::MbarrierArriveNoComplete(st, count);
+    } else if (op.kind == ir::MbarrierArrive::Kind::kDrop) {
+      r = model::MbarrierArriveDrop(st, count);
+    } else {
+      r = model::MbarrierArrive(st, count);
+    }
+    TraceEvent& ev = Emit(kind, a, b.cta, op.bar.barrier, b.index, count,
+                          kind == EventKind::kArrive ? st.pending_count : tx, pc);
+    ev.phase = static_cast<uint8_t>(st.parity());
+    ev.flags |= flags;
+    if (!Check(r, a, pc, b, op.bar.barrier)) return false;
+    if (op.token_var != 0xffffffffu) {
+      e.vars_[c.var_offset[a] + op.token_var] = static_cast<int64_t>(r.token.phase);
+    }
+    if (r.phase_completed) PhaseCompleted(a, b.slot, op.bar.barrier, b.index, b.cta, pc, false);
+    return true;
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierExpectTx& op) {
+    BarAddr b;
+    int64_t tx = 0;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    const uint32_t pc = Pc(a);
+    model::MbarrierState& st = e.barriers_[b.slot];
+    model::MbarrierResult r = model::MbarrierExpectTx(st, tx);
+    Emit(EventKind::kExpectTx, a, b.cta, op.bar.barrier, b.index, tx, st.tx_count, pc).phase =
+        static_cast<uint8_t>(st.parity());
+    if (!Check(r, a, pc, b, op.bar.barrier)) return;
+    if (r.phase_completed) PhaseCompleted(a, b.slot, op.bar.barrier, b.index, b.cta, pc, false);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+          const ir::MbarrierCompleteTx& op) {
+    BarAddr b;
+    int64_t tx = 0;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    const uint32_t pc = Pc(a);
+    if (!CompleteTx(a, b, op.bar.barrier, tx, pc, EventKind::kCompleteTx, false, 0)) return;
+    Advance(a);
+  }
+  bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
+                  EventKind kind, bool async, uint8_t flags) {
+    model::MbarrierState& st = e.barriers_[b.slot];
+    model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
+    TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
+    ev.phase = static_cast<uint8_t>(st.parity());
+    ev.flags |= flags;
+    if (!Check(r, a, pc, b, barrier, async)) return false;
+    if (r.phase_completed) PhaseCompleted(a, b.slot, barrier, b.index, b.cta, pc, async);
+    return true;
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierWait& op) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+    const AgentInfo& info = c.agents[a];
+    AgentState& s = e.agents_[a];
+    const uint32_t pc = Pc(a);
+    if (b.cta != info.cta) {
+      ErrorAt("engine.remote-wait",
+              "mbarrier waits are only defined on the executing CTA's own barriers "
+              "(shared::cta); this waits on CTA " + std::to_string(b.cta),
+              in.where);
+      return;
+    }
+    model::MbarrierState& st = e.barriers_[b.slot];
+    const bool by_token = op.token_var != 0xffffffffu;
+    uint32_t parity = 0;
+    model::MbarrierToken token;
+    if (by_token) {
+      token.phase = static_cast<uint32_t>(e.vars_[c.var_offset[a] + op.token_var]);
+    } else {
+      int64_t par = 0;
+      if (!Ev(op.parity, env, &par)) return;
+      if (par != 0 && par != 1) {
+        ErrorAt("engine.parity-range", "wait parity " + std::to_string(par) + " is not 0 or 1",
+                in.where);
+        return;
+      }
+      parity = static_cast<uint32_t>(par);
+    }
+    if (op.test_only) {
+      model::MbarrierWaitResult r = by_token ? model::MbarrierTestWait(st, token)
+                                             : model::MbarrierTestWaitParity(st, parity);
+      TraceEvent& ev = Emit(EventKind::kTestWait, a, b.cta, op.bar.barrier, b.index,
+                            r.complete ? 1 : 0, 0, pc);
+      ev.phase = static_cast<uint8_t>(st.parity());
+      ev.parity = static_cast<uint8_t>(by_token ? token.phase & 1 : parity);
+      if (!Check(r, a, pc, b, op.bar.barrier)) return;
+      if (op.result_var != 0xffffffffu) {
+        e.vars_[c.var_offset[a] + op.result_var] = r.complete ? 1 : 0;
+      }
+      Advance(a);
+      return;
+    }
+    const bool resumed = s.wait != WaitKind::kNone;
+    const uint8_t shown_parity = static_cast<uint8_t>(by_token ? token.phase & 1 : parity);
+    if (!resumed) {
+      TraceEvent& ev = Emit(EventKind::kWaitBegin, a, b.cta, op.bar.barrier, b.index, 0, 0, pc);
+      ev.phase = static_cast<uint8_t>(st.parity());
+      ev.parity = shown_parity;
+    }
+    model::MbarrierWaitResult r = by_token ? model::MbarrierTryWait(st, token, false)
+                                           : model::MbarrierTryWaitParity(st, parity, false);
+    if (!Check(r, a, pc, b, op.bar.barrier)) return;
+    if (!r.complete) {
+      Block(a, by_token ? WaitKind::kMbarrierToken : WaitKind::kMbarrierParity, b.slot,
+            by_token ? token.phase : parity);
+      return;
+    }
+    TraceEvent& ev = Emit(EventKind::kWaitEnd, a, b.cta, op.bar.barrier, b.index, 1, 0, pc);
+    ev.phase = static_cast<uint8_t>(st.parity());
+    ev.parity = shown_parity;
+    s.wait = WaitKind::kNone;
+    Advance(a);
+  }
+
+  // Issues one complete_tx delivery per destination CTA.
+  void IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
+                       uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc) {
+    const AgentInfo& info = c.agents[a];
+    InFlight f;
+    f.kind = kind;
+    f.object = static_cast<uint16_t>(barrier);
+    f.agent = a;
+    f.index = b.index;
+    f.bytes = bytes;
+    f.pc = pc;
+    if (dests == nullptr) {
+      f.target_cta = b.cta;
+      f.slot = b.slot;
+      e.in_flight_.push_back(f);
+      return;
+    }
+    f.flags = trace::kFlagMulticast;
+    for (uint32_t d : *dests) {
+      f.target_cta = d;
+      f.slot = SlotOf(info.cluster, d, barrier, b.index);
+      e.in_flight_.push_back(f);
+    }
+  }
+
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaLoad& op) {
+    const Code::Map& map = c.maps[op.tensor_map];
+    BufAddr dst;
+    BarAddr b;
+    int64_t mask = -1;
+    if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b) ||
+        !EvOr(op.multicast_mask, env, -1, &mask)) {
+      return;
+    }
+    for (ir::ExprId coord : op.coords) {
+      int64_t v = 0;
+      if (!Ev(coord, env, &v)) return;  // coordinates are not needed for counts, but must be valid
+    }
+    const uint32_t pc = Pc(a);
+    // Box bytes (complete_tx credits the full box, OOB included: sim/model/tma.h) and the
+    // shared-address rules come from the model.
+    Status addr = model::ValidateTmaSharedAddress(dst.address, map.box_bytes);
+    if (!addr.ok()) {
+      ErrorAt(addr.rule(), addr.message(), in.where);
+      return;
+    }
+    if (map.box_bytes > dst.bytes) {
+      ErrorAt("engine.tma-dst-overflow",
+              "the box of tensormap " + p.tensor_maps[op.tensor_map].name + " is " +
+                  std::to_string(map.box_bytes) + " bytes but the destination " +
+                  p.buffers[op.dst.buffer].name + " slot holds " + std::to_string(dst.bytes),
+              in.where);
+      return;
+    }
+    const std::vector<uint32_t>* dests = nullptr;
+    if (mask >= 0) {
+      dests = Destinations(mask, in.where);
+      if (dests == nullptr) return;
+    }
+    TraceEvent& ev = Emit(EventKind::kTmaIssue, a, b.cta, op.tensor_map, dst.slot, map.box_bytes,
+                          mask, pc);
+    if (dests) ev.flags |= trace::kFlagMulticast;
+    IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op) {
+    BufAddr dst;
+    BarAddr b;
+    int64_t mask = -1;
+    if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b) ||
+        !EvOr(op.multicast_mask, env, -1, &mask)) {
+      return;
+    }
+    auto plan = model::PlanBulkCopy(model::BulkCopyKind::kGlobalToShared, dst.address, 0,
+                                    dst.bytes);
+    if (!plan.ok()) {
+      ErrorAt(plan.status().rule(), plan.status().message(), in.where);
+      return;
+    }
+    const std::vector<uint32_t>* dests = nullptr;
+    if (mask >= 0) {
+      dests = Destinations(mask, in.where);
+      if (dests == nullptr) return;
+    }
+    const uint32_t pc = Pc(a);
+    TraceEvent& ev = Emit(EventKind::kBulkIssue, a, b.cta, op.dst.buffer, dst.slot,
+                          plan->complete_tx_bytes, mask, pc);
+    if (dests) ev.flags |= trace::kFlagMulticast;
+    IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
+                    pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::StAsync& op) {
+    BufAddr dst;
+    BarAddr b;
+    if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b)) {
+      return;
+    }
+    // st.async's mbarrier is in the destination CTA: the barrier operand names it there.
+    if (op.bar.cta == ir::kNoExpr) {
+      b.cta = dst.cta;
+      b.slot = SlotOf(c.agents[a].cluster, dst.cta, op.bar.barrier, b.index);
+    }
+    const uint32_t pc = Pc(a);
+    Emit(EventKind::kStAsync, a, b.cta, op.bar.barrier, b.index, dst.bytes, 0, pc);
+    IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc);
+    Advance(a);
+  }
+  void IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t bytes, uint32_t pc) {
+    InFlight f;
+    f.kind = InFlight::kStoreRead;
+    f.object = static_cast<uint16_t>(buffer);
+    f.agent = a;
+    f.target_cta = c.agents[a].cta;
+    f.index = slot;
+    f.bytes = bytes;
+    f.pc = pc;
+    f.id = e.bulk_[a].Issue();
+    e.in_flight_.push_back(f);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op) {
+    const Code::Map& map = c.maps[op.tensor_map];
+    BufAddr src;
+    if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
+    for (ir::ExprId coord : op.coords) {
+      int64_t v = 0;
+      if (!Ev(coord, env, &v)) return;
+    }
+    Status addr = model::ValidateTmaSharedAddress(src.address, map.box_bytes);
+    if (!addr.ok()) {
+      ErrorAt(addr.rule(), addr.message(), in.where);
+      return;
+    }
+    const uint32_t pc = Pc(a);
+    Emit(EventKind::kTmaStoreIssue, a, c.agents[a].cta, op.tensor_map, src.slot, map.box_bytes, 0,
+         pc);
+    IssueStore(a, op.src.buffer, src.slot, map.box_bytes, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkStore& op) {
+    BufAddr src;
+    if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
+    auto plan = model::PlanBulkCopy(model::BulkCopyKind::kSharedToGlobal, 0, src.address,
+                                    src.bytes);
+    if (!plan.ok()) {
+      ErrorAt(plan.status().rule(), plan.status().message(), in.where);
+      return;
+    }
+    const uint32_t pc = Pc(a);
+    Emit(EventKind::kBulkIssue, a, c.agents[a].cta, op.src.buffer, src.slot, plan->bytes, 0, pc);
+    IssueStore(a, op.src.buffer, src.slot, plan->bytes, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
+    const uint32_t pc = Pc(a);
+    std::optional<model::Violation> w = e.bulk_[a].Commit();
+    if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+    Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
+         static_cast<int64_t>(e.bulk_[a].committed_groups()) - 1, 0, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op) {
+    AgentState& s = e.agents_[a];
+    int64_t n = 0;
+    if (!EvOr(op.pending, env, 0, &n)) return;
+    if (n < 0 || n > 63) {
+      ErrorAt("engine.group-count", "wait_group " + std::to_string(n) + " is outside 0..63",
+              in.where);
+      return;
+    }
+    const uint32_t pc = Pc(a);
+    const bool resumed = s.wait != WaitKind::kNone;
+    if (!resumed) {
+      std::optional<model::Violation> w = e.bulk_[a].CheckWaitGroup(static_cast<uint32_t>(n));
+      if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+      Emit(EventKind::kBulkWaitBegin, a, c.agents[a].cta, 0, 0, n, op.read, pc);
+    }
+    if (!e.bulk_[a].WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
+      Block(a, WaitKind::kBulkGroups, static_cast<uint32_t>(n), op.read ? 1 : 0);
+      return;
+    }
+    Emit(EventKind::kBulkWaitEnd, a, c.agents[a].cta, 0, 0, n, op.read, pc);
+    s.wait = WaitKind::kNone;
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsync& op) {
+    BufAddr dst;
+    if (!ResolveBuf(a, op.dst, env, in.where, &dst)) return;
+    const uint32_t pc = Pc(a);
+    InFlight f;
+    f.kind = InFlight::kCpAsync;
+    f.object = static_cast<uint16_t>(op.dst.buffer);
+    f.agent = a;
+    f.target_cta = c.agents[a].cta;
+    f.index = dst.slot;
+    f.bytes = dst.bytes;
+    f.pc = pc;
+    f.id = e.cp_[a].Issue();
+    e.in_flight_.push_back(f);
+    Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&) {
+    const uint32_t pc = Pc(a);
+    std::optional<model::Violation> w = e.cp_[a].Commit();
+    if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+    Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
+         static_cast<int64_t>(e.cp_[a].committed_groups()) - 1, 0, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsyncWait& op) {
+    AgentState& s = e.agents_[a];
+    const uint32_t pc = Pc(a);
+    const bool wait_all = op.pending == ir::kNoExpr;
+    int64_t n = 0;
+    if (!EvOr(op.pending, env, 0, &n)) return;
+    if (n < 0 || n > 63) {
+      ErrorAt("engine.group-count", "wait_group " + std::to_string(n) + " is outside 0..63",
+              in.where);
+      return;
+    }
+    const bool resumed = s.wait != WaitKind::kNone;
+    if (!resumed) {
+      // cp.async.wait_all = cp.async.commit_group + cp.async.wait_group 0 (PTX ISA).
+      if (wait_all) {
+        e.cp_[a].BeginWaitAll();
+      } else if (auto w = e.cp_[a].CheckWaitGroup(static_cast<uint32_t>(n))) {
+        Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+      }
+      Emit(EventKind::kCpAsyncWaitBegin, a, c.agents[a].cta, 0, 0, n, 0, pc);
+    }
+    if (!e.cp_[a].WaitGroupSatisfied(static_cast<uint32_t>(n))) {
+      Block(a, WaitKind::kCpAsyncGroups, static_cast<uint32_t>(n), 0);
+      return;
+    }
+    Emit(EventKind::kCpAsyncWaitEnd, a, c.agents[a].cta, 0, 0, n, 0, pc);
+    s.wait = WaitKind::kNone;
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+          const ir::CpAsyncMbarrierArrive& op) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+    const uint32_t pc = Pc(a);
+    model::MbarrierResult r = model::MbarrierAsyncArriveIssue(e.barriers_[b.slot], op.noinc);
+    Emit(EventKind::kCpAsyncArrive, a, b.cta, op.bar.barrier, b.index, op.noinc ? 1 : 0,
+         e.barriers_[b.slot].pending_count, pc);
+    if (!Check(r, a, pc, b, op.bar.barrier)) return;
+    InFlight f;
+    f.kind = InFlight::kCpAsyncArrive;
+    f.object = static_cast<uint16_t>(op.bar.barrier);
+    f.agent = a;
+    f.target_cta = b.cta;
+    f.slot = b.slot;
+    f.index = b.index;
+    f.pc = pc;
+    // The arrive lands once every cp.async the agent issued before it has completed.
+    f.id = e.cp_[a].IssuedCount();
+    if (e.cp_[a].AllCompleteBefore(f.id)) {
+      e.in_flight_.push_back(f);
+    } else {
+      e.deferred_.push_back(f);
+    }
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::Fence& op) {
+    const uint32_t pc = Pc(a);
+    Emit(EventKind::kFence, a, c.agents[a].cta, static_cast<uint32_t>(op.kind), 0, 0, 0, pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterArrive& op) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    const uint32_t pc = Pc(a);
+    ClusterState& cs = e.clusters_[info.cluster];
+    if (s.cluster_arrived) {
+      Violate({model::Code::kClusterArriveTwice, 0, 0}, a, pc, info.cta, 0, 0, false);
+      return;
+    }
+    s.cluster_arrived = true;
+    s.cluster_phase = cs.phase;
+    cs.arrived++;
+    Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cs.arrived, pc);
+    CheckCluster(info.cluster);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    const uint32_t pc = Pc(a);
+    ClusterState& cs = e.clusters_[info.cluster];
+    const bool resumed = s.wait != WaitKind::kNone;
+    if (!resumed) {
+      if (!s.cluster_arrived) {
+        Violate({model::Code::kClusterWaitWithoutArrive, 0, 0}, a, pc, info.cta, 0, 0, false);
+        return;
+      }
+      Emit(EventKind::kClusterWaitBegin, a, info.cta, 0, 0, 0, 0, pc).phase =
+          static_cast<uint8_t>(s.cluster_phase & 1);
+    }
+    if (cs.phase == s.cluster_phase) {
+      Block(a, WaitKind::kClusterBarrier, info.cluster, s.cluster_phase);
+      return;
+    }
+    s.cluster_arrived = false;
+    s.wait = WaitKind::kNone;
+    Emit(EventKind::kClusterWaitEnd, a, info.cta, 0, 0, 0, 0, pc).phase =
+        static_cast<uint8_t>(s.cluster_phase & 1);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::NamedBarrier& op) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    const uint32_t pc = Pc(a);
+    const bool resumed = s.wait != WaitKind::kNone;
+    if (resumed) {
+      const NamedBarrierState& nb =
+          e.named_barriers_[info.cta_global * kNamedBarriersPerCta + s.wait_slot];
+      if (nb.generation == s.wait_arg) {  // not completed yet (woken only on completion)
+        Block(a, WaitKind::kNamedBarrier, s.wait_slot, s.wait_arg);
+        return;
+      }
+      Emit(EventKind::kNamedBarrierSyncEnd, a, info.cta, s.wait_slot, 0, 0, 0, pc);
+      s.wait = WaitKind::kNone;
+      Advance(a);
+      return;
+    }
+    int64_t id = 0, threads = 0;
+    if (!Ev(op.id, env, &id) || !Ev(op.threads, env, &threads)) return;
+    // PTX ISA bar.sync/bar.arrive: 16 barriers per CTA; the thread count a non-zero multiple of
+    // the warp size; all users of one instance agree on it; no more arrivals than it.
+    if (id < 0 || id >= kNamedBarriersPerCta) {
+      Violate({model::Code::kNamedBarrierId, id, kNamedBarriersPerCta - 1}, a, pc, info.cta, 0, 0,
+              false);
+      return;
+    }
+    if (threads <= 0 || threads % 32 != 0) {
+      Violate({model::Code::kNamedBarrierCountAlign, threads, 32}, a, pc, info.cta,
+              static_cast<uint32_t>(id), 0, false);
+      return;
+    }
+    NamedBarrierState& nb =
+        e.named_barriers_[info.cta_global * kNamedBarriersPerCta + static_cast<uint32_t>(id)];
+    if (nb.arrived_threads == 0) {
+      nb.expected_threads = static_cast<uint32_t>(threads);
+    } else if (nb.expected_threads != threads) {
+      Violate({model::Code::kNamedBarrierCountMismatch, threads, nb.expected_threads}, a, pc,
+              info.cta, static_cast<uint32_t>(id), 0, false);
+      return;
+    }
+    nb.arrived_threads += info.threads;
+    if (nb.arrived_threads > nb.expected_threads) {
+      Violate({model::Code::kNamedBarrierOverArrival, nb.arrived_threads, nb.expected_threads}, a,
+              pc, info.cta, static_cast<uint32_t>(id), 0, false);
+      return;
+    }
+    Emit(op.sync ? EventKind::kNamedBarrierSyncBegin : EventKind::kNamedBarrierArrive, a, info.cta,
+         static_cast<uint32_t>(id), 0, threads, nb.arrived_threads, pc);
+    const uint32_t gen = nb.generation;
+    if (nb.arrived_threads == nb.expected_threads) {
+      nb.generation++;
+      nb.arrived_threads = 0;
+      for (uint32_t o = c.cta_first_agent[info.cta_global];
+           o < c.cta_first_agent[info.cta_global + 1]; ++o) {
+        const AgentState& os = e.agents_[o];
+        if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier && os.wait_slot == id) {
+          MakeReady(o);
+        }
+      }
+    }
+    if (op.sync) {
+      if (nb.generation == gen) {
+        Block(a, WaitKind::kNamedBarrier, static_cast<uint32_t>(id), gen);
+        return;
+      }
+      Emit(EventKind::kNamedBarrierSyncEnd, a, info.cta, static_cast<uint32_t>(id), 0, 0, 0, pc);
+    }
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BufferAccess& op) {
+    BufAddr buf;
+    if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
+    const uint32_t pc = Pc(a);
+    Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, c.agents[a].cta, op.buf.buffer,
+         buf.slot, buf.bytes, buf.address - c.buffers[op.buf.buffer].base -
+                                  buf.slot * c.buffers[op.buf.buffer].bytes,
+         pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {
+    DoExit(a, Pc(a), in.where);
+  }
+
+  uint32_t Pc(uint32_t a) const { return e.agents_[a].pc; }
+  void Advance(uint32_t a) {
+    if (e.outcome_ == Outcome::kRunning) e.agents_[a].pc++;
+  }
+
+  // --- async completion ---
+  void Deliver(uint32_t i) {
+    const InFlight f = e.in_flight_[i];
+    e.in_flight_[i] = e.in_flight_.back();
+    e.in_flight_.pop_back();
+    BarAddr b{f.target_cta, f.index, f.slot};
+    switch (f.kind) {
+      case InFlight::kTmaDeliver:
+      case InFlight::kBulkDeliver:
+      case InFlight::kStAsync:
+        CompleteTx(f.agent, b, f.object, f.bytes, f.pc,
+                   f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
+                   : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
+                                                      : EventKind::kCompleteTx,
+                   true, f.flags);
+        return;
+      case InFlight::kCpAsync: {
+        e.cp_[f.agent].Complete(f.id);
+        Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+             f.pc, true);
+        ReleaseDeferred(f.agent);
+        RecheckGroups(f.agent);
+        return;
+      }
+      case InFlight::kCpAsyncArrive: {
+        model::MbarrierState& st = e.barriers_[f.slot];
+        model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
+        TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
+                              st.pending_count, f.pc, true);
+        ev.phase = static_cast<uint8_t>(st.parity());
+        if (!Check(r, f.agent, f.pc, b, f.object, true)) return;
+        if (r.phase_completed) PhaseCompleted(f.agent, f.slot, f.object, f.index, f.target_cta,
+                                              f.pc, true);
+        return;
+      }
+      case InFlight::kStoreRead: {
+        e.bulk_[f.agent].ReadDone(f.id);
+        Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
+             true);
+        InFlight w = f;
+        w.kind = InFlight::kStoreWrite;
+        e.in_flight_.push_back(w);
+        RecheckGroups(f.agent);
+        return;
+      }
+      case InFlight::kStoreWrite: {
+        e.bulk_[f.agent].WriteDone(f.id);
+        Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+             f.pc, true);
+        RecheckGroups(f.agent);
+        return;
+      }
+    }
+  }
+  // Moves cp.async.mbarrier.arrive of `agent` whose earlier cp.async have all completed into
+  // the in-flight list.
+  void ReleaseDeferred(uint32_t agent) {
+    for (size_t i = 0; i < e.deferred_.size();) {
+      const InFlight& d = e.deferred_[i];
+      if (d.agent == agent && e.cp_[agent].AllCompleteBefore(d.id)) {
+        e.in_flight_.push_back(d);
+        e.deferred_[i] = e.deferred_.back();
+        e.deferred_.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  // --- end of run ---
+  void CheckEnd() {
+    if (e.outcome_ != Outcome::kRunning) return;
+    if (!e.ready_.empty() || !e.in_flight_.empty()) return;
+    PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
+    if (e.exited_count_ == c.agents.size()) {
+      e.outcome_ = Outcome::kCompleted;
+      return;
+    }
+    e.outcome_ = Outcome::kDeadlock;
+    DeadlockInfo& d = e.result_.deadlock;
+    for (uint32_t a = 0; a < c.agents.size(); ++a) {
+      const AgentState& s = e.agents_[a];
+      if (s.status == kExited) {
+        d.exited.push_back(a);
+        continue;
+      }
+      const AgentInfo& info = c.agents[a];
+      BlockedAgent bl;
+      bl.agent = a;
+      bl.wait = s.wait;
+      const auto& instrs = c.roles[info.role];
+      if (instrs[s.pc].where) bl.where = *instrs[s.pc].where;
+      if (bl.where.file.empty()) bl.where.file = p.file;
+      bl.cta = info.cta;
+      switch (s.wait) {
+        case WaitKind::kMbarrierParity:
+        case WaitKind::kMbarrierToken: {
+          const uint32_t within = s.wait_slot % c.barriers_per_cta;
+          for (uint32_t k = 0; k < c.barrier_base.size(); ++k) {
+            if (within >= c.barrier_base[k] && within < c.barrier_base[k] + c.barrier_size[k]) {
+              bl.barrier = k;
+              bl.barrier_index = within - c.barrier_base[k];
+            }
+          }
+          if (s.wait == WaitKind::kMbarrierParity) bl.parity = s.wait_arg;
+          else bl.token_phase = s.wait_arg;
+          bl.state = e.barriers_[s.wait_slot];
+          break;
+        }
+        case WaitKind::kClusterBarrier:
+          bl.arrived = e.clusters_[info.cluster].arrived;
+          bl.expected = e.clusters_[info.cluster].live;
+          break;
+        case WaitKind::kNamedBarrier: {
+          const NamedBarrierState& nb =
+              e.named_barriers_[info.cta_global * kNamedBarriersPerCta + s.wait_slot];
+          bl.barrier = s.wait_slot;
+          bl.arrived = nb.arrived_threads;
+          bl.expected = nb.expected_threads;
+          break;
+        }
+        case WaitKind::kCpAsyncGroups:
+        case WaitKind::kBulkGroups:
+          bl.pending = s.wait_slot;
+          break;
+        case WaitKind::kNone:
+          break;
+      }
+      d.blocked.push_back(bl);
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Public driving API.
+
+void Engine::Choices(std::vector<Choice>* out) const {
+  out->clear();
+  if (outcome_ != Outcome::kRunning) return;
+  for (uint32_t a : ready_) out->push_back({Choice::Kind::kAgent, a});
+  std::sort(out->begin(), out->end(),
+            [](const Choice& x, const Choice& y) { return x.index < y.index; });
+  for (uint32_t i = 0; i < in_flight_.size(); ++i) out->push_back({Choice::Kind::kAsync, i});
+}
+
+Outcome Engine::Step(Choice choice) {
+  if (outcome_ != Outcome::kRunning) return outcome_;
+  Exec x(*this);
+  if (choice.kind == Choice::Kind::kAgent) {
+    PARITY_CHECK(choice.index < agents_.size() && agents_[choice.index].status == kReady,
+                 "Step: agent is not runnable");
+    x.StepAgent(choice.index);
+  } else {
+    PARITY_CHECK(choice.index < in_flight_.size(), "Step: no such in-flight operation");
+    x.Deliver(choice.index);
+  }
+  ++steps_;
+  if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
+    outcome_ = Outcome::kStepLimit;
+  }
+  x.CheckEnd();
+  result_.outcome = outcome_;
+  result_.steps = steps_;
+  result_.events = events_;
+  return outcome_;
+}
+
+RunResult Engine::Run() {
+  Exec x(*this);
+  while (outcome_ == Outcome::kRunning) {
+    const bool have_async = !in_flight_.empty();
+    const bool have_agent = !ready_.empty();
+    switch (options_.policy) {
+      case Policy::kEager:
+        if (have_async) {
+          x.Deliver(0);
+        } else {
+          x.StepAgent(ready_.back());
+        }
+        break;
+      case Policy::kLazy:
+        if (have_agent) {
+          x.StepAgent(ready_.back());
+        } else {
+          x.Deliver(static_cast<uint32_t>(in_flight_.size() - 1));
+        }
+        break;
+      case Policy::kRoundRobin: {
+        if (have_async && (rr_async_turn_ || !have_agent)) {
+          x.Deliver(0);
+          rr_async_turn_ = false;
+          break;
+        }
+        const uint32_t n = static_cast<uint32_t>(agents_.size());
+        uint32_t a = rr_cursor_ % n;
+        while (agents_[a].status != kReady) a = (a + 1) % n;
+        rr_cursor_ = a + 1;
+        rr_async_turn_ = true;
+        x.StepAgent(a);
+        break;
+      }
+      case Policy::kRandom: {
+        const uint64_t total = ready_.size() + in_flight_.size();
+        const uint64_t pick = SplitMix(rng_) % total;
+        if (pick < ready_.size()) {
+          x.StepAgent(ready_[pick]);
+        } else {
+          x.Deliver(static_cast<uint32_t>(pick - ready_.size()));
+        }
+        break;
+      }
+    }
+    ++steps_;
+    if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
+      outcome_ = Outcome::kStepLimit;
+    }
+    x.CheckEnd();
+  }
+  result_.outcome = outcome_;
+  result_.steps = steps_;
+  result_.events = events_;
+  return result_;
+}
+
+uint64_t Engine::StateHash() const {
+  uint64_t h = 0x243f6a8885a308d3ull;
+  for (const AgentState& s : agents_) {
+    h = Mix(h, s.pc);
+    h = Mix(h, s.status | (static_cast<uint64_t>(s.wait) << 8) |
+                   (static_cast<uint64_t>(s.cluster_arrived) << 16));
+    h = Mix(h, s.wait_slot);
+    h = Mix(h, s.wait_arg);
+    h = Mix(h, s.cluster_phase);
+  }
+  for (size_t a = 0; a < cp_.size(); ++a) {
+    h = Mix(h, cp_[a].committed_groups());
+    h = Mix(h, cp_[a].uncommitted_count());
+    h = Mix(h, bulk_[a].committed_groups());
+    h = Mix(h, bulk_[a].uncommitted_count());
+  }
+  for (int64_t v : vars_) h = Mix(h, static_cast<uint64_t>(v));
+  for (const model::MbarrierState& b : barriers_) {
+    h = Mix(h, static_cast<uint64_t>(b.life) | (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                   (static_cast<uint64_t>(b.phase) << 32));
+    h = Mix(h, static_cast<uint32_t>(b.pending_count) |
+                   (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+    h = Mix(h, static_cast<uint32_t>(b.tx_count));
+  }
+  for (const ClusterState& cs : clusters_) {
+    h = Mix(h, cs.arrived | (static_cast<uint64_t>(cs.live) << 32));
+    h = Mix(h, cs.phase);
+  }
+  for (const NamedBarrierState& nb : named_barriers_) {
+    h = Mix(h, nb.arrived_threads | (static_cast<uint64_t>(nb.expected_threads) << 32));
+    h = Mix(h, nb.generation);
+  }
+  // In-flight operations as a multiset: order-independent sum of per-op hashes.
+  uint64_t sum = 0;
+  auto op_hash = [](const InFlight& f) {
+    uint64_t x = Mix(0, f.kind | (static_cast<uint64_t>(f.object) << 16));
+    x = Mix(x, f.agent);
+    x = Mix(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
+    x = Mix(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
+    x = Mix(x, f.pc);
+    x = Mix(x, f.id);
+    return x;
+  };
+  for (const InFlight& f : in_flight_) sum += op_hash(f);
+  for (const InFlight& f : deferred_) sum += op_hash(f) * 3;
+  return Mix(h, sum);
+}
+
+const char* PolicyName(Policy p) {
+  switch (p) {
+    case Policy::kEager: return "eager";
+    case Policy::kLazy: return "lazy";
+    case Policy::kRoundRobin: return "round-robin";
+    case Policy::kRandom: return "random";
+  }
+  return "?";
+}
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kRunning: return "running";
+    case Outcome::kCompleted: return "completed";
+    case Outcome::kDeadlock: return "deadlock";
+    case Outcome::kViolation: return "violation";
+    case Outcome::kError: return "error";
+    case Outcome::kStepLimit: return "step-limit";
+  }
+  return "?";
+}
+
+const char* WaitKindName(WaitKind k) {
+  switch (k) {
+    case WaitKind::kNone: return "none";
+    case WaitKind::kMbarrierParity: return "mbarrier.parity";
+    case WaitKind::kMbarrierToken: return "mbarrier.token";
+    case WaitKind::kClusterBarrier: return "barrier.cluster";
+    case WaitKind::kNamedBarrier: return "bar.sync";
+    case WaitKind::kCpAsyncGroups: return "cp.async.wait_group";
+    case WaitKind::kBulkGroups: return "cp.async.bulk.wait_group";
+  }
+  return "?";
+}
+
+}  // namespace parity::engine

@@ -1,0 +1,286 @@
+// The Parity engine: runs a bound schedule (ir::Program + param values) on a model of a Hopper
+// cluster grid and reports how the run ends.
+//
+// What is instantiated (Engine::Create):
+//   clusters x CTAs (cluster_m x cluster_n, %cluster_ctarank = x + y * cluster_m) x roles x agents.
+//   An *agent* is one instance of a role in one CTA (an elected thread, a warp or a warpgroup
+//   acting as one). Agents are numbered globally in (cluster, cta, role, agent-in-role) order;
+//   TraceEvent::agent is the agent's number within its CTA.
+//   Per CTA: every `barrier` array as model::MbarrierState values (sim/model/mbarrier.h), the
+//   `buffer` slots at fixed shared-memory offsets (same in every CTA), 16 named barriers.
+//   Per cluster: the cluster barrier (barrier.cluster). Per agent: a program counter over the
+//   role's statements compiled to a flat instruction list (loops and ifs become jumps), variable
+//   slots, cp.async and bulk async-group counters.
+//
+// How it runs: a *step* is either an agent executing its next operation (control flow before
+// it is folded into the same step), or one in-flight asynchronous operation completing (a TMA or
+// bulk-copy delivery = complete_tx of its bytes on one destination CTA's mbarrier; a cp.async
+// completion; a cp.async.mbarrier.arrive landing; an st.async landing; a TMA/bulk store's source
+// read or global write). A wait whose phase has not completed blocks the agent (it is not
+// runnable until that phase completes; then it re-executes the wait, which asks the model
+// again). Every transition of an mbarrier is a call into sim/model/mbarrier.h; TMA box bytes,
+// shared-address and multicast rules come from sim/model/tma.h and tensor_map.h.
+//
+// Driving it: Run() applies the configured Policy until the run ends. An explorer instead calls
+// Choices() and Step(choice) itself, and copies the Engine (value semantics: the immutable compiled
+// program is shared, the mutable state is a handful of flat vectors of PODs, so a copy is a few
+// memcpys) or hashes it with StateHash().
+//
+// How a run ends (Outcome):
+//   kCompleted  every agent exited and nothing is in flight.
+//   kDeadlock   nothing can progress but some agent has not exited. DeadlockInfo (below) holds
+//               what a wait-for-graph diagnosis needs.
+//   kViolation  the model reported a violation (sim/model/codes.h); ViolationInfo holds the code,
+//               the numbers, the agent, the source location and the trace event that caused it.
+//   kError      bad input discovered while running (an expression fault such as a division by
+//               zero, an index outside its array, a CTA rank outside the cluster): a Status.
+//   kStepLimit  EngineOptions::max_steps was reached (a runaway loop).
+#ifndef PARITY_SIM_ENGINE_ENGINE_H_
+#define PARITY_SIM_ENGINE_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/ir/eval.h"
+#include "sim/ir/ir.h"
+#include "sim/model/async_groups.h"
+#include "sim/model/codes.h"
+#include "sim/model/mbarrier.h"
+#include "sim/trace/event.h"
+
+namespace parity::engine {
+
+enum class Policy : uint8_t {
+  kEager,       // in-flight operations complete as soon as possible (before any agent step)
+  kLazy,        // agents run as long as any can; an async op completes only when none can
+                // (the most recently issued first)
+  kRoundRobin,  // agents take turns in a fixed cyclic order; between turns one in-flight op
+                // (if any) completes
+  kRandom,      // uniformly random among all choices (agent steps and completions), `seed`
+};
+const char* PolicyName(Policy p);
+
+struct EngineOptions {
+  Policy policy = Policy::kEager;
+  uint64_t seed = 0;
+  uint64_t max_steps = uint64_t{1} << 40;
+  bool record_trace = true;  // false: count events only (benchmarks, exploration)
+};
+
+enum class Outcome : uint8_t { kRunning, kCompleted, kDeadlock, kViolation, kError, kStepLimit };
+const char* OutcomeName(Outcome o);
+
+// One enabled step: an agent step (index = global agent id) or the completion of in-flight
+// operation `index` (an index into the current in-flight list; valid until the next Step).
+struct Choice {
+  enum class Kind : uint8_t { kAgent, kAsync };
+  Kind kind = Kind::kAgent;
+  uint32_t index = 0;
+  bool operator==(const Choice&) const = default;
+};
+
+// Static facts about one agent.
+struct AgentInfo {
+  uint32_t cluster = 0;
+  uint32_t cta = 0;            // %cluster_ctarank
+  uint32_t cta_global = 0;     // cluster * cluster_size + cta
+  uint32_t role = 0;           // index into Program::roles
+  uint32_t index_in_role = 0;  // the `agent` builtin
+  uint32_t index_in_cta = 0;   // TraceEvent::agent
+  uint32_t threads = 1;        // threads the agent stands for (named barriers)
+};
+
+// What a blocked agent waits for.
+enum class WaitKind : uint8_t {
+  kNone,
+  kMbarrierParity,  // wait BAR parity P (try_wait.parity loop)
+  kMbarrierToken,   // wait BAR token T (try_wait loop on a state token)
+  kClusterBarrier,  // barrier.cluster.wait
+  kNamedBarrier,    // bar.sync id
+  kCpAsyncGroups,   // cp.async.wait_group N / wait_all
+  kBulkGroups,      // cp.async.bulk.wait_group[.read] N
+};
+const char* WaitKindName(WaitKind k);
+
+// A blocked agent and the state of the object it waits on (for the deadlock diagnosis).
+struct BlockedAgent {
+  uint32_t agent = 0;           // global agent id (Engine::agent_info(agent) for where it runs)
+  WaitKind wait = WaitKind::kNone;
+  SourceLocation where;         // the wait statement
+  // kMbarrier*: the barrier (always the agent's own CTA: PTX allows waits only on local
+  // mbarriers), the parity or the token's phase number, and the barrier's model state now
+  // (pending_count = arrivals still missing in the current phase, expected_count, tx_count =
+  // bytes still outstanding; phase = completed phases).
+  uint32_t barrier = 0;         // index into Program::barriers
+  uint32_t barrier_index = 0;   // element of the array
+  uint32_t cta = 0;             // CTA rank of the barrier (= the agent's CTA)
+  uint32_t parity = 0;          // kMbarrierParity
+  uint32_t token_phase = 0;     // kMbarrierToken
+  model::MbarrierState state;
+  // kClusterBarrier: arrivals so far / agents expected in this cluster-barrier phase.
+  // kNamedBarrier: named barrier id in `barrier`, threads arrived / expected.
+  // k*Groups: `pending` = the N of the wait, `arrived` = groups still outstanding.
+  uint32_t arrived = 0;
+  uint32_t expected = 0;
+  uint32_t pending = 0;
+};
+
+struct DeadlockInfo {
+  std::vector<BlockedAgent> blocked;  // every agent that has not exited (all are blocked)
+  std::vector<uint32_t> exited;       // global ids of agents that exited
+};
+
+struct ViolationInfo {
+  model::Violation violation{};
+  uint32_t agent = 0;          // the agent whose operation (or whose async op) caused it
+  bool from_async = false;     // caused by an in-flight operation completing
+  SourceLocation where;        // the statement (for async: the issuing statement)
+  trace::TraceEvent event{};   // the kViolation event (also the last event of the trace)
+};
+
+struct RunResult {
+  Outcome outcome = Outcome::kRunning;
+  uint64_t steps = 0;
+  uint64_t events = 0;
+  std::optional<ViolationInfo> violation;  // kViolation
+  DeadlockInfo deadlock;                   // kDeadlock
+  Status error;                            // kError
+  // Warnings (Severity::kWarning codes such as A1002 empty commit): reported, run continues.
+  std::vector<ViolationInfo> warnings;
+};
+
+class Engine {
+ public:
+  // Binds and instantiates `program` with the given param values (one per Program::params, e.g.
+  // from ir::BindParams). Errors: declaration expressions that fail to evaluate, bad cluster
+  // shape, tensor maps the model rejects (tensor-map.* rules), shared memory overflow, ...
+  // `program` must outlive the engine and its copies.
+  static Expected<Engine> Create(const ir::Program& program, std::vector<int64_t> params,
+                                 EngineOptions options = {});
+
+  // Runs with the configured policy until the run ends.
+  RunResult Run();
+
+  // --- Explorer API ---
+  // The enabled steps now: runnable agents (ascending id), then every in-flight op that may
+  // complete. Empty once the run has ended.
+  void Choices(std::vector<Choice>* out) const;
+  // Takes one step. The choice must be one of Choices(). Returns the outcome after the step
+  // (kRunning while the run goes on).
+  Outcome Step(Choice choice);
+  Outcome outcome() const { return outcome_; }
+  const RunResult& result() const { return result_; }
+  // A hash of the mutable state (agents, variables, barriers, groups, in-flight operations as a
+  // multiset), not of the trace or counters: equal states of different histories hash equal.
+  uint64_t StateHash() const;
+
+  // --- Inspection ---
+  size_t num_agents() const;
+  const AgentInfo& agent_info(uint32_t agent) const;
+  const std::string& role_name(uint32_t agent) const;
+  uint32_t num_ctas() const;  // in the whole grid
+  // The model state of barrier `name[index]` of CTA `cta_global`.
+  const model::MbarrierState& barrier_state(uint32_t cta_global, uint32_t barrier,
+                                            uint32_t index) const;
+  size_t in_flight() const;
+  const std::vector<trace::TraceEvent>& trace() const { return trace_; }
+  // Clears the recorded trace (keeps the capacity, so a reused engine does not allocate).
+  void ClearTrace() { trace_.clear(); }
+  uint64_t events() const { return events_; }
+  const EngineOptions& options() const { return options_; }
+
+  struct Code;  // the compiled, immutable program (shared by copies)
+
+  // Mutable per-agent state (a POD: copied and hashed field by field). The agent's cp.async and
+  // bulk async-group state are model objects kept beside it (Engine::cp_, Engine::bulk_).
+  struct AgentState {
+    uint32_t pc = 0;
+    uint8_t status = 0;  // 0 ready, 1 blocked, 2 exited
+    WaitKind wait = WaitKind::kNone;
+    bool cluster_arrived = false;  // arrived on the cluster barrier, wait not yet done
+    uint8_t unused = 0;
+    uint32_t wait_slot = 0;  // mbarrier slot (global), named barrier id, or group count N
+    uint32_t wait_arg = 0;   // parity, token phase, named-barrier generation, read flag
+    uint32_t ready_pos = 0;  // index in ready_ while runnable
+    uint32_t cluster_phase = 0;  // cluster-barrier phase the agent arrived in
+  };
+
+  // One in-flight asynchronous operation (or one destination of a multicast).
+  struct InFlight {
+    enum Kind : uint8_t {
+      kTmaDeliver,    // tile load bytes land in target CTA + complete_tx on its mbarrier
+      kBulkDeliver,   // 1-D bulk load: same
+      kStAsync,       // st.async: bytes land remotely + complete_tx
+      kCpAsync,       // LDGSTS completes (group bookkeeping)
+      kCpAsyncArrive,  // the deferred arrive of cp.async.mbarrier.arrive
+      kStoreRead,     // TMA/bulk store: source read (then becomes kStoreWrite)
+      kStoreWrite,    // TMA/bulk store: global write done
+    };
+    uint8_t kind = 0;
+    uint8_t flags = 0;  // trace flags (multicast)
+    uint16_t object = 0;  // barrier decl (deliveries) or buffer decl (stores, cp.async)
+    uint32_t agent = 0;   // the issuing agent
+    uint32_t target_cta = 0;  // CTA rank receiving the bytes / owning the barrier
+    uint32_t slot = 0;    // global mbarrier slot (deliveries, arrive)
+    uint32_t index = 0;   // barrier element or buffer slot
+    uint32_t bytes = 0;
+    uint32_t pc = 0;      // issuing instruction
+    // cp.async / stores: the model's operation id (model::CpAsyncState / BulkAsyncState);
+    // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
+    uint64_t id = 0;
+  };
+  struct NamedBarrierState {
+    uint32_t arrived_threads = 0;
+    uint32_t expected_threads = 0;
+    uint32_t generation = 0;
+  };
+  struct ClusterState {
+    uint32_t arrived = 0;  // live agents that arrived in the current phase
+    uint32_t live = 0;     // agents of the cluster that have not exited
+    uint32_t phase = 0;
+  };
+
+  Engine(const Engine&);
+  Engine& operator=(const Engine&);
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  ~Engine();
+
+ private:
+  Engine() = default;
+
+  struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
+
+  std::shared_ptr<const Code> code_;
+  EngineOptions options_;
+  // Mutable state.
+  std::vector<AgentState> agents_;
+  std::vector<int64_t> vars_;
+  std::vector<model::CpAsyncState> cp_;      // per agent
+  std::vector<model::BulkAsyncState> bulk_;  // per agent
+  std::vector<model::MbarrierState> barriers_;
+  std::vector<InFlight> in_flight_;
+  std::vector<ClusterState> clusters_;
+  std::vector<InFlight> deferred_;  // cp.async.mbarrier.arrive waiting for prior cp.async
+  std::vector<NamedBarrierState> named_barriers_;  // 16 per CTA
+  std::vector<uint32_t> ready_;                    // runnable agents (unordered)
+  uint32_t exited_count_ = 0;
+  uint64_t rng_ = 0;
+  uint32_t rr_cursor_ = 0;
+  bool rr_async_turn_ = false;
+  // Results and trace.
+  Outcome outcome_ = Outcome::kRunning;
+  RunResult result_;
+  uint64_t steps_ = 0;
+  uint64_t events_ = 0;
+  std::vector<trace::TraceEvent> trace_;
+
+};
+
+}  // namespace parity::engine
+
+#endif  // PARITY_SIM_ENGINE_ENGINE_H_
