@@ -89,6 +89,9 @@ std::string Detail(const Violation& v) {
              N(v.limit - v.value) + " (must stay >= 1)";
     case Code::kMbarrierPendingOverflow:
       return "pending count would become " + N(v.value) + ", above " + N(kMax20);
+    case Code::kMbarrierPendingCountToken:
+      return "mbarrier.pending_count on a state that no arrive.noComplete or "
+             "arrive_drop.noComplete returned";
     case Code::kCpAsyncWaitUncommitted:
       return "cp.async.wait_group " + N(v.value) + " does not cover " +
              Plural(v.limit, "uncommitted cp.async", "uncommitted cp.async copies");

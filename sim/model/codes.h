@@ -108,6 +108,12 @@ enum class Severity : uint8_t { kError, kWarning };
     "PTX ISA (cp.async.mbarrier.arrive): without .noinc the pending count is incremented before "  \
     "the asynchronous arrive; the pending count must stay in 0..2^20-1. Typical bug: a "           \
     "cp.async.mbarrier.arrive per copy in a loop with no matching phase completion.")              \
+  X(kMbarrierPendingCountToken, "M1013", "mbarrier-pending-count-token", kError,                  \
+    "mbarrier.pending_count on a state not returned by a .noComplete arrive",                      \
+    "PTX ISA (mbarrier.pending_count): the state operand must be the result of a prior "           \
+    "mbarrier.arrive.noComplete or mbarrier.arrive_drop.noComplete; otherwise the behaviour is "   \
+    "undefined. Typical bug: reading the pending count from the token of an ordinary arrive to "   \
+    "decide which thread was last.")                                                               \
   X(kCpAsyncWaitUncommitted, "A1001", "cp-async-wait-uncommitted", kWarning,                       \
     "cp.async.wait_group with copies never committed",                                             \
     "PTX ISA (cp.async.wait_group): wait_group waits only for committed cp.async-groups; copies "  \

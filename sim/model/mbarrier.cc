@@ -67,7 +67,7 @@ MbarrierArriveResult ArriveOn(MbarrierState& s, int64_t count, int64_t expect_tx
     r.violation = Violation{Code::kMbarrierNoCompleteCompletes, count, s.pending_count};
     return r;
   }
-  r.token = MbarrierToken{s.phase, s.pending_count};
+  r.token = MbarrierToken{s.phase, s.pending_count, no_complete};
   s.expected_count -= static_cast<int32_t>(drop);
   s.tx_count = static_cast<int32_t>(tx);
   s.pending_count -= static_cast<int32_t>(count);
@@ -135,8 +135,7 @@ MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx) {
   const int64_t next = int64_t{s.tx_count} + tx;
   if ((r.violation = CheckTxResult(next))) return r;
   s.tx_count = static_cast<int32_t>(next);
-  r.phase_completed = CompleteIfDone(s);
-  return r;
+  return r;  // no completion step (see the header)
 }
 
 MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx) {
@@ -177,6 +176,16 @@ MbarrierWaitResult MbarrierTryWait(MbarrierState& s, MbarrierToken token, bool s
 MbarrierWaitResult MbarrierTryWaitParity(MbarrierState& s, uint32_t parity, bool spurious_fail) {
   const uint32_t wait_phase = ((parity & 1u) == s.parity()) ? s.phase : s.phase - 1u;
   return WaitOnPhase(s, wait_phase, spurious_fail);
+}
+
+MbarrierPendingCountResult MbarrierPendingCount(MbarrierToken token) {
+  MbarrierPendingCountResult r;
+  if (!token.from_no_complete) {
+    r.violation = Violation{Code::kMbarrierPendingCountToken, 0, 0};
+    return r;
+  }
+  r.count = token.pending_count;
+  return r;
 }
 
 MbarrierResult MbarrierAsyncArriveIssue(MbarrierState& s, bool noinc) {

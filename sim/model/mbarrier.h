@@ -14,15 +14,18 @@
 //   * ranges (.layout::v0, the only layout on sm_90): expected 1..2^20-1, pending 0..2^20-1,
 //     tx -(2^20-1)..2^20-1; the arrive count operand 1..2^20-1. The txCount operand is a u32; the
 //     rule is on the resulting tx-count, not on the operand.
-//   * phase completion: whenever an operation leaves pending == 0 and tx == 0, the phase
-//     completes: phase += 1, pending = expected (tx is 0 already). tx may be negative transiently
+//   * phase completion: whenever an arrive-on or a complete-tx leaves pending == 0 and tx == 0,
+//     the phase completes: phase += 1, pending = expected (tx is 0 already). tx may be negative transiently
 //     (complete_tx before the matching expect_tx); the phase does not complete while tx != 0.
 //   * every transition is a function of (state, operands) only; the engine owns nondeterminism
 //     (which agent runs, when bytes land, whether try_wait fails spuriously) and passes it in.
 //
 // On a violation the state is left unchanged and the result carries the Violation: the operation
 // is undefined behaviour in PTX, so the engine reports it and stops exploring that path. The rule
-// has no exceptions, so callers never have to guess what a half-applied operation did.
+// has no exceptions, so callers never have to guess what a half-applied operation did. When
+// several rules are broken at once, one violation is reported, the first in this order: life
+// (M1001/M1002), count operand range (M1010), observation (M1009), drop (M1011), tx range (M1006),
+// over-arrival (M1005), noComplete (M1007).
 //
 // Cost: every function is a handful of integer operations, no allocation.
 #ifndef PARITY_SIM_MODEL_MBARRIER_H_
@@ -59,15 +62,16 @@ struct MbarrierState {
 
 // The opaque 64-bit `state` returned by mbarrier.arrive, as the model sees it: the barrier's phase
 // and pending count immediately BEFORE the arrive-on.
-// OPEN(litmus): PTX only says the state is opaque and that mbarrier.pending_count extracts "the
-// pending arrival count" from it. We read it as the value before this arrive (the hardware arrive
-// is an atomic that returns the old word). The litmus suite records pending_count(state) after an
-// arrive of count 1 on a fresh barrier of count 4: 4 (before) or 3 (after).
+// PTX (mbarrier.arrive): the state captures "the phase of the mbarrier object prior to the
+// arrive-on operation"; (mbarrier.pending_count): the count read from it is "the pending count of
+// the mbarrier object prior to the arrive-on operation", and the state "must be the result of a
+// prior mbarrier.arrive.noComplete or mbarrier.arrive_drop.noComplete" (M1013 otherwise).
 // An engine that knows which absolute phase a program means (e.g. from its own phase tracking)
-// may build a token {phase, 0} to wait on that phase; this is how parity aliasing is detected.
+// may build a token {phase} to wait on that phase; this is how parity aliasing is detected.
 struct MbarrierToken {
   uint32_t phase = 0;
   int32_t pending_count = 0;
+  bool from_no_complete = false;  // produced by arrive.noComplete / arrive_drop.noComplete
 
   bool operator==(const MbarrierToken&) const = default;
 };
@@ -116,8 +120,12 @@ MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_
 // mbarrier.expect_tx [addr], tx: tx += tx. Not an arrive-on, so M1009 does not apply ("Primary
 // phase" names arrive-on operations only). M1001/M1002, M1006 (result out of range). `tx` is the
 // u32 operand: a value outside 0..2^32-1 is an engine bug (PARITY_CHECK).
-// OPEN(litmus): when this brings tx back to 0 with no arrival pending (bytes landed first, all
-// arrivals done), we complete the phase: the completion condition is checked after every update.
+// Never completes the phase: PTX lists "mbarrier potentially completing the current phase" as a
+// step of the arrive-on and complete-tx operations, not of expect-tx.
+// OPEN(litmus): so an expect_tx that brings tx back to 0 with no arrival pending (bytes landed
+// first, all arrivals done) leaves the phase incomplete (pending 0, tx 0) until some later
+// complete_tx; the verifier then reports the hang. The H100 litmus test: init(1), complete_tx(16),
+// arrive, expect_tx(16), then test_wait.parity(0).
 MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx);
 
 // complete_tx by tx bytes (the "complete-tx operation" performed by cp.async.bulk{.tensor},
@@ -158,8 +166,15 @@ MbarrierWaitResult MbarrierTestWaitParity(MbarrierState& s, uint32_t parity);
 MbarrierWaitResult MbarrierTryWait(MbarrierState& s, MbarrierToken token, bool spurious_fail);
 MbarrierWaitResult MbarrierTryWaitParity(MbarrierState& s, uint32_t parity, bool spurious_fail);
 
-// mbarrier.pending_count count, state.
-inline int32_t MbarrierPendingCount(MbarrierToken token) { return token.pending_count; }
+// mbarrier.pending_count count, state: the pending count before the arrive that made the token.
+// M1013 when the token did not come from a .noComplete arrive (value/limit 0).
+struct MbarrierPendingCountResult {
+  int32_t count = 0;
+  std::optional<Violation> violation;
+
+  bool ok() const { return !violation.has_value(); }
+};
+MbarrierPendingCountResult MbarrierPendingCount(MbarrierToken token);
 
 // cp.async.mbarrier.arrive{.noinc} [addr], issue half. Without .noinc the pending count is
 // incremented by 1 now (M1012 if it would exceed 2^20-1), so that the later asynchronous arrive

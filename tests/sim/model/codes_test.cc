@@ -96,6 +96,9 @@ TEST(CodesTest, DescribeEveryCode) {
        "per phase leaves the expected count at 0 (must stay >= 1)"},
       {{Code::kMbarrierPendingOverflow, 1048576, 1048575},
        "M1012 mbarrier-pending-overflow: pending count would become 1048576, above 1048575"},
+      {{Code::kMbarrierPendingCountToken, 0, 0},
+       "M1013 mbarrier-pending-count-token: mbarrier.pending_count on a state that no "
+       "arrive.noComplete or arrive_drop.noComplete returned"},
       {{Code::kCpAsyncWaitUncommitted, 1, 2},
        "A1001 cp-async-wait-uncommitted: cp.async.wait_group 1 does not cover 2 uncommitted "
        "cp.async copies"},
