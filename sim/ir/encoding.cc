@@ -1,0 +1,796 @@
+#include "sim/ir/encoding.h"
+
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "sim/ir/hash.h"
+
+namespace parity::ir {
+namespace {
+
+constexpr uint32_t kMaxArg = (1u << 24) - 1;
+
+const char* const kDtypes[] = {"u8",  "u16", "u32",  "s32",    "u64",  "s64",    "f16",
+                               "f32", "f64", "bf16", "f32ftz", "tf32", "tf32ftz"};
+const char* const kSwizzles[] = {"none", "32B", "64B", "128B"};
+const char* const kInterleaves[] = {"none", "16B", "32B"};
+const char* const kOobFills[] = {"zero", "nan"};
+
+template <size_t N>
+uint32_t CodeOf(const char* const (&names)[N], const std::string& s) {
+  for (size_t i = 0; i < N; ++i) {
+    if (s == names[i]) return static_cast<uint32_t>(i);
+  }
+  return kEncodingNone;
+}
+
+uint32_t Lo(int64_t v) { return static_cast<uint32_t>(static_cast<uint64_t>(v)); }
+uint32_t Hi(int64_t v) { return static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32); }
+
+uint32_t Checksum(const std::vector<uint32_t>& w, size_t from) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = from; i < w.size(); ++i) {
+    for (int b = 0; b < 4; ++b) {
+      h ^= (w[i] >> (8 * b)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  return static_cast<uint32_t>(h);
+}
+
+// ---------------------------------------------------------------------------------------------
+class Encoder {
+ public:
+  explicit Encoder(const Program& p) : p_(p) {}
+
+  Expected<std::vector<uint32_t>> Run(const std::vector<int64_t>& values) {
+    std::vector<uint32_t> w(kEncodingHeaderWords, 0);
+    w[0] = kEncodingMagic;
+    w[1] = kEncodingVersion;
+    w[2] = kEncodingHeaderWords;
+    const uint64_t hash = ContentHash(p_);
+    w[4] = static_cast<uint32_t>(hash);
+    w[5] = static_cast<uint32_t>(hash >> 32);
+
+    w[6] = static_cast<uint32_t>(values.size());
+    w[7] = static_cast<uint32_t>(w.size());
+    for (int64_t v : values) {
+      w.push_back(Lo(v));
+      w.push_back(Hi(v));
+    }
+    // Declarations and roles first (into separate vectors), so that the pool is complete.
+    std::vector<uint32_t> buffers, barriers, maps, roles;
+    const uint32_t cm = Ref(p_.cluster_m), cn = Ref(p_.cluster_n), cl = Ref(p_.clusters);
+    for (const BufferDecl& b : p_.buffers) {
+      buffers.insert(buffers.end(), {Ref(b.stages), Ref(b.bytes), Ref(b.align)});
+    }
+    for (const BarrierDecl& b : p_.barriers) {
+      barriers.insert(barriers.end(), {Ref(b.size), Ref(b.count)});
+    }
+    for (const TensorMapDecl& m : p_.tensor_maps) {
+      maps.insert(maps.end(), {CodeOf(kDtypes, m.dtype), CodeOf(kSwizzles, m.swizzle),
+                               CodeOf(kInterleaves, m.interleave), CodeOf(kOobFills, m.oob_fill),
+                               static_cast<uint32_t>(m.global_dims.size()),
+                               static_cast<uint32_t>(m.global_strides.size()),
+                               static_cast<uint32_t>(m.element_strides.size())});
+      if (m.box_dims.size() != m.global_dims.size()) {
+        return Status("encoding.bad-program", "tensor map `" + m.name + "`: box rank != dims rank");
+      }
+      for (const auto* list : {&m.global_dims, &m.box_dims, &m.global_strides, &m.element_strides}) {
+        for (ExprId e : *list) maps.push_back(Ref(e));
+      }
+    }
+    for (const Role& r : p_.roles) {
+      std::vector<uint32_t> body = EncodeBlock(r.body);
+      roles.insert(roles.end(), {Ref(r.count), Ref(r.threads), Ref(r.when), r.num_vars,
+                                 static_cast<uint32_t>(body.size())});
+      roles.insert(roles.end(), body.begin(), body.end());
+    }
+    if (!error_.ok()) return error_;
+
+    w[8] = static_cast<uint32_t>(w.size());
+    w[9] = static_cast<uint32_t>(pool_.size());
+    w.insert(w.end(), pool_.begin(), pool_.end());
+    w[10] = cm;
+    w[11] = cn;
+    w[12] = cl;
+    auto section = [&](size_t count_at, uint32_t count, const std::vector<uint32_t>& data) {
+      w[count_at] = count;
+      w[count_at + 1] = static_cast<uint32_t>(w.size());
+      w.insert(w.end(), data.begin(), data.end());
+    };
+    section(13, static_cast<uint32_t>(p_.buffers.size()), buffers);
+    section(15, static_cast<uint32_t>(p_.barriers.size()), barriers);
+    section(17, static_cast<uint32_t>(p_.tensor_maps.size()), maps);
+    section(19, static_cast<uint32_t>(p_.roles.size()), roles);
+
+    w[21] = static_cast<uint32_t>(w.size());
+    String(p_.name, &w);
+    for (const Param& x : p_.params) String(x.name, &w);
+    for (const BufferDecl& x : p_.buffers) String(x.name, &w);
+    for (const BarrierDecl& x : p_.barriers) String(x.name, &w);
+    for (const TensorMapDecl& x : p_.tensor_maps) String(x.name, &w);
+    for (const Role& x : p_.roles) String(x.name, &w);
+    for (const Role& x : p_.roles) {
+      for (const std::string& v : x.var_names) String(v, &w);
+    }
+    w[22] = static_cast<uint32_t>(w.size() - w[21]);
+    w[3] = static_cast<uint32_t>(w.size());
+    w[23] = Checksum(w, kEncodingHeaderWords);
+    return w;
+  }
+
+ private:
+  static void String(const std::string& s, std::vector<uint32_t>* w) {
+    w->push_back(static_cast<uint32_t>(s.size()));
+    for (size_t i = 0; i < s.size(); i += 4) {
+      uint32_t word = 0;
+      for (size_t b = 0; b < 4 && i + b < s.size(); ++b) {
+        word |= static_cast<uint32_t>(static_cast<unsigned char>(s[i + b])) << (8 * b);
+      }
+      w->push_back(word);
+    }
+  }
+
+  uint32_t Arg(uint64_t v) {
+    if (v > kMaxArg && error_.ok()) {
+      error_ = Status("encoding.too-large", "a slot, jump or count does not fit in 24 bits");
+    }
+    return static_cast<uint32_t>(v & kMaxArg);
+  }
+  uint32_t Word(EncodedExprOp op, uint64_t arg = 0) {
+    return static_cast<uint32_t>(op) | (Arg(arg) << 8);
+  }
+
+  uint32_t Ref(ExprId id) {
+    if (id == kNoExpr) return kEncodingNone;
+    if (auto it = memo_.find(id); it != memo_.end()) return it->second;
+    const uint32_t at = static_cast<uint32_t>(pool_.size());
+    std::vector<uint32_t> code = Code(id);
+    pool_.push_back(static_cast<uint32_t>(code.size()));
+    pool_.insert(pool_.end(), code.begin(), code.end());
+    memo_[id] = at;
+    return at;
+  }
+
+  std::vector<uint32_t> Code(ExprId id) {
+    std::vector<uint32_t> c;
+    if (id >= p_.exprs.size()) {
+      if (error_.ok()) error_ = Status("encoding.bad-program", "expression id out of range");
+      return c;
+    }
+    const Expr& e = p_.exprs[id];
+    auto append = [&c](const std::vector<uint32_t>& more) { c.insert(c.end(), more.begin(), more.end()); };
+    switch (e.kind) {
+      case Expr::Kind::kConst:
+      case Expr::Kind::kParam:  // SubstituteParams removed these; a stray one is its default.
+        c = {Word(EncodedExprOp::kConst), Lo(e.value), Hi(e.value)};
+        if (e.kind == Expr::Kind::kParam && error_.ok()) {
+          error_ = Status("encoding.bad-program", "a param was not substituted");
+        }
+        break;
+      case Expr::Kind::kVar: c = {Word(EncodedExprOp::kVar, e.index)}; break;
+      case Expr::Kind::kBuiltin: c = {Word(EncodedExprOp::kBuiltin, e.op)}; break;
+      case Expr::Kind::kUnary:
+        c = Code(e.a);
+        c.push_back(Word(EncodedExprOp::kUnary, e.op));
+        break;
+      case Expr::Kind::kBinary: {
+        c = Code(e.a);
+        std::vector<uint32_t> b = Code(e.b);
+        const auto op = static_cast<BinaryOp>(e.op);
+        if (op == BinaryOp::kAnd || op == BinaryOp::kOr) {
+          c.push_back(Word(op == BinaryOp::kAnd ? EncodedExprOp::kAndJump : EncodedExprOp::kOrJump,
+                           b.size() + 1));
+          append(b);
+          c.push_back(Word(EncodedExprOp::kBool));
+        } else {
+          append(b);
+          c.push_back(Word(EncodedExprOp::kBinary, e.op));
+        }
+        break;
+      }
+      case Expr::Kind::kSelect: {
+        c = Code(e.a);
+        std::vector<uint32_t> b = Code(e.b), d = Code(e.c);
+        c.push_back(Word(EncodedExprOp::kJumpIfZero, b.size() + 1));
+        append(b);
+        c.push_back(Word(EncodedExprOp::kJump, d.size()));
+        append(d);
+        break;
+      }
+    }
+    return c;
+  }
+
+  void Bar(const BarrierRef& r, std::vector<uint32_t>* f) {
+    f->insert(f->end(), {r.barrier, Ref(r.index), Ref(r.cta)});
+  }
+  void Buf(const BufferRef& r, std::vector<uint32_t>* f) {
+    f->insert(f->end(), {r.buffer, Ref(r.slot), Ref(r.offset), Ref(r.bytes), Ref(r.cta)});
+  }
+
+  std::vector<uint32_t> OpFields(const Op& op) {
+    std::vector<uint32_t> f;
+    std::visit(
+        [&](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, MbarrierInit>) {
+            Bar(o.bar, &f);
+            f.push_back(Ref(o.count));
+          } else if constexpr (std::is_same_v<T, MbarrierInval>) {
+            Bar(o.bar, &f);
+          } else if constexpr (std::is_same_v<T, MbarrierArrive>) {
+            f.push_back(static_cast<uint32_t>(o.kind));
+            Bar(o.bar, &f);
+            f.insert(f.end(), {Ref(o.count), Ref(o.expect_tx), Ref(o.mask), o.token_var});
+          } else if constexpr (std::is_same_v<T, MbarrierExpectTx> ||
+                               std::is_same_v<T, MbarrierCompleteTx>) {
+            Bar(o.bar, &f);
+            f.push_back(Ref(o.bytes));
+          } else if constexpr (std::is_same_v<T, MbarrierWait>) {
+            Bar(o.bar, &f);
+            f.insert(f.end(), {Ref(o.parity), o.token_var, uint32_t{o.test_only}, o.result_var});
+          } else if constexpr (std::is_same_v<T, TmaLoad>) {
+            f.push_back(o.tensor_map);
+            Buf(o.dst, &f);
+            Bar(o.bar, &f);
+            f.push_back(Ref(o.multicast_mask));
+            f.push_back(static_cast<uint32_t>(o.coords.size()));
+            for (ExprId e : o.coords) f.push_back(Ref(e));
+          } else if constexpr (std::is_same_v<T, TmaStore>) {
+            f.push_back(o.tensor_map);
+            Buf(o.src, &f);
+            f.push_back(static_cast<uint32_t>(o.coords.size()));
+            for (ExprId e : o.coords) f.push_back(Ref(e));
+          } else if constexpr (std::is_same_v<T, BulkLoad>) {
+            Buf(o.dst, &f);
+            Bar(o.bar, &f);
+            f.push_back(Ref(o.multicast_mask));
+          } else if constexpr (std::is_same_v<T, BulkStore>) {
+            Buf(o.src, &f);
+          } else if constexpr (std::is_same_v<T, BulkWait>) {
+            f.insert(f.end(), {Ref(o.pending), uint32_t{o.read}});
+          } else if constexpr (std::is_same_v<T, CpAsync>) {
+            Buf(o.dst, &f);
+          } else if constexpr (std::is_same_v<T, CpAsyncWait>) {
+            f.push_back(Ref(o.pending));
+          } else if constexpr (std::is_same_v<T, CpAsyncMbarrierArrive>) {
+            Bar(o.bar, &f);
+            f.push_back(uint32_t{o.noinc});
+          } else if constexpr (std::is_same_v<T, StAsync>) {
+            Buf(o.dst, &f);
+            Bar(o.bar, &f);
+          } else if constexpr (std::is_same_v<T, Fence>) {
+            f.push_back(static_cast<uint32_t>(o.kind));
+          } else if constexpr (std::is_same_v<T, ClusterArrive>) {
+            f.push_back(uint32_t{o.relaxed});
+          } else if constexpr (std::is_same_v<T, NamedBarrier>) {
+            f.insert(f.end(), {Ref(o.id), Ref(o.threads), uint32_t{o.sync}});
+          } else if constexpr (std::is_same_v<T, BufferAccess>) {
+            Buf(o.buf, &f);
+            f.push_back(uint32_t{o.write});
+          } else {
+            static_assert(std::is_same_v<T, BulkCommit> || std::is_same_v<T, CpAsyncCommit> ||
+                          std::is_same_v<T, ClusterWait> || std::is_same_v<T, Exit>);
+          }
+        },
+        op);
+    return f;
+  }
+
+  void Record(uint32_t kind, const std::vector<uint32_t>& fields, std::vector<uint32_t>* out) {
+    out->push_back(kind | (Arg(fields.size() + 1) << 8));
+    out->insert(out->end(), fields.begin(), fields.end());
+  }
+
+  std::vector<uint32_t> EncodeBlock(const Block& block) {
+    std::vector<uint32_t> out;
+    for (const Stmt& s : block) {
+      if (const auto* let = std::get_if<Let>(&s.node)) {
+        Record(static_cast<uint32_t>(EncodedStmtKind::kLet), {let->var, Ref(let->value)}, &out);
+      } else if (const auto* f = std::get_if<For>(&s.node)) {
+        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> fields = {f->var, Ref(f->lo), Ref(f->hi), Ref(f->step),
+                                        static_cast<uint32_t>(body.size())};
+        fields.insert(fields.end(), body.begin(), body.end());
+        Record(static_cast<uint32_t>(EncodedStmtKind::kFor), fields, &out);
+      } else if (const auto* i = std::get_if<If>(&s.node)) {
+        std::vector<uint32_t> then_body = EncodeBlock(i->then_body);
+        std::vector<uint32_t> else_body = EncodeBlock(i->else_body);
+        std::vector<uint32_t> fields = {Ref(i->cond), static_cast<uint32_t>(then_body.size()),
+                                        static_cast<uint32_t>(else_body.size())};
+        fields.insert(fields.end(), then_body.begin(), then_body.end());
+        fields.insert(fields.end(), else_body.begin(), else_body.end());
+        Record(static_cast<uint32_t>(EncodedStmtKind::kIf), fields, &out);
+      } else {
+        const Op& op = std::get<Op>(s.node);
+        Record(static_cast<uint32_t>(EncodedStmtKind::kOpBase) + static_cast<uint32_t>(op.index()),
+               OpFields(op), &out);
+      }
+    }
+    return out;
+  }
+
+  const Program& p_;
+  std::vector<uint32_t> pool_;
+  std::map<ExprId, uint32_t> memo_;
+  Status error_;
+};
+
+// ---------------------------------------------------------------------------------------------
+class Decoder {
+ public:
+  explicit Decoder(const std::vector<uint32_t>& w) : w_(w) {}
+
+  Expected<Program> Run() {
+    Program p;
+    p.file = "<encoded>";
+    p_ = &p;
+    if (w_.size() < kEncodingHeaderWords) return Bad("shorter than the header");
+    if (w_[0] != kEncodingMagic) return Bad("bad magic (not a Parity schedule encoding)");
+    if (w_[1] != kEncodingVersion) {
+      return Bad("version " + std::to_string(w_[1]) + ", expected " + std::to_string(kEncodingVersion));
+    }
+    if (w_[2] != kEncodingHeaderWords || w_[3] != w_.size()) return Bad("header/total size mismatch");
+    if (w_[23] != Checksum(w_, kEncodingHeaderWords)) return Bad("checksum mismatch");
+    pool_begin_ = w_[8];
+    pool_end_ = static_cast<uint64_t>(w_[8]) + w_[9];
+    if (pool_begin_ < kEncodingHeaderWords || pool_end_ > w_.size()) return Bad("expression pool out of range");
+
+    // Params.
+    const uint32_t np = w_[6];
+    if (!Range(w_[7], uint64_t{np} * 2)) return Bad("params out of range");
+    p.params.resize(np);
+    for (uint32_t i = 0; i < np; ++i) {
+      p.params[i].default_value = static_cast<int64_t>(
+          static_cast<uint64_t>(w_[w_[7] + 2 * i]) | static_cast<uint64_t>(w_[w_[7] + 2 * i + 1]) << 32);
+    }
+    p.cluster_m = Expr_(w_[10]);
+    p.cluster_n = Expr_(w_[11]);
+    p.clusters = Expr_(w_[12]);
+
+    if (!Range(w_[14], uint64_t{w_[13]} * 3)) return Bad("buffers out of range");
+    p.buffers.resize(w_[13]);
+    for (uint32_t i = 0; i < w_[13]; ++i) {
+      const uint32_t at = w_[14] + 3 * i;
+      p.buffers[i].stages = Expr_(w_[at]);
+      p.buffers[i].bytes = Expr_(w_[at + 1]);
+      p.buffers[i].align = Expr_(w_[at + 2]);
+    }
+    if (!Range(w_[16], uint64_t{w_[15]} * 2)) return Bad("barriers out of range");
+    p.barriers.resize(w_[15]);
+    for (uint32_t i = 0; i < w_[15]; ++i) {
+      p.barriers[i].size = Expr_(w_[w_[16] + 2 * i]);
+      p.barriers[i].count = Expr_(w_[w_[16] + 2 * i + 1]);
+    }
+    size_t at = w_[18];
+    if (w_[17] > w_.size()) return Bad("tensor map count out of range");
+    p.tensor_maps.resize(w_[17]);
+    for (TensorMapDecl& m : p.tensor_maps) {
+      if (!Range(at, 7)) return Bad("tensor map out of range");
+      if (!Name(kDtypes, w_[at], &m.dtype) || !Name(kSwizzles, w_[at + 1], &m.swizzle) ||
+          !Name(kInterleaves, w_[at + 2], &m.interleave) || !Name(kOobFills, w_[at + 3], &m.oob_fill)) {
+        return Bad("tensor map enum out of range");
+      }
+      const uint32_t rank = w_[at + 4], ns = w_[at + 5], ne = w_[at + 6];
+      if (rank > 16 || ns > 16 || ne > 16) return Bad("tensor map rank out of range");
+      at += 7;
+      if (!Range(at, 2 * rank + ns + ne)) return Bad("tensor map out of range");
+      for (auto [list, n] : {std::pair{&m.global_dims, rank}, std::pair{&m.box_dims, rank},
+                             std::pair{&m.global_strides, ns}, std::pair{&m.element_strides, ne}}) {
+        for (uint32_t k = 0; k < n; ++k) list->push_back(Expr_(w_[at++]));
+      }
+    }
+    at = w_[20];
+    if (w_[19] > w_.size()) return Bad("role count out of range");
+    p.roles.resize(w_[19]);
+    for (Role& r : p.roles) {
+      if (!Range(at, 5)) return Bad("role out of range");
+      role_ = nullptr;  // count/threads/when see no variables
+      r.count = Expr_(w_[at]);
+      r.threads = Expr_(w_[at + 1]);
+      r.when = Expr_(w_[at + 2]);
+      r.num_vars = w_[at + 3];
+      if (r.num_vars > w_.size()) return Bad("role variable count out of range");
+      const uint32_t body = w_[at + 4];
+      at += 5;
+      if (!Range(at, body)) return Bad("role body out of range");
+      role_ = &r;
+      r.body = Block_(at, at + body, 0);
+      at += body;
+    }
+
+    // Strings.
+    at = w_[21];
+    const uint64_t strings_end = uint64_t{w_[21]} + w_[22];
+    if (strings_end > w_.size()) return Bad("strings out of range");
+    auto str = [&](std::string* s) {
+      if (at >= strings_end) return Fail("string table too short");
+      const uint32_t len = w_[at++];
+      const uint64_t words = (uint64_t{len} + 3) / 4;
+      if (at + words > strings_end) return Fail("string out of range");
+      s->clear();
+      for (uint32_t i = 0; i < len; ++i) s->push_back(static_cast<char>((w_[at + i / 4] >> (8 * (i % 4))) & 0xff));
+      at += words;
+    };
+    str(&p.name);
+    for (Param& x : p.params) str(&x.name);
+    for (BufferDecl& x : p.buffers) str(&x.name);
+    for (BarrierDecl& x : p.barriers) str(&x.name);
+    for (TensorMapDecl& x : p.tensor_maps) str(&x.name);
+    for (Role& x : p.roles) str(&x.name);
+    for (Role& x : p.roles) {
+      x.var_names.resize(x.num_vars);
+      for (std::string& v : x.var_names) str(&v);
+    }
+    if (!why_.empty()) return Bad(why_);
+    return p;
+  }
+
+ private:
+  Status Bad(const std::string& why) const { return Status("encoding.bad", why, SourceLocation{"<encoded>", 0, 0}); }
+  void Fail(const std::string& why) {
+    if (why_.empty()) why_ = why;
+  }
+  bool Range(uint64_t begin, uint64_t n) const { return begin <= w_.size() && n <= w_.size() - begin; }
+  template <size_t N>
+  static bool Name(const char* const (&names)[N], uint32_t code, std::string* out) {
+    if (code >= N) return false;
+    *out = names[code];
+    return true;
+  }
+
+  ExprId Add(Expr e) {
+    p_->exprs.push_back(e);
+    return static_cast<ExprId>(p_->exprs.size() - 1);
+  }
+
+  // An expression ref -> an ExprId (shared refs decode once).
+  ExprId Expr_(uint32_t ref) {
+    if (ref == kEncodingNone) return kNoExpr;
+    if (auto it = memo_.find(ref); it != memo_.end()) return it->second;
+    const uint64_t at = pool_begin_ + uint64_t{ref};
+    if (at >= pool_end_) {
+      Fail("expression ref out of range");
+      return Add(Expr{});
+    }
+    const uint64_t end = at + 1 + w_[at];
+    if (end > pool_end_) {
+      Fail("expression record out of range");
+      return Add(Expr{});
+    }
+    const ExprId id = Range_(at + 1, end, 0);
+    memo_[ref] = id;
+    return id;
+  }
+
+  // Runs the bytecode in [b, e) symbolically; it must leave exactly one value.
+  ExprId Range_(uint64_t b, uint64_t e, int depth) {
+    std::vector<ExprId> stack;
+    auto pop = [&]() -> ExprId {
+      if (stack.empty()) {
+        Fail("expression stack underflow");
+        return Add(Expr{});
+      }
+      const ExprId x = stack.back();
+      stack.pop_back();
+      return x;
+    };
+    if (depth > 1000) {
+      Fail("expression nested too deeply");
+      return Add(Expr{});
+    }
+    uint64_t pc = b;
+    while (pc < e && why_.empty()) {
+      const uint32_t word = w_[pc];
+      const auto op = static_cast<EncodedExprOp>(word & 0xff);
+      const uint32_t arg = word >> 8;
+      Expr x;
+      switch (op) {
+        case EncodedExprOp::kConst:
+          if (pc + 2 >= e) {
+            Fail("truncated constant");
+            break;
+          }
+          x.kind = Expr::Kind::kConst;
+          x.value = static_cast<int64_t>(static_cast<uint64_t>(w_[pc + 1]) |
+                                         static_cast<uint64_t>(w_[pc + 2]) << 32);
+          stack.push_back(Add(x));
+          pc += 3;
+          continue;
+        case EncodedExprOp::kVar:
+          if (role_ == nullptr || arg >= role_->num_vars) Fail("variable slot out of range");
+          x.kind = Expr::Kind::kVar;
+          x.index = arg;
+          break;
+        case EncodedExprOp::kBuiltin:
+          if (arg > static_cast<uint32_t>(Builtin::kAgent)) Fail("bad builtin");
+          x.kind = Expr::Kind::kBuiltin;
+          x.op = static_cast<uint8_t>(arg);
+          break;
+        case EncodedExprOp::kUnary:
+          if (arg > static_cast<uint32_t>(UnaryOp::kBitNot)) Fail("bad unary operator");
+          x.kind = Expr::Kind::kUnary;
+          x.op = static_cast<uint8_t>(arg);
+          x.a = pop();
+          break;
+        case EncodedExprOp::kBinary:
+          if (arg > static_cast<uint32_t>(BinaryOp::kMax) || arg == static_cast<uint32_t>(BinaryOp::kAnd) ||
+              arg == static_cast<uint32_t>(BinaryOp::kOr)) {
+            Fail("bad binary operator");
+          }
+          x.kind = Expr::Kind::kBinary;
+          x.op = static_cast<uint8_t>(arg);
+          x.b = pop();
+          x.a = pop();
+          break;
+        case EncodedExprOp::kJumpIfZero: {
+          // cond JZ(n) <b ...> J(m) <c ...>
+          const uint64_t target = pc + 1 + arg;
+          if (arg == 0 || target > e || (w_[target - 1] & 0xff) != static_cast<uint32_t>(EncodedExprOp::kJump)) {
+            Fail("malformed ?:");
+            break;
+          }
+          const uint64_t end = target + (w_[target - 1] >> 8);
+          if (end > e) {
+            Fail("malformed ?:");
+            break;
+          }
+          x.kind = Expr::Kind::kSelect;
+          x.a = pop();
+          x.b = Range_(pc + 1, target - 1, depth + 1);
+          x.c = Range_(target, end, depth + 1);
+          stack.push_back(Add(x));
+          pc = end;
+          continue;
+        }
+        case EncodedExprOp::kAndJump:
+        case EncodedExprOp::kOrJump: {
+          const uint64_t end = pc + 1 + arg;
+          if (arg == 0 || end > e || (w_[end - 1] & 0xff) != static_cast<uint32_t>(EncodedExprOp::kBool)) {
+            Fail("malformed && or ||");
+            break;
+          }
+          x.kind = Expr::Kind::kBinary;
+          x.op = static_cast<uint8_t>(op == EncodedExprOp::kAndJump ? BinaryOp::kAnd : BinaryOp::kOr);
+          x.a = pop();
+          x.b = Range_(pc + 1, end - 1, depth + 1);
+          stack.push_back(Add(x));
+          pc = end;
+          continue;
+        }
+        default:
+          Fail("bad expression opcode " + std::to_string(word & 0xff));
+          break;
+      }
+      if (!why_.empty()) break;
+      stack.push_back(Add(x));
+      ++pc;
+    }
+    if (why_.empty() && stack.size() != 1) Fail("expression does not leave exactly one value");
+    return stack.empty() ? Add(Expr{}) : stack.back();
+  }
+
+  // Field reader for one statement record.
+  struct Fields {
+    Decoder* d;
+    uint64_t at, end;
+    uint32_t Next() {
+      if (at >= end) {
+        d->Fail("statement record too short");
+        return kEncodingNone;
+      }
+      return d->w_[at++];
+    }
+  };
+
+  uint32_t Var(uint32_t slot, bool optional) {
+    if (slot == kEncodingNone && optional) return slot;
+    if (role_ == nullptr || slot >= role_->num_vars) Fail("variable slot out of range");
+    return slot;
+  }
+  BarrierRef Bar(Fields* f) {
+    BarrierRef r;
+    r.barrier = f->Next();
+    if (r.barrier >= p_->barriers.size()) Fail("barrier index out of range");
+    r.index = Expr_(f->Next());
+    r.cta = Expr_(f->Next());
+    return r;
+  }
+  BufferRef Buf(Fields* f) {
+    BufferRef r;
+    r.buffer = f->Next();
+    if (r.buffer >= p_->buffers.size()) Fail("buffer index out of range");
+    r.slot = Expr_(f->Next());
+    r.offset = Expr_(f->Next());
+    r.bytes = Expr_(f->Next());
+    r.cta = Expr_(f->Next());
+    return r;
+  }
+  bool Flag(Fields* f) {
+    const uint32_t v = f->Next();
+    if (v > 1) Fail("flag out of range");
+    return v == 1;
+  }
+  uint32_t TensorMap(Fields* f) {
+    const uint32_t m = f->Next();
+    if (m >= p_->tensor_maps.size()) Fail("tensor map index out of range");
+    return m;
+  }
+  void Coords(Fields* f, std::vector<ExprId>* out) {
+    const uint32_t n = f->Next();
+    if (n > 16) {
+      Fail("too many coordinates");
+      return;
+    }
+    for (uint32_t i = 0; i < n; ++i) out->push_back(Expr_(f->Next()));
+  }
+
+  Op DecodeOp(uint32_t index, Fields* f) {
+    switch (index) {
+      case 0: { MbarrierInit o; o.bar = Bar(f); o.count = Expr_(f->Next()); return o; }
+      case 1: { MbarrierInval o; o.bar = Bar(f); return o; }
+      case 2: {
+        MbarrierArrive o;
+        const uint32_t kind = f->Next();
+        if (kind > static_cast<uint32_t>(MbarrierArrive::Kind::kDrop)) Fail("bad arrive kind");
+        o.kind = static_cast<MbarrierArrive::Kind>(kind & 3);
+        o.bar = Bar(f);
+        o.count = Expr_(f->Next());
+        o.expect_tx = Expr_(f->Next());
+        o.mask = Expr_(f->Next());
+        o.token_var = Var(f->Next(), true);
+        return o;
+      }
+      case 3: { MbarrierExpectTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
+      case 4: { MbarrierCompleteTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
+      case 5: {
+        MbarrierWait o;
+        o.bar = Bar(f);
+        o.parity = Expr_(f->Next());
+        o.token_var = Var(f->Next(), true);
+        o.test_only = Flag(f);
+        o.result_var = Var(f->Next(), true);
+        return o;
+      }
+      case 6: {
+        TmaLoad o;
+        o.tensor_map = TensorMap(f);
+        o.dst = Buf(f);
+        o.bar = Bar(f);
+        o.multicast_mask = Expr_(f->Next());
+        Coords(f, &o.coords);
+        return o;
+      }
+      case 7: { TmaStore o; o.tensor_map = TensorMap(f); o.src = Buf(f); Coords(f, &o.coords); return o; }
+      case 8: { BulkLoad o; o.dst = Buf(f); o.bar = Bar(f); o.multicast_mask = Expr_(f->Next()); return o; }
+      case 9: { BulkStore o; o.src = Buf(f); return o; }
+      case 10: return BulkCommit{};
+      case 11: { BulkWait o; o.pending = Expr_(f->Next()); o.read = Flag(f); return o; }
+      case 12: { CpAsync o; o.dst = Buf(f); return o; }
+      case 13: return CpAsyncCommit{};
+      case 14: { CpAsyncWait o; o.pending = Expr_(f->Next()); return o; }
+      case 15: { CpAsyncMbarrierArrive o; o.bar = Bar(f); o.noinc = Flag(f); return o; }
+      case 16: { StAsync o; o.dst = Buf(f); o.bar = Bar(f); return o; }
+      case 17: {
+        Fence o;
+        const uint32_t k = f->Next();
+        if (k > static_cast<uint32_t>(Fence::Kind::kAcqRelCluster)) Fail("bad fence kind");
+        o.kind = static_cast<Fence::Kind>(k & 3);
+        return o;
+      }
+      case 18: return ClusterArrive{Flag(f)};
+      case 19: return ClusterWait{};
+      case 20: {
+        NamedBarrier o;
+        o.id = Expr_(f->Next());
+        o.threads = Expr_(f->Next());
+        o.sync = Flag(f);
+        return o;
+      }
+      case 21: { BufferAccess o; o.buf = Buf(f); o.write = Flag(f); return o; }
+      case 22: return Exit{};
+      default:
+        Fail("bad operation kind " + std::to_string(index));
+        return Exit{};
+    }
+  }
+
+  Block Block_(uint64_t b, uint64_t e, int depth) {
+    Block out;
+    if (depth > 1000) {
+      Fail("blocks nested too deeply");
+      return out;
+    }
+    uint64_t pc = b;
+    while (pc < e && why_.empty()) {
+      const uint32_t head = w_[pc];
+      const uint32_t kind = head & 0xff, len = head >> 8;
+      if (len == 0 || pc + len > e) {
+        Fail("statement length out of range");
+        break;
+      }
+      Fields f{this, pc + 1, pc + len};
+      Stmt s;
+      if (kind == static_cast<uint32_t>(EncodedStmtKind::kLet)) {
+        Let let;
+        let.var = Var(f.Next(), false);
+        let.value = Expr_(f.Next());
+        s.node = let;
+      } else if (kind == static_cast<uint32_t>(EncodedStmtKind::kFor)) {
+        For loop;
+        loop.var = Var(f.Next(), false);
+        loop.lo = Expr_(f.Next());
+        loop.hi = Expr_(f.Next());
+        loop.step = Expr_(f.Next());
+        const uint32_t n = f.Next();
+        if (why_.empty() && f.at + n == f.end) loop.body = Block_(f.at, f.end, depth + 1);
+        else Fail("loop body length mismatch");
+        f.at = f.end;
+        s.node = std::move(loop);
+      } else if (kind == static_cast<uint32_t>(EncodedStmtKind::kIf)) {
+        If i;
+        i.cond = Expr_(f.Next());
+        const uint32_t nt = f.Next(), ne = f.Next();
+        if (why_.empty() && f.at + nt + ne == f.end) {
+          i.then_body = Block_(f.at, f.at + nt, depth + 1);
+          i.else_body = Block_(f.at + nt, f.end, depth + 1);
+        } else {
+          Fail("if body length mismatch");
+        }
+        f.at = f.end;
+        s.node = std::move(i);
+      } else if (kind >= static_cast<uint32_t>(EncodedStmtKind::kOpBase)) {
+        s.node = DecodeOp(kind - static_cast<uint32_t>(EncodedStmtKind::kOpBase), &f);
+      } else {
+        Fail("bad statement kind " + std::to_string(kind));
+      }
+      if (why_.empty() && f.at != f.end) Fail("statement record length mismatch");
+      out.push_back(std::move(s));
+      pc += len;
+    }
+    return out;
+  }
+
+  const std::vector<uint32_t>& w_;
+  Program* p_ = nullptr;
+  const Role* role_ = nullptr;
+  uint64_t pool_begin_ = 0, pool_end_ = 0;
+  std::map<uint32_t, ExprId> memo_;
+  std::string why_;
+};
+
+}  // namespace
+
+Program SubstituteParams(const Program& program, const std::vector<int64_t>& values) {
+  Program p = program;
+  for (Expr& e : p.exprs) {
+    if (e.kind == Expr::Kind::kParam) {
+      e.kind = Expr::Kind::kConst;
+      e.value = e.index < values.size() ? values[e.index] : 0;
+      e.index = 0;
+    }
+  }
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (i < values.size()) p.params[i].default_value = values[i];
+    p.params[i].default_expr = kNoExpr;
+  }
+  return p;
+}
+
+Expected<std::vector<uint32_t>> Encode(const Program& program, const std::vector<int64_t>& values) {
+  if (values.size() != program.params.size()) {
+    return Status("encoding.params", "got " + std::to_string(values.size()) + " param values for " +
+                                         std::to_string(program.params.size()) + " params");
+  }
+  const Program bound = SubstituteParams(program, values);
+  return Encoder(bound).Run(values);
+}
+
+Expected<Program> Decode(const std::vector<uint32_t>& words) { return Decoder(words).Run(); }
+
+}  // namespace parity::ir

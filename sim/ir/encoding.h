@@ -1,0 +1,107 @@
+// A compact POD encoding of a bound schedule for the GPU executor, which interprets it word for
+// word (no pointers, no allocation, no strings needed to run).
+//
+// Everything is 32-bit words; as bytes, each word is little-endian (x86 hosts and NVIDIA GPUs
+// agree, so the host copies std::vector<uint32_t>::data() to the device unchanged). An "expr
+// ref" is a word offset from the start of the expression pool, or kNone = 0xffffffff.
+// Offsets in the header are word offsets from word 0. Params are substituted (an expression
+// never refers to a param); loops, ifs and variables are kept.
+//
+// Header (kHeaderWords = 24 words):
+//   0 kMagic (0x59545250, the bytes "PRTY")      1 kVersion
+//   2 header words (24)                          3 total words
+//   4,5 ContentHash of the bound program (lo, hi) -- identifies schedule + param values
+//   6 number of params       7 params offset: per param, its bound value as int64 (lo, hi)
+//   8 expression pool offset 9 expression pool words
+//  10 cluster_m ref  11 cluster_n ref  12 clusters ref
+//  13 number of buffers      14 buffers offset: per buffer  stages, bytes, align   (3 refs)
+//  15 number of barriers     16 barriers offset: per barrier size, count           (2 refs)
+//  17 number of tensor maps  18 tensor maps offset: per map
+//        dtype (CUtensorMapDataType), swizzle (CUtensorMapSwizzle), interleave
+//        (CUtensorMapInterleave), oob fill (CUtensorMapFloatOOBfill), rank, #strides,
+//        #element strides, then rank dims refs, rank box refs, the strides refs, the
+//        element strides refs
+//  19 number of roles        20 roles offset: per role
+//        count ref, threads ref, when ref, num_vars, body words, then the body
+//  21 strings offset         22 strings words
+//  23 checksum: the low 32 bits of FNV-1a 64 over the bytes of words 24 .. total-1
+//
+// Expression record (at pool offset r): word n, then n bytecode words, evaluated on a stack of
+// int64. Each bytecode word is opcode (bits 0..7) | argument << 8; relative jumps skip `arg`
+// words forward from the next instruction:
+//   kConst  (arg 0) + 2 words: the int64 value (lo, hi)     push
+//   kVar    arg = variable slot                               push
+//   kBuiltin arg = ir::Builtin                                push
+//   kUnary  arg = ir::UnaryOp                                 pop a, push op a
+//   kBinary arg = ir::BinaryOp (never kAnd/kOr, see below)    pop b, pop a, push a op b
+//   kJumpIfZero arg: pop c; if c == 0 jump                    ?: as  a JZ(b+1) b J(c) c
+//   kJump   arg: jump
+//   kAndJump arg: if top == 0 jump (keeping 0) else pop       && as  a ANDJ(b+1) b BOOL
+//   kOrJump  arg: if top != 0 { top = 1; jump } else pop      || as  a ORJ(b+1) b BOOL
+//   kBool   top = top != 0
+// so ?:, && and || evaluate only what C would, as sim/ir/eval.h does. Arithmetic follows
+// eval.h (C truncating / and %; division by zero, overflow and shift counts outside 0..63 are
+// faults).
+//
+// Statement record: word 0 = kind (bits 0..7) | record words including word 0 (bits 8..31),
+// then fields; an interpreter skips a statement with the length. A barrier ref is 3 words
+// (barrier index, index ref, cta ref), a buffer ref 5 (buffer index, slot, offset, bytes, cta
+// refs). `var` fields are slots; 0xffffffff = none.
+//   kLet 1: var, value                kFor 2: var, lo, hi, step, body words, body
+//   kIf 3: cond, then words, else words, then body, else body
+//   ops: 16 + the index of the alternative in ir::Op:
+//   MbarrierInit bar, count            MbarrierInval bar
+//   MbarrierArrive kind, bar, count, expect_tx, mask, token var
+//   MbarrierExpectTx / MbarrierCompleteTx bar, bytes
+//   MbarrierWait bar, parity, token var, test_only, result var
+//   TmaLoad map, buf, bar, multicast, #coords, coords   TmaStore map, buf, #coords, coords
+//   BulkLoad buf, bar, multicast       BulkStore buf    BulkCommit -     BulkWait pending, read
+//   CpAsync buf   CpAsyncCommit -      CpAsyncWait pending               CpAsyncMbarrierArrive bar, noinc
+//   StAsync buf, bar   Fence kind      ClusterArrive relaxed             ClusterWait -
+//   NamedBarrier id, threads, sync     BufferAccess buf, write           Exit -
+//
+// Strings (for reports only; the interpreter never needs them): each string is its byte length
+// then the bytes packed 4 per word (first byte in the low bits), in this order: the schedule
+// name, the param names, buffer, barrier, tensor map and role names, then each role's variable
+// names. Source locations are not encoded.
+//
+// Appending alternatives to ir::Op or fields at the end of a record needs a version bump; so
+// does any other change.
+#ifndef PARITY_SIM_IR_ENCODING_H_
+#define PARITY_SIM_IR_ENCODING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/ir/ir.h"
+
+namespace parity::ir {
+
+inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
+inline constexpr uint32_t kEncodingVersion = 1;
+inline constexpr uint32_t kEncodingHeaderWords = 24;
+inline constexpr uint32_t kEncodingNone = 0xffffffffu;
+
+enum class EncodedExprOp : uint8_t {
+  kConst = 1, kVar = 2, kBuiltin = 3, kUnary = 4, kBinary = 5,
+  kJumpIfZero = 6, kJump = 7, kAndJump = 8, kOrJump = 9, kBool = 10,
+};
+enum class EncodedStmtKind : uint8_t { kLet = 1, kFor = 2, kIf = 3, kOpBase = 16 };
+
+// The program with params substituted: every kParam expression becomes the constant of
+// `values` (from BindParams), params keep their names with default_value = the bound value and
+// no default_expr. This is what Encode writes and Decode gives back.
+Program SubstituteParams(const Program& program, const std::vector<int64_t>& values);
+
+// `values` must come from BindParams(program, ...) (one per param). Errors: "encoding.params"
+// (wrong number of values), "encoding.too-large" (a count does not fit its field).
+Expected<std::vector<uint32_t>> Encode(const Program& program, const std::vector<int64_t>& values);
+
+// Checks magic, version, sizes, checksum and every offset; never crashes on bad input (rule
+// "encoding.bad"). The result has file "<encoded>".
+Expected<Program> Decode(const std::vector<uint32_t>& words);
+
+}  // namespace parity::ir
+
+#endif  // PARITY_SIM_IR_ENCODING_H_
