@@ -79,8 +79,8 @@ std::string Detail(const Violation& v) {
       return "wait on phase " + N(v.value) + " while the barrier is in phase " + N(v.limit) +
              "; only the current phase or the one before it may be waited on";
     case Code::kMbarrierArriveBeforeObserved:
-      return "arrive-on in phase " + N(v.value) + " before any wait observed the completion of phase " +
-             N(v.value - 1);
+      return "arrive-on in phase " + N(v.value) +
+             " before any wait observed the completion of phase " + N(v.value - 1);
     case Code::kMbarrierArriveCountRange:
       return "arrive count " + N(v.value) + " is outside 1.." + N(kMax20);
     case Code::kMbarrierDropBelowOne:
@@ -99,8 +99,8 @@ std::string Detail(const Violation& v) {
       return "cp.async.commit_group creates empty group " + N(v.value) +
              " (no cp.async since the last commit)";
     case Code::kAsyncExitInFlight:
-      return "thread exits with " +
-             Plural(v.value, "asynchronous copy", "asynchronous copies") + " in flight";
+      return "thread exits with " + Plural(v.value, "asynchronous copy", "asynchronous copies") +
+             " in flight";
     case Code::kBulkWaitUncommitted:
       return "cp.async.bulk.wait_group " + N(v.value) + " does not cover " +
              Plural(v.limit, "uncommitted bulk operation", "uncommitted bulk operations");
@@ -125,8 +125,7 @@ std::string Detail(const Violation& v) {
       return "barrier.cluster.wait by participant " + N(v.value) +
              " without a preceding barrier.cluster.arrive";
     case Code::kDeadlock:
-      return Plural(v.value, "agent", "agents") +
-             " blocked and no event can unblock them";
+      return Plural(v.value, "agent", "agents") + " blocked and no event can unblock them";
   }
   return "unknown violation";
 }

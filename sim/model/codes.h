@@ -1,8 +1,9 @@
 // The one registry of stable violation codes (error channel 2 of docs/architecture.md).
 //
 // A violation is a protocol error found in a schedule or a trace: it is returned as data, never
-// thrown or logged. Each code has a stable id ("M1001") that tests, golden files, reports and users'
-// suppressions refer to, so an id is never reused or renumbered; retire a code by leaving its row.
+// thrown or logged. Each code has a stable id ("M1001") that tests, golden files, reports and
+// users' suppressions refer to, so an id is never reused or renumbered; retire a code by leaving
+// its row.
 //
 // Families:
 //   M1xxx  mbarrier object (PTX ISA 9.7.13.15 "Parallel Synchronization and Communication
@@ -90,7 +91,7 @@ enum class Severity : uint8_t { kError, kWarning };
     "return True before an arrive-on operation of the next phase (CUDA Programming Guide, "        \
     "asynchronous barriers, says the same of tokens). The barrier remembers only the current "     \
     "phase and its predecessor, so a phase nobody observed before the next one starts can later "  \
-    "be missed or aliased. Typical bug: a producer runs ahead and arrives on a barrier again "      \
+    "be missed or aliased. Typical bug: a producer runs ahead and arrives on a barrier again "     \
     "before any consumer saw the previous completion.")                                            \
   X(kMbarrierArriveCountRange, "M1010", "mbarrier-arrive-count-range", kError,                     \
     "arrive count operand out of range 1..2^20-1",                                                 \
@@ -150,14 +151,15 @@ enum class Severity : uint8_t { kError, kWarning };
     "size (and non-zero). Typical bug: counting warps or warp groups instead of threads.")         \
   X(kNamedBarrierCountMismatch, "S1003", "named-barrier-count-mismatch", kError,                   \
     "named barrier used with different thread counts in one phase",                                \
-    "PTX ISA (bar.sync / bar.arrive): all threads using a barrier id in one barrier instance must "  \
-    "specify the same thread count; otherwise the behaviour is undefined. Typical bug: producer "  \
-    "and consumer warp groups disagree on how many threads sync on a shared id.")                  \
+    "PTX ISA (bar.sync / bar.arrive): warps using one barrier id in one barrier instance must "    \
+    "use the same thread count (\"using the same barrier name and thread count\"). Typical bug: "  \
+    "producer and consumer warp groups disagree on how many threads sync on a shared id.")        \
   X(kNamedBarrierOverArrival, "S1004", "named-barrier-over-arrival", kError,                       \
     "more threads arrived at a named barrier than its thread count",                               \
     "PTX ISA (bar.sync / bar.arrive): the barrier completes when the expected number of threads "  \
-    "has arrived; arrivals beyond that in one instance are undefined. Typical bug: a thread count " \
-    "smaller than the number of warps that actually use the id.")                                  \
+    "has arrived; PTX warns to keep a warp from executing more barrier instructions than "         \
+    "intended before the reset. Typical bug: a thread count smaller than the number of warps "     \
+    "that actually use the id, or a warp that arrives twice.")                                     \
   X(kClusterArriveTwice, "S1101", "cluster-arrive-twice", kError,                                  \
     "barrier.cluster.arrive twice without an intervening wait",                                    \
     "PTX ISA (barrier.cluster): each thread must execute barrier.cluster.wait after its "          \

@@ -15,8 +15,8 @@
 //     tx -(2^20-1)..2^20-1; the arrive count operand 1..2^20-1. The txCount operand is a u32; the
 //     rule is on the resulting tx-count, not on the operand.
 //   * phase completion: whenever an arrive-on or a complete-tx leaves pending == 0 and tx == 0,
-//     the phase completes: phase += 1, pending = expected (tx is 0 already). tx may be negative transiently
-//     (complete_tx before the matching expect_tx); the phase does not complete while tx != 0.
+//     the phase completes: phase += 1, pending = expected (tx is 0 already). tx may be negative
+//     transiently (complete_tx before the matching expect_tx); no completion while tx != 0.
 //   * every transition is a function of (state, operands) only; the engine owns nondeterminism
 //     (which agent runs, when bytes land, whether try_wait fails spuriously) and passes it in.
 //
@@ -180,9 +180,9 @@ MbarrierPendingCountResult MbarrierPendingCount(MbarrierToken token);
 // incremented by 1 now (M1012 if it would exceed 2^20-1), so that the later asynchronous arrive
 // nets to zero; with .noinc nothing happens now and the init count must budget for the arrive.
 // M1001/M1002 unless live; M1009 without .noinc (the increment is counted as an arrive-on of the
-// new phase, the fail-closed reading of "Primary phase"). The arrive half is MbarrierAsyncArriveLand, which the engine calls once
-// all cp.async issued by the thread before this instruction have completed (see
-// CpAsyncState::AllCompleteBefore in async_groups.h).
+// new phase, the fail-closed reading of "Primary phase"). The arrive half is
+// MbarrierAsyncArriveLand, which the engine calls once all cp.async issued by the thread before
+// this instruction have completed (see CpAsyncState::AllCompleteBefore in async_groups.h).
 MbarrierResult MbarrierAsyncArriveIssue(MbarrierState& s, bool noinc);
 // The asynchronous arrive-on of count 1 that cp.async.mbarrier.arrive triggers. Same rules as
 // MbarrierArrive(s, 1).

@@ -84,7 +84,8 @@ bool ClusterBarrier::CompleteIfDone() {
 }
 
 ClusterArrival ClusterBarrier::Arrive(uint32_t p) {
-  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p], "arrive by an unknown or exited participant");
+  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p],
+               "arrive by an unknown or exited participant");
   ClusterArrival r;
   if (arrived_phase_[p] != kNotArrived) {
     r.violation = Violation{Code::kClusterArriveTwice, p, 0};
@@ -97,7 +98,8 @@ ClusterArrival ClusterBarrier::Arrive(uint32_t p) {
 }
 
 ClusterWait ClusterBarrier::Wait(uint32_t p) {
-  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p], "wait by an unknown or exited participant");
+  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p],
+               "wait by an unknown or exited participant");
   ClusterWait r;
   if (arrived_phase_[p] == kNotArrived) {
     r.violation = Violation{Code::kClusterWaitWithoutArrive, p, 0};

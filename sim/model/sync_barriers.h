@@ -35,7 +35,7 @@ struct NamedBarrierArrival {
   // Generation (use count) of the barrier instance this arrival joined; a bar.sync blocks until
   // NamedBarriers::Passed(id, generation).
   uint32_t generation = 0;
-  bool completed = false;  // this arrival completed the instance
+  bool completed = false;              // this arrival completed the instance
   std::optional<Violation> violation;  // the arrival is not applied when set
 
   bool ok() const { return !violation.has_value(); }
@@ -123,8 +123,8 @@ class ClusterBarrier {
 
   std::vector<uint32_t> arrived_phase_;  // per participant: phase it arrived in, or kNotArrived
   std::vector<bool> exited_;
-  uint32_t expected_;      // non-exited participants
-  uint32_t arrived_ = 0;   // non-exited participants arrived in the current phase
+  uint32_t expected_;     // non-exited participants
+  uint32_t arrived_ = 0;  // non-exited participants arrived in the current phase
   uint32_t phase_ = 0;
 };
 

@@ -157,9 +157,9 @@ TEST(BulkAsyncTest, ReadVersusFullCompletion) {
   EXPECT_FALSE(t.WaitGroupSatisfied(0, /*read_only=*/true));
   EXPECT_FALSE(t.WaitGroupSatisfied(0, /*read_only=*/false));
   t.ReadDone(0);
-  EXPECT_TRUE(t.WaitGroupSatisfied(0, true));  // smem source may be reused
+  EXPECT_TRUE(t.WaitGroupSatisfied(0, true));    // smem source may be reused
   EXPECT_FALSE(t.WaitGroupSatisfied(0, false));  // writes not yet visible
-  EXPECT_EQ(t.CheckExit(), std::nullopt);  // only global writes outstanding
+  EXPECT_EQ(t.CheckExit(), std::nullopt);        // only global writes outstanding
   t.WriteDone(0);
   EXPECT_TRUE(t.WaitGroupSatisfied(0, false));
   EXPECT_EQ(t.in_flight_count(), 0u);
@@ -200,7 +200,7 @@ TEST(BulkAsyncTest, Warnings) {
   EXPECT_EQ(Describe(*empty),
             "A1102 bulk-empty-commit: cp.async.bulk.commit_group creates empty bulk group 0 (no "
             "bulk operation since the last commit)");
-  t.Issue();  // never committed
+  t.Issue();                                    // never committed
   EXPECT_TRUE(t.WaitGroupSatisfied(0, false));  // not covered by the wait
   const auto w = t.CheckWaitGroup(0);
   ASSERT_TRUE(w.has_value());
@@ -251,7 +251,8 @@ TEST(AsyncGroupsTest, RandomSequencesMatchBruteForce) {
       } else {
         // Complete a random in-flight copy / advance a random bulk op.
         std::vector<size_t> cp_live, bulk_live;
-        for (size_t i = 0; i < cp_ops.size(); ++i) if (!cp_ops[i].written) cp_live.push_back(i);
+        for (size_t i = 0; i < cp_ops.size(); ++i)
+          if (!cp_ops[i].written) cp_live.push_back(i);
         for (size_t i = 0; i < bulk_ops.size(); ++i) {
           if (!bulk_ops[i].written) bulk_live.push_back(i);
         }

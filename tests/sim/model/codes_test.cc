@@ -130,8 +130,7 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kClusterWaitWithoutArrive, 2, 0},
        "S1102 cluster-wait-without-arrive: barrier.cluster.wait by participant 2 without a "
        "preceding barrier.cluster.arrive"},
-      {{Code::kDeadlock, 2, 0},
-       "P2001 deadlock: 2 agents blocked and no event can unblock them"},
+      {{Code::kDeadlock, 2, 0}, "P2001 deadlock: 2 agents blocked and no event can unblock them"},
   };
   std::set<Code> covered;
   for (const DescribeCase& c : cases) {

@@ -18,19 +18,19 @@ constexpr int64_t kMax = kMbarrierMaxCount;  // 2^20 - 1
 // A tiny op language so that tests are tables.
 
 enum class K {
-  kInit,            // a = count
+  kInit,  // a = count
   kInval,
-  kArrive,          // a = count
-  kArriveTx,        // a = tx, b = count
-  kExpectTx,        // a = tx
-  kCompleteTx,      // a = tx
-  kNoComplete,      // a = count
-  kDrop,            // a = count
-  kDropNoComplete,  // a = count
-  kWaitPhase,       // test_wait with a token for absolute phase a
-  kWaitParity,      // test_wait.parity a
+  kArrive,             // a = count
+  kArriveTx,           // a = tx, b = count
+  kExpectTx,           // a = tx
+  kCompleteTx,         // a = tx
+  kNoComplete,         // a = count
+  kDrop,               // a = count
+  kDropNoComplete,     // a = count
+  kWaitPhase,          // test_wait with a token for absolute phase a
+  kWaitParity,         // test_wait.parity a
   kTryParitySpurious,  // try_wait.parity a, failing spuriously
-  kAsyncIssue,      // cp.async.mbarrier.arrive issue (no .noinc)
+  kAsyncIssue,         // cp.async.mbarrier.arrive issue (no .noinc)
   kAsyncIssueNoinc,
   kAsyncLand,
 };
@@ -63,25 +63,51 @@ Outcome Apply(MbarrierState& s, const Op& op) {
     o.violation = r.violation;
   };
   switch (op.k) {
-    case K::kInit: take(MbarrierInit(s, op.a)); break;
-    case K::kInval: take(MbarrierInval(s)); break;
-    case K::kArrive: take_arrive(MbarrierArrive(s, op.a)); break;
-    case K::kArriveTx: take_arrive(MbarrierArriveExpectTx(s, op.a, op.b)); break;
-    case K::kExpectTx: take(MbarrierExpectTx(s, op.a)); break;
-    case K::kCompleteTx: take(MbarrierCompleteTx(s, op.a)); break;
-    case K::kNoComplete: take_arrive(MbarrierArriveNoComplete(s, op.a)); break;
-    case K::kDrop: take_arrive(MbarrierArriveDrop(s, op.a)); break;
-    case K::kDropNoComplete: take_arrive(MbarrierArriveDrop(s, op.a, true)); break;
+    case K::kInit:
+      take(MbarrierInit(s, op.a));
+      break;
+    case K::kInval:
+      take(MbarrierInval(s));
+      break;
+    case K::kArrive:
+      take_arrive(MbarrierArrive(s, op.a));
+      break;
+    case K::kArriveTx:
+      take_arrive(MbarrierArriveExpectTx(s, op.a, op.b));
+      break;
+    case K::kExpectTx:
+      take(MbarrierExpectTx(s, op.a));
+      break;
+    case K::kCompleteTx:
+      take(MbarrierCompleteTx(s, op.a));
+      break;
+    case K::kNoComplete:
+      take_arrive(MbarrierArriveNoComplete(s, op.a));
+      break;
+    case K::kDrop:
+      take_arrive(MbarrierArriveDrop(s, op.a));
+      break;
+    case K::kDropNoComplete:
+      take_arrive(MbarrierArriveDrop(s, op.a, true));
+      break;
     case K::kWaitPhase:
       take_wait(MbarrierTestWait(s, MbarrierToken{static_cast<uint32_t>(op.a), 0}));
       break;
-    case K::kWaitParity: take_wait(MbarrierTestWaitParity(s, static_cast<uint32_t>(op.a))); break;
+    case K::kWaitParity:
+      take_wait(MbarrierTestWaitParity(s, static_cast<uint32_t>(op.a)));
+      break;
     case K::kTryParitySpurious:
       take_wait(MbarrierTryWaitParity(s, static_cast<uint32_t>(op.a), true));
       break;
-    case K::kAsyncIssue: take(MbarrierAsyncArriveIssue(s, false)); break;
-    case K::kAsyncIssueNoinc: take(MbarrierAsyncArriveIssue(s, true)); break;
-    case K::kAsyncLand: take_arrive(MbarrierAsyncArriveLand(s)); break;
+    case K::kAsyncIssue:
+      take(MbarrierAsyncArriveIssue(s, false));
+      break;
+    case K::kAsyncIssueNoinc:
+      take(MbarrierAsyncArriveIssue(s, true));
+      break;
+    case K::kAsyncLand:
+      take_arrive(MbarrierAsyncArriveLand(s));
+      break;
   }
   return o;
 }
@@ -111,83 +137,154 @@ struct ViolationCase {
 
 TEST(MbarrierTest, EveryViolationCode) {
   const ViolationCase cases[] = {
-      {"arrive on uninitialised", {}, {K::kArrive, 1}, {Code::kMbarrierUninitialized, 0, 0},
+      {"arrive on uninitialised",
+       {},
+       {K::kArrive, 1},
+       {Code::kMbarrierUninitialized, 0, 0},
        "M1001 mbarrier-uninitialized: operation on an uninitialised mbarrier (only mbarrier.init "
        "is allowed there)"},
-      {"wait on uninitialised", {}, {K::kWaitParity, 0}, {Code::kMbarrierUninitialized, 0, 0},
+      {"wait on uninitialised",
+       {},
+       {K::kWaitParity, 0},
+       {Code::kMbarrierUninitialized, 0, 0},
        nullptr},
       {"inval on uninitialised", {}, {K::kInval}, {Code::kMbarrierUninitialized, 0, 0}, nullptr},
-      {"complete_tx on uninitialised", {}, {K::kCompleteTx, 16},
-       {Code::kMbarrierUninitialized, 0, 0}, nullptr},
-      {"async issue on uninitialised", {}, {K::kAsyncIssueNoinc},
-       {Code::kMbarrierUninitialized, 0, 0}, nullptr},
-      {"arrive after inval", {{K::kInit, 1}, {K::kInval}}, {K::kArrive, 1},
+      {"complete_tx on uninitialised",
+       {},
+       {K::kCompleteTx, 16},
+       {Code::kMbarrierUninitialized, 0, 0},
+       nullptr},
+      {"async issue on uninitialised",
+       {},
+       {K::kAsyncIssueNoinc},
+       {Code::kMbarrierUninitialized, 0, 0},
+       nullptr},
+      {"arrive after inval",
+       {{K::kInit, 1}, {K::kInval}},
+       {K::kArrive, 1},
        {Code::kMbarrierInvalidated, 0, 0},
        "M1002 mbarrier-invalidated: operation on an invalidated mbarrier (only mbarrier.init is "
        "allowed there)"},
-      {"expect_tx after inval", {{K::kInit, 1}, {K::kInval}}, {K::kExpectTx, 8},
-       {Code::kMbarrierInvalidated, 0, 0}, nullptr},
-      {"double inval", {{K::kInit, 1}, {K::kInval}}, {K::kInval},
-       {Code::kMbarrierInvalidated, 0, 0}, nullptr},
-      {"init of live", {{K::kInit, 1}, {K::kArrive, 1}, {K::kWaitParity, 0}}, {K::kInit, 2},
+      {"expect_tx after inval",
+       {{K::kInit, 1}, {K::kInval}},
+       {K::kExpectTx, 8},
+       {Code::kMbarrierInvalidated, 0, 0},
+       nullptr},
+      {"double inval",
+       {{K::kInit, 1}, {K::kInval}},
+       {K::kInval},
+       {Code::kMbarrierInvalidated, 0, 0},
+       nullptr},
+      {"init of live",
+       {{K::kInit, 1}, {K::kArrive, 1}, {K::kWaitParity, 0}},
+       {K::kInit, 2},
        {Code::kMbarrierInitLive, 1, 0},
        "M1003 mbarrier-init-live: mbarrier.init on a live mbarrier (in phase 1); mbarrier.inval "
        "must come first"},
-      {"init count 0", {}, {K::kInit, 0}, {Code::kMbarrierExpectedCountRange, 0, kMax},
+      {"init count 0",
+       {},
+       {K::kInit, 0},
+       {Code::kMbarrierExpectedCountRange, 0, kMax},
        "M1004 mbarrier-expected-count-range: mbarrier.init count 0 is outside 1..1048575"},
-      {"init count 2^20", {}, {K::kInit, kMax + 1},
-       {Code::kMbarrierExpectedCountRange, kMax + 1, kMax}, nullptr},
-      {"over-arrival", {{K::kInit, 4}, {K::kArrive, 3}}, {K::kArrive, 3},
+      {"init count 2^20",
+       {},
+       {K::kInit, kMax + 1},
+       {Code::kMbarrierExpectedCountRange, kMax + 1, kMax},
+       nullptr},
+      {"over-arrival",
+       {{K::kInit, 4}, {K::kArrive, 3}},
+       {K::kArrive, 3},
        {Code::kMbarrierOverArrival, 3, 1},
        "M1005 mbarrier-over-arrival: arrive of count 3 on a barrier with 1 pending arrival"},
       {"arrive with bytes outstanding and no pending",
-       {{K::kInit, 1}, {K::kExpectTx, 64}, {K::kArrive, 1}}, {K::kArrive, 1},
-       {Code::kMbarrierOverArrival, 1, 0}, nullptr},
-      {"expect_tx above 2^20-1", {{K::kInit, 1}, {K::kExpectTx, kMax}}, {K::kExpectTx, 1},
+       {{K::kInit, 1}, {K::kExpectTx, 64}, {K::kArrive, 1}},
+       {K::kArrive, 1},
+       {Code::kMbarrierOverArrival, 1, 0},
+       nullptr},
+      {"expect_tx above 2^20-1",
+       {{K::kInit, 1}, {K::kExpectTx, kMax}},
+       {K::kExpectTx, 1},
        {Code::kMbarrierTxRange, kMax + 1, kMax},
        "M1006 mbarrier-tx-range: tx-count would become 1048576, outside -1048575..1048575"},
-      {"complete_tx below -(2^20-1)", {{K::kInit, 1}}, {K::kCompleteTx, kMax + 1},
-       {Code::kMbarrierTxRange, -(kMax + 1), kMax}, nullptr},
-      {"arrive.expect_tx above range", {{K::kInit, 2}}, {K::kArriveTx, kMax + 5, 1},
-       {Code::kMbarrierTxRange, kMax + 5, kMax}, nullptr},
-      {"noComplete completes", {{K::kInit, 3}, {K::kArrive, 1}}, {K::kNoComplete, 2},
+      {"complete_tx below -(2^20-1)",
+       {{K::kInit, 1}},
+       {K::kCompleteTx, kMax + 1},
+       {Code::kMbarrierTxRange, -(kMax + 1), kMax},
+       nullptr},
+      {"arrive.expect_tx above range",
+       {{K::kInit, 2}},
+       {K::kArriveTx, kMax + 5, 1},
+       {Code::kMbarrierTxRange, kMax + 5, kMax},
+       nullptr},
+      {"noComplete completes",
+       {{K::kInit, 3}, {K::kArrive, 1}},
+       {K::kNoComplete, 2},
        {Code::kMbarrierNoCompleteCompletes, 2, 2},
        "M1007 mbarrier-nocomplete-completes: arrive.noComplete of count 2 on a barrier with 2 "
        "pending arrivals and tx-count 0 would complete the phase"},
-      {"arrive_drop.noComplete completes", {{K::kInit, 3}, {K::kArrive, 2}},
-       {K::kDropNoComplete, 1}, {Code::kMbarrierNoCompleteCompletes, 1, 1}, nullptr},
+      {"arrive_drop.noComplete completes",
+       {{K::kInit, 3}, {K::kArrive, 2}},
+       {K::kDropNoComplete, 1},
+       {Code::kMbarrierNoCompleteCompletes, 1, 1},
+       nullptr},
       {"token two phases back",
-       {{K::kInit, 1}, {K::kArrive, 1}, {K::kWaitParity, 0}, {K::kArrive, 1},
-        {K::kWaitParity, 1}},
-       {K::kWaitPhase, 0}, {Code::kMbarrierWaitStalePhase, 0, 2},
+       {{K::kInit, 1}, {K::kArrive, 1}, {K::kWaitParity, 0}, {K::kArrive, 1}, {K::kWaitParity, 1}},
+       {K::kWaitPhase, 0},
+       {Code::kMbarrierWaitStalePhase, 0, 2},
        "M1008 mbarrier-wait-stale-phase: wait on phase 0 while the barrier is in phase 2; only the "
        "current phase or the one before it may be waited on"},
-      {"token from the future", {{K::kInit, 1}}, {K::kWaitPhase, 1},
-       {Code::kMbarrierWaitStalePhase, 1, 0}, nullptr},
-      {"arrive before the completed phase was observed", {{K::kInit, 1}, {K::kArrive, 1}},
-       {K::kArrive, 1}, {Code::kMbarrierArriveBeforeObserved, 1, 0},
+      {"token from the future",
+       {{K::kInit, 1}},
+       {K::kWaitPhase, 1},
+       {Code::kMbarrierWaitStalePhase, 1, 0},
+       nullptr},
+      {"arrive before the completed phase was observed",
+       {{K::kInit, 1}, {K::kArrive, 1}},
+       {K::kArrive, 1},
+       {Code::kMbarrierArriveBeforeObserved, 1, 0},
        "M1009 mbarrier-arrive-before-observed: arrive-on in phase 1 before any wait observed the "
        "completion of phase 0"},
-      {"arrive.expect_tx before observed", {{K::kInit, 1}, {K::kArrive, 1}}, {K::kArriveTx, 16, 1},
-       {Code::kMbarrierArriveBeforeObserved, 1, 0}, nullptr},
-      {"async increment before observed", {{K::kInit, 1}, {K::kArrive, 1}}, {K::kAsyncIssue},
-       {Code::kMbarrierArriveBeforeObserved, 1, 0}, nullptr},
+      {"arrive.expect_tx before observed",
+       {{K::kInit, 1}, {K::kArrive, 1}},
+       {K::kArriveTx, 16, 1},
+       {Code::kMbarrierArriveBeforeObserved, 1, 0},
+       nullptr},
+      {"async increment before observed",
+       {{K::kInit, 1}, {K::kArrive, 1}},
+       {K::kAsyncIssue},
+       {Code::kMbarrierArriveBeforeObserved, 1, 0},
+       nullptr},
       {"spurious try_wait does not observe",
-       {{K::kInit, 1}, {K::kArrive, 1}, {K::kTryParitySpurious, 0}}, {K::kArrive, 1},
-       {Code::kMbarrierArriveBeforeObserved, 1, 0}, nullptr},
-      {"arrive count 0", {{K::kInit, 2}}, {K::kArrive, 0},
+       {{K::kInit, 1}, {K::kArrive, 1}, {K::kTryParitySpurious, 0}},
+       {K::kArrive, 1},
+       {Code::kMbarrierArriveBeforeObserved, 1, 0},
+       nullptr},
+      {"arrive count 0",
+       {{K::kInit, 2}},
+       {K::kArrive, 0},
        {Code::kMbarrierArriveCountRange, 0, kMax},
        "M1010 mbarrier-arrive-count-range: arrive count 0 is outside 1..1048575"},
-      {"arrive count 2^20", {{K::kInit, 2}}, {K::kArrive, kMax + 1},
-       {Code::kMbarrierArriveCountRange, kMax + 1, kMax}, nullptr},
-      {"arrive_drop count 0", {{K::kInit, 2}}, {K::kDrop, 0},
-       {Code::kMbarrierArriveCountRange, 0, kMax}, nullptr},
-      {"arrive_drop to zero expected", {{K::kInit, 2}}, {K::kDrop, 2},
+      {"arrive count 2^20",
+       {{K::kInit, 2}},
+       {K::kArrive, kMax + 1},
+       {Code::kMbarrierArriveCountRange, kMax + 1, kMax},
+       nullptr},
+      {"arrive_drop count 0",
+       {{K::kInit, 2}},
+       {K::kDrop, 0},
+       {Code::kMbarrierArriveCountRange, 0, kMax},
+       nullptr},
+      {"arrive_drop to zero expected",
+       {{K::kInit, 2}},
+       {K::kDrop, 2},
        {Code::kMbarrierDropBelowOne, 2, 2},
        "M1011 mbarrier-drop-below-one: arrive_drop of count 2 on a barrier expecting 2 arrivals "
        "per phase leaves the expected count at 0 (must stay >= 1)"},
-      {"last participant drops", {{K::kInit, 2}, {K::kDrop, 1}}, {K::kDrop, 1},
-       {Code::kMbarrierDropBelowOne, 1, 1}, nullptr},
+      {"last participant drops",
+       {{K::kInit, 2}, {K::kDrop, 1}},
+       {K::kDrop, 1},
+       {Code::kMbarrierDropBelowOne, 1, 1},
+       nullptr},
   };
   for (const ViolationCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -503,9 +600,9 @@ struct NaiveBarrier {
   uint32_t phase = 0;
   int64_t expected = 0;
   int64_t phase_start_pending = 0;
-  std::vector<int64_t> arrivals;    // this phase; an async increment is recorded as -1
-  std::vector<int64_t> tx_events;   // this phase; +expect, -complete
-  std::vector<bool> observed;       // observed[p]: some wait returned true for phase p
+  std::vector<int64_t> arrivals;   // this phase; an async increment is recorded as -1
+  std::vector<int64_t> tx_events;  // this phase; +expect, -complete
+  std::vector<bool> observed;      // observed[p]: some wait returned true for phase p
 
   int64_t Pending() const {
     return phase_start_pending - std::accumulate(arrivals.begin(), arrivals.end(), int64_t{0});
@@ -551,7 +648,8 @@ struct NaiveBarrier {
     }
     if (life == MbarrierLife::kUninitialized) return Code::kMbarrierUninitialized;
     if (life == MbarrierLife::kInvalidated) return Code::kMbarrierInvalidated;
-    auto arrive = [&](int64_t count, int64_t tx, bool drop, bool nocomplete) -> std::optional<Code> {
+    auto arrive = [&](int64_t count, int64_t tx, bool drop,
+                      bool nocomplete) -> std::optional<Code> {
       if (count < 1 || count > kMax) return Code::kMbarrierArriveCountRange;
       if (!PrecedingObserved()) return Code::kMbarrierArriveBeforeObserved;
       if (drop && expected - count < 1) return Code::kMbarrierDropBelowOne;
@@ -576,14 +674,23 @@ struct NaiveBarrier {
     };
     const uint32_t cur_parity = phase & 1;
     switch (op.k) {
-      case K::kInit: break;
-      case K::kInval: life = MbarrierLife::kInvalidated; return std::nullopt;
-      case K::kArrive: return arrive(op.a, 0, false, false);
-      case K::kArriveTx: return arrive(op.b, op.a, false, false);
-      case K::kNoComplete: return arrive(op.a, 0, false, true);
-      case K::kDrop: return arrive(op.a, 0, true, false);
-      case K::kDropNoComplete: return arrive(op.a, 0, true, true);
-      case K::kAsyncLand: return arrive(1, 0, false, false);
+      case K::kInit:
+        break;
+      case K::kInval:
+        life = MbarrierLife::kInvalidated;
+        return std::nullopt;
+      case K::kArrive:
+        return arrive(op.a, 0, false, false);
+      case K::kArriveTx:
+        return arrive(op.b, op.a, false, false);
+      case K::kNoComplete:
+        return arrive(op.a, 0, false, true);
+      case K::kDrop:
+        return arrive(op.a, 0, true, false);
+      case K::kDropNoComplete:
+        return arrive(op.a, 0, true, true);
+      case K::kAsyncLand:
+        return arrive(1, 0, false, false);
       case K::kExpectTx:
       case K::kCompleteTx: {
         const int64_t d = op.k == K::kExpectTx ? op.a : -op.a;
@@ -592,13 +699,15 @@ struct NaiveBarrier {
         if (op.k == K::kCompleteTx) MaybeComplete(completed);  // expect-tx has no such step
         return std::nullopt;
       }
-      case K::kWaitPhase: return wait(static_cast<uint32_t>(op.a), false);
+      case K::kWaitPhase:
+        return wait(static_cast<uint32_t>(op.a), false);
       case K::kWaitParity:
       case K::kTryParitySpurious: {
         const uint32_t p = (static_cast<uint32_t>(op.a) & 1) == cur_parity ? phase : phase - 1;
         return wait(p, op.k == K::kTryParitySpurious);
       }
-      case K::kAsyncIssueNoinc: return std::nullopt;
+      case K::kAsyncIssueNoinc:
+        return std::nullopt;
       case K::kAsyncIssue:
         if (!PrecedingObserved()) return Code::kMbarrierArriveBeforeObserved;
         if (Pending() + 1 > kMax) return Code::kMbarrierPendingOverflow;
@@ -685,7 +794,7 @@ TEST(MbarrierTest, RandomSequencesMatchNaiveModel) {
   EXPECT_GT(violations, 1000);
   for (Code c : AllCodes()) {
     if (CodeId(c).substr(0, 2) != "M1") continue;
-    if (c == Code::kMbarrierPendingOverflow) continue;  // needs 2^20 increments; tested above
+    if (c == Code::kMbarrierPendingOverflow) continue;    // needs 2^20 increments; tested above
     if (c == Code::kMbarrierPendingCountToken) continue;  // not an op on the state; tested above
     EXPECT_GT(code_hits[static_cast<size_t>(c)], 0) << CodeId(c) << " never produced";
   }
