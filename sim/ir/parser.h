@@ -6,6 +6,21 @@
 // (declared earlier in the file), then builtins (cta_rank, cta_x, ...). `let x = e` where `x` is
 // visible reassigns that variable's slot; otherwise it declares a new one in the current block.
 //
+// Decisions beyond the draft in /work/notes/language.md:
+//  - Newlines inside ( ) and [ ] do not end a statement (long coordinate lists may wrap); a
+//    `{` or `}` resets that, so an unclosed `(` is reported at the next brace, not at EOF.
+//  - `else` may start the line after a `}`. `cluster.sync` becomes ClusterArrive + ClusterWait.
+//  - `<-` (tma.store) must be written without a space; `a <-1` in an expression is a < -1.
+//  - Statement keywords, clause words (count, bytes, bar, mask, ...), builtins and dotted names
+//    are reserved: they cannot name params, objects or variables; a variable may not shadow a
+//    param. Object names are unique across buffers, barriers, tensor maps and roles.
+//  - Barrier and buffer references always need `[index]`. Optional clauses of an op may come in
+//    any order, each at most once; the printer writes them in one canonical order.
+//  - Defaults are explicit in the IR: cluster 1x1, clusters 1, buffer align 1024, role count 1
+//    and threads 1. Op-level optional fields stay kNoExpr (see ir.h for their meaning).
+//  - `param P = E` may use earlier params only; default_value is E over the defaults, and
+//    BindParams re-evaluates E after -D overrides.
+//
 // Errors are Statuses with rule "parse" (syntax) or "parse.<what>" (e.g. "parse.unknown-barrier",
 // "parse.unknown-name", "parse.duplicate", "parse.bad-value"), the location file:line:col and a
 // message that says what was expected and what was found, followed by the offending source line
