@@ -26,6 +26,9 @@ void ReportBadInput(Context& ctx, const Status& status);
 
 // Each subcommand adds itself to the app; its callback sets ctx.exit_code.
 void AddVersionCommand(CLI::App& app, Context& ctx);
+void AddCheckCommand(CLI::App& app, Context& ctx);
+void AddRunCommand(CLI::App& app, Context& ctx);
+void AddExplainCommand(CLI::App& app, Context& ctx);
 void AddTmaLayoutCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli

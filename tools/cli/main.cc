@@ -46,6 +46,9 @@ int Main(int argc, char** argv) {
   });
 
   AddVersionCommand(app, ctx);
+  AddCheckCommand(app, ctx);
+  AddRunCommand(app, ctx);
+  AddExplainCommand(app, ctx);
   AddTmaLayoutCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.

@@ -1,0 +1,165 @@
+#include "tools/cli/narrate.h"
+
+#include <sstream>
+
+#include "sim/model/codes.h"
+#include "sim/trace/trace_file.h"
+#include "verifier/deadlock.h"
+
+namespace parity::cli {
+namespace {
+
+using trace::EventKind;
+
+std::string Who(const ir::Program& program, const engine::Engine& engine,
+                const trace::TraceEvent& e) {
+  if (e.agent == trace::kNoAgent) return "async";
+  for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+    const engine::AgentInfo& info = engine.agent_info(a);
+    if (info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent) {
+      return verifier::AgentLabel(program, engine, a);
+    }
+  }
+  return "CTA " + std::to_string(e.cta) + " agent " + std::to_string(e.agent);
+}
+
+std::string Bar(const ir::Program& program, const trace::TraceEvent& e) {
+  return verifier::BarrierLabel(program, e.object, e.index, e.target_cta);
+}
+
+std::string Buf(const ir::Program& program, const trace::TraceEvent& e) {
+  std::string name = e.object < program.buffers.size() ? program.buffers[e.object].name
+                                                        : "buffer#" + std::to_string(e.object);
+  return name + "[" + std::to_string(e.index) + "]";
+}
+
+std::string Tm(const ir::Program& program, const trace::TraceEvent& e) {
+  return e.object < program.tensor_maps.size() ? program.tensor_maps[e.object].name
+                                               : "tensormap#" + std::to_string(e.object);
+}
+
+}  // namespace
+
+std::string EventLine(const ir::Program& program, const engine::Engine& engine,
+                      const trace::TraceEvent& e) {
+  std::ostringstream os;
+  os << Who(program, engine, e) << ": ";
+  auto kind = static_cast<EventKind>(e.kind);
+  switch (kind) {
+    case EventKind::kInit:
+      os << "init " << Bar(program, e) << " count " << e.value;
+      break;
+    case EventKind::kInval:
+      os << "inval " << Bar(program, e);
+      break;
+    case EventKind::kArrive:
+      os << "arrive " << Bar(program, e) << " count " << e.value << " -> pending " << e.value2;
+      break;
+    case EventKind::kArriveExpectTx:
+      os << "arrive.expect_tx " << Bar(program, e) << " count " << e.value << ", +" << e.value2
+         << " tx bytes";
+      break;
+    case EventKind::kExpectTx:
+      os << "expect_tx " << Bar(program, e) << " +" << e.value << " bytes -> tx " << e.value2;
+      break;
+    case EventKind::kCompleteTx:
+      os << "complete_tx " << Bar(program, e) << " -" << e.value << " bytes -> tx " << e.value2;
+      break;
+    case EventKind::kTmaDeliver:
+      os << "TMA bytes land: complete_tx " << Bar(program, e) << " -" << e.value << " bytes";
+      break;
+    case EventKind::kWaitBegin:
+      os << "wait " << Bar(program, e) << " parity " << int{e.parity} << " (blocks: phase "
+         << "with that parity not complete)";
+      break;
+    case EventKind::kWaitEnd:
+      os << "wait " << Bar(program, e) << " parity " << int{e.parity} << " returns";
+      break;
+    case EventKind::kTestWait:
+      os << "test_wait " << Bar(program, e) << " parity " << int{e.parity} << " = " << e.value;
+      break;
+    case EventKind::kPhaseComplete:
+      os << "PHASE COMPLETE " << Bar(program, e) << ": phase " << e.value
+         << " done, now parity " << int{e.phase};
+      break;
+    case EventKind::kTmaIssue:
+      os << "tma.load " << Tm(program, e) << " (" << e.value << " bytes)";
+      if (e.flags & trace::kFlagMulticast) os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
+      break;
+    case EventKind::kTmaStoreIssue:
+      os << "tma.store " << Tm(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kUse:
+      os << "use " << Buf(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kWrite:
+      os << "write " << Buf(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kViolation: {
+      model::Violation v{static_cast<model::Code>(e.value), e.value2, 0};
+      os << "VIOLATION " << model::CodeId(v.code) << " " << model::CodeTitle(v.code);
+      break;
+    }
+    default:
+      os << trace::FormatEvent(e);
+      break;
+  }
+  return os.str();
+}
+
+std::string NarrateEvent(const ir::Program& program, const engine::Engine& engine,
+                         const trace::TraceEvent& e) {
+  std::ostringstream os;
+  os << EventLine(program, engine, e);
+  auto kind = static_cast<EventKind>(e.kind);
+  switch (kind) {
+    case EventKind::kInit:
+      os << "\n      phase 0 begins (parity 0): it completes after " << e.value
+         << " arrivals and once the tx-count is back to 0. A wait for parity 1 passes at once "
+            "(it asks about the phase before phase 0).";
+      break;
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+      if (kind == EventKind::kArriveExpectTx) {
+        os << "\n      expect_tx raises the tx-count by " << e.value2
+           << " bytes first, then the arrive lowers the pending count by " << e.value << ".";
+      } else if (e.value2 == 0) {
+        os << "\n      pending count reached 0: the phase completes as soon as the tx-count is 0.";
+      } else {
+        os << "\n      " << e.value2 << " more arrivals needed in this phase.";
+      }
+      break;
+    case EventKind::kTmaDeliver:
+    case EventKind::kCompleteTx:
+      os << "\n      the copy's bytes are credited to the barrier (complete_tx); the phase can "
+            "only complete when every expected byte has landed.";
+      break;
+    case EventKind::kPhaseComplete:
+      os << "\n      why: the pending count reached 0 and the tx-count is 0. The phase bit flips to "
+         << int{e.phase} << "; waiters for parity " << (1 - e.phase)
+         << " are released, and the pending count is reset to the expected count.";
+      break;
+    case EventKind::kWaitBegin:
+      os << "\n      the agent spins in try_wait until that phase completes.";
+      break;
+    default:
+      break;
+  }
+  return os.str();
+}
+
+std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& engine,
+                            size_t max_events) {
+  const auto& t = engine.trace();
+  size_t first = (max_events == 0 || t.size() <= max_events) ? 0 : t.size() - max_events;
+  std::ostringstream os;
+  if (first > 0) {
+    os << "  ... " << first << " earlier events (--full prints all)\n";
+  }
+  for (size_t i = first; i < t.size(); ++i) {
+    os << "  " << (i + 1) << ". " << EventLine(program, engine, t[i]) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,281 @@
+// `parity check`, `parity run` and `parity explain`: run a schedule on the engine.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/hash.h"
+#include "sim/model/codes.h"
+#include "sim/trace/trace_file.h"
+#include "tools/cli/command.h"
+#include "tools/cli/narrate.h"
+#include "tools/cli/schedule_loader.h"
+#include "verifier/deadlock.h"
+
+namespace parity::cli {
+namespace {
+
+struct CheckOptions {
+  ScheduleOptions schedule;
+  std::string format = "text";
+  bool full = false;
+  size_t last = 20;
+  std::string dot;
+};
+
+struct Ran {
+  LoadedSchedule loaded;
+  std::unique_ptr<engine::Engine> engine;
+  engine::RunResult result;
+};
+
+// Loads, builds and runs; on bad input reports it (exit 2) and returns false.
+bool LoadAndRun(Context& ctx, const ScheduleOptions& options, Ran& out) {
+  Expected<LoadedSchedule> loaded = LoadSchedule(options);
+  if (!loaded.ok()) {
+    ReportBadInput(ctx, loaded.status());
+    return false;
+  }
+  out.loaded = std::move(loaded).value();
+  Expected<engine::Engine> engine =
+      engine::Engine::Create(*out.loaded.program, out.loaded.params, out.loaded.engine_options);
+  if (!engine.ok()) {
+    ReportBadInput(ctx, engine.status().At(SourceLocation{options.file, 0, 0}));
+    return false;
+  }
+  out.engine = std::make_unique<engine::Engine>(std::move(engine).value());
+  spdlog::debug("running {} with policy {}", options.file,
+                engine::PolicyName(out.loaded.engine_options.policy));
+  out.result = out.engine->Run();
+  if (out.result.outcome == engine::Outcome::kError) {
+    ReportBadInput(ctx, out.result.error.At(SourceLocation{options.file, 0, 0}));
+    return false;
+  }
+  return true;
+}
+
+std::string PolicyText(const engine::EngineOptions& o) {
+  std::string p = engine::PolicyName(o.policy);
+  if (o.policy == engine::Policy::kRandom) p += " seed=" + std::to_string(o.seed);
+  return p;
+}
+
+int ExitFor(const engine::RunResult& r) {
+  switch (r.outcome) {
+    case engine::Outcome::kCompleted:
+      return kExitClean;
+    case engine::Outcome::kDeadlock:
+    case engine::Outcome::kViolation:
+      return kExitViolations;
+    case engine::Outcome::kStepLimit:
+    case engine::Outcome::kError:
+    case engine::Outcome::kRunning:
+      break;
+  }
+  return kExitBadInput;
+}
+
+nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
+  return {{"code", std::string(model::CodeId(v.violation.code))},
+          {"title", std::string(model::CodeTitle(v.violation.code))},
+          {"message", model::Describe(v.violation)},
+          {"agent", verifier::AgentLabel(*ran.loaded.program, *ran.engine, v.agent)},
+          {"location", v.where.ToString()},
+          {"from_async", v.from_async}};
+}
+
+void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
+  const ir::Program& program = *ran.loaded.program;
+  const engine::RunResult& r = ran.result;
+  size_t max_events = opt.full ? 0 : opt.last;
+  verifier::DeadlockReport report;
+  if (r.outcome == engine::Outcome::kDeadlock) {
+    report = verifier::DiagnoseDeadlock(program, *ran.engine, r);
+    if (!opt.dot.empty()) {
+      std::ofstream dot(opt.dot);
+      dot << verifier::WaitForGraphDot(report, program, *ran.engine);
+      if (!dot) {
+        ReportBadInput(ctx, Status("io", "cannot write the DOT file", SourceLocation{opt.dot}));
+        return;
+      }
+    }
+  }
+  if (opt.format == "json") {
+    nlohmann::json j;
+    j["file"] = opt.schedule.file;
+    j["schedule"] = program.name;
+    j["hash"] = ir::ContentHashHex(program);
+    j["policy"] = PolicyText(ran.loaded.engine_options);
+    j["outcome"] = engine::OutcomeName(r.outcome);
+    j["events"] = r.events;
+    j["params"] = nlohmann::json::object();
+    for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
+    if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
+    j["warnings"] = nlohmann::json::array();
+    for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
+    if (r.outcome == engine::Outcome::kDeadlock) {
+      nlohmann::json d;
+      d["code"] = "P2001";
+      d["summary"] = report.summary;
+      d["blocked"] = nlohmann::json::array();
+      for (const auto& x : report.blocked) {
+        nlohmann::json b;
+        b["agent"] = verifier::AgentLabel(program, *ran.engine, x.blocked.agent);
+        b["waits_on"] = engine::WaitKindName(x.blocked.wait);
+        b["location"] = x.blocked.where.ToString();
+        if (x.blocked.wait == engine::WaitKind::kMbarrierParity ||
+            x.blocked.wait == engine::WaitKind::kMbarrierToken) {
+          b["barrier"] = program.barriers[x.blocked.barrier].name;
+          b["index"] = x.blocked.barrier_index;
+          b["cta"] = x.blocked.cta;
+          b["parity"] = x.blocked.parity;
+          b["phase"] = x.blocked.state.phase;
+          b["pending"] = x.blocked.state.pending_count;
+          b["expected"] = x.blocked.state.expected_count;
+          b["tx"] = x.blocked.state.tx_count;
+        }
+        b["cause"] = verifier::DeadlockCauseName(x.cause);
+        b["explanation"] = x.cause_text;
+        b["in_cycle"] = x.in_cycle;
+        d["blocked"].push_back(b);
+      }
+      j["deadlock"] = d;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s: schedule %s (hash %s), policy %s\n", opt.schedule.file.c_str(),
+                program.name.c_str(), ir::ContentHashHex(program).c_str(),
+                PolicyText(ran.loaded.engine_options).c_str());
+    for (const auto& w : r.warnings) {
+      std::printf("warning %s: %s (%s at %s)\n", std::string(model::CodeId(w.violation.code)).c_str(),
+                  model::Describe(w.violation).c_str(),
+                  verifier::AgentLabel(program, *ran.engine, w.agent).c_str(),
+                  w.where.ToString().c_str());
+    }
+    switch (r.outcome) {
+      case engine::Outcome::kCompleted:
+        std::printf("OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu events, "
+                    "no violations.\n",
+                    ran.engine->num_agents(), ran.engine->num_ctas(),
+                    static_cast<unsigned long long>(r.events));
+        break;
+      case engine::Outcome::kViolation: {
+        const engine::ViolationInfo& v = *r.violation;
+        std::printf("%s %s: %s\n  by %s at %s\n",
+                    std::string(model::CodeId(v.violation.code)).c_str(),
+                    std::string(model::CodeTitle(v.violation.code)).c_str(),
+                    model::Describe(v.violation).c_str(),
+                    verifier::AgentLabel(program, *ran.engine, v.agent).c_str(),
+                    v.where.ToString().c_str());
+        std::printf("\nBehaviour (events from the start):\n%s",
+                    BehaviourPrefix(program, *ran.engine, max_events).c_str());
+        break;
+      }
+      case engine::Outcome::kDeadlock:
+        std::printf("%s", verifier::FormatDeadlockReport(report, program, *ran.engine,
+                                                         ran.loaded.source)
+                              .c_str());
+        std::printf("\nBehaviour (events from the start):\n%s",
+                    BehaviourPrefix(program, *ran.engine, max_events).c_str());
+        break;
+      case engine::Outcome::kStepLimit:
+        std::printf("step limit reached after %llu steps (a runaway loop?)\n",
+                    static_cast<unsigned long long>(r.steps));
+        break;
+      default:
+        break;
+    }
+  }
+  ctx.exit_code = ExitFor(r);
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<CheckOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "check", "run a schedule once and report whether it completes (exit 0), or the violation "
+               "or deadlock it reaches (exit 1) with a diagnosis");
+  AddScheduleOptions(sub, opt->schedule);
+  sub->add_option("--format", opt->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  sub->add_flag("--full", opt->full, "print every event of the behaviour, not only the last ones");
+  sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
+  sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
+  sub->callback([&ctx, opt] {
+    Ran ran;
+    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
+    PrintCheck(ctx, *opt, ran);
+  });
+}
+
+void AddRunCommand(CLI::App& app, Context& ctx) {
+  struct RunOptions {
+    ScheduleOptions schedule;
+    std::string trace;
+    bool dump = false;
+  };
+  auto opt = std::make_shared<RunOptions>();
+  CLI::App* sub = app.add_subcommand("run", "run a schedule and write its event trace");
+  AddScheduleOptions(sub, opt->schedule);
+  sub->add_option("--trace", opt->trace, "the trace file to write")->required();
+  sub->add_flag("--dump", opt->dump, "also print the trace as text");
+  sub->callback([&ctx, opt] {
+    Ran ran;
+    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
+    trace::TraceFile file;
+    file.header.schedule_hash = ir::ContentHash(*ran.loaded.program);
+    file.header.source = "sim";
+    file.header.device = "parity-engine";
+    file.header.schedule = ran.loaded.program->name;
+    file.header.policy = PolicyText(ran.loaded.engine_options);
+    file.header.params = ran.loaded.param_values;
+    file.events = ran.engine->trace();
+    Status s = trace::WriteTraceFile(opt->trace, file);
+    if (!s.ok()) {
+      ReportBadInput(ctx, s);
+      return;
+    }
+    if (opt->dump) std::printf("%s", trace::DumpTrace(file).c_str());
+    std::printf("%s: %s, %zu events written to %s\n", opt->schedule.file.c_str(),
+                engine::OutcomeName(ran.result.outcome), file.events.size(), opt->trace.c_str());
+    ctx.exit_code = ExitFor(ran.result);
+  });
+}
+
+void AddExplainCommand(CLI::App& app, Context& ctx) {
+  auto opt = std::make_shared<ScheduleOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "explain", "teaching mode: narrate every event and what it does to its barrier");
+  AddScheduleOptions(sub, *opt);
+  sub->callback([&ctx, opt] {
+    Ran ran;
+    if (!LoadAndRun(ctx, *opt, ran)) return;
+    const ir::Program& program = *ran.loaded.program;
+    std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(), opt->file.c_str(),
+                PolicyText(ran.loaded.engine_options).c_str());
+    size_t n = 0;
+    for (const trace::TraceEvent& e : ran.engine->trace()) {
+      std::printf("%4zu. %s\n", ++n, NarrateEvent(program, *ran.engine, e).c_str());
+    }
+    std::printf("\nOutcome: %s\n", engine::OutcomeName(ran.result.outcome));
+    if (ran.result.outcome == engine::Outcome::kDeadlock) {
+      auto report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result);
+      std::printf("%s", verifier::FormatDeadlockReport(report, program, *ran.engine,
+                                                       ran.loaded.source)
+                            .c_str());
+    } else if (ran.result.outcome == engine::Outcome::kViolation) {
+      const auto& v = *ran.result.violation;
+      std::printf("%s %s: %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
+                  std::string(model::CodeTitle(v.violation.code)).c_str(),
+                  model::Describe(v.violation).c_str());
+    }
+    ctx.exit_code = ExitFor(ran.result);
+  });
+}
+
+}  // namespace parity::cli

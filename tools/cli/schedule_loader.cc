@@ -1,0 +1,91 @@
+#include "tools/cli/schedule_loader.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "sim/ir/parser.h"
+
+namespace parity::cli {
+namespace {
+
+Expected<engine::Policy> ParsePolicy(const std::string& name) {
+  if (name == "eager") return engine::Policy::kEager;
+  if (name == "lazy") return engine::Policy::kLazy;
+  if (name == "round-robin" || name == "rr") return engine::Policy::kRoundRobin;
+  if (name == "random") return engine::Policy::kRandom;
+  return Status("cli.policy", "unknown policy '" + name +
+                                  "' (expected eager, lazy, round-robin or random)");
+}
+
+Expected<std::pair<std::string, int64_t>> ParseDefine(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return Status("cli.define", "-D '" + text + "': expected NAME=VALUE, e.g. -D STAGES=4");
+  }
+  std::string name = text.substr(0, eq);
+  std::string value = text.substr(eq + 1);
+  int64_t v = 0;
+  int base = 10;
+  std::string_view digits = value;
+  bool negative = false;
+  if (!digits.empty() && digits[0] == '-') {
+    negative = true;
+    digits.remove_prefix(1);
+  }
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    base = 16;
+    digits.remove_prefix(2);
+  }
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+    return Status("cli.define", "-D " + text + ": '" + value + "' is not an integer");
+  }
+  return std::make_pair(name, negative ? -v : v);
+}
+
+}  // namespace
+
+void AddScheduleOptions(CLI::App* sub, ScheduleOptions& options) {
+  sub->add_option("file", options.file, "the schedule (.pipe)")->required();
+  sub->add_option("-D,--define", options.defines, "override a param: -D STAGES=4 (repeatable)")
+      ->take_all();
+  sub->add_option("--policy", options.policy,
+                  "scheduling policy: eager, lazy, round-robin, random")
+      ->capture_default_str();
+  sub->add_option("--seed", options.seed, "seed of the random policy")->capture_default_str();
+}
+
+Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options) {
+  LoadedSchedule out;
+  std::ifstream in(options.file, std::ios::binary);
+  if (!in) {
+    return Status("io", "cannot read the schedule file", SourceLocation{options.file, 0, 0});
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out.source = ss.str();
+  Expected<ir::Program> program = ir::ParseProgram(out.source, options.file);
+  if (!program.ok()) return program.status();
+  out.program = std::make_unique<ir::Program>(std::move(program).value());
+
+  std::vector<std::pair<std::string, int64_t>> overrides;
+  for (const std::string& d : options.defines) {
+    auto parsed = ParseDefine(d);
+    if (!parsed.ok()) return parsed.status();
+    overrides.push_back(*parsed);
+  }
+  Expected<std::vector<int64_t>> params = ir::BindParams(*out.program, overrides);
+  if (!params.ok()) return params.status();
+  out.params = *params;
+  for (size_t i = 0; i < out.program->params.size(); ++i) {
+    out.param_values.emplace_back(out.program->params[i].name, out.params[i]);
+  }
+  Expected<engine::Policy> policy = ParsePolicy(options.policy);
+  if (!policy.ok()) return policy.status();
+  out.engine_options.policy = *policy;
+  out.engine_options.seed = options.seed;
+  return out;
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,562 @@
+#include "verifier/deadlock.h"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "sim/trace/event.h"
+
+namespace parity::verifier {
+namespace {
+
+using engine::BlockedAgent;
+using engine::Engine;
+using engine::WaitKind;
+using trace::EventKind;
+
+// How a role can signal one barrier array: from its own CTA only, or to other CTAs too.
+struct SignalReach {
+  bool local = false;
+  bool remote = false;
+  bool arrives = false;  // arrive-on operations (count toward pending)
+  bool bytes = false;    // complete_tx sources (TMA, bulk, st.async, complete_tx) or expect_tx
+};
+
+// signal[role][barrier decl]
+using SignalTable = std::vector<std::vector<SignalReach>>;
+
+void Note(SignalReach& r, bool remote, bool arrives) {
+  (remote ? r.remote : r.local) = true;
+  (arrives ? r.arrives : r.bytes) = true;
+}
+
+void ScanBlock(const ir::Block& block, std::vector<SignalReach>& out) {
+  for (const ir::Stmt& stmt : block) {
+    if (const auto* f = std::get_if<ir::For>(&stmt.node)) {
+      ScanBlock(f->body, out);
+    } else if (const auto* i = std::get_if<ir::If>(&stmt.node)) {
+      ScanBlock(i->then_body, out);
+      ScanBlock(i->else_body, out);
+    } else if (const auto* op = std::get_if<ir::Op>(&stmt.node)) {
+      std::visit(
+          [&](const auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, ir::MbarrierArrive>) {
+              bool remote = o.bar.cta != ir::kNoExpr || o.mask != ir::kNoExpr;
+              Note(out[o.bar.barrier], remote, /*arrives=*/true);
+              if (o.expect_tx != ir::kNoExpr) Note(out[o.bar.barrier], remote, false);
+            } else if constexpr (std::is_same_v<T, ir::MbarrierExpectTx> ||
+                                 std::is_same_v<T, ir::MbarrierCompleteTx>) {
+              Note(out[o.bar.barrier], o.bar.cta != ir::kNoExpr, false);
+            } else if constexpr (std::is_same_v<T, ir::TmaLoad> || std::is_same_v<T, ir::BulkLoad>) {
+              Note(out[o.bar.barrier], o.multicast_mask != ir::kNoExpr || o.bar.cta != ir::kNoExpr,
+                   false);
+            } else if constexpr (std::is_same_v<T, ir::StAsync>) {
+              Note(out[o.bar.barrier], true, false);
+            } else if constexpr (std::is_same_v<T, ir::CpAsyncMbarrierArrive>) {
+              Note(out[o.bar.barrier], o.bar.cta != ir::kNoExpr, true);
+            }
+          },
+          *op);
+    }
+  }
+}
+
+SignalTable BuildSignalTable(const ir::Program& program) {
+  SignalTable table(program.roles.size(),
+                    std::vector<SignalReach>(program.barriers.size()));
+  for (size_t r = 0; r < program.roles.size(); ++r) ScanBlock(program.roles[r].body, table[r]);
+  return table;
+}
+
+bool IsMbarrierWait(WaitKind k) {
+  return k == WaitKind::kMbarrierParity || k == WaitKind::kMbarrierToken;
+}
+
+// Can `signaller` signal barrier `barrier` of the waiter's CTA?
+bool CanSignal(const SignalTable& table, const Engine& engine, uint32_t signaller,
+               const BlockedAgent& b, const engine::AgentInfo& waiter) {
+  const engine::AgentInfo& s = engine.agent_info(signaller);
+  if (s.cluster != waiter.cluster) return false;
+  const SignalReach& reach = table[s.role][b.barrier];
+  if (reach.remote) return true;
+  return reach.local && s.cta == b.cta;
+}
+
+// Roles whose programs issue writes into buffers (loads, cp.async, st.async, plain writes):
+// their waits on barriers they do not fill guard the reuse of a buffer ("empty" barriers).
+std::vector<bool> ProducerRoles(const ir::Program& program) {
+  std::vector<bool> out(program.roles.size(), false);
+  struct Scan {
+    static bool Block(const ir::Block& block) {
+      for (const ir::Stmt& stmt : block) {
+        if (const auto* f = std::get_if<ir::For>(&stmt.node)) {
+          if (Block(f->body)) return true;
+        } else if (const auto* i = std::get_if<ir::If>(&stmt.node)) {
+          if (Block(i->then_body) || Block(i->else_body)) return true;
+        } else if (const auto* op = std::get_if<ir::Op>(&stmt.node)) {
+          if (std::holds_alternative<ir::TmaLoad>(*op) || std::holds_alternative<ir::BulkLoad>(*op) ||
+              std::holds_alternative<ir::CpAsync>(*op) || std::holds_alternative<ir::StAsync>(*op)) {
+            return true;
+          }
+          if (const auto* a = std::get_if<ir::BufferAccess>(op); a != nullptr && a->write) {
+            return true;
+          }
+        }
+      }
+      return false;
+    }
+  };
+  for (size_t r = 0; r < program.roles.size(); ++r) out[r] = Scan::Block(program.roles[r].body);
+  return out;
+}
+
+// Per (cluster, cta, barrier, index): what happened in the current phase.
+using BarrierKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
+
+// Also fills `signalled`: agents that have signalled any barrier (arrive, expect_tx, issued a
+// copy that completes on a barrier) at least once.
+std::map<BarrierKey, PhaseStats> CollectPhaseStats(const Engine& engine,
+                                                   std::vector<bool>& signalled) {
+  std::map<BarrierKey, PhaseStats> stats;
+  signalled.assign(engine.num_agents(), false);
+  const auto& agents_per_cta = [&](uint32_t cluster, uint32_t cta, uint16_t agent) -> uint32_t {
+    // Global agent id from (cluster, cta, index in CTA): agents are numbered in that order.
+    for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+      const engine::AgentInfo& info = engine.agent_info(a);
+      if (info.cluster == cluster && info.cta == cta && info.index_in_cta == agent) return a;
+    }
+    return UINT32_MAX;
+  };
+  for (const trace::TraceEvent& e : engine.trace()) {
+    auto kind = static_cast<EventKind>(e.kind);
+    BarrierKey key{e.cluster, e.target_cta, e.object, e.index};
+    if (e.agent != trace::kNoAgent &&
+        (kind == EventKind::kArrive || kind == EventKind::kArriveExpectTx ||
+         kind == EventKind::kExpectTx || kind == EventKind::kTmaIssue ||
+         kind == EventKind::kBulkIssue || kind == EventKind::kStAsync ||
+         kind == EventKind::kCpAsyncArrive)) {
+      uint32_t a = agents_per_cta(e.cluster, e.cta, e.agent);
+      if (a != UINT32_MAX) signalled[a] = true;
+    }
+    switch (kind) {
+      case EventKind::kInit:
+        stats[key] = PhaseStats{};
+        break;
+      case EventKind::kPhaseComplete: {
+        PhaseStats& s = stats[key];
+        uint32_t done = s.completed_phases + 1;
+        s = PhaseStats{};
+        s.completed_phases = done;
+        break;
+      }
+      case EventKind::kArrive:
+      case EventKind::kArriveExpectTx: {
+        PhaseStats& s = stats[key];
+        s.arrivals += e.value;
+        if (kind == EventKind::kArriveExpectTx) s.tx_expected += e.value2;
+        if (e.agent != trace::kNoAgent) {
+          uint32_t a = agents_per_cta(e.cluster, e.cta, e.agent);
+          if (a != UINT32_MAX &&
+              std::find(s.arrived_agents.begin(), s.arrived_agents.end(), a) ==
+                  s.arrived_agents.end()) {
+            s.arrived_agents.push_back(a);
+          }
+        }
+        break;
+      }
+      case EventKind::kExpectTx:
+        stats[key].tx_expected += e.value;
+        break;
+      case EventKind::kCompleteTx:
+      case EventKind::kTmaDeliver:
+        stats[key].tx_delivered += e.value;
+        break;
+      default:
+        break;
+    }
+  }
+  return stats;
+}
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string AgentList(const ir::Program& program, const Engine& engine,
+                      const std::vector<uint32_t>& agents, size_t max = 6) {
+  std::string out;
+  for (size_t i = 0; i < agents.size() && i < max; ++i) {
+    if (i) out += ", ";
+    out += AgentLabel(program, engine, agents[i]);
+  }
+  if (agents.size() > max) out += ", and " + std::to_string(agents.size() - max) + " more";
+  return out;
+}
+
+std::string WaitTarget(const ir::Program& program, const BlockedAgent& b) {
+  switch (b.wait) {
+    case WaitKind::kMbarrierParity:
+      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " parity " +
+             std::to_string(b.parity);
+    case WaitKind::kMbarrierToken:
+      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " token of phase " +
+             std::to_string(b.token_phase);
+    case WaitKind::kClusterBarrier:
+      return "the cluster barrier (barrier.cluster.wait)";
+    case WaitKind::kNamedBarrier:
+      return "named barrier " + std::to_string(b.barrier) + " (bar.sync)";
+    case WaitKind::kCpAsyncGroups:
+      return "cp.async.wait_group " + std::to_string(b.pending);
+    case WaitKind::kBulkGroups:
+      return "cp.async.bulk.wait_group " + std::to_string(b.pending);
+    case WaitKind::kNone:
+      break;
+  }
+  return "nothing";
+}
+
+// Which phase number a blocked mbarrier wait needs to complete.
+uint32_t WantedPhase(const BlockedAgent& b) {
+  if (b.wait == WaitKind::kMbarrierToken) return b.token_phase;
+  // A parity wait blocks only when the parity names the current phase.
+  return b.state.phase;
+}
+
+void Classify(const ir::Program& program, const Engine& engine,
+              const std::vector<bool>& producer_roles, const std::vector<bool>& signalled,
+              BlockedExplanation& x) {
+  const BlockedAgent& b = x.blocked;
+  if (!IsMbarrierWait(b.wait)) {
+    x.cause = DeadlockCause::kNotMbarrier;
+    std::ostringstream os;
+    switch (b.wait) {
+      case WaitKind::kClusterBarrier:
+        os << b.arrived << " of " << b.expected
+           << " agents of the cluster arrived on the cluster barrier; the others are blocked "
+              "elsewhere and never reach barrier.cluster.arrive.";
+        break;
+      case WaitKind::kNamedBarrier:
+        os << b.arrived << " of " << b.expected
+           << " threads arrived on the named barrier; the missing threads' agents are blocked "
+              "or exited, or the thread count does not match the participants.";
+        break;
+      default:
+        os << "the async-group wait needs " << b.arrived
+           << " outstanding copies to complete, and none can.";
+        break;
+    }
+    x.cause_text = os.str();
+    return;
+  }
+  const model::MbarrierState& st = b.state;
+  const std::string bar = BarrierLabel(program, b.barrier, b.barrier_index, b.cta);
+  const PhaseStats& ps = x.stats;
+  std::ostringstream os;
+  if (st.pending_count == 0 && st.tx_count > 0) {
+    x.cause = DeadlockCause::kTxOverExpected;
+    os << "all arrivals of phase " << st.phase << " of " << bar << " are in, but "
+       << st.tx_count << " tx bytes are still outstanding and no copy in flight will deliver "
+       << "them: " << ps.tx_expected << " bytes were expected (expect_tx) in this phase and "
+       << ps.tx_delivered << " delivered. The expect_tx byte count is larger than the bytes the "
+       << "copies that complete on this barrier actually bring (e.g. multiplied by the cluster "
+          "size, or counting a multicast slice as the whole tile).";
+  } else if (st.pending_count == 0 && st.tx_count < 0) {
+    x.cause = DeadlockCause::kTxOverDelivered;
+    os << "all arrivals of phase " << st.phase << " of " << bar << " are in, but "
+       << -st.tx_count << " more bytes were delivered than expected (tx-count " << st.tx_count
+       << "): " << ps.tx_expected << " expected, " << ps.tx_delivered
+       << " delivered. The expect_tx count is too small for the copies that complete here.";
+  } else if (!x.could_signal_exited.empty() && x.could_signal_blocked.empty()) {
+    x.cause = DeadlockCause::kSignallerExited;
+    os << bar << " still needs " << Plural(st.pending_count, "arrival", "arrivals")
+       << ", but every agent that signals it has exited: "
+       << AgentList(program, engine, x.could_signal_exited) << ".";
+  } else if (x.could_signal_blocked.empty() && x.could_signal_exited.empty()) {
+    x.cause = DeadlockCause::kNoSignaller;
+    os << "no agent of the program ever arrives on " << bar
+       << " (no arrive, TMA/bulk load, st.async or complete_tx on it reaches this CTA), so its "
+          "phase "
+       << st.phase << " can never complete.";
+  } else if (st.phase == 0 && ps.arrivals == 0 && b.wait == WaitKind::kMbarrierParity &&
+             b.parity == 0 && producer_roles[engine.agent_info(b.agent).role] && x.in_cycle &&
+             !signalled[b.agent]) {
+    // A producer blocked before it produced anything, on a barrier that never completed.
+    x.cause = DeadlockCause::kWrongInitialPhase;
+    os << AgentLabel(program, engine, b.agent) << " waits for phase 0 of " << bar
+       << " (parity 0), which nobody has arrived on yet: the agents that release it ("
+       << AgentList(program, engine, x.could_signal_blocked)
+       << ") are themselves waiting for data that only this producer provides. Buffers start "
+          "empty: a producer's first wait on a buffer-free barrier must use parity 1 (the phase "
+          "before phase 0 counts as complete; CUTLASS starts the producer's PipelineState at "
+          "phase 1).";
+  } else if (ps.arrivals > 0 && st.pending_count > 0) {
+    x.cause = DeadlockCause::kCountTooHigh;
+    os << bar << " received " << ps.arrivals << " of " << st.expected_count
+       << " arrivals in phase " << st.phase << " (" << st.pending_count
+       << " pending), from " << Plural(static_cast<int64_t>(ps.arrived_agents.size()), "agent",
+                                       "agents")
+       << "; every agent that could still arrive is blocked ("
+       << AgentList(program, engine, x.could_signal_blocked)
+       << "). The init count " << st.expected_count
+       << " is higher than the arrivals one phase receives, or an expected arrival is never made "
+          "(check which CTAs actually signal this CTA, e.g. only its row and column of a "
+          "multicast cluster).";
+  } else {
+    x.cause = DeadlockCause::kDownstream;
+    os << bar << " has received " << ps.arrivals << " of " << st.expected_count
+       << " arrivals in phase " << st.phase
+       << "; the agents that would signal it are blocked themselves ("
+       << AgentList(program, engine, x.could_signal_blocked) << ").";
+  }
+  x.cause_text = os.str();
+}
+
+int CauseRank(DeadlockCause c) {
+  switch (c) {
+    case DeadlockCause::kTxOverExpected:
+    case DeadlockCause::kTxOverDelivered:
+      return 0;
+    case DeadlockCause::kNoSignaller:
+    case DeadlockCause::kSignallerExited:
+      return 1;
+    case DeadlockCause::kCountTooHigh:
+      return 2;
+    case DeadlockCause::kWrongInitialPhase:
+      return 3;
+    case DeadlockCause::kNotMbarrier:
+      return 4;
+    case DeadlockCause::kDownstream:
+      return 5;
+    case DeadlockCause::kUnknown:
+      break;
+  }
+  return 6;
+}
+
+std::string SourceLine(std::string_view source, int line) {
+  if (line <= 0) return {};
+  size_t pos = 0;
+  for (int l = 1; l < line; ++l) {
+    pos = source.find('\n', pos);
+    if (pos == std::string_view::npos) return {};
+    ++pos;
+  }
+  size_t end = source.find('\n', pos);
+  std::string_view text = source.substr(pos, end == std::string_view::npos ? source.size() - pos
+                                                                           : end - pos);
+  size_t first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  return std::string(text.substr(first));
+}
+
+}  // namespace
+
+const char* DeadlockCauseName(DeadlockCause c) {
+  switch (c) {
+    case DeadlockCause::kUnknown: return "unknown";
+    case DeadlockCause::kTxOverExpected: return "tx-over-expected";
+    case DeadlockCause::kTxOverDelivered: return "tx-over-delivered";
+    case DeadlockCause::kCountTooHigh: return "count-too-high";
+    case DeadlockCause::kWrongInitialPhase: return "wrong-initial-phase";
+    case DeadlockCause::kSignallerExited: return "signaller-exited";
+    case DeadlockCause::kNoSignaller: return "no-signaller";
+    case DeadlockCause::kDownstream: return "downstream";
+    case DeadlockCause::kNotMbarrier: return "not-mbarrier";
+  }
+  return "unknown";
+}
+
+std::string AgentLabel(const ir::Program& program, const Engine& engine, uint32_t agent) {
+  const engine::AgentInfo& a = engine.agent_info(agent);
+  std::string out;
+  if (engine.num_ctas() > engine.num_agents() || a.cluster > 0 ||
+      engine.agent_info(static_cast<uint32_t>(engine.num_agents() - 1)).cluster > 0) {
+    out = "cluster " + std::to_string(a.cluster) + " ";
+  }
+  out += "CTA " + std::to_string(a.cta) + " " + program.roles[a.role].name + "[" +
+         std::to_string(a.index_in_role) + "]";
+  return out;
+}
+
+std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t index,
+                         uint32_t cta) {
+  std::string name = barrier < program.barriers.size() ? program.barriers[barrier].name
+                                                        : "barrier#" + std::to_string(barrier);
+  return name + "[" + std::to_string(index) + "] of CTA " + std::to_string(cta);
+}
+
+DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine,
+                                const engine::RunResult& result) {
+  DeadlockReport report;
+  const SignalTable table = BuildSignalTable(program);
+  const std::vector<bool> producers = ProducerRoles(program);
+  std::vector<bool> signalled;
+  const auto stats = CollectPhaseStats(engine, signalled);
+  std::set<uint32_t> exited(result.deadlock.exited.begin(), result.deadlock.exited.end());
+
+  // Wait-for graph over all agents.
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph g(engine.num_agents());
+
+  for (const BlockedAgent& b : result.deadlock.blocked) {
+    BlockedExplanation x;
+    x.blocked = b;
+    const engine::AgentInfo& waiter = engine.agent_info(b.agent);
+    if (IsMbarrierWait(b.wait)) {
+      auto it = stats.find(BarrierKey{waiter.cluster, b.cta, b.barrier, b.barrier_index});
+      if (it != stats.end()) x.stats = it->second;
+      for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+        if (a == b.agent || !CanSignal(table, engine, a, b, waiter)) continue;
+        if (exited.count(a)) {
+          x.could_signal_exited.push_back(a);
+        } else {
+          x.could_signal_blocked.push_back(a);
+          boost::add_edge(b.agent, a, g);
+        }
+      }
+    } else {
+      // Cluster and named barriers: every live agent of the same cluster (or CTA) that has not
+      // arrived could release it; async-group waits depend on nobody (copies complete alone).
+      if (b.wait == WaitKind::kClusterBarrier || b.wait == WaitKind::kNamedBarrier) {
+        for (const BlockedAgent& other : result.deadlock.blocked) {
+          const engine::AgentInfo& o = engine.agent_info(other.agent);
+          if (other.agent == b.agent || o.cluster != waiter.cluster) continue;
+          if (b.wait == WaitKind::kNamedBarrier && o.cta != waiter.cta) continue;
+          if (other.wait == b.wait) continue;  // already there
+          x.could_signal_blocked.push_back(other.agent);
+          boost::add_edge(b.agent, other.agent, g);
+        }
+      }
+    }
+    report.blocked.push_back(std::move(x));
+  }
+
+  std::vector<int> component(boost::num_vertices(g));
+  int num = boost::strong_components(g, component.data());
+  std::vector<std::vector<uint32_t>> members(num);
+  for (uint32_t v = 0; v < component.size(); ++v) members[component[v]].push_back(v);
+  for (auto& m : members) {
+    if (m.size() > 1) report.cycles.push_back(m);
+  }
+  for (BlockedExplanation& x : report.blocked) {
+    x.in_cycle = members[component[x.blocked.agent]].size() > 1;
+    Classify(program, engine, producers, signalled, x);
+  }
+  std::stable_sort(report.blocked.begin(), report.blocked.end(),
+                   [](const BlockedExplanation& a, const BlockedExplanation& b) {
+                     return CauseRank(a.cause) < CauseRank(b.cause);
+                   });
+  report.primary = 0;
+  if (!report.blocked.empty()) {
+    const BlockedExplanation& p = report.blocked.front();
+    std::string where = IsMbarrierWait(p.blocked.wait)
+                            ? BarrierLabel(program, p.blocked.barrier, p.blocked.barrier_index,
+                                           p.blocked.cta)
+                            : WaitTarget(program, p.blocked);
+    report.summary = std::string("P2001 deadlock: ") +
+                     Plural(static_cast<int64_t>(report.blocked.size()), "agent is", "agents are") +
+                     " blocked forever; most likely cause (" + DeadlockCauseName(p.cause) +
+                     ") at " + where;
+  } else {
+    report.summary = "P2001 deadlock: no agent can progress";
+  }
+  return report;
+}
+
+std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program& program,
+                                 const Engine& engine, std::string_view source) {
+  std::ostringstream os;
+  os << report.summary << "\n";
+  if (!report.blocked.empty()) {
+    os << "\nMost likely cause: " << report.blocked[report.primary].cause_text << "\n";
+  }
+  os << "\nBlocked agents (" << report.blocked.size() << "):\n";
+  int n = 0;
+  std::map<DeadlockCause, int> first_with_cause;
+  for (const BlockedExplanation& x : report.blocked) {
+    const BlockedAgent& b = x.blocked;
+    os << "  " << ++n << ". " << AgentLabel(program, engine, b.agent) << " waits on "
+       << WaitTarget(program, b);
+    if (!b.where.file.empty()) os << "  at " << b.where.ToString();
+    os << "\n";
+    std::string line = SourceLine(source, b.where.line);
+    if (!line.empty()) os << "       | " << line << "\n";
+    if (IsMbarrierWait(b.wait)) {
+      const model::MbarrierState& st = b.state;
+      os << "       " << BarrierLabel(program, b.barrier, b.barrier_index, b.cta) << ": phase "
+         << st.phase << " (parity " << st.parity() << "), waiting for phase " << WantedPhase(b)
+         << " to complete; " << (st.expected_count - st.pending_count) << " of "
+         << st.expected_count << " arrivals received, " << st.pending_count << " pending; tx "
+         << st.tx_count << " bytes outstanding (" << x.stats.tx_expected << " expected, "
+         << x.stats.tx_delivered << " delivered this phase)\n";
+      if (!x.stats.arrived_agents.empty()) {
+        os << "       arrived this phase: " << AgentList(program, engine, x.stats.arrived_agents)
+           << "\n";
+      }
+      if (!x.could_signal_blocked.empty()) {
+        os << "       could still signal it, but blocked: "
+           << AgentList(program, engine, x.could_signal_blocked) << "\n";
+      }
+      if (!x.could_signal_exited.empty()) {
+        os << "       could have signalled it, but exited: "
+           << AgentList(program, engine, x.could_signal_exited) << "\n";
+      }
+      if (x.could_signal_blocked.empty() && x.could_signal_exited.empty()) {
+        os << "       nothing in the program ever signals it in this CTA\n";
+      }
+    }
+    os << "       cause: " << DeadlockCauseName(x.cause)
+       << (x.in_cycle ? " (in a wait-for cycle)" : "");
+    // Say each kind of cause in full once; later agents with the same cause point back to it.
+    auto first = first_with_cause.find(x.cause);
+    if (first == first_with_cause.end()) {
+      first_with_cause[x.cause] = n;
+      os << ": " << x.cause_text << "\n";
+    } else {
+      os << ", as explained at " << first->second << ".\n";
+    }
+  }
+  for (const auto& cycle : report.cycles) {
+    os << "\nWait-for cycle (" << cycle.size() << " agents): "
+       << AgentList(program, engine, cycle, 8) << "\n";
+  }
+  return os.str();
+}
+
+std::string WaitForGraphDot(const DeadlockReport& report, const ir::Program& program,
+                            const Engine& engine) {
+  std::set<uint32_t> nodes;
+  std::set<uint32_t> in_cycle;
+  for (const auto& c : report.cycles) in_cycle.insert(c.begin(), c.end());
+  std::ostringstream os;
+  os << "digraph wait_for {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (const BlockedExplanation& x : report.blocked) {
+    nodes.insert(x.blocked.agent);
+    for (uint32_t a : x.could_signal_blocked) nodes.insert(a);
+  }
+  std::map<uint32_t, const BlockedExplanation*> by_agent;
+  for (const BlockedExplanation& x : report.blocked) by_agent[x.blocked.agent] = &x;
+  for (uint32_t a : nodes) {
+    os << "  a" << a << " [label=\"" << AgentLabel(program, engine, a);
+    auto it = by_agent.find(a);
+    if (it != by_agent.end()) os << "\\nwaits on " << WaitTarget(program, it->second->blocked);
+    os << "\"" << (in_cycle.count(a) ? ", color=red" : "") << "];\n";
+  }
+  for (const BlockedExplanation& x : report.blocked) {
+    for (uint32_t a : x.could_signal_blocked) {
+      bool red = in_cycle.count(x.blocked.agent) && in_cycle.count(a);
+      os << "  a" << x.blocked.agent << " -> a" << a << (red ? " [color=red]" : "") << ";\n";
+    }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+}  // namespace parity::verifier

@@ -1,0 +1,88 @@
+// Deadlock diagnosis (code P2001): when the engine stops with nothing able to progress, explain
+// it the way a kernel engineer needs at 2 a.m.: for every blocked agent, what it waits on (barrier,
+// CTA, phase and parity) and that barrier's state in the current phase (arrivals received of
+// expected, tx bytes expected and delivered), who could still arrive there and why they will not
+// (blocked — with the wait-for cycle —, exited, or nothing in the program ever signals that barrier),
+// and the most likely cause.
+//
+// The wait-for graph (Boost.Graph) has one vertex per agent that has not exited and an edge
+// A -> B when A is blocked on a barrier that B could still signal: B's role contains an arrive,
+// expect/complete_tx, TMA or bulk load, st.async or cp.async.mbarrier.arrive on that barrier array
+// that can reach A's CTA (a local op from B's own CTA, or a remote/multicast op from any CTA of
+// the cluster). This is a static over-approximation of "could": it never misses a signaller, so
+// "nothing ever arrives there again" is only said when it is certain.
+#ifndef PARITY_VERIFIER_DEADLOCK_H_
+#define PARITY_VERIFIER_DEADLOCK_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+
+namespace parity::verifier {
+
+// What happened to one mbarrier in its current (incomplete) phase, from the trace.
+struct PhaseStats {
+  int64_t arrivals = 0;         // arrival count received in this phase
+  int64_t tx_expected = 0;      // bytes announced by expect_tx / arrive.expect_tx in this phase
+  int64_t tx_delivered = 0;     // bytes credited by complete_tx (TMA, bulk, st.async, explicit)
+  std::vector<uint32_t> arrived_agents;  // global agent ids, in order of arrival (distinct)
+  uint32_t completed_phases = 0;  // phases this barrier completed since init
+};
+
+// The guessed root cause of a blocked mbarrier wait.
+enum class DeadlockCause : uint8_t {
+  kUnknown,
+  kTxOverExpected,    // all arrivals in, but more bytes expected than will ever be delivered
+  kTxOverDelivered,   // all arrivals in, but more bytes delivered than expected (tx negative)
+  kCountTooHigh,      // arrivals came in, every agent that arrived is blocked: count too high
+  kWrongInitialPhase, // a producer waits for the first phase of a buffer-free barrier (parity 0)
+  kSignallerExited,   // an agent that would signal the barrier has exited
+  kNoSignaller,       // nothing in the program ever signals this barrier in this CTA
+  kDownstream,        // waits on something that is itself stuck (explained by another entry)
+  kNotMbarrier,       // a cluster/named barrier or async-group wait (explained in the text)
+};
+const char* DeadlockCauseName(DeadlockCause c);
+
+struct BlockedExplanation {
+  engine::BlockedAgent blocked;
+  PhaseStats stats;                          // mbarrier waits only
+  std::vector<uint32_t> could_signal_blocked;  // agents that could still signal, all blocked
+  std::vector<uint32_t> could_signal_exited;   // agents that could have signalled, exited
+  bool in_cycle = false;                     // the agent is on a cycle of the wait-for graph
+  DeadlockCause cause = DeadlockCause::kUnknown;
+  std::string cause_text;                    // one or two sentences
+};
+
+struct DeadlockReport {
+  std::vector<BlockedExplanation> blocked;   // root causes first, then downstream waits
+  std::vector<std::vector<uint32_t>> cycles; // strongly connected components of size > 1
+  size_t primary = 0;                        // index of the most likely root cause in `blocked`
+  std::string summary;                       // one line: the headline of the diagnosis
+};
+
+// Diagnoses a run that ended in Outcome::kDeadlock. `engine` must have recorded its trace.
+DeadlockReport DiagnoseDeadlock(const ir::Program& program, const engine::Engine& engine,
+                                const engine::RunResult& result);
+
+// "CTA 1 (1,0) producer[0]" (with "cluster N " in front when the grid has several clusters).
+std::string AgentLabel(const ir::Program& program, const engine::Engine& engine, uint32_t agent);
+// "empty[2] of CTA 1".
+std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t index,
+                         uint32_t cta);
+
+// The report as text. `source` is the schedule's text (may be empty) to quote wait lines.
+std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program& program,
+                                 const engine::Engine& engine, std::string_view source);
+
+// The wait-for graph in Graphviz DOT: agents as nodes (blocked ones labelled with their wait),
+// edges "waits for", cycle edges in red.
+std::string WaitForGraphDot(const DeadlockReport& report, const ir::Program& program,
+                            const engine::Engine& engine);
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_DEADLOCK_H_
