@@ -42,5 +42,21 @@ TEST(CliExitCodes, HelpIsClean) {
   EXPECT_THAT(r.out, HasSubstr("version"));
 }
 
+TEST(CliRules, ListsEveryCodeAndExplainsOne) {
+  CliResult r = RunParity({"rules"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("M1005"));
+  EXPECT_THAT(r.out, HasSubstr("P2001"));
+  r = RunParity({"rules", "M1005"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("mbarrier-over-arrival"));
+  r = RunParity({"rules", "mbarrier-over-arrival"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.out, HasSubstr("M1005"));
+  r = RunParity({"rules", "X9999"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("X9999"));
+}
+
 }  // namespace
 }  // namespace parity::testing

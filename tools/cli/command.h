@@ -29,6 +29,7 @@ void AddVersionCommand(CLI::App& app, Context& ctx);
 void AddCheckCommand(CLI::App& app, Context& ctx);
 void AddRunCommand(CLI::App& app, Context& ctx);
 void AddExplainCommand(CLI::App& app, Context& ctx);
+void AddRulesCommand(CLI::App& app, Context& ctx);
 void AddTmaLayoutCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli

@@ -49,6 +49,7 @@ int Main(int argc, char** argv) {
   AddCheckCommand(app, ctx);
   AddRunCommand(app, ctx);
   AddExplainCommand(app, ctx);
+  AddRulesCommand(app, ctx);
   AddTmaLayoutCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
