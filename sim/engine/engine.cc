@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_map>
+#include <deque>
 #include <utility>
 #include <variant>
 
@@ -114,8 +114,19 @@ struct Engine::Code {
     uint32_t box_bytes = 0;
   };
   std::vector<Map> maps;
+  // Agent-invariant expressions (no variable reference: params, builtins, constants) are
+  // evaluated once per agent at Create: static_slot[expr] is the column in static_values (one
+  // row of num_static values per agent) or -1; static_ok says the evaluation succeeded (a fault
+  // is re-raised by evaluating at run time, with its location).
+  std::vector<int32_t> static_slot;
+  uint32_t num_static = 0;
+  std::vector<int64_t> static_values;
+  std::vector<uint8_t> static_ok;
   // Multicast destinations by 16-bit mask, as the model answered (filled on first use).
-  mutable std::unordered_map<uint32_t, Expected<std::vector<uint32_t>>> multicast;
+  // (The index is a flat 64K table so the hot path is one load; std::deque keeps the answers
+  // at stable addresses.)
+  mutable std::vector<int32_t> multicast_index;
+  mutable std::deque<Expected<std::vector<uint32_t>>> multicast;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -366,6 +377,54 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
 
+  // Agent-invariant expressions (see Code::static_slot).
+  {
+    const size_t ne = program.exprs.size();
+    std::vector<int8_t> dyn(ne, -1);  // -1 unknown, 0 static, 1 depends on a variable
+    std::vector<ir::ExprId> stack;
+    auto is_dynamic = [&](ir::ExprId root) {
+      // Iterative post-order over the arena (expressions form a DAG).
+      stack.assign(1, root);
+      while (!stack.empty()) {
+        const ir::ExprId id = stack.back();
+        if (id >= ne) { stack.pop_back(); continue; }
+        if (dyn[id] >= 0) { stack.pop_back(); continue; }
+        const ir::Expr& x = program.exprs[id];
+        if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+        bool pending = false;
+        int8_t d = 0;
+        for (ir::ExprId ch : {x.a, x.b, x.c}) {
+          if (ch == ir::kNoExpr || ch >= ne) continue;
+          if (dyn[ch] < 0) { stack.push_back(ch); pending = true; }
+          else d |= dyn[ch];
+        }
+        if (!pending) { dyn[id] = d; stack.pop_back(); }
+      }
+      return dyn[root] == 1;
+    };
+    c.static_slot.assign(ne, -1);
+    for (ir::ExprId id = 0; id < ne; ++id) {
+      if (program.exprs[id].kind == ir::Expr::Kind::kConst || is_dynamic(id)) continue;
+      c.static_slot[id] = static_cast<int32_t>(c.num_static++);
+    }
+    c.static_values.assign(static_cast<size_t>(c.num_static) * c.agents.size(), 0);
+    c.static_ok.assign(c.static_values.size(), 0);
+    for (size_t a = 0; a < c.agents.size(); ++a) {
+      ir::EvalEnv env;
+      env.params = c.params.data();
+      env.num_params = c.params.size();
+      env.builtins = &c.builtins[a];
+      for (ir::ExprId id = 0; id < ne; ++id) {
+        if (c.static_slot[id] < 0) continue;
+        ir::EvalFault fault;
+        const int64_t v = ir::EvalFast(program, id, env, &fault);
+        const size_t at = a * c.num_static + static_cast<size_t>(c.static_slot[id]);
+        c.static_values[at] = v;
+        c.static_ok[at] = fault.ok() ? 1 : 0;
+      }
+    }
+  }
+
   e.code_ = code;
   e.options_ = options;
   e.agents_.resize(c.agents.size());
@@ -427,7 +486,9 @@ struct Engine::Exec {
                    uint32_t index, int64_t value, int64_t value2, uint32_t pc,
                    bool async = false) {
     const AgentInfo& info = c.agents[agent];
-    TraceEvent ev{};
+    // Fields are written in place (building the record on the stack and copying it costs a
+    // store-forwarding stall per event).
+    TraceEvent& ev = e.options_.record_trace ? e.trace_.emplace_back() : scratch_;
     ev.time = e.events_++;
     ev.kind = static_cast<uint8_t>(kind);
     ev.cluster = static_cast<uint16_t>(info.cluster);
@@ -440,12 +501,9 @@ struct Engine::Exec {
     ev.value = static_cast<int32_t>(value);
     ev.value2 = static_cast<int32_t>(value2);
     ev.pc = static_cast<uint16_t>(pc);
-    if (e.options_.record_trace) {
-      e.trace_.push_back(ev);
-      return e.trace_.back();
-    }
-    scratch_ = ev;
-    return scratch_;
+    ev.phase = 0;
+    ev.parity = 0;
+    return ev;
   }
   TraceEvent scratch_{};
 
@@ -484,7 +542,9 @@ struct Engine::Exec {
   }
 
   // --- expressions ---
-  ir::EvalEnv Env(uint32_t a) const {
+  uint32_t env_agent_ = 0;  // the agent whose Env() is current (static-expression row)
+  ir::EvalEnv Env(uint32_t a) {
+    env_agent_ = a;
     ir::EvalEnv env;
     env.params = c.params.data();
     env.num_params = c.params.size();
@@ -495,6 +555,14 @@ struct Engine::Exec {
   }
   // Evaluates; on a fault ends the run with the Status and returns false.
   bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    if (id < c.static_slot.size() && c.static_slot[id] >= 0) {
+      const size_t at = static_cast<size_t>(env_agent_) * c.num_static +
+                        static_cast<size_t>(c.static_slot[id]);
+      if (c.static_ok[at]) {
+        *out = c.static_values[at];
+        return true;
+      }
+    }
     ir::EvalFault fault;
     *out = ir::EvalFast(p, id, env, &fault);
     if (!fault.ok()) {
@@ -597,20 +665,21 @@ struct Engine::Exec {
               "multicast mask " + std::to_string(mask) + " is not a 16-bit ctaMask", where);
       return nullptr;
     }
-    auto it = c.multicast.find(static_cast<uint32_t>(mask));
-    if (it == c.multicast.end()) {
-      it = c.multicast
-               .emplace(static_cast<uint32_t>(mask),
-                        model::MulticastDestinations(c.cluster_size, static_cast<uint16_t>(mask)))
-               .first;
+    if (c.multicast_index.empty()) c.multicast_index.assign(1u << 16, -1);
+    int32_t& slot = c.multicast_index[static_cast<size_t>(mask)];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(c.multicast.size());
+      c.multicast.push_back(
+          model::MulticastDestinations(c.cluster_size, static_cast<uint16_t>(mask)));
     }
-    if (!it->second.ok()) {
+    const Expected<std::vector<uint32_t>>& d = c.multicast[static_cast<size_t>(slot)];
+    if (!d.ok()) {
       SourceLocation w = where ? *where : SourceLocation{};
       if (w.file.empty()) w.file = p.file;
-      Error(it->second.status().At(w));
+      Error(d.status().At(w));
       return nullptr;
     }
-    return &*it->second;
+    return &*d;
   }
 
   // --- scheduling state ---

@@ -86,14 +86,40 @@ class Evaluator {
   }
 
  private:
+  // Leaves without recursion (the common operands); false: not a leaf or not bound.
+  bool Leaf(ExprId id, int64_t* v) const {
+    if (id >= program_.exprs.size()) return false;
+    const Expr& e = program_.exprs[id];
+    switch (e.kind) {
+      case Expr::Kind::kConst: *v = e.value; return true;
+      case Expr::Kind::kVar:
+        if (e.index >= env_.num_vars) return false;
+        *v = env_.vars[e.index];
+        return true;
+      case Expr::Kind::kParam:
+        if (e.index >= env_.num_params) return false;
+        *v = env_.params[e.index];
+        return true;
+      case Expr::Kind::kBuiltin:
+        if (env_.builtins == nullptr || e.op >= kNumBuiltins) return false;
+        *v = (*env_.builtins)[e.op];
+        return true;
+      default: return false;
+    }
+  }
+  int64_t Operand(ExprId id) {
+    int64_t v;
+    return Leaf(id, &v) ? v : Run(id);
+  }
+
   int64_t Binary(ExprId id, const Expr& e) {
     const auto op = static_cast<BinaryOp>(e.op);
-    const int64_t a = Run(e.a);
+    const int64_t a = Operand(e.a);
     if (!fault_->ok()) return 0;
     // Short-circuit forms: the right operand is not evaluated (so it cannot fail).
     if (op == BinaryOp::kAnd && a == 0) return 0;
     if (op == BinaryOp::kOr && a != 0) return 1;
-    const int64_t b = Run(e.b);
+    const int64_t b = Operand(e.b);
     if (!fault_->ok()) return 0;
     int64_t r = 0;
     switch (op) {
