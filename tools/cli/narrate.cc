@@ -69,8 +69,8 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "TMA bytes land: complete_tx " << Bar(program, e) << " -" << e.value << " bytes";
       break;
     case EventKind::kWaitBegin:
-      os << "wait " << Bar(program, e) << " parity " << int{e.parity} << " (blocks: phase "
-         << "with that parity not complete)";
+      os << "wait " << Bar(program, e) << " parity " << int{e.parity}
+         << " (the phase with that parity is not complete yet)";
       break;
     case EventKind::kWaitEnd:
       os << "wait " << Bar(program, e) << " parity " << int{e.parity} << " returns";
@@ -94,6 +94,26 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kWrite:
       os << "write " << Buf(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kFence: {
+      static const char* const kFences[] = {"fence.mbarrier_init.release.cluster",
+                                             "fence.proxy.async.shared::cta",
+                                             "fence.proxy.async.global", "fence.acq_rel.cluster"};
+      os << (e.object < 4 ? kFences[e.object] : "fence");
+      break;
+    }
+    case EventKind::kExit:
+      os << "exit";
+      break;
+    case EventKind::kClusterArrive:
+      os << "barrier.cluster.arrive" << (e.value ? ".relaxed" : "") << " (" << e.value2
+         << " arrived)";
+      break;
+    case EventKind::kClusterWaitBegin:
+      os << "barrier.cluster.wait (blocks until every agent of the cluster arrived)";
+      break;
+    case EventKind::kClusterWaitEnd:
+      os << "barrier.cluster.wait returns";
       break;
     case EventKind::kViolation: {
       model::Violation v{static_cast<model::Code>(e.value), e.value2, 0};
