@@ -43,7 +43,6 @@ struct Instr {
 };
 
 constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
-constexpr uint32_t kNamedBarriersPerCta = 16;  // PTX ISA bar.sync: ids 0..15
 
 void CompileBlock(const ir::Block& block, std::vector<Instr>& out) {
   for (const ir::Stmt& st : block) {
@@ -432,11 +431,16 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   e.cp_.resize(c.agents.size());
   e.bulk_.resize(c.agents.size());
   e.barriers_.resize(c.barrier_count.size());
-  e.clusters_.resize(c.clusters);
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
-    e.clusters_[cl].live = c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl];
+    e.clusters_.emplace_back(c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl]);
   }
-  e.named_barriers_.resize(static_cast<size_t>(c.num_ctas) * kNamedBarriersPerCta);
+  for (uint32_t cta = 0; cta < c.num_ctas; ++cta) {
+    uint32_t threads = 0;
+    for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
+      threads += c.agents[a].threads;
+    }
+    e.named_.emplace_back(threads);
+  }
   e.ready_.reserve(c.agents.size());
   for (uint32_t a = 0; a < c.agents.size(); ++a) {
     e.agents_[a].ready_pos = static_cast<uint32_t>(e.ready_.size());
@@ -727,16 +731,26 @@ struct Engine::Exec {
     WakeBarrier(slot);
   }
 
-  // --- cluster barrier ---
-  void CheckCluster(uint32_t cluster) {
-    ClusterState& cs = e.clusters_[cluster];
-    if (cs.live == 0 || cs.arrived < cs.live) return;
-    cs.phase++;
-    cs.arrived = 0;
+  // --- cluster barrier and named barriers (sim/model/sync_barriers.h) ---
+  // Participant of the cluster barrier: the agent's index within its cluster (an agent's
+  // threads arrive and wait together).
+  uint32_t ClusterParticipant(uint32_t a) const {
+    return a - c.cluster_first_agent[c.agents[a].cluster];
+  }
+  void WakeCluster(uint32_t cluster) {
     for (uint32_t a = c.cluster_first_agent[cluster]; a < c.cluster_first_agent[cluster + 1];
          ++a) {
       if (e.agents_[a].status == kBlocked && e.agents_[a].wait == WaitKind::kClusterBarrier) {
         MakeReady(a);
+      }
+    }
+  }
+  void WakeNamed(uint32_t cta_global, uint32_t id_mask) {
+    for (uint32_t o = c.cta_first_agent[cta_global]; o < c.cta_first_agent[cta_global + 1]; ++o) {
+      const AgentState& os = e.agents_[o];
+      if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier &&
+          ((id_mask >> os.wait_slot) & 1u)) {
+        MakeReady(o);
       }
     }
   }
@@ -828,10 +842,12 @@ struct Engine::Exec {
     s.status = kExited;
     s.wait = WaitKind::kNone;
     ++e.exited_count_;
-    ClusterState& cs = e.clusters_[info.cluster];
-    if (s.cluster_arrived && s.cluster_phase == cs.phase) cs.arrived--;
-    cs.live--;
-    CheckCluster(info.cluster);
+    // Exited threads leave the cluster barrier's expected set and the CTA's named barriers
+    // that count all CTA threads (PTX ISA exit: barriers waiting only on exited threads are
+    // released).
+    if (e.clusters_[info.cluster].Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
+    const uint32_t released = e.named_[info.cta_global].ThreadsExited(info.threads);
+    if (released != 0) WakeNamed(info.cta_global, released);
   }
 
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
@@ -1289,54 +1305,49 @@ struct Engine::Exec {
     Advance(a);
   }
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterArrive& op) {
-    AgentState& s = e.agents_[a];
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
-    ClusterState& cs = e.clusters_[info.cluster];
-    if (s.cluster_arrived) {
-      Violate({model::Code::kClusterArriveTwice, 0, 0}, a, pc, info.cta, 0, 0, false);
+    model::ClusterBarrier& cb = e.clusters_[info.cluster];
+    model::ClusterArrival r = cb.Arrive(ClusterParticipant(a));
+    Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cb.arrived(), pc);
+    if (r.violation) {
+      Violate(*r.violation, a, pc, info.cta, 0, 0, false);
       return;
     }
-    s.cluster_arrived = true;
-    s.cluster_phase = cs.phase;
-    cs.arrived++;
-    Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cs.arrived, pc);
-    CheckCluster(info.cluster);
+    if (r.completed) WakeCluster(info.cluster);
     Advance(a);
   }
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&) {
     AgentState& s = e.agents_[a];
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
-    ClusterState& cs = e.clusters_[info.cluster];
+    model::ClusterBarrier& cb = e.clusters_[info.cluster];
     const bool resumed = s.wait != WaitKind::kNone;
     if (!resumed) {
-      if (!s.cluster_arrived) {
-        Violate({model::Code::kClusterWaitWithoutArrive, 0, 0}, a, pc, info.cta, 0, 0, false);
-        return;
-      }
       Emit(EventKind::kClusterWaitBegin, a, info.cta, 0, 0, 0, 0, pc).phase =
-          static_cast<uint8_t>(s.cluster_phase & 1);
+          static_cast<uint8_t>(cb.phase() & 1);
     }
-    if (cs.phase == s.cluster_phase) {
-      Block(a, WaitKind::kClusterBarrier, info.cluster, s.cluster_phase);
+    model::ClusterWait r = cb.Wait(ClusterParticipant(a));
+    if (r.violation) {
+      Violate(*r.violation, a, pc, info.cta, 0, 0, false);
       return;
     }
-    s.cluster_arrived = false;
+    if (!r.complete) {
+      Block(a, WaitKind::kClusterBarrier, info.cluster, cb.phase());
+      return;
+    }
     s.wait = WaitKind::kNone;
     Emit(EventKind::kClusterWaitEnd, a, info.cta, 0, 0, 0, 0, pc).phase =
-        static_cast<uint8_t>(s.cluster_phase & 1);
+        static_cast<uint8_t>(cb.phase() & 1);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::NamedBarrier& op) {
     AgentState& s = e.agents_[a];
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
-    const bool resumed = s.wait != WaitKind::kNone;
-    if (resumed) {
-      const NamedBarrierState& nb =
-          e.named_barriers_[info.cta_global * kNamedBarriersPerCta + s.wait_slot];
-      if (nb.generation == s.wait_arg) {  // not completed yet (woken only on completion)
+    model::NamedBarriers& nb = e.named_[info.cta_global];
+    if (s.wait != WaitKind::kNone) {  // resumed bar.sync
+      if (!nb.Passed(s.wait_slot, s.wait_arg)) {
         Block(a, WaitKind::kNamedBarrier, s.wait_slot, s.wait_arg);
         return;
       }
@@ -1347,50 +1358,29 @@ struct Engine::Exec {
     }
     int64_t id = 0, threads = 0;
     if (!Ev(op.id, env, &id) || !Ev(op.threads, env, &threads)) return;
-    // PTX ISA bar.sync/bar.arrive: 16 barriers per CTA; the thread count a non-zero multiple of
-    // the warp size; all users of one instance agree on it; no more arrivals than it.
-    if (id < 0 || id >= kNamedBarriersPerCta) {
-      Violate({model::Code::kNamedBarrierId, id, kNamedBarriersPerCta - 1}, a, pc, info.cta, 0, 0,
-              false);
+    if (id < 0 || id > 0xffff || threads < 0 || threads > 0xffffff) {
+      ErrorAt("engine.named-barrier", "bar id " + std::to_string(id) + " or thread count " +
+                                          std::to_string(threads) + " is not representable",
+              in.where);
       return;
     }
-    if (threads <= 0 || threads % 32 != 0) {
-      Violate({model::Code::kNamedBarrierCountAlign, threads, 32}, a, pc, info.cta,
-              static_cast<uint32_t>(id), 0, false);
-      return;
-    }
-    NamedBarrierState& nb =
-        e.named_barriers_[info.cta_global * kNamedBarriersPerCta + static_cast<uint32_t>(id)];
-    if (nb.arrived_threads == 0) {
-      nb.expected_threads = static_cast<uint32_t>(threads);
-    } else if (nb.expected_threads != threads) {
-      Violate({model::Code::kNamedBarrierCountMismatch, threads, nb.expected_threads}, a, pc,
-              info.cta, static_cast<uint32_t>(id), 0, false);
-      return;
-    }
-    nb.arrived_threads += info.threads;
-    if (nb.arrived_threads > nb.expected_threads) {
-      Violate({model::Code::kNamedBarrierOverArrival, nb.arrived_threads, nb.expected_threads}, a,
-              pc, info.cta, static_cast<uint32_t>(id), 0, false);
-      return;
+    // The model counts arrivals per warp: an agent of T threads arrives as ceil(T / 32) warps.
+    model::NamedBarrierArrival r;
+    for (uint32_t left = info.threads; left > 0;) {
+      const uint32_t warp = left < model::kWarpSize ? left : model::kWarpSize;
+      r = nb.Arrive(static_cast<uint32_t>(id), static_cast<uint32_t>(threads), warp);
+      if (r.violation) {
+        Violate(*r.violation, a, pc, info.cta, static_cast<uint32_t>(id), 0, false);
+        return;
+      }
+      left -= warp;
     }
     Emit(op.sync ? EventKind::kNamedBarrierSyncBegin : EventKind::kNamedBarrierArrive, a, info.cta,
-         static_cast<uint32_t>(id), 0, threads, nb.arrived_threads, pc);
-    const uint32_t gen = nb.generation;
-    if (nb.arrived_threads == nb.expected_threads) {
-      nb.generation++;
-      nb.arrived_threads = 0;
-      for (uint32_t o = c.cta_first_agent[info.cta_global];
-           o < c.cta_first_agent[info.cta_global + 1]; ++o) {
-        const AgentState& os = e.agents_[o];
-        if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier && os.wait_slot == id) {
-          MakeReady(o);
-        }
-      }
-    }
+         static_cast<uint32_t>(id), 0, threads, nb.arrived(static_cast<uint32_t>(id)), pc);
+    if (r.completed) WakeNamed(info.cta_global, 1u << id);
     if (op.sync) {
-      if (nb.generation == gen) {
-        Block(a, WaitKind::kNamedBarrier, static_cast<uint32_t>(id), gen);
+      if (!nb.Passed(static_cast<uint32_t>(id), r.generation)) {
+        Block(a, WaitKind::kNamedBarrier, static_cast<uint32_t>(id), r.generation);
         return;
       }
       Emit(EventKind::kNamedBarrierSyncEnd, a, info.cta, static_cast<uint32_t>(id), 0, 0, 0, pc);
@@ -1526,15 +1516,14 @@ struct Engine::Exec {
           break;
         }
         case WaitKind::kClusterBarrier:
-          bl.arrived = e.clusters_[info.cluster].arrived;
-          bl.expected = e.clusters_[info.cluster].live;
+          bl.arrived = e.clusters_[info.cluster].arrived();
+          bl.expected = e.clusters_[info.cluster].expected();
           break;
         case WaitKind::kNamedBarrier: {
-          const NamedBarrierState& nb =
-              e.named_barriers_[info.cta_global * kNamedBarriersPerCta + s.wait_slot];
+          const model::NamedBarriers& nb = e.named_[info.cta_global];
           bl.barrier = s.wait_slot;
-          bl.arrived = nb.arrived_threads;
-          bl.expected = nb.expected_threads;
+          bl.arrived = nb.arrived(s.wait_slot);
+          bl.expected = nb.count(s.wait_slot);
           break;
         }
         case WaitKind::kCpAsyncGroups:
@@ -1645,10 +1634,9 @@ uint64_t Engine::StateHash() const {
   for (const AgentState& s : agents_) {
     h = Mix(h, s.pc);
     h = Mix(h, s.status | (static_cast<uint64_t>(s.wait) << 8) |
-                   (static_cast<uint64_t>(s.cluster_arrived) << 16));
+                   0);
     h = Mix(h, s.wait_slot);
     h = Mix(h, s.wait_arg);
-    h = Mix(h, s.cluster_phase);
   }
   for (size_t a = 0; a < cp_.size(); ++a) {
     h = Mix(h, cp_[a].committed_groups());
@@ -1664,13 +1652,15 @@ uint64_t Engine::StateHash() const {
                    (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
     h = Mix(h, static_cast<uint32_t>(b.tx_count));
   }
-  for (const ClusterState& cs : clusters_) {
-    h = Mix(h, cs.arrived | (static_cast<uint64_t>(cs.live) << 32));
-    h = Mix(h, cs.phase);
+  for (const model::ClusterBarrier& cb : clusters_) {
+    h = Mix(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
+    h = Mix(h, cb.phase());
   }
-  for (const NamedBarrierState& nb : named_barriers_) {
-    h = Mix(h, nb.arrived_threads | (static_cast<uint64_t>(nb.expected_threads) << 32));
-    h = Mix(h, nb.generation);
+  for (const model::NamedBarriers& nb : named_) {
+    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
+      h = Mix(h, nb.arrived(id) | (static_cast<uint64_t>(nb.count(id)) << 32));
+      h = Mix(h, nb.generation(id));
+    }
   }
   // In-flight operations as a multiset: order-independent sum of per-op hashes.
   uint64_t sum = 0;

@@ -50,6 +50,7 @@
 #include "sim/model/async_groups.h"
 #include "sim/model/codes.h"
 #include "sim/model/mbarrier.h"
+#include "sim/model/sync_barriers.h"
 #include "sim/trace/event.h"
 
 namespace parity::engine {
@@ -201,12 +202,11 @@ class Engine {
     uint32_t pc = 0;
     uint8_t status = 0;  // 0 ready, 1 blocked, 2 exited
     WaitKind wait = WaitKind::kNone;
-    bool cluster_arrived = false;  // arrived on the cluster barrier, wait not yet done
-    uint8_t unused = 0;
+    uint8_t unused0 = 0;
+    uint8_t unused1 = 0;
     uint32_t wait_slot = 0;  // mbarrier slot (global), named barrier id, or group count N
     uint32_t wait_arg = 0;   // parity, token phase, named-barrier generation, read flag
     uint32_t ready_pos = 0;  // index in ready_ while runnable
-    uint32_t cluster_phase = 0;  // cluster-barrier phase the agent arrived in
   };
 
   // One in-flight asynchronous operation (or one destination of a multicast).
@@ -233,16 +233,6 @@ class Engine {
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
   };
-  struct NamedBarrierState {
-    uint32_t arrived_threads = 0;
-    uint32_t expected_threads = 0;
-    uint32_t generation = 0;
-  };
-  struct ClusterState {
-    uint32_t arrived = 0;  // live agents that arrived in the current phase
-    uint32_t live = 0;     // agents of the cluster that have not exited
-    uint32_t phase = 0;
-  };
 
   Engine(const Engine&);
   Engine& operator=(const Engine&);
@@ -264,9 +254,9 @@ class Engine {
   std::vector<model::BulkAsyncState> bulk_;  // per agent
   std::vector<model::MbarrierState> barriers_;
   std::vector<InFlight> in_flight_;
-  std::vector<ClusterState> clusters_;
+  std::vector<model::ClusterBarrier> clusters_;  // per cluster; participant = agent in cluster
   std::vector<InFlight> deferred_;  // cp.async.mbarrier.arrive waiting for prior cp.async
-  std::vector<NamedBarrierState> named_barriers_;  // 16 per CTA
+  std::vector<model::NamedBarriers> named_;        // per CTA
   std::vector<uint32_t> ready_;                    // runnable agents (unordered)
   uint32_t exited_count_ = 0;
   uint64_t rng_ = 0;
