@@ -353,3 +353,154 @@ TEST(EngineTest, BadTensorMapRejectedAtCreate) {
 
 }  // namespace
 }  // namespace parity::engine
+
+namespace parity::engine {
+namespace {
+
+// One CTA, one role: a small program of `ops`, plus whatever declarations the test adds.
+struct Tiny {
+  ProgramBuilder b{"tiny"};
+  uint32_t buf = 0, bar = 0, tm = 0;
+  Tiny() {
+    b.Cluster(1, 1);
+    buf = b.Buffer("A", 2, 8192);
+    bar = b.Barrier("full", b.C(1), b.C(1));
+    tm = b.TensorMap2D("tm", 1024, 1024, 64, 64);
+  }
+  RunResult Run(Policy policy, uint64_t seed = 0) {
+    EngineOptions o;
+    o.policy = policy;
+    o.seed = seed;
+    auto e = Engine::Create(b.program(), {}, o);
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    return e.ok() ? e->Run() : RunResult{};
+  }
+};
+
+TEST(EngineAsyncTest, CpAsyncGroupsAndMbarrierArrive) {
+  Tiny t;
+  ir::Role& r = t.b.Role("loader", 1, 32);
+  ir::CpAsyncMbarrierArrive arrive;
+  arrive.bar = t.b.Bar(t.bar, t.b.C(0));
+  arrive.noinc = false;  // pending +1 now, the deferred arrive nets it out, then the init count 1
+  ir::MbarrierWait wait;
+  wait.bar = t.b.Bar(t.bar, t.b.C(0));
+  wait.parity = t.b.C(0);
+  ir::CpAsyncWait wait_group;
+  wait_group.pending = t.b.C(0);
+  r.body = {ProgramBuilder::Op(ir::MbarrierInit{t.b.Bar(t.bar, t.b.C(0)), ir::kNoExpr}),
+            ProgramBuilder::Op(ir::CpAsync{t.b.Buf(t.buf, t.b.C(0))}),
+            ProgramBuilder::Op(ir::CpAsync{t.b.Buf(t.buf, t.b.C(1))}),
+            ProgramBuilder::Op(ir::CpAsyncCommit{}),
+            ProgramBuilder::Op(arrive),
+            ProgramBuilder::Op(ir::MbarrierArrive{}),  // placeholder, replaced below
+            ProgramBuilder::Op(wait),
+            ProgramBuilder::Op(wait_group)};
+  // The thread's own arrive completes the phase together with the deferred cp.async arrive.
+  ir::MbarrierArrive own;
+  own.bar = t.b.Bar(t.bar, t.b.C(0));
+  r.body[5] = ProgramBuilder::Op(own);
+  for (Policy p : {Policy::kEager, Policy::kLazy, Policy::kRoundRobin, Policy::kRandom}) {
+    for (uint64_t seed = 0; seed < (p == Policy::kRandom ? 10u : 1u); ++seed) {
+      RunResult res = t.Run(p, seed);
+      EXPECT_EQ(res.outcome, Outcome::kCompleted) << PolicyName(p) << " " << res.error.ToString();
+      EXPECT_TRUE(res.warnings.empty());
+    }
+  }
+}
+
+TEST(EngineAsyncTest, ExitWithCpAsyncInFlightIsAViolationUnderLazy) {
+  Tiny t;
+  ir::Role& r = t.b.Role("loader", 1, 32);
+  r.body = {ProgramBuilder::Op(ir::CpAsync{t.b.Buf(t.buf, t.b.C(0))}),
+            ProgramBuilder::Op(ir::CpAsyncCommit{})};
+  // Lazy completes copies only when no agent can run: the agent exits first.
+  RunResult lazy = t.Run(Policy::kLazy);
+  ASSERT_EQ(lazy.outcome, Outcome::kViolation);
+  EXPECT_EQ(lazy.violation->violation.code, model::Code::kAsyncExitInFlight);
+  // Eager completes the copy before the agent's next step: no violation on that path.
+  EXPECT_EQ(t.Run(Policy::kEager).outcome, Outcome::kCompleted);
+}
+
+TEST(EngineAsyncTest, TmaStoreWithBulkGroupWaitCompletes) {
+  Tiny t;
+  ir::Role& r = t.b.Role("epilogue", 1, 128);
+  ir::TmaStore store;
+  store.tensor_map = t.tm;
+  store.coords = {t.b.C(0), t.b.C(0)};
+  store.src = t.b.Buf(t.buf, t.b.C(1));
+  ir::BulkWait wait;
+  wait.pending = t.b.C(0);
+  wait.read = true;
+  r.body = {ProgramBuilder::Op(ir::BufferAccess{t.b.Buf(t.buf, t.b.C(1)), true}),
+            ProgramBuilder::Op(ir::Fence{ir::Fence::Kind::kProxyAsync}),
+            ProgramBuilder::Op(store), ProgramBuilder::Op(ir::BulkCommit{}),
+            ProgramBuilder::Op(wait)};
+  for (Policy p : {Policy::kEager, Policy::kLazy, Policy::kRoundRobin, Policy::kRandom}) {
+    RunResult res = t.Run(p, 3);
+    EXPECT_EQ(res.outcome, Outcome::kCompleted) << PolicyName(p) << " " << res.error.ToString();
+  }
+  // An empty commit is a warning (A1102) and the run goes on.
+  r.body.insert(r.body.begin(), ProgramBuilder::Op(ir::BulkCommit{}));
+  RunResult res = t.Run(Policy::kEager);
+  EXPECT_EQ(res.outcome, Outcome::kCompleted);
+  ASSERT_EQ(res.warnings.size(), 1u);
+  EXPECT_EQ(res.warnings[0].violation.code, model::Code::kBulkEmptyCommit);
+}
+
+TEST(EngineSyncTest, NamedBarrierBetweenTwoWarpgroups) {
+  Tiny t;
+  ir::NamedBarrier sync;
+  sync.id = t.b.C(1);
+  sync.threads = t.b.C(256);
+  t.b.Role("a", 1, 128).body = {ProgramBuilder::Op(sync)};
+  t.b.Role("b", 1, 128).body = {ProgramBuilder::Op(sync)};
+  EXPECT_EQ(t.Run(Policy::kRoundRobin).outcome, Outcome::kCompleted);
+  EXPECT_EQ(t.Run(Policy::kRandom, 5).outcome, Outcome::kCompleted);
+  // One side counts 384 threads: only 256 ever arrive -> the model reports the mismatch (S1003)
+  // when the second side joins with a different count.
+  ir::NamedBarrier wrong = sync;
+  wrong.threads = t.b.C(384);
+  t.b.program().roles[1].body = {ProgramBuilder::Op(wrong)};
+  RunResult r = t.Run(Policy::kEager);
+  ASSERT_EQ(r.outcome, Outcome::kViolation);
+  EXPECT_EQ(r.violation->violation.code, model::Code::kNamedBarrierCountMismatch);
+}
+
+TEST(EngineSyncTest, NamedBarrierCountTooHighDeadlocks) {
+  Tiny t;
+  ir::NamedBarrier sync;
+  sync.id = t.b.C(2);
+  sync.threads = t.b.C(384);
+  t.b.Role("a", 1, 128).body = {ProgramBuilder::Op(sync)};
+  t.b.Role("b", 1, 128).body = {ProgramBuilder::Op(sync)};
+  RunResult r = t.Run(Policy::kEager);
+  ASSERT_EQ(r.outcome, Outcome::kDeadlock);
+  ASSERT_EQ(r.deadlock.blocked.size(), 2u);
+  EXPECT_EQ(r.deadlock.blocked[0].wait, WaitKind::kNamedBarrier);
+  EXPECT_EQ(r.deadlock.blocked[0].barrier, 2u);
+  EXPECT_EQ(r.deadlock.blocked[0].arrived, 256u);
+  EXPECT_EQ(r.deadlock.blocked[0].expected, 384u);
+}
+
+TEST(EngineSyncTest, ClusterWaitWithoutArriveIsAViolation) {
+  Tiny t;
+  t.b.Role("a").body = {ProgramBuilder::Op(ir::ClusterWait{})};
+  RunResult r = t.Run(Policy::kEager);
+  ASSERT_EQ(r.outcome, Outcome::kViolation);
+  EXPECT_EQ(r.violation->violation.code, model::Code::kClusterWaitWithoutArrive);
+}
+
+TEST(EngineSyncTest, ClusterBarrierReleasedByExitedPeer) {
+  // Role b exits without arriving: the barrier no longer expects it (PTX ISA exit).
+  Tiny t;
+  t.b.Role("a").body = {ProgramBuilder::Op(ir::ClusterArrive{}),
+                        ProgramBuilder::Op(ir::ClusterWait{})};
+  t.b.Role("b").body = {ProgramBuilder::Op(ir::Exit{})};
+  for (Policy p : {Policy::kEager, Policy::kLazy, Policy::kRoundRobin}) {
+    EXPECT_EQ(t.Run(p).outcome, Outcome::kCompleted) << PolicyName(p);
+  }
+}
+
+}  // namespace
+}  // namespace parity::engine
