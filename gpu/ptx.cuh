@@ -1,0 +1,400 @@
+// One inline wrapper per PTX instruction that Parity's GPU programs use: mbarrier, proxy fences
+// and the bulk tensor copy engine (TMA). Each wrapper shows its PTX string and says what every
+// operand is, so that a schedule op (sim/ir) maps to exactly one instruction here.
+//
+// Conventions:
+// - Shared-memory operands are 32-bit shared-window addresses (`SmemAddr`, from SmemAddress()),
+//   the form the `.shared::cta` / `.shared::cluster` state spaces take; no generic pointers.
+// - Tensor maps are passed by their generic address; the CUtensorMap must live in a
+//   `const __grid_constant__` kernel parameter (or global/const memory), as PTX ISA
+//   "Tensor-map" (5.5.8) and the CUDA Programming Guide (TMA) require.
+// - Coordinates are signed 32-bit (PTX `.s32` tensorCoords), dimension 0 (innermost) first.
+// - Nothing here waits forever: WaitParityBounded() gives up after a clock64 budget so that a
+//   wrong expect_tx or a missing arrive reports a timeout instead of hanging the GPU.
+//
+// PTX ISA references (PTX ISA 8.x): 9.7.13.15 mbarrier (init, inval, expect_tx, complete_tx,
+// arrive, test_wait/try_wait), 9.7.13.4 membar/fence (fence.proxy.async, fence.mbarrier_init),
+// 9.7.9.25 cp.async.bulk.tensor, 9.7.9.26/27 cp.async.bulk.commit_group / wait_group.
+#ifndef PARITY_GPU_PTX_CUH_
+#define PARITY_GPU_PTX_CUH_
+
+#include <cstdint>
+
+#if !defined(__CUDACC__)
+#error "gpu/ptx.cuh is CUDA device code: compile it with nvcc"
+#endif
+
+namespace parity::gpu::ptx {
+
+// A 32-bit address in the CTA's shared-memory window (.shared::cta).
+using SmemAddr = uint32_t;
+
+// The shared-window address of a generic pointer into shared memory.
+__device__ __forceinline__ SmemAddr SmemAddress(const void* p) {
+  return static_cast<SmemAddr>(__cvta_generic_to_shared(p));
+}
+
+// ---------------------------------------------------------------------------------------------
+// mbarrier (PTX ISA 9.7.13.15). A 64-bit object in shared memory, 8-byte aligned.
+// ---------------------------------------------------------------------------------------------
+
+// mbarrier.init: phase 0, pending = expected = count (1 .. 2^20 - 1), tx-count 0.
+__device__ __forceinline__ void MbarrierInit(SmemAddr bar, uint32_t count) {
+  asm volatile(
+      "mbarrier.init.shared::cta.b64 [%0], %1;"  //
+      :
+      : "r"(bar),    // %0: mbarrier address (.shared::cta, 8-byte aligned)
+        "r"(count)   // %1: expected arrival count
+      : "memory");
+}
+
+// mbarrier.inval: the object becomes plain memory again; required before re-init or reuse.
+__device__ __forceinline__ void MbarrierInval(SmemAddr bar) {
+  asm volatile(
+      "mbarrier.inval.shared::cta.b64 [%0];"  //
+      :
+      : "r"(bar)  // %0: mbarrier address
+      : "memory");
+}
+
+// mbarrier.arrive (count 1), release at CTA scope. Returns the opaque phase state token.
+__device__ __forceinline__ uint64_t MbarrierArrive(SmemAddr bar) {
+  uint64_t state;
+  asm volatile(
+      "mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1];"  //
+      : "=l"(state)  // %0: state token of the phase arrived on
+      : "r"(bar)     // %1: mbarrier address
+      : "memory");
+  return state;
+}
+
+// mbarrier.arrive.expect_tx: tx-count += tx_bytes, then one arrival (PTX: expect-tx operation
+// performed before the arrive-on operation).
+__device__ __forceinline__ uint64_t MbarrierArriveExpectTx(SmemAddr bar, uint32_t tx_bytes) {
+  uint64_t state;
+  asm volatile(
+      "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;"  //
+      : "=l"(state)     // %0: state token
+      : "r"(bar),       // %1: mbarrier address
+        "r"(tx_bytes)   // %2: txCount added to the current phase's tx-count
+      : "memory");
+  return state;
+}
+
+// mbarrier.expect_tx: tx-count += tx_bytes, no arrival.
+__device__ __forceinline__ void MbarrierExpectTx(SmemAddr bar, uint32_t tx_bytes) {
+  asm volatile(
+      "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;"  //
+      :
+      : "r"(bar),       // %0: mbarrier address
+        "r"(tx_bytes)   // %1: txCount
+      : "memory");
+}
+
+// mbarrier.complete_tx: tx-count -= tx_bytes, as if that many async bytes had landed.
+__device__ __forceinline__ void MbarrierCompleteTx(SmemAddr bar, uint32_t tx_bytes) {
+  asm volatile(
+      "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;"  //
+      :
+      : "r"(bar),       // %0: mbarrier address
+        "r"(tx_bytes)   // %1: txCount
+      : "memory");
+}
+
+// mbarrier.try_wait.parity (acquire, CTA scope): true once the phase with the given parity has
+// completed. May return false after a hardware time limit even if it would complete later, so
+// callers loop (see WaitParityBounded).
+__device__ __forceinline__ bool MbarrierTryWaitParity(SmemAddr bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n\t"
+      ".reg .pred p;\n\t"
+      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t"
+      "}"
+      : "=r"(done)    // %0: 1 when the phase of that parity completed
+      : "r"(bar),     // %1: mbarrier address
+        "r"(parity)   // %2: phaseParity (0 or 1) of the phase waited on
+      : "memory");
+  return done != 0;
+}
+
+// mbarrier.test_wait.parity: the non-blocking probe of the same condition.
+__device__ __forceinline__ bool MbarrierTestWaitParity(SmemAddr bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n\t"
+      ".reg .pred p;\n\t"
+      "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t"
+      "}"
+      : "=r"(done)    // %0: 1 when the phase of that parity completed
+      : "r"(bar),     // %1: mbarrier address
+        "r"(parity)   // %2: phaseParity
+      : "memory");
+  return done != 0;
+}
+
+// Spins on try_wait.parity for at most `budget_cycles` of clock64. Returns true on completion,
+// false on timeout (the caller records it and leaves the kernel instead of hanging).
+// `*cycles_out`, when given, receives the cycles spent.
+__device__ __forceinline__ bool WaitParityBounded(SmemAddr bar, uint32_t parity,
+                                                  long long budget_cycles,
+                                                  long long* cycles_out = nullptr) {
+  const long long start = clock64();
+  bool done = false;
+  long long now = start;
+  while (!(done = MbarrierTryWaitParity(bar, parity))) {
+    now = clock64();
+    if (now - start > budget_cycles) break;
+  }
+  if (cycles_out != nullptr) *cycles_out = clock64() - start;
+  return done;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fences (PTX ISA 9.7.13.4).
+// ---------------------------------------------------------------------------------------------
+
+// fence.mbarrier_init.release.cluster: orders this thread's prior mbarrier.init before later
+// operations by other threads/CTAs of the cluster (and by the async proxy) on those barriers.
+__device__ __forceinline__ void FenceMbarrierInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// fence.proxy.async.shared::cta: orders this thread's generic-proxy accesses to the CTA's shared
+// memory with later async-proxy accesses (TMA loads writing, TMA stores reading), and vice versa.
+__device__ __forceinline__ void FenceProxyAsyncSharedCta() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// cp.async.bulk.tensor loads, global -> shared::cluster, completing on an mbarrier with
+// complete_tx::bytes (PTX ISA 9.7.9.25). Tile mode (the default .load_mode).
+// Common operands: dst = destination shared address (128-byte aligned), tmap = generic address
+// of the CUtensorMap, c0..c4 = tensorCoords (.s32, dimension 0 first), bar = the mbarrier in the
+// destination CTA that receives complete_tx.
+// ---------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void TmaLoad1D(SmemAddr dst, const void* tmap, SmemAddr bar, int32_t c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3}], [%2];"
+      :
+      : "r"(dst),                                  // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),     // %1: tensorMap
+        "r"(bar),                                  // %2: mbar
+        "r"(c0)                                    // %3: coordinate, dimension 0
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad2D(SmemAddr dst, const void* tmap, SmemAddr bar, int32_t c0,
+                                          int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "r"(c0), "r"(c1)                        // %3..%4: coordinates, dimension 0 first
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad3D(SmemAddr dst, const void* tmap, SmemAddr bar, int32_t c0,
+                                          int32_t c1, int32_t c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "r"(c0), "r"(c1), "r"(c2)               // %3..%5: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad4D(SmemAddr dst, const void* tmap, SmemAddr bar, int32_t c0,
+                                          int32_t c1, int32_t c2, int32_t c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3)      // %3..%6: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoad5D(SmemAddr dst, const void* tmap, SmemAddr bar, int32_t c0,
+                                          int32_t c1, int32_t c2, int32_t c3, int32_t c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+      :
+      : "r"(dst),                                     // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),        // %1: tensorMap
+        "r"(bar),                                     // %2: mbar
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)   // %3..%7: coordinates
+      : "memory");
+}
+
+// .multicast::cluster variants: the same box is written at `dst` and complete_tx lands on the
+// mbarrier at `bar` (same CTA-relative offsets) in every CTA whose %cluster_ctarank bit is set
+// in `cta_mask` (16-bit ctaMask operand).
+
+__device__ __forceinline__ void TmaLoadMulticast1D(SmemAddr dst, const void* tmap, SmemAddr bar,
+                                                   uint16_t cta_mask, int32_t c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4}], [%2], %3;"
+      :
+      : "r"(dst),                               // %0: dstMem (in each destination CTA)
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar (in each destination CTA)
+        "h"(cta_mask),                          // %3: ctaMask, bit r = %cluster_ctarank r
+        "r"(c0)                                 // %4: coordinate
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoadMulticast2D(SmemAddr dst, const void* tmap, SmemAddr bar,
+                                                   uint16_t cta_mask, int32_t c0, int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5}], [%2], %3;"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "h"(cta_mask),                          // %3: ctaMask
+        "r"(c0), "r"(c1)                        // %4..%5: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoadMulticast3D(SmemAddr dst, const void* tmap, SmemAddr bar,
+                                                   uint16_t cta_mask, int32_t c0, int32_t c1,
+                                                   int32_t c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6}], [%2], %3;"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "h"(cta_mask),                          // %3: ctaMask
+        "r"(c0), "r"(c1), "r"(c2)               // %4..%6: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoadMulticast4D(SmemAddr dst, const void* tmap, SmemAddr bar,
+                                                   uint16_t cta_mask, int32_t c0, int32_t c1,
+                                                   int32_t c2, int32_t c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
+      :
+      : "r"(dst),                               // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),  // %1: tensorMap
+        "r"(bar),                               // %2: mbar
+        "h"(cta_mask),                          // %3: ctaMask
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3)      // %4..%7: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaLoadMulticast5D(SmemAddr dst, const void* tmap, SmemAddr bar,
+                                                   uint16_t cta_mask, int32_t c0, int32_t c1,
+                                                   int32_t c2, int32_t c3, int32_t c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
+      :
+      : "r"(dst),                                     // %0: dstMem
+        "l"(reinterpret_cast<uint64_t>(tmap)),        // %1: tensorMap
+        "r"(bar),                                     // %2: mbar
+        "h"(cta_mask),                                // %3: ctaMask
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)   // %4..%8: coordinates
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// cp.async.bulk.tensor stores, shared::cta -> global, completing through the thread's bulk
+// async-group (PTX ISA 9.7.9.25). OOB elements of the box are not written. The source must be
+// ordered after the generic writes that produced it by FenceProxyAsyncSharedCta().
+// ---------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ void TmaStore1D(const void* tmap, SmemAddr src, int32_t c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.global.shared::cta.bulk_group [%0, {%2}], [%1];"
+      :
+      : "l"(reinterpret_cast<uint64_t>(tmap)),  // %0: tensorMap
+        "r"(src),                               // %1: srcMem (.shared::cta)
+        "r"(c0)                                 // %2: coordinate
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaStore2D(const void* tmap, SmemAddr src, int32_t c0, int32_t c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];"
+      :
+      : "l"(reinterpret_cast<uint64_t>(tmap)),  // %0: tensorMap
+        "r"(src),                               // %1: srcMem
+        "r"(c0), "r"(c1)                        // %2..%3: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaStore3D(const void* tmap, SmemAddr src, int32_t c0, int32_t c1,
+                                           int32_t c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];"
+      :
+      : "l"(reinterpret_cast<uint64_t>(tmap)),  // %0: tensorMap
+        "r"(src),                               // %1: srcMem
+        "r"(c0), "r"(c1), "r"(c2)               // %2..%4: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaStore4D(const void* tmap, SmemAddr src, int32_t c0, int32_t c1,
+                                           int32_t c2, int32_t c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+      :
+      : "l"(reinterpret_cast<uint64_t>(tmap)),  // %0: tensorMap
+        "r"(src),                               // %1: srcMem
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3)      // %2..%5: coordinates
+      : "memory");
+}
+
+__device__ __forceinline__ void TmaStore5D(const void* tmap, SmemAddr src, int32_t c0, int32_t c1,
+                                           int32_t c2, int32_t c3, int32_t c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+      :
+      : "l"(reinterpret_cast<uint64_t>(tmap)),        // %0: tensorMap
+        "r"(src),                                     // %1: srcMem
+        "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)   // %2..%6: coordinates
+      : "memory");
+}
+
+// cp.async.bulk.commit_group: closes this thread's current bulk async-group.
+__device__ __forceinline__ void BulkCommitGroup() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+// cp.async.bulk.wait_group N: waits until at most N of this thread's most recent bulk
+// async-groups are pending (complete: the writes are done).
+template <int kN>
+__device__ __forceinline__ void BulkWaitGroup() {
+  asm volatile("cp.async.bulk.wait_group %0;" : : "n"(kN) : "memory");  // %0: N (immediate)
+}
+
+// cp.async.bulk.wait_group.read N: waits only until those groups' sources have been read (the
+// shared buffer may be reused), not until their global writes are visible.
+template <int kN>
+__device__ __forceinline__ void BulkWaitGroupRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" : : "n"(kN) : "memory");  // %0: N (immediate)
+}
+
+}  // namespace parity::gpu::ptx
+
+#endif  // PARITY_GPU_PTX_CUH_
