@@ -33,11 +33,11 @@ __host__ __device__ constexpr uint32_t Pattern(uint32_t x, uint32_t y) {
 }
 
 struct SmokeResult {
-  uint32_t completed;      // the phase-0 wait succeeded
-  uint32_t mismatches;     // tile words that differ from the pattern
-  uint32_t first_bad;      // index of the first mismatching word (kTileBytes/4 if none)
-  uint32_t smem_address;   // shared-window address of the tile
-  long long wait_cycles;   // clock64 cycles from issue to completion (or to the timeout)
+  uint32_t completed;     // the phase-0 wait succeeded
+  uint32_t mismatches;    // tile words that differ from the pattern
+  uint32_t first_bad;     // index of the first mismatching word (kTileBytes/4 if none)
+  uint32_t smem_address;  // shared-window address of the tile
+  long long wait_cycles;  // clock64 cycles from issue to completion (or to the timeout)
 };
 
 __global__ void SmokeKernel(const __grid_constant__ CUtensorMap tmap, SmokeResult* result) {

@@ -39,8 +39,8 @@ namespace ptx = parity::gpu::ptx;
 
 constexpr uint8_t kSentinel = 0xA5;
 constexpr uint32_t kDynSmemBytes = 64 * 1024;  // > 48 KiB: raised by cudaFuncSetAttribute
-constexpr int32_t kDumpBefore = 128;       // bytes dumped before dst
-constexpr uint32_t kDumpAfter = 256;       // bytes dumped after the rounded-up footprint
+constexpr int32_t kDumpBefore = 128;           // bytes dumped before dst
+constexpr uint32_t kDumpAfter = 256;           // bytes dumped after the rounded-up footprint
 constexpr uint32_t kMaxFootprint = 60 * 1024;
 constexpr uint64_t kGlobalBytes = 16ull << 20;
 constexpr uint64_t kTensorOffset = 1ull << 20;  // tensor base inside the allocation
@@ -65,8 +65,8 @@ uint8_t GlobalPattern(int64_t offset) {
 struct LaunchParams {
   int32_t coords[5];
   uint32_t rank;
-  uint32_t base_off;      // dst = (1024-aligned point) + base_off
-  int32_t dump_begin;     // relative to dst
+  uint32_t base_off;   // dst = (1024-aligned point) + base_off
+  int32_t dump_begin;  // relative to dst
   uint32_t dump_len;
   uint32_t expect_bytes;  // arrive.expect_tx operand
   uint32_t alt_bytes;     // the other credit hypothesis, tried when the first wait times out
@@ -85,11 +85,21 @@ struct LaunchResult {
 __device__ void IssueLoad(uint32_t rank, ptx::SmemAddr dst, const void* tmap, ptx::SmemAddr bar,
                           const int32_t* c) {
   switch (rank) {
-    case 1: ptx::TmaLoad1D(dst, tmap, bar, c[0]); break;
-    case 2: ptx::TmaLoad2D(dst, tmap, bar, c[0], c[1]); break;
-    case 3: ptx::TmaLoad3D(dst, tmap, bar, c[0], c[1], c[2]); break;
-    case 4: ptx::TmaLoad4D(dst, tmap, bar, c[0], c[1], c[2], c[3]); break;
-    default: ptx::TmaLoad5D(dst, tmap, bar, c[0], c[1], c[2], c[3], c[4]); break;
+    case 1:
+      ptx::TmaLoad1D(dst, tmap, bar, c[0]);
+      break;
+    case 2:
+      ptx::TmaLoad2D(dst, tmap, bar, c[0], c[1]);
+      break;
+    case 3:
+      ptx::TmaLoad3D(dst, tmap, bar, c[0], c[1], c[2]);
+      break;
+    case 4:
+      ptx::TmaLoad4D(dst, tmap, bar, c[0], c[1], c[2], c[3]);
+      break;
+    default:
+      ptx::TmaLoad5D(dst, tmap, bar, c[0], c[1], c[2], c[3], c[4]);
+      break;
   }
 }
 
@@ -248,8 +258,9 @@ void SetCoords(Case& c, const char* tag) {
     } else if (std::strcmp(tag, "end") == 0) {  // partly past the end in every dimension
       v = i == 0 ? (dim0 - 1) / q * q : dim - half;
     } else if (std::strcmp(tag, "neg") == 0) {  // partly before the start
-      v = i == 0 ? (static_cast<int32_t>(c.box[0]) > q ? -q : 0)
-                 : -static_cast<int32_t>(std::max<uint32_t>(1, std::min<uint32_t>(2, c.box[i] - 1)));
+      v = i == 0
+              ? (static_cast<int32_t>(c.box[0]) > q ? -q : 0)
+              : -static_cast<int32_t>(std::max<uint32_t>(1, std::min<uint32_t>(2, c.box[i] - 1)));
     } else if (std::strcmp(tag, "out") == 0) {  // wholly past the end in dimension 0
       v = i == 0 ? (dim0 + q) / q * q : 1;
     } else {  // "outneg": wholly before the start in the outermost dimension
@@ -272,7 +283,7 @@ std::vector<Case> BuildCases() {
     uint32_t bytes;
   };
   const Width kWidths[] = {{0, 16}, {0, 48}, {0, 128}, {0, 256}, {1, 16}, {1, 32}, {2, 16},
-                           {2, 32}, {2, 64}, {3, 16}, {3, 32}, {3, 64}, {3, 128}};
+                           {2, 32}, {2, 64}, {3, 16},  {3, 32},  {3, 64}, {3, 128}};
   const char* kTags[] = {"in", "end", "neg"};
   for (const DType& t : kTypes) {
     for (const Width& w : kWidths) {
@@ -404,10 +415,9 @@ std::vector<Case> BuildCases() {
     uint32_t swizzle;
     int32_t c0;
   };
-  const Align kAlign[] = {{kU8, 0, 1},   {kU8, 0, 8},    {kU8, 0, 32},  {kU8, 0, -8},
-                          {kU8, 0, -16}, {kU16, 0, 4},   {kU16, 0, 8},  {kU32, 0, 2},
-                          {kU32, 0, 4},  {kU64, 0, 1},   {kU64, 0, 2},  {kU32, 3, 2},
-                          {kU32, 3, 4},  {kU64, 3, -1}};
+  const Align kAlign[] = {{kU8, 0, 1},  {kU8, 0, 8},  {kU8, 0, 32}, {kU8, 0, -8}, {kU8, 0, -16},
+                          {kU16, 0, 4}, {kU16, 0, 8}, {kU32, 0, 2}, {kU32, 0, 4}, {kU64, 0, 1},
+                          {kU64, 0, 2}, {kU32, 3, 2}, {kU32, 3, 4}, {kU64, 3, -1}};
   for (const Align& a : kAlign) {
     Case c;
     c.type = a.t;
@@ -462,9 +472,10 @@ void WriteCaseLine(FILE* out, uint32_t id, const Case& c, uint32_t smem_dst) {
 }
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: tma_sweep --out FILE [--start N] [--dry-run] [--only ID] [--c0 X] [--flags F]\n"
-               "  --dry-run  list the cases and the expected file size without a GPU\n");
+  std::fprintf(
+      stderr,
+      "usage: tma_sweep --out FILE [--start N] [--dry-run] [--only ID] [--c0 X] [--flags F]\n"
+      "  --dry-run  list the cases and the expected file size without a GPU\n");
   return kExitCudaError;
 }
 
@@ -586,9 +597,10 @@ int Main(int argc, char** argv) {
       p.rank = c.rank;
       p.base_off = c.base_off;
       p.dump_begin = -kDumpBefore;
-      p.dump_len = run == 0 ? static_cast<uint32_t>(kDumpBefore + RoundUp(FootprintGuess(c), 128) +
-                                                    kDumpAfter)
-                            : 0;
+      p.dump_len =
+          run == 0
+              ? static_cast<uint32_t>(kDumpBefore + RoundUp(FootprintGuess(c), 128) + kDumpAfter)
+              : 0;
       p.expect_bytes = static_cast<uint32_t>(run == 0 ? full : inb);
       p.alt_bytes = static_cast<uint32_t>(run == 0 ? inb : full);
       p.flags = flags;
@@ -600,8 +612,8 @@ int Main(int argc, char** argv) {
         WriteCaseLine(out, id, c, 0);
         std::fprintf(out, "abort id=%u run=%d cuda=%s\n", id, run, cudaGetErrorName(err));
         std::fclose(out);
-        std::fprintf(stderr, "tma_sweep: case %u run %d: %s (%s)\n", id, run,
-                     cudaGetErrorName(err), cudaGetErrorString(err));
+        std::fprintf(stderr, "tma_sweep: case %u run %d: %s (%s)\n", id, run, cudaGetErrorName(err),
+                     cudaGetErrorString(err));
         return 3;
       }
       LaunchResult r{};
@@ -619,8 +631,8 @@ int Main(int argc, char** argv) {
                     p.expect_bytes, p.alt_bytes, r.done, r.done_alt, r.clean, r.cycles);
       runs += line;
       if (run == 0) {
-        runs += "dump begin=" + std::to_string(p.dump_begin) + " len=" +
-                std::to_string(p.dump_len) + "\n";
+        runs += "dump begin=" + std::to_string(p.dump_begin) +
+                " len=" + std::to_string(p.dump_len) + "\n";
         static const char kHex[] = "0123456789abcdef";
         for (uint32_t i = 0; i < p.dump_len; i += 64) {
           for (uint32_t j = i; j < std::min(p.dump_len, i + 64); ++j) {
