@@ -118,6 +118,19 @@ struct Engine::Code {
   // row of num_static values per agent) or -1; static_ok says the evaluation succeeded (a fault
   // is re-raised by evaluating at run time, with its location).
   std::vector<int32_t> static_slot;
+  // Per expression, how the hot path evaluates it without the tree walker.
+  struct FastExpr {
+    // kBinary: a binary operator whose result the engine computes inline from its two operands
+    // (each again a FastExpr); anything that could fault (overflow, division by zero) falls back
+    // to ir::EvalFast, which reports it.
+    enum Class : uint8_t { kConst, kVar, kStatic, kBinary, kGeneral };
+    Class cls = kGeneral;
+    uint8_t op = 0;     // kBinary: ir::BinaryOp
+    uint32_t arg = 0;   // kVar: slot; kStatic: column
+    int64_t value = 0;  // kConst
+    ir::ExprId a = ir::kNoExpr, b = ir::kNoExpr;  // kBinary operands
+  };
+  std::vector<FastExpr> fast;
   uint32_t num_static = 0;
   std::vector<int64_t> static_values;
   std::vector<uint8_t> static_ok;
@@ -406,6 +419,31 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
       if (program.exprs[id].kind == ir::Expr::Kind::kConst || is_dynamic(id)) continue;
       c.static_slot[id] = static_cast<int32_t>(c.num_static++);
     }
+    c.fast.resize(ne);
+    for (ir::ExprId id = 0; id < ne; ++id) {
+      const ir::Expr& x = program.exprs[id];
+      Code::FastExpr& f = c.fast[id];
+      if (x.kind == ir::Expr::Kind::kConst) {
+        f.cls = Code::FastExpr::kConst;
+        f.value = x.value;
+      } else if (x.kind == ir::Expr::Kind::kVar) {
+        f.cls = Code::FastExpr::kVar;
+        f.arg = x.index;
+      } else if (c.static_slot[id] >= 0) {
+        f.cls = Code::FastExpr::kStatic;
+        f.arg = static_cast<uint32_t>(c.static_slot[id]);
+      } else if (x.kind == ir::Expr::Kind::kBinary && x.a < ne && x.b < ne) {
+        const auto op = static_cast<ir::BinaryOp>(x.op);
+        // Not the short-circuit forms (their right operand may not be evaluated) nor shifts.
+        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr && op != ir::BinaryOp::kShl &&
+            op != ir::BinaryOp::kShr) {
+          f.cls = Code::FastExpr::kBinary;
+          f.op = x.op;
+          f.a = x.a;
+          f.b = x.b;
+        }
+      }
+    }
     c.static_values.assign(static_cast<size_t>(c.num_static) * c.agents.size(), 0);
     c.static_ok.assign(c.static_values.size(), 0);
     for (size_t a = 0; a < c.agents.size(); ++a) {
@@ -559,14 +597,94 @@ struct Engine::Exec {
   }
   // Evaluates; on a fault ends the run with the Status and returns false.
   bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
-    if (id < c.static_slot.size() && c.static_slot[id] >= 0) {
-      const size_t at = static_cast<size_t>(env_agent_) * c.num_static +
-                        static_cast<size_t>(c.static_slot[id]);
-      if (c.static_ok[at]) {
+    if (id < c.fast.size()) [[likely]] {
+      const Code::FastExpr& f = c.fast[id];
+      switch (f.cls) {
+        case Code::FastExpr::kConst:
+          *out = f.value;
+          return true;
+        case Code::FastExpr::kVar:
+          if (f.arg < env.num_vars) [[likely]] {
+            *out = env.vars[f.arg];
+            return true;
+          }
+          break;
+        case Code::FastExpr::kStatic: {
+          const size_t at = static_cast<size_t>(env_agent_) * c.num_static + f.arg;
+          if (c.static_ok[at]) [[likely]] {
+            *out = c.static_values[at];
+            return true;
+          }
+          break;
+        }
+        case Code::FastExpr::kBinary: {
+          int64_t x = 0, y = 0;
+          if (FastOperand(f.a, env, &x) && FastOperand(f.b, env, &y) &&
+              FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out)) {
+            return true;
+          }
+          break;
+        }
+        case Code::FastExpr::kGeneral:
+          break;
+      }
+    }
+    return EvSlow(id, env, out);
+  }
+  // An operand of a kBinary node: leaves and nested kBinary nodes, never the tree walker (false:
+  // let the caller fall back).
+  bool FastOperand(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    const Code::FastExpr& f = c.fast[id];
+    switch (f.cls) {
+      case Code::FastExpr::kConst:
+        *out = f.value;
+        return true;
+      case Code::FastExpr::kVar:
+        if (f.arg >= env.num_vars) return false;
+        *out = env.vars[f.arg];
+        return true;
+      case Code::FastExpr::kStatic: {
+        const size_t at = static_cast<size_t>(env_agent_) * c.num_static + f.arg;
+        if (!c.static_ok[at]) return false;
         *out = c.static_values[at];
         return true;
       }
+      case Code::FastExpr::kBinary: {
+        int64_t x = 0, y = 0;
+        return FastOperand(f.a, env, &x) && FastOperand(f.b, env, &y) &&
+               FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out);
+      }
+      case Code::FastExpr::kGeneral:
+        return false;
     }
+    return false;
+  }
+  // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
+  static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b, int64_t* r) {
+    switch (op) {
+      case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
+      case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
+      case ir::BinaryOp::kMul: return !__builtin_mul_overflow(a, b, r);
+      case ir::BinaryOp::kDiv:
+      case ir::BinaryOp::kMod:
+        if (b == 0 || (b == -1 && a == INT64_MIN)) return false;
+        *r = op == ir::BinaryOp::kDiv ? a / b : a % b;
+        return true;
+      case ir::BinaryOp::kBitAnd: *r = a & b; return true;
+      case ir::BinaryOp::kBitOr: *r = a | b; return true;
+      case ir::BinaryOp::kBitXor: *r = a ^ b; return true;
+      case ir::BinaryOp::kEq: *r = a == b; return true;
+      case ir::BinaryOp::kNe: *r = a != b; return true;
+      case ir::BinaryOp::kLt: *r = a < b; return true;
+      case ir::BinaryOp::kLe: *r = a <= b; return true;
+      case ir::BinaryOp::kGt: *r = a > b; return true;
+      case ir::BinaryOp::kGe: *r = a >= b; return true;
+      case ir::BinaryOp::kMin: *r = a < b ? a : b; return true;
+      case ir::BinaryOp::kMax: *r = a > b ? a : b; return true;
+      default: return false;
+    }
+  }
+  bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     ir::EvalFault fault;
     *out = ir::EvalFast(p, id, env, &fault);
     if (!fault.ok()) {
@@ -1621,7 +1739,7 @@ RunResult Engine::Run() {
     if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
       outcome_ = Outcome::kStepLimit;
     }
-    x.CheckEnd();
+    if ((ready_.empty() && in_flight_.empty()) || outcome_ != Outcome::kRunning) x.CheckEnd();
   }
   result_.outcome = outcome_;
   result_.steps = steps_;
