@@ -1726,7 +1726,9 @@ RunResult Engine::Run() {
       }
       case Policy::kRandom: {
         const uint64_t total = ready_.size() + in_flight_.size();
-        const uint64_t pick = SplitMix(rng_) % total;
+        // Lemire's multiply-shift range reduction (no 64-bit division on the hot path).
+        const uint64_t pick = static_cast<uint64_t>(
+            (static_cast<unsigned __int128>(SplitMix(rng_)) * total) >> 64);
         if (pick < ready_.size()) {
           x.StepAgent(ready_[pick]);
         } else {
