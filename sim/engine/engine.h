@@ -35,6 +35,29 @@
 //   kError      bad input discovered while running (an expression fault such as a division by
 //               zero, an index outside its array, a CTA rank outside the cluster): a Status.
 //   kStepLimit  EngineOptions::max_steps was reached (a runaway loop).
+// Warnings (Severity::kWarning codes, e.g. A1002 empty commit) are collected in
+// RunResult::warnings and do not end the run.
+//
+// Deadlock diagnosis API (what verifier/ builds its wait-for graph from), all in RunResult:
+//   deadlock.blocked  one BlockedAgent per agent that has not exited (at a deadlock every one of
+//                     them is blocked): its global id (agent_info() gives cluster, CTA rank, role,
+//                     index), the wait statement's location, and what it waits on:
+//                       mbarrier waits: barrier (index into Program::barriers), element, CTA rank
+//                       (always the waiter's own CTA), parity or token phase, and a copy of that
+//                       barrier's model state (phase = completed phases, pending_count = arrivals
+//                       still missing, expected_count, tx_count = bytes still outstanding);
+//                       barrier.cluster: arrived / expected participants (agents);
+//                       bar.sync: the id in `barrier`, threads arrived / expected;
+//                       cp.async / bulk wait_group: N in `pending`.
+//   deadlock.exited   global ids of the agents that exited.
+// barrier_state() reads any barrier of any CTA afterwards (e.g. the barriers the blocked agents'
+// peers should have signalled). Nothing is in flight at a deadlock: async operations can always
+// complete, so a deadlock is never "waiting for bytes that are still on their way".
+//
+// Performance: the hot path does not allocate (trace records go to a vector whose capacity a
+// reused engine keeps; in-flight operations to a reserved vector). Expressions that do not read
+// a variable are evaluated once per agent at Create; constants, variables and simple binary
+// operators on them are evaluated inline, the rest (and every fault) by ir::EvalFast.
 #ifndef PARITY_SIM_ENGINE_ENGINE_H_
 #define PARITY_SIM_ENGINE_ENGINE_H_
 
@@ -59,8 +82,8 @@ enum class Policy : uint8_t {
   kEager,       // in-flight operations complete as soon as possible (before any agent step)
   kLazy,        // agents run as long as any can; an async op completes only when none can
                 // (the most recently issued first)
-  kRoundRobin,  // agents take turns in a fixed cyclic order; between turns one in-flight op
-                // (if any) completes
+  kRoundRobin,  // agents take turns in a fixed cyclic order (global agent id); between two
+                // turns one in-flight op (if any; the first of the in-flight list) completes
   kRandom,      // uniformly random among all choices (agent steps and completions), `seed`
 };
 const char* PolicyName(Policy p);
