@@ -111,6 +111,9 @@ struct Engine::Code {
   struct Map {
     model::TensorMap map;
     uint32_t box_bytes = 0;
+    // The model's ValidateTmaSharedAddress answer per 128-byte-granular shared address
+    // (0 unknown, 1 ok, 2 rejected: ask again for the Status). Other addresses always ask.
+    mutable std::vector<uint8_t> smem_ok;
   };
   std::vector<Map> maps;
   // Agent-invariant expressions (no variable reference: params, builtins, constants) are
@@ -326,6 +329,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     Status v = model::ValidateTensorMap(mp.map);
     if (!v.ok()) return v.At(d.where.file.empty() ? top : d.where);
     mp.box_bytes = static_cast<uint32_t>(model::BoxBytes(mp.map));
+    mp.smem_ok.assign(model::kMaxSharedBytesPerCta / 128 + 1, 0);
     c.maps.push_back(mp);
   }
 
@@ -804,6 +808,18 @@ struct Engine::Exec {
     return &*d;
   }
 
+  // The model's shared-address rules for a tensor copy of `map` at `address` (memoised).
+  bool SmemAddressOk(const Code::Map& map, uint32_t address, const SourceLocation* where) {
+    const uint32_t key = address / 128;
+    const bool memo = address % 128 == 0 && key < map.smem_ok.size();
+    if (memo && map.smem_ok[key] == 1) return true;
+    Status st = model::ValidateTmaSharedAddress(address, map.box_bytes);
+    if (memo) map.smem_ok[key] = st.ok() ? 1 : 2;
+    if (st.ok()) return true;
+    ErrorAt(st.rule(), st.message(), where);
+    return false;
+  }
+
   // --- scheduling state ---
   void MakeReady(uint32_t a) {
     AgentState& s = e.agents_[a];
@@ -1193,11 +1209,7 @@ struct Engine::Exec {
     const uint32_t pc = Pc(a);
     // Box bytes (complete_tx credits the full box, OOB included: sim/model/tma.h) and the
     // shared-address rules come from the model.
-    Status addr = model::ValidateTmaSharedAddress(dst.address, map.box_bytes);
-    if (!addr.ok()) {
-      ErrorAt(addr.rule(), addr.message(), in.where);
-      return;
-    }
+    if (!SmemAddressOk(map, dst.address, in.where)) return;
     if (map.box_bytes > dst.bytes) {
       ErrorAt("engine.tma-dst-overflow",
               "the box of tensormap " + p.tensor_maps[op.tensor_map].name + " is " +
@@ -1280,11 +1292,7 @@ struct Engine::Exec {
       int64_t v = 0;
       if (!Ev(coord, env, &v)) return;
     }
-    Status addr = model::ValidateTmaSharedAddress(src.address, map.box_bytes);
-    if (!addr.ok()) {
-      ErrorAt(addr.rule(), addr.message(), in.where);
-      return;
-    }
+    if (!SmemAddressOk(map, src.address, in.where)) return;
     const uint32_t pc = Pc(a);
     Emit(EventKind::kTmaStoreIssue, a, c.agents[a].cta, op.tensor_map, src.slot, map.box_bytes, 0,
          pc);

@@ -54,6 +54,10 @@
 // peers should have signalled). Nothing is in flight at a deadlock: async operations can always
 // complete, so a deadlock is never "waiting for bytes that are still on their way".
 //
+// Threads: an Engine and its copies share the compiled program, which holds two lazily filled
+// memo tables (multicast destinations, shared-address checks); step copies from one thread only
+// (or give each thread an Engine of its own from Create).
+//
 // Performance: the hot path does not allocate (trace records go to a vector whose capacity a
 // reused engine keeps; in-flight operations to a reserved vector). Expressions that do not read
 // a variable are evaluated once per agent at Create; constants, variables and simple binary
