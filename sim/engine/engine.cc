@@ -600,7 +600,7 @@ struct Engine::Exec {
     return env;
   }
   // Evaluates; on a fault ends the run with the Status and returns false.
-  bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+  __attribute__((always_inline)) bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     if (id < c.fast.size()) [[likely]] {
       const Code::FastExpr& f = c.fast[id];
       switch (f.cls) {
@@ -664,7 +664,8 @@ struct Engine::Exec {
     return false;
   }
   // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
-  static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b, int64_t* r) {
+  __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
+                                                       int64_t* r) {
     switch (op) {
       case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
       case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
@@ -688,7 +689,7 @@ struct Engine::Exec {
       default: return false;
     }
   }
-  bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+  __attribute__((noinline)) bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     ir::EvalFault fault;
     *out = ir::EvalFast(p, id, env, &fault);
     if (!fault.ok()) {
@@ -984,8 +985,36 @@ struct Engine::Exec {
     if (released != 0) WakeNamed(info.cta_global, released);
   }
 
+  // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
+  // table of thunks prevents that).
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
-    std::visit([&](const auto& op) { Do(a, in, env, op); }, *in.op);
+    static_assert(std::variant_size_v<ir::Op> == 23, "a new op needs a case here");
+    switch (in.op->index()) {
+      case 0: return Do(a, in, env, *std::get_if<0>(in.op));
+      case 1: return Do(a, in, env, *std::get_if<1>(in.op));
+      case 2: return Do(a, in, env, *std::get_if<2>(in.op));
+      case 3: return Do(a, in, env, *std::get_if<3>(in.op));
+      case 4: return Do(a, in, env, *std::get_if<4>(in.op));
+      case 5: return Do(a, in, env, *std::get_if<5>(in.op));
+      case 6: return Do(a, in, env, *std::get_if<6>(in.op));
+      case 7: return Do(a, in, env, *std::get_if<7>(in.op));
+      case 8: return Do(a, in, env, *std::get_if<8>(in.op));
+      case 9: return Do(a, in, env, *std::get_if<9>(in.op));
+      case 10: return Do(a, in, env, *std::get_if<10>(in.op));
+      case 11: return Do(a, in, env, *std::get_if<11>(in.op));
+      case 12: return Do(a, in, env, *std::get_if<12>(in.op));
+      case 13: return Do(a, in, env, *std::get_if<13>(in.op));
+      case 14: return Do(a, in, env, *std::get_if<14>(in.op));
+      case 15: return Do(a, in, env, *std::get_if<15>(in.op));
+      case 16: return Do(a, in, env, *std::get_if<16>(in.op));
+      case 17: return Do(a, in, env, *std::get_if<17>(in.op));
+      case 18: return Do(a, in, env, *std::get_if<18>(in.op));
+      case 19: return Do(a, in, env, *std::get_if<19>(in.op));
+      case 20: return Do(a, in, env, *std::get_if<20>(in.op));
+      case 21: return Do(a, in, env, *std::get_if<21>(in.op));
+      case 22: return Do(a, in, env, *std::get_if<22>(in.op));
+      default: PARITY_CHECK(false, "unknown op");
+    }
   }
 
   // Result plumbing shared by the mbarrier operations.
