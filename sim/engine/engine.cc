@@ -1138,6 +1138,9 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     AgentState& s = e.agents_[a];
     const uint32_t pc = Pc(a);
+    // mbarrier.test_wait/try_wait exist only for the .shared::cta state space (PTX ISA
+    // mbarrier.test_wait/try_wait; every cuda::ptx mbarrier_try_wait form is .shared::cta), so a
+    // wait on a peer CTA's barrier is not expressible: bad input, not a run-time violation.
     if (b.cta != info.cta) {
       ErrorAt("engine.remote-wait",
               "mbarrier waits are only defined on the executing CTA's own barriers "
