@@ -31,6 +31,7 @@ void AddRunCommand(CLI::App& app, Context& ctx);
 void AddExplainCommand(CLI::App& app, Context& ctx);
 void AddRulesCommand(CLI::App& app, Context& ctx);
 void AddTmaLayoutCommand(CLI::App& app, Context& ctx);
+void AddCountsCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

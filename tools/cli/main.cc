@@ -51,6 +51,7 @@ int Main(int argc, char** argv) {
   AddExplainCommand(app, ctx);
   AddRulesCommand(app, ctx);
   AddTmaLayoutCommand(app, ctx);
+  AddCountsCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
