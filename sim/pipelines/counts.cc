@@ -66,6 +66,7 @@ int64_t ReleasingCtas(const CountsRequest& r) {
 }
 
 std::string ReleasingCtasText(const CountsRequest& r) {
+  if (r.cluster_m * r.cluster_n == 1) return "1 CTA";
   switch (r.multicast) {
     case Multicast::kNone:
       return "1 CTA";
@@ -302,7 +303,12 @@ std::string ExplainTmaAsync(const CountsRequest& r, const std::string& key, int6
       if (per != n.per_wg && yours == n.releasing_ctas * k * per) {
         return "you counted one arrival per " + std::string(SignalUnit(s)) +
                ", but the pipeline signals once per " +
-               std::string(SignalUnit(ResolveSignal(r))) + " of each consumer warpgroup";
+               std::string(SignalUnit(ResolveSignal(r))) + " of each consumer warpgroup" +
+               (r.signal == Signal::kAuto ? " (CUTLASS's choice; pass --signal " +
+                                                std::string(SignalUnit(s)) +
+                                                " if yours arrives once per " +
+                                                std::string(SignalUnit(s)) + ")"
+                                          : "");
       }
     }
     if (k > 1 && yours == n.releasing_ctas * n.per_wg) {
