@@ -8,6 +8,12 @@
 //     every consumer thread a signalling thread for a 1-CTA cluster; otherwise it spreads one
 //     arrive per consumer warpgroup (or per consumer warp when num_consumers == 32) to each CTA of
 //     the same row or column (is_same_row_or_col).
+//     Older CUTLASS releases had no 1-CTA special case (empty = (M + N - 1) x num_consumers / 128
+//     for every cluster, one elected arrive per warpgroup); pass --signal warpgroup for those.
+//     CUTLASS's single-warp consumer (num_consumers == 32) is not modelled: kWarp here means
+//     one arrive per warp of each consumer warpgroup (4 per warpgroup).
+//   The non-CUTLASS multicast variants (A only, B only, none) follow the same rule: a CTA's
+//     empty barrier needs one release from each CTA whose buffers it writes into.
 //   PipelineAsync: full count = producer_arv_count, empty count = consumer_arv_count; every
 //     producer thread arrives in producer_commit, every consumer thread in consumer_release.
 //   PipelineTmaStore: no mbarriers; producer_acquire waits with tma_store_wait<Stages - 1>
