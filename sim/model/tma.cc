@@ -14,16 +14,19 @@ uint64_t GlobalByteStride(const TensorMap& map, uint32_t dim) {
   return dim == 0 ? ElementBytes(map.data_type) : map.global_strides[dim - 1];
 }
 
-// Merges the 16-byte chunks a box touches into ranges. Elements never straddle a chunk and the
-// packed box is a whole number of chunks, so the touched bytes are exactly the swizzled images
-// of the chunks [0, box_bytes).
-std::vector<SmemByteRange> TouchedRanges(uint32_t smem_address, uint64_t box_bytes,
-                                         TmaSwizzle swizzle) {
+// Merges the 16-byte chunks a box touches into ranges. Elements never straddle a chunk and each
+// dimension-0 row is a whole number of chunks (box-inner-bytes rule), so the touched bytes are
+// exactly the swizzled images of the chunks [r * row_pitch, r * row_pitch + row_bytes) of every
+// row r; the padding after a row (swizzled maps, row_pitch > row_bytes) is not written.
+std::vector<SmemByteRange> TouchedRanges(uint32_t smem_address, uint64_t rows, uint32_t row_bytes,
+                                         uint32_t row_pitch, TmaSwizzle swizzle) {
   std::vector<uint32_t> chunks;
-  chunks.reserve(box_bytes / 16);
-  for (uint64_t lin = 0; lin < box_bytes; lin += 16) {
-    const uint32_t addr = smem_address + static_cast<uint32_t>(lin);
-    chunks.push_back(SwizzleSharedAddress(addr, swizzle) - smem_address);
+  chunks.reserve(rows * (row_bytes / 16));
+  for (uint64_t r = 0; r < rows; ++r) {
+    for (uint32_t lin = 0; lin < row_bytes; lin += 16) {
+      const uint32_t addr = smem_address + static_cast<uint32_t>(r * row_pitch) + lin;
+      chunks.push_back(SwizzleSharedAddress(addr, swizzle) - smem_address);
+    }
   }
   std::sort(chunks.begin(), chunks.end());
   std::vector<SmemByteRange> ranges;
@@ -48,10 +51,9 @@ Expected<TileLoadPlan> PlanBox(const TensorMap& map, const TmaCoords& coords,
     return Status("tma.interleave-unsupported",
                   "the placement of interleaved (16B/32B) tensor maps is not modelled");
   }
-  const uint64_t box_bytes = BoxBytes(map);
-  PARITY_RETURN_IF_ERROR(ValidateTmaSharedAddress(smem_address, box_bytes));
-
   const uint32_t esize = ElementBytes(map.data_type);
+  PARITY_RETURN_IF_ERROR(ValidateTmaStartAlignment(coords[0], esize));
+
   std::array<uint32_t, kTmaMaxRank> n{};
   std::array<uint32_t, kTmaMaxRank> step{};
   for (uint32_t d = 0; d < kTmaMaxRank; ++d) {
@@ -59,13 +61,20 @@ Expected<TileLoadPlan> PlanBox(const TensorMap& map, const TmaCoords& coords,
     step[d] = EffectiveElementStride(map, d);
   }
   const uint32_t row_bytes = n[0] * esize;
+  const uint32_t row_pitch = TmaRowPitchBytes(map);
   const uint64_t rows = BoxElementCount(map) / n[0];
+  const uint64_t box_bytes = BoxBytes(map);
+  // The shared extent is the padded one: the last row ends at (rows - 1) * pitch + row_bytes.
+  // The swizzle keeps every chunk inside its 1024-aligned repeat block and the per-CTA limit is
+  // a multiple of 1024, so checking the unswizzled extent is exact.
+  PARITY_RETURN_IF_ERROR(
+      ValidateTmaSharedAddress(smem_address, (rows - 1) * row_pitch + row_bytes));
 
   TileLoadPlan plan;
   plan.elements.reserve(BoxElementCount(map));
   std::array<uint32_t, kTmaMaxRank> k{};  // outer box index (k[0] unused here)
   uint32_t row_linear = 0;
-  for (uint64_t row = 0; row < rows; ++row, row_linear += row_bytes) {
+  for (uint64_t row = 0; row < rows; ++row, row_linear += row_pitch) {
     BoxElementPlacement e;
     bool outer_oob = false;
     uint64_t outer_offset = 0;
@@ -98,11 +107,32 @@ Expected<TileLoadPlan> PlanBox(const TensorMap& map, const TmaCoords& coords,
     }
   }
   plan.footprint.box_bytes = box_bytes;
-  plan.footprint.smem_ranges = TouchedRanges(smem_address, box_bytes, map.swizzle);
+  plan.footprint.smem_ranges =
+      TouchedRanges(smem_address, rows, row_bytes, row_pitch, map.swizzle);
   return plan;
 }
 
 }  // namespace
+
+uint32_t TmaRowPitchBytes(const TensorMap& map) {
+  const uint32_t row_bytes = BoxElementsAlong(map, 0) * ElementBytes(map.data_type);
+  return std::max(row_bytes, SwizzleSpanBytes(map.swizzle));  // span 0 without a swizzle
+}
+
+Status ValidateTmaStartAlignment(int32_t coord0, uint32_t element_bytes) {
+  // Measured on H100: traces/tma_sweep/README.md finding 6 (cudaErrorIllegalInstruction at the
+  // UTMALDG for u8 c0 = 1, 8, -8; u16 4; u32 2; u64 1, -1; fine for u8 32, -16; u16 8; u32 4;
+  // u64 2).
+  const int64_t byte_offset = int64_t{coord0} * element_bytes;
+  if (byte_offset % 16 != 0) {
+    return Status("tma.coord-alignment",
+                  "tensorCoords[0] = " + std::to_string(coord0) + " x element size " +
+                      std::to_string(element_bytes) + " = byte offset " +
+                      std::to_string(byte_offset) +
+                      " is not a multiple of 16 (the H100 faults with an illegal instruction)");
+  }
+  return Status::Ok();
+}
 
 Status ValidateTmaSharedAddress(uint32_t smem_address, uint64_t box_bytes) {
   // The shared memory address of a tensor copy must be 128-byte aligned (see
@@ -123,7 +153,9 @@ Expected<TileLoadPlan> PlanTileLoad(const TensorMap& map, const TmaCoords& coord
                                     uint32_t smem_address) {
   Expected<TileLoadPlan> plan = PlanBox(map, coords, smem_address);
   if (!plan.ok()) return plan;
-  // OPEN(litmus): complete_tx credits the full box, OOB-filled elements included.
+  // complete_tx credits the full box bytes (boxDim product x element size, not the padded
+  // shared extent), OOB-filled elements included. Measured on H100: traces/tma_sweep/README.md
+  // finding 4 (all 1038 completed loads, partly and wholly OOB boxes among them).
   plan->footprint.complete_tx_bytes = plan->footprint.box_bytes;
   return plan;
 }
@@ -132,9 +164,10 @@ std::vector<uint8_t> OobFillBytes(TmaDataType type, TmaOobFill fill) {
   const uint32_t esize = ElementBytes(type);
   std::vector<uint8_t> bytes(esize, 0);
   if (fill == TmaOobFill::kNanRequestZeroFma && IsFloatType(type)) {
-    // Quiet NaN with every mantissa bit set, little-endian: 0xFF.. then 0x7F in the top byte.
-    std::fill(bytes.begin(), bytes.end(), 0xFF);
-    bytes.back() = 0x7F;
+    // The 16-bit pattern 0x7FF7 repeated over the element, little-endian bytes f7 7f f7 7f ..,
+    // for every float type (f32 0x7FF77FF7, f64 0x7FF77FF77FF77FF7). Measured on H100:
+    // traces/tma_sweep/README.md finding 3.
+    for (uint32_t b = 0; b < esize; ++b) bytes[b] = (b % 2 == 0) ? 0xF7 : 0x7F;
   }
   return bytes;
 }

@@ -10,17 +10,25 @@
 //      stride = EffectiveElementStride (1 in dimension 0). It is out of bounds (OOB) when some
 //      g[i] < 0 or g[i] >= globalDim[i]; then it is filled (zeros, or a NaN for
 //      TmaOobFill::kNanRequestZeroFma) instead of read. Coordinates may be negative or past the end.
-//   2. The elements are packed densely in shared memory, dimension 0 fastest, each dimension-0
-//      row n[0] * element-size bytes long (a multiple of 16 by the box-inner-bytes rule):
-//        linear(k) = (((k4*n3 + k3)*n2 + k2)*n1 + k1) * row_bytes + k0 * element_size.
-//      OPEN(litmus): rows narrower than the swizzle span are packed, not padded to the span.
+//   2. The elements are laid out in shared memory dimension 0 fastest, each dimension-0 row
+//      n[0] * element-size bytes long (a multiple of 16 by the box-inner-bytes rule). Without a
+//      swizzle rows are packed; with a swizzle each row occupies row_pitch = max(row bytes, span)
+//      bytes (span 32/64/128, SwizzleSpanBytes), the rest of the span is left untouched:
+//        linear(k) = (((k4*n3 + k3)*n2 + k2)*n1 + k1) * row_pitch + k0 * element_size.
+//      Measured on H100: traces/tma_sweep/README.md finding 1 (e.g. a 16-byte row under 128B
+//      swizzle uses one 16-byte chunk of each 128-byte line; 463 of 702 swizzled cases differ
+//      from a packed layout).
 //   3. The swizzle acts on the absolute shared address:
-//        smem_offset(k) = SwizzleSharedAddress(smem_address + linear(k)) - smem_address.
+//        smem_offset(k) = SwizzleSharedAddress(smem_address + linear(k)) - smem_address
+//      (measured on H100 at every 128-byte base: traces/tma_sweep/README.md finding 2).
 //      An element never straddles a 16-byte chunk (element size <= 8 divides 16), so its bytes
 //      are smem_offset .. smem_offset + element_size - 1.
-//   4. complete_tx credits the mbarrier with the full box bytes, OOB elements included (the
-//      fill is written too). OPEN(litmus): the H100 sweep confirms this for partly and wholly
-//      OOB boxes.
+//   4. complete_tx credits the mbarrier with the full box bytes (n[0] * ... * n[4] * element
+//      size, not the padded extent), OOB elements included (the fill is written too).
+//      Measured on H100: traces/tma_sweep/README.md finding 4 (partly and wholly OOB boxes).
+//   5. Dimension 0 must start on a 16-byte boundary: coords[0] * element size a multiple of 16
+//      (negative multiples are fine), else the H100 faults (cudaErrorIllegalInstruction); rule
+//      "tma.coord-alignment". Measured on H100: traces/tma_sweep/README.md finding 6.
 //
 // All functions are pure: no I/O, no global state.
 #ifndef PARITY_SIM_MODEL_TMA_H_
@@ -69,12 +77,15 @@ struct SmemByteRange {
 };
 
 struct TmaFootprint {
-  uint64_t box_bytes = 0;         // shared-memory bytes written (load) or read (store)
+  // Shared-memory bytes written (load) or read (store): the box elements' bytes, not counting
+  // the untouched padding of swizzled rows (see smem_ranges for where they lie).
+  uint64_t box_bytes = 0;
   uint64_t oob_elements = 0;      // box elements outside the tensor
   uint64_t complete_tx_bytes = 0;  // credited to the mbarrier (loads); 0 for stores
   // Exactly the shared bytes touched, as sorted, disjoint, non-adjacent ranges (merged). With no
-  // swizzle this is one range [0, box_bytes); a swizzled box whose size is not a multiple of the
-  // repeat, or a base off the repeat, may give several.
+  // swizzle this is one range [0, box_bytes); a swizzled box with rows narrower than the span
+  // (padded rows), whose size is not a multiple of the repeat, or at a base off the repeat may
+  // give several.
   std::vector<SmemByteRange> smem_ranges;
   bool operator==(const TmaFootprint&) const = default;
 };
@@ -86,8 +97,16 @@ struct TileLoadPlan {
 };
 
 // Checks the shared address of a tensor copy: 128-byte aligned (rule "tma.smem-alignment") and
-// the footprint within kMaxSharedBytesPerCta (rule "tma.smem-range").
-Status ValidateTmaSharedAddress(uint32_t smem_address, uint64_t box_bytes);
+// [smem_address, smem_address + extent_bytes) within kMaxSharedBytesPerCta (rule
+// "tma.smem-range"). The tile plans pass the padded extent (rows x TmaRowPitchBytes).
+Status ValidateTmaSharedAddress(uint32_t smem_address, uint64_t extent_bytes);
+
+// Shared-memory distance between consecutive dimension-0 rows of the box: the row bytes without
+// a swizzle, max(row bytes, span) with one (model step 2).
+uint32_t TmaRowPitchBytes(const TensorMap& map);
+
+// Rule "tma.coord-alignment" (model step 5): coord0 * element_bytes must be a multiple of 16.
+Status ValidateTmaStartAlignment(int32_t coord0, uint32_t element_bytes);
 
 // The placement of every element of a tile load of `map` at `coords` into shared memory at
 // `smem_address` (CTA-relative shared window address). Validates the map (ValidateTensorMap)
@@ -96,9 +115,10 @@ Status ValidateTmaSharedAddress(uint32_t smem_address, uint64_t box_bytes);
 Expected<TileLoadPlan> PlanTileLoad(const TensorMap& map, const TmaCoords& coords,
                                     uint32_t smem_address);
 
-// The element_size bytes written for an OOB element (little-endian). kZero: zeros. NaN fill:
-// the all-ones-mantissa quiet NaN of the type (f16/bf16 0x7FFF, f32/tf32 0x7FFFFFFF,
-// f64 0x7FFFFFFFFFFFFFFF). OPEN(litmus): the exact NaN bit pattern TMA writes.
+// The element_size bytes written for an OOB element (little-endian). kZero: zeros. NaN fill
+// (float types; integer types get zeros): the 16-bit pattern 0x7FF7 repeated, f16/bf16 0x7FF7,
+// f32 0x7FF77FF7, f64 0x7FF77FF77FF77FF7. Measured on H100: traces/tma_sweep/README.md finding 3
+// (f16, bf16, f32, f64; the tf32/ftz variants are assumed to behave as f32).
 std::vector<uint8_t> OobFillBytes(TmaDataType type, TmaOobFill fill);
 
 // Global memory contents as a function of the byte offset from global_address.

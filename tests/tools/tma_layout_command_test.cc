@@ -46,15 +46,36 @@ TEST(TmaLayoutCommand, SmemBaseShiftsThePattern) {
 }
 
 TEST(TmaLayoutCommand, CsvOobColumnWithNegativeCoords) {
-  CliResult r = RunParity({"tma-layout", "--dtype", "u32", "--box", "4,2", "--global-dims",
-                           "100,1", "--coords", "-1,0"});
+  // c0 = -4 (byte offset -16): dimension 0 must start 16-byte aligned (measured on H100:
+  // traces/tma_sweep/tma_sweep_h100.txt, finding 6 in traces/tma_sweep/README.md).
+  CliResult r = RunParity({"tma-layout", "--dtype", "u32", "--box", "8,2", "--global-dims",
+                           "100,1", "--coords", "-4,0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto lines = Lines(r.out);
-  ASSERT_EQ(lines.size(), 9u);
-  EXPECT_EQ(lines[1], "0,0,0,1");   // x = -1
-  EXPECT_EQ(lines[2], "1,0,4,0");   // x = 0
-  EXPECT_EQ(lines[5], "0,1,16,1");  // row 1 is outside the 1-row tensor
-  EXPECT_EQ(lines[8], "3,1,28,1");
+  ASSERT_EQ(lines.size(), 17u);
+  EXPECT_EQ(lines[1], "0,0,0,1");   // x = -4
+  EXPECT_EQ(lines[4], "3,0,12,1");  // x = -1
+  EXPECT_EQ(lines[5], "4,0,16,0");  // x = 0
+  EXPECT_EQ(lines[9], "0,1,32,1");  // row 1 is outside the 1-row tensor
+  EXPECT_EQ(lines[16], "7,1,60,1");
+}
+
+// Swizzled rows narrower than the span are padded to it: 16-byte u8 rows under 128B take one
+// chunk of each 128-byte line (measured on H100: traces/tma_sweep/tma_sweep_h100.txt, finding 1
+// in traces/tma_sweep/README.md); complete_tx stays the 128 box bytes.
+TEST(TmaLayoutCommand, SwizzledNarrowRowsArePaddedToTheSpan) {
+  CliResult r = RunParity(
+      {"tma-layout", "--dtype", "u8", "--box", "16,8", "--swizzle", "128B", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["complete_tx_bytes"], 128);
+  EXPECT_EQ(j["footprint"]["box_bytes"], 128);
+  EXPECT_EQ(j["footprint"]["smem_ranges"],
+            nlohmann::json::parse("[[0,16],[144,160],[288,304],[432,448],[576,592],[720,736],"
+                                  "[864,880],[1008,1024]]"));
+  ASSERT_EQ(j["elements"].size(), 128u);
+  EXPECT_EQ(j["elements"][16]["smem_offset"], 144);  // row 1, x = 0: line 1, chunk 0 ^ 1
+  EXPECT_EQ(j["elements"][127]["smem_offset"], 1023);
 }
 
 TEST(TmaLayoutCommand, JsonHasFootprintAndCompleteTx) {
@@ -89,6 +110,7 @@ TEST(TmaLayoutCommand, InvalidCombinationsExit2NamingTheRule) {
       {{"--dtype", "f16", "--box", "64,x"}, "cli.list"},
       {{"--dtype", "f16", "--box", "64", "--coords", "1,2"}, "cli.rank"},
       {{"--dtype", "u16", "--box", "64", "--oob-fill", "nan"}, "tensor-map.oob-fill"},
+      {{"--dtype", "u32", "--box", "8", "--coords", "-1"}, "tma.coord-alignment"},
       {{"--dtype", "f16", "--box", "64", "--format", "xml"}, "--format"},
       {{"--box", "64"}, "--dtype"},
   };

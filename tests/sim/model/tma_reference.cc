@@ -28,6 +28,16 @@ uint32_t ElementsAlong(const TensorMap& m, uint32_t d) {
   return count;
 }
 
+// Shared bytes one dimension-0 row occupies: the row's bytes, padded up to the swizzle span
+// (32/64/128) when there is a swizzle. Measured on H100: traces/tma_sweep/README.md finding 1.
+uint64_t RowPitch(const TensorMap& m, uint64_t row_bytes) {
+  uint64_t span = 0;
+  if (m.swizzle == TmaSwizzle::k32B) span = 32;
+  if (m.swizzle == TmaSwizzle::k64B) span = 64;
+  if (m.swizzle == TmaSwizzle::k128B) span = 128;
+  return row_bytes > span ? row_bytes : span;
+}
+
 }  // namespace
 
 NaiveLoad NaiveTileLoad(const TensorMap& map, const TmaCoords& coords, uint32_t smem_address) {
@@ -38,6 +48,7 @@ NaiveLoad NaiveTileLoad(const TensorMap& map, const TmaCoords& coords, uint32_t 
     n[d] = ElementsAlong(map, d);
     total *= n[d];
   }
+  const uint64_t pitch = RowPitch(map, n[0] * esize);
   NaiveLoad out;
   std::set<uint32_t> bytes;
   for (uint64_t i = 0; i < total; ++i) {
@@ -60,7 +71,9 @@ NaiveLoad NaiveTileLoad(const TensorMap& map, const TmaCoords& coords, uint32_t 
     e.out_of_bounds = oob;
     e.global_byte_offset = oob ? 0 : goff;
     for (uint32_t b = 0; b < esize; ++b) {
-      const uint32_t logical = smem_address + static_cast<uint32_t>(i * esize + b);
+      // Element i sits in row i / n0 at column i % n0.
+      const uint64_t linear = (i / n[0]) * pitch + (i % n[0]) * esize + b;
+      const uint32_t logical = smem_address + static_cast<uint32_t>(linear);
       const uint32_t off = SwizzleBitwise(logical, map.swizzle) - smem_address;
       out.byte_offsets.push_back(off);
       bytes.insert(off);
@@ -96,7 +109,9 @@ std::vector<uint8_t> NaiveImage(const TensorMap& map, const TmaCoords& coords,
       if (!e.out_of_bounds) {
         v = global(e.global_byte_offset + b);
       } else if (map.oob_fill == TmaOobFill::kNanRequestZeroFma) {
-        v = (b == esize - 1) ? 0x7F : 0xFF;  // all-ones-mantissa quiet NaN, little-endian
+        // 0x7FF7 repeated, little-endian: f7 7f f7 7f ... Measured on H100:
+        // traces/tma_sweep/README.md finding 3.
+        v = (b % 2 == 0) ? 0xF7 : 0x7F;
       }
       image[load.byte_offsets[i * esize + b]] = v;
     }

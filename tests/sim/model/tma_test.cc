@@ -67,20 +67,21 @@ TEST(TileLoad, BaseOffTheRepeatShiftsThePattern) {
 
 TEST(TileLoad, NoSwizzleIsRowMajorPacked) {
   const TensorMap m = Map2D(TmaDataType::kF32, 100, 50, 16, 4, TmaSwizzle::kNone);
-  auto p = PlanTileLoad(m, {3, 5, 0, 0, 0}, 256);
+  auto p = PlanTileLoad(m, {4, 5, 0, 0, 0}, 256);  // c0 * 4 bytes a multiple of 16
   ASSERT_TRUE(p.ok());
   for (uint32_t r = 0; r < 4; ++r) {
     for (uint32_t x = 0; x < 16; ++x) {
       const auto& e = At(*p, 16, x, r);
       EXPECT_EQ(e.smem_offset, (r * 16 + x) * 4);
-      EXPECT_EQ(e.global_byte_offset, (5 + r) * 400 + (3 + x) * 4);
+      EXPECT_EQ(e.global_byte_offset, (5 + r) * 400 + (4 + x) * 4);
       EXPECT_FALSE(e.out_of_bounds);
     }
   }
 }
 
-// 64B swizzle, 32 x f16 rows (64 bytes = the span): rows are packed two per 128-byte line.
-// OPEN(litmus): packing (not padding) of rows is the model's assumption.
+// 64B swizzle, 32 x f16 rows (64 bytes = the span): the row pitch max(64, span) = 64, so rows
+// sit two per 128-byte line (measured on H100: traces/tma_sweep/tma_sweep_h100.txt, finding 1
+// in traces/tma_sweep/README.md).
 TEST(TileLoad, Swizzle64RowsOf64Bytes) {
   const TensorMap m = Map2D(TmaDataType::kF16, 32, 8, 32, 8, TmaSwizzle::k64B);
   auto p = PlanTileLoad(m, {0, 0, 0, 0, 0}, 0);
@@ -95,13 +96,91 @@ TEST(TileLoad, Swizzle64RowsOf64Bytes) {
   }
 }
 
+// Rows narrower than the swizzle span are padded to it: 16 x u8 rows (16 bytes) under 128B
+// swizzle take one 16-byte chunk of each 128-byte line, chunk 0 of row r moved to chunk r % 8.
+// The model used to pack them (row r at r * 16); the H100 sweep showed the padding
+// (traces/tma_sweep/tma_sweep_h100.txt, finding 1 in traces/tma_sweep/README.md).
+TEST(TileLoad, SwizzledRowsArePaddedToTheSpan) {
+  const TensorMap m = Map2D(TmaDataType::kU8, 64, 16, 16, 8, TmaSwizzle::k128B);
+  auto p = PlanTileLoad(m, {0, 0, 0, 0, 0}, 2048);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::vector<SmemByteRange> want;
+  for (uint32_t r = 0; r < 8; ++r) {
+    EXPECT_EQ(At(*p, 16, 0, r).smem_offset, r * 128 + r * 16) << r;
+    EXPECT_EQ(At(*p, 16, 15, r).smem_offset, r * 128 + r * 16 + 15) << r;
+    want.push_back({r * 144, r * 144 + 16});
+  }
+  EXPECT_EQ(p->footprint.smem_ranges, want);
+  // Bytes written and the tx credit stay the box's 128 bytes, not the padded 1024.
+  EXPECT_EQ(p->footprint.box_bytes, 128u);
+  EXPECT_EQ(p->footprint.complete_tx_bytes, 128u);
+  // 32B swizzle, 16-byte f32 rows: pitch 32, bit 7 (every 4th row pair) flips chunk bit 4.
+  const TensorMap s32 = Map2D(TmaDataType::kF32, 64, 16, 4, 8, TmaSwizzle::k32B);
+  auto q = PlanTileLoad(s32, {0, 0, 0, 0, 0}, 0);
+  ASSERT_TRUE(q.ok());
+  for (uint32_t r = 0; r < 8; ++r) {
+    EXPECT_EQ(At(*q, 4, 0, r).smem_offset, r * 32 + ((r / 4) % 2) * 16) << r;
+  }
+  // Without a swizzle the same rows are packed.
+  const TensorMap none = Map2D(TmaDataType::kU8, 64, 16, 16, 8, TmaSwizzle::kNone);
+  auto u = PlanTileLoad(none, {0, 0, 0, 0, 0}, 0);
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(At(*u, 16, 0, 5).smem_offset, 80u);
+  EXPECT_THAT(u->footprint.smem_ranges, ElementsAre(SmemByteRange{0, 128}));
+  // The shared-range check uses the padded extent: 7 * 128 + 16 bytes.
+  EXPECT_TRUE(PlanTileLoad(m, {0, 0, 0, 0, 0}, kMaxSharedBytesPerCta - 1024).ok());
+  EXPECT_EQ(PlanTileLoad(m, {0, 0, 0, 0, 0}, kMaxSharedBytesPerCta - 896).status().rule(),
+            "tma.smem-range");
+}
+
+// The dimension-0 start must be 16-byte aligned: the H100 raised cudaErrorIllegalInstruction for
+// u8 c0 = 1, 8, -8, u16 4, u32 2, u64 1, -1 and ran u8 32, -16, u16 8, u32 4, u64 2
+// (traces/tma_sweep/tma_sweep_h100.txt, finding 6 in traces/tma_sweep/README.md).
+TEST(TileLoad, DimensionZeroStartMustBe16ByteAligned) {
+  struct Probe {
+    TmaDataType type;
+    int32_t c0;
+    bool ok;
+  };
+  const Probe probes[] = {
+      {TmaDataType::kU8, 1, false},   {TmaDataType::kU8, 8, false},
+      {TmaDataType::kU8, -8, false},  {TmaDataType::kU16, 4, false},
+      {TmaDataType::kU32, 2, false},  {TmaDataType::kU64, 1, false},
+      {TmaDataType::kU64, -1, false}, {TmaDataType::kU8, 32, true},
+      {TmaDataType::kU8, -16, true},  {TmaDataType::kU16, 8, true},
+      {TmaDataType::kU32, 4, true},   {TmaDataType::kU64, 2, true},
+  };
+  for (const Probe& pr : probes) {
+    const uint32_t esize = ElementBytes(pr.type);
+    const TensorMap m = Map2D(pr.type, 256, 4, 32 / esize, 2, TmaSwizzle::kNone);
+    auto p = PlanTileLoad(m, {pr.c0, 0, 0, 0, 0}, 0);
+    auto s = PlanTileStore(m, {pr.c0, 0, 0, 0, 0}, 0);
+    EXPECT_EQ(p.ok(), pr.ok) << DataTypeName(pr.type) << " c0 " << pr.c0;
+    EXPECT_EQ(s.ok(), pr.ok) << DataTypeName(pr.type) << " c0 " << pr.c0;
+    if (!pr.ok) {
+      EXPECT_EQ(p.status().rule(), "tma.coord-alignment");
+      EXPECT_EQ(s.status().rule(), "tma.coord-alignment");
+      const std::string msg = p.status().message();
+      EXPECT_THAT(msg, HasSubstr("= " + std::to_string(pr.c0)));
+      EXPECT_THAT(msg, HasSubstr("element size " + std::to_string(esize)));
+      EXPECT_THAT(msg, HasSubstr("byte offset " + std::to_string(int64_t{pr.c0} * esize)));
+    }
+  }
+  // Also under a swizzle (u32 c0 = 2 with 128B was refused too).
+  const TensorMap sw = Map2D(TmaDataType::kU32, 256, 4, 32, 2, TmaSwizzle::k128B);
+  EXPECT_EQ(PlanTileLoad(sw, {2, 0, 0, 0, 0}, 0).status().rule(), "tma.coord-alignment");
+  EXPECT_TRUE(PlanTileLoad(sw, {-4, 0, 0, 0, 0}, 0).ok());
+}
+
 TEST(TileLoad, NegativeAndPastTheEndCoordinatesAreFilled) {
   // f32 tensor 100 x 128; box 16 x 4 at (-4, 126): columns -4..-1 and rows 128, 129 are OOB.
   const TensorMap m = Map2D(TmaDataType::kF32, 100, 128, 16, 4, TmaSwizzle::kNone);
   auto p = PlanTileLoad(m, {-4, 126, 0, 0, 0}, 0);
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->footprint.oob_elements, 2u * 16 + 2u * 4);
-  EXPECT_EQ(p->footprint.complete_tx_bytes, 256u);  // OPEN(litmus): full box credited
+  // Full box credited, OOB elements included: measured on H100 (traces/tma_sweep/
+  // tma_sweep_h100.txt, finding 4 in traces/tma_sweep/README.md).
+  EXPECT_EQ(p->footprint.complete_tx_bytes, 256u);
   EXPECT_TRUE(At(*p, 16, 3, 0).out_of_bounds);
   EXPECT_EQ(At(*p, 16, 3, 0).global_coord[0], -1);
   EXPECT_FALSE(At(*p, 16, 4, 0).out_of_bounds);
@@ -169,12 +248,13 @@ TEST(TileLoadImage, GlobalBytesAndZeroFill) {
   m.rank = 1;
   m.global_dim = {100, 1, 1, 1, 1};
   m.box_dim = {32, 1, 1, 1, 1};
-  auto img = PredictTileLoadImage(m, {-8, 0, 0, 0, 0}, 0,
+  // c0 = -16: a 16-byte aligned negative start (c0 = -8 faults on the H100, finding 6).
+  auto img = PredictTileLoadImage(m, {-16, 0, 0, 0, 0}, 0,
                                   [](uint64_t off) { return static_cast<uint8_t>(off + 1); }, 0xEE);
   ASSERT_TRUE(img.ok());
   ASSERT_EQ(img->size(), 32u);
-  for (int i = 0; i < 8; ++i) EXPECT_EQ((*img)[i], 0) << i;
-  for (int i = 8; i < 32; ++i) EXPECT_EQ((*img)[i], i - 7) << i;
+  for (int i = 0; i < 16; ++i) EXPECT_EQ((*img)[i], 0) << i;
+  for (int i = 16; i < 32; ++i) EXPECT_EQ((*img)[i], i - 15) << i;
 }
 
 TEST(TileLoadImage, NanFillAndUntouchedCanary) {
@@ -182,17 +262,27 @@ TEST(TileLoadImage, NanFillAndUntouchedCanary) {
   TensorMap m = base;
   m.oob_fill = TmaOobFill::kNanRequestZeroFma;
   // 32 bytes at row 2 of the repeat: bytes [0, 32) untouched, [32, 64) written.
-  auto img = PredictTileLoadImage(m, {-1, 0, 0, 0, 0}, 256,
+  auto img = PredictTileLoadImage(m, {-4, 0, 0, 0, 0}, 256,
                                   [](uint64_t) { return uint8_t{0x11}; }, 0xEE);
   ASSERT_TRUE(img.ok());
   ASSERT_EQ(img->size(), 64u);
   for (int i = 0; i < 32; ++i) EXPECT_EQ((*img)[i], 0xEE) << i;
-  // Element 0 (x = -1) is chunk 0 -> chunk 2 (offset 32): NaN 0x7FFFFFFF little-endian.
-  EXPECT_EQ((*img)[32], 0xFF);
-  EXPECT_EQ((*img)[35], 0x7F);
-  EXPECT_EQ((*img)[36], 0x11);
+  // Elements 0..3 (x = -4..-1) are chunk 0 -> chunk 2 (offset 32): NaN 0x7FF77FF7 each,
+  // little-endian f7 7f f7 7f. The model used to write the all-ones-mantissa 0x7FFFFFFF; the
+  // H100 sweep showed 0x7FF7 repeated (traces/tma_sweep/tma_sweep_h100.txt, finding 3 in
+  // traces/tma_sweep/README.md).
+  for (int i = 32; i < 48; ++i) EXPECT_EQ((*img)[i], i % 2 == 0 ? 0xF7 : 0x7F) << i;
+  for (int i = 48; i < 64; ++i) EXPECT_EQ((*img)[i], 0x11) << i;
   EXPECT_THAT(OobFillBytes(TmaDataType::kF16, TmaOobFill::kNanRequestZeroFma),
-              ElementsAre(0xFF, 0x7F));
+              ElementsAre(0xF7, 0x7F));
+  EXPECT_THAT(OobFillBytes(TmaDataType::kBF16, TmaOobFill::kNanRequestZeroFma),
+              ElementsAre(0xF7, 0x7F));
+  EXPECT_THAT(OobFillBytes(TmaDataType::kF32, TmaOobFill::kNanRequestZeroFma),
+              ElementsAre(0xF7, 0x7F, 0xF7, 0x7F));
+  EXPECT_THAT(OobFillBytes(TmaDataType::kF64, TmaOobFill::kNanRequestZeroFma),
+              ElementsAre(0xF7, 0x7F, 0xF7, 0x7F, 0xF7, 0x7F, 0xF7, 0x7F));
+  EXPECT_THAT(OobFillBytes(TmaDataType::kU32, TmaOobFill::kNanRequestZeroFma),
+              ElementsAre(0, 0, 0, 0));
   EXPECT_THAT(OobFillBytes(TmaDataType::kF64, TmaOobFill::kZero),
               ElementsAre(0, 0, 0, 0, 0, 0, 0, 0));
 }
@@ -208,7 +298,7 @@ TEST(TileLoad, FastMatchesNaiveOnRandomMaps) {
                                TmaDataType::kF64, TmaDataType::kU64, TmaDataType::kTF32};
   const TmaSwizzle swizzles[] = {TmaSwizzle::kNone, TmaSwizzle::k32B, TmaSwizzle::k64B,
                                  TmaSwizzle::k128B};
-  int checked = 0, with_oob = 0, off_repeat = 0;
+  int checked = 0, with_oob = 0, off_repeat = 0, padded = 0;
   for (int iter = 0; iter < 600; ++iter) {
     TensorMap m;
     m.data_type = types[uni(0, 8)];
@@ -238,6 +328,9 @@ TEST(TileLoad, FastMatchesNaiveOnRandomMaps) {
       c[d] = static_cast<int32_t>(uni(-static_cast<int64_t>(m.box_dim[d]) - 2,
                                       static_cast<int64_t>(m.global_dim[d]) + 2));
     }
+    // Dimension 0 starts on a 16-byte boundary (tma.coord-alignment); round toward -infinity.
+    const int32_t align = static_cast<int32_t>(16 / esize);
+    c[0] = static_cast<int32_t>((c[0] - ((c[0] % align) + align) % align));
     const uint32_t dst = static_cast<uint32_t>(uni(0, 64)) * 128;
     auto fast = PlanTileLoad(m, c, dst);
     ASSERT_TRUE(fast.ok()) << fast.status().ToString();
@@ -257,11 +350,13 @@ TEST(TileLoad, FastMatchesNaiveOnRandomMaps) {
     ++checked;
     if (naive.footprint.oob_elements > 0) ++with_oob;
     if (m.swizzle != TmaSwizzle::kNone && dst % SwizzleRepeatBytes(m.swizzle) != 0) ++off_repeat;
+    if (TmaRowPitchBytes(m) > m.box_dim[0] * esize && BoxElementCount(m) > m.box_dim[0]) ++padded;
   }
   // The random inputs must actually exercise the interesting cases.
   EXPECT_GT(checked, 400);
   EXPECT_GT(with_oob, 100);
   EXPECT_GT(off_repeat, 100);
+  EXPECT_GT(padded, 50);  // several padded rows per box
 }
 
 TEST(Multicast, DestinationsFromTheMask) {
