@@ -32,6 +32,10 @@ void AddExplainCommand(CLI::App& app, Context& ctx);
 void AddRulesCommand(CLI::App& app, Context& ctx);
 void AddTmaLayoutCommand(CLI::App& app, Context& ctx);
 void AddCountsCommand(CLI::App& app, Context& ctx);
+// trace_commands.cc: parity replay, parity compare, parity trace export.
+void AddReplayCommand(CLI::App& app, Context& ctx);
+void AddCompareCommand(CLI::App& app, Context& ctx);
+void AddTraceCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

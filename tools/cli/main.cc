@@ -52,6 +52,9 @@ int Main(int argc, char** argv) {
   AddRulesCommand(app, ctx);
   AddTmaLayoutCommand(app, ctx);
   AddCountsCommand(app, ctx);
+  AddReplayCommand(app, ctx);
+  AddCompareCommand(app, ctx);
+  AddTraceCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {

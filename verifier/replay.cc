@@ -1,0 +1,539 @@
+#include "verifier/replay.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "sim/ir/eval.h"
+#include "sim/ir/hash.h"
+#include "sim/model/mbarrier.h"
+#include "verifier/deadlock.h"
+
+namespace parity::verifier {
+namespace {
+
+using trace::EventKind;
+using trace::TraceEvent;
+
+constexpr uint8_t K(EventKind k) { return static_cast<uint8_t>(k); }
+
+// Kinds an executor may leave out of its trace altogether (it cannot observe them on the device:
+// a phase completion or a TMA delivery happens in the memory system, not in a thread).
+constexpr EventKind kMaybeUnobserved[] = {
+    EventKind::kPhaseComplete,  EventKind::kTmaDeliver,    EventKind::kBulkComplete,
+    EventKind::kCpAsyncComplete, EventKind::kTmaStoreRead, EventKind::kTmaStoreWrite,
+};
+
+// Kinds whose object/index name an mbarrier (sim/trace/event.h).
+bool ActsOnBarrier(uint8_t kind) {
+  switch (static_cast<EventKind>(kind)) {
+    case EventKind::kInit:
+    case EventKind::kInval:
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+    case EventKind::kWaitBegin:
+    case EventKind::kWaitEnd:
+    case EventKind::kTestWait:
+    case EventKind::kPhaseComplete:
+    case EventKind::kTmaDeliver:
+    case EventKind::kCpAsyncArrive:
+    case EventKind::kStAsync:
+    case EventKind::kWaitTimeout:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool WaitKindEvent(uint8_t kind) {
+  return kind == K(EventKind::kWaitBegin) || kind == K(EventKind::kWaitEnd) ||
+         kind == K(EventKind::kTestWait) || kind == K(EventKind::kWaitTimeout);
+}
+
+// The trace event kind an in-flight operation produces when it completes (engine.cc Deliver).
+uint8_t CompletionKind(uint8_t in_flight_kind) {
+  using F = engine::Engine::InFlight;
+  switch (in_flight_kind) {
+    case F::kTmaDeliver:
+      return K(EventKind::kTmaDeliver);
+    case F::kBulkDeliver:
+      return K(EventKind::kBulkComplete);
+    case F::kStAsync:
+      return K(EventKind::kCompleteTx);
+    case F::kCpAsync:
+      return K(EventKind::kCpAsyncComplete);
+    case F::kCpAsyncArrive:
+      return K(EventKind::kArrive);
+    case F::kStoreRead:
+      return K(EventKind::kTmaStoreRead);
+    case F::kStoreWrite:
+      return K(EventKind::kTmaStoreWrite);
+    default:
+      return 0;
+  }
+}
+
+class Replayer {
+ public:
+  Replayer(const ir::Program& program, const std::vector<int64_t>& params,
+           const trace::TraceFile& trace, engine::Engine engine)
+      : program_(program), params_(params), trace_(trace), initial_(std::move(engine)) {
+    check_state_ = trace.header.source == "sim";
+    if (!check_state_) {
+      for (EventKind k : kMaybeUnobserved) {
+        bool seen = std::any_of(trace.events.begin(), trace.events.end(),
+                                [&](const TraceEvent& e) { return e.kind == K(k); });
+        if (!seen) unobserved_[K(k)] = true;
+      }
+    }
+    for (uint32_t a = 0; a < initial_.num_agents(); ++a) {
+      const engine::AgentInfo& info = initial_.agent_info(a);
+      agent_of_[{info.cluster, info.cta, info.index_in_cta}] = a;
+      cta_global_[{info.cluster, info.cta}] = info.cta_global;
+    }
+  }
+
+  ReplayResult Run() {
+    ReplayResult result;
+    for (int k = 0; k < 64; ++k) {
+      if (unobserved_[k]) result.unobserved_kinds.push_back(static_cast<uint8_t>(k));
+    }
+    // Depth-first over ambiguous completions: an async event names the issuing CTA and
+    // instruction but not the issuing agent (the engine records kNoAgent), so when several
+    // agents of a CTA have the same operation in flight each candidate is tried in turn; a
+    // (position, state fingerprint) already explored is not explored again. The divergence
+    // reported is the one furthest into the trace.
+    std::vector<Path> stack;
+    stack.push_back(Path(initial_));
+    Path best(initial_);
+    bool have_best = false;
+    bool exhausted = false;
+    while (!stack.empty()) {
+      Path path = std::move(stack.back());
+      stack.pop_back();
+      Advance(path, stack);
+      if (!path.diverged) {
+        CopyCounters(path, result);
+        result.model_outcome = path.engine.outcome();
+        return result;
+      }
+      if (!have_best || path.divergence.event_number > best.divergence.event_number) {
+        best = std::move(path);
+        have_best = true;
+      }
+      if (steps_ > kStepBudget) {
+        exhausted = true;
+        break;
+      }
+    }
+    CopyCounters(best, result);
+    result.diverged = true;
+    result.divergence = best.divergence;
+    result.model_outcome = best.engine.outcome();
+    result.search_exhausted = exhausted;
+    return result;
+  }
+
+ private:
+  static constexpr uint64_t kStepBudget = uint64_t{1} << 22;
+
+  struct Path {
+    explicit Path(engine::Engine e) : engine(std::move(e)) {}
+    engine::Engine engine;
+    size_t i = 0;
+    std::optional<engine::Choice> forced;  // the candidate to take at event i (backtracking)
+    size_t replayed = 0, skipped = 0, inferred = 0, timeouts = 0, after_abort = 0;
+    bool diverged = false;
+    ReplayDivergence divergence;
+  };
+
+  static void CopyCounters(const Path& p, ReplayResult& r) {
+    r.replayed = p.replayed;
+    r.skipped_model_events = p.skipped;
+    r.inferred_completions = p.inferred;
+    r.timeouts = p.timeouts;
+    r.after_abort = p.after_abort;
+  }
+
+  void Advance(Path& p, std::vector<Path>& stack) {
+    const std::vector<TraceEvent>& ev = trace_.events;
+    while (p.i < ev.size() && !p.diverged) {
+      const TraceEvent& e = ev[p.i];
+      if (e.kind == K(EventKind::kWaitTimeout)) {
+        CheckTimeout(p);
+        ++p.i;
+        continue;
+      }
+      std::vector<engine::Choice> cands;
+      if (p.forced) {
+        cands.push_back(*p.forced);
+        p.forced.reset();
+      } else {
+        cands = FindChoices(p.engine, e);
+        if (cands.size() > 1) {
+          if (!visited_.insert({p.i, p.engine.Fingerprint()}).second) {
+            Diverge(p, p.i, "(a state already explored)", "");
+            return;
+          }
+          for (size_t k = cands.size(); k-- > 1;) {
+            Path alt = p;
+            alt.forced = cands[k];
+            stack.push_back(std::move(alt));
+          }
+          cands.resize(1);
+        }
+      }
+      if (cands.empty()) {
+        if (InferCompletion(p)) continue;  // an unrecorded delivery may enable it
+        if (p.diverged) return;
+        if (p.timeouts > 0) {
+          ++p.after_abort;
+          ++p.i;
+          continue;
+        }
+        Diverge(p, p.i, NotEnabledReason(p.engine, e), "");
+        return;
+      }
+      p.engine.ClearTrace();
+      p.engine.Step(cands.front());
+      ++steps_;
+      std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
+      if (produced.empty()) {
+        if (p.timeouts > 0) {
+          ++p.after_abort;
+          ++p.i;
+          continue;
+        }
+        Diverge(p, p.i,
+                "the model took this agent's step but it produced no event: its wait is not "
+                "complete in the model (it stays blocked)",
+                "");
+        return;
+      }
+      for (size_t k = 0; k < produced.size(); ++k) {
+        if (p.i + k >= ev.size()) {
+          Diverge(p, ev.size(),
+                  "the trace ends, but the same step of the model also produced more events",
+                  trace::FormatEvent(produced[k]));
+          return;
+        }
+        if (!Same(produced[k], ev[p.i + k])) {
+          Diverge(p, p.i + k, MismatchReason(produced[k], ev[p.i + k]),
+                  trace::FormatEvent(produced[k]));
+          return;
+        }
+      }
+      p.i += produced.size();
+      p.replayed += produced.size();
+    }
+  }
+
+  std::vector<TraceEvent> Observed(Path& p, const std::vector<TraceEvent>& produced) {
+    std::vector<TraceEvent> out;
+    for (const TraceEvent& ev : produced) {
+      if (ev.kind < 64 && unobserved_[ev.kind]) {
+        ++p.skipped;
+        continue;
+      }
+      out.push_back(ev);
+    }
+    return out;
+  }
+
+  bool Same(const TraceEvent& m, const TraceEvent& t) const {
+    if (m.kind != t.kind || m.cluster != t.cluster || m.cta != t.cta ||
+        m.target_cta != t.target_cta || m.agent != t.agent || m.object != t.object ||
+        m.index != t.index || m.pc != t.pc || m.value != t.value) {
+      return false;
+    }
+    if (WaitKindEvent(m.kind) && m.parity != t.parity) return false;
+    if (check_state_) {
+      return m.flags == t.flags && m.value2 == t.value2 && m.phase == t.phase &&
+             m.parity == t.parity;
+    }
+    return true;
+  }
+
+  std::string MismatchReason(const TraceEvent& m, const TraceEvent& t) const {
+    if (m.kind != t.kind) {
+      return "the model's step produced a " + trace::EventKindName(m.kind) +
+             " event, the trace a " + trace::EventKindName(t.kind);
+    }
+    if (m.value != t.value) {
+      return "the value differs: the model has " + std::to_string(m.value) + ", the trace " +
+             std::to_string(t.value);
+    }
+    if (m.value2 != t.value2 || m.phase != t.phase || m.parity != t.parity) {
+      return "the state after the event differs (value2/phase/parity): model value2=" +
+             std::to_string(m.value2) + " phase=" + std::to_string(m.phase) +
+             " parity=" + std::to_string(m.parity) + ", trace value2=" + std::to_string(t.value2) +
+             " phase=" + std::to_string(t.phase) + " parity=" + std::to_string(t.parity);
+    }
+    return "the event's identity (CTA, agent, object, index, pc or flags) differs from the "
+           "model's";
+  }
+
+  std::optional<uint32_t> GlobalAgent(const TraceEvent& e) const {
+    auto it = agent_of_.find({e.cluster, e.cta, e.agent});
+    if (it == agent_of_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // The enabled choices that can produce `e` (at most one agent step; possibly several async
+  // completions that differ only in the issuing agent).
+  std::vector<engine::Choice> FindChoices(const engine::Engine& eng, const TraceEvent& e) {
+    std::vector<engine::Choice> out;
+    eng.Choices(&choices_);
+    if (e.agent != trace::kNoAgent) {
+      std::optional<uint32_t> a = GlobalAgent(e);
+      if (!a) return out;
+      for (const engine::Choice& c : choices_) {
+        if (c.kind == engine::Choice::Kind::kAgent && c.index == *a) out.push_back(c);
+      }
+      return out;
+    }
+    const auto& ops = eng.in_flight_ops();
+    for (const engine::Choice& c : choices_) {
+      if (c.kind != engine::Choice::Kind::kAsync) continue;
+      const engine::Engine::InFlight& f = ops[c.index];
+      const engine::AgentInfo& info = eng.agent_info(f.agent);
+      const bool bytes_ok = f.kind == engine::Engine::InFlight::kCpAsyncArrive ||
+                            static_cast<int64_t>(f.bytes) == e.value;
+      if (CompletionKind(f.kind) == e.kind && info.cluster == e.cluster && info.cta == e.cta &&
+          f.target_cta == e.target_cta && f.object == e.object && f.index == e.index &&
+          f.pc == e.pc && bytes_ok) {
+        out.push_back(c);
+      }
+    }
+    return out;
+  }
+
+  // The next observed event is not enabled: if the trace leaves some async completions out,
+  // complete the first such in-flight operation (its events are unobserved) and try again.
+  bool InferCompletion(Path& p) {
+    bool any = false;
+    for (bool u : unobserved_) any = any || u;
+    if (!any) return false;
+    p.engine.Choices(&choices_);
+    const auto& ops = p.engine.in_flight_ops();
+    for (const engine::Choice& c : choices_) {
+      if (c.kind != engine::Choice::Kind::kAsync) continue;
+      const uint8_t kind = CompletionKind(ops[c.index].kind);
+      if (kind >= 64 || !unobserved_[kind]) continue;
+      p.engine.ClearTrace();
+      p.engine.Step(c);
+      ++steps_;
+      ++p.inferred;
+      std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
+      if (!produced.empty()) {
+        // e.g. a violation the completion caused: the trace does not show it.
+        Diverge(p, p.i,
+                "completing an unrecorded asynchronous operation (needed before this event) "
+                "made the model report an event the trace does not have",
+                trace::FormatEvent(produced.front()));
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void CheckTimeout(Path& p) {
+    const TraceEvent& e = trace_.events[p.i];
+    ++p.timeouts;
+    std::optional<uint32_t> a = GlobalAgent(e);
+    if (!a) {
+      Diverge(p, p.i, "the timed-out agent does not exist in this schedule", "");
+      return;
+    }
+    if (p.engine.agent_state(*a).status == 2) {
+      Diverge(p, p.i, "the agent had already exited in the model; it cannot time out in a wait",
+              "");
+      return;
+    }
+    const model::MbarrierState* st = BarrierState(p.engine, e);
+    if (st == nullptr) {
+      Diverge(p, p.i, "the wait-timeout names a barrier the schedule does not have", "");
+      return;
+    }
+    model::MbarrierState copy = *st;
+    // PTX ISA, mbarrier.test_wait/try_wait .parity: the wait is satisfied once the phase whose
+    // parity is `parity` has completed; a bounded wait that trapped must not have been satisfied.
+    if (model::MbarrierTestWaitParity(copy, e.parity).complete) {
+      Diverge(p, p.i,
+              "the model says this wait is already satisfied (the phase of parity " +
+                  std::to_string(e.parity) + " completed), yet the trace timed out",
+              "");
+    }
+  }
+
+  const model::MbarrierState* BarrierState(const engine::Engine& eng, const TraceEvent& e) const {
+    if (!ActsOnBarrier(e.kind) || e.object >= program_.barriers.size()) return nullptr;
+    auto it = cta_global_.find({e.cluster, e.target_cta});
+    if (it == cta_global_.end()) return nullptr;
+    ir::EvalEnv env;
+    env.params = params_.data();
+    env.num_params = params_.size();
+    Expected<int64_t> size = ir::Eval(program_, program_.barriers[e.object].size, env);
+    if (!size.ok() || e.index >= *size) return nullptr;
+    return &eng.barrier_state(it->second, e.object, e.index);
+  }
+
+  std::string NotEnabledReason(const engine::Engine& eng, const TraceEvent& e) const {
+    if (eng.outcome() != engine::Outcome::kRunning) {
+      return std::string("the model's run has already ended (") +
+             engine::OutcomeName(eng.outcome()) + ")";
+    }
+    if (e.agent == trace::kNoAgent) {
+      return "no in-flight asynchronous operation of the model matches this completion (kind, "
+             "issuing CTA and instruction, target CTA, barrier/buffer, bytes)";
+    }
+    std::optional<uint32_t> a = GlobalAgent(e);
+    if (!a) return "no such agent in this schedule (cluster, CTA, agent index)";
+    const engine::Engine::AgentState& s = eng.agent_state(*a);
+    if (s.status == 2) return "the agent has already exited in the model";
+    if (s.status == 1) {
+      return std::string("the agent is blocked in the model (") + engine::WaitKindName(s.wait) +
+             "): what it waits for has not happened yet";
+    }
+    return "the agent is not enabled in the model";
+  }
+
+  std::string Describe(const engine::Engine& eng, const engine::Choice& c) const {
+    if (c.kind == engine::Choice::Kind::kAgent) {
+      const engine::Engine::AgentState& s = eng.agent_state(c.index);
+      return "step " + AgentLabel(program_, eng, c.index) + " (pc " + std::to_string(s.pc) + ")";
+    }
+    const engine::Engine::InFlight& f = eng.in_flight_ops()[c.index];
+    const uint8_t kind = CompletionKind(f.kind);
+    std::string obj = ActsOnBarrier(kind) && f.object < program_.barriers.size()
+                          ? program_.barriers[f.object].name
+                          : "#" + std::to_string(f.object);
+    return "complete " + trace::EventKindName(kind) + " " + obj + "[" + std::to_string(f.index) +
+           "]@cta" + std::to_string(f.target_cta) + " (" + std::to_string(f.bytes) +
+           " bytes, issued by " + AgentLabel(program_, eng, f.agent) + " pc " +
+           std::to_string(f.pc) + ")";
+  }
+
+  void Diverge(Path& p, size_t i, std::string reason, std::string expected) {
+    p.diverged = true;
+    ReplayDivergence& d = p.divergence;
+    d.event_number = i + 1;
+    if (i < trace_.events.size()) d.observed = trace_.events[i];
+    d.reason = std::move(reason);
+    d.expected = std::move(expected);
+    p.engine.Choices(&choices_);
+    std::vector<engine::Choice> choices = choices_;
+    for (const engine::Choice& c : choices) d.enabled.push_back(Describe(p.engine, c));
+    if (i < trace_.events.size()) {
+      const TraceEvent& e = trace_.events[i];
+      if (const model::MbarrierState* st = BarrierState(p.engine, e)) {
+        d.barrier_state = BarrierLabel(program_, e.object, e.index, e.target_cta) + ": " +
+                          std::to_string(st->phase) + " phase(s) completed (current parity " +
+                          std::to_string(st->parity()) + "), pending " +
+                          std::to_string(st->pending_count) + " of " +
+                          std::to_string(st->expected_count) + " arrival(s), tx_count " +
+                          std::to_string(st->tx_count);
+      }
+    }
+  }
+
+  const ir::Program& program_;
+  const std::vector<int64_t>& params_;
+  const trace::TraceFile& trace_;
+  engine::Engine initial_;
+  bool check_state_ = true;
+  bool unobserved_[64] = {};
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> cta_global_;
+  std::vector<engine::Choice> choices_;
+  std::set<std::pair<size_t, uint64_t>> visited_;
+  uint64_t steps_ = 0;
+};
+
+std::string Hex(uint64_t h) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) s[i] = kDigits[h & 15];
+  return s;
+}
+
+}  // namespace
+
+Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
+                                               const trace::TraceHeader& header) {
+  for (const ir::Param& p : program.params) {
+    bool found = std::any_of(header.params.begin(), header.params.end(),
+                             [&](const auto& kv) { return kv.first == p.name; });
+    if (!found) {
+      return Status("replay.params", "the trace header does not record param " + p.name);
+    }
+  }
+  for (const auto& [name, value] : header.params) {
+    bool declared = std::any_of(program.params.begin(), program.params.end(),
+                                [&](const ir::Param& p) { return p.name == name; });
+    if (!declared) {
+      return Status("replay.params", "the trace binds param " + name +
+                                         ", which the schedule does not declare");
+    }
+  }
+  return ir::BindParams(program, header.params);
+}
+
+Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
+                                   const trace::TraceFile& trace) {
+  const uint64_t hash = ir::ContentHash(program);
+  if (hash != trace.header.schedule_hash) {
+    return Status("replay.hash-mismatch",
+                  "the trace was recorded from a different schedule: trace hash " +
+                      Hex(trace.header.schedule_hash) + " (schedule '" + trace.header.schedule +
+                      "'), this file's hash " + Hex(hash));
+  }
+  engine::EngineOptions options;
+  options.record_trace = true;
+  Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
+  if (!engine.ok()) return engine.status();
+  Replayer replayer(program, params, trace, std::move(engine).value());
+  return replayer.Run();
+}
+
+std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& trace) {
+  std::string out;
+  if (!r.diverged) {
+    out += "OK: all " + std::to_string(trace.events.size()) + " events of the " +
+           trace.header.source + " trace replay on the model (" + std::to_string(r.replayed) +
+           " matched";
+    if (r.inferred_completions) {
+      out += ", " + std::to_string(r.inferred_completions) + " unrecorded completions inferred";
+    }
+    if (r.timeouts) out += ", " + std::to_string(r.timeouts) + " wait timeout(s) confirmed";
+    if (r.after_abort) {
+      out += ", " + std::to_string(r.after_abort) + " event(s) after the hang abort not replayed";
+    }
+    out += "); the model is now: " + std::string(engine::OutcomeName(r.model_outcome)) + "\n";
+    return out;
+  }
+  const ReplayDivergence& d = r.divergence;
+  out += "DIVERGENCE at event " + std::to_string(d.event_number) + " of " +
+         std::to_string(trace.events.size()) + " (" + std::to_string(r.replayed) +
+         " events replayed before it)\n";
+  if (d.event_number <= trace.events.size()) {
+    out += "  the trace did:   " + trace::FormatEvent(d.observed) + "\n";
+  } else {
+    out += "  the trace did:   (ended)\n";
+  }
+  out += "  why:             " + d.reason + "\n";
+  if (!d.expected.empty()) out += "  the model did:   " + d.expected + "\n";
+  if (!d.barrier_state.empty()) out += "  barrier state:   " + d.barrier_state + "\n";
+  out += "  enabled in the model:";
+  if (d.enabled.empty()) out += " nothing";
+  out += "\n";
+  for (const std::string& s : d.enabled) out += "    - " + s + "\n";
+  return out;
+}
+
+}  // namespace parity::verifier

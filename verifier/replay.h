@@ -1,0 +1,78 @@
+// Trace replay: drive the engine with the observed order of events of a trace (simulator or
+// H100) and check that every event is legal when it happened.
+//
+// How: at trace event i the replayer picks the engine choice that produces it (an agent step is
+// identified by cluster, CTA rank and agent index; an asynchronous completion by its kind, the
+// issuing CTA and instruction, the target CTA, the barrier or buffer and the bytes), takes that
+// step, and compares the events the step produced with the next events of the trace. The model
+// decides legality: a wait may only end once its phase completed (PTX ISA, "mbarrier.try_wait":
+// the wait completes when the phase with the given parity has completed), an arrive on a
+// completed-count barrier is a violation, and so on, so a trace whose order the model cannot
+// reproduce diverges at the first event the model does not allow.
+//
+// Matching: the identity of an event (kind, cluster, CTA, target CTA, agent, object, index, pc,
+// value) must match always. The state read back after the event (value2, phase, parity: pending
+// count, tx count, phase bit) is compared only when the trace recorded it (source "sim"): the GPU
+// executor leaves those fields 0 where it cannot observe them (sim/trace/event.h).
+// Events the trace never records at all (e.g. an H100 trace without kPhaseComplete or TMA
+// delivery records) are "unobserved kinds": the engine's own such events are skipped, and an
+// in-flight operation whose completion is unobserved is completed when the next observed event
+// needs it (earliest-possible delivery).
+// kWaitTimeout (the GPU's bounded wait gave up) is legal when the agent waits on that barrier
+// and the model agrees that the phase has not completed; after the first timeout the GPU aborts
+// every agent, so later events that the model cannot take are counted, not reported.
+#ifndef PARITY_VERIFIER_REPLAY_H_
+#define PARITY_VERIFIER_REPLAY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+#include "sim/trace/trace_file.h"
+
+namespace parity::verifier {
+
+// The first event the model does not reproduce.
+struct ReplayDivergence {
+  size_t event_number = 0;             // 1-based, as DumpTrace numbers events
+  trace::TraceEvent observed{};        // what the trace did
+  std::string reason;                  // one sentence: why it is not legal / not produced
+  std::vector<std::string> enabled;    // the model's enabled choices at that point
+  std::string expected;                // what the model produced instead (may be empty)
+  std::string barrier_state;           // the state of the barrier the event acts on, if any
+};
+
+struct ReplayResult {
+  bool diverged = false;
+  ReplayDivergence divergence;         // when diverged
+  size_t replayed = 0;                 // trace events matched
+  size_t skipped_model_events = 0;     // engine events of unobserved kinds
+  size_t inferred_completions = 0;     // unobserved async completions taken to enable an event
+  size_t timeouts = 0;                 // kWaitTimeout events checked
+  size_t after_abort = 0;              // events after a timeout that the model could not take
+  bool search_exhausted = false;       // the search over ambiguous completions hit its budget
+  engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
+  std::vector<uint8_t> unobserved_kinds;
+};
+
+// The params to bind for a trace: the header's values by name. Errors: a header param the
+// program does not declare, a program param the header lacks (rule "replay.params").
+Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
+                                               const trace::TraceHeader& header);
+
+// Replays `trace` on `program` bound with `params`. Bad input (exit 2 in the CLI): a schedule
+// hash that differs from ir::ContentHash(program) ("replay.hash-mismatch"), an engine that cannot
+// be built. Divergence is a result, not an error.
+Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
+                                   const trace::TraceFile& trace);
+
+// A report: "replayed N events ..." or the divergence with its context.
+std::string FormatReplayResult(const ReplayResult& result, const trace::TraceFile& trace);
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_REPLAY_H_
