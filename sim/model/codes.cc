@@ -126,6 +126,21 @@ std::string Detail(const Violation& v) {
              " without a preceding barrier.cluster.arrive";
     case Code::kDeadlock:
       return Plural(v.value, "agent", "agents") + " blocked and no event can unblock them";
+    case Code::kEarlyPhaseCompletion:
+      return Plural(v.value, "byte", "bytes") + " landed " + N(v.limit) +
+             " phase(s) after the phase that was current at their issue";
+    case Code::kTxMismatch:
+      return N(v.value) + " bytes expected, " + N(v.limit) + " delivered";
+    case Code::kMulticastDisagreement:
+      return N(v.value) + " bytes expected over the run, " + N(v.limit) + " delivered";
+    case Code::kSharedMemoryRace:
+      return "unordered accesses of a buffer slot";
+    case Code::kProxyFenceMissing:
+      return "generic-proxy write not fenced before the async-proxy read";
+    case Code::kRemoteBeforeInit:
+      return "remote use of a barrier not ordered after its fenced init";
+    case Code::kExitWhileAwaited:
+      return Plural(v.value, "agent", "agents") + " blocked on a signal of an exited agent";
   }
   return "unknown violation";
 }

@@ -174,7 +174,69 @@ enum class Severity : uint8_t { kError, kWarning };
     "No agent can make progress and some agent has not finished: every remaining agent waits on "  \
     "a barrier phase, a group or a copy that no remaining event can complete. Typical bugs: an "   \
     "arrival count larger than the arrivals that happen, expect_tx bytes that never land, a role " \
-    "that exits early while another waits for it.")
+    "that exits early while another waits for it.")                                             \
+  X(kEarlyPhaseCompletion, "P2002", "early-phase-completion", kError,                              \
+    "an mbarrier phase completed before the bytes meant for it landed",                            \
+    "PTX ISA (mbarrier, phase completion; expect-tx/complete-tx): a phase completes as soon as "   \
+    "its pending arrival count is 0 and its tx-count is 0. If the last arrival comes before the "  \
+    "expect_tx that announces a copy's bytes (arrive before expect_tx, or an arrival count lower " \
+    "than the arrivals of one iteration), the phase completes without those bytes and their "      \
+    "complete_tx is credited to the NEXT phase: waiters read a stage whose data is still on its "  \
+    "way and every later phase is shifted. Reported when a TMA, bulk or st.async delivery lands "  \
+    "on a barrier that completed a phase between the copy's issue and its delivery (the phase "    \
+    "that was current when the copy was issued). Typical bug: mbarrier.arrive followed by "        \
+    "expect_tx instead of arrive.expect_tx, or a full-barrier count of 2 with 3 arrivals.")       \
+  X(kTxMismatch, "P2003", "tx-mismatch", kError,                                                   \
+    "expect_tx bytes and delivered bytes of a barrier phase differ",                               \
+    "PTX ISA (mbarrier tx-count): a phase completes only when the bytes announced by expect_tx "   \
+    "have all been credited by complete_tx. More bytes expected than delivered leaves tx-count "   \
+    "positive and the waiters hang; more delivered than expected drives it negative, so the "      \
+    "phase waits for an expect that never comes (or swallows the next phase's bytes). Reported "   \
+    "for a barrier whose last phase ends the run with expected != delivered bytes. Typical bug: "  \
+    "expect_tx of the whole tile while each CTA loads only a slice (or multiplied by the cluster " \
+    "size), or a box size different from the bytes announced.")                                    \
+  X(kMulticastDisagreement, "P2004", "multicast-disagreement", kError,                             \
+    "CTAs of a cluster disagree on multicast masks",                                               \
+    "PTX ISA (cp.async.bulk.tensor .multicast::cluster): the data and the complete_tx of a "       \
+    "multicast land on the same-offset mbarrier of every CTA in ctaMask, whatever that CTA "       \
+    "expects. If the CTAs of a cluster disagree on who sends what to whom, some barrier expects "  \
+    "bytes nobody sends (hang) or receives bytes nobody announced (tx-count negative, phases "     \
+    "shift). Reported for a barrier whose expected and delivered byte totals over the run differ " \
+    "while multicast bytes from other CTAs landed on it. Typical bug: a mask computed from the "   \
+    "wrong cluster coordinate, or a CTA that skips its slice of the multicast.")                   \
+  X(kSharedMemoryRace, "P2005", "smem-race", kError,                                               \
+    "shared-memory race between an asynchronous copy and a buffer access",                         \
+    "Two accesses of one buffer slot, at least one a write, are not ordered by happens-before "    \
+    "(vector clocks through mbarrier phases: arrive -> phase completion -> successful wait; "      \
+    "barrier.cluster arrive -> wait; bar.sync; and a copy's issue): a TMA, bulk or st.async write " \
+    "lands on a slot that a consumer may still be reading (its use is not ordered before the "     \
+    "copy was issued, also across CTAs for multicast), or a consumer reads a slot before it "      \
+    "waited on the barrier phase on which the slot's bytes completed. Typical bug: an empty "      \
+    "barrier count that leaves out the consumers of other CTAs of the multicast, a consumer "      \
+    "that releases the stage before its last read, or a missing wait on the full barrier.")       \
+  X(kProxyFenceMissing, "P2006", "proxy-fence-missing", kError,                                    \
+    "TMA store reads shared memory written by generic stores without fence.proxy.async",           \
+    "PTX ISA (memory consistency model, proxies; cp.async.bulk): a TMA or bulk store reads shared " \
+    "memory through the async proxy; generic-proxy writes (st.shared) are visible to it only "     \
+    "after fence.proxy.async.shared::cta in the writing threads, ordered before the store's "      \
+    "issue (e.g. fence, then the named barrier, then the elected thread's store). Reported when "  \
+    "a `write` to the slot is not followed by such a fence of its writer that happens before "     \
+    "the store. Typical bug: tma_store_fence() missing in the epilogue.")                          \
+  X(kRemoteBeforeInit, "P2007", "remote-before-init", kError,                                      \
+    "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
+    "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \
+    "CTAs of the cluster only by fence.mbarrier_init.release.cluster in the initialising thread "  \
+    "followed by a cluster barrier (arrive.release / wait.acquire) before the remote use. A "      \
+    "remote arrive, or a multicast copy whose complete_tx lands on another CTA's barrier, that is " \
+    "not ordered after that fence acts on a barrier the peer may not have initialised. Typical "   \
+    "bug: cluster_sync() missing after init_barriers, or fence_barrier_init() missing.")           \
+  X(kExitWhileAwaited, "P2008", "exit-while-awaited", kError,                                      \
+    "an agent exited while another waits for a signal it used to give",                            \
+    "An agent exited although another agent is blocked on a barrier that the exited agent "        \
+    "signalled in earlier phases (arrive, expect_tx or a copy completing there): the phase it "    \
+    "would have completed never completes. This names the culprit of a P2001 deadlock. Typical "   \
+    "bug: a producer loop that runs fewer iterations than the consumer loop, or a role that "      \
+    "returns early on a predicate (e.g. the last tile) that its peers do not share.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -131,6 +131,20 @@ TEST(CodesTest, DescribeEveryCode) {
        "S1102 cluster-wait-without-arrive: barrier.cluster.wait by participant 2 without a "
        "preceding barrier.cluster.arrive"},
       {{Code::kDeadlock, 2, 0}, "P2001 deadlock: 2 agents blocked and no event can unblock them"},
+      {{Code::kEarlyPhaseCompletion, 4096, 1},
+       "P2002 early-phase-completion: 4096 bytes landed 1 phase(s) after the phase that was "
+       "current at their issue"},
+      {{Code::kTxMismatch, 8, 4}, "P2003 tx-mismatch: 8 bytes expected, 4 delivered"},
+      {{Code::kMulticastDisagreement, 8, 4},
+       "P2004 multicast-disagreement: 8 bytes expected over the run, 4 delivered"},
+      {{Code::kSharedMemoryRace, 0, 0},
+       "P2005 smem-race: unordered accesses of a buffer slot"},
+      {{Code::kProxyFenceMissing, 0, 0},
+       "P2006 proxy-fence-missing: generic-proxy write not fenced before the async-proxy read"},
+      {{Code::kRemoteBeforeInit, 0, 0},
+       "P2007 remote-before-init: remote use of a barrier not ordered after its fenced init"},
+      {{Code::kExitWhileAwaited, 1, 0},
+       "P2008 exit-while-awaited: 1 agent blocked on a signal of an exited agent"},
   };
   std::set<Code> covered;
   for (const DescribeCase& c : cases) {

@@ -1,0 +1,342 @@
+// verifier/rules.h: each broken schedule of sim/examples/rules is reported with the right code,
+// object, CTA and agent; the fixed variants (one line changed) and the correct bundled pipelines
+// are clean under every policy; PcMap agrees with the engine's instruction numbering.
+#include "verifier/rules.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/parser.h"
+#include "verifier/deadlock.h"
+
+namespace parity::verifier {
+namespace {
+
+using model::Code;
+
+struct Run {
+  ir::Program program;
+  std::unique_ptr<engine::Engine> engine;
+  engine::RunResult result;
+  std::vector<Finding> findings;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::unique_ptr<Run> RunText(const std::string& text, const std::string& file,
+                             engine::Policy policy, uint64_t seed = 0) {
+  auto program = ir::ParseProgram(text, file);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return nullptr;
+  auto run = std::make_unique<Run>();
+  run->program = std::move(program).value();
+  auto params = ir::BindParams(run->program, {});
+  EXPECT_TRUE(params.ok()) << params.status().ToString();
+  if (!params.ok()) return nullptr;
+  engine::EngineOptions options;
+  options.policy = policy;
+  options.seed = seed;
+  auto engine = engine::Engine::Create(run->program, *params, options);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  if (!engine.ok()) return nullptr;
+  run->engine = std::make_unique<engine::Engine>(std::move(engine).value());
+  run->result = run->engine->Run();
+  run->findings = CheckRules(run->program, *run->engine, run->engine->trace());
+  return run;
+}
+
+std::string RulesPath(const std::string& name) { return "sim/examples/rules/" + name + ".pipe"; }
+
+std::unique_ptr<Run> RunRules(const std::string& name, engine::Policy policy) {
+  return RunText(ReadFile(RulesPath(name)), RulesPath(name), policy);
+}
+
+std::string Dump(const Run& run) {
+  std::string s = std::string("outcome ") + engine::OutcomeName(run.result.outcome) + "\n";
+  for (const Finding& f : run.findings) {
+    s += std::string(model::CodeId(f.code())) + " " + f.message + " @ " + f.where.ToString() +
+         "\n";
+  }
+  return s;
+}
+
+// The findings with `code` on object `name` (barrier or buffer) of global CTA `cta`.
+std::vector<const Finding*> Find(const Run& run, Code code, const std::string& name,
+                                 uint32_t cta) {
+  std::vector<const Finding*> out;
+  for (const Finding& f : run.findings) {
+    if (f.code() != code || f.cta != cta) continue;
+    const std::string& n = f.object_is_buffer ? run.program.buffers[f.object].name
+                                              : run.program.barriers[f.object].name;
+    if (n == name) out.push_back(&f);
+  }
+  return out;
+}
+
+std::string Label(const Run& run, uint32_t agent) {
+  return agent == kNoFindingAgent ? "-" : AgentLabel(run.program, *run.engine, agent);
+}
+
+constexpr std::array kPolicies = {engine::Policy::kEager, engine::Policy::kLazy,
+                                  engine::Policy::kRoundRobin, engine::Policy::kRandom};
+
+TEST(RulesTest, EarlyCompletionArriveBeforeExpect) {
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunRules("early_arrive_before_expect", policy);
+    ASSERT_NE(run, nullptr);
+    auto early = Find(*run, Code::kEarlyPhaseCompletion, "full", 0);
+    ASSERT_EQ(early.size(), 1u) << engine::PolicyName(policy) << "\n" << Dump(*run);
+    EXPECT_EQ(Label(*run, early[0]->agent), "CTA 0 producer[0]");
+    EXPECT_EQ(early[0]->where.line, 23) << early[0]->where.ToString();  // the expect_tx line
+    EXPECT_EQ(early[0]->violation.value, 8192);
+    EXPECT_EQ(Find(*run, Code::kSharedMemoryRace, "tile", 0).size(), 1u) << Dump(*run);
+  }
+}
+
+TEST(RulesTest, EarlyCompletionBytesSpillUnderLazyPolicy) {
+  auto run = RunRules("early_bytes_spill", engine::Policy::kLazy);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+  auto early = Find(*run, Code::kEarlyPhaseCompletion, "full", 0);
+  ASSERT_EQ(early.size(), 1u) << Dump(*run);
+  EXPECT_EQ(Label(*run, early[0]->agent), "CTA 0 producer[0]");
+  EXPECT_EQ(early[0]->where.line, 21) << early[0]->where.ToString();  // the tma.load
+  EXPECT_EQ(early[0]->violation.limit, 1);  // one phase late
+  auto race = Find(*run, Code::kSharedMemoryRace, "tile", 0);
+  ASSERT_EQ(race.size(), 1u) << Dump(*run);
+  EXPECT_EQ(Label(*run, race[0]->other_agent), "CTA 0 consumer[0]");
+  auto tx = Find(*run, Code::kTxMismatch, "full", 0);
+  ASSERT_EQ(tx.size(), 1u) << Dump(*run);
+  EXPECT_EQ(tx[0]->violation.value, 0);     // expected in the last phase
+  EXPECT_EQ(tx[0]->violation.limit, 8192);  // delivered
+  // Eager: the bytes land before the arrive, the phase never completes: deadlock + P2003.
+  auto eager = RunRules("early_bytes_spill", engine::Policy::kEager);
+  ASSERT_NE(eager, nullptr);
+  EXPECT_EQ(eager->result.outcome, engine::Outcome::kDeadlock);
+  EXPECT_TRUE(Find(*eager, Code::kEarlyPhaseCompletion, "full", 0).empty()) << Dump(*eager);
+  EXPECT_EQ(Find(*eager, Code::kTxMismatch, "full", 0).size(), 1u) << Dump(*eager);
+}
+
+TEST(RulesTest, TxOvercount) {
+  auto run = RunRules("tx_overcount", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kDeadlock);
+  auto tx = Find(*run, Code::kTxMismatch, "full", 0);
+  ASSERT_EQ(tx.size(), 1u) << Dump(*run);
+  EXPECT_EQ(tx[0]->violation.value, 16384);
+  EXPECT_EQ(tx[0]->violation.limit, 8192);
+  EXPECT_EQ(run->findings.size(), 1u) << Dump(*run);
+}
+
+TEST(RulesTest, MulticastDisagreement) {
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunRules("multicast_disagreement", policy);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->result.outcome, engine::Outcome::kDeadlock) << Dump(*run);
+    auto mc = Find(*run, Code::kMulticastDisagreement, "full", 0);
+    ASSERT_EQ(mc.size(), 1u) << Dump(*run);
+    EXPECT_EQ(mc[0]->violation.value, 8192);
+    EXPECT_EQ(mc[0]->violation.limit, 4096);
+    // CTA 1 got both halves: nothing to report there.
+    EXPECT_TRUE(Find(*run, Code::kMulticastDisagreement, "full", 1).empty()) << Dump(*run);
+    EXPECT_TRUE(Find(*run, Code::kTxMismatch, "full", 1).empty()) << Dump(*run);
+  }
+}
+
+TEST(RulesTest, MulticastReuseBeforeRemoteRelease) {
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunRules("multicast_release_local_only", policy);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+    auto a = Find(*run, Code::kSharedMemoryRace, "tile", 0);
+    auto b = Find(*run, Code::kSharedMemoryRace, "tile", 1);
+    ASSERT_FALSE(a.empty() && b.empty()) << engine::PolicyName(policy) << "\n" << Dump(*run);
+    for (const Finding* f : b) {
+      // In CTA 1, the cross-CTA pair: CTA 0's producer against CTA 1's consumer.
+      EXPECT_EQ(run->engine->agent_info(f->agent).cta_global, 0u) << Dump(*run);
+      EXPECT_EQ(Label(*run, f->other_agent), "CTA 1 consumer[0]");
+    }
+  }
+  // Fixed: empty counts both CTAs' consumers and each consumer releases to both CTAs.
+  std::string text = ReadFile(RulesPath("multicast_release_local_only"));
+  text.replace(text.find("barrier empty[1] count 1"), 24, "barrier empty[1] count 2");
+  text.replace(text.find("arrive empty[0]  "), 16, "arrive empty[0] mask 3");
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunText(text, "fixed.pipe", policy);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+    EXPECT_TRUE(run->findings.empty()) << Dump(*run);
+  }
+}
+
+TEST(RulesTest, UseWithoutWait) {
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunRules("use_without_wait", policy);
+    ASSERT_NE(run, nullptr);
+    auto race = Find(*run, Code::kSharedMemoryRace, "tile", 0);
+    ASSERT_EQ(race.size(), 1u) << Dump(*run);
+    // Reported against the reader (if read after the bytes landed) or the copy (if before).
+    const bool reader_first = Label(*run, race[0]->agent) == "CTA 0 consumer[0]";
+    EXPECT_EQ(Label(*run, reader_first ? race[0]->other_agent : race[0]->agent),
+              "CTA 0 producer[0]");
+    EXPECT_EQ(run->findings.size(), 1u) << Dump(*run);
+  }
+  std::string text = ReadFile(RulesPath("use_without_wait"));
+  text.replace(text.find("  use tile[0]  "), 15, "  wait full[0] parity 0\n  use tile[0]");
+  auto fixed = RunText(text, "fixed.pipe", engine::Policy::kLazy);
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_TRUE(fixed->findings.empty()) << Dump(*fixed);
+}
+
+TEST(RulesTest, StoreWithoutProxyFence) {
+  auto run = RunRules("store_without_proxy_fence", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted);
+  auto f = Find(*run, Code::kProxyFenceMissing, "C", 0);
+  ASSERT_EQ(f.size(), 1u) << Dump(*run);
+  EXPECT_EQ(Label(*run, f[0]->agent), "CTA 0 storer[0]");
+  EXPECT_EQ(Label(*run, f[0]->other_agent), "CTA 0 epilogue[0]");
+  EXPECT_EQ(f[0]->where.line, 21) << f[0]->where.ToString();  // the tma.store
+  std::string text = ReadFile(RulesPath("store_without_proxy_fence"));
+  // Fixed: the writers fence before the named barrier.
+  text.replace(text.find("  bar.sync 1, 64   "), 19, "  fence.proxy.async\n  bar.sync 1, 64 ");
+  auto fixed = RunText(text, "fixed.pipe", engine::Policy::kEager);
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_TRUE(fixed->findings.empty()) << Dump(*fixed);
+  // A fence AFTER the barrier does not order the writes before the store.
+  std::string late = ReadFile(RulesPath("store_without_proxy_fence"));
+  late.replace(late.find("  bar.sync 1, 64   "), 19, "  bar.sync 1, 64\n  fence.proxy.async ");
+  auto late_run = RunText(late, "late.pipe", engine::Policy::kEager);
+  ASSERT_NE(late_run, nullptr);
+  EXPECT_EQ(Find(*late_run, Code::kProxyFenceMissing, "C", 0).size(), 1u) << Dump(*late_run);
+}
+
+TEST(RulesTest, RemoteArriveBeforeFencedInit) {
+  auto run = RunRules("remote_arrive_unfenced_init", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+  auto in1 = Find(*run, Code::kRemoteBeforeInit, "ready", 1);
+  ASSERT_EQ(in1.size(), 1u) << Dump(*run);
+  EXPECT_EQ(Label(*run, in1[0]->agent), "CTA 0 worker[0]");
+  EXPECT_EQ(Label(*run, in1[0]->other_agent), "CTA 1 worker[0]");
+  EXPECT_EQ(Find(*run, Code::kRemoteBeforeInit, "ready", 0).size(), 1u) << Dump(*run);
+  const std::string text = ReadFile(RulesPath("remote_arrive_unfenced_init"));
+  std::string fixed_text = text;
+  fixed_text.replace(fixed_text.find("  # BUG"), 7, "  fence.mbarrier_init\n  #");
+  auto fixed = RunText(fixed_text, "fixed.pipe", engine::Policy::kEager);
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_TRUE(fixed->findings.empty()) << Dump(*fixed);
+  // Fenced but without the cluster barrier: not ordered (the policy here inits both first).
+  std::string no_sync = fixed_text;
+  no_sync.replace(no_sync.find("  cluster.arrive\n  cluster.wait\n"), 31, "");
+  auto ns = RunText(no_sync, "nosync.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(ns, nullptr);
+  EXPECT_FALSE(Find(*ns, Code::kRemoteBeforeInit, "ready", 1).empty() &&
+               Find(*ns, Code::kRemoteBeforeInit, "ready", 0).empty())
+      << Dump(*ns);
+}
+
+TEST(RulesTest, ProducerExitsEarly) {
+  auto run = RunRules("producer_exits_early", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kDeadlock);
+  auto f = Find(*run, Code::kExitWhileAwaited, "full", 0);
+  ASSERT_EQ(f.size(), 1u) << Dump(*run);
+  EXPECT_EQ(Label(*run, f[0]->agent), "CTA 0 producer[0]");
+  EXPECT_EQ(Label(*run, f[0]->other_agent), "CTA 0 consumer[0]");
+  EXPECT_EQ(run->findings.size(), 1u) << Dump(*run);
+}
+
+// The correct bundled pipelines are clean under every policy and several seeds.
+TEST(RulesTest, CorrectPipelinesAreClean) {
+  for (const char* name : {"single_tma_load", "gemm_tma_multicast_2x2"}) {
+    const std::string path = std::string("sim/examples/") + name + ".pipe";
+    const std::string text = ReadFile(path);
+    for (engine::Policy policy : kPolicies) {
+      for (uint64_t seed = 0; seed < (policy == engine::Policy::kRandom ? 8 : 1); ++seed) {
+        auto run = RunText(text, path, policy, seed);
+        ASSERT_NE(run, nullptr);
+        EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << name;
+        EXPECT_TRUE(run->findings.empty())
+            << name << " " << engine::PolicyName(policy) << " seed " << seed << "\n"
+            << Dump(*run);
+      }
+    }
+  }
+}
+
+// The 2x2 GEMM with the empty barrier counting only local consumers, each releasing locally:
+// buffers are refilled by peers' multicasts before the peers' consumers released them.
+TEST(RulesTest, GemmLocalReleaseRaces) {
+  std::string text = ReadFile("sim/examples/gemm_tma_multicast_2x2.pipe");
+  const std::string decl = "barrier empty[STAGES] count (cluster_m + cluster_n - 1) * CONSUMERS";
+  ASSERT_NE(text.find(decl), std::string::npos);
+  text.replace(text.find(decl), decl.size(), "barrier empty[STAGES] count CONSUMERS");
+  text.replace(text.find("arrive empty[s] mask release_mask"), 33, "arrive empty[s]");
+  auto run = RunText(text, "gemm_local.pipe", engine::Policy::kRandom, 3);
+  ASSERT_NE(run, nullptr);
+  bool race = false;
+  for (const Finding& f : run->findings) race |= f.code() == Code::kSharedMemoryRace;
+  EXPECT_TRUE(race) << Dump(*run);
+}
+
+// PcMap numbers instructions as the engine does: every event of an agent names an op of the
+// kind that emits it.
+TEST(RulesTest, PcMapMatchesEngine) {
+  const std::string path = "sim/examples/gemm_tma_multicast_2x2.pipe";
+  auto run = RunText(ReadFile(path), path, engine::Policy::kRandom, 1);
+  ASSERT_NE(run, nullptr);
+  PcMap pcs(run->program);
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> agents;  // (cta_global, index) -> global
+  for (uint32_t a = 0; a < run->engine->num_agents(); ++a) {
+    const auto& info = run->engine->agent_info(a);
+    agents[{info.cta_global, info.index_in_cta}] = a;
+  }
+  size_t checked = 0;
+  for (const trace::TraceEvent& ev : run->engine->trace()) {
+    if (ev.agent == trace::kNoAgent) continue;
+    const uint32_t a = agents.at({ev.cta, ev.agent});
+    const ir::Op* op = pcs.op(run->engine->agent_info(a).role, ev.pc);
+    const auto k = static_cast<trace::EventKind>(ev.kind);
+    switch (k) {
+      case trace::EventKind::kUse:
+        ASSERT_NE(op, nullptr);
+        EXPECT_TRUE(std::holds_alternative<ir::BufferAccess>(*op));
+        ++checked;
+        break;
+      case trace::EventKind::kWaitEnd:
+        ASSERT_NE(op, nullptr);
+        EXPECT_TRUE(std::holds_alternative<ir::MbarrierWait>(*op));
+        ++checked;
+        break;
+      case trace::EventKind::kTmaIssue:
+        ASSERT_NE(op, nullptr);
+        EXPECT_TRUE(std::holds_alternative<ir::TmaLoad>(*op));
+        ++checked;
+        break;
+      case trace::EventKind::kExit:
+        EXPECT_EQ(op, nullptr);  // the implicit exit at the end of the role
+        ++checked;
+        break;
+      default:
+        break;
+    }
+  }
+  EXPECT_GT(checked, 100u);
+}
+
+}  // namespace
+}  // namespace parity::verifier

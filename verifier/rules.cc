@@ -1,0 +1,775 @@
+#include "verifier/rules.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "verifier/deadlock.h"
+
+namespace parity::verifier {
+
+using trace::EventKind;
+using trace::TraceEvent;
+
+// ---------------------------------------------------------------------------------------------
+// PcMap
+
+namespace {
+
+void Flatten(const ir::Block& block, std::vector<const ir::Stmt*>& out) {
+  for (const ir::Stmt& st : block) {
+    if (std::holds_alternative<ir::Let>(st.node)) {
+      out.push_back(&st);
+    } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      out.push_back(&st);  // init
+      out.push_back(&st);  // test
+      Flatten(f->body, out);
+      out.push_back(&st);  // step
+    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+      out.push_back(&st);  // branch
+      Flatten(i->then_body, out);
+      if (!i->else_body.empty()) {
+        out.push_back(&st);  // jump over the else
+        Flatten(i->else_body, out);
+      }
+    } else {
+      out.push_back(&st);
+    }
+  }
+}
+
+}  // namespace
+
+PcMap::PcMap(const ir::Program& program) : program_(&program) {
+  roles_.resize(program.roles.size());
+  for (size_t r = 0; r < program.roles.size(); ++r) {
+    Flatten(program.roles[r].body, roles_[r]);
+    roles_[r].push_back(nullptr);  // the implicit exit
+  }
+}
+
+const ir::Stmt* PcMap::stmt(uint32_t role, uint32_t pc) const {
+  if (role >= roles_.size() || pc >= roles_[role].size()) return nullptr;
+  return roles_[role][pc];
+}
+
+const ir::Op* PcMap::op(uint32_t role, uint32_t pc) const {
+  const ir::Stmt* s = stmt(role, pc);
+  return s ? std::get_if<ir::Op>(&s->node) : nullptr;
+}
+
+SourceLocation PcMap::where(uint32_t role, uint32_t pc) const {
+  SourceLocation w;
+  if (const ir::Stmt* s = stmt(role, pc)) {
+    w = s->where;
+  } else if (role < program_->roles.size() && pc + 1 == roles_[role].size()) {
+    w = program_->roles[role].where;
+  }
+  if (w.file.empty()) w.file = program_->file;
+  return w;
+}
+
+bool HasErrors(const std::vector<Finding>& findings) {
+  for (const Finding& f : findings) {
+    if (model::CodeSeverity(f.code()) == model::Severity::kError) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The analysis.
+
+namespace {
+
+using Clock = std::vector<uint32_t>;
+
+void Join(Clock& into, const Clock& from) {
+  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+// A copy issued and not yet delivered to one destination CTA.
+struct PendingCopy {
+  uint32_t agent = 0;        // global issuer
+  uint32_t cta_global = 0;   // issuer's CTA
+  uint32_t pc = 0;
+  uint32_t target = 0;       // destination CTA rank (within the cluster)
+  bool has_buffer = false;   // the destination slot is known (not for st.async)
+  uint32_t buffer = 0;
+  uint32_t slot = 0;
+  size_t issue_event = 0;
+  uint32_t clock_id = 0;     // index into Analysis::issue_clocks_
+};
+
+struct SlotState {
+  uint32_t cta_global = 0, object = 0, index = 0;
+  uint32_t completed = 0;            // phases completed
+  Clock acc;                         // joins of the current phase
+  Clock last;                        // published clock of the last completed phase
+  Clock prev;                        // ... and of the one before it
+  std::vector<size_t> completions;   // trace index of every completion
+  uint32_t last_completer = kNoFindingAgent;  // agent whose arrive completed the last phase
+  int64_t last_phase_expected = 0;   // bytes announced in the last completed phase
+  bool initialised = false;
+  uint32_t init_agent = 0;
+  uint32_t init_epoch = 0;
+  // Current (incomplete) phase and whole-run byte accounting.
+  int64_t phase_expected = 0, phase_delivered = 0;
+  int64_t total_expected = 0, total_delivered = 0;
+  bool multicast_from_peer = false;  // a multicast delivery from another CTA landed here
+  std::map<uint32_t, uint32_t> signallers;  // agent -> last phase it arrived / expected / sent in
+  std::set<uint32_t> peer_senders;   // global agents of other CTAs whose bytes landed here
+};
+
+struct Read {
+  uint32_t epoch = 0;
+  size_t event = 0;
+  uint32_t pc = 0;
+};
+struct CopyWrite {
+  uint32_t slot_id = 0;   // the barrier slot the bytes completed on
+  uint32_t phase = 0;     // phase number current when they landed
+  uint32_t agent = 0;     // issuer
+  uint32_t pc = 0;
+  size_t event = 0;
+};
+struct GenericWrite {
+  uint32_t agent = 0;
+  uint32_t epoch = 0;
+  uint32_t pc = 0;
+};
+struct Location {
+  std::map<uint32_t, Read> reads;  // by global agent: its last read
+  bool has_copy = false;
+  CopyWrite copy;
+  std::vector<GenericWrite> writes;  // generic writes since the last async-proxy read
+};
+
+class Analysis {
+ public:
+  Analysis(const ir::Program& program, const engine::Engine& engine,
+           std::span<const TraceEvent> trace)
+      : p_(program), e_(engine), trace_(trace), pcs_(program) {}
+
+  std::vector<Finding> Run();
+
+ private:
+  // --- identities ---
+  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const {
+    return ev.cluster * cluster_size_ + rank;
+  }
+  uint32_t AgentOf(const TraceEvent& ev) const {
+    auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
+    return it == agent_ids_.end() ? kNoFindingAgent : it->second;
+  }
+  static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
+    return (a << 40) | (b << 20) | c;
+  }
+  uint32_t SlotId(uint32_t cta_global, uint32_t object, uint32_t index) {
+    auto [it, fresh] =
+        slot_ids_.emplace(Key(cta_global, object, index), static_cast<uint32_t>(slots_.size()));
+    if (fresh) {
+      SlotState s;
+      s.cta_global = cta_global;
+      s.object = object;
+      s.index = index;
+      slots_.push_back(std::move(s));
+    }
+    return it->second;
+  }
+  uint32_t Comp(uint32_t slot_id) const { return num_agents_ + slot_id; }
+  uint32_t Rank(uint32_t cta_global) const { return cta_global % cluster_size_; }
+  uint32_t Role(uint32_t agent) const { return e_.agent_info(agent).role; }
+
+  static bool IsBarrierEvent(EventKind k);
+  void Setup();
+  void Step(size_t i, const TraceEvent& ev);
+  void EndOfRun();
+
+  // Event handlers.
+  void OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent, const Clock& clock);
+  void OnIssue(size_t i, const TraceEvent& ev, uint32_t a);
+  void OnDelivery(size_t i, const TraceEvent& ev);
+  void OnWaitSuccess(const TraceEvent& ev, uint32_t a);
+  void OnPhaseComplete(size_t i, const TraceEvent& ev);
+  void OnUse(size_t i, const TraceEvent& ev, uint32_t a);
+  void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer);
+  void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
+                      uint32_t pc, const char* what);
+
+  void Report(model::Code code, int64_t value, int64_t limit, std::string message,
+              uint32_t agent, uint32_t pc, size_t event, uint32_t cta_global, bool is_buffer,
+              uint32_t object, uint32_t index, uint32_t other = kNoFindingAgent);
+  std::string Agent(uint32_t a) const { return AgentLabel(p_, e_, a); }
+  std::string Bar(uint32_t slot_id) const {
+    const SlotState& s = slots_[slot_id];
+    return BarrierLabel(p_, s.object, s.index, s.cta_global);
+  }
+  std::string Buf(uint32_t cta_global, uint32_t buffer, uint32_t slot) const {
+    std::string name = buffer < p_.buffers.size() ? p_.buffers[buffer].name : "buffer";
+    return name + "[" + std::to_string(slot) + "] of CTA " + std::to_string(cta_global);
+  }
+  std::string At(uint32_t agent, uint32_t pc) const {
+    return pcs_.where(Role(agent), pc).ToString();
+  }
+
+  const ir::Program& p_;
+  const engine::Engine& e_;
+  std::span<const TraceEvent> trace_;
+  PcMap pcs_;
+  uint32_t num_agents_ = 0;
+  uint32_t cluster_size_ = 1;
+  uint32_t width_ = 0;  // clock components
+  std::unordered_map<uint64_t, uint32_t> agent_ids_;
+  std::unordered_map<uint64_t, uint32_t> slot_ids_;
+  std::vector<SlotState> slots_;
+  std::vector<Clock> clocks_;                      // per agent
+  std::vector<Clock> issue_clocks_;                // snapshots at copy issue
+  std::vector<PendingCopy> pending_;               // copies in flight
+  std::map<uint64_t, std::deque<Clock>> cp_arrives_;  // cp.async.mbarrier.arrive by (cta, pc)
+  std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
+  std::vector<std::vector<uint32_t>> fence_proxy_;  // per agent: epochs of fence.proxy.async
+  std::vector<uint32_t> cluster_arrives_;          // per agent: barrier.cluster.arrive count
+  std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;  // (cluster, generation)
+  std::map<uint64_t, uint32_t> named_gen_;         // (cta, id) -> instance in progress
+  std::map<uint64_t, Clock> named_acc_;            // (cta, id, instance)
+  std::map<uint64_t, uint32_t> named_agent_gen_;   // (agent, id) -> instance it arrived in
+  std::map<uint64_t, Location> locations_;         // (cta, buffer, slot)
+  std::unordered_map<uint64_t, size_t> last_touch_;  // (agent, slot) -> its last signal there
+  std::vector<bool> exited_;
+  std::vector<size_t> exit_event_;
+  std::set<std::tuple<int, uint64_t, uint64_t>> reported_;
+  std::vector<Finding> findings_;
+};
+
+bool Analysis::IsBarrierEvent(EventKind k) {
+  switch (k) {
+    case EventKind::kInit:
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+    case EventKind::kWaitEnd:
+    case EventKind::kTestWait:
+    case EventKind::kPhaseComplete:
+    case EventKind::kTmaDeliver:
+    case EventKind::kBulkComplete:
+    case EventKind::kStAsync:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void Analysis::Setup() {
+  num_agents_ = static_cast<uint32_t>(e_.num_agents());
+  uint32_t clusters = 1;
+  for (uint32_t a = 0; a < num_agents_; ++a) {
+    clusters = std::max(clusters, e_.agent_info(a).cluster + 1);
+  }
+  cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
+  for (uint32_t a = 0; a < num_agents_; ++a) {
+    const engine::AgentInfo& info = e_.agent_info(a);
+    agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
+  }
+  // Barrier slots first (their clock components follow the agents').
+  for (const TraceEvent& ev : trace_) {
+    const auto k = static_cast<EventKind>(ev.kind);
+    if (!IsBarrierEvent(k)) continue;
+    SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  }
+  width_ = num_agents_ + static_cast<uint32_t>(slots_.size());
+  for (SlotState& s : slots_) {
+    s.acc.assign(width_, 0);
+    s.last.assign(width_, 0);
+    s.prev.assign(width_, 0);
+  }
+  clocks_.assign(num_agents_, Clock(width_, 0));
+  fence_init_.resize(num_agents_);
+  fence_proxy_.resize(num_agents_);
+  cluster_arrives_.assign(num_agents_, 0);
+  exited_.assign(num_agents_, false);
+  exit_event_.assign(num_agents_, 0);
+}
+
+void Analysis::Report(model::Code code, int64_t value, int64_t limit, std::string message,
+                      uint32_t agent, uint32_t pc, size_t event, uint32_t cta_global,
+                      bool is_buffer, uint32_t object, uint32_t index, uint32_t other) {
+  const uint64_t obj = Key(cta_global, (is_buffer ? 0x80000 : 0) | object, index);
+  const uint64_t who = (static_cast<uint64_t>(agent) << 32) | other;
+  if (!reported_.emplace(static_cast<int>(code), obj, who).second) return;
+  Finding f;
+  f.violation = model::Violation{code, value, limit};
+  f.message = std::move(message);
+  f.agent = agent;
+  f.other_agent = other;
+  f.cta = cta_global;
+  f.object_is_buffer = is_buffer;
+  f.object = object;
+  f.index = index;
+  f.pc = pc;
+  f.event = event;
+  if (agent != kNoFindingAgent) {
+    f.where = pcs_.where(Role(agent), pc);
+  } else {
+    f.where.file = p_.file;
+  }
+  findings_.push_back(std::move(f));
+}
+
+// Remote use of a barrier (remote arrive, copy bytes landing in another CTA): PTX ISA
+// fence.mbarrier_init: the init must be followed by fence.mbarrier_init.release.cluster in the
+// initialising thread, and that fence must happen before the remote use (through barrier.cluster).
+void Analysis::CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
+                              uint32_t pc, const char* what) {
+  const SlotState& s = slots_[slot_id];
+  if (!s.initialised) return;  // M1001 is the engine's (the model rejects it)
+  const std::vector<uint32_t>& fences = fence_init_[s.init_agent];
+  auto it = std::upper_bound(fences.begin(), fences.end(), s.init_epoch);
+  const bool fenced = it != fences.end();
+  const bool ordered = fenced && *it <= clock[s.init_agent];
+  if (ordered) return;
+  Report(model::Code::kRemoteBeforeInit, 0, 0,
+         std::string(what) + " by " + Agent(user) + " acts on " + Bar(slot_id) +
+             (fenced ? ", but the init's fence.mbarrier_init by " + Agent(s.init_agent) +
+                           " does not happen before it (no cluster barrier in between)"
+                     : ", whose init by " + Agent(s.init_agent) +
+                           " is never followed by fence.mbarrier_init"),
+         user, pc, i, s.cta_global, false, s.object, s.index, s.init_agent);
+}
+
+void Analysis::OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent,
+                               const Clock& clock) {
+  const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  SlotState& s = slots_[id];
+  Join(s.acc, clock);
+  if (agent != kNoFindingAgent) s.signallers[agent] = s.completed;
+  const auto k = static_cast<EventKind>(ev.kind);
+  // P2002, arrive before expect_tx: the agent's own arrive completed the last phase with no bytes
+  // announced, and its very next signal on the barrier announces bytes (now for the next phase).
+  if (k == EventKind::kExpectTx && agent != kNoFindingAgent && !s.completions.empty() &&
+      s.last_completer == agent && s.last_phase_expected == 0) {
+    auto t = last_touch_.find(Key(agent, id));
+    if (t != last_touch_.end() && t->second + 1 == s.completions.back()) {
+      Report(model::Code::kEarlyPhaseCompletion, ev.value, 1,
+             Agent(agent) + " announces " + std::to_string(ev.value) + " bytes on " + Bar(id) +
+                 " right after its own arrive completed phase " +
+                 std::to_string(s.completed - 1) +
+                 " with no bytes expected: the bytes are credited to phase " +
+                 std::to_string(s.completed) +
+                 " and the waiters of the completed phase may read before they land (use "
+                 "arrive.expect_tx, or expect_tx before the arrive)",
+             agent, ev.pc, i, s.cta_global, false, s.object, s.index);
+    }
+  }
+  if (agent != kNoFindingAgent) last_touch_[Key(agent, id)] = i;
+  int64_t expected = 0;
+  if (k == EventKind::kArriveExpectTx) expected = ev.value2;
+  if (k == EventKind::kExpectTx) expected = ev.value;
+  s.phase_expected += expected;
+  s.total_expected += expected;
+  if (k == EventKind::kCompleteTx) {
+    s.phase_delivered += ev.value;
+    s.total_delivered += ev.value;
+  }
+  if (agent != kNoFindingAgent && (ev.flags & trace::kFlagRemote) != 0) {
+    CheckInitOrder(i, id, agent, clock, ev.pc, "a remote mbarrier operation");
+  }
+}
+
+void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
+  const auto k = static_cast<EventKind>(ev.kind);
+  const ir::Op* op = pcs_.op(Role(a), ev.pc);
+  PendingCopy c;
+  c.agent = a;
+  c.cta_global = CtaGlobal(ev, ev.cta);
+  c.pc = ev.pc;
+  c.issue_event = i;
+  c.clock_id = static_cast<uint32_t>(issue_clocks_.size());
+  int64_t mask = -1;
+  if (k == EventKind::kTmaIssue) {
+    const auto* load = op ? std::get_if<ir::TmaLoad>(op) : nullptr;
+    if (load == nullptr) return;
+    c.has_buffer = true;
+    c.buffer = load->dst.buffer;
+    c.slot = ev.index;
+    if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
+  } else if (k == EventKind::kBulkIssue) {
+    const auto* load = op ? std::get_if<ir::BulkLoad>(op) : nullptr;
+    if (load == nullptr) return;  // a bulk store: OnStoreIssue
+    c.has_buffer = true;
+    c.buffer = ev.object;
+    c.slot = ev.index;
+    if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
+  } else {  // kStAsync: the destination slot is not in the trace
+    c.has_buffer = false;
+  }
+  issue_clocks_.push_back(clocks_[a]);
+  if (mask < 0) {
+    c.target = ev.target_cta;
+    pending_.push_back(c);
+    return;
+  }
+  for (uint32_t r = 0; r < 16; ++r) {
+    if ((mask >> r) & 1) {
+      c.target = r;
+      pending_.push_back(c);
+    }
+  }
+}
+
+void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
+  const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
+  // Match the issue: same issuing CTA, instruction and destination; prefer the oldest whose slot
+  // equals the barrier element (stage-indexed rings), else the oldest.
+  const size_t none = pending_.size();
+  size_t first = none, exact = none;
+  for (size_t j = 0; j < pending_.size(); ++j) {  // pending_ is in issue order
+    const PendingCopy& c = pending_[j];
+    if (c.cta_global != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
+    if (first == none) first = j;
+    if (c.slot == ev.index) {
+      exact = j;
+      break;
+    }
+  }
+  const size_t best = exact != none ? exact : first;
+  const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  SlotState& s = slots_[id];
+  s.phase_delivered += ev.value;
+  s.total_delivered += ev.value;
+  if (ev.cta != ev.target_cta && (ev.flags & trace::kFlagMulticast)) s.multicast_from_peer = true;
+  if (best == none) return;  // not matched (a trace from elsewhere): bytes only
+  const PendingCopy c = pending_[best];
+  pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
+  const Clock& issue = issue_clocks_[c.clock_id];
+  Join(s.acc, issue);
+  s.signallers[c.agent] = s.completed;
+  if (ev.cta != ev.target_cta) s.peer_senders.insert(c.agent);
+
+  // P2002: the phase that was current at the issue completed before these bytes landed.
+  const auto later = std::upper_bound(s.completions.begin(), s.completions.end(), c.issue_event);
+  const int64_t spilled = s.completions.end() - later;
+  if (spilled > 0) {
+    Report(model::Code::kEarlyPhaseCompletion, ev.value, spilled,
+           std::to_string(ev.value) + " bytes of the copy issued by " + Agent(c.agent) +
+               " landed on " + Bar(id) + " in phase " + std::to_string(s.completed) +
+               ", but the phase that was current at the issue (phase " +
+               std::to_string(s.completed - spilled) +
+               ") completed without them: its waiters may read the buffer before the bytes "
+               "are there, and the bytes are credited to the next phase",
+           c.agent, c.pc, i, s.cta_global, false, s.object, s.index);
+  }
+  if (ev.cta != ev.target_cta) {
+    CheckInitOrder(i, id, c.agent, issue, c.pc, "a copy's complete_tx into another CTA");
+  }
+  if (!c.has_buffer) return;
+  const uint32_t data_cta = CtaGlobal(ev, ev.target_cta);
+  Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
+  // Every read of the slot must happen before the copy's issue (write-after-read).
+  for (const auto& [reader, r] : loc.reads) {
+    if (reader == c.agent || r.epoch <= issue[reader]) continue;
+    const bool after_issue = r.event > c.issue_event;
+    Report(model::Code::kSharedMemoryRace, 0, 0,
+           after_issue
+               ? Agent(reader) + " read " + Buf(data_cta, c.buffer, c.slot) + " (at " +
+                     At(reader, r.pc) + ") while the copy issued by " + Agent(c.agent) +
+                     " was still writing it: the read is not ordered after the wait on the "
+                     "barrier phase on which the bytes complete"
+               : "the copy issued by " + Agent(c.agent) + " overwrites " +
+                     Buf(data_cta, c.buffer, c.slot) + " that " + Agent(reader) +
+                     " read (at " + At(reader, r.pc) +
+                     ") without that read happening before the issue: the consumer had not "
+                     "released the slot to this producer",
+           c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
+  }
+  loc.has_copy = true;
+  loc.copy = CopyWrite{id, s.completed, c.agent, c.pc, i};
+}
+
+void Analysis::OnWaitSuccess(const TraceEvent& ev, uint32_t a) {
+  const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  const SlotState& s = slots_[id];
+  // The wait returned for the completed phase with the waited parity: the last one, or (a stale
+  // wait, M1008 territory) the one before it. A parity wait that returns on a fresh barrier
+  // (parity 1 before phase 0 completed) observes nothing.
+  if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
+    Join(clocks_[a], s.last);
+  } else if (s.completed >= 2) {
+    Join(clocks_[a], s.prev);
+  }
+}
+
+void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
+  const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  SlotState& s = slots_[id];
+  s.prev.swap(s.last);
+  s.last = s.acc;
+  s.last_completer = ev.agent != trace::kNoAgent ? AgentOf(ev) : kNoFindingAgent;
+  s.last_phase_expected = s.phase_expected;
+  s.completed = static_cast<uint32_t>(ev.value) + 1;
+  s.last[Comp(id)] = s.completed;
+  std::fill(s.acc.begin(), s.acc.end(), 0);
+  s.completions.push_back(i);
+  s.phase_expected = 0;
+  s.phase_delivered = 0;
+}
+
+void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
+  const uint32_t cta = CtaGlobal(ev, ev.cta);
+  Location& loc = locations_[Key(cta, ev.object, ev.index)];
+  if (loc.has_copy && loc.copy.agent != a &&
+      clocks_[a][Comp(loc.copy.slot_id)] < loc.copy.phase + 1) {
+    Report(model::Code::kSharedMemoryRace, 0, 0,
+           Agent(a) + " reads " + Buf(cta, ev.object, ev.index) + " whose bytes (copy issued by " +
+               Agent(loc.copy.agent) + " at " + At(loc.copy.agent, loc.copy.pc) +
+               ") complete on phase " + std::to_string(loc.copy.phase) + " of " +
+               Bar(loc.copy.slot_id) + ", but it never waited for that phase",
+           a, ev.pc, i, cta, true, ev.object, ev.index, loc.copy.agent);
+  }
+  loc.reads[a] = Read{clocks_[a][a], i, ev.pc};
+}
+
+// PTX ISA, memory consistency model (proxies): a TMA/bulk store reads shared memory through the
+// async proxy; generic writes must be fenced with fence.proxy.async by their writers first.
+void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer) {
+  const uint32_t cta = CtaGlobal(ev, ev.cta);
+  Location& loc = locations_[Key(cta, buffer, ev.index)];
+  for (const GenericWrite& w : loc.writes) {
+    const uint32_t seen = w.agent == a ? clocks_[a][a] : clocks_[a][w.agent];
+    if (seen < w.epoch) {
+      Report(model::Code::kSharedMemoryRace, 0, 0,
+             "the TMA store issued by " + Agent(a) + " reads " + Buf(cta, buffer, ev.index) +
+                 " while the write by " + Agent(w.agent) + " (at " + At(w.agent, w.pc) +
+                 ") is not ordered before it (no barrier between writer and storer)",
+             a, ev.pc, i, cta, true, buffer, ev.index, w.agent);
+      continue;
+    }
+    const std::vector<uint32_t>& fences = fence_proxy_[w.agent];
+    auto it = std::upper_bound(fences.begin(), fences.end(), w.epoch);
+    if (it == fences.end() || *it > seen) {
+      Report(model::Code::kProxyFenceMissing, 0, 0,
+             "the TMA store issued by " + Agent(a) + " reads " + Buf(cta, buffer, ev.index) +
+                 " written by " + Agent(w.agent) + " (at " + At(w.agent, w.pc) +
+                 ") with ordinary stores, and no fence.proxy.async of that writer after the "
+                 "write happens before the store",
+             a, ev.pc, i, cta, true, buffer, ev.index, w.agent);
+    }
+  }
+  loc.writes.clear();
+}
+
+void Analysis::Step(size_t i, const TraceEvent& ev) {
+  const auto k = static_cast<EventKind>(ev.kind);
+  const bool by_agent = ev.agent != trace::kNoAgent;
+  const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
+  if (by_agent && a == kNoFindingAgent) return;  // not an agent of this engine
+  if (by_agent) ++clocks_[a][a];
+  switch (k) {
+    case EventKind::kInit: {
+      SlotState& s = slots_[SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)];
+      s.initialised = true;
+      s.init_agent = a;
+      s.init_epoch = clocks_[a][a];
+      break;
+    }
+    case EventKind::kFence:
+      if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kMbarrierInit)) {
+        fence_init_[a].push_back(clocks_[a][a]);
+      } else if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kProxyAsync)) {
+        fence_proxy_[a].push_back(clocks_[a][a]);
+      }
+      break;
+    case EventKind::kArrive:
+      if (by_agent) {
+        OnBarrierSignal(i, ev, a, clocks_[a]);
+      } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
+        auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
+        if (!q.empty()) {
+          OnBarrierSignal(i, ev, kNoFindingAgent, q.front());
+          q.pop_front();
+        }
+      }
+      break;
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+      OnBarrierSignal(i, ev, a, clocks_[a]);
+      break;
+    case EventKind::kCompleteTx:
+      if (by_agent) {
+        OnBarrierSignal(i, ev, a, clocks_[a]);
+      } else {
+        OnDelivery(i, ev);  // st.async landing
+      }
+      break;
+    case EventKind::kTmaDeliver:
+      OnDelivery(i, ev);
+      break;
+    case EventKind::kBulkComplete:  // a bulk load's delivery (stores have their own kinds)
+      OnDelivery(i, ev);
+      break;
+    case EventKind::kCpAsyncArrive:
+      cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(clocks_[a]);
+      break;
+    case EventKind::kWaitEnd:
+      OnWaitSuccess(ev, a);
+      break;
+    case EventKind::kTestWait:
+      if (ev.value == 1) OnWaitSuccess(ev, a);
+      break;
+    case EventKind::kPhaseComplete:
+      OnPhaseComplete(i, ev);
+      break;
+    case EventKind::kTmaIssue:
+    case EventKind::kStAsync:
+      OnIssue(i, ev, a);
+      break;
+    case EventKind::kBulkIssue: {
+      const ir::Op* op = pcs_.op(Role(a), ev.pc);
+      if (op && std::holds_alternative<ir::BulkStore>(*op)) {
+        OnStoreIssue(i, ev, a, ev.object);
+      } else {
+        OnIssue(i, ev, a);
+      }
+      break;
+    }
+    case EventKind::kTmaStoreIssue: {
+      const ir::Op* op = pcs_.op(Role(a), ev.pc);
+      const auto* store = op ? std::get_if<ir::TmaStore>(op) : nullptr;
+      if (store) OnStoreIssue(i, ev, a, store->src.buffer);
+      break;
+    }
+    case EventKind::kUse:
+      OnUse(i, ev, a);
+      break;
+    case EventKind::kWrite:
+      locations_[Key(CtaGlobal(ev, ev.cta), ev.object, ev.index)].writes.push_back(
+          GenericWrite{a, clocks_[a][a], ev.pc});
+      break;
+    case EventKind::kClusterArrive:
+      Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,
+           clocks_[a]);
+      ++cluster_arrives_[a];
+      break;
+    case EventKind::kClusterWaitEnd:
+      if (cluster_arrives_[a] > 0) {
+        auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
+        if (it != cluster_acc_.end()) Join(clocks_[a], it->second);
+      }
+      break;
+    case EventKind::kNamedBarrierArrive:
+    case EventKind::kNamedBarrierSyncBegin: {
+      const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
+      uint32_t& gen = named_gen_[key];
+      Clock& acc = named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
+                       .first->second;
+      Join(acc, clocks_[a]);
+      named_agent_gen_[Key(a, ev.object)] = gen;
+      if (ev.value2 == 0) ++gen;  // the model resets `arrived` to 0 when the instance completes
+      break;
+    }
+    case EventKind::kNamedBarrierSyncEnd: {
+      auto g = named_agent_gen_.find(Key(a, ev.object));
+      if (g == named_agent_gen_.end()) break;
+      auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
+      if (it != named_acc_.end()) Join(clocks_[a], it->second);
+      break;
+    }
+    case EventKind::kExit:
+      exited_[a] = true;
+      exit_event_[a] = i;
+      break;
+    default:
+      break;
+  }
+}
+
+void Analysis::EndOfRun() {
+  const engine::Outcome outcome = e_.outcome();
+  if (outcome != engine::Outcome::kCompleted && outcome != engine::Outcome::kDeadlock) return;
+  // P2003 / P2004: the last (incomplete) phase of a barrier ends the run with a byte imbalance.
+  // It is a multicast disagreement when the barrier array receives multicast bytes from peer
+  // CTAs somewhere in the cluster (this CTA may be the one that nobody sends to).
+  std::set<std::pair<uint32_t, uint32_t>> multicast_arrays;  // (cluster, barrier decl)
+  for (const SlotState& s : slots_) {
+    if (s.multicast_from_peer) multicast_arrays.insert({s.cta_global / cluster_size_, s.object});
+  }
+  for (uint32_t id = 0; id < slots_.size(); ++id) {
+    const SlotState& s = slots_[id];
+    if (s.phase_expected == s.phase_delivered) continue;
+    const bool multicast =
+        multicast_arrays.count({s.cta_global / cluster_size_, s.object}) != 0 &&
+        s.total_expected != s.total_delivered;
+    std::string senders;
+    for (uint32_t g : s.peer_senders) senders += (senders.empty() ? "" : ", ") + Agent(g);
+    const std::string what =
+        Bar(id) + " ends the run in phase " + std::to_string(s.completed) + " with " +
+        std::to_string(s.phase_expected) + " bytes expected and " +
+        std::to_string(s.phase_delivered) + " delivered (" +
+        (s.phase_expected > s.phase_delivered ? "its waiters hang"
+                                              : "tx-count is negative: bytes nobody announced") +
+        ")";
+    const uint32_t agent = s.signallers.empty() ? kNoFindingAgent : s.signallers.begin()->first;
+    if (multicast) {
+      Report(model::Code::kMulticastDisagreement, s.total_expected, s.total_delivered,
+             what + "; the cluster's CTAs multicast into this barrier array" +
+                 (senders.empty() ? std::string(" but no peer's bytes landed here")
+                                  : " (here from " + senders + ")") +
+                 ", so they disagree on the masks: over the run " +
+                 std::to_string(s.total_expected) + " bytes were expected and " +
+                 std::to_string(s.total_delivered) + " delivered",
+             agent, 0, trace_.size(), s.cta_global, false, s.object, s.index);
+    } else {
+      Report(model::Code::kTxMismatch, s.phase_expected, s.phase_delivered, what, agent, 0,
+             trace_.size(), s.cta_global, false, s.object, s.index);
+    }
+    // The location of the barrier's signaller is not meaningful at pc 0: point to the barrier.
+    if (!findings_.empty() && findings_.back().cta == s.cta_global &&
+        findings_.back().object == s.object && !findings_.back().object_is_buffer) {
+      findings_.back().where = p_.barriers[s.object].where;
+      if (findings_.back().where.file.empty()) findings_.back().where.file = p_.file;
+    }
+  }
+  if (outcome != engine::Outcome::kDeadlock) return;
+  // P2008: a blocked mbarrier waiter whose barrier an exited agent signalled before.
+  for (const engine::BlockedAgent& b : e_.result().deadlock.blocked) {
+    if (b.wait != engine::WaitKind::kMbarrierParity && b.wait != engine::WaitKind::kMbarrierToken) {
+      continue;
+    }
+    const uint32_t cta_global = e_.agent_info(b.agent).cluster * cluster_size_ + b.cta;
+    auto it = slot_ids_.find(Key(cta_global, b.barrier, b.barrier_index));
+    if (it == slot_ids_.end()) continue;
+    const SlotState& s = slots_[it->second];
+    for (const auto& [g, last_phase] : s.signallers) {
+      // An agent that already signalled the current phase did its part for it.
+      if (g >= num_agents_ || !exited_[g] || g == b.agent || last_phase >= s.completed) continue;
+      const TraceEvent& ex = trace_[exit_event_[g]];
+      Report(model::Code::kExitWhileAwaited, 1, 0,
+             Agent(g) + " exited (at " + At(g, ex.pc) + ") although " + Agent(b.agent) +
+                 " waits on " + Bar(it->second) + " (phase " + std::to_string(s.completed) +
+                 "), which " + Agent(g) + " signalled in earlier phases",
+             g, ex.pc, exit_event_[g], cta_global, false, b.barrier, b.barrier_index, b.agent);
+    }
+  }
+}
+
+std::vector<Finding> Analysis::Run() {
+  Setup();
+  for (size_t i = 0; i < trace_.size(); ++i) Step(i, trace_[i]);
+  EndOfRun();
+  return std::move(findings_);
+}
+
+}  // namespace
+
+std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
+                                std::span<const trace::TraceEvent> trace) {
+  Analysis analysis(program, engine, trace);
+  return analysis.Run();
+}
+
+}  // namespace parity::verifier

@@ -1,0 +1,86 @@
+// Protocol rules and shared-memory races of one run (codes P2002..P2008, sim/model/codes.h).
+//
+// CheckRules is a pure function of (program, engine after a run, its trace) -> findings, one
+// pass over the trace plus a look at the final barrier states, so that an explorer can call it on
+// every terminal path. It needs the trace that the engine recorded (EngineOptions::record_trace).
+//
+// Happens-before is tracked with vector clocks. Components: one per agent (its event count) and
+// one per mbarrier slot (phases of that barrier observed). Synchronisation edges:
+//   - mbarrier: every arrive / expect_tx / complete_tx and every copy delivery joins its clock into
+//     the phase; the phase completion publishes it; a successful wait (try_wait / test_wait true)
+//     on that phase joins it into the waiter (PTX ISA 9.7.13.15, mbarrier: arrive has .release,
+//     try_wait/test_wait .acquire semantics by default);
+//   - barrier.cluster: arrive -> wait of the same phase (arrive defaults to .release, wait to
+//     .acquire; a .relaxed arrive is treated as ordering too, see "Doubtful" below);
+//   - bar.sync / bar.arrive: all arrivals of one instance -> every bar.sync that completes it;
+//   - a copy's issue -> its delivery (the TMA unit acts on the issuer's behalf).
+// cp.async and bulk async-group waits are not edges here (their races are not checked yet).
+//
+// Buffers are tracked per (CTA, buffer, slot): a `use`/`write` covers the slot it names, a TMA or
+// bulk load the slot of its destination (offsets within a slot are not distinguished, so two
+// multicast slices of one slot count as the same location; only copy-vs-access pairs are checked,
+// never copy-vs-copy).
+#ifndef PARITY_VERIFIER_RULES_H_
+#define PARITY_VERIFIER_RULES_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+#include "sim/model/codes.h"
+#include "sim/trace/event.h"
+
+namespace parity::verifier {
+
+inline constexpr uint32_t kNoFindingAgent = 0xffffffffu;
+
+// One protocol finding.
+struct Finding {
+  model::Violation violation{};  // code + the two numbers of Describe()
+  std::string message;           // one or two sentences naming barrier/buffer, CTA, agents
+  uint32_t agent = kNoFindingAgent;  // global agent id responsible (the issuer for a copy)
+  uint32_t other_agent = kNoFindingAgent;  // the other party (reader of a race, waiter, ...)
+  uint32_t cta = 0;              // global CTA number owning the object
+  bool object_is_buffer = false;  // object indexes Program::buffers (else Program::barriers)
+  uint32_t object = 0;
+  uint32_t index = 0;            // barrier element or buffer slot
+  SourceLocation where;          // the statement of `agent` (or the issuing statement)
+  uint32_t pc = 0;               // that statement's instruction index in the agent's role
+  size_t event = 0;              // index into the trace of the event where it was found
+
+  model::Code code() const { return violation.code; }
+};
+
+// Maps an instruction index of a role (TraceEvent::pc) to its statement, compiling the role body
+// in the same order as the engine does (sim/engine/engine.cc CompileBlock: let 1, for 3 + body,
+// if 1 + then [+ 1 + else], op 1, and one implicit exit at the end). nullptr = the implicit exit.
+class PcMap {
+ public:
+  explicit PcMap(const ir::Program& program);
+  const ir::Stmt* stmt(uint32_t role, uint32_t pc) const;
+  const ir::Op* op(uint32_t role, uint32_t pc) const;
+  // The statement's location (the role's for the implicit exit; file only when out of range).
+  SourceLocation where(uint32_t role, uint32_t pc) const;
+
+ private:
+  const ir::Program* program_;
+  std::vector<std::vector<const ir::Stmt*>> roles_;
+};
+
+// Runs every rule on a finished (or stopped) run. Findings come in trace order, the end-of-run
+// rules (P2003, P2004, P2008) last. A run that ended in kViolation/kError/kStepLimit gets only
+// the trace rules (things may still be in flight). Deduplicated: one finding per rule, object and
+// agent pair.
+std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
+                                std::span<const trace::TraceEvent> trace);
+
+// Whether any finding has error severity.
+bool HasErrors(const std::vector<Finding>& findings);
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_RULES_H_
