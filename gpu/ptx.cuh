@@ -395,6 +395,115 @@ __device__ __forceinline__ void BulkWaitGroupRead() {
   asm volatile("cp.async.bulk.wait_group.read %0;" : : "n"(kN) : "memory");  // %0: N (immediate)
 }
 
+// ---------------------------------------------------------------------------------------------
+// Cluster addressing, special registers and the remote (shared::cluster) mbarrier forms used by
+// the schedule interpreter (gpu/executor.cu). PTX ISA 9.7.8.x mapa, 10 special registers,
+// 9.7.13.15 mbarrier (.shared::cluster forms: arrive, expect_tx, complete_tx only).
+// ---------------------------------------------------------------------------------------------
+
+// mapa.shared::cluster.u32: the shared::cluster address of the same CTA-relative location in
+// CTA `cta_rank` of the cluster.
+__device__ __forceinline__ uint32_t MapaSharedCluster(SmemAddr addr, uint32_t cta_rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+               : "=r"(remote)  // %0: address in the target CTA's window (.shared::cluster)
+               : "r"(addr),    // %1: local .shared::cta address
+                 "r"(cta_rank) // %2: %cluster_ctarank of the target CTA
+  );
+  return remote;
+}
+
+__device__ __forceinline__ uint32_t ClusterCtaRank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));  // %0: rank in the cluster
+  return r;
+}
+__device__ __forceinline__ uint32_t ClusterIdX() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(r));  // %0: cluster index along x
+  return r;
+}
+__device__ __forceinline__ uint32_t SmId() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));  // %0: SM the thread runs on
+  return r;
+}
+__device__ __forceinline__ uint64_t GlobalTimer() {
+  uint64_t r;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(r));  // %0: ns, coarse update period
+  return r;
+}
+
+// mbarrier.arrive with a count, release at CTA scope (local barrier).
+__device__ __forceinline__ uint64_t MbarrierArriveCount(SmemAddr bar, uint32_t count) {
+  uint64_t state;
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)   // %0: state token
+               : "r"(bar),     // %1: mbarrier address
+                 "r"(count)    // %2: arrival count (1 .. 2^20 - 1)
+               : "memory");
+  return state;
+}
+
+// mbarrier.arrive.expect_tx with a count is not a PTX form; expect_tx then arrive(count) is
+// what the schedule means when count != 1, so the interpreter issues the two instructions.
+
+// Remote arrive: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote], count. The
+// state token is not available for a shared::cluster barrier (PTX: the sink `_`).
+__device__ __forceinline__ void MbarrierArriveRemote(uint32_t remote_bar, uint32_t count) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0], %1;"
+               :
+               : "r"(remote_bar),  // %0: mbarrier in another CTA (from MapaSharedCluster)
+                 "r"(count)        // %1: arrival count
+               : "memory");
+}
+
+// Remote arrive.expect_tx: tx-count += tx_bytes, then one arrival, on another CTA's barrier.
+__device__ __forceinline__ void MbarrierArriveExpectTxRemote(uint32_t remote_bar, uint32_t tx) {
+  asm volatile("mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, [%0], %1;"
+               :
+               : "r"(remote_bar),  // %0: mbarrier (.shared::cluster)
+                 "r"(tx)           // %1: txCount
+               : "memory");
+}
+
+__device__ __forceinline__ void MbarrierExpectTxRemote(uint32_t remote_bar, uint32_t tx) {
+  asm volatile("mbarrier.expect_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;"
+               :
+               : "r"(remote_bar),  // %0: mbarrier (.shared::cluster)
+                 "r"(tx)           // %1: txCount
+               : "memory");
+}
+
+__device__ __forceinline__ void MbarrierCompleteTxRemote(uint32_t remote_bar, uint32_t tx) {
+  asm volatile("mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%0], %1;"
+               :
+               : "r"(remote_bar),  // %0: mbarrier (.shared::cluster)
+                 "r"(tx)           // %1: txCount
+               : "memory");
+}
+
+// fence.proxy.async.global: generic-proxy global accesses vs later async-proxy ones.
+__device__ __forceinline__ void FenceProxyAsyncGlobal() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+// fence.acq_rel.cluster.
+__device__ __forceinline__ void FenceAcqRelCluster() {
+  asm volatile("fence.acq_rel.cluster;" ::: "memory");
+}
+
+// barrier.cluster.arrive[.relaxed] / barrier.cluster.wait (PTX ISA 9.7.13.3): executed by every
+// thread of every CTA of the cluster. The wait cannot be bounded (no try form exists).
+__device__ __forceinline__ void ClusterArrive() {
+  asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+}
+__device__ __forceinline__ void ClusterArriveRelaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+}
+__device__ __forceinline__ void ClusterWait() {
+  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_

@@ -1,0 +1,835 @@
+// The schedule interpreter kernel and its host launcher (see gpu/executor.h for the agent
+// model). The kernel reads the compact encoding of sim/ir/encoding.h word for word and issues,
+// for each operation, the PTX instruction it stands for (gpu/ptx.cuh).
+//
+// No hang: every mbarrier wait is a try_wait.parity loop bounded by a clock64 budget. The first
+// agent whose budget expires records kWaitTimeout, publishes a HangReport and sets a global abort
+// flag; every agent polls that flag in its waits and before each operation, and leaves. Before a
+// CTA's warps return they meet on a global per-cluster exit counter (bounded too), so that no CTA
+// leaves while a peer may still arrive on its barriers or multicast into it.
+// barrier.cluster.wait has no bounded form (PTX ISA 9.7.13.3); a schedule whose agents disagree
+// on cluster barriers can still hang there (the runner's timeout then reports it).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/executor.h"
+#include "gpu/host.cuh"
+#include "gpu/ptx.cuh"
+
+namespace parity::gpu {
+namespace {
+
+namespace ptx = parity::gpu::ptx;
+using trace::EventKind;
+using trace::TraceEvent;
+
+constexpr uint32_t kNone = 0xffffffffu;
+constexpr uint32_t kFull = 0xffffffffu;
+constexpr uint32_t kStackDepth = 24;
+
+struct TensorMaps {
+  CUtensorMap map[kMaxTensorMaps];
+};
+
+// Everything the kernel needs besides the tensor maps (passed by value).
+struct DeviceConfig {
+  const uint32_t* words;
+  const AgentSlot* agents;
+  uint32_t pool;  // expression pool word offset
+  uint32_t cluster_m, cluster_n, clusters, warps_per_cta;
+  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles];
+  uint32_t num_barriers, barrier_elements, init_bitmap_offset;
+  uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
+  uint32_t barrier_count_ref[kMaxBarrierDecls];
+  uint32_t num_buffers, buffers_begin, smem_bytes;
+  uint32_t buffer_offset[kMaxBufferDecls], buffer_slot_bytes[kMaxBufferDecls],
+      buffer_stages[kMaxBufferDecls];
+  uint32_t num_maps, map_rank[kMaxTensorMaps], map_box_bytes[kMaxTensorMaps];
+  long long budget_cycles;
+  // Results.
+  TraceEvent* ring;             // [agent_global * ring_capacity]
+  uint32_t ring_capacity;
+  AgentRecord* records;         // [agent_global]
+  volatile uint32_t* abort_flag;
+  HangReport* hang;             // written by the agent that wins hang_claim
+  uint32_t* hang_claim;
+  uint32_t* exit_count;         // [cluster]
+  const uint32_t* agents_per_cluster;
+  unsigned long long* stats;    // uses, used chunks, bad chunks, zero chunks, finished agents
+};
+
+struct Agent {
+  uint32_t lane, warp, cta, cta_x, cta_y, cluster, cta_global, agent_global;
+  AgentSlot slot;
+  uint32_t smem_base;  // 1024-aligned shared-window address
+  uint8_t* smem_ptr;   // generic pointer to the same byte
+  uint32_t events;
+  uint32_t fault;
+  int64_t vars[kMaxVars];
+};
+
+template <bool kTrace>
+__device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind kind,
+                                     uint32_t target_cta, uint32_t object, uint32_t index,
+                                     int32_t value, int32_t value2, uint32_t phase, uint32_t parity,
+                                     uint32_t pc, uint8_t flags = 0) {
+  if constexpr (kTrace) {
+    if (a.lane == 0) {
+      if (a.events < c.ring_capacity) {
+        TraceEvent e;
+        e.time = static_cast<uint64_t>(clock64());
+        e.kind = static_cast<uint8_t>(kind);
+        e.flags = static_cast<uint8_t>(flags | (target_cta != a.cta ? trace::kFlagRemote : 0));
+        e.cluster = static_cast<uint16_t>(a.cluster);
+        e.cta = static_cast<uint8_t>(a.cta);
+        e.target_cta = static_cast<uint8_t>(target_cta);
+        e.agent = a.slot.index_in_cta;
+        e.object = static_cast<uint16_t>(object);
+        e.index = static_cast<uint16_t>(index);
+        e.value = value;
+        e.value2 = value2;
+        e.phase = static_cast<uint8_t>(phase);
+        e.parity = static_cast<uint8_t>(parity);
+        e.pc = static_cast<uint16_t>(pc);
+        c.ring[static_cast<size_t>(a.agent_global) * c.ring_capacity + a.events] = e;
+      }
+      ++a.events;
+    }
+  }
+}
+
+// Evaluates the expression record at pool offset `ref` (sim/ir/encoding.h bytecode).
+__device__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
+  if (ref == kNone) return 0;
+  const uint32_t* w = c.words + c.pool + ref;
+  const uint32_t n = w[0];
+  int64_t st[kStackDepth];
+  int sp = 0;
+  uint32_t pc = 1;
+  while (pc <= n) {
+    const uint32_t word = w[pc];
+    const uint32_t op = word & 0xff, arg = word >> 8;
+    if (sp >= static_cast<int>(kStackDepth) - 1) { a.fault = kFaultStack; return 0; }
+    switch (op) {
+      case 1:  // kConst
+        st[sp++] = static_cast<int64_t>(static_cast<uint64_t>(w[pc + 1]) |
+                                        (static_cast<uint64_t>(w[pc + 2]) << 32));
+        pc += 3;
+        continue;
+      case 2:  // kVar
+        st[sp++] = arg < kMaxVars ? a.vars[arg] : 0;
+        break;
+      case 3: {  // kBuiltin (ir::Builtin order)
+        int64_t v = 0;
+        switch (arg) {
+          case 0: v = a.cta; break;
+          case 1: v = a.cta_x; break;
+          case 2: v = a.cta_y; break;
+          case 3: v = c.cluster_m; break;
+          case 4: v = c.cluster_n; break;
+          case 5: v = c.cluster_m * c.cluster_n; break;
+          case 6: v = a.cluster; break;
+          case 7: v = a.slot.index_in_role; break;
+          default: a.fault = kFaultBadWord; return 0;
+        }
+        st[sp++] = v;
+        break;
+      }
+      case 4: {  // kUnary: kNeg, kNot, kBitNot
+        int64_t& x = st[sp - 1];
+        x = arg == 0 ? -x : arg == 1 ? (x == 0 ? 1 : 0) : ~x;
+        break;
+      }
+      case 5: {  // kBinary (ir::BinaryOp order)
+        const int64_t y = st[--sp];
+        int64_t& x = st[sp - 1];
+        switch (arg) {
+          case 0: x = x + y; break;
+          case 1: x = x - y; break;
+          case 2: x = x * y; break;
+          case 3: if (y == 0) { a.fault = kFaultEval; return 0; } x = x / y; break;
+          case 4: if (y == 0) { a.fault = kFaultEval; return 0; } x = x % y; break;
+          case 5: if (y < 0 || y > 63) { a.fault = kFaultEval; return 0; } x = static_cast<int64_t>(static_cast<uint64_t>(x) << y); break;
+          case 6: if (y < 0 || y > 63) { a.fault = kFaultEval; return 0; } x = x >> y; break;
+          case 7: x = x & y; break;
+          case 8: x = x | y; break;
+          case 9: x = x ^ y; break;
+          case 10: x = x == y; break;
+          case 11: x = x != y; break;
+          case 12: x = x < y; break;
+          case 13: x = x <= y; break;
+          case 14: x = x > y; break;
+          case 15: x = x >= y; break;
+          case 18: x = x < y ? x : y; break;
+          case 19: x = x > y ? x : y; break;
+          default: a.fault = kFaultBadWord; return 0;
+        }
+        break;
+      }
+      case 6:  // kJumpIfZero
+        if (st[--sp] == 0) { pc += 1 + arg; continue; }
+        break;
+      case 7:  // kJump
+        pc += 1 + arg;
+        continue;
+      case 8:  // kAndJump
+        if (st[sp - 1] == 0) { pc += 1 + arg; continue; }
+        --sp;
+        break;
+      case 9:  // kOrJump
+        if (st[sp - 1] != 0) { st[sp - 1] = 1; pc += 1 + arg; continue; }
+        --sp;
+        break;
+      case 10:  // kBool
+        st[sp - 1] = st[sp - 1] != 0;
+        break;
+      default:
+        a.fault = kFaultBadWord;
+        return 0;
+    }
+    ++pc;
+  }
+  return sp > 0 ? st[sp - 1] : 0;
+}
+
+__device__ __forceinline__ bool Aborted(const DeviceConfig& c) { return *c.abort_flag != 0; }
+
+template <bool kTrace>
+__device__ void Abort(const DeviceConfig& c, Agent& a, uint32_t kind, uint32_t barrier,
+                      uint32_t index, uint32_t parity, uint32_t pc) {
+  if (a.lane == 0) {
+    if (atomicCAS(c.hang_claim, 0u, 1u) == 0u) {
+      c.hang->kind = kind;
+      c.hang->cluster = a.cluster;
+      c.hang->cta = a.cta;
+      c.hang->agent = a.slot.index_in_cta;
+      c.hang->barrier = barrier;
+      c.hang->index = index;
+      c.hang->parity = parity;
+      c.hang->pc = pc;
+      c.hang->fault = a.fault;
+      __threadfence();
+    }
+    *c.abort_flag = 1;
+    __threadfence();
+  }
+  __syncwarp();
+}
+
+// Resolves a barrier ref (3 words at `f`): local shared-window address; target CTA in *cta.
+__device__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
+                            uint32_t* index, uint32_t* cta, uint32_t* addr) {
+  *bar = f[0];
+  const int64_t i = Eval(c, a, f[1]);
+  const int64_t t = f[2] == kNone ? a.cta : Eval(c, a, f[2]);
+  if (*bar >= c.num_barriers || i < 0 || i >= c.barrier_size[*bar]) { a.fault = kFaultIndex; return false; }
+  if (t < 0 || t >= c.cluster_m * c.cluster_n) { a.fault = kFaultRange; return false; }
+  *index = static_cast<uint32_t>(i);
+  *cta = static_cast<uint32_t>(t);
+  *addr = a.smem_base + 8u * (c.barrier_first[*bar] + *index);
+  return a.fault == 0;
+}
+
+// Resolves a buffer ref (5 words): shared-window address of the region and its bytes.
+__device__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
+                           uint32_t* slot, uint32_t* offset, uint32_t* bytes, uint32_t* addr) {
+  *buf = f[0];
+  if (*buf >= c.num_buffers) { a.fault = kFaultIndex; return false; }
+  const int64_t s = Eval(c, a, f[1]);
+  const int64_t o = f[2] == kNone ? 0 : Eval(c, a, f[2]);
+  const uint32_t slot_bytes = c.buffer_slot_bytes[*buf];
+  const int64_t n = f[3] == kNone ? static_cast<int64_t>(slot_bytes) - o : Eval(c, a, f[3]);
+  if (s < 0 || s >= c.buffer_stages[*buf]) { a.fault = kFaultIndex; return false; }
+  if (o < 0 || n < 0 || o + n > slot_bytes) { a.fault = kFaultRange; return false; }
+  *slot = static_cast<uint32_t>(s);
+  *offset = static_cast<uint32_t>(o);
+  *bytes = static_cast<uint32_t>(n);
+  *addr = a.smem_base + c.buffer_offset[*buf] + *slot * slot_bytes + *offset;
+  return a.fault == 0;
+}
+
+// Bounded try_wait.parity loop run by all 32 lanes (each lane acquires, so every lane may read
+// the bytes the completed phase guarded). Returns 0 done, 1 timed out, 2 aborted by a peer.
+__device__ int WaitBounded(const DeviceConfig& c, Agent& a, uint32_t addr, uint32_t parity) {
+  const long long start = clock64();
+  while (true) {
+    const bool ok = ptx::MbarrierTryWaitParity(addr, parity);
+    if (__all_sync(kFull, ok)) return 0;
+    int stop = 0;
+    if (a.lane == 0) stop = Aborted(c) ? 2 : (clock64() - start > c.budget_cycles ? 1 : 0);
+    stop = __shfl_sync(kFull, stop, 0);
+    if (stop != 0) return stop;
+  }
+}
+
+__device__ __forceinline__ void SetInitBit(const DeviceConfig& c, Agent& a, uint32_t element) {
+  uint32_t* bitmap = reinterpret_cast<uint32_t*>(a.smem_ptr + c.init_bitmap_offset);
+  atomicOr(&bitmap[element / 32], 1u << (element % 32));
+}
+
+template <bool kTrace>
+__device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
+  struct Frame {
+    uint32_t rec;     // record start
+    uint32_t end;     // where the body ends (pc reaching it closes the frame)
+    uint32_t after;   // record end
+    uint32_t is_for;
+  };
+  Frame frames[kMaxNesting];
+  uint32_t depth = 0;
+  const uint32_t role = a.slot.role;
+  const uint32_t body = c.role_body_begin[role];
+  const uint32_t body_end = c.role_body_end[role];
+  const uint32_t* W = c.words;
+  uint32_t pc = body;
+  while (true) {
+    if (a.fault != 0) {
+      Abort<kTrace>(c, a, 2, 0, 0, 0, pc - body);
+      return;
+    }
+    if (depth > 0 && pc == frames[depth - 1].end) {
+      Frame& fr = frames[depth - 1];
+      if (fr.is_for) {
+        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
+        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
+        a.vars[f[0]] += step;
+        const int64_t hi = Eval(c, a, f[2]);
+        if (a.vars[f[0]] < hi) {
+          pc = fr.rec + 6;
+          continue;
+        }
+      }
+      pc = fr.after;
+      --depth;
+      continue;
+    }
+    if (pc >= body_end) return;
+    if (Aborted(c)) return;
+    const uint32_t head = W[pc];
+    const uint32_t kind = head & 0xff, len = head >> 8;
+    const uint32_t* f = W + pc + 1;
+    const uint32_t spc = pc - body;  // statement pc: word offset in the role body
+    if (len == 0) { a.fault = kFaultBadWord; continue; }
+    if (kind == 1) {  // let
+      const int64_t v = Eval(c, a, f[1]);
+      if (f[0] < kMaxVars) a.vars[f[0]] = v;
+      pc += len;
+      continue;
+    }
+    if (kind == 2) {  // for var, lo, hi, step, n, body
+      if (depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
+      a.vars[f[0]] = Eval(c, a, f[1]);
+      const int64_t hi = Eval(c, a, f[2]);
+      if (a.vars[f[0]] < hi && f[4] > 0) {
+        frames[depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
+        pc += 6;
+      } else {
+        pc += len;
+      }
+      continue;
+    }
+    if (kind == 3) {  // if cond, then n, else n, then, else
+      if (depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
+      const bool cond = Eval(c, a, f[0]) != 0;
+      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
+      if (cond) {
+        frames[depth++] = Frame{pc, else_begin, pc + len, 0};
+        pc = then_begin;
+      } else {
+        frames[depth++] = Frame{pc, pc + len, pc + len, 0};
+        pc = else_begin;
+      }
+      continue;
+    }
+    const uint32_t op = kind - 16;
+    pc += len;
+    switch (op) {
+      case 0: {  // init bar, count
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
+        const int64_t n = Eval(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
+        if (a.lane == 0) {
+          ptx::MbarrierInit(addr, static_cast<uint32_t>(n));
+          SetInitBit(c, a, c.barrier_first[b] + i);
+        }
+        Emit<kTrace>(c, a, EventKind::kInit, t, b, i, static_cast<int32_t>(n), 0, 0, 0, spc);
+        break;
+      }
+      case 2: {  // arrive kind, bar, count, expect_tx, mask, token
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f + 1, &b, &i, &t, &addr)) break;
+        const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(Eval(c, a, f[4]));
+        const bool has_tx = f[5] != kNone;
+        const uint32_t tx = has_tx ? static_cast<uint32_t>(Eval(c, a, f[5])) : 0u;
+        uint32_t mask = f[6] == kNone ? (1u << t) : static_cast<uint32_t>(Eval(c, a, f[6]));
+        const bool masked = f[6] != kNone;
+        const uint32_t csize = c.cluster_m * c.cluster_n;
+        if (a.fault != 0) break;
+        for (uint32_t r = 0; r < csize; ++r) {
+          if ((mask >> r & 1u) == 0) continue;
+          if (a.lane == 0) {
+            if (r == a.cta) {
+              if (has_tx && count == 1) {
+                ptx::MbarrierArriveExpectTx(addr, tx);
+              } else {
+                if (has_tx) ptx::MbarrierExpectTx(addr, tx);
+                ptx::MbarrierArriveCount(addr, count);
+              }
+            } else {
+              const uint32_t remote = ptx::MapaSharedCluster(addr, r);
+              if (has_tx && count == 1) {
+                ptx::MbarrierArriveExpectTxRemote(remote, tx);
+              } else {
+                if (has_tx) ptx::MbarrierExpectTxRemote(remote, tx);
+                ptx::MbarrierArriveRemote(remote, count);
+              }
+            }
+          }
+          Emit<kTrace>(c, a, has_tx ? EventKind::kArriveExpectTx : EventKind::kArrive, r, b, i,
+                       static_cast<int32_t>(count), static_cast<int32_t>(tx), 0, 0, spc,
+                       masked ? trace::kFlagMulticast : 0);
+        }
+        __syncwarp();
+        break;
+      }
+      case 3:    // expect_tx bar, bytes
+      case 4: {  // complete_tx bar, bytes
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
+        const uint32_t n = static_cast<uint32_t>(Eval(c, a, f[3]));
+        if (a.lane == 0) {
+          if (t == a.cta) {
+            if (op == 3) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
+          } else {
+            const uint32_t remote = ptx::MapaSharedCluster(addr, t);
+            if (op == 3) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
+          }
+        }
+        Emit<kTrace>(c, a, op == 3 ? EventKind::kExpectTx : EventKind::kCompleteTx, t, b, i,
+                     static_cast<int32_t>(n), 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 5: {  // wait bar, parity, token, test_only, result
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
+        const uint32_t parity = static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
+        Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
+        const int r = WaitBounded(c, a, addr, parity);
+        if (r == 0) {
+          Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc);
+        } else if (r == 1) {
+          Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc);
+          Abort<kTrace>(c, a, 1, b, i, parity, spc);
+          return;
+        } else {
+          Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc, kFlagAborted);
+          return;
+        }
+        break;
+      }
+      case 6: {  // tma.load map, buf(5), bar(3), multicast, n, coords
+        const uint32_t m = f[0];
+        uint32_t buf, slot, off, bytes, dst;
+        uint32_t b, i, t, bar;
+        if (m >= c.num_maps) { a.fault = kFaultIndex; break; }
+        if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BarrierAddr(c, a, f + 6, &b, &i, &t, &bar)) break;
+        const bool mc = f[9] != kNone;
+        const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[9])) & 0xffffu : 0u;
+        const uint32_t n = f[10];
+        int32_t x[5] = {0, 0, 0, 0, 0};
+        for (uint32_t k = 0; k < n && k < 5; ++k) x[k] = static_cast<int32_t>(Eval(c, a, f[11 + k]));
+        if (a.fault != 0) break;
+        if (a.lane == 0) {
+          const void* tm = &maps.map[m];
+          const uint16_t cm = static_cast<uint16_t>(mask);
+          switch (n) {
+            case 1: mc ? ptx::TmaLoadMulticast1D(dst, tm, bar, cm, x[0]) : ptx::TmaLoad1D(dst, tm, bar, x[0]); break;
+            case 2: mc ? ptx::TmaLoadMulticast2D(dst, tm, bar, cm, x[0], x[1]) : ptx::TmaLoad2D(dst, tm, bar, x[0], x[1]); break;
+            case 3: mc ? ptx::TmaLoadMulticast3D(dst, tm, bar, cm, x[0], x[1], x[2]) : ptx::TmaLoad3D(dst, tm, bar, x[0], x[1], x[2]); break;
+            case 4: mc ? ptx::TmaLoadMulticast4D(dst, tm, bar, cm, x[0], x[1], x[2], x[3]) : ptx::TmaLoad4D(dst, tm, bar, x[0], x[1], x[2], x[3]); break;
+            default: mc ? ptx::TmaLoadMulticast5D(dst, tm, bar, cm, x[0], x[1], x[2], x[3], x[4]) : ptx::TmaLoad5D(dst, tm, bar, x[0], x[1], x[2], x[3], x[4]); break;
+          }
+        }
+        Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, slot, static_cast<int32_t>(c.map_box_bytes[m]),
+                     static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
+        __syncwarp();
+        break;
+      }
+      case 17: {  // fence kind
+        switch (f[0]) {
+          case 0: ptx::FenceMbarrierInit(); break;
+          case 1: ptx::FenceProxyAsyncSharedCta(); break;
+          case 2: ptx::FenceProxyAsyncGlobal(); break;
+          default: ptx::FenceAcqRelCluster(); break;
+        }
+        Emit<kTrace>(c, a, EventKind::kFence, a.cta, f[0], 0, 0, 0, 0, 0, spc);
+        break;
+      }
+      case 18: {  // cluster.arrive relaxed
+        __syncwarp();
+        if (f[0]) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
+        Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(f[0]), 0, 0, 0, spc);
+        break;
+      }
+      case 19: {  // cluster.wait
+        Emit<kTrace>(c, a, EventKind::kClusterWaitBegin, a.cta, 0, 0, 0, 0, 0, 0, spc);
+        ptx::ClusterWait();
+        Emit<kTrace>(c, a, EventKind::kClusterWaitEnd, a.cta, 0, 0, 0, 0, 0, 0, spc);
+        break;
+      }
+      case 21: {  // use / write buf, write flag
+        uint32_t buf, slot, off, bytes, addr;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) break;
+        const bool write = f[5] != 0;
+        uint8_t* p = a.smem_ptr + (addr - a.smem_base);
+        const uint32_t chunks = bytes / 16;
+        uint32_t bad = 0, zero = 0;
+        for (uint32_t k = a.lane; k < chunks; k += 32) {
+          uint4* q = reinterpret_cast<uint4*>(p + 16 * k);
+          if (write) {
+            const uint32_t idx = (off / 16 + k) ^ (a.slot.index_in_cta << 20);
+            const uint32_t tag = kPatternTagBase | 0xffu;
+            const uint32_t h = PatternHash(idx, tag);
+            *q = make_uint4(idx, tag, h, ~h);
+          } else {
+            const uint4 v = *q;
+            if ((v.x | v.y | v.z | v.w) == 0) {
+              ++zero;
+            } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
+                       v.w != ~v.z) {
+              ++bad;
+            }
+          }
+        }
+        bad = __reduce_add_sync(kFull, bad);
+        zero = __reduce_add_sync(kFull, zero);
+        if (!write && a.lane == 0) {
+          atomicAdd(&c.stats[0], 1ull);
+          atomicAdd(&c.stats[1], static_cast<unsigned long long>(chunks));
+          atomicAdd(&c.stats[2], static_cast<unsigned long long>(bad));
+          atomicAdd(&c.stats[3], static_cast<unsigned long long>(zero));
+        }
+        Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, buf, slot,
+                     static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
+                     bad != 0 ? kFlagDataBad : 0);
+        __syncwarp();
+        break;
+      }
+      case 22:  // exit
+        Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
+        return;
+      default:
+        // The runner refuses schedules with other ops; reaching here is a bad encoding.
+        a.fault = kFaultBadWord;
+        break;
+    }
+  }
+}
+
+template <bool kTrace>
+__global__ void __launch_bounds__(1024, 1)
+    ExecutorKernel(const __grid_constant__ TensorMaps maps, const DeviceConfig c) {
+  extern __shared__ __align__(16) uint8_t smem_raw[];
+  const uint32_t raw = ptx::SmemAddress(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  uint8_t* base_ptr = smem_raw + (base - raw);
+
+  // Poison the buffers (so that an unwritten chunk cannot pass a `use`) and clear the init
+  // bitmap; then order these generic writes before the async proxy's (TMA) writes.
+  for (uint32_t k = threadIdx.x; k < (c.smem_bytes - c.buffers_begin) / 16; k += blockDim.x) {
+    reinterpret_cast<uint4*>(base_ptr + c.buffers_begin)[k] =
+        make_uint4(0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu, 0xDEADBEEFu);
+  }
+  for (uint32_t k = threadIdx.x; k < (c.barrier_elements + 31) / 32; k += blockDim.x) {
+    reinterpret_cast<uint32_t*>(base_ptr + c.init_bitmap_offset)[k] = 0;
+  }
+  ptx::FenceProxyAsyncSharedCta();
+  __syncthreads();
+
+  Agent a;
+  a.lane = threadIdx.x % 32;
+  a.warp = threadIdx.x / 32;
+  a.cta = ptx::ClusterCtaRank();
+  a.cta_x = a.cta % c.cluster_m;
+  a.cta_y = a.cta / c.cluster_m;
+  a.cluster = ptx::ClusterIdX();
+  a.cta_global = a.cluster * c.cluster_m * c.cluster_n + a.cta;
+  a.agent_global = a.cta_global * c.warps_per_cta + a.warp;
+  a.slot = c.agents[a.agent_global];
+  a.smem_base = base;
+  a.smem_ptr = base_ptr;
+  a.events = 0;
+  a.fault = 0;
+  for (uint32_t v = 0; v < kMaxVars; ++v) a.vars[v] = 0;
+  if (!a.slot.valid) return;  // a warp with no agent in this CTA
+
+  AgentRecord rec;
+  rec.cta_global = a.cta_global;
+  rec.warp = a.warp;
+  rec.smid = ptx::SmId();
+  rec.clock_start = static_cast<uint64_t>(clock64());
+  rec.globaltimer_start = ptx::GlobalTimer();
+
+  Interpret<kTrace>(c, maps, a);
+  __syncwarp();
+
+  // Exit rendezvous: stay until every agent of the cluster is done (bounded), so that no CTA
+  // leaves while a peer may still access its shared memory.
+  if (a.lane == 0) {
+    __threadfence();
+    atomicAdd(&c.exit_count[a.cluster], 1u);
+    const long long start = clock64();
+    const uint32_t want = c.agents_per_cluster[a.cluster];
+    while (atomicAdd(&c.exit_count[a.cluster], 0u) < want && clock64() - start < c.budget_cycles) {
+    }
+  }
+  __syncwarp();
+  // End-of-run probe: agent 0 of each CTA reads the current phase bit of every initialised
+  // barrier of its CTA with test_wait.parity 0 (true: the preceding phase had parity 0, so an
+  // odd number of phases completed). Skipped after an abort (TMA may still be in flight).
+  if (a.slot.index_in_cta == 0 && !Aborted(c)) {
+    const uint32_t* bitmap = reinterpret_cast<const uint32_t*>(base_ptr + c.init_bitmap_offset);
+    for (uint32_t b = 0; b < c.num_barriers; ++b) {
+      for (uint32_t i = 0; i < c.barrier_size[b]; ++i) {
+        const uint32_t e = c.barrier_first[b] + i;
+        if ((bitmap[e / 32] >> (e % 32) & 1u) == 0) continue;
+        const bool odd = ptx::MbarrierTestWaitParity(base + 8 * e, 0);
+        Emit<kTrace>(c, a, EventKind::kTestWait, a.cta, b, i, odd ? 1 : 0, 0, odd ? 1 : 0, 0, kProbePc);
+      }
+    }
+  }
+  if (a.lane == 0) {
+    rec.events = a.events < c.ring_capacity ? a.events : c.ring_capacity;
+    rec.dropped = a.events - rec.events;
+    c.records[a.agent_global] = rec;
+    atomicAdd(&c.stats[4], 1ull);
+  }
+}
+
+}  // namespace
+
+const char* FaultName(uint32_t code) {
+  switch (code) {
+    case kFaultEval: return "expression fault (division by zero or shift range)";
+    case kFaultIndex: return "barrier index or buffer slot out of range";
+    case kFaultNesting: return "for/if nested too deeply";
+    case kFaultBadWord: return "bad statement or expression word";
+    case kFaultStack: return "expression stack overflow";
+    case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
+    default: return "none";
+  }
+}
+
+std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
+  int device = 0;
+  PARITY_CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp prop{};
+  PARITY_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  out->device_name = prop.name;
+  if (prop.major != 9) return std::string("needs a Hopper GPU (sm_90), found ") + prop.name;
+  int clock_khz = 0;
+  PARITY_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
+  out->clock_ghz = clock_khz / 1e6;
+
+  const uint32_t csize = s.cluster_m * s.cluster_n;
+  const uint32_t ctas = csize * s.clusters;
+  const uint32_t num_agents = ctas * s.warps_per_cta;
+  if (s.agents.size() != num_agents) return "agent table size mismatch";
+  if (s.maps.size() > kMaxTensorMaps) return "too many tensor maps";
+
+  // Global tensors with the pattern, and their tensor maps.
+  TensorMaps maps{};
+  std::vector<void*> globals;
+  for (size_t m = 0; m < s.maps.size(); ++m) {
+    const TensorMapSpec& t = s.maps[m];
+    const uint64_t bytes = (t.global_bytes + 15) / 16 * 16;
+    std::vector<uint32_t> host(bytes / 4);
+    const uint32_t tag = kPatternTagBase | static_cast<uint32_t>(m);
+    for (uint64_t k = 0; k < bytes / 16; ++k) {
+      const uint32_t h = PatternHash(static_cast<uint32_t>(k), tag);
+      host[4 * k] = static_cast<uint32_t>(k);
+      host[4 * k + 1] = tag;
+      host[4 * k + 2] = h;
+      host[4 * k + 3] = ~h;
+    }
+    void* g = nullptr;
+    PARITY_CUDA_CHECK(cudaMalloc(&g, bytes));
+    PARITY_CUDA_CHECK(cudaMemcpy(g, host.data(), bytes, cudaMemcpyHostToDevice));
+    globals.push_back(g);
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], es[5];
+    for (uint32_t d = 0; d < t.rank; ++d) {
+      dims[d] = t.dims[d];
+      box[d] = t.box[d];
+      es[d] = t.elem_strides[d];
+      if (d > 0) strides[d - 1] = t.strides[d - 1];
+    }
+    const CUresult r = GetTensorMapEncodeTiled()(
+        &maps.map[m], static_cast<CUtensorMapDataType>(t.dtype), t.rank, g, dims, strides, box, es,
+        static_cast<CUtensorMapInterleave>(t.interleave), static_cast<CUtensorMapSwizzle>(t.swizzle),
+        CU_TENSOR_MAP_L2_PROMOTION_NONE, static_cast<CUtensorMapFloatOOBfill>(t.oob_fill));
+    if (r != CUDA_SUCCESS) {
+      return "cuTensorMapEncodeTiled failed for tensor map " + std::to_string(m) + ": CUresult " +
+             std::to_string(static_cast<int>(r));
+    }
+  }
+
+  DeviceConfig c{};
+  uint32_t* d_words = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d_words, s.words.size() * 4));
+  PARITY_CUDA_CHECK(cudaMemcpy(d_words, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice));
+  AgentSlot* d_agents = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d_agents, s.agents.size() * sizeof(AgentSlot)));
+  PARITY_CUDA_CHECK(cudaMemcpy(d_agents, s.agents.data(), s.agents.size() * sizeof(AgentSlot),
+                               cudaMemcpyHostToDevice));
+  c.words = d_words;
+  c.agents = d_agents;
+  c.pool = s.words[8];
+  c.cluster_m = s.cluster_m;
+  c.cluster_n = s.cluster_n;
+  c.clusters = s.clusters;
+  c.warps_per_cta = s.warps_per_cta;
+  for (uint32_t r = 0; r < kMaxRoles; ++r) {
+    c.role_body_begin[r] = s.role_body_begin[r];
+    c.role_body_end[r] = s.role_body_end[r];
+  }
+  c.num_barriers = s.num_barriers;
+  c.barrier_elements = s.barrier_elements;
+  c.init_bitmap_offset = s.init_bitmap_offset;
+  for (uint32_t b = 0; b < kMaxBarrierDecls; ++b) {
+    c.barrier_first[b] = s.barrier_first[b];
+    c.barrier_size[b] = s.barrier_size[b];
+    c.barrier_count_ref[b] = s.barrier_count_ref[b];
+  }
+  c.num_buffers = s.num_buffers;
+  c.buffers_begin = s.buffers_begin;
+  c.smem_bytes = s.smem_bytes;
+  for (uint32_t b = 0; b < kMaxBufferDecls; ++b) {
+    c.buffer_offset[b] = s.buffer_offset[b];
+    c.buffer_slot_bytes[b] = s.buffer_slot_bytes[b];
+    c.buffer_stages[b] = s.buffer_stages[b];
+  }
+  c.num_maps = static_cast<uint32_t>(s.maps.size());
+  for (size_t m = 0; m < s.maps.size(); ++m) {
+    c.map_rank[m] = s.maps[m].rank;
+    c.map_box_bytes[m] = s.maps[m].box_bytes;
+  }
+  c.budget_cycles = static_cast<long long>(s.timeout_ms * clock_khz);
+  c.ring_capacity = s.trace ? s.ring_capacity : 1;
+  PARITY_CUDA_CHECK(cudaMalloc(&c.ring, sizeof(TraceEvent) * num_agents * c.ring_capacity));
+  PARITY_CUDA_CHECK(cudaMalloc(&c.records, sizeof(AgentRecord) * num_agents));
+  PARITY_CUDA_CHECK(cudaMemset(c.records, 0, sizeof(AgentRecord) * num_agents));
+  uint32_t* d_flags = nullptr;  // abort, claim, exit counts
+  PARITY_CUDA_CHECK(cudaMalloc(&d_flags, 4 * (2 + s.clusters)));
+  PARITY_CUDA_CHECK(cudaMemset(d_flags, 0, 4 * (2 + s.clusters)));
+  c.abort_flag = d_flags;
+  c.hang_claim = d_flags + 1;
+  c.exit_count = d_flags + 2;
+  HangReport* d_hang = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d_hang, sizeof(HangReport)));
+  PARITY_CUDA_CHECK(cudaMemset(d_hang, 0, sizeof(HangReport)));
+  c.hang = d_hang;
+  std::vector<uint32_t> per_cluster(s.clusters, 0);
+  for (uint32_t g = 0; g < num_agents; ++g) {
+    if (s.agents[g].valid) ++per_cluster[g / (csize * s.warps_per_cta)];
+  }
+  uint32_t* d_per_cluster = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d_per_cluster, 4 * s.clusters));
+  PARITY_CUDA_CHECK(cudaMemcpy(d_per_cluster, per_cluster.data(), 4 * s.clusters, cudaMemcpyHostToDevice));
+  c.agents_per_cluster = d_per_cluster;
+  unsigned long long* d_stats = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d_stats, 8 * 8));
+  PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * 8));
+  c.stats = d_stats;
+
+  const uint32_t smem = s.smem_bytes + 1024;  // + slack to align the base to 1024
+  auto kernel = s.trace ? ExecutorKernel<true> : ExecutorKernel<false>;
+  PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  if (csize > 8) PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(s.cluster_m * s.clusters, s.cluster_n, 1);
+  cfg.blockDim = dim3(32 * s.warps_per_cta, 1, 1);
+  cfg.dynamicSmemBytes = smem;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = s.cluster_m;
+  attr[0].val.clusterDim.y = s.cluster_n;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cudaEvent_t e0, e1;
+  PARITY_CUDA_CHECK(cudaEventCreate(&e0));
+  PARITY_CUDA_CHECK(cudaEventCreate(&e1));
+  PARITY_CUDA_CHECK(cudaEventRecord(e0));
+  PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, c));
+  PARITY_CUDA_CHECK(cudaEventRecord(e1));
+  PARITY_CUDA_CHECK_LAUNCH();
+  float ms = 0;
+  PARITY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  out->kernel_ms = ms;
+
+  HangReport hang{};
+  PARITY_CUDA_CHECK(cudaMemcpy(&hang, d_hang, sizeof(hang), cudaMemcpyDeviceToHost));
+  unsigned long long stats[8] = {};
+  PARITY_CUDA_CHECK(cudaMemcpy(stats, d_stats, sizeof(stats), cudaMemcpyDeviceToHost));
+  out->hang = hang;
+  out->uses = stats[0];
+  out->used_chunks = stats[1];
+  out->bad_chunks = stats[2];
+  out->zero_chunks = stats[3];
+  uint64_t total_agents = 0;
+  for (uint32_t p : per_cluster) total_agents += p;
+  out->completed = hang.kind == 0 && stats[4] == total_agents;
+
+  std::vector<AgentRecord> recs(num_agents);
+  PARITY_CUDA_CHECK(cudaMemcpy(recs.data(), c.records, sizeof(AgentRecord) * num_agents, cudaMemcpyDeviceToHost));
+  std::vector<TraceEvent> ring(static_cast<size_t>(num_agents) * c.ring_capacity);
+  PARITY_CUDA_CHECK(cudaMemcpy(ring.data(), c.ring, sizeof(TraceEvent) * ring.size(), cudaMemcpyDeviceToHost));
+
+  // Merge: each agent's clock64 is per-SM; map it onto the common %globaltimer axis with the
+  // (clock64, globaltimer) pair the agent read at its start, then sort (stable: program order
+  // within an agent is kept). Times are cycles from the earliest event.
+  struct Keyed { double t; uint32_t agent; uint32_t seq; TraceEvent e; };
+  std::vector<Keyed> all;
+  for (uint32_t g = 0; g < num_agents; ++g) {
+    if (!s.agents[g].valid) continue;
+    const AgentRecord& r = recs[g];
+    out->agents.push_back(r);
+    if (!s.trace) continue;
+    for (uint32_t k = 0; k < r.events; ++k) {
+      const TraceEvent& e = ring[static_cast<size_t>(g) * c.ring_capacity + k];
+      const double t = static_cast<double>(r.globaltimer_start) * out->clock_ghz +
+                       static_cast<double>(static_cast<int64_t>(e.time - r.clock_start));
+      all.push_back(Keyed{t, g, k, e});
+    }
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Keyed& x, const Keyed& y) {
+    if (x.t != y.t) return x.t < y.t;
+    if (x.agent != y.agent) return x.agent < y.agent;
+    return x.seq < y.seq;
+  });
+  const double t0 = all.empty() ? 0 : all.front().t;
+  for (const Keyed& k : all) {
+    TraceEvent e = k.e;
+    e.time = static_cast<uint64_t>(k.t - t0);
+    out->events.push_back(e);
+  }
+
+  for (void* g : globals) PARITY_CUDA_CHECK(cudaFree(g));
+  PARITY_CUDA_CHECK(cudaFree(d_words));
+  PARITY_CUDA_CHECK(cudaFree(d_agents));
+  PARITY_CUDA_CHECK(cudaFree(c.ring));
+  PARITY_CUDA_CHECK(cudaFree(c.records));
+  PARITY_CUDA_CHECK(cudaFree(d_flags));
+  PARITY_CUDA_CHECK(cudaFree(d_hang));
+  PARITY_CUDA_CHECK(cudaFree(d_per_cluster));
+  PARITY_CUDA_CHECK(cudaFree(d_stats));
+  return "";
+}
+
+}  // namespace parity::gpu

@@ -1,0 +1,132 @@
+// The interface between the schedule runner (gpu/runner.cc, plain C++: parses and encodes the
+// schedule with sim/ir) and the interpreter kernel (gpu/executor.cu, nvcc). Pure C++ with no
+// CUDA types, so that both compilers see the same layout.
+//
+// Agent model (as sim/engine): every role is instantiated `count` times per CTA; here each agent
+// is one warp. All 32 lanes run the interpreter in lockstep (same words, same values); lane 0
+// issues the instructions that one elected thread would (mbarrier ops, TMA), all lanes take part
+// in what every thread does (barrier.cluster, fences, the reads of `use`). An agent's `threads`
+// is metadata only (named barriers are not supported yet).
+#ifndef PARITY_GPU_EXECUTOR_H_
+#define PARITY_GPU_EXECUTOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/trace/event.h"
+
+namespace parity::gpu {
+
+inline constexpr uint32_t kMaxRoles = 8;
+inline constexpr uint32_t kMaxBarrierDecls = 16;
+inline constexpr uint32_t kMaxBufferDecls = 16;
+inline constexpr uint32_t kMaxTensorMaps = 4;
+inline constexpr uint32_t kMaxVars = 48;        // variable slots per role
+inline constexpr uint32_t kMaxNesting = 12;     // nested for/if
+inline constexpr uint32_t kMaxWarpsPerCta = 32; // 1024 threads
+
+// TraceEvent::flags bits the executor adds (kind-specific, next to kFlagRemote/kFlagMulticast).
+inline constexpr uint8_t kFlagDataBad = 0x80;   // kUse: some 16-byte chunk was not a pattern chunk
+inline constexpr uint8_t kFlagAborted = 0x40;   // kWaitTimeout: still blocked when another agent's
+                                                // timeout aborted the run (not itself expired)
+// TraceEvent::pc of the end-of-run probe (kTestWait parity 0 on every initialised barrier).
+inline constexpr uint16_t kProbePc = 0xffff;
+
+// The 16-byte pattern chunk that global tensor `map` holds at chunk index `i` (byte offset 16 i):
+// self-validating, so that a consumer can tell pattern bytes from poison or zeros.
+#if defined(__CUDACC__)
+#define PARITY_HOST_DEVICE __host__ __device__
+#else
+#define PARITY_HOST_DEVICE
+#endif
+PARITY_HOST_DEVICE inline uint32_t PatternHash(uint32_t i, uint32_t tag) {
+  uint32_t h = i * 0x9E3779B1u ^ tag * 0x85EBCA77u;
+  h ^= h >> 15;
+  h *= 0x2C1B3C6Du;
+  h ^= h >> 12;
+  return h | 1u;  // never 0, so an all-zero chunk is never a pattern chunk
+}
+inline constexpr uint32_t kPatternTagBase = 0xA5000000u;  // w[1] = base | map index (0xff: `write`)
+
+struct TensorMapSpec {
+  uint32_t dtype = 0, swizzle = 0, interleave = 0, oob_fill = 0;  // CUtensorMap* enum values
+  uint32_t rank = 0, elem_bytes = 0;
+  uint64_t dims[5] = {}, strides[4] = {};  // strides: bytes, dims 1..rank-1
+  uint32_t box[5] = {}, elem_strides[5] = {};
+  uint32_t box_bytes = 0;
+  uint64_t global_bytes = 0;
+};
+
+struct AgentSlot {
+  uint16_t role = 0;
+  uint16_t index_in_role = 0;
+  uint16_t index_in_cta = 0;
+  uint16_t valid = 0;
+};
+
+struct LaunchSpec {
+  std::vector<uint32_t> words;  // ir::Encode output
+  uint32_t cluster_m = 1, cluster_n = 1, clusters = 1;
+  uint32_t warps_per_cta = 1;
+  std::vector<AgentSlot> agents;  // [cta_global * warps_per_cta + warp]
+  uint32_t role_body_begin[kMaxRoles] = {}, role_body_end[kMaxRoles] = {};  // word offsets
+  uint32_t role_num_vars[kMaxRoles] = {};
+  uint32_t num_roles = 0;
+  // Shared memory, byte offsets from a 1024-byte aligned base. Barrier elements are numbered
+  // barrier_first[b] + index; element e lives at 8 e.
+  uint32_t num_barriers = 0;
+  uint32_t barrier_first[kMaxBarrierDecls] = {}, barrier_size[kMaxBarrierDecls] = {};
+  uint32_t barrier_count_ref[kMaxBarrierDecls] = {};  // expression ref: the declared count
+  uint32_t barrier_elements = 0;
+  uint32_t init_bitmap_offset = 0;  // one bit per barrier element: initialised (for the probe)
+  uint32_t num_buffers = 0;
+  uint32_t buffer_offset[kMaxBufferDecls] = {}, buffer_slot_bytes[kMaxBufferDecls] = {},
+           buffer_stages[kMaxBufferDecls] = {};
+  uint32_t buffers_begin = 0, smem_bytes = 0;  // smem_bytes excludes the alignment slack
+  std::vector<TensorMapSpec> maps;
+  bool trace = true;
+  uint32_t ring_capacity = 4096;  // events kept per agent (the first ones: the prefix matters)
+  double timeout_ms = 2000;       // per-wait budget
+};
+
+struct HangReport {
+  uint32_t kind = 0;  // 0 none, 1 wait timeout, 2 interpreter fault
+  uint32_t cluster = 0, cta = 0, agent = 0, barrier = 0, index = 0, parity = 0, pc = 0;
+  uint32_t fault = 0;  // kind 2: FaultCode
+};
+
+// Interpreter faults (device-side checks that stop the run instead of issuing a bad instruction).
+enum FaultCode : uint32_t {
+  kFaultNone = 0,
+  kFaultEval = 1,        // division by zero / shift range in an expression
+  kFaultIndex = 2,       // barrier index or buffer slot out of range
+  kFaultNesting = 3,     // deeper than kMaxNesting
+  kFaultBadWord = 4,     // unknown statement or expression word
+  kFaultStack = 5,       // expression stack overflow
+  kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
+};
+const char* FaultName(uint32_t code);
+
+struct AgentRecord {
+  uint32_t cta_global = 0, warp = 0, smid = 0, events = 0, dropped = 0;
+  uint64_t clock_start = 0, globaltimer_start = 0;
+};
+
+struct RunOutput {
+  std::string device_name;
+  bool completed = false;  // every agent ran to its end and no wait timed out
+  HangReport hang;
+  std::vector<trace::TraceEvent> events;  // merged, sorted by calibrated time
+  std::vector<AgentRecord> agents;
+  uint64_t uses = 0, used_chunks = 0, bad_chunks = 0, zero_chunks = 0;
+  double kernel_ms = 0;
+  double clock_ghz = 0;
+};
+
+// Runs the schedule on GPU 0. Returns "" or an error message (CUDA failure, bad spec).
+std::string RunOnGpu(const LaunchSpec& spec, RunOutput* out);
+
+}  // namespace parity::gpu
+
+#endif  // PARITY_GPU_EXECUTOR_H_

@@ -1,0 +1,374 @@
+// parity_gpu: runs a `.pipe` schedule on the GPU with the interpreter kernel (gpu/executor.cu)
+// and writes the trace file (sim/trace/trace_file.h, source "h100").
+//
+//   parity_gpu run FILE.pipe [-D NAME=VALUE]... [--trace OUT] [--timeout-ms N] [--no-trace]
+//                  [--ring N]
+//
+// Exit status: 0 completed (and every used chunk was pattern data), 1 hang observed or wrong
+// data, 2 bad input / unsupported op / CUDA error. Self-contained on purpose (no spdlog/fmt):
+// the binary is copied alone to the GPU machine.
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpu/executor.h"
+#include "sim/ir/encoding.h"
+#include "sim/ir/eval.h"
+#include "sim/ir/hash.h"
+#include "sim/ir/ir.h"
+#include "sim/ir/parser.h"
+#include "sim/trace/trace_file.h"
+
+namespace parity::gpu {
+namespace {
+
+constexpr int kExitBad = 2;
+
+[[noreturn]] void Die(const std::string& msg) {
+  std::fprintf(stderr, "parity_gpu: %s\n", msg.c_str());
+  std::exit(kExitBad);
+}
+
+std::string Where(const SourceLocation& w) {
+  return w.file + ":" + std::to_string(w.line);
+}
+
+// The op names of the schedule language, for messages.
+const char* OpName(const ir::Op& op) {
+  static const char* const kNames[] = {
+      "init", "inval", "arrive", "expect_tx", "complete_tx", "wait", "tma.load", "tma.store",
+      "bulk.load", "bulk.store", "bulk.commit", "bulk.wait", "cp.async", "cp.async.commit",
+      "cp.async.wait", "cp.async.arrive", "st.async", "fence", "cluster.arrive", "cluster.wait",
+      "bar.sync", "use/write", "exit"};
+  return kNames[op.index()];
+}
+
+// Returns "" when the executor issues `op` faithfully, else why not.
+std::string Unsupported(const ir::Program& p, const ir::Op& op) {
+  if (const auto* i = std::get_if<ir::MbarrierInit>(&op)) {
+    return i->bar.cta == ir::kNoExpr ? "" : "init of a remote barrier";
+  }
+  if (const auto* a = std::get_if<ir::MbarrierArrive>(&op)) {
+    if (a->kind != ir::MbarrierArrive::Kind::kArrive) return "arrive.noComplete / arrive_drop";
+    if (a->token_var != 0xffffffffu) return "arrive with a state token";
+    if (a->mask != ir::kNoExpr && a->bar.cta != ir::kNoExpr) return "masked arrive with @cta";
+    return "";
+  }
+  if (std::holds_alternative<ir::MbarrierExpectTx>(op) ||
+      std::holds_alternative<ir::MbarrierCompleteTx>(op)) {
+    return "";
+  }
+  if (const auto* w = std::get_if<ir::MbarrierWait>(&op)) {
+    if (w->token_var != 0xffffffffu) return "wait on a state token";
+    if (w->test_only) return "test_wait";
+    if (w->bar.cta != ir::kNoExpr) return "wait on a remote barrier";
+    return "";
+  }
+  if (const auto* t = std::get_if<ir::TmaLoad>(&op)) {
+    if (t->bar.cta != ir::kNoExpr || t->dst.cta != ir::kNoExpr) return "tma.load with @cta";
+    if (t->coords.size() != p.tensor_maps[t->tensor_map].global_dims.size()) {
+      return "tma.load whose coordinate count differs from the tensor map's rank";
+    }
+    return "";
+  }
+  if (std::holds_alternative<ir::Fence>(op) || std::holds_alternative<ir::ClusterArrive>(op) ||
+      std::holds_alternative<ir::ClusterWait>(op) || std::holds_alternative<ir::Exit>(op)) {
+    return "";
+  }
+  if (const auto* b = std::get_if<ir::BufferAccess>(&op)) {
+    return b->buf.cta == ir::kNoExpr ? "" : "use/write of a remote buffer";
+  }
+  return "not implemented by the GPU executor yet";
+}
+
+void CheckBlock(const ir::Program& p, const ir::Block& block) {
+  for (const ir::Stmt& s : block) {
+    if (const auto* f = std::get_if<ir::For>(&s.node)) {
+      CheckBlock(p, f->body);
+    } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
+      CheckBlock(p, i->then_body);
+      CheckBlock(p, i->else_body);
+    } else if (const auto* op = std::get_if<ir::Op>(&s.node)) {
+      const std::string why = Unsupported(p, *op);
+      if (!why.empty()) {
+        Die(Where(s.where) + ": unsupported op '" + OpName(*op) + "' (" + why +
+            "); the GPU executor refuses the schedule rather than skip it");
+      }
+    }
+  }
+}
+
+struct Evaluator {
+  const ir::Program& p;
+  const std::vector<int64_t>& params;
+  int64_t operator()(ir::ExprId id, const ir::BuiltinValues& b, const char* what) const {
+    ir::EvalEnv env;
+    env.params = params.data();
+    env.num_params = params.size();
+    env.builtins = &b;
+    Expected<int64_t> v = ir::Eval(p, id, env);
+    if (!v.ok()) Die(std::string(what) + ": " + v.status().ToString());
+    return *v;
+  }
+};
+
+uint32_t ElemBytes(uint32_t dtype) {
+  // CUtensorMapDataType: UINT8 0, UINT16 1, UINT32 2, INT32 3, UINT64 4, INT64 5, FLOAT16 6,
+  // FLOAT32 7, FLOAT64 8, BFLOAT16 9, FLOAT32_FTZ 10, TFLOAT32 11, TFLOAT32_FTZ 12.
+  static const uint32_t kBytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  return dtype < 13 ? kBytes[dtype] : 0;
+}
+
+int Run(int argc, char** argv) {
+  std::string file, trace_out;
+  std::vector<std::pair<std::string, int64_t>> overrides;
+  LaunchSpec spec;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) Die("missing value after " + a);
+      return argv[++i];
+    };
+    if (a == "-D") {
+      const std::string kv = next();
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) Die("-D wants NAME=VALUE, got " + kv);
+      overrides.emplace_back(kv.substr(0, eq), std::strtoll(kv.c_str() + eq + 1, nullptr, 0));
+    } else if (a.rfind("-D", 0) == 0 && a.size() > 2) {
+      const std::string kv = a.substr(2);
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos) Die("-D wants NAME=VALUE, got " + kv);
+      overrides.emplace_back(kv.substr(0, eq), std::strtoll(kv.c_str() + eq + 1, nullptr, 0));
+    } else if (a == "--trace") {
+      trace_out = next();
+    } else if (a == "--timeout-ms") {
+      spec.timeout_ms = std::strtod(next().c_str(), nullptr);
+    } else if (a == "--no-trace") {
+      spec.trace = false;
+    } else if (a == "--ring") {
+      spec.ring_capacity = static_cast<uint32_t>(std::strtoul(next().c_str(), nullptr, 0));
+    } else if (!a.empty() && a[0] == '-') {
+      Die("unknown option " + a);
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      Die("more than one schedule file");
+    }
+  }
+  if (file.empty()) Die("usage: parity_gpu run FILE.pipe [-D N=V] [--trace OUT] [--timeout-ms N]");
+
+  Expected<ir::Program> parsed = ir::ParseFile(file);
+  if (!parsed.ok()) Die(parsed.status().ToString());
+  const ir::Program& p = *parsed;
+  Expected<std::vector<int64_t>> bound = ir::BindParams(p, overrides);
+  if (!bound.ok()) Die(bound.status().ToString());
+  const std::vector<int64_t>& params = *bound;
+  for (const ir::Role& r : p.roles) CheckBlock(p, r.body);
+  Expected<std::vector<uint32_t>> enc = ir::Encode(p, params);
+  if (!enc.ok()) Die(enc.status().ToString());
+  spec.words = *enc;
+  const std::vector<uint32_t>& w = spec.words;
+
+  const Evaluator ev{p, params};
+  const ir::BuiltinValues none = ir::MakeBuiltins(0, 0, 0, 1, 1, 0, 0);
+  spec.cluster_m = static_cast<uint32_t>(p.cluster_m == ir::kNoExpr ? 1 : ev(p.cluster_m, none, "cluster"));
+  spec.cluster_n = static_cast<uint32_t>(p.cluster_n == ir::kNoExpr ? 1 : ev(p.cluster_n, none, "cluster"));
+  spec.clusters = static_cast<uint32_t>(p.clusters == ir::kNoExpr ? 1 : ev(p.clusters, none, "clusters"));
+  const uint32_t csize = spec.cluster_m * spec.cluster_n;
+  if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
+  const ir::BuiltinValues cta0 =
+      ir::MakeBuiltins(0, 0, 0, spec.cluster_m, spec.cluster_n, 0, 0);
+
+  if (p.roles.size() > kMaxRoles) Die("more than 8 roles");
+  if (p.barriers.size() > kMaxBarrierDecls) Die("more than 16 barrier arrays");
+  if (p.buffers.size() > kMaxBufferDecls) Die("more than 16 buffers");
+  if (p.tensor_maps.size() > kMaxTensorMaps) Die("more than 4 tensor maps");
+
+  // Shared memory: barriers (8 bytes each) from 0, the init bitmap, then the buffers.
+  spec.num_barriers = static_cast<uint32_t>(p.barriers.size());
+  uint32_t elements = 0;
+  for (uint32_t b = 0; b < spec.num_barriers; ++b) {
+    const int64_t n = ev(p.barriers[b].size, cta0, "barrier size");
+    if (n < 1 || n > 4096) Die("barrier " + p.barriers[b].name + ": size out of range");
+    spec.barrier_first[b] = elements;
+    spec.barrier_size[b] = static_cast<uint32_t>(n);
+    spec.barrier_count_ref[b] = w[w[16] + 2 * b + 1];
+    elements += static_cast<uint32_t>(n);
+  }
+  spec.barrier_elements = elements;
+  spec.init_bitmap_offset = 8 * elements;
+  uint32_t at = spec.init_bitmap_offset + 4 * ((elements + 31) / 32);
+  at = (at + 127) / 128 * 128;
+  spec.buffers_begin = at;
+  spec.num_buffers = static_cast<uint32_t>(p.buffers.size());
+  for (uint32_t b = 0; b < spec.num_buffers; ++b) {
+    const ir::BufferDecl& d = p.buffers[b];
+    const int64_t stages = ev(d.stages, cta0, "buffer stages");
+    const int64_t bytes = ev(d.bytes, cta0, "buffer bytes");
+    const int64_t align = d.align == ir::kNoExpr ? 1024 : ev(d.align, cta0, "buffer align");
+    if (stages < 1 || bytes < 16 || bytes % 16 != 0 || align < 16 || align > 1024 || (align & (align - 1)) != 0) {
+      Die("buffer " + d.name + ": the executor needs stages >= 1, bytes a multiple of 16, align a power of two in 16..1024");
+    }
+    at = static_cast<uint32_t>((at + align - 1) / align * align);
+    spec.buffer_offset[b] = at;
+    spec.buffer_slot_bytes[b] = static_cast<uint32_t>(bytes);
+    spec.buffer_stages[b] = static_cast<uint32_t>(stages);
+    at += static_cast<uint32_t>(stages * bytes);
+  }
+  spec.smem_bytes = (at + 15) / 16 * 16;
+  if (spec.smem_bytes + 1024 > 227 * 1024) Die("shared memory " + std::to_string(spec.smem_bytes) + " bytes exceeds 227 KB");
+
+  // Tensor maps: enum values from the encoding header, sizes evaluated here.
+  {
+    uint32_t o = w[18];
+    for (size_t m = 0; m < p.tensor_maps.size(); ++m) {
+      const ir::TensorMapDecl& d = p.tensor_maps[m];
+      TensorMapSpec t;
+      t.dtype = w[o];
+      t.swizzle = w[o + 1];
+      t.interleave = w[o + 2];
+      t.oob_fill = w[o + 3];
+      t.rank = w[o + 4];
+      const uint32_t nstr = w[o + 5], nes = w[o + 6];
+      o += 7 + 2 * t.rank + nstr + nes;
+      t.elem_bytes = ElemBytes(t.dtype);
+      if (t.rank < 1 || t.rank > 5 || t.elem_bytes == 0) Die("tensor map " + d.name + ": bad rank or dtype");
+      uint64_t packed = t.elem_bytes;
+      t.box_bytes = t.elem_bytes;
+      for (uint32_t k = 0; k < t.rank; ++k) {
+        t.dims[k] = static_cast<uint64_t>(ev(d.global_dims[k], cta0, "tensor map dims"));
+        t.box[k] = static_cast<uint32_t>(ev(d.box_dims[k], cta0, "tensor map box"));
+        t.elem_strides[k] = d.element_strides.empty() ? 1 : static_cast<uint32_t>(ev(d.element_strides[k], cta0, "element strides"));
+        t.box_bytes *= t.box[k];
+        if (k > 0) {
+          t.strides[k - 1] = d.global_strides.empty() ? packed : static_cast<uint64_t>(ev(d.global_strides[k - 1], cta0, "strides"));
+        }
+        packed = (k > 0 ? t.strides[k - 1] : t.elem_bytes) * t.dims[k];
+      }
+      t.global_bytes = packed;
+      if (t.global_bytes > (uint64_t{1} << 32)) Die("tensor map " + d.name + ": global tensor over 4 GiB");
+      spec.maps.push_back(t);
+    }
+  }
+
+  // Roles: body word ranges from the encoding header; agents per CTA as the engine numbers them
+  // (roles in order, `when` per CTA, index_in_cta counting the instantiated agents).
+  {
+    uint32_t o = w[20];
+    spec.num_roles = static_cast<uint32_t>(p.roles.size());
+    for (uint32_t r = 0; r < spec.num_roles; ++r) {
+      const uint32_t num_vars = w[o + 3], body_words = w[o + 4];
+      if (num_vars > kMaxVars) Die("role " + p.roles[r].name + ": more than 48 variables");
+      spec.role_num_vars[r] = num_vars;
+      spec.role_body_begin[r] = o + 5;
+      spec.role_body_end[r] = o + 5 + body_words;
+      o += 5 + body_words;
+    }
+  }
+  std::vector<std::vector<AgentSlot>> per_cta;
+  std::vector<std::string> agent_roles;
+  uint32_t warps = 1;
+  for (uint32_t cl = 0; cl < spec.clusters; ++cl) {
+    for (uint32_t rank = 0; rank < csize; ++rank) {
+      const ir::BuiltinValues b = ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m,
+                                                   spec.cluster_m, spec.cluster_n, cl, 0);
+      std::vector<AgentSlot> slots;
+      for (uint32_t r = 0; r < spec.num_roles; ++r) {
+        const ir::Role& role = p.roles[r];
+        if (role.when != ir::kNoExpr && ev(role.when, b, "role when") == 0) continue;
+        const int64_t count = role.count == ir::kNoExpr ? 1 : ev(role.count, b, "role count");
+        for (int64_t k = 0; k < count; ++k) {
+          AgentSlot s;
+          s.role = static_cast<uint16_t>(r);
+          s.index_in_role = static_cast<uint16_t>(k);
+          s.index_in_cta = static_cast<uint16_t>(slots.size());
+          s.valid = 1;
+          slots.push_back(s);
+        }
+      }
+      if (slots.size() > kMaxWarpsPerCta) Die("more than 32 agents in a CTA");
+      warps = std::max<uint32_t>(warps, static_cast<uint32_t>(slots.size()));
+      per_cta.push_back(std::move(slots));
+    }
+  }
+  spec.warps_per_cta = warps;
+  for (const auto& slots : per_cta) {
+    for (uint32_t k = 0; k < warps; ++k) spec.agents.push_back(k < slots.size() ? slots[k] : AgentSlot{});
+  }
+
+  RunOutput out;
+  const std::string err = RunOnGpu(spec, &out);
+  if (!err.empty()) Die(err);
+
+  auto barrier_name = [&](uint32_t b, uint32_t i) {
+    return (b < p.barriers.size() ? p.barriers[b].name : "?") + "[" + std::to_string(i) + "]";
+  };
+  std::printf("parity_gpu: %s on %s: cluster %ux%u x %u, %u warps/CTA, %u bytes shared, %.3f ms\n",
+              p.name.c_str(), out.device_name.c_str(), spec.cluster_m, spec.cluster_n,
+              spec.clusters, warps, spec.smem_bytes, out.kernel_ms);
+  uint64_t dropped = 0;
+  for (const AgentRecord& r : out.agents) dropped += r.dropped;
+  if (out.hang.kind == 1) {
+    std::printf("parity_gpu: hang observed: wait %s parity %u in cluster %u CTA %u (agent %u, pc %u) "
+                "timed out after %.0f ms\n",
+                barrier_name(out.hang.barrier, out.hang.index).c_str(), out.hang.parity,
+                out.hang.cluster, out.hang.cta, out.hang.agent, out.hang.pc, spec.timeout_ms);
+    for (const trace::TraceEvent& e : out.events) {
+      if (e.kind == static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) {
+        std::printf("parity_gpu:   %s wait %s parity %u in CTA %u (agent %u)\n",
+                    (e.flags & kFlagAborted) ? "blocked " : "timed out", barrier_name(e.object, e.index).c_str(),
+                    e.parity, e.cta, e.agent);
+      }
+    }
+  } else if (out.hang.kind == 2) {
+    std::printf("parity_gpu: interpreter fault: %s in cluster %u CTA %u agent %u (pc %u)\n",
+                FaultName(out.hang.fault), out.hang.cluster, out.hang.cta, out.hang.agent, out.hang.pc);
+  } else {
+    std::printf("parity_gpu: %s\n", out.completed ? "completed" : "did not complete (some agent never finished)");
+  }
+  std::printf("parity_gpu: data: %" PRIu64 " uses, %" PRIu64 " chunks checked, %" PRIu64
+              " not pattern data, %" PRIu64 " zero\n",
+              out.uses, out.used_chunks, out.bad_chunks, out.zero_chunks);
+  std::printf("parity_gpu: trace: %zu events%s\n", out.events.size(),
+              dropped ? (" (" + std::to_string(dropped) + " dropped: ring full)").c_str() : "");
+
+  if (!trace_out.empty()) {
+    trace::TraceFile tf;
+    tf.header.schedule_hash = ir::ContentHash(p);
+    tf.header.source = "h100";
+    tf.header.device = out.device_name;
+    tf.header.schedule = p.name;
+    tf.header.policy = "hardware";
+    for (size_t k = 0; k < p.params.size(); ++k) tf.header.params.emplace_back(p.params[k].name, params[k]);
+    tf.events = out.events;
+    const Status st = trace::WriteTraceFile(trace_out, tf);
+    if (!st.ok()) Die(st.ToString());
+    // Sidecar: where each agent ran (the trace record has no SM field).
+    FILE* f = std::fopen((trace_out + ".agents").c_str(), "w");
+    if (f != nullptr) {
+      std::fprintf(f, "# cta_global warp sm events dropped (clock %.3f GHz)\n", out.clock_ghz);
+      for (const AgentRecord& r : out.agents) {
+        std::fprintf(f, "%u %u %u %u %u\n", r.cta_global, r.warp, r.smid, r.events, r.dropped);
+      }
+      std::fclose(f);
+    }
+    std::printf("parity_gpu: wrote %s\n", trace_out.c_str());
+  }
+  if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0) return 1;
+  return 0;
+}
+
+}  // namespace
+}  // namespace parity::gpu
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "run") {
+    std::fprintf(stderr, "usage: parity_gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace]\n");
+    return 2;
+  }
+  return parity::gpu::Run(argc, argv);
+}
