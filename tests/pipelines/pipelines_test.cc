@@ -2,8 +2,9 @@
 // policy, at its defaults and with -D variations, and ends with its barriers in the phase its
 // trip counts imply; each known-bad variant is caught the way its header comment promises
 // (outcome, rule code, barrier, CTA, agent), under the policy the header names. This is what
-// `parity check FILE [-D ...] --policy P --seed S` computes (Engine::Run, then
-// verifier::DiagnoseDeadlock for a deadlock).
+// `parity check FILE [-D ...] --policy P --seed S` computes: Engine::Run, the protocol rules
+// (verifier::CheckRules, P2002..P2008) on the run's trace, and verifier::DiagnoseDeadlock for a
+// deadlock.
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
 #include "verifier/deadlock.h"
+#include "verifier/rules.h"
 
 namespace parity {
 namespace {
@@ -30,6 +32,7 @@ struct Ran {
   std::unique_ptr<ir::Program> program;  // the engine points into it
   std::unique_ptr<Engine> engine;
   RunResult result;
+  std::vector<verifier::Finding> findings;  // the protocol rules on the run's trace
 };
 
 // Parses, binds and runs; fails the test (and returns an empty engine) on bad input.
@@ -47,6 +50,7 @@ Ran RunPipe(const std::string& file, const Defines& defines, const EngineOptions
   if (!engine.ok()) return ran;
   ran.engine = std::make_unique<Engine>(std::move(engine).value());
   ran.result = ran.engine->Run();
+  ran.findings = verifier::CheckRules(*ran.program, *ran.engine, ran.engine->trace());
   EXPECT_NE(ran.result.outcome, Outcome::kError) << file << ": " << ran.result.error.ToString();
   return ran;
 }
@@ -88,6 +92,9 @@ uint32_t BarrierIndex(const ir::Program& p, const std::string& name) {
 std::string OutcomeText(const Ran& r) {
   std::string s = engine::OutcomeName(r.result.outcome);
   if (r.result.violation) s += " " + model::Describe(r.result.violation->violation);
+  for (const verifier::Finding& f : r.findings) {
+    s += "\n  " + std::string(model::CodeId(f.code())) + " " + f.message;
+  }
   return s;
 }
 
@@ -184,6 +191,7 @@ TEST_P(GoodPipelineTest, CompletesUnderEveryPolicy) {
     EXPECT_TRUE(r.result.warnings.empty())
         << what << ": " << model::Describe(r.result.warnings.front().violation);
     EXPECT_EQ(r.engine->in_flight(), 0u) << what;
+    EXPECT_TRUE(r.findings.empty()) << what << ": " << OutcomeText(r);
     for (const PhaseCheck& pc : c.phases) {
       const uint32_t b = BarrierIndex(*r.program, pc.name);
       EXPECT_EQ(r.engine->barrier_state(pc.cta, b, pc.index).phase, pc.phase)
@@ -232,8 +240,9 @@ struct BadCase {
   std::string file;
   Defines defines;
   EngineOptions options;       // the policy the header names
-  engine::Outcome outcome;     // kDeadlock, kViolation, or kCompleted (warnings only)
-  std::string code;            // P2001, an M/A/S violation code, or the warning code
+  engine::Outcome outcome;     // kDeadlock, kViolation, or kCompleted (warnings / findings)
+  std::string code;            // P2001, an M/A/S violation code, a warning code, or a protocol
+                               // finding code P2002..P2008 (checked before the outcome's own)
   // Deadlock: the primary blocked wait; violation: the violating agent and (mbarrier codes)
   // the barrier of the violation event; warnings: the first warning's agent and the count.
   std::string barrier;         // barrier name ("" = not checked; "bar.sync" = named barrier)
@@ -258,6 +267,14 @@ std::vector<BadCase> BadCases() {
        0, "", "CTA 0 producer[0]", 0, true},
       {"pipeline_async/bad_consumer_phase.pipe", {}, eager, Outcome::kDeadlock, "P2001", "empty",
        0, 0, "", ""},
+      {"tma_store/bad_no_proxy_fence.pipe", {}, eager, Outcome::kCompleted, "P2006", "out", 0, 0,
+       "", "CTA 0 epilogue[0]", 0, true},
+      {"tma_async_gemm/bad_syncthreads_not_cluster.pipe", {}, lazy, Outcome::kCompleted, "P2007",
+       "", 0, 0, "", "CTA 0 producer[0]"},
+      {"tma_async_gemm/bad_tx_own_slices.pipe", {}, Opt(Policy::kRoundRobin), Outcome::kCompleted,
+       "P2002", "full", 0, 0, "", ""},
+      {"single_tma_load/bad_count1_arrive_without_expect.pipe", {}, lazy, Outcome::kCompleted,
+       "P2002", "full", 0, 0, "", "CTA 0 loader[0]"},
       {"tma_store/bad_no_tail_wait.pipe", {}, lazy, Outcome::kViolation, "A1003", "", 0, 0, "",
        "CTA 0 epilogue[0]"},
       {"tma_store/bad_commit_other_thread.pipe", {}, lazy, Outcome::kViolation, "A1003", "", 0, 0,
@@ -319,6 +336,28 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   const std::string what = c.file + DefinesText(c.defines) + " " + Name(o);
   const ir::Program& p = *r.program;
   ASSERT_EQ(r.result.outcome, c.outcome) << what << ": " << OutcomeText(r);
+  if (c.code.size() == 5 && c.code.rfind("P2", 0) == 0 && c.code != "P2001") {
+    const verifier::Finding* f = nullptr;
+    for (const verifier::Finding& x : r.findings) {
+      if (model::CodeId(x.code()) == c.code) {
+        f = &x;
+        break;
+      }
+    }
+    ASSERT_NE(f, nullptr) << what << ": no " << c.code << ": " << OutcomeText(r);
+    if (!details) return;
+    if (!c.agent.empty()) {
+      EXPECT_EQ(verifier::AgentLabel(p, *r.engine, f->agent), c.agent) << what;
+    }
+    if (!c.barrier.empty()) {
+      EXPECT_EQ(f->object_is_buffer ? p.buffers[f->object].name : p.barriers[f->object].name,
+                c.barrier)
+          << what << ": " << f->message;
+      EXPECT_EQ(f->index, c.index) << what << ": " << f->message;
+      EXPECT_EQ(f->cta, c.cta) << what << ": " << f->message;
+    }
+    return;
+  }
   if (c.outcome == Outcome::kDeadlock) {
     EXPECT_EQ(c.code, "P2001");
     verifier::DeadlockReport report = verifier::DiagnoseDeadlock(p, *r.engine, r.result);
@@ -396,6 +435,7 @@ TEST(PipelinesTest, EveryBadVariantIsTested) {
       "pipeline_async/bad_consumer_phase.pipe",
       "tma_store/bad_no_tail_wait.pipe",
       "tma_store/bad_commit_other_thread.pipe",
+      "tma_store/bad_no_proxy_fence.pipe",
       "ws_gemm/bad_coop_empty_one_warpgroup.pipe",
       "ws_gemm/bad_coop_empty_threads.pipe",
       "ws_gemm/bad_pingpong_no_first_turn.pipe",
