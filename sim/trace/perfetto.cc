@@ -101,11 +101,13 @@ std::string ExportPerfettoJson(const TraceFile& trace) {
       }
     }
     if (e.agent != kNoAgent && IsFlightIssue(e.kind)) {
-      // One flight per destination: the multicast mask (value2 of a load) names them; 0 means
-      // the issuing CTA's own barrier CTA (target_cta).
+      // One flight per destination: a multicast issue (kFlagMulticast) names them in its mask
+      // (value2); otherwise the bytes land in the CTA of the barrier (target_cta). Deliveries
+      // carry the issuing CTA and instruction, so they are matched first-in first-out.
+      const bool multicast = (e.flags & kFlagMulticast) != 0 && e.value2 >= 0;
       const uint32_t mask = static_cast<uint32_t>(e.value2);
       for (int d = 0; d < 16; ++d) {
-        const bool dest = mask != 0 ? ((mask >> d) & 1u) != 0 : d == e.target_cta;
+        const bool dest = multicast ? ((mask >> d) & 1u) != 0 : d == e.target_cta;
         if (dest) flights[{e.cluster, e.cta, e.pc, d}].push_back(e);
       }
     }

@@ -1,0 +1,289 @@
+// verifier/replay: simulator traces of every bundled schedule replay under every policy; tampered
+// traces diverge at the event where the tampering becomes observable; H100-style traces (without
+// phase completions and deliveries, with wait timeouts) replay; a different schedule is refused.
+#include "verifier/replay.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/verifier/trace_test_util.h"
+
+namespace parity::verifier {
+namespace {
+
+using parity::testing::AsH100;
+using parity::testing::IndexOf;
+using parity::testing::Load;
+using parity::testing::Record;
+using parity::testing::Schedule;
+using trace::EventKind;
+
+constexpr uint8_t K(EventKind k) { return static_cast<uint8_t>(k); }
+
+ReplayResult MustReplay(const Schedule& s, const trace::TraceFile& t) {
+  auto r = ReplayTrace(s.program, s.params, t);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : ReplayResult{};
+}
+
+engine::EngineOptions Lazy() {
+  engine::EngineOptions o;
+  o.policy = engine::Policy::kLazy;
+  return o;
+}
+
+TEST(ReplayTest, EveryBundledScheduleReplaysUnderEveryPolicy) {
+  const std::vector<std::string> files = parity::testing::BundledSchedules();
+  ASSERT_GE(files.size(), 40u);  // sim/examples and pipelines/ were found
+  size_t traces = 0;
+  for (const std::string& f : files) {
+    const Schedule s = Load(f);
+    for (const engine::EngineOptions& o : parity::testing::Policies()) {
+      auto rec = Record(s, o);
+      ASSERT_FALSE(rec.trace.events.empty()) << f;
+      const ReplayResult r = MustReplay(s, rec.trace);
+      EXPECT_FALSE(r.diverged) << f << " " << engine::PolicyName(o.policy) << " seed " << o.seed
+                               << "\n"
+                               << FormatReplayResult(r, rec.trace);
+      EXPECT_EQ(r.replayed, rec.trace.events.size()) << f;
+      // The model ends where the recorded run ended (completed, deadlock or violation).
+      EXPECT_EQ(r.model_outcome, rec.result.outcome) << f;
+      ++traces;
+    }
+  }
+  EXPECT_EQ(traces, files.size() * parity::testing::Policies().size());
+}
+
+TEST(ReplayTest, RefusesATraceOfAnotherSchedule) {
+  const Schedule a = Load("sim/examples/single_tma_load.pipe");
+  const Schedule b = Load("sim/examples/gemm_tma_multicast_2x2.pipe");
+  auto rec = Record(a, {});
+  auto r = ReplayTrace(b.program, b.params, rec.trace);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().rule(), "replay.hash-mismatch");
+  EXPECT_NE(r.status().message().find("single_tma_load"), std::string::npos);
+}
+
+TEST(ReplayTest, BindsTheHeaderParams) {
+  const Schedule s = Load("sim/examples/single_tma_load.pipe");
+  auto rec = Record(s, {});
+  auto params = BindTraceParams(s.program, rec.trace.header);
+  ASSERT_TRUE(params.ok()) << params.status().ToString();
+  EXPECT_EQ(*params, s.params);
+  trace::TraceHeader h = rec.trace.header;
+  h.params.emplace_back("NOT_A_PARAM", 3);
+  auto bad = BindTraceParams(s.program, h);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().rule(), "replay.params");
+}
+
+// Lazy single_tma_load: init, fence, arrive.expect_tx, tma.issue, wait.begin (blocks),
+// tma.deliver, phase.complete, wait.end, use, exit.
+TEST(ReplayTest, WaitEndBeforeTheDeliveryDiverges) {
+  const Schedule s = Load("sim/examples/single_tma_load.pipe");
+  auto rec = Record(s, Lazy());
+  trace::TraceFile t = rec.trace;
+  const size_t deliver = IndexOf(t, EventKind::kTmaDeliver);
+  const size_t wait_end = IndexOf(t, EventKind::kWaitEnd);
+  ASSERT_LT(deliver, wait_end);
+  std::swap(t.events[deliver], t.events[wait_end]);
+  const ReplayResult r = MustReplay(s, t);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_EQ(r.divergence.event_number, deliver + 1);
+  EXPECT_EQ(r.divergence.observed.kind, K(EventKind::kWaitEnd));
+  EXPECT_NE(r.divergence.reason.find("blocked"), std::string::npos) << r.divergence.reason;
+  // The barrier still waits for the 8192 TMA bytes: the arrival is in, the bytes are not.
+  EXPECT_NE(r.divergence.barrier_state.find("pending 0 of 1"), std::string::npos)
+      << r.divergence.barrier_state;
+  EXPECT_NE(r.divergence.barrier_state.find("tx_count 8192"), std::string::npos)
+      << r.divergence.barrier_state;
+  // What the model could do instead: the delivery.
+  bool delivery_enabled = false;
+  for (const std::string& c : r.divergence.enabled) {
+    delivery_enabled = delivery_enabled || c.find("tma.deliver") != std::string::npos;
+  }
+  EXPECT_TRUE(delivery_enabled);
+  EXPECT_EQ(r.replayed, deliver);
+}
+
+TEST(ReplayTest, DroppedDeliveryDivergesAtThePhaseItWouldComplete) {
+  const Schedule s = Load("sim/examples/single_tma_load.pipe");
+  auto rec = Record(s, Lazy());
+  trace::TraceFile t = rec.trace;
+  const size_t deliver = IndexOf(t, EventKind::kTmaDeliver);
+  t.events.erase(t.events.begin() + deliver);
+  const ReplayResult r = MustReplay(s, t);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_EQ(r.divergence.event_number, deliver + 1);
+  EXPECT_EQ(r.divergence.observed.kind, K(EventKind::kPhaseComplete));
+}
+
+TEST(ReplayTest, DroppedMulticastDeliveryDivergesWhereItIsMissed) {
+  // One destination of a multicast never receives its bytes: the consumer of that CTA cannot
+  // pass its wait; every event before that point still replays.
+  const Schedule s = Load("sim/examples/gemm_tma_multicast_2x2.pipe");
+  auto rec = Record(s, {});
+  trace::TraceFile t = rec.trace;
+  const size_t deliver = IndexOf(t, EventKind::kTmaDeliver);
+  const trace::TraceEvent dropped = t.events[deliver];
+  t.events.erase(t.events.begin() + deliver);
+  const ReplayResult r = MustReplay(s, t);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_GE(r.divergence.event_number, deliver + 1);
+  // The first divergent event acts on the barrier (and CTA) the dropped bytes were for.
+  EXPECT_EQ(r.divergence.observed.target_cta, dropped.target_cta);
+  EXPECT_EQ(r.divergence.observed.object, dropped.object);
+  EXPECT_EQ(r.divergence.observed.index, dropped.index);
+}
+
+TEST(ReplayTest, ChangedArriveCountDivergesAtThatEvent) {
+  const Schedule s = Load("sim/examples/gemm_tma_multicast_2x2.pipe");
+  auto rec = Record(s, {});
+  trace::TraceFile t = rec.trace;
+  const size_t arrive = IndexOf(t, EventKind::kArrive);
+  t.events[arrive].value += 1;
+  const ReplayResult r = MustReplay(s, t);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_EQ(r.divergence.event_number, arrive + 1);
+  EXPECT_NE(r.divergence.reason.find("value differs"), std::string::npos) << r.divergence.reason;
+  EXPECT_NE(r.divergence.expected.find("arrive"), std::string::npos);
+}
+
+TEST(ReplayTest, TraceEndingMidStepDiverges) {
+  // A trace cut after the arrive that completes a phase (its phase.complete missing).
+  const Schedule s = Load("sim/examples/single_tma_load.pipe");
+  auto rec = Record(s, {});
+  trace::TraceFile t = rec.trace;
+  const size_t phase = IndexOf(t, EventKind::kPhaseComplete);
+  t.events.resize(phase);
+  const ReplayResult r = MustReplay(s, t);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_EQ(r.divergence.event_number, phase + 1);
+  EXPECT_NE(r.divergence.expected.find("phase.complete"), std::string::npos);
+}
+
+TEST(ReplayTest, H100StyleTracesReplayWithInferredDeliveries) {
+  for (const char* f : {"sim/examples/gemm_tma_multicast_2x2.pipe",
+                        "sim/examples/single_tma_load.pipe", "pipelines/tma_async_gemm/gemm.pipe"}) {
+    const Schedule s = Load(f);
+    for (const engine::EngineOptions& o : parity::testing::Policies()) {
+      auto rec = Record(s, o);
+      const trace::TraceFile h = AsH100(rec.trace);
+      ASSERT_LT(h.events.size(), rec.trace.events.size());
+      const ReplayResult r = MustReplay(s, h);
+      EXPECT_FALSE(r.diverged) << f << "\n" << FormatReplayResult(r, h);
+      EXPECT_EQ(r.replayed, h.events.size());
+      EXPECT_GT(r.inferred_completions, 0u);
+      EXPECT_EQ(r.model_outcome, engine::Outcome::kCompleted);
+    }
+  }
+}
+
+TEST(ReplayTest, H100StyleProgramOrderSwapDiverges) {
+  // The producer's tma.issue moved after its wait: each agent's program order is fixed, so the
+  // model's next step of that agent is the issue, not the wait.
+  const Schedule s = Load("sim/examples/single_tma_load.pipe");
+  auto rec = Record(s, Lazy());
+  trace::TraceFile h = AsH100(rec.trace);
+  const size_t issue = IndexOf(h, EventKind::kTmaIssue);
+  const size_t wait_end = IndexOf(h, EventKind::kWaitEnd);
+  ASSERT_EQ(issue + 2, wait_end);  // tma.issue, wait.begin, wait.end
+  const trace::TraceEvent issue_ev = h.events[issue];
+  h.events.erase(h.events.begin() + issue);
+  h.events.insert(h.events.begin() + wait_end, issue_ev);
+  const ReplayResult r = MustReplay(s, h);
+  ASSERT_TRUE(r.diverged);
+  EXPECT_EQ(r.divergence.event_number, issue + 1) << FormatReplayResult(r, h);
+  EXPECT_EQ(r.divergence.observed.kind, K(EventKind::kWaitBegin));
+  EXPECT_NE(r.divergence.expected.find("tma.issue"), std::string::npos);
+}
+
+TEST(ReplayTest, H100StyleWaitEndWithoutItsBytesDiverges) {
+  // Inference may complete an unrecorded delivery, but not one of bytes never sent: the
+  // consumer's wait.end before the producer issued the TMA that feeds it.
+  const Schedule s = Load("sim/examples/gemm_tma_multicast_2x2.pipe");
+  auto rec = Record(s, {});
+  trace::TraceFile h = AsH100(rec.trace);
+  const size_t issue = IndexOf(h, EventKind::kTmaIssue);
+  // The first wait.end on a barrier of a CTA this first TMA feeds, after the issue.
+  size_t wait_end = h.events.size();
+  for (size_t i = issue + 1; i < h.events.size(); ++i) {
+    const trace::TraceEvent& e = h.events[i];
+    if (e.kind == K(EventKind::kWaitEnd) && e.cta == h.events[issue].target_cta &&
+        e.object == 0 /* full */) {
+      wait_end = i;
+      break;
+    }
+  }
+  ASSERT_LT(wait_end, h.events.size());
+  size_t wait_begin = wait_end;
+  while (wait_begin-- > 0) {
+    const trace::TraceEvent& e = h.events[wait_begin];
+    if (e.kind == K(EventKind::kWaitBegin) && e.cta == h.events[wait_end].cta &&
+        e.agent == h.events[wait_end].agent) {
+      break;
+    }
+  }
+  ASSERT_LT(wait_begin, wait_end);
+  // Move the consumer's wait.begin/wait.end pair before the producer's issue.
+  const trace::TraceEvent wb = h.events[wait_begin], we = h.events[wait_end];
+  h.events.erase(h.events.begin() + wait_end);
+  h.events.erase(h.events.begin() + wait_begin);
+  const size_t at = std::min(wait_begin, issue);
+  h.events.insert(h.events.begin() + at, {wb, we});
+  const ReplayResult r = MustReplay(s, h);
+  ASSERT_TRUE(r.diverged);
+  // wait.begin is legal there (the consumer blocks); its wait.end is not: no bytes in flight.
+  EXPECT_EQ(r.divergence.event_number, at + 2) << FormatReplayResult(r, h);
+  EXPECT_EQ(r.divergence.observed.kind, K(EventKind::kWaitEnd));
+  EXPECT_NE(r.divergence.reason.find("blocked"), std::string::npos) << r.divergence.reason;
+  EXPECT_EQ(r.inferred_completions, 0u);
+}
+
+// A deadlocking schedule as the GPU reports it: every agent still waiting times out.
+trace::TraceFile WithTimeouts(const parity::testing::Recorded& rec, const engine::Engine& eng,
+                              bool flip_parity) {
+  trace::TraceFile h = AsH100(rec.trace);
+  for (const engine::BlockedAgent& b : rec.result.deadlock.blocked) {
+    const engine::AgentInfo& info = eng.agent_info(b.agent);
+    trace::TraceEvent e{};
+    e.time = h.events.back().time + 1000;
+    e.kind = K(EventKind::kWaitTimeout);
+    e.cluster = static_cast<uint16_t>(info.cluster);
+    e.cta = static_cast<uint8_t>(info.cta);
+    e.target_cta = static_cast<uint8_t>(b.cta);
+    e.agent = static_cast<uint16_t>(info.index_in_cta);
+    e.object = static_cast<uint16_t>(b.barrier);
+    e.index = static_cast<uint16_t>(b.barrier_index);
+    e.parity = static_cast<uint8_t>(flip_parity ? 1 - b.parity : b.parity);
+    h.events.push_back(e);
+  }
+  return h;
+}
+
+TEST(ReplayTest, WaitTimeoutsOfADeadlockAreConfirmed) {
+  const Schedule s = Load("sim/examples/gemm_wrong_producer_phase.pipe");
+  auto rec = Record(s, {});
+  ASSERT_EQ(rec.result.outcome, engine::Outcome::kDeadlock);
+  auto eng = engine::Engine::Create(s.program, s.params, {});
+  ASSERT_TRUE(eng.ok());
+  const size_t blocked = rec.result.deadlock.blocked.size();
+  ASSERT_GT(blocked, 0u);
+  const trace::TraceFile h = WithTimeouts(rec, *eng, false);
+  const ReplayResult r = MustReplay(s, h);
+  EXPECT_FALSE(r.diverged) << FormatReplayResult(r, h);
+  EXPECT_EQ(r.timeouts, blocked);
+
+  // A timeout on a wait the model says is satisfied (the other parity) diverges there.
+  const trace::TraceFile bad = WithTimeouts(rec, *eng, true);
+  const ReplayResult rb = MustReplay(s, bad);
+  ASSERT_TRUE(rb.diverged);
+  EXPECT_EQ(rb.divergence.observed.kind, K(EventKind::kWaitTimeout));
+  EXPECT_EQ(rb.divergence.event_number, h.events.size() - blocked + 1);
+  EXPECT_NE(rb.divergence.reason.find("already satisfied"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parity::verifier
