@@ -98,6 +98,8 @@ struct PendingCopy {
   uint32_t cta_global = 0;   // issuer's CTA
   uint32_t pc = 0;
   uint32_t target = 0;       // destination CTA rank (within the cluster)
+  bool has_bar_index = false;  // the barrier element is known at issue (st.async; or the slot
+  uint32_t bar_index = 0;      // and barrier index are the same expression)
   bool has_buffer = false;   // the destination slot is known (not for st.async)
   uint32_t buffer = 0;
   uint32_t slot = 0;
@@ -148,6 +150,16 @@ struct Location {
   CopyWrite copy;
   std::vector<GenericWrite> writes;  // generic writes since the last async-proxy read
 };
+
+// Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
+bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
+  if (a == b) return true;
+  if (a == ir::kNoExpr || b == ir::kNoExpr) return false;
+  const ir::Expr& x = p.expr(a);
+  const ir::Expr& y = p.expr(b);
+  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
+         SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
+}
 
 class Analysis {
  public:
@@ -397,6 +409,8 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     c.has_buffer = true;
     c.buffer = load->dst.buffer;
     c.slot = ev.index;
+    c.has_bar_index = SameExpr(p_, load->dst.slot, load->bar.index);
+    c.bar_index = ev.index;
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
   } else if (k == EventKind::kBulkIssue) {
     const auto* load = op ? std::get_if<ir::BulkLoad>(op) : nullptr;
@@ -404,9 +418,18 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     c.has_buffer = true;
     c.buffer = ev.object;
     c.slot = ev.index;
+    c.has_bar_index = SameExpr(p_, load->dst.slot, load->bar.index);
+    c.bar_index = ev.index;
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
-  } else {  // kStAsync: the destination slot is not in the trace
-    c.has_buffer = false;
+  } else {  // kStAsync names the barrier element; the slot only when it is the same expression
+    const auto* st = op ? std::get_if<ir::StAsync>(op) : nullptr;
+    c.has_bar_index = true;
+    c.bar_index = ev.index;
+    c.has_buffer = st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index);
+    if (c.has_buffer) {
+      c.buffer = st->dst.buffer;
+      c.slot = ev.index;
+    }
   }
   issue_clocks_.push_back(clocks_[a]);
   if (mask < 0) {
@@ -424,13 +447,15 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
 
 void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
-  // Match the issue: same issuing CTA, instruction and destination; prefer the oldest whose slot
-  // equals the barrier element (stage-indexed rings), else the oldest.
+  // Match the issue: same issuing CTA, instruction and destination, and the same barrier element
+  // where the issue names it; else prefer the oldest whose slot equals the barrier element
+  // (stage-indexed rings), else the oldest. (A TMA issue event does not carry its barrier.)
   const size_t none = pending_.size();
   size_t first = none, exact = none;
   for (size_t j = 0; j < pending_.size(); ++j) {  // pending_ is in issue order
     const PendingCopy& c = pending_[j];
     if (c.cta_global != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
+    if (c.has_bar_index && c.bar_index != ev.index) continue;
     if (first == none) first = j;
     if (c.slot == ev.index) {
       exact = j;
@@ -483,8 +508,9 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
                : "the copy issued by " + Agent(c.agent) + " overwrites " +
                      Buf(data_cta, c.buffer, c.slot) + " that " + Agent(reader) +
                      " read (at " + At(reader, r.pc) +
-                     ") without that read happening before the issue: the consumer had not "
-                     "released the slot to this producer",
+                     ") although that read does not happen before the issue: no release of the "
+                     "slot by this reader reaches the issuer (or the reader read a stage it "
+                     "never waited for)",
            c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
   }
   loc.has_copy = true;
@@ -693,17 +719,28 @@ void Analysis::EndOfRun() {
   if (outcome != engine::Outcome::kCompleted && outcome != engine::Outcome::kDeadlock) return;
   // P2003 / P2004: the last (incomplete) phase of a barrier ends the run with a byte imbalance.
   // It is a multicast disagreement when the barrier array receives multicast bytes from peer
-  // CTAs somewhere in the cluster (this CTA may be the one that nobody sends to).
+  // CTAs somewhere in the cluster (this CTA may be the one that nobody sends to) and the CTAs'
+  // copies of this barrier element end with different imbalances; the same imbalance in every
+  // CTA is a plain tx mismatch (e.g. expect_tx multiplied by the cluster size).
   std::set<std::pair<uint32_t, uint32_t>> multicast_arrays;  // (cluster, barrier decl)
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::set<int64_t>> imbalances;
   for (const SlotState& s : slots_) {
-    if (s.multicast_from_peer) multicast_arrays.insert({s.cta_global / cluster_size_, s.object});
+    const uint32_t cluster = s.cta_global / cluster_size_;
+    if (s.multicast_from_peer) multicast_arrays.insert({cluster, s.object});
+    imbalances[{cluster, s.object, s.index}].insert(s.phase_expected - s.phase_delivered);
   }
   for (uint32_t id = 0; id < slots_.size(); ++id) {
     const SlotState& s = slots_[id];
     if (s.phase_expected == s.phase_delivered) continue;
-    const bool multicast =
-        multicast_arrays.count({s.cta_global / cluster_size_, s.object}) != 0 &&
-        s.total_expected != s.total_delivered;
+    const uint32_t cluster = s.cta_global / cluster_size_;
+    // CTAs whose copy of the element never appears in the trace count as balanced (0).
+    std::set<int64_t> seen = imbalances[{cluster, s.object, s.index}];
+    uint32_t present = 0;
+    for (uint32_t r = 0; r < cluster_size_; ++r) {
+      present += slot_ids_.count(Key(cluster * cluster_size_ + r, s.object, s.index));
+    }
+    if (present < cluster_size_) seen.insert(0);
+    const bool multicast = multicast_arrays.count({cluster, s.object}) != 0 && seen.size() > 1;
     std::string senders;
     for (uint32_t g : s.peer_senders) senders += (senders.empty() ? "" : ", ") + Agent(g);
     const std::string what =

@@ -156,6 +156,21 @@ TEST(RulesTest, MulticastDisagreement) {
   }
 }
 
+// The bundled gemm_tx_overcount multiplies expect_tx by the cluster size in every CTA: the same
+// imbalance everywhere is a tx mismatch, not a mask disagreement.
+TEST(RulesTest, UniformOvercountIsTxMismatchNotDisagreement) {
+  const std::string path = "sim/examples/gemm_tx_overcount.pipe";
+  auto run = RunText(ReadFile(path), path, engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(run->result.outcome, engine::Outcome::kDeadlock);
+  for (uint32_t cta = 0; cta < 4; ++cta) {
+    EXPECT_FALSE(Find(*run, Code::kTxMismatch, "full", cta).empty()) << cta << "\n" << Dump(*run);
+  }
+  for (const Finding& f : run->findings) {
+    EXPECT_NE(f.code(), Code::kMulticastDisagreement) << Dump(*run);
+  }
+}
+
 TEST(RulesTest, MulticastReuseBeforeRemoteRelease) {
   for (engine::Policy policy : kPolicies) {
     auto run = RunRules("multicast_release_local_only", policy);

@@ -14,6 +14,7 @@
 #include "tools/cli/narrate.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
+#include "verifier/rules.h"
 
 namespace parity::cli {
 namespace {
@@ -78,6 +79,18 @@ int ExitFor(const engine::RunResult& r) {
   return kExitBadInput;
 }
 
+nlohmann::json FindingJson(const Ran& ran, const verifier::Finding& f) {
+  return {{"code", std::string(model::CodeId(f.code()))},
+          {"title", std::string(model::CodeTitle(f.code()))},
+          {"severity", model::CodeSeverity(f.code()) == model::Severity::kError ? "error"
+                                                                               : "warning"},
+          {"message", f.message},
+          {"agent", f.agent == verifier::kNoFindingAgent
+                        ? std::string()
+                        : verifier::AgentLabel(*ran.loaded.program, *ran.engine, f.agent)},
+          {"location", f.where.ToString()}};
+}
+
 nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
   return {{"code", std::string(model::CodeId(v.violation.code))},
           {"title", std::string(model::CodeTitle(v.violation.code))},
@@ -91,6 +104,9 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
   const ir::Program& program = *ran.loaded.program;
   const engine::RunResult& r = ran.result;
   size_t max_events = opt.full ? 0 : opt.last;
+  // The protocol rules and races of verifier/rules.h (P2002..P2008) on the run's trace.
+  const std::vector<verifier::Finding> findings =
+      verifier::CheckRules(program, *ran.engine, ran.engine->trace());
   verifier::DeadlockReport report;
   if (r.outcome == engine::Outcome::kDeadlock) {
     report = verifier::DiagnoseDeadlock(program, *ran.engine, r);
@@ -116,6 +132,8 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
     if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
     j["warnings"] = nlohmann::json::array();
     for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
+    j["findings"] = nlohmann::json::array();
+    for (const auto& f : findings) j["findings"].push_back(FindingJson(ran, f));
     if (r.outcome == engine::Outcome::kDeadlock) {
       nlohmann::json d;
       d["code"] = "P2001";
@@ -157,8 +175,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
     }
     switch (r.outcome) {
       case engine::Outcome::kCompleted:
-        std::printf("OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu events, "
-                    "no violations.\n",
+        std::printf(findings.empty()
+                        ? "OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu "
+                          "events, no violations.\n"
+                        : "The run completed (all %zu agent(s) of %u CTA(s) exited, %llu "
+                          "events), but the protocol rules found problems:\n",
                     ran.engine->num_agents(), ran.engine->num_ctas(),
                     static_cast<unsigned long long>(r.events));
         break;
@@ -188,8 +209,19 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
       default:
         break;
     }
+    for (const auto& f : findings) {
+      std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(f.code())).c_str(),
+                  std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
+                  f.agent == verifier::kNoFindingAgent
+                      ? "-"
+                      : verifier::AgentLabel(program, *ran.engine, f.agent).c_str(),
+                  f.where.ToString().c_str());
+    }
   }
   ctx.exit_code = ExitFor(r);
+  if (ctx.exit_code == kExitClean && verifier::HasErrors(findings)) {
+    ctx.exit_code = kExitViolations;
+  }
 }
 
 }  // namespace
