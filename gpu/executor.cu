@@ -7,9 +7,12 @@
 // flag; every agent polls that flag in its waits and before each operation, and leaves. Before a
 // CTA's warps return they meet on a global per-cluster exit counter (bounded too), so that no CTA
 // leaves while a peer may still arrive on its barriers or multicast into it.
-// barrier.cluster.wait has no bounded form (PTX ISA 9.7.13.3); a schedule whose agents disagree
-// on cluster barriers can still hang there (the runner's timeout then reports it).
+// barrier.cluster.wait and bar.sync have no bounded form (PTX ISA 9.7.13.3, 9.7.13.1); a kernel
+// stuck there is caught by the host watchdog in RunOnGpu, which reports the hang and exits the
+// process (the driver then ends the kernel).
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,7 +43,7 @@ struct DeviceConfig {
   const AgentSlot* agents;
   uint32_t pool;  // expression pool word offset
   uint32_t cluster_m, cluster_n, clusters, warps_per_cta;
-  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles];
+  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles], role_threads[kMaxRoles];
   uint32_t num_barriers, barrier_elements, init_bitmap_offset;
   uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
   uint32_t barrier_count_ref[kMaxBarrierDecls];
@@ -68,6 +71,7 @@ struct Agent {
   uint8_t* smem_ptr;   // generic pointer to the same byte
   uint32_t events;
   uint32_t fault;
+  uint32_t bulk_groups;  // bulk async-groups committed so far
   int64_t vars[kMaxVars];
 };
 
@@ -417,6 +421,13 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         uint32_t b, i, t, addr;
         if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
         const uint32_t parity = static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
+        if (f[5] != 0) {  // test_wait: one non-blocking probe into the result variable
+          uint32_t ok = a.lane == 0 ? (ptx::MbarrierTestWaitParity(addr, parity) ? 1u : 0u) : 0u;
+          ok = __shfl_sync(kFull, ok, 0);
+          if (f[6] < kMaxVars) a.vars[f[6]] = ok;
+          Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
+          break;
+        }
         Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
         const int r = WaitBounded(c, a, addr, parity);
         if (r == 0) {
@@ -520,6 +531,79 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
+      case 1: {  // inval bar
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
+        if (a.lane == 0) ptx::MbarrierInval(addr);
+        Emit<kTrace>(c, a, EventKind::kInval, t, b, i, 0, 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 7: {  // tma.store map, buf(5), n, coords
+        const uint32_t m = f[0];
+        uint32_t buf, slot, off, bytes, src;
+        if (m >= c.num_maps) { a.fault = kFaultIndex; break; }
+        if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) break;
+        const uint32_t n = f[6];
+        int32_t x[5] = {0, 0, 0, 0, 0};
+        for (uint32_t k = 0; k < n && k < 5; ++k) x[k] = static_cast<int32_t>(Eval(c, a, f[7 + k]));
+        if (a.fault != 0) break;
+        if (a.lane == 0) {
+          const void* tm = &maps.map[m];
+          switch (n) {
+            case 1: ptx::TmaStore1D(tm, src, x[0]); break;
+            case 2: ptx::TmaStore2D(tm, src, x[0], x[1]); break;
+            case 3: ptx::TmaStore3D(tm, src, x[0], x[1], x[2]); break;
+            case 4: ptx::TmaStore4D(tm, src, x[0], x[1], x[2], x[3]); break;
+            default: ptx::TmaStore5D(tm, src, x[0], x[1], x[2], x[3], x[4]); break;
+          }
+        }
+        Emit<kTrace>(c, a, EventKind::kTmaStoreIssue, a.cta, m, slot,
+                     static_cast<int32_t>(c.map_box_bytes[m]), 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 10: {  // bulk.commit
+        if (a.lane == 0) ptx::BulkCommitGroup();
+        ++a.bulk_groups;
+        Emit<kTrace>(c, a, EventKind::kBulkCommit, a.cta, 0, 0, static_cast<int32_t>(a.bulk_groups), 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 11: {  // bulk.wait pending, read
+        const uint32_t n = f[0] == kNone ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
+        const bool read = f[1] != 0;
+        if (n > 7) { a.fault = kFaultCount; break; }
+        Emit<kTrace>(c, a, EventKind::kBulkWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
+        if (a.lane == 0) ptx::BulkWaitGroupDynamic(n, read);
+        __syncwarp();
+        Emit<kTrace>(c, a, EventKind::kBulkWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
+        break;
+      }
+      case 20: {  // bar.sync / bar.arrive id, threads, sync
+        const int64_t id = Eval(c, a, f[0]);
+        const int64_t threads = Eval(c, a, f[1]);
+        const bool sync = f[2] != 0;
+        // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
+        const int64_t per_agent = c.role_threads[a.slot.role];
+        if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
+            threads / per_agent * 32 > 1024) {
+          a.fault = kFaultCount;
+          break;
+        }
+        if (a.fault != 0) break;
+        const uint32_t hw = static_cast<uint32_t>(threads / per_agent * 32);
+        __syncwarp();
+        if (sync) {
+          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncBegin, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
+          ptx::NamedBarrierSync(static_cast<uint32_t>(id), hw);
+          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
+        } else {
+          ptx::NamedBarrierArrive(static_cast<uint32_t>(id), hw);
+          Emit<kTrace>(c, a, EventKind::kNamedBarrierArrive, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
+        }
+        break;
+      }
       case 22:  // exit
         Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
         return;
@@ -564,6 +648,7 @@ __global__ void __launch_bounds__(1024, 1)
   a.smem_base = base;
   a.smem_ptr = base_ptr;
   a.events = 0;
+  a.bulk_groups = 0;
   a.fault = 0;
   for (uint32_t v = 0; v < kMaxVars; ++v) a.vars[v] = 0;
   if (!a.slot.valid) return;  // a warp with no agent in this CTA
@@ -621,6 +706,7 @@ const char* FaultName(uint32_t code) {
     case kFaultBadWord: return "bad statement or expression word";
     case kFaultStack: return "expression stack overflow";
     case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
+    case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
     default: return "none";
   }
 }
@@ -697,6 +783,7 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   for (uint32_t r = 0; r < kMaxRoles; ++r) {
     c.role_body_begin[r] = s.role_body_begin[r];
     c.role_body_end[r] = s.role_body_end[r];
+    c.role_threads[r] = s.role_threads[r];
   }
   c.num_barriers = s.num_barriers;
   c.barrier_elements = s.barrier_elements;
@@ -768,6 +855,28 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   PARITY_CUDA_CHECK(cudaEventRecord(e0));
   PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, c));
   PARITY_CUDA_CHECK(cudaEventRecord(e1));
+  PARITY_CUDA_CHECK(cudaGetLastError());
+  // Watchdog for the waits that have no bounded form (barrier.cluster.wait, bar.sync): if the
+  // kernel outlives every mbarrier budget by far, report the hang and leave the process, which
+  // makes the driver tear the context (and the kernel) down. The trace cannot be read back then.
+  {
+    const auto start = std::chrono::steady_clock::now();
+    const double limit_ms = 4 * s.timeout_ms + 5000;
+    cudaError_t q;
+    while ((q = cudaEventQuery(e1)) == cudaErrorNotReady) {
+      const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      if (waited > limit_ms) {
+        std::printf("parity_gpu: hang observed: the kernel did not finish within %.0f ms although every "
+                    "mbarrier wait is bounded by %.0f ms: an agent is stuck in barrier.cluster.wait or "
+                    "bar.sync (no bounded form exists); no trace could be read back\n",
+                    limit_ms, s.timeout_ms);
+        std::fflush(stdout);
+        std::_Exit(1);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (q != cudaSuccess) PARITY_CUDA_CHECK(q);
+  }
   PARITY_CUDA_CHECK_LAUNCH();
   float ms = 0;
   PARITY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));

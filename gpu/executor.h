@@ -6,7 +6,7 @@
 // is one warp. All 32 lanes run the interpreter in lockstep (same words, same values); lane 0
 // issues the instructions that one elected thread would (mbarrier ops, TMA), all lanes take part
 // in what every thread does (barrier.cluster, fences, the reads of `use`). An agent's `threads`
-// is metadata only (named barriers are not supported yet).
+// is metadata, except that bar.sync thread counts are scaled to 32 threads per agent.
 #ifndef PARITY_GPU_EXECUTOR_H_
 #define PARITY_GPU_EXECUTOR_H_
 
@@ -72,6 +72,7 @@ struct LaunchSpec {
   std::vector<AgentSlot> agents;  // [cta_global * warps_per_cta + warp]
   uint32_t role_body_begin[kMaxRoles] = {}, role_body_end[kMaxRoles] = {};  // word offsets
   uint32_t role_num_vars[kMaxRoles] = {};
+  uint32_t role_threads[kMaxRoles] = {};  // the schedule's `threads` per agent (bar.sync counts)
   uint32_t num_roles = 0;
   // Shared memory, byte offsets from a 1024-byte aligned base. Barrier elements are numbered
   // barrier_first[b] + index; element e lives at 8 e.
@@ -105,6 +106,7 @@ enum FaultCode : uint32_t {
   kFaultBadWord = 4,     // unknown statement or expression word
   kFaultStack = 5,       // expression stack overflow
   kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
+  kFaultCount = 7,       // bulk.wait N > 7, or a bar.sync thread count that is not whole warps
 };
 const char* FaultName(uint32_t code);
 

@@ -504,6 +504,30 @@ __device__ __forceinline__ void ClusterWait() {
   asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// cp.async.bulk.wait_group[.read] with a run-time N (the instruction takes an immediate, so
+// N = 0..7 are dispatched to BulkWaitGroup<N>). Returns false for N > 7.
+__device__ __forceinline__ bool BulkWaitGroupDynamic(uint32_t n, bool read) {
+  switch (n) {
+#define PARITY_BULK_WAIT_CASE(k) \
+  case k: read ? BulkWaitGroupRead<k>() : BulkWaitGroup<k>(); return true;
+    PARITY_BULK_WAIT_CASE(0) PARITY_BULK_WAIT_CASE(1) PARITY_BULK_WAIT_CASE(2)
+    PARITY_BULK_WAIT_CASE(3) PARITY_BULK_WAIT_CASE(4) PARITY_BULK_WAIT_CASE(5)
+    PARITY_BULK_WAIT_CASE(6) PARITY_BULK_WAIT_CASE(7)
+#undef PARITY_BULK_WAIT_CASE
+    default: return false;
+  }
+}
+
+// bar.sync id, threads / bar.arrive id, threads (PTX ISA 9.7.13.1 bar/barrier): named CTA
+// barrier `id` (0..15) completing once `threads` threads (a multiple of 32) arrived. Unbounded:
+// there is no try form.
+__device__ __forceinline__ void NamedBarrierSync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");  // %0: id, %1: count
+}
+__device__ __forceinline__ void NamedBarrierArrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" : : "r"(id), "r"(threads) : "memory");  // %0: id, %1: count
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_

@@ -58,13 +58,25 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
     if (a->mask != ir::kNoExpr && a->bar.cta != ir::kNoExpr) return "masked arrive with @cta";
     return "";
   }
+  if (const auto* i = std::get_if<ir::MbarrierInval>(&op)) {
+    return i->bar.cta == ir::kNoExpr ? "" : "inval of a remote barrier";
+  }
+  if (const auto* t = std::get_if<ir::TmaStore>(&op)) {
+    if (t->coords.size() != p.tensor_maps[t->tensor_map].global_dims.size()) {
+      return "tma.store whose coordinate count differs from the tensor map's rank";
+    }
+    return t->src.cta == ir::kNoExpr ? "" : "tma.store from @cta";
+  }
+  if (std::holds_alternative<ir::BulkCommit>(op) || std::holds_alternative<ir::BulkWait>(op) ||
+      std::holds_alternative<ir::NamedBarrier>(op)) {
+    return "";
+  }
   if (std::holds_alternative<ir::MbarrierExpectTx>(op) ||
       std::holds_alternative<ir::MbarrierCompleteTx>(op)) {
     return "";
   }
   if (const auto* w = std::get_if<ir::MbarrierWait>(&op)) {
     if (w->token_var != 0xffffffffu) return "wait on a state token";
-    if (w->test_only) return "test_wait";
     if (w->bar.cta != ir::kNoExpr) return "wait on a remote barrier";
     return "";
   }
@@ -264,6 +276,8 @@ int Run(int argc, char** argv) {
       const uint32_t num_vars = w[o + 3], body_words = w[o + 4];
       if (num_vars > kMaxVars) Die("role " + p.roles[r].name + ": more than 48 variables");
       spec.role_num_vars[r] = num_vars;
+      spec.role_threads[r] = static_cast<uint32_t>(
+          p.roles[r].threads == ir::kNoExpr ? 1 : ev(p.roles[r].threads, cta0, "role threads"));
       spec.role_body_begin[r] = o + 5;
       spec.role_body_end[r] = o + 5 + body_words;
       o += 5 + body_words;

@@ -22,8 +22,8 @@ rc=$?
 set -e
 echo "$msg"
 [ "$rc" -eq 2 ] || fail "expected exit 2 for an unsupported op, got $rc"
-echo "$msg" | grep -q "unsupported op 'bulk.wait'" || fail "the message does not name bulk.wait (line 40, the first op the executor lacks)"
-echo "$msg" | grep -q "tma_store.pipe:40:" || fail "the message does not name the line"
+echo "$msg" | grep -q "unsupported op 'cp.async'" || fail "the message does not name cp.async"
+echo "$msg" | grep -q "sgemm_sm80.pipe:40:" || fail "the message does not name the line"
 echo "$msg" | grep -qi "cuda" && fail "it reached CUDA before refusing"
 set +e
 "$bin" run 2>/dev/null; rc=$?
