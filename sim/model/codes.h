@@ -184,8 +184,11 @@ enum class Severity : uint8_t { kError, kWarning };
     "complete_tx is credited to the NEXT phase: waiters read a stage whose data is still on its "  \
     "way and every later phase is shifted. Reported when a TMA, bulk or st.async delivery lands "  \
     "on a barrier that completed a phase between the copy's issue and its delivery (the phase "    \
-    "that was current when the copy was issued). Typical bug: mbarrier.arrive followed by "        \
-    "expect_tx instead of arrive.expect_tx, or a full-barrier count of 2 with 3 arrivals.")       \
+    "that was current when the copy was issued), or when an agent's expect_tx follows its own "   \
+    "arrive that just completed a phase with no bytes announced. Typical bug: mbarrier.arrive "    \
+    "followed by expect_tx instead of arrive.expect_tx, or a copy issued before an arrive that "   \
+    "announces none of its bytes. (A count lower than the arrivals of one iteration shows up as "  \
+    "P2005, consumers reading before the late arrivals' bytes, or as M1005.)")                     \
   X(kTxMismatch, "P2003", "tx-mismatch", kError,                                                   \
     "expect_tx bytes and delivered bytes of a barrier phase differ",                               \
     "PTX ISA (mbarrier tx-count): a phase completes only when the bytes announced by expect_tx "   \

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -351,6 +353,32 @@ TEST(RulesTest, PcMapMatchesEngine) {
     }
   }
   EXPECT_GT(checked, 100u);
+}
+
+}  // namespace
+}  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// Cost per call on the 2x2 multicast GEMM (printed, not asserted: the explorer calls CheckRules
+// on every terminal path). The result must stay the same on every call.
+TEST(RulesTest, RepeatedCallsOnOneRunAgree) {
+  const std::string path = "sim/examples/gemm_tma_multicast_2x2.pipe";
+  auto run = RunText(ReadFile(path), path, engine::Policy::kRandom, 5);
+  ASSERT_NE(run, nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  constexpr int kCalls = 200;
+  size_t findings = 0;
+  for (int i = 0; i < kCalls; ++i) {
+    findings += CheckRules(run->program, *run->engine, run->engine->trace()).size();
+  }
+  const double us = std::chrono::duration<double, std::micro>(
+                        std::chrono::steady_clock::now() - start)
+                        .count() /
+                    kCalls;
+  EXPECT_EQ(findings, 0u);
+  std::printf("CheckRules: %.1f us per call on %zu events\n", us, run->engine->trace().size());
 }
 
 }  // namespace
