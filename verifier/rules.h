@@ -19,7 +19,23 @@
 // Buffers are tracked per (CTA, buffer, slot): a `use`/`write` covers the slot it names, a TMA or
 // bulk load the slot of its destination (offsets within a slot are not distinguished, so two
 // multicast slices of one slot count as the same location; only copy-vs-access pairs are checked,
-// never copy-vs-copy).
+// never copy-vs-copy). An st.async's slot is known only when its slot and barrier-element
+// expressions are the same tree (the trace event names the barrier, not the slot).
+//
+// Copies are matched to their issue by (issuing CTA, instruction, destination CTA) and, where the
+// issue names it, the barrier element; a TMA issue event does not carry its barrier, so among
+// several in-flight copies of one instruction to one CTA the oldest whose slot equals the
+// barrier element wins (stage-indexed rings), else the oldest.
+//
+// Doubtful / not covered:
+//   - barrier.cluster.arrive.relaxed is treated as ordering (PTX: .relaxed does not release prior
+//     writes; it is enough for fence.mbarrier_init, which releases by itself): data races hidden
+//     behind a relaxed cluster arrive are missed;
+//   - an arrival count lower than the arrivals of one iteration is not reported as P2002 itself
+//     (pingpong pipelines legitimately alternate single arrivers); its effect is reported as P2005
+//     (reads before the late arrivals' bytes) or by the engine (M1005);
+//   - cp.async writes, TMA-store source reuse before cp.async.bulk.wait_group.read, and generic
+//     writes against in-flight copies are not checked.
 #ifndef PARITY_VERIFIER_RULES_H_
 #define PARITY_VERIFIER_RULES_H_
 
