@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <variant>
@@ -379,6 +380,55 @@ TEST(RulesTest, RepeatedCallsOnOneRunAgree) {
                     kCalls;
   EXPECT_EQ(findings, 0u);
   std::printf("CheckRules: %.1f us per call on %zu events\n", us, run->engine->trace().size());
+}
+
+}  // namespace
+}  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// Every schedule of sim/examples/rules keeps its header honest: the code after "BROKEN (" is
+// found (P2001: the run deadlocks), and every code found is one the header names. The header's
+// "--policy lazy" selects the lazy policy, else eager.
+TEST(RulesTest, ExampleHeadersMatchFindings) {
+  const std::vector<std::string> names = {
+      "early_arrive_before_expect", "early_bytes_spill",     "tx_overcount",
+      "multicast_disagreement",     "multicast_release_local_only", "use_without_wait",
+      "store_without_proxy_fence",  "remote_arrive_unfenced_init",  "producer_exits_early"};
+  std::set<std::string> primaries;
+  for (const std::string& name : names) {
+    const std::string text = ReadFile(RulesPath(name));
+    std::string header;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line) && !line.empty() && line[0] == '#';) {
+      header += line + "\n";
+    }
+    const size_t b = header.find("BROKEN (");
+    ASSERT_NE(b, std::string::npos) << name;
+    const std::string primary = header.substr(b + 8, 5);
+    primaries.insert(primary);
+    std::set<std::string> named;
+    for (size_t p = header.find("P20"); p != std::string::npos; p = header.find("P20", p + 1)) {
+      named.insert(header.substr(p, 5));
+    }
+    const engine::Policy policy = header.find("--policy lazy") != std::string::npos
+                                      ? engine::Policy::kLazy
+                                      : engine::Policy::kEager;
+    auto run = RunText(text, RulesPath(name), policy);
+    ASSERT_NE(run, nullptr);
+    std::set<std::string> found;
+    for (const Finding& f : run->findings) found.insert(std::string(model::CodeId(f.code())));
+    if (run->result.outcome == engine::Outcome::kDeadlock) found.insert("P2001");
+    EXPECT_TRUE(found.count(primary)) << name << "\n" << Dump(*run);
+    for (const std::string& code : found) {
+      EXPECT_TRUE(named.count(code)) << name << " reports " << code << " its header does not name";
+    }
+  }
+  // One schedule per rule.
+  for (const char* code : {"P2002", "P2003", "P2004", "P2005", "P2006", "P2007", "P2008"}) {
+    EXPECT_TRUE(primaries.count(code)) << code;
+  }
 }
 
 }  // namespace
