@@ -503,8 +503,18 @@ std::string Hex(uint64_t h) {
 
 }  // namespace
 
+Status CheckTraceSchedule(const ir::Program& program, const trace::TraceHeader& header) {
+  const uint64_t hash = ir::ContentHash(program);
+  if (hash == header.schedule_hash) return Status();
+  return Status("replay.hash-mismatch",
+                "the trace was recorded from a different schedule: trace hash " +
+                    Hex(header.schedule_hash) + " (schedule '" + header.schedule +
+                    "'), this file's hash " + Hex(hash));
+}
+
 Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
                                                const trace::TraceHeader& header) {
+  PARITY_RETURN_IF_ERROR(CheckTraceSchedule(program, header));
   for (const ir::Param& p : program.params) {
     bool found = std::any_of(header.params.begin(), header.params.end(),
                              [&](const auto& kv) { return kv.first == p.name; });
@@ -525,13 +535,7 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
                                    const trace::TraceFile& trace) {
-  const uint64_t hash = ir::ContentHash(program);
-  if (hash != trace.header.schedule_hash) {
-    return Status("replay.hash-mismatch",
-                  "the trace was recorded from a different schedule: trace hash " +
-                      Hex(trace.header.schedule_hash) + " (schedule '" + trace.header.schedule +
-                      "'), this file's hash " + Hex(hash));
-  }
+  PARITY_RETURN_IF_ERROR(CheckTraceSchedule(program, trace.header));
   engine::EngineOptions options;
   options.record_trace = true;
   Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);

@@ -59,8 +59,14 @@ struct ReplayResult {
   std::vector<uint8_t> unobserved_kinds;
 };
 
-// The params to bind for a trace: the header's values by name. Errors: a header param the
-// program does not declare, a program param the header lacks (rule "replay.params").
+// Refuses a trace recorded from another schedule (rule "replay.hash-mismatch": the header's
+// schedule hash differs from ir::ContentHash(program)), as herdtools never compares outcomes of
+// different tests.
+Status CheckTraceSchedule(const ir::Program& program, const trace::TraceHeader& header);
+
+// The params to bind for a trace: the header's values by name. Errors: the schedule check above,
+// a header param the program does not declare, a program param the header lacks
+// ("replay.params").
 Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
                                                const trace::TraceHeader& header);
 
