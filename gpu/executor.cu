@@ -299,6 +299,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       if (fr.is_for) {
         const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
         const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
+        if (step <= 0) { a.fault = kFaultEval; continue; }  // the engine requires step > 0
         a.vars[f[0]] += step;
         const int64_t hi = Eval(c, a, f[2]);
         if (a.vars[f[0]] < hi) {
@@ -311,7 +312,8 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       continue;
     }
     if (pc >= body_end) return;
-    if (Aborted(c)) return;
+    // Lane 0's view decides for the whole warp, so that the lanes never diverge.
+    if (__shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
     const uint32_t head = W[pc];
     const uint32_t kind = head & 0xff, len = head >> 8;
     const uint32_t* f = W + pc + 1;
@@ -331,6 +333,12 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         frames[depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
         pc += 6;
       } else {
+        // An empty body still leaves the variable where the loop would have (first value >= hi).
+        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
+        if (a.vars[f[0]] < hi) {
+          if (step <= 0) { a.fault = kFaultEval; continue; }
+          a.vars[f[0]] += (hi - a.vars[f[0]] + step - 1) / step * step;
+        }
         pc += len;
       }
       continue;
@@ -677,7 +685,7 @@ __global__ void __launch_bounds__(1024, 1)
   // End-of-run probe: agent 0 of each CTA reads the current phase bit of every initialised
   // barrier of its CTA with test_wait.parity 0 (true: the preceding phase had parity 0, so an
   // odd number of phases completed). Skipped after an abort (TMA may still be in flight).
-  if (a.slot.index_in_cta == 0 && !Aborted(c)) {
+  if (a.slot.index_in_cta == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) == 0) {
     const uint32_t* bitmap = reinterpret_cast<const uint32_t*>(base_ptr + c.init_bitmap_offset);
     for (uint32_t b = 0; b < c.num_barriers; ++b) {
       for (uint32_t i = 0; i < c.barrier_size[b]; ++i) {
@@ -929,6 +937,23 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     out->events.push_back(e);
   }
 
+  // Check the global tensors: TMA stores may only have written `write` pattern chunks.
+  for (size_t m = 0; m < s.maps.size(); ++m) {
+    const uint64_t bytes = (s.maps[m].global_bytes + 15) / 16 * 16;
+    std::vector<uint32_t> host(bytes / 4);
+    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), globals[m], bytes, cudaMemcpyDeviceToHost));
+    const uint32_t tag = kPatternTagBase | static_cast<uint32_t>(m);
+    for (uint64_t k = 0; k < bytes / 16; ++k) {
+      const uint32_t* q = &host[4 * k];
+      const bool valid = q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
+      if (valid && q[1] == tag && q[0] == static_cast<uint32_t>(k)) continue;  // untouched
+      if (valid && q[1] == (kPatternTagBase | 0xffu)) {
+        ++out->stored_chunks;
+      } else {
+        ++out->bad_global_chunks;
+      }
+    }
+  }
   for (void* g : globals) PARITY_CUDA_CHECK(cudaFree(g));
   PARITY_CUDA_CHECK(cudaFree(d_words));
   PARITY_CUDA_CHECK(cudaFree(d_agents));

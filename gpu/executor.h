@@ -122,6 +122,9 @@ struct RunOutput {
   std::vector<trace::TraceEvent> events;  // merged, sorted by calibrated time
   std::vector<AgentRecord> agents;
   uint64_t uses = 0, used_chunks = 0, bad_chunks = 0, zero_chunks = 0;
+  // Global tensors after the run, per 16-byte chunk: written by a TMA store (a `write` pattern
+  // chunk), or neither the original pattern nor a `write` chunk (poison or garbage stored).
+  uint64_t stored_chunks = 0, bad_global_chunks = 0;
   double kernel_ms = 0;
   double clock_ghz = 0;
 };

@@ -4,9 +4,9 @@
 //   parity_gpu run FILE.pipe [-D NAME=VALUE]... [--trace OUT] [--timeout-ms N] [--no-trace]
 //                  [--ring N]
 //
-// Exit status: 0 completed (and every used chunk was pattern data), 1 hang observed or wrong
-// data, 2 bad input / unsupported op / CUDA error. Self-contained on purpose (no spdlog/fmt):
-// the binary is copied alone to the GPU machine.
+// Exit status: 0 completed (every used chunk was pattern data, every stored chunk `write` data),
+// 1 hang observed or wrong data, 2 bad input / unsupported op / CUDA error. Self-contained on
+// purpose (no spdlog/fmt): the binary is copied alone to the GPU machine.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -347,6 +347,9 @@ int Run(int argc, char** argv) {
   std::printf("parity_gpu: data: %" PRIu64 " uses, %" PRIu64 " chunks checked, %" PRIu64
               " not pattern data, %" PRIu64 " zero\n",
               out.uses, out.used_chunks, out.bad_chunks, out.zero_chunks);
+  std::printf("parity_gpu: global: %" PRIu64 " chunks stored from `write` data, %" PRIu64
+              " chunks neither pattern nor written data\n",
+              out.stored_chunks, out.bad_global_chunks);
   std::printf("parity_gpu: trace: %zu events%s\n", out.events.size(),
               dropped ? (" (" + std::to_string(dropped) + " dropped: ring full)").c_str() : "");
 
@@ -372,7 +375,9 @@ int Run(int argc, char** argv) {
     }
     std::printf("parity_gpu: wrote %s\n", trace_out.c_str());
   }
-  if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0) return 1;
+  if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0 || out.bad_global_chunks != 0) {
+    return 1;
+  }
   return 0;
 }
 

@@ -93,6 +93,7 @@ struct Engine::Code {
   std::vector<int64_t> params;
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
   std::vector<std::vector<Instr>> roles;  // per role
+  std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
   std::vector<AgentInfo> agents;
   std::vector<ir::BuiltinValues> builtins;  // per agent
   std::vector<uint32_t> var_offset;         // per agent
@@ -343,6 +344,19 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
                        "role " + role.name + " compiles to more than 65535 instructions",
                        role.where);
     }
+    // The explorer's solo look-ahead (Engine::AgentFuture) is exact only when the role's control
+    // flow and operands cannot depend on what a barrier answered: no test_wait result, no
+    // state token.
+    bool solo_ok = true;
+    for (const Instr& in : instrs) {
+      if (in.kind != Instr::kOp) continue;
+      if (const auto* w = std::get_if<ir::MbarrierWait>(in.op)) {
+        if (w->result_var != 0xffffffffu || w->token_var != 0xffffffffu) solo_ok = false;
+      } else if (const auto* ar = std::get_if<ir::MbarrierArrive>(in.op)) {
+        if (ar->token_var != 0xffffffffu) solo_ok = false;
+      }
+    }
+    c.role_solo_ok.push_back(solo_ok);
     c.roles.push_back(std::move(instrs));
   }
 
@@ -526,6 +540,21 @@ struct Engine::Exec {
   const ir::Program& p;
 
   explicit Exec(Engine& engine) : e(engine), c(*engine.code_), p(*engine.code_->program) {}
+
+  // --- footprint (explorer only; null in Run) ---
+  Footprint* fp_ = nullptr;
+  __attribute__((always_inline)) void Touch(uint32_t object) {
+    if (fp_ != nullptr) [[unlikely]] fp_->Add(object);
+  }
+  uint32_t ClusterObj(uint32_t cluster) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + cluster;
+  }
+  uint32_t NamedObj(uint32_t cta_global) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + cta_global;
+  }
+  uint32_t GroupsObj(uint32_t agent) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + c.num_ctas + agent;
+  }
 
   // --- trace ---
   TraceEvent& Emit(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
@@ -966,6 +995,9 @@ struct Engine::Exec {
   void DoExit(uint32_t a, uint32_t pc, const SourceLocation* where) {
     AgentState& s = e.agents_[a];
     const AgentInfo& info = c.agents[a];
+    Touch(GroupsObj(a));
+    Touch(ClusterObj(info.cluster));
+    Touch(NamedObj(info.cta_global));
     std::optional<model::Violation> v = e.cp_[a].CheckExit();
     if (!v) v = e.bulk_[a].CheckExit();
     if (v) {
@@ -1033,6 +1065,7 @@ struct Engine::Exec {
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     int64_t count = 0;
     if (!EvOr(op.count, env, c.barrier_count[b.slot], &count)) return;
+    Touch(b.slot);
     model::MbarrierResult r = model::MbarrierInit(e.barriers_[b.slot], count);
     const uint32_t pc = Pc(a);
     Emit(EventKind::kInit, a, b.cta, op.bar.barrier, b.index, count, 0, pc);
@@ -1043,6 +1076,7 @@ struct Engine::Exec {
     BarAddr b;
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     const uint32_t pc = Pc(a);
+    Touch(b.slot);
     model::MbarrierResult r = model::MbarrierInval(e.barriers_[b.slot]);
     Emit(EventKind::kInval, a, b.cta, op.bar.barrier, b.index, 0, 0, pc);
     if (!Check(r, a, pc, b, op.bar.barrier)) return;
@@ -1075,6 +1109,7 @@ struct Engine::Exec {
   }
   bool ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b, int64_t count,
                  int64_t tx, uint32_t pc, uint8_t flags) {
+    Touch(b.slot);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierArriveResult r;
     EventKind kind = EventKind::kArrive;
@@ -1104,6 +1139,7 @@ struct Engine::Exec {
     int64_t tx = 0;
     if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
     const uint32_t pc = Pc(a);
+    Touch(b.slot);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierResult r = model::MbarrierExpectTx(st, tx);
     Emit(EventKind::kExpectTx, a, b.cta, op.bar.barrier, b.index, tx, st.tx_count, pc).phase =
@@ -1123,6 +1159,7 @@ struct Engine::Exec {
   }
   bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
                   EventKind kind, bool async, uint8_t flags) {
+    Touch(b.slot);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
     TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
@@ -1138,6 +1175,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     AgentState& s = e.agents_[a];
     const uint32_t pc = Pc(a);
+    Touch(b.slot);
     // mbarrier.test_wait/try_wait exist only for the .shared::cta state space (PTX ISA
     // mbarrier.test_wait/try_wait; every cuda::ptx mbarrier_try_wait form is .shared::cta), so a
     // wait on a peer CTA's barrier is not expressible: bad input, not a run-time violation.
@@ -1314,6 +1352,7 @@ struct Engine::Exec {
     f.bytes = bytes;
     f.pc = pc;
     f.id = e.bulk_[a].Issue();
+    Touch(GroupsObj(a));
     e.in_flight_.push_back(f);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op) {
@@ -1347,6 +1386,7 @@ struct Engine::Exec {
   }
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
     const uint32_t pc = Pc(a);
+    Touch(GroupsObj(a));
     std::optional<model::Violation> w = e.bulk_[a].Commit();
     if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
@@ -1355,6 +1395,7 @@ struct Engine::Exec {
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op) {
     AgentState& s = e.agents_[a];
+    Touch(GroupsObj(a));
     int64_t n = 0;
     if (!EvOr(op.pending, env, 0, &n)) return;
     if (n < 0 || n > 63) {
@@ -1390,12 +1431,14 @@ struct Engine::Exec {
     f.bytes = dst.bytes;
     f.pc = pc;
     f.id = e.cp_[a].Issue();
+    Touch(GroupsObj(a));
     e.in_flight_.push_back(f);
     Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
     Advance(a);
   }
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&) {
     const uint32_t pc = Pc(a);
+    Touch(GroupsObj(a));
     std::optional<model::Violation> w = e.cp_[a].Commit();
     if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
@@ -1405,6 +1448,7 @@ struct Engine::Exec {
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsyncWait& op) {
     AgentState& s = e.agents_[a];
     const uint32_t pc = Pc(a);
+    Touch(GroupsObj(a));
     const bool wait_all = op.pending == ir::kNoExpr;
     int64_t n = 0;
     if (!EvOr(op.pending, env, 0, &n)) return;
@@ -1436,6 +1480,8 @@ struct Engine::Exec {
     BarAddr b;
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     const uint32_t pc = Pc(a);
+    Touch(b.slot);
+    Touch(GroupsObj(a));
     model::MbarrierResult r = model::MbarrierAsyncArriveIssue(e.barriers_[b.slot], op.noinc);
     Emit(EventKind::kCpAsyncArrive, a, b.cta, op.bar.barrier, b.index, op.noinc ? 1 : 0,
          e.barriers_[b.slot].pending_count, pc);
@@ -1466,6 +1512,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
     model::ClusterBarrier& cb = e.clusters_[info.cluster];
+    Touch(ClusterObj(info.cluster));
     model::ClusterArrival r = cb.Arrive(ClusterParticipant(a));
     Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cb.arrived(), pc);
     if (r.violation) {
@@ -1480,6 +1527,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
     model::ClusterBarrier& cb = e.clusters_[info.cluster];
+    Touch(ClusterObj(info.cluster));
     const bool resumed = s.wait != WaitKind::kNone;
     if (!resumed) {
       Emit(EventKind::kClusterWaitBegin, a, info.cta, 0, 0, 0, 0, pc).phase =
@@ -1504,6 +1552,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
     model::NamedBarriers& nb = e.named_[info.cta_global];
+    Touch(NamedObj(info.cta_global));
     if (s.wait != WaitKind::kNone) {  // resumed bar.sync
       if (!nb.Passed(s.wait_slot, s.wait_arg)) {
         Block(a, WaitKind::kNamedBarrier, s.wait_slot, s.wait_arg);
@@ -1581,6 +1630,7 @@ struct Engine::Exec {
                    true, f.flags);
         return;
       case InFlight::kCpAsync: {
+        Touch(GroupsObj(f.agent));
         e.cp_[f.agent].Complete(f.id);
         Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
              f.pc, true);
@@ -1589,6 +1639,7 @@ struct Engine::Exec {
         return;
       }
       case InFlight::kCpAsyncArrive: {
+        Touch(f.slot);
         model::MbarrierState& st = e.barriers_[f.slot];
         model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
         TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
@@ -1600,6 +1651,7 @@ struct Engine::Exec {
         return;
       }
       case InFlight::kStoreRead: {
+        Touch(GroupsObj(f.agent));
         e.bulk_[f.agent].ReadDone(f.id);
         Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
              true);
@@ -1610,6 +1662,7 @@ struct Engine::Exec {
         return;
       }
       case InFlight::kStoreWrite: {
+        Touch(GroupsObj(f.agent));
         e.bulk_[f.agent].WriteDone(f.id);
         Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
              f.pc, true);
@@ -1631,6 +1684,106 @@ struct Engine::Exec {
         ++i;
       }
     }
+  }
+
+  // --- future footprint (explorer) ---
+  // Runs agent a's code from its current pc on a scratch copy of its variables, as if every wait
+  // passed, and adds every object its remaining operations (and the async operations they
+  // issue) touch. Exact when the agent's control flow and operands do not depend on what the
+  // barriers answer, which the caller ensures (roles with test_wait results or state tokens are
+  // not asked). Returns false (caller falls back to the static footprint) on an expression
+  // fault or a runaway loop; the engine's state is unchanged either way.
+  bool SoloFuture(uint32_t a, Footprint* fp) {
+    const AgentInfo& info = c.agents[a];
+    const std::vector<Instr>& code = c.roles[info.role];
+    const ir::EvalEnv env0 = Env(a);
+    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    const uint32_t nv = env0.num_vars;
+    std::vector<int64_t> saved(vars, vars + nv);
+    const Outcome saved_outcome = e.outcome_;
+    uint32_t pc = e.agents_[a].pc;
+    bool ok = true;
+    auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask) {
+      BarAddr b;
+      if (!ResolveBar(a, ref, env0, nullptr, &b)) return false;
+      if (mask >= 0) {
+        const std::vector<uint32_t>* dests = Destinations(mask, nullptr);
+        if (dests == nullptr) return false;
+        for (uint32_t d : *dests) fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index));
+      } else if (any_cta) {
+        for (uint32_t d = 0; d < c.cluster_size; ++d) {
+          fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index));
+        }
+      } else {
+        fp->Add(b.slot);
+      }
+      return true;
+    };
+    for (uint32_t guard = 0; ok; ++guard) {
+      if (guard > (1u << 16) || fp->overflow) {
+        ok = false;
+        break;
+      }
+      const Instr& in = code[pc];
+      int64_t v = 0;
+      if (in.kind == Instr::kEnd) break;
+      switch (in.kind) {
+        case Instr::kLet:
+        case Instr::kForInit:
+          if (!(ok = Ev(in.e1, env0, &v))) break;
+          vars[in.var] = v;
+          ++pc;
+          continue;
+        case Instr::kJump:
+          pc = in.target;
+          continue;
+        case Instr::kJumpIfFalse:
+          if (!(ok = Ev(in.e1, env0, &v))) break;
+          pc = v != 0 ? pc + 1 : in.target;
+          continue;
+        case Instr::kForTest:
+          if (!(ok = Ev(in.e1, env0, &v))) break;
+          pc = vars[in.var] < v ? pc + 1 : in.target;
+          continue;
+        case Instr::kForStep:
+          if (!(ok = EvOr(in.e1, env0, 1, &v)) || v <= 0 ||
+              __builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
+            ok = false;
+            break;
+          }
+          pc = in.target;
+          continue;
+        default:
+          break;
+      }
+      if (!ok) break;
+      const ir::Op& op = *in.op;
+      int64_t mask = -1;
+      if (std::holds_alternative<ir::Exit>(op)) break;
+      if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) {
+        ok = EvOr(o->mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
+      } else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
+        ok = EvOr(o->multicast_mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
+      } else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) {
+        ok = EvOr(o->multicast_mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
+      } else if (const auto* o = std::get_if<ir::StAsync>(&op)) ok = bar_slots(o->bar, true, -1);
+      else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) ok = bar_slots(o->bar, false, -1);
+      // Everything else touches only the objects every agent's future holds (cluster barrier,
+      // named barriers, its groups: DoExit), which the caller adds.
+      ++pc;
+    }
+    std::copy(saved.begin(), saved.end(), vars);
+    if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it
+      e.outcome_ = saved_outcome;
+      e.result_.error = Status();
+      ok = false;
+    }
+    return ok;
   }
 
   // --- end of run ---
@@ -1708,9 +1861,13 @@ void Engine::Choices(std::vector<Choice>* out) const {
   for (uint32_t i = 0; i < in_flight_.size(); ++i) out->push_back({Choice::Kind::kAsync, i});
 }
 
-Outcome Engine::Step(Choice choice) {
+Outcome Engine::Step(Choice choice) { return Step(choice, nullptr); }
+
+Outcome Engine::Step(Choice choice, Footprint* touched) {
+  if (touched != nullptr) *touched = Footprint{};
   if (outcome_ != Outcome::kRunning) return outcome_;
   Exec x(*this);
+  x.fp_ = touched;
   if (choice.kind == Choice::Kind::kAgent) {
     PARITY_CHECK(choice.index < agents_.size() && agents_[choice.index].status == kReady,
                  "Step: agent is not runnable");
@@ -1871,6 +2028,150 @@ const char* WaitKindName(WaitKind k) {
     case WaitKind::kBulkGroups: return "cp.async.bulk.wait_group";
   }
   return "?";
+}
+
+}  // namespace parity::engine
+
+namespace parity::engine {
+
+namespace {
+
+// One word into a running fingerprint: multiply-xorshift per word (a strong mixer: a single
+// changed bit changes about half of the state's bits), murmur3's fmix64 at the end.
+inline uint64_t FpWord(uint64_t h, uint64_t v) {
+  v *= 0x9e3779b97f4a7c15ull;
+  v ^= v >> 29;
+  h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 31);
+}
+inline uint64_t FpFinal(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+}  // namespace
+
+uint64_t Engine::Fingerprint() const {
+  // The outcome is part of the state: a violating step leaves the state as it was before the
+  // operation (the model rejects it), and must not look like that already-visited state.
+  uint64_t h = FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_));
+  for (const AgentState& s : agents_) {
+    h = FpWord(h, (static_cast<uint64_t>(s.pc) << 32) | s.status |
+                      (static_cast<uint64_t>(s.wait) << 8));
+    h = FpWord(h, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
+  }
+  for (size_t a = 0; a < cp_.size(); ++a) {
+    h = FpWord(h, (static_cast<uint64_t>(cp_[a].committed_groups()) << 32) |
+                      cp_[a].uncommitted_count());
+    h = FpWord(h, (static_cast<uint64_t>(bulk_[a].committed_groups()) << 32) |
+                      bulk_[a].uncommitted_count());
+  }
+  for (int64_t v : vars_) h = FpWord(h, static_cast<uint64_t>(v));
+  for (const model::MbarrierState& b : barriers_) {
+    h = FpWord(h, static_cast<uint64_t>(b.life) |
+                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                      (static_cast<uint64_t>(b.phase) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
+                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
+  }
+  for (const model::ClusterBarrier& cb : clusters_) {
+    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
+    h = FpWord(h, cb.phase());
+  }
+  for (const model::NamedBarriers& nb : named_) {
+    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
+      if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
+      h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
+                        (static_cast<uint64_t>(nb.count(id)) << 32));
+      h = FpWord(h, nb.generation(id));
+    }
+  }
+  // In-flight operations as a multiset: a sum of strongly mixed per-operation hashes
+  // (commutative, so the list order, which depends on the history, does not matter).
+  auto op_hash = [](const InFlight& f, uint64_t salt) {
+    uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) |
+                                  (static_cast<uint64_t>(f.agent) << 32));
+    x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
+    x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
+    x = FpWord(x, f.pc);
+    x = FpWord(x, f.id);
+    return FpFinal(x);
+  };
+  uint64_t sum = 0;
+  for (const InFlight& f : in_flight_) sum += op_hash(f, 1);
+  for (const InFlight& f : deferred_) sum += op_hash(f, 2);
+  return FpFinal(FpWord(h, sum));
+}
+
+uint32_t Engine::num_objects() const {
+  return static_cast<uint32_t>(barriers_.size()) + code_->clusters + code_->num_ctas +
+         static_cast<uint32_t>(agents_.size());
+}
+uint32_t Engine::ClusterObject(uint32_t cluster) const {
+  return static_cast<uint32_t>(barriers_.size()) + cluster;
+}
+uint32_t Engine::NamedObject(uint32_t cta_global) const {
+  return static_cast<uint32_t>(barriers_.size()) + code_->clusters + cta_global;
+}
+uint32_t Engine::GroupsObject(uint32_t agent) const {
+  return static_cast<uint32_t>(barriers_.size()) + code_->clusters + code_->num_ctas + agent;
+}
+uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
+  return code_->cta_first_agent[cta_global];
+}
+
+bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
+  *out = Footprint{};
+  if (agents_[agent].status == kExited) return true;
+  if (!code_->role_solo_ok[code_->agents[agent].role]) return false;
+  out->Add(GroupsObject(agent));
+  out->Add(ClusterObject(code_->agents[agent].cluster));
+  out->Add(NamedObject(code_->agents[agent].cta_global));
+  Exec x(*this);
+  return x.SoloFuture(agent, out);
+}
+
+std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
+  const Code& c = *code_;
+  const AgentInfo& info = c.agents[agent];
+  std::vector<uint32_t> out;
+  // Every slot of barrier array `decl` in this CTA, or in every CTA of the cluster.
+  auto bar = [&](const ir::BarrierRef& ref, bool any_cta) {
+    any_cta = any_cta || ref.cta != ir::kNoExpr;
+    for (uint32_t r = 0; r < c.cluster_size; ++r) {
+      if (!any_cta && r != info.cta) continue;
+      const uint32_t cta_global = info.cluster * c.cluster_size + r;
+      for (uint32_t i = 0; i < c.barrier_size[ref.barrier]; ++i) {
+        out.push_back(cta_global * c.barriers_per_cta + c.barrier_base[ref.barrier] + i);
+      }
+    }
+  };
+  // Exit touches these three; every agent exits (or deadlocks, which ends the run).
+  out.push_back(GroupsObject(agent));
+  out.push_back(ClusterObject(info.cluster));
+  out.push_back(NamedObject(info.cta_global));
+  for (const Instr& in : c.roles[info.role]) {
+    if (in.kind != Instr::kOp) continue;
+    const ir::Op& op = *in.op;
+    if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) bar(o->bar, o->mask != ir::kNoExpr);
+    else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) bar(o->bar, o->multicast_mask != ir::kNoExpr);
+    else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) bar(o->bar, o->multicast_mask != ir::kNoExpr);
+    else if (const auto* o = std::get_if<ir::StAsync>(&op)) bar(o->bar, true);
+    else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
+    // Group ops, stores, cluster and named barriers: the three objects above.
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace parity::engine

@@ -181,6 +181,33 @@ struct RunResult {
   std::vector<ViolationInfo> warnings;
 };
 
+// The shared objects one step touched (read or wrote), for partial-order reduction
+// (verifier/explore.h). Object numbers (Engine::num_objects()):
+//   [0, S)                    mbarrier slots (global slot = barrier_state's (CTA, name, index));
+//   S + cluster               the cluster barrier of a cluster;
+//   S + clusters + cta        the named barriers (bar.sync) of a CTA (global CTA number);
+//   S + clusters + ctas + a   agent a's cp.async and bulk async-group state (its in-flight
+//                             cp.async / store completions touch it too).
+// Everything else a step changes is private to the stepping agent (pc, variables) or the
+// multiset of in-flight operations (appending and removing distinct elements commute). A wake-up
+// of blocked agents is a consequence of touching the object they wait on.
+struct Footprint {
+  static constexpr uint32_t kMax = 64;
+  uint32_t n = 0;
+  bool overflow = false;  // more than kMax objects: treat the step as touching everything
+  uint32_t objects[kMax] = {};
+  void Add(uint32_t o) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (objects[i] == o) return;
+    }
+    if (n == kMax) {
+      overflow = true;
+      return;
+    }
+    objects[n++] = o;
+  }
+};
+
 class Engine {
  public:
   // Binds and instantiates `program` with the given param values (one per Program::params, e.g.
@@ -200,11 +227,38 @@ class Engine {
   // Takes one step. The choice must be one of Choices(). Returns the outcome after the step
   // (kRunning while the run goes on).
   Outcome Step(Choice choice);
+  // The same, and records in *touched the objects the step touched (see Footprint).
+  Outcome Step(Choice choice, Footprint* touched);
   Outcome outcome() const { return outcome_; }
   const RunResult& result() const { return result_; }
   // A hash of the mutable state (agents, variables, barriers, groups, in-flight operations as a
   // multiset), not of the trace or counters: equal states of different histories hash equal.
   uint64_t StateHash() const;
+  // A 64-bit fingerprint of the same state as StateHash (equal states, equal fingerprints) with a
+  // strong per-word mixer (multiply-xorshift, murmur3 finaliser) so that distinct states collide
+  // with probability close to 2^-64 per pair: the explorer stores only this.
+  uint64_t Fingerprint() const;
+
+  // --- Partial-order reduction support (verifier/explore.h) ---
+  uint32_t num_objects() const;
+  uint32_t ClusterObject(uint32_t cluster) const;
+  uint32_t NamedObject(uint32_t cta_global) const;
+  uint32_t GroupsObject(uint32_t agent) const;
+  // Every object that agent `agent` or an asynchronous operation it issues may touch from now
+  // until the end of the run, a static over-approximation from the role's code (every op of the
+  // role; a barrier reference with a CTA operand, a mask or a multicast counts for every CTA of
+  // the cluster; every element of a barrier array). Sorted, distinct.
+  std::vector<uint32_t> AgentMayTouch(uint32_t agent) const;
+  // The same, but exact for this state: agent `agent`'s code is run ahead from its current pc on
+  // a scratch copy of its variables as if every wait passed, collecting the objects of its
+  // remaining operations (multicast masks and barrier indices evaluated). False (use
+  // AgentMayTouch) when that is not sound or not possible: its role reads a test_wait result or
+  // a state token (control flow or operands could depend on a barrier's answer), an expression
+  // faults, more than 2^16 instructions, or more than Footprint::kMax objects. The engine's
+  // state is unchanged (non-const only because evaluation shares the step machinery).
+  bool AgentFuture(uint32_t agent, Footprint* out);
+  // The global agent id of agent_info(a).index_in_cta in CTA `cta_global`.
+  uint32_t cta_first_agent(uint32_t cta_global) const;
 
   // --- Inspection ---
   size_t num_agents() const;
@@ -260,6 +314,11 @@ class Engine {
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
   };
+
+  // Explorer access to the mutable state (verifier/explore.h).
+  const AgentState& agent_state(uint32_t agent) const { return agents_[agent]; }
+  const std::vector<InFlight>& in_flight_ops() const { return in_flight_; }
+  const std::vector<InFlight>& deferred_ops() const { return deferred_; }
 
   Engine(const Engine&);
   Engine& operator=(const Engine&);

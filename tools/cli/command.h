@@ -31,6 +31,8 @@ void AddRunCommand(CLI::App& app, Context& ctx);
 void AddExplainCommand(CLI::App& app, Context& ctx);
 void AddRulesCommand(CLI::App& app, Context& ctx);
 void AddTmaLayoutCommand(CLI::App& app, Context& ctx);
+// parity explore (explore_command.cc): exit 4 = a bound stopped the search, nothing found.
+void AddExploreCommand(CLI::App& app, Context& ctx);
 void AddCountsCommand(CLI::App& app, Context& ctx);
 // trace_commands.cc: parity replay, parity compare, parity trace export.
 void AddReplayCommand(CLI::App& app, Context& ctx);

@@ -51,6 +51,7 @@ int Main(int argc, char** argv) {
   AddExplainCommand(app, ctx);
   AddRulesCommand(app, ctx);
   AddTmaLayoutCommand(app, ctx);
+  AddExploreCommand(app, ctx);
   AddCountsCommand(app, ctx);
   AddReplayCommand(app, ctx);
   AddCompareCommand(app, ctx);

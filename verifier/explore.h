@@ -1,0 +1,135 @@
+// Exhaustive exploration (`parity explore`): every interleaving of agent steps and asynchronous
+// completions of a bound schedule, up to bounds, breadth-first.
+//
+// What is explored. A state is an engine state (sim/engine/engine.h); its successors are the
+// states after each enabled step (Engine::Choices: a runnable agent's next operation, or one
+// in-flight operation completing: every TMA/bulk delivery to each destination CTA separately, so
+// TMA halves and multicast copies land in every order). A state whose run has ended (completed,
+// deadlock, model violation, run-time bad input) is terminal.
+//
+// Spurious try_wait failures. The schedule language's `wait BAR parity P` is the try_wait loop
+// (PTX ISA 9.7.13.15.16: try_wait may return false before the phase completes, when its time
+// limit expires, and the loop retries). A spurious false only repeats the loop: the agent takes a
+// step that changes nothing, the same as not being scheduled, which exploration already covers.
+// `test_wait ... -> var` is a single test_wait, which is non-blocking and reports the phase's
+// state (no time limit, so no spurious result in the ISA's text); its two outcomes are explored
+// through the interleavings (the test before or after the phase completes). So no extra choice
+// is needed for either form.
+//
+// Visited states are stored as 64-bit fingerprints (Engine::Fingerprint) in an open-addressing
+// table with linear probing (max load 3/4, doubling), plus per state its parent's number and the
+// choice that reached it (8 bytes) for the counterexample: at most 8 / 0.375 + 8 ≈ 29 and at
+// least 8 / 0.75 + 8 ≈ 19 bytes per state. Two distinct states with the same fingerprint make
+// the second look visited (the search could then miss what lies only behind it): with n states
+// and a well-mixed 64-bit fingerprint the probability that any pair collides is about
+// n^2 / 2^65 (1e6 states: 3e-8; 1e8 states: 3e-4). The frontier of the breadth-first search
+// (the states of the current and the next depth) is kept as full engine copies.
+//
+// Partial-order reduction (persistent sets; P. Godefroid, "Partial-Order Methods for the
+// Verification of Concurrent Systems", LNCS 1032, ch. 4). Units are the agents that have not
+// exited and the in-flight operations. Each enabled step's footprint (the mbarrier slots,
+// cluster barrier, named barriers and async-group state it read or wrote; Engine::Step with a
+// Footprint) is measured exactly by taking it; each unit's *future* footprint is a static
+// over-approximation (Engine::AgentMayTouch: every object any operation of the role, or an
+// asynchronous operation it issues, may touch; an in-flight delivery touches exactly its
+// barrier slot). Two steps with disjoint footprints commute and neither enables or disables the
+// other: all shared state lives in those objects; a step changes only its own agent's pc and
+// variables and the multiset of in-flight operations otherwise; waking a blocked agent is a
+// consequence of touching the object it waits on. The persistent set at a state is the closure
+// of one enabled unit under: (a) an enabled unit in the set pulls in every unit whose future
+// footprint meets its step's footprint; (b) a blocked agent in the set pulls in every unit whose
+// future footprint contains the object it waits on (its necessary enabling set). No sequence of
+// steps outside the set can then touch what a step in the set touches, so the set is persistent;
+// the explorer takes the smallest such closure over all enabled units.
+// Soundness: (1) deadlocks and completed ends are states with no enabled step; selective search
+// with persistent sets reaches every such reachable state of a finite state space (Godefroid
+// Thm. 4.3; the proof permutes the first persistent step to the front of any path to the state;
+// state caching does not break it because the persistent set depends only on the state). So the
+// sets of reachable completed and deadlocked states are the same as without reduction (the tests
+// check this against the unreduced search). (2) Violations: a step that violates ends the run. Take
+// a path w to a violating step from s; if no step of w is in the persistent set T, every enabled
+// step t of T commutes with all of w except possibly its last step; t then either violates
+// itself or leaves the last step of w enabled with the same objects, so it still violates after
+// t: a violation stays reachable through T by a path of the same length. Hence the verdict
+// "some violation is reachable" is preserved, though the reduced search may report a different
+// violation (another code or location) than an unreduced one would. Warnings (which do not end a
+// run) are not preserved. (3) Fingerprint collisions, above.
+// The counterexample is the shortest path to the finding in the explored (reduced) graph; with
+// reduction off (ExploreOptions::reduction = false) it is the shortest path of the schedule.
+//
+// What is not done: symmetry reduction (interchangeable CTAs), parallel search (threads > 1 runs
+// one thread), and the trace-based protocol rules and race detection of verifier/ (when they
+// exist, they are to be run on the trace of each completed path).
+#ifndef PARITY_VERIFIER_EXPLORE_H_
+#define PARITY_VERIFIER_EXPLORE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+
+namespace parity::verifier {
+
+struct ExploreOptions {
+  uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
+  double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0 = none
+  bool reduction = true;             // persistent-set partial-order reduction
+  // Collect the fingerprints of every reachable completed and deadlocked terminal state (tests:
+  // the reduced and the unreduced search must reach the same set). Costs memory.
+  bool collect_terminals = false;
+  // Stop at the first violation or deadlock (false: keep going to count all terminal states;
+  // the first finding is still the one reported).
+  bool stop_at_first = true;
+};
+
+enum class ExploreVerdict : uint8_t {
+  kVerified,    // complete search: every reachable run completes, no violation, no deadlock
+  kViolation,   // a reachable run ends in a model violation (counterexample)
+  kDeadlock,    // a reachable run ends in a deadlock (counterexample)
+  kBadInput,    // the schedule cannot be instantiated, or a run hits a run-time input error
+  kIncomplete,  // a bound stopped the search before it was complete and nothing was found
+};
+const char* ExploreVerdictName(ExploreVerdict v);
+
+struct ExploreStats {
+  uint64_t states = 0;            // distinct states stored (terminal states included)
+  uint64_t expanded = 0;          // states whose successors were generated
+  uint64_t transitions = 0;       // steps taken in the explored (reduced) graph
+  uint64_t enabled = 0;           // steps enabled at the expanded states (sum)
+  uint64_t pruned = 0;            // enabled - transitions: steps the reduction did not take
+  uint64_t completed_ends = 0;    // distinct completed terminal states
+  uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
+  uint64_t violation_ends = 0;    // distinct violating terminal states
+  uint32_t depth = 0;             // deepest breadth-first level reached
+  uint64_t peak_frontier = 0;     // most states held as engine copies at once
+  uint64_t table_bytes = 0;       // fingerprint table + per-state parent records
+  double seconds = 0;
+  double bytes_per_state() const { return states ? double(table_bytes) / double(states) : 0; }
+  double states_per_second() const { return seconds > 0 ? double(states) / seconds : 0; }
+};
+
+struct ExploreResult {
+  ExploreVerdict verdict = ExploreVerdict::kVerified;
+  ExploreStats stats;
+  std::string bound;  // kIncomplete: which bound stopped the search ("--max-states", ...)
+  // kViolation / kDeadlock: the steps from the initial state to the finding (replay them with
+  // Replay to get the trace and the final RunResult).
+  std::vector<engine::Choice> counterexample;
+  Status error;  // kBadInput
+  std::vector<uint64_t> terminals;  // collect_terminals: sorted fingerprints
+};
+
+ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
+                      const ExploreOptions& options = {});
+
+// Re-runs `choices` from the initial state with trace recording on; returns the engine after the
+// last step (its result() is the finding's RunResult). Fails on bad input.
+Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<int64_t>& params,
+                                const std::vector<engine::Choice>& choices);
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_EXPLORE_H_
