@@ -10,8 +10,9 @@
 // completed-count barrier is a violation, and so on, so a trace whose order the model cannot
 // reproduce diverges at the first event the model does not allow.
 //
-// Matching: the identity of an event (kind, cluster, CTA, target CTA, agent, object, index, pc,
-// value) must match always. The state read back after the event (value2, phase, parity: pending
+// Matching: the identity of an event (kind, cluster, CTA, target CTA, agent, object, index,
+// value; pc within simulator traces, as the executor numbers instructions of the GPU encoding)
+// must match always. The state read back after the event (value2, phase, parity: pending
 // count, tx count, phase bit) is compared only when the trace recorded it (source "sim"): the GPU
 // executor leaves those fields 0 where it cannot observe them (sim/trace/event.h).
 // Events the trace never records at all (e.g. an H100 trace without kPhaseComplete or TMA
@@ -54,6 +55,7 @@ struct ReplayResult {
   size_t inferred_completions = 0;     // unobserved async completions taken to enable an event
   size_t timeouts = 0;                 // kWaitTimeout events checked
   size_t after_abort = 0;              // events after a timeout that the model could not take
+  size_t probes = 0;                   // executor end-of-run barrier probes (pc 0xffff)
   bool search_exhausted = false;       // the search over ambiguous completions hit its budget
   engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
   std::vector<uint8_t> unobserved_kinds;

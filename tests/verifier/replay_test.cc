@@ -200,9 +200,11 @@ TEST(ReplayTest, H100StyleProgramOrderSwapDiverges) {
   EXPECT_NE(r.divergence.expected.find("tma.issue"), std::string::npos);
 }
 
-TEST(ReplayTest, H100StyleWaitEndWithoutItsBytesDiverges) {
-  // Inference may complete an unrecorded delivery, but not one of bytes never sent: the
-  // consumer's wait.end before the producer issued the TMA that feeds it.
+TEST(ReplayTest, H100StyleCrossAgentOrderIsNotTrusted) {
+  // An executor trace merges per-agent buffers by calibrated clock64, so the order of two
+  // agents' records is only approximate: a consumer's wait.begin/wait.end recorded before the
+  // producer's TMA issue that feeds it is replayed in the order the model allows (the wait ends
+  // after the issue and an inferred delivery), not reported as a divergence.
   const Schedule s = Load("sim/examples/gemm_tma_multicast_2x2.pipe");
   auto rec = Record(s, {});
   trace::TraceFile h = AsH100(rec.trace);
@@ -234,12 +236,9 @@ TEST(ReplayTest, H100StyleWaitEndWithoutItsBytesDiverges) {
   const size_t at = std::min(wait_begin, issue);
   h.events.insert(h.events.begin() + at, {wb, we});
   const ReplayResult r = MustReplay(s, h);
-  ASSERT_TRUE(r.diverged);
-  // wait.begin is legal there (the consumer blocks); its wait.end is not: no bytes in flight.
-  EXPECT_EQ(r.divergence.event_number, at + 2) << FormatReplayResult(r, h);
-  EXPECT_EQ(r.divergence.observed.kind, K(EventKind::kWaitEnd));
-  EXPECT_NE(r.divergence.reason.find("blocked"), std::string::npos) << r.divergence.reason;
-  EXPECT_EQ(r.inferred_completions, 0u);
+  EXPECT_FALSE(r.diverged) << FormatReplayResult(r, h);
+  EXPECT_EQ(r.replayed, h.events.size());
+  EXPECT_GT(r.inferred_completions, 0u);
 }
 
 // A deadlocking schedule as the GPU reports it: every agent still waiting times out.
@@ -283,6 +282,65 @@ TEST(ReplayTest, WaitTimeoutsOfADeadlockAreConfirmed) {
   EXPECT_EQ(rb.divergence.observed.kind, K(EventKind::kWaitTimeout));
   EXPECT_EQ(rb.divergence.event_number, h.events.size() - blocked + 1);
   EXPECT_NE(rb.divergence.reason.find("already satisfied"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// The committed H100 traces (traces/h100/, recorded by gpu:parity_gpu) replay on the model.
+struct H100Case {
+  const char* name;
+  size_t timeouts;  // the broken examples hang: every agent's bounded wait gave up
+};
+
+TEST(ReplayH100Test, CommittedTracesReplay) {
+  for (const H100Case& c : {H100Case{"single_tma_load", 0}, H100Case{"gemm_tma_multicast_2x2", 0},
+                            H100Case{"gemm_empty_count_high", 12},
+                            H100Case{"gemm_tx_overcount", 12},
+                            H100Case{"gemm_wrong_producer_phase", 12}}) {
+    const std::string name = c.name;
+    const parity::testing::Schedule s = parity::testing::Load("sim/examples/" + name + ".pipe");
+    auto t = trace::ReadTraceFile("traces/h100/" + name + ".trace");
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->header.source, "h100");
+    auto params = BindTraceParams(s.program, t->header);
+    ASSERT_TRUE(params.ok()) << params.status().ToString();
+    auto r = ReplayTrace(s.program, *params, *t);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->diverged) << name << "\n" << FormatReplayResult(*r, *t);
+    EXPECT_EQ(r->timeouts, c.timeouts) << name;
+    EXPECT_EQ(r->after_abort, 0u) << name;
+    EXPECT_GT(r->replayed, t->events.size() / 2) << name;
+  }
+}
+
+TEST(ReplayH100Test, TamperedH100TraceDiverges) {
+  // Drop the first arrive.expect_tx of the multicast GEMM: its producer's next recorded
+  // operation is then not what the model's next step of that agent is.
+  const parity::testing::Schedule s =
+      parity::testing::Load("sim/examples/gemm_tma_multicast_2x2.pipe");
+  auto t = trace::ReadTraceFile("traces/h100/gemm_tma_multicast_2x2.trace");
+  ASSERT_TRUE(t.ok());
+  const size_t aet = parity::testing::IndexOf(*t, trace::EventKind::kArriveExpectTx);
+  const trace::TraceEvent dropped = t->events[aet];
+  t->events.erase(t->events.begin() + aet);
+  auto params = BindTraceParams(s.program, t->header);
+  ASSERT_TRUE(params.ok());
+  auto r = ReplayTrace(s.program, *params, *t);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->diverged);
+  // Reported at that producer's next record (each agent's records are in program order).
+  size_t next = aet;
+  while (t->events[next].cta != dropped.cta || t->events[next].agent != dropped.agent) {
+    ++next;
+  }
+  EXPECT_EQ(r->divergence.event_number, next + 1) << FormatReplayResult(*r, *t);
+  EXPECT_EQ(r->divergence.observed.kind, static_cast<uint8_t>(trace::EventKind::kTmaIssue));
+  EXPECT_NE(r->divergence.expected.find("arrive.expect_tx"), std::string::npos)
+      << FormatReplayResult(*r, *t);
 }
 
 }  // namespace
