@@ -51,14 +51,23 @@ bool InProgramOrder(const TraceEvent& e) {
   return e.kind != K(EventKind::kPhaseComplete) && e.kind != K(EventKind::kWaitTimeout);
 }
 
-std::string OpText(const TraceEvent& e) {
+// `with_pc`: both traces number instructions the same way (the simulator's compiled list; the
+// executor numbers those of the GPU encoding).
+std::string OpText(const TraceEvent& e, bool with_pc) {
   std::string s = trace::EventKindName(e.kind) + " #" + std::to_string(e.object) + "[" +
-                  std::to_string(e.index) + "]@cta" + std::to_string(e.target_cta) +
-                  " pc" + std::to_string(e.pc);
+                  std::to_string(e.index) + "]@cta" + std::to_string(e.target_cta);
+  if (with_pc) s += " pc" + std::to_string(e.pc);
   if (ValueIsProgramFixed(e.kind)) s += " value=" + std::to_string(e.value);
-  if (e.kind == K(EventKind::kTmaIssue)) s += " mask=" + std::to_string(e.value2);
+  // The multicast mask of a load (a non-multicast issue records -1 in the simulator, 0 on the GPU).
+  if ((e.kind == K(EventKind::kTmaIssue) || e.kind == K(EventKind::kBulkIssue)) &&
+      (e.flags & trace::kFlagMulticast) != 0) {
+    s += " mask=" + std::to_string(e.value2);
+  }
   return s;
 }
+
+// The executor's end-of-run barrier probes (pc 0xffff) are not program operations.
+constexpr uint16_t kProbePc = 0xffff;
 
 using AgentKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // cluster, CTA, agent
 using BarrierKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;  // cluster, CTA, bar, idx
@@ -89,33 +98,47 @@ struct Summary {
   std::map<AgentKey, std::vector<std::string>> order;
   std::map<IssueKey, std::vector<std::string>> deliveries;
   std::map<uint8_t, size_t> delivery_kinds;
-  std::multiset<std::string> timeouts;
+  std::set<std::string> timeouts;  // waits that never completed
 };
 
-Summary Summarize(const trace::TraceFile& t, const std::set<uint8_t>& skip_delivery_kinds) {
+// A wait that never completed: a wait-timeout record, or (in a trace that stopped at a deadlock)
+// a wait.begin with no wait.end.
+std::string HungWait(const TraceEvent& e) {
+  return "cluster " + std::to_string(e.cluster) + " CTA " + std::to_string(e.cta) + " agent " +
+         std::to_string(e.agent) + " never completed its wait on barrier #" +
+         std::to_string(e.object) + "[" + std::to_string(e.index) + "]@cta" +
+         std::to_string(e.target_cta) + " parity " + std::to_string(e.parity);
+}
+
+Summary Summarize(const trace::TraceFile& t, const std::set<uint8_t>& skip_delivery_kinds,
+                  bool with_pc, bool skip_exit) {
   Summary s;
+  std::map<AgentKey, TraceEvent> open_wait;
   for (const TraceEvent& e : t.events) {
+    if (t.header.source != "sim" && e.pc == kProbePc && e.agent != trace::kNoAgent) continue;
     if (e.kind == K(EventKind::kPhaseComplete)) {
       ++s.phases[{e.cluster, e.target_cta, e.object, e.index}];
       ++s.phase_events;
     }
+    const AgentKey who{e.cluster, e.cta, e.agent};
     if (e.kind == K(EventKind::kWaitTimeout)) {
-      s.timeouts.insert("cluster " + std::to_string(e.cluster) + " CTA " + std::to_string(e.cta) +
-                        " agent " + std::to_string(e.agent) + " timed out waiting on barrier #" +
-                        std::to_string(e.object) + "[" + std::to_string(e.index) + "] parity " +
-                        std::to_string(e.parity) + " (pc " + std::to_string(e.pc) + ")");
+      s.timeouts.insert(HungWait(e));
     }
-    if (InProgramOrder(e)) s.order[{e.cluster, e.cta, e.agent}].push_back(OpText(e));
+    if (e.agent != trace::kNoAgent && e.kind == K(EventKind::kWaitBegin)) open_wait[who] = e;
+    if (e.agent != trace::kNoAgent && e.kind == K(EventKind::kWaitEnd)) open_wait.erase(who);
+    if (skip_exit && e.kind == K(EventKind::kExit)) continue;
+    if (InProgramOrder(e)) s.order[who].push_back(OpText(e, with_pc));
     if (IsDelivery(e)) {
       ++s.delivery_kinds[e.kind];
       if (skip_delivery_kinds.count(e.kind)) continue;
-      s.deliveries[{e.cluster, e.cta, e.pc}].push_back(
+      s.deliveries[{e.cluster, e.cta, with_pc ? e.pc : 0u}].push_back(
           trace::EventKindName(e.kind) + " to CTA " + std::to_string(e.target_cta) + " #" +
           std::to_string(e.object) + "[" + std::to_string(e.index) + "] " +
           std::to_string(e.value) + " bytes");
     }
   }
   for (auto& [key, v] : s.deliveries) std::sort(v.begin(), v.end());
+  for (const auto& [key, e] : open_wait) s.timeouts.insert(HungWait(e));
   return s;
 }
 
@@ -129,6 +152,12 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
                       b.header.schedule + "'): their outcomes are not comparable");
   }
   CompareResult r;
+  const bool with_pc = a.header.source == b.header.source;
+  if (!with_pc) {
+    r.notes.push_back("the traces come from different executors (" + a.header.source + ", " +
+                      b.header.source + "): instruction numbers (pc) are not compared, and "
+                      "deliveries are grouped per issuing CTA");
+  }
   if (a.header.params != b.header.params) {
     r.differences.push_back("the traces bind different param values");
   }
@@ -136,7 +165,7 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
   // observe a delivery leaves the kind out of its trace).
   std::set<uint8_t> skip;
   {
-    Summary sa = Summarize(a, {}), sb = Summarize(b, {});
+    Summary sa = Summarize(a, {}, with_pc, false), sb = Summarize(b, {}, with_pc, false);
     for (uint8_t k : {K(EventKind::kTmaDeliver), K(EventKind::kBulkComplete),
                       K(EventKind::kCompleteTx), K(EventKind::kCpAsyncComplete),
                       K(EventKind::kTmaStoreWrite)}) {
@@ -148,7 +177,17 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
       }
     }
   }
-  Summary sa = Summarize(a, skip), sb = Summarize(b, skip);
+  // The GPU executor records no exit events: then exits are not part of the program order.
+  auto has_exit = [](const trace::TraceFile& t) {
+    return std::any_of(t.events.begin(), t.events.end(),
+                       [](const TraceEvent& e) { return e.kind == K(EventKind::kExit); });
+  };
+  const bool skip_exit = has_exit(a) != has_exit(b);
+  if (skip_exit) {
+    r.notes.push_back("trace " + std::string(has_exit(a) ? "B" : "A") +
+                      " records no exit events: exits are not compared");
+  }
+  Summary sa = Summarize(a, skip, with_pc, skip_exit), sb = Summarize(b, skip, with_pc, skip_exit);
 
   // Phase completions.
   if ((sa.phase_events == 0) != (sb.phase_events == 0)) {
@@ -206,8 +245,8 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
     std::set_difference(da.begin(), da.end(), db.begin(), db.end(), std::back_inserter(only_a));
     std::set_difference(db.begin(), db.end(), da.begin(), da.end(), std::back_inserter(only_b));
     std::string line = "copies issued by cluster " + std::to_string(std::get<0>(k)) + " CTA " +
-                       std::to_string(std::get<1>(k)) + " pc " + std::to_string(std::get<2>(k)) +
-                       ":";
+                       std::to_string(std::get<1>(k)) +
+                       (with_pc ? " pc " + std::to_string(std::get<2>(k)) : std::string()) + ":";
     if (!only_a.empty()) line += " only in A: " + only_a.front() +
                                  (only_a.size() > 1 ? " (+" + std::to_string(only_a.size() - 1) +
                                                           " more)" : "");

@@ -8,7 +8,9 @@
 //     outcomes depend on timing and are left out, as are the state fields the GPU cannot read,
 //   - the bytes and destination CTAs of every copy: per issuing instruction (issuing CTA, pc),
 //     the multiset of deliveries (target CTA, barrier/buffer, element, bytes),
-//   - wait timeouts (the GPU's bounded waits that gave up: agent, barrier, parity).
+//   - waits that never completed (agent, barrier, CTA, parity): the GPU's wait-timeout records,
+//     and waits begun but never ended (a simulator trace that stops at a deadlock), so that a
+//     simulated deadlock and an observed hang are held against each other.
 // A trace recorded with a different schedule hash is refused (rule compare.hash-mismatch).
 #ifndef PARITY_VERIFIER_COMPARE_H_
 #define PARITY_VERIFIER_COMPARE_H_

@@ -88,7 +88,8 @@ inline std::vector<std::string> BundledSchedules() {
 }
 
 // What the H100 executor records of the same run: no phase completions and no TMA deliveries
-// (it cannot observe them), state fields left 0, timestamps in clock64 cycles.
+// (it cannot observe them), state fields left 0, timestamps in clock64 cycles. (The real
+// executor also numbers pcs differently and records no exits; see traces/h100.)
 inline trace::TraceFile AsH100(const trace::TraceFile& sim) {
   trace::TraceFile out = sim;
   out.header.source = "h100";
@@ -104,8 +105,7 @@ inline trace::TraceFile AsH100(const trace::TraceFile& sim) {
     clock += 37;
     e.time = clock;
     if (e.kind != static_cast<uint8_t>(trace::EventKind::kTmaIssue)) e.value2 = 0;
-    e.phase = 0;
-    e.flags = 0;
+    e.phase = 0;  // flags stay: the executor records remote/multicast too
     out.events.push_back(e);
   }
   return out;
