@@ -201,5 +201,23 @@ TEST(TraceCommandsTest, PerfettoShowsWaitsThatNeverEnded) {
   EXPECT_GT(never, 0u);  // the deadlocked waits are drawn to the end of the trace
 }
 
+TEST(TraceCommandsTest, CommittedH100TracesReplayAndMatchTheSimulator) {
+  for (const char* name : {"single_tma_load", "gemm_tma_multicast_2x2", "gemm_empty_count_high",
+                           "gemm_tx_overcount", "gemm_wrong_producer_phase"}) {
+    const std::string pipe = Example(std::string(name) + ".pipe");
+    const std::string h100 = std::string("traces/h100/") + name + ".trace";
+    CliResult replay = RunParity({"replay", pipe, h100});
+    EXPECT_EQ(replay.exit_code, 0) << name << "\n" << replay.out << replay.err;
+    const std::string sim = RunTrace(pipe, "eager", std::string(name) + ".sim.trc");
+    CliResult compare = RunParity({"compare", sim, h100});
+    EXPECT_EQ(compare.exit_code, 0) << name << "\n" << compare.out << compare.err;
+    const std::string json = Tmp(std::string(name) + ".json");
+    CliResult exported = RunParity({"trace", "export", "--perfetto", json, h100});
+    EXPECT_EQ(exported.exit_code, 0) << exported.err;
+    std::ifstream in(json);
+    EXPECT_FALSE(nlohmann::json::parse(in, nullptr, false).is_discarded()) << name;
+  }
+}
+
 }  // namespace
 }  // namespace parity
