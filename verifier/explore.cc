@@ -19,7 +19,7 @@ using engine::Outcome;
 // stored as 1, which merges two of 2^64 values).
 class FingerprintSet {
  public:
-  FingerprintSet() : slots_(1u << 16, 0), mask_((1u << 16) - 1) {}
+  FingerprintSet() : slots_(1u << 10, 0), mask_((1u << 10) - 1) {}
   // True if newly inserted.
   bool Insert(uint64_t fp) {
     if (fp == 0) fp = 1;
