@@ -181,6 +181,82 @@ TEST(ReplayTest, H100StyleTracesReplayWithInferredDeliveries) {
   }
 }
 
+// A producer issues a TMA; a consumer polls with test_wait until it sees the phase complete.
+constexpr char kPolling[] = R"(schedule polling
+param TILE_BYTES = 64 * 64 * 2
+cluster 1x1
+clusters 1
+buffer tile[1] bytes TILE_BYTES
+barrier full[1] count 1
+tensormap tm dtype f16 dims [1024, 1024] box [64, 64] swizzle 128B
+role producer threads 32 {
+  init full[0]
+  fence.mbarrier_init
+  bar.sync 1, 64
+  arrive.expect_tx full[0] bytes TILE_BYTES
+  tma.load tm coords [0, 0] -> tile[0] bar full[0]
+}
+role consumer threads 32 {
+  bar.sync 1, 64
+  test_wait full[0] parity 0 -> done
+  wait full[0] parity 0
+  use tile[0]
+}
+)";
+
+TEST(ReplayTest, H100StyleTestWaitWaitsForItsBytes) {
+  auto program = ir::ParseProgram(kPolling, "polling.pipe");
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  Schedule s;
+  s.program = std::move(program).value();
+  s.params = *ir::BindParams(s.program, {});
+  // A run in which the poll saw the phase complete (the delivery landed before it).
+  parity::testing::Recorded rec;
+  for (uint64_t seed = 1; seed <= 64; ++seed) {
+    engine::EngineOptions o;
+    o.policy = engine::Policy::kRandom;
+    o.seed = seed;
+    rec = Record(s, o);
+    ASSERT_EQ(rec.result.outcome, engine::Outcome::kCompleted) << rec.result.error.ToString();
+    if (rec.trace.events[IndexOf(rec.trace, EventKind::kTestWait)].value == 1) break;
+  }
+  ASSERT_EQ(rec.trace.events[IndexOf(rec.trace, EventKind::kTestWait)].value, 1);
+  trace::TraceFile h = AsH100(rec.trace);
+  // Clock skew: the consumer's wait and test_wait recorded before the producer's issue.
+  const size_t issue = IndexOf(h, EventKind::kTmaIssue);
+  std::vector<trace::TraceEvent> consumer;
+  for (size_t i = issue; i < h.events.size();) {
+    if (h.events[i].agent == 1) {
+      consumer.push_back(h.events[i]);
+      h.events.erase(h.events.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  h.events.insert(h.events.begin() + issue, consumer.begin(), consumer.end());
+  const ReplayResult r = MustReplay(s, h);
+  EXPECT_FALSE(r.diverged) << FormatReplayResult(r, h);
+  EXPECT_EQ(r.inferred_completions, 1u);
+
+  // A test_wait that saw a phase complete that never completes (the TMA issue removed, and
+  // the producer's exit) diverges at that test_wait.
+  trace::TraceFile bad = h;
+  bad.events.erase(bad.events.begin() + IndexOf(bad, EventKind::kTmaIssue));
+  for (size_t i = 0; i < bad.events.size(); ++i) {
+    if (bad.events[i].agent == 0 && bad.events[i].kind == K(EventKind::kExit)) {
+      bad.events.erase(bad.events.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  const ReplayResult rb = MustReplay(s, bad);
+  ASSERT_TRUE(rb.diverged);
+  EXPECT_EQ(rb.divergence.observed.agent, 1) << FormatReplayResult(rb, bad);
+  EXPECT_EQ(rb.divergence.observed.kind, K(EventKind::kTestWait)) << FormatReplayResult(rb, bad);
+  EXPECT_NE(rb.divergence.reason.find("test_wait returned 1"), std::string::npos)
+      << rb.divergence.reason;
+  EXPECT_NE(rb.divergence.barrier_state.find("tx_count 8192"), std::string::npos);
+}
+
 TEST(ReplayTest, H100StyleProgramOrderSwapDiverges) {
   // The producer's tma.issue moved after its wait: each agent's program order is fixed, so the
   // model's next step of that agent is the issue, not the wait.
