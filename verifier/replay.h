@@ -15,10 +15,18 @@
 // must match always. The state read back after the event (value2, phase, parity: pending
 // count, tx count, phase bit) is compared only when the trace recorded it (source "sim"): the GPU
 // executor leaves those fields 0 where it cannot observe them (sim/trace/event.h).
-// Events the trace never records at all (e.g. an H100 trace without kPhaseComplete or TMA
-// delivery records) are "unobserved kinds": the engine's own such events are skipped, and an
-// in-flight operation whose completion is unobserved is completed when the next observed event
-// needs it (earliest-possible delivery).
+// Simulator traces (source "sim") are replayed strictly: event by event, each model step's events
+// contiguous; an async completion that names no issuing agent (kNoAgent) is matched by
+// depth-first search over the in-flight operations it could be.
+// Executor traces (any other source) are replayed per agent: each agent's records are in its
+// program order, but the merge of several SMs' clock64 values is only approximately ordered, so
+// among the agents' next records the earliest one the model can take now is taken; a step's
+// further events may appear later in the trace. Events the trace never records at all (the H100
+// executor records no kPhaseComplete, TMA delivery or kExit) are "unobserved kinds": the engine's
+// own such events are skipped, and an in-flight operation whose completion is unobserved is
+// completed only when no recorded event can be taken otherwise (or a test_wait saw the phase
+// complete). Executor pcs number the GPU encoding's instructions and are not compared; the
+// executor's end-of-run probes (pc 0xffff) are skipped.
 // kWaitTimeout (the GPU's bounded wait gave up) is legal when the agent waits on that barrier
 // and the model agrees that the phase has not completed; after the first timeout the GPU aborts
 // every agent, so later events that the model cannot take are counted, not reported.
