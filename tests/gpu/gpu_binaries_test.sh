@@ -7,6 +7,7 @@ set -euo pipefail
 smoke=$1
 sweep=$2
 recorded=$3
+source tests/gpu/self_contained.sh  # runfiles (data)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 for b in "$smoke" "$sweep"; do
@@ -20,8 +21,7 @@ fi
 
 if command -v ldd >/dev/null; then
   for b in "$smoke" "$sweep"; do
-    libs=$(ldd "$b" | awk '{print $1}' | grep -v -E \
-      '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libstdc\+\+\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1)$' || true)
+    libs=$(non_runtime_libs "$b")
     [ -z "$libs" ] || fail "$b links dynamically against: $libs (must be self-contained)"
     ! ldd "$b" | grep -q cudart || fail "$b links libcudart dynamically"
   done

@@ -5,6 +5,7 @@
 set -euo pipefail
 bin=$1
 unsupported=$2
+source tests/gpu/self_contained.sh  # runfiles (data)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$bin" ] || fail "$bin is not an executable"
 if "$bin" run x.pipe 2>&1 | grep -q "skipped: CUDA (nvcc) was not found"; then
@@ -12,8 +13,7 @@ if "$bin" run x.pipe 2>&1 | grep -q "skipped: CUDA (nvcc) was not found"; then
   exit 0
 fi
 if command -v ldd >/dev/null; then
-  libs=$(ldd "$bin" | awk '{print $1}' | grep -v -E \
-    '^(linux-vdso\.so\.1|/lib64/ld-linux-x86-64\.so\.2|libc\.so\.6|libstdc\+\+\.so\.6|libm\.so\.6|libgcc_s\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1)$' || true)
+  libs=$(non_runtime_libs "$bin")
   [ -z "$libs" ] || fail "parity_gpu links dynamically against: $libs"
 fi
 set +e
