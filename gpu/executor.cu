@@ -62,6 +62,13 @@ struct DeviceConfig {
   uint32_t* exit_count;         // [cluster]
   const uint32_t* agents_per_cluster;
   unsigned long long* stats;    // uses, used chunks, bad chunks, zero chunks, finished agents
+  // The global source of cp.async and bulk.load and destination of bulk.store: one pattern
+  // chunk per 16 bytes of the buffer area, addressed by the region's offset from buffers_begin.
+  uint8_t* bulk_global;
+  // Litmus delays: spin cycles before an agent's first op, and a seeded per-op jitter.
+  const uint32_t* start_delay;  // [agent_global] or null
+  uint32_t op_jitter;           // max spin cycles before each op (0: none)
+  uint32_t seed;
 };
 
 struct Agent {
@@ -72,8 +79,29 @@ struct Agent {
   uint32_t events;
   uint32_t fault;
   uint32_t bulk_groups;  // bulk async-groups committed so far
+  uint32_t cp_groups;    // cp.async-groups committed so far
+  uint32_t ops;          // ops issued (seeds the litmus jitter)
   int64_t vars[kMaxVars];
+  // For a variable holding a state token: the parity of the phase the arrive was counted in,
+  // probed just before the arrive (the token itself is opaque, PTX ISA mbarrier.arrive).
+  uint8_t token_parity[kMaxVars];
 };
+
+__device__ __forceinline__ uint32_t Mix(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352dU;
+  x ^= x >> 15;
+  x *= 0x846ca68bU;
+  x ^= x >> 16;
+  return x;
+}
+
+// Busy-waits `cycles` clock64 cycles (litmus delays; no memory traffic).
+__device__ __forceinline__ void Spin(uint32_t cycles) {
+  const long long start = clock64();
+  while (clock64() - start < static_cast<long long>(cycles)) {
+  }
+}
 
 template <bool kTrace>
 __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind kind,
@@ -257,10 +285,12 @@ __device__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, u
 
 // Bounded try_wait.parity loop run by all 32 lanes (each lane acquires, so every lane may read
 // the bytes the completed phase guarded). Returns 0 done, 1 timed out, 2 aborted by a peer.
-__device__ int WaitBounded(const DeviceConfig& c, Agent& a, uint32_t addr, uint32_t parity) {
+__device__ int WaitBounded(const DeviceConfig& c, Agent& a, uint32_t addr, uint32_t parity,
+                           bool by_token, uint64_t token) {
   const long long start = clock64();
   while (true) {
-    const bool ok = ptx::MbarrierTryWaitParity(addr, parity);
+    const bool ok = by_token ? ptx::MbarrierTryWaitToken(addr, token)
+                             : ptx::MbarrierTryWaitParity(addr, parity);
     if (__all_sync(kFull, ok)) return 0;
     int stop = 0;
     if (a.lane == 0) stop = Aborted(c) ? 2 : (clock64() - start > c.budget_cycles ? 1 : 0);
@@ -358,6 +388,11 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
     }
     const uint32_t op = kind - 16;
     pc += len;
+    if (c.op_jitter != 0) {
+      // Seeded, per agent and op: the same seed gives the same delays (recorded by the runner).
+      Spin(Mix(c.seed ^ Mix(a.agent_global * 0x10001u + a.ops)) % (c.op_jitter + 1));
+    }
+    ++a.ops;
     switch (op) {
       case 0: {  // init bar, count
         uint32_t b, i, t, addr;
@@ -371,29 +406,51 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         break;
       }
       case 2: {  // arrive kind, bar, count, expect_tx, mask, token
+        // kind: 0 arrive, 1 arrive.noComplete, 2 arrive_drop (ir::MbarrierArrive::Kind). The
+        // runner refuses the forms PTX lacks (noComplete or a token on a remote barrier).
         uint32_t b, i, t, addr;
         if (!BarrierAddr(c, a, f + 1, &b, &i, &t, &addr)) break;
+        const uint32_t akind = f[0];
         const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(Eval(c, a, f[4]));
         const bool has_tx = f[5] != kNone;
         const uint32_t tx = has_tx ? static_cast<uint32_t>(Eval(c, a, f[5])) : 0u;
         uint32_t mask = f[6] == kNone ? (1u << t) : static_cast<uint32_t>(Eval(c, a, f[6]));
         const bool masked = f[6] != kNone;
+        const uint32_t token_var = f[7];
         const uint32_t csize = c.cluster_m * c.cluster_n;
         if (a.fault != 0) break;
         for (uint32_t r = 0; r < csize; ++r) {
           if ((mask >> r & 1u) == 0) continue;
           if (a.lane == 0) {
             if (r == a.cta) {
+              uint64_t token = 0;
+              uint32_t tparity = 0;
+              // The phase the arrive is counted in: the current one, whose parity is 1 exactly
+              // when the phase of parity 0 before it completed (test_wait.parity 0). Nothing
+              // but this arrive can complete it in between unless others over-arrive.
+              if (token_var < kMaxVars) tparity = ptx::MbarrierTestWaitParity(addr, 0) ? 1u : 0u;
               if (has_tx && count == 1) {
-                ptx::MbarrierArriveExpectTx(addr, tx);
+                token = ptx::MbarrierArriveExpectTx(addr, tx);
+              } else if (has_tx) {
+                ptx::MbarrierExpectTx(addr, tx);
+                token = ptx::MbarrierArriveCount(addr, count);
+              } else if (akind == 1) {
+                token = ptx::MbarrierArriveNoComplete(addr, count);
+              } else if (akind == 2) {
+                token = ptx::MbarrierArriveDrop(addr, count);
               } else {
-                if (has_tx) ptx::MbarrierExpectTx(addr, tx);
-                ptx::MbarrierArriveCount(addr, count);
+                token = ptx::MbarrierArriveCount(addr, count);
+              }
+              if (token_var < kMaxVars) {
+                a.vars[token_var] = static_cast<int64_t>(token);
+                a.token_parity[token_var] = static_cast<uint8_t>(tparity);
               }
             } else {
               const uint32_t remote = ptx::MapaSharedCluster(addr, r);
               if (has_tx && count == 1) {
                 ptx::MbarrierArriveExpectTxRemote(remote, tx);
+              } else if (akind == 2 && !has_tx) {
+                ptx::MbarrierArriveDropRemote(remote, count);
               } else {
                 if (has_tx) ptx::MbarrierExpectTxRemote(remote, tx);
                 ptx::MbarrierArriveRemote(remote, count);
@@ -403,6 +460,13 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
           Emit<kTrace>(c, a, has_tx ? EventKind::kArriveExpectTx : EventKind::kArrive, r, b, i,
                        static_cast<int32_t>(count), static_cast<int32_t>(tx), 0, 0, spc,
                        masked ? trace::kFlagMulticast : 0);
+        }
+        if (token_var < kMaxVars) {
+          // Every lane holds lane 0's token (the lanes interpret in lockstep).
+          a.vars[token_var] = static_cast<int64_t>(
+              __shfl_sync(kFull, static_cast<unsigned long long>(a.vars[token_var]), 0));
+          a.token_parity[token_var] = static_cast<uint8_t>(
+              __shfl_sync(kFull, static_cast<uint32_t>(a.token_parity[token_var]), 0));
         }
         __syncwarp();
         break;
@@ -428,16 +492,25 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       case 5: {  // wait bar, parity, token, test_only, result
         uint32_t b, i, t, addr;
         if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        const uint32_t parity = static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
+        const uint32_t token_var = f[4];
+        const bool by_token = token_var < kMaxVars;
+        const uint64_t token = by_token ? static_cast<uint64_t>(a.vars[token_var]) : 0;
+        // Token waits are traced with the parity of the token's phase (probed at the arrive).
+        const uint32_t parity = by_token ? a.token_parity[token_var]
+                                         : static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
         if (f[5] != 0) {  // test_wait: one non-blocking probe into the result variable
-          uint32_t ok = a.lane == 0 ? (ptx::MbarrierTestWaitParity(addr, parity) ? 1u : 0u) : 0u;
+          uint32_t ok = 0;
+          if (a.lane == 0) {
+            ok = (by_token ? ptx::MbarrierTestWaitToken(addr, token)
+                           : ptx::MbarrierTestWaitParity(addr, parity)) ? 1u : 0u;
+          }
           ok = __shfl_sync(kFull, ok, 0);
           if (f[6] < kMaxVars) a.vars[f[6]] = ok;
           Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
           break;
         }
         Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
-        const int r = WaitBounded(c, a, addr, parity);
+        const int r = WaitBounded(c, a, addr, parity, by_token, token);
         if (r == 0) {
           Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc);
         } else if (r == 1) {
@@ -612,6 +685,120 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         }
         break;
       }
+      case 8: {  // bulk.load buf(5), bar(3), multicast
+        uint32_t buf, slot, off, bytes, dst;
+        uint32_t b, i, t, bar;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
+        const bool mc = f[8] != kNone;
+        const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[8])) & 0xffffu : 0u;
+        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        if (a.fault != 0) break;
+        const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
+        if (a.lane == 0) {
+          if (mc) {
+            ptx::BulkLoadMulticast(dst, src, bytes, bar, static_cast<uint16_t>(mask));
+          } else {
+            ptx::BulkLoad(dst, src, bytes, bar);
+          }
+        }
+        Emit<kTrace>(c, a, EventKind::kBulkIssue, t, buf, slot, static_cast<int32_t>(bytes),
+                     mc ? static_cast<int32_t>(mask) : -1, 0, 0, spc, mc ? trace::kFlagMulticast : 0);
+        __syncwarp();
+        break;
+      }
+      case 9: {  // bulk.store buf(5)
+        uint32_t buf, slot, off, bytes, src;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &src)) break;
+        if (bytes % 16 != 0 || (src - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        uint8_t* dstg = c.bulk_global + (src - a.smem_base - c.buffers_begin);
+        if (a.lane == 0) ptx::BulkStore(dstg, src, bytes);
+        Emit<kTrace>(c, a, EventKind::kBulkIssue, a.cta, buf, slot, static_cast<int32_t>(bytes), 0,
+                     0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 12: {  // cp.async buf(5)
+        // Lane 0 issues every copy of the agent, so that the agent's cp.async-groups and a
+        // cp.async.mbarrier.arrive cover them all (both are per thread, PTX ISA cp.async).
+        uint32_t buf, slot, off, bytes, dst;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
+        if (bytes % 4 != 0 || (dst - a.smem_base) % 4 != 0) { a.fault = kFaultRange; break; }
+        const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
+        if (a.lane == 0) {
+          uint32_t k = 0;
+          for (; k < bytes && (dst + k) % 16 != 0; k += 4) ptx::CpAsync4(dst + k, src + k);
+          for (; k + 16 <= bytes; k += 16) ptx::CpAsync16(dst + k, src + k);
+          for (; k < bytes; k += 4) ptx::CpAsync4(dst + k, src + k);
+        }
+        Emit<kTrace>(c, a, EventKind::kCpAsyncIssue, a.cta, buf, slot, static_cast<int32_t>(bytes),
+                     0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 13: {  // cp.async.commit
+        if (a.lane == 0) ptx::CpAsyncCommitGroup();
+        Emit<kTrace>(c, a, EventKind::kCpAsyncCommit, a.cta, 0, 0, static_cast<int32_t>(a.cp_groups),
+                     0, 0, 0, spc);
+        ++a.cp_groups;
+        __syncwarp();
+        break;
+      }
+      case 14: {  // cp.async.wait pending (kNone: cp.async.wait_all)
+        const bool all = f[0] == kNone;
+        const uint32_t n = all ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
+        if (n > 7) { a.fault = kFaultCount; break; }
+        if (a.fault != 0) break;
+        Emit<kTrace>(c, a, EventKind::kCpAsyncWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
+        if (a.lane == 0) {
+          if (all) {
+            ptx::CpAsyncWaitAll();
+            ++a.cp_groups;  // wait_all commits the open group first
+          } else {
+            ptx::CpAsyncWaitGroupDynamic(n);
+          }
+        }
+        // Lane 0's copies are now visible to lane 0; the warp barrier makes them visible to
+        // the other lanes (__syncwarp orders memory among the participating threads).
+        __syncwarp();
+        Emit<kTrace>(c, a, EventKind::kCpAsyncWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
+        break;
+      }
+      case 15: {  // cp.async.arrive bar(3), noinc
+        uint32_t b, i, t, addr;
+        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
+        const bool noinc = f[3] != 0;
+        if (a.lane == 0) {
+          if (noinc) ptx::CpAsyncMbarrierArriveNoinc(addr); else ptx::CpAsyncMbarrierArrive(addr);
+        }
+        Emit<kTrace>(c, a, EventKind::kCpAsyncArrive, t, b, i, noinc ? 1 : 0, 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
+      case 16: {  // st.async buf(5) with @cta, bar(3)
+        // The barrier is in the destination CTA (st.async's mbarrier operand, PTX ISA st.async);
+        // every lane stores 16-byte `write`-pattern chunks, each completing 16 bytes of tx.
+        uint32_t buf, slot, off, bytes, dst;
+        uint32_t b, i, t, bar;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
+        const int64_t dcta = f[4] == kNone ? a.cta : Eval(c, a, f[4]);
+        if (dcta < 0 || dcta >= c.cluster_m * c.cluster_n) { a.fault = kFaultRange; break; }
+        if (f[7] == kNone) t = static_cast<uint32_t>(dcta);
+        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        if (a.fault != 0) break;
+        const uint32_t rdst = ptx::MapaSharedCluster(dst, static_cast<uint32_t>(dcta));
+        const uint32_t rbar = ptx::MapaSharedCluster(bar, t);
+        for (uint32_t k = a.lane; k < bytes / 16; k += 32) {
+          const uint32_t idx = (off / 16 + k) ^ (a.slot.index_in_cta << 20);
+          const uint32_t tag = kPatternTagBase | 0xffu;
+          const uint32_t h = PatternHash(idx, tag);
+          ptx::StAsyncV4(rdst + 16 * k, make_uint4(idx, tag, h, ~h), rbar);
+        }
+        Emit<kTrace>(c, a, EventKind::kStAsync, t, b, i, static_cast<int32_t>(bytes), 0, 0, 0, spc);
+        __syncwarp();
+        break;
+      }
       case 22:  // exit
         Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
         return;
@@ -657,8 +844,13 @@ __global__ void __launch_bounds__(1024, 1)
   a.smem_ptr = base_ptr;
   a.events = 0;
   a.bulk_groups = 0;
+  a.cp_groups = 0;
+  a.ops = 0;
   a.fault = 0;
-  for (uint32_t v = 0; v < kMaxVars; ++v) a.vars[v] = 0;
+  for (uint32_t v = 0; v < kMaxVars; ++v) {
+    a.vars[v] = 0;
+    a.token_parity[v] = 0;
+  }
   if (!a.slot.valid) return;  // a warp with no agent in this CTA
 
   AgentRecord rec;
@@ -668,6 +860,7 @@ __global__ void __launch_bounds__(1024, 1)
   rec.clock_start = static_cast<uint64_t>(clock64());
   rec.globaltimer_start = ptx::GlobalTimer();
 
+  if (c.start_delay != nullptr) Spin(c.start_delay[a.agent_global]);
   Interpret<kTrace>(c, maps, a);
   __syncwarp();
 
@@ -774,6 +967,32 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   }
 
   DeviceConfig c{};
+  // The bulk/cp.async global: pattern chunks tagged 0xfe, one per 16 bytes of the buffer area.
+  const uint64_t bulk_bytes = std::max<uint64_t>(16, s.smem_bytes - s.buffers_begin);
+  void* d_bulk = nullptr;
+  constexpr uint32_t kBulkTag = kPatternTagBase | 0xfeu;
+  {
+    std::vector<uint32_t> host(bulk_bytes / 4);
+    for (uint64_t k = 0; k < bulk_bytes / 16; ++k) {
+      const uint32_t h = PatternHash(static_cast<uint32_t>(k), kBulkTag);
+      host[4 * k] = static_cast<uint32_t>(k);
+      host[4 * k + 1] = kBulkTag;
+      host[4 * k + 2] = h;
+      host[4 * k + 3] = ~h;
+    }
+    PARITY_CUDA_CHECK(cudaMalloc(&d_bulk, bulk_bytes));
+    PARITY_CUDA_CHECK(cudaMemcpy(d_bulk, host.data(), bulk_bytes, cudaMemcpyHostToDevice));
+  }
+  c.bulk_global = static_cast<uint8_t*>(d_bulk);
+  uint32_t* d_delay = nullptr;
+  if (!s.start_delay.empty()) {
+    if (s.start_delay.size() != num_agents) return "start_delay size mismatch";
+    PARITY_CUDA_CHECK(cudaMalloc(&d_delay, 4 * num_agents));
+    PARITY_CUDA_CHECK(cudaMemcpy(d_delay, s.start_delay.data(), 4 * num_agents, cudaMemcpyHostToDevice));
+  }
+  c.start_delay = d_delay;
+  c.op_jitter = s.op_jitter;
+  c.seed = s.seed;
   uint32_t* d_words = nullptr;
   PARITY_CUDA_CHECK(cudaMalloc(&d_words, s.words.size() * 4));
   PARITY_CUDA_CHECK(cudaMemcpy(d_words, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice));
@@ -954,6 +1173,24 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       }
     }
   }
+  {
+    // The bulk global: untouched chunks, or pattern data stored there by bulk.store.
+    std::vector<uint32_t> host(bulk_bytes / 4);
+    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), d_bulk, bulk_bytes, cudaMemcpyDeviceToHost));
+    for (uint64_t k = 0; k < bulk_bytes / 16; ++k) {
+      const uint32_t* q = &host[4 * k];
+      const bool valid = (q[1] & 0xff000000u) == kPatternTagBase &&
+                         q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
+      if (valid && q[1] == kBulkTag && q[0] == static_cast<uint32_t>(k)) continue;
+      if (valid) {
+        ++out->stored_chunks;
+      } else {
+        ++out->bad_global_chunks;
+      }
+    }
+  }
+  PARITY_CUDA_CHECK(cudaFree(d_bulk));
+  if (d_delay != nullptr) PARITY_CUDA_CHECK(cudaFree(d_delay));
   for (void* g : globals) PARITY_CUDA_CHECK(cudaFree(g));
   PARITY_CUDA_CHECK(cudaFree(d_words));
   PARITY_CUDA_CHECK(cudaFree(d_agents));

@@ -89,6 +89,11 @@ struct LaunchSpec {
   bool trace = true;
   uint32_t ring_capacity = 4096;  // events kept per agent (the first ones: the prefix matters)
   double timeout_ms = 2000;       // per-wait budget
+  // Litmus delays (empty / 0: none): spin cycles before each agent's first op (indexed like
+  // `agents`), and up to `op_jitter` cycles before every op, drawn from `seed`.
+  std::vector<uint32_t> start_delay;
+  uint32_t op_jitter = 0;
+  uint32_t seed = 0;
 };
 
 struct HangReport {

@@ -528,6 +528,220 @@ __device__ __forceinline__ void NamedBarrierArrive(uint32_t id, uint32_t threads
   asm volatile("bar.arrive %0, %1;" : : "r"(id), "r"(threads) : "memory");  // %0: id, %1: count
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Arrive variants and state tokens (PTX ISA 9.7.13.15.13 mbarrier.arrive, 9.7.13.15.14
+// mbarrier.arrive_drop, 9.7.13.15.16 mbarrier.test_wait/try_wait). Syntax checked against the
+// PTX ISA 8.x text:
+//   mbarrier.arrive.noComplete{.release}{.cta}{.shared{::cta}}.b64  state, [addr], count;
+//   mbarrier.arrive_drop{.sem}{.scope}{.shared{::cta}}.b64           state, [addr]{, count};
+//   mbarrier.arrive_drop{.sem}{.scope}{.shared::cluster}.b64         _, [addr]{, count};
+//   mbarrier.test_wait{.sem}{.scope}{.shared{::cta}}.b64 waitComplete, [addr], state;
+//   mbarrier.try_wait{.sem}{.scope}{.shared{::cta}}.b64  waitComplete, [addr], state;
+// .noComplete exists only for a local barrier, only with .release.cta, and needs the count.
+// ---------------------------------------------------------------------------------------------
+
+// mbarrier.arrive.noComplete: an arrive that must not complete the current phase (PTX: "must not
+// cause the mbarrier to complete its current phase, otherwise the behavior is undefined").
+__device__ __forceinline__ uint64_t MbarrierArriveNoComplete(SmemAddr bar, uint32_t count) {
+  uint64_t state;
+  asm volatile("mbarrier.arrive.noComplete.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)  // %0: state token
+               : "r"(bar),    // %1: mbarrier address (.shared::cta only)
+                 "r"(count)   // %2: arrival count (mandatory for .noComplete)
+               : "memory");
+  return state;
+}
+
+// mbarrier.arrive_drop: an arrive that also lowers the expected count of every later phase by
+// `count` (the dropping thread leaves the barrier's participants).
+__device__ __forceinline__ uint64_t MbarrierArriveDrop(SmemAddr bar, uint32_t count) {
+  uint64_t state;
+  asm volatile("mbarrier.arrive_drop.release.cta.shared::cta.b64 %0, [%1], %2;"
+               : "=l"(state)  // %0: state token
+               : "r"(bar),    // %1: mbarrier address
+                 "r"(count)   // %2: count dropped (and arrived)
+               : "memory");
+  return state;
+}
+
+// Remote arrive_drop on another CTA's barrier (no state token: the sink `_`).
+__device__ __forceinline__ void MbarrierArriveDropRemote(uint32_t remote_bar, uint32_t count) {
+  asm volatile("mbarrier.arrive_drop.release.cluster.shared::cluster.b64 _, [%0], %1;"
+               :
+               : "r"(remote_bar),  // %0: mbarrier (.shared::cluster, from MapaSharedCluster)
+                 "r"(count)        // %1: count dropped (and arrived)
+               : "memory");
+}
+
+// mbarrier.try_wait with a state token (from an arrive on this barrier): true once the phase the
+// token was taken in has completed. May fail spuriously: callers loop.
+__device__ __forceinline__ bool MbarrierTryWaitToken(SmemAddr bar, uint64_t state) {
+  uint32_t done;
+  asm volatile(
+      "{\n\t"
+      ".reg .pred p;\n\t"
+      "mbarrier.try_wait.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t"
+      "}"
+      : "=r"(done)   // %0: 1 when the token's phase completed
+      : "r"(bar),    // %1: mbarrier address
+        "l"(state)   // %2: state token returned by an arrive
+      : "memory");
+  return done != 0;
+}
+
+// mbarrier.test_wait with a state token: the non-blocking probe.
+__device__ __forceinline__ bool MbarrierTestWaitToken(SmemAddr bar, uint64_t state) {
+  uint32_t done;
+  asm volatile(
+      "{\n\t"
+      ".reg .pred p;\n\t"
+      "mbarrier.test_wait.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t"
+      "}"
+      : "=r"(done)   // %0: 1 when the token's phase completed
+      : "r"(bar),    // %1: mbarrier address
+        "l"(state)   // %2: state token
+      : "memory");
+  return done != 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// cp.async (LDGSTS), PTX ISA 9.7.9.25.3 (cp.async, cp.async.commit_group, cp.async.wait_group /
+// wait_all) and 9.7.13.16 cp.async.mbarrier.arrive. Groups are per thread.
+// ---------------------------------------------------------------------------------------------
+
+// cp.async.cg.shared.global [dst], [src], 16: 16 bytes, cached in L2 only (.cg allows only 16).
+__device__ __forceinline__ void CpAsync16(SmemAddr dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+               :
+               : "r"(dst),  // %0: destination (.shared, 16-byte aligned)
+                 "l"(src)   // %1: source (.global, 16-byte aligned)
+               : "memory");
+}
+
+// cp.async.ca.shared.global [dst], [src], 4: 4 bytes (cp-size 4, 8 or 16 with .ca).
+__device__ __forceinline__ void CpAsync4(SmemAddr dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;"
+               :
+               : "r"(dst),  // %0: destination (.shared, 4-byte aligned)
+                 "l"(src)   // %1: source (.global)
+               : "memory");
+}
+
+// cp.async.commit_group: closes this thread's current cp.async-group (an empty one is allowed).
+__device__ __forceinline__ void CpAsyncCommitGroup() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// cp.async.wait_group N: waits until at most N of this thread's most recent cp.async-groups are
+// pending; the writes of the others are then visible to this thread.
+template <int kN>
+__device__ __forceinline__ void CpAsyncWaitGroup() {
+  asm volatile("cp.async.wait_group %0;" : : "n"(kN) : "memory");  // %0: N (immediate)
+}
+
+// cp.async.wait_all = cp.async.commit_group then cp.async.wait_group 0.
+__device__ __forceinline__ void CpAsyncWaitAll() {
+  asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
+// Run-time N for cp.async.wait_group (an immediate): N = 0..7. Returns false for N > 7.
+__device__ __forceinline__ bool CpAsyncWaitGroupDynamic(uint32_t n) {
+  switch (n) {
+#define PARITY_CP_WAIT_CASE(k) \
+  case k: CpAsyncWaitGroup<k>(); return true;
+    PARITY_CP_WAIT_CASE(0) PARITY_CP_WAIT_CASE(1) PARITY_CP_WAIT_CASE(2)
+    PARITY_CP_WAIT_CASE(3) PARITY_CP_WAIT_CASE(4) PARITY_CP_WAIT_CASE(5)
+    PARITY_CP_WAIT_CASE(6) PARITY_CP_WAIT_CASE(7)
+#undef PARITY_CP_WAIT_CASE
+    default: return false;
+  }
+}
+
+// cp.async.mbarrier.arrive.shared::cta.b64 [bar]: an arrive-on triggered once every prior
+// cp.async of this thread completed; the pending count is incremented first (net effect zero
+// on the count, so the init count need not budget for it).
+__device__ __forceinline__ void CpAsyncMbarrierArrive(SmemAddr bar) {
+  asm volatile("cp.async.mbarrier.arrive.shared::cta.b64 [%0];"
+               :
+               : "r"(bar)  // %0: mbarrier address
+               : "memory");
+}
+
+// cp.async.mbarrier.arrive.noinc.shared::cta.b64 [bar]: the same without the increment: the
+// deferred arrive counts against the phase's pending count (the init count must budget it).
+__device__ __forceinline__ void CpAsyncMbarrierArriveNoinc(SmemAddr bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];"
+               :
+               : "r"(bar)  // %0: mbarrier address
+               : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1-D bulk copies, PTX ISA 9.7.9.25.4.1 cp.async.bulk: size a multiple of 16, addresses
+// 16-byte aligned. Loads complete_tx on the destination CTA's mbarrier; stores join the bulk
+// async-group (commit/wait above).
+// ---------------------------------------------------------------------------------------------
+
+// cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [bar].
+__device__ __forceinline__ void BulkLoad(SmemAddr dst, const void* src, uint32_t size,
+                                         SmemAddr bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      :
+      : "r"(dst),   // %0: dstMem (.shared::cluster; a .shared::cta address names this CTA)
+        "l"(src),   // %1: srcMem (.global)
+        "r"(size),  // %2: bytes, a multiple of 16
+        "r"(bar)    // %3: mbarrier that receives complete_tx(size)
+      : "memory");
+}
+
+// The .multicast::cluster form: the same bytes land at `dst` and complete_tx at `bar` (same
+// CTA-relative offsets) in every CTA whose bit is set in cta_mask (sm_90a-optimised form).
+__device__ __forceinline__ void BulkLoadMulticast(SmemAddr dst, const void* src, uint32_t size,
+                                                  SmemAddr bar, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1], %2, [%3], %4;"
+      :
+      : "r"(dst),      // %0: dstMem (in each destination CTA)
+        "l"(src),      // %1: srcMem (.global)
+        "r"(size),     // %2: bytes, a multiple of 16
+        "r"(bar),      // %3: mbarrier (in each destination CTA)
+        "h"(cta_mask)  // %4: ctaMask, bit r = %cluster_ctarank r
+      : "memory");
+}
+
+// cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size.
+__device__ __forceinline__ void BulkStore(void* dst, SmemAddr src, uint32_t size) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
+               :
+               : "l"(dst),   // %0: dstMem (.global, 16-byte aligned)
+                 "r"(src),   // %1: srcMem (.shared::cta, 16-byte aligned)
+                 "r"(size)   // %2: bytes, a multiple of 16
+               : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// st.async (PTX ISA 9.7.9.12, PTX 8.1, sm_90): a remote shared-memory store that performs
+// complete_tx(bytes of the store) on an mbarrier in the same destination CTA.
+//   st.async{.weak}{.shared::cluster}{.mbarrier::complete_tx::bytes}{.vec}.type [a], b, [mbar];
+// ---------------------------------------------------------------------------------------------
+
+// 16 bytes (.v4.b32) at `remote_addr`, complete_tx(16) on `remote_bar` (both .shared::cluster
+// addresses of the same CTA, from MapaSharedCluster).
+__device__ __forceinline__ void StAsyncV4(uint32_t remote_addr, uint4 v, uint32_t remote_bar) {
+  asm volatile(
+      "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+      :
+      : "r"(remote_addr),                        // %0: destination (16-byte aligned)
+        "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w),  // %1..%4: the four words
+        "r"(remote_bar)                          // %5: mbarrier receiving complete_tx(16)
+      : "memory");
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_

@@ -53,9 +53,16 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
     return i->bar.cta == ir::kNoExpr ? "" : "init of a remote barrier";
   }
   if (const auto* a = std::get_if<ir::MbarrierArrive>(&op)) {
-    if (a->kind != ir::MbarrierArrive::Kind::kArrive) return "arrive.noComplete / arrive_drop";
-    if (a->token_var != 0xffffffffu) return "arrive with a state token";
+    using Kind = ir::MbarrierArrive::Kind;
+    const bool remote = a->mask != ir::kNoExpr || a->bar.cta != ir::kNoExpr;
     if (a->mask != ir::kNoExpr && a->bar.cta != ir::kNoExpr) return "masked arrive with @cta";
+    // PTX ISA mbarrier.arrive: .noComplete has only the .shared::cta form; a .shared::cluster
+    // arrive returns no state (the sink `_`).
+    if (a->kind == Kind::kNoComplete && remote) return "arrive.noComplete on a remote barrier";
+    if (a->kind != Kind::kArrive && a->expect_tx != ir::kNoExpr) {
+      return "arrive.noComplete / arrive_drop with expect_tx";
+    }
+    if (a->token_var != 0xffffffffu && remote) return "a state token from a remote arrive";
     return "";
   }
   if (const auto* i = std::get_if<ir::MbarrierInval>(&op)) {
@@ -76,8 +83,24 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
     return "";
   }
   if (const auto* w = std::get_if<ir::MbarrierWait>(&op)) {
-    if (w->token_var != 0xffffffffu) return "wait on a state token";
     if (w->bar.cta != ir::kNoExpr) return "wait on a remote barrier";
+    return "";
+  }
+  if (const auto* b = std::get_if<ir::BulkLoad>(&op)) {
+    return b->dst.cta == ir::kNoExpr && b->bar.cta == ir::kNoExpr ? "" : "bulk.load with @cta";
+  }
+  if (const auto* b = std::get_if<ir::BulkStore>(&op)) {
+    return b->src.cta == ir::kNoExpr ? "" : "bulk.store from @cta";
+  }
+  if (const auto* c = std::get_if<ir::CpAsync>(&op)) {
+    return c->dst.cta == ir::kNoExpr ? "" : "cp.async into @cta";
+  }
+  if (const auto* c = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) {
+    // cp.async.mbarrier.arrive has only the .shared{::cta} form.
+    return c->bar.cta == ir::kNoExpr ? "" : "cp.async.arrive on a remote barrier";
+  }
+  if (std::holds_alternative<ir::CpAsyncCommit>(op) || std::holds_alternative<ir::CpAsyncWait>(op) ||
+      std::holds_alternative<ir::StAsync>(op)) {
     return "";
   }
   if (const auto* t = std::get_if<ir::TmaLoad>(&op)) {
