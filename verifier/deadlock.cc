@@ -171,6 +171,12 @@ std::map<BarrierKey, PhaseStats> CollectPhaseStats(const Engine& engine,
         }
         break;
       }
+      case EventKind::kCpAsyncArrive:
+        // Without .noinc the issue raises the pending count by one and the deferred arrive
+        // lowers it again (PTX ISA, cp.async.mbarrier.arrive): net zero. Undo the +1 that the
+        // arrive event will add, so arrivals + pending stays the expected count.
+        if (e.value == 0) stats[key].arrivals -= 1;
+        break;
       case EventKind::kExpectTx:
         stats[key].tx_expected += e.value;
         break;
@@ -303,8 +309,11 @@ void Classify(const ir::Program& program, const Engine& engine,
        << " pending), from " << Plural(static_cast<int64_t>(ps.arrived_agents.size()), "agent",
                                        "agents")
        << "; every agent that could still arrive is blocked ("
-       << AgentList(program, engine, x.could_signal_blocked)
-       << "). The init count " << st.expected_count
+       << AgentList(program, engine, x.could_signal_blocked) << ")"
+       << (x.all_signallers_arrived && !x.could_signal_blocked.empty()
+               ? " and has already arrived in this phase, so no arrival of it is left to come"
+               : "")
+       << ". The init count " << st.expected_count
        << " is higher than the arrivals one phase receives, or an expected arrival is never made "
           "(check which CTAs actually signal this CTA, e.g. only its row and column of a "
           "multicast cluster).";
@@ -338,6 +347,70 @@ int CauseRank(DeadlockCause c) {
       break;
   }
   return 6;
+}
+
+// Is `x` a root cause by itself: its barrier's phase cannot complete whatever the other blocked
+// agents do next (their next arrivals, if any, belong to a later round of the protocol)?
+bool IsRoot(const BlockedExplanation& x) {
+  switch (x.cause) {
+    case DeadlockCause::kTxOverExpected:
+    case DeadlockCause::kTxOverDelivered:
+    case DeadlockCause::kNoSignaller:
+    case DeadlockCause::kSignallerExited:
+      return true;
+    case DeadlockCause::kCountTooHigh:
+      return x.all_signallers_arrived;
+    default:
+      return false;
+  }
+}
+
+// A count-too-high wait is only a symptom when some of the agents that have not arrived on its
+// barrier in this phase are blocked on a root barrier: they would arrive once that one completed.
+// Classify() sees one wait at a time; this pass sees them all. Only first-pass roots are used as
+// upstream, so the result does not depend on the order of `blocked`.
+void ReclassifyDownstream(const ir::Program& program, const Engine& engine,
+                          std::vector<BlockedExplanation>& blocked) {
+  std::map<uint32_t, const BlockedExplanation*> root_of_agent;
+  for (const BlockedExplanation& x : blocked) {
+    if (IsRoot(x)) root_of_agent[x.blocked.agent] = &x;
+  }
+  std::vector<std::pair<size_t, uint32_t>> changes;  // (index in blocked, upstream agent)
+  for (size_t i = 0; i < blocked.size(); ++i) {
+    const BlockedExplanation& x = blocked[i];
+    if (x.cause != DeadlockCause::kCountTooHigh || x.all_signallers_arrived) continue;
+    for (uint32_t a : x.could_signal_blocked) {
+      const auto& arrived = x.stats.arrived_agents;
+      if (std::find(arrived.begin(), arrived.end(), a) != arrived.end()) continue;
+      if (root_of_agent.count(a)) {
+        changes.emplace_back(i, a);
+        break;
+      }
+    }
+  }
+  for (const auto& [i, upstream] : changes) {
+    BlockedExplanation& x = blocked[i];
+    const BlockedExplanation& root = *root_of_agent.at(upstream);
+    const BlockedAgent& b = x.blocked;
+    const model::MbarrierState& st = b.state;
+    std::vector<uint32_t> missing;
+    for (uint32_t a : x.could_signal_blocked) {
+      const auto& arrived = x.stats.arrived_agents;
+      if (std::find(arrived.begin(), arrived.end(), a) == arrived.end()) missing.push_back(a);
+    }
+    std::ostringstream os;
+    os << BarrierLabel(program, b.barrier, b.barrier_index, b.cta) << " has received "
+       << x.stats.arrivals << " of " << st.expected_count << " arrivals in phase " << st.phase
+       << "; the agents that would still arrive in this phase ("
+       << AgentList(program, engine, missing) << ") have not, because "
+       << AgentLabel(program, engine, upstream) << " is blocked on "
+       << BarrierLabel(program, root.blocked.barrier, root.blocked.barrier_index, root.blocked.cta)
+       << ", whose phase " << root.blocked.state.phase << " can never complete ("
+       << DeadlockCauseName(root.cause) << "). Fix that one first.";
+    x.cause = DeadlockCause::kDownstream;
+    x.upstream_agent = upstream;
+    x.cause_text = os.str();
+  }
 }
 
 std::string SourceLine(std::string_view source, int line) {
@@ -447,11 +520,23 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
   }
   for (BlockedExplanation& x : report.blocked) {
     x.in_cycle = members[component[x.blocked.agent]].size() > 1;
+    if (IsMbarrierWait(x.blocked.wait)) {
+      const std::vector<uint32_t>& arrived = x.stats.arrived_agents;
+      x.all_signallers_arrived = std::all_of(
+          x.could_signal_blocked.begin(), x.could_signal_blocked.end(), [&](uint32_t a) {
+            return std::find(arrived.begin(), arrived.end(), a) != arrived.end();
+          });
+    }
     Classify(program, engine, producers, signalled, x);
   }
+  ReclassifyDownstream(program, engine, report.blocked);
   std::stable_sort(report.blocked.begin(), report.blocked.end(),
                    [](const BlockedExplanation& a, const BlockedExplanation& b) {
-                     return CauseRank(a.cause) < CauseRank(b.cause);
+                     const int ra = CauseRank(a.cause);
+                     const int rb = CauseRank(b.cause);
+                     if (ra != rb) return ra < rb;
+                     // Among count-too-high barriers, the one whose signallers all arrived first.
+                     return a.all_signallers_arrived && !b.all_signallers_arrived;
                    });
   report.primary = 0;
   if (!report.blocked.empty()) {

@@ -53,10 +53,24 @@ struct BlockedExplanation {
   std::vector<uint32_t> could_signal_blocked;  // agents that could still signal, all blocked
   std::vector<uint32_t> could_signal_exited;   // agents that could have signalled, exited
   bool in_cycle = false;                     // the agent is on a cycle of the wait-for graph
+  // Mbarrier waits: every agent that could still signal the barrier has already arrived in its
+  // current phase. Such a phase is short for good (a count or an arrival budget is wrong); a
+  // barrier whose missing signallers have not arrived yet is usually waiting downstream of one.
+  bool all_signallers_arrived = false;
+  // Set when a count-too-high wait was re-classified as kDownstream: a not-yet-arrived
+  // signaller (global agent id) blocked on the root barrier this wait is stuck behind.
+  uint32_t upstream_agent = UINT32_MAX;
   DeadlockCause cause = DeadlockCause::kUnknown;
   std::string cause_text;                    // one or two sentences
 };
 
+// Ranking: tx mismatches, then exited/missing signallers, then count-too-high (a barrier whose
+// possible signallers all arrived in its phase before one whose signallers have not), wrong
+// initial phase, non-mbarrier waits, downstream waits. A count-too-high barrier whose missing
+// signallers are themselves blocked on such a root barrier is reported as downstream of it: in a
+// wait-for cycle every barrier is short of arrivals, and the one to fix is the one whose whole
+// population of signallers has already arrived (bad_count_budgets_arrive_on: filled[0], 32
+// short after every agent arrived, not ready[0], which waits for consumers stuck on filled[0]).
 struct DeadlockReport {
   std::vector<BlockedExplanation> blocked;   // root causes first, then downstream waits
   std::vector<std::vector<uint32_t>> cycles; // strongly connected components of size > 1

@@ -298,7 +298,7 @@ std::vector<BadCase> BadCases() {
       {"cuda_pipeline/bad_arrive_on_noinc.pipe", {}, eager, Outcome::kViolation, "M1005",
        "filled", 0, 0, "", "CTA 0 producer[0]"},
       {"cuda_pipeline/bad_count_budgets_arrive_on.pipe", {}, eager, Outcome::kDeadlock, "P2001",
-       "", 0, 0, "", "", 0, true},
+       "filled", 0, 0, "count-too-high", "", 0, true},
       {"cuda_pipeline/bad_prefetch_tail_wait.pipe", {}, lazy, Outcome::kViolation, "A1003", "", 0,
        0, "", "CTA 0 block[3]"},
       {"cuda_pipeline/bad_prefetch_no_commit.pipe", {}, eager, Outcome::kCompleted, "A1001", "",

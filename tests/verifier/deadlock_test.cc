@@ -23,9 +23,7 @@ struct Run {
   engine::RunResult result;
 };
 
-std::unique_ptr<Run> RunExample(const std::string& name, engine::Policy policy,
-                                uint64_t seed = 0) {
-  std::string path = "sim/examples/" + name + ".pipe";
+std::unique_ptr<Run> RunPath(const std::string& path, engine::Policy policy, uint64_t seed) {
   auto program = ir::ParseFile(path);
   EXPECT_TRUE(program.ok()) << program.status().ToString();
   if (!program.ok()) return nullptr;
@@ -42,6 +40,11 @@ std::unique_ptr<Run> RunExample(const std::string& name, engine::Policy policy,
   run->engine = std::make_unique<engine::Engine>(std::move(engine).value());
   run->result = run->engine->Run();
   return run;
+}
+
+std::unique_ptr<Run> RunExample(const std::string& name, engine::Policy policy,
+                                uint64_t seed = 0) {
+  return RunPath("sim/examples/" + name + ".pipe", policy, seed);
 }
 
 const char* const kPolicies[] = {"eager", "lazy", "round-robin", "random"};
@@ -140,6 +143,71 @@ TEST(Deadlock, CountTooHighStatesArrivals) {
   EXPECT_EQ(p.blocked.state.expected_count, 8);
   EXPECT_EQ(p.blocked.state.pending_count, 2);
   EXPECT_EQ(p.blocked.parity, 0u);
+}
+
+// bad_count_budgets_arrive_on: filled[b] is initialised with THREADS + 32, budgeting the
+// net-zero cp.async.mbarrier.arrive. Producer and consumers form one wait-for cycle; both
+// barriers are short of arrivals. filled[0] is the root: every agent that could signal it has
+// already arrived in phase 0 (128 of 160). ready[0] (32 of 128 in phase 1) only waits for the
+// consumers stuck on filled[0]; naming it (as the first blocked agent in agent order) sent the
+// reader to the wrong count.
+TEST(Deadlock, CycleNamesTheBarrierWhoseSignallersAllArrived) {
+  for (int p = 0; p < 4; ++p) {
+    SCOPED_TRACE(kPolicies[p]);
+    auto run = RunPath("pipelines/cuda_pipeline/bad_count_budgets_arrive_on.pipe", PolicyOf(p), 5);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kDeadlock);
+    DeadlockReport report = DiagnoseDeadlock(run->program, *run->engine, run->result);
+    ASSERT_EQ(report.blocked.size(), 4u);
+    const BlockedExplanation& primary = report.blocked[report.primary];
+    EXPECT_EQ(run->program.barriers[primary.blocked.barrier].name, "filled");
+    EXPECT_EQ(primary.blocked.barrier_index, 0u);
+    EXPECT_EQ(primary.cause, DeadlockCause::kCountTooHigh) << primary.cause_text;
+    EXPECT_TRUE(primary.all_signallers_arrived);
+    // The cp.async.mbarrier.arrive (no .noinc) nets to zero: the stats agree with the state.
+    EXPECT_EQ(primary.stats.arrivals, 128);
+    EXPECT_EQ(primary.stats.arrivals + primary.blocked.state.pending_count,
+              primary.blocked.state.expected_count);
+    EXPECT_THAT(primary.cause_text, HasSubstr("received 128 of 160 arrivals in phase 0"));
+    EXPECT_THAT(primary.cause_text, HasSubstr("already arrived in this phase"));
+    EXPECT_THAT(report.summary, HasSubstr("(count-too-high) at filled[0] of CTA 0"));
+    int ready_waits = 0;
+    for (const BlockedExplanation& x : report.blocked) {
+      const std::string& name = run->program.barriers[x.blocked.barrier].name;
+      if (name != "ready") {
+        EXPECT_EQ(name, "filled");
+        EXPECT_EQ(x.cause, DeadlockCause::kCountTooHigh);
+        continue;
+      }
+      ++ready_waits;
+      EXPECT_EQ(x.cause, DeadlockCause::kDownstream) << x.cause_text;
+      EXPECT_FALSE(x.all_signallers_arrived);
+      ASSERT_NE(x.upstream_agent, UINT32_MAX);
+      EXPECT_EQ(run->program.roles[run->engine->agent_info(x.upstream_agent).role].name,
+                "consumer");
+      EXPECT_THAT(x.cause_text, HasSubstr("is blocked on filled[0] of CTA 0"));
+      EXPECT_THAT(x.cause_text, HasSubstr("32 of 128 arrivals in phase 1"));
+    }
+    EXPECT_EQ(ready_waits, 1);
+    // The root comes first in the text too.
+    const std::string text = FormatDeadlockReport(report, run->program, *run->engine, "");
+    EXPECT_LT(text.find("waits on filled[0]"), text.find("waits on ready[0]"));
+  }
+}
+
+// A count-too-high barrier with nothing upstream keeps its cause: gemm_empty_count_high's
+// empty barrier (6 of 8) is short although some possible signallers (the diagonal CTA's
+// consumers, which a static scan cannot rule out) have not arrived.
+TEST(Deadlock, CountTooHighWithoutARootStaysTheCause) {
+  auto run = RunExample("gemm_empty_count_high", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  DeadlockReport report = DiagnoseDeadlock(run->program, *run->engine, run->result);
+  const BlockedExplanation& p = report.blocked[report.primary];
+  EXPECT_EQ(p.cause, DeadlockCause::kCountTooHigh);
+  EXPECT_EQ(run->program.barriers[p.blocked.barrier].name, "empty");
+  for (const BlockedExplanation& x : report.blocked) {
+    EXPECT_EQ(x.upstream_agent, UINT32_MAX) << x.cause_text;
+  }
 }
 
 }  // namespace
