@@ -38,6 +38,8 @@ void AddCountsCommand(CLI::App& app, Context& ctx);
 void AddReplayCommand(CLI::App& app, Context& ctx);
 void AddCompareCommand(CLI::App& app, Context& ctx);
 void AddTraceCommand(CLI::App& app, Context& ctx);
+// parity litmus (litmus_command.cc): the litmus suite, model vs H100 histograms.
+void AddLitmusCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

@@ -56,6 +56,7 @@ int Main(int argc, char** argv) {
   AddReplayCommand(app, ctx);
   AddCompareCommand(app, ctx);
   AddTraceCommand(app, ctx);
+  AddLitmusCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {
