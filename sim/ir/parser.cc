@@ -529,6 +529,9 @@ class Parser {
         return Status::Ok();
       }
     }
+    if (std::string why = WhyNotVisible(t.text); !why.empty()) {
+      return Error(t, why, "parse.maybe-unset");
+    }
     return Error(t,
                  "unknown name `" + t.text +
                      "` (expected a variable in scope, a param declared above, or a builtin: "
@@ -551,7 +554,14 @@ class Parser {
   }
 
   // ------------------------------------------------------------------------------------------
-  // Variables (role-local, lexically scoped).
+  // Variables (role-local, lexically scoped). A variable is visible from where it is bound to
+  // the end of its block; a variable first bound inside an `if` is also visible after the `if`
+  // when every path through it (the `then` block and an `else` block or every branch of an
+  // `else if` chain) binds it: definite assignment, as a kernel engineer writes
+  // `uint64_t tok; if (c) tok = arrive(..); else tok = arrive(..);`. Bound on some paths only,
+  // or only inside a `for` body (which may run zero times), it is an error to read it after,
+  // and the message says so (rule parse.maybe-unset).
+  using Bindings = std::vector<std::pair<std::string, uint32_t>>;
   std::optional<uint32_t> LookupVar(const std::string& name) const {
     for (auto s = scopes_.rbegin(); s != scopes_.rend(); ++s) {
       for (auto v = s->rbegin(); v != s->rend(); ++v) {
@@ -561,10 +571,35 @@ class Parser {
     return std::nullopt;
   }
   uint32_t NewVar(const std::string& name) {
+    // In a branch of an `if`, a name that an earlier branch of the same chain bound gets that
+    // branch's slot: if every branch binds it, it is one variable after the `if` (ParseIf).
+    if (!reuse_.empty() && reuse_.back().depth == scopes_.size()) {
+      for (const auto& [n, slot] : *reuse_.back().bindings) {
+        if (n == name) {
+          scopes_.back().emplace_back(name, slot);
+          return slot;
+        }
+      }
+    }
     const uint32_t slot = role_->num_vars++;
     role_->var_names.push_back(name);
     scopes_.back().emplace_back(name, slot);
     return slot;
+  }
+  // Why `name` is not visible although the role binds it somewhere above: bound only on some
+  // paths through an `if`, or only inside a loop body or a branch that has closed. "" if not.
+  std::string WhyNotVisible(const std::string& name) const {
+    for (auto s = hidden_.rbegin(); s != hidden_.rend(); ++s) {
+      for (auto h = s->rbegin(); h != s->rend(); ++h) {
+        if (h->first == name) return h->second;
+      }
+    }
+    return {};
+  }
+  // Records that `name`, bound in a block that just closed, is not visible after it.
+  void Hide(const std::string& name, std::string why) {
+    if (LookupVar(name)) return;  // an outer variable of that name is visible: no confusion
+    hidden_.back().emplace_back(name, std::move(why));
   }
   // `let x`, `-> tok`, `-> var`: the visible variable of that name, or a new one.
   Status DefineOrAssign(uint32_t* slot, const std::string& what) {
@@ -963,28 +998,48 @@ class Parser {
     return EndOfStatement("the role body");
   }
 
-  // `{ stmt* }` with its own variable scope.
-  Status ParseBlock(Block* out) {
+  // `{ stmt* }` with its own variable scope. `bound` (optional) receives the variables first
+  // bound in this block (not in blocks nested in it), for ParseIf. `what` names the block in
+  // the message when one of its variables is read after it ("the `for` body at line 7").
+  Status ParseBlock(Block* out, Bindings* bound = nullptr, const std::string& what = "") {
     DepthGuard g(&depth_);
     if (depth_ > kMaxDepth) return Error(Peek(), "blocks nested too deeply");
     const Token open = Peek();
     PARITY_RETURN_IF_ERROR(ExpectPunct("{", "to start a block"));
     scopes_.emplace_back();
+    hidden_.emplace_back();
+    auto close = [&] {
+      Bindings inner = std::move(scopes_.back());
+      std::vector<std::pair<std::string, std::string>> inner_hidden = std::move(hidden_.back());
+      scopes_.pop_back();
+      hidden_.pop_back();
+      if (bound != nullptr) *bound = inner;
+      // Keep the reasons found in nested blocks for a read further down.
+      for (auto& [n, why] : inner_hidden) {
+        if (!hidden_.empty()) Hide(n, std::move(why));
+      }
+      if (what.empty() || hidden_.empty()) return;
+      for (const auto& [name, slot] : inner) {
+        Hide(name, "`" + name + "` is bound only inside " + what +
+                       ", so it is not visible after it; set it before the loop to use it "
+                       "after");
+      }
+    };
     while (true) {
       SkipNewlines();
       if (AcceptPunct("}")) break;
       if (Peek().kind == Token::Kind::kEof) {
-        scopes_.pop_back();
+        close();
         return Error(Peek(), "expected `}` to close the block opened at line " +
                                  std::to_string(open.line) + ", found end of file");
       }
       Status s = ParseStmt(out);
       if (!s.ok()) {
-        scopes_.pop_back();
+        close();
         return s;
       }
     }
-    scopes_.pop_back();
+    close();
     return Status::Ok();
   }
 
@@ -1034,10 +1089,17 @@ class Parser {
       if (AcceptWord("step")) PARITY_RETURN_IF_ERROR(ParseExpr(&f.step));
       // The loop variable lives in its own scope around the body.
       scopes_.emplace_back();
+      hidden_.emplace_back();
       f.var = NewVar(name);
-      Status s = IsPunct("{") ? ParseBlock(&f.body)
+      Status s = IsPunct("{") ? ParseBlock(&f.body, nullptr,
+                                           "the `for` body at " + file_ + ":" +
+                                               std::to_string(t.line) +
+                                               " (the loop may run zero times)")
                               : Expected_("`{` to start the loop body");
+      std::vector<std::pair<std::string, std::string>> body_hidden = std::move(hidden_.back());
       scopes_.pop_back();
+      hidden_.pop_back();
+      for (auto& [n, why] : body_hidden) Hide(n, std::move(why));
       PARITY_RETURN_IF_ERROR(s);
       Stmt st;
       st.node = std::move(f);
@@ -1047,7 +1109,9 @@ class Parser {
     }
     if (w == "if") {
       Stmt st;
-      PARITY_RETURN_IF_ERROR(ParseIf(&st));
+      Bindings every_path;
+      PARITY_RETURN_IF_ERROR(ParseIf(&st, &every_path, nullptr));
+      for (const auto& [name, slot] : every_path) scopes_.back().emplace_back(name, slot);
       out->push_back(std::move(st));
       return EndOfStatement("the `if`");
     }
@@ -1056,28 +1120,76 @@ class Parser {
     return ParseOp(t, out);
   }
 
-  Status ParseIf(Stmt* st) {
+  // `if E { } [else if E { }]... [else { }]`. `every_path` receives the variables first bound
+  // on every path through the chain (visible after it); `earlier` holds those bound by the
+  // earlier branches of an enclosing chain, whose slots a branch reuses for the same name.
+  Status ParseIf(Stmt* st, Bindings* every_path, const Bindings* earlier) {
     DepthGuard g(&depth_);
     if (depth_ > kMaxDepth) return Error(Peek(), "`else if` chain too long");
     const Token t = Next();  // `if`
     If node;
     PARITY_RETURN_IF_ERROR(ParseExpr(&node.cond));
     if (!IsPunct("{")) return Expected_("`{` after the `if` condition");
-    PARITY_RETURN_IF_ERROR(ParseBlock(&node.then_body));
+    Bindings candidates = earlier != nullptr ? *earlier : Bindings{};
+    Bindings then_bound, else_bound;
+    reuse_.push_back(Reuse{scopes_.size() + 1, &candidates});
+    Status s = ParseBlock(&node.then_body, &then_bound);
+    reuse_.pop_back();
+    PARITY_RETURN_IF_ERROR(s);
+    for (const auto& b : then_bound) {
+      bool known = false;
+      for (const auto& c : candidates) known |= c.first == b.first;
+      if (!known) candidates.push_back(b);
+    }
     // `else` may follow on the same line or the next.
     size_t save = pos_;
     while (Peek().kind == Token::Kind::kNewline) Next();
+    bool has_else = false;
     if (AcceptWord("else")) {
+      has_else = true;
       if (IsWord("if")) {
         Stmt inner;
-        PARITY_RETURN_IF_ERROR(ParseIf(&inner));
+        PARITY_RETURN_IF_ERROR(ParseIf(&inner, &else_bound, &candidates));
         node.else_body.push_back(std::move(inner));
       } else {
         if (!IsPunct("{")) return Expected_("`{` or `if` after `else`");
-        PARITY_RETURN_IF_ERROR(ParseBlock(&node.else_body));
+        reuse_.push_back(Reuse{scopes_.size() + 1, &candidates});
+        s = ParseBlock(&node.else_body, &else_bound);
+        reuse_.pop_back();
+        PARITY_RETURN_IF_ERROR(s);
       }
     } else {
       pos_ = save;
+    }
+    // Bound on both sides: one variable (same slot, by the reuse above). On one side only: not
+    // visible after the `if`; say why if it is read there.
+    const std::string where = file_ + ":" + std::to_string(t.line);
+    for (const auto& [name, slot] : then_bound) {
+      bool both = false;
+      for (const auto& e : else_bound) {
+        // Same slot by the reuse in NewVar (a nested name never reaches `*_bound`).
+        both |= e.first == name && e.second == slot;
+      }
+      if (both) {
+        every_path->emplace_back(name, slot);
+      } else {
+        Hide(name, "`" + name + "` is set in the `then` block of the `if` at " + where +
+                       " but not " +
+                       (has_else ? "in its `else` branch" : "when it is not taken (no `else`)") +
+                       ", so it may be unset here; a variable is visible after an `if` only "
+                       "when every path through it sets it: set it in every branch, or set it "
+                       "before the `if`");
+      }
+    }
+    for (const auto& [name, slot] : else_bound) {
+      bool both = false;
+      for (const auto& e : then_bound) both |= e.first == name;
+      if (!both) {
+        Hide(name, "`" + name + "` is set in the `else` branch of the `if` at " + where +
+                       " but not in its `then` block, so it may be unset here; a variable is "
+                       "visible after an `if` only when every path through it sets it: set it "
+                       "in every branch, or set it before the `if`");
+      }
     }
     st->node = std::move(node);
     st->where = Loc(t);
@@ -1145,6 +1257,9 @@ class Parser {
         PARITY_RETURN_IF_ERROR(ExpectName("token variable after `token`", &name));
         auto slot = LookupVar(name);
         if (!slot) {
+          if (std::string why = WhyNotVisible(name); !why.empty()) {
+            return Error(v, why, "parse.maybe-unset");
+          }
           return Error(v, "unknown token variable `" + name + "` (set it with `arrive ... -> " +
                               name + "`)",
                        "parse.unknown-name");
@@ -1278,6 +1393,14 @@ class Parser {
   Program program_;
   Role* role_ = nullptr;
   std::vector<std::vector<std::pair<std::string, uint32_t>>> scopes_;
+  // Parallel to scopes_: names bound in a closed inner block, with why they are not visible.
+  std::vector<std::vector<std::pair<std::string, std::string>>> hidden_;
+  // Slots to reuse for names first bound at scope depth `depth` (a branch of an `if` chain).
+  struct Reuse {
+    size_t depth;
+    const Bindings* bindings;
+  };
+  std::vector<Reuse> reuse_;
 };
 
 }  // namespace

@@ -5,6 +5,13 @@
 // role-local variables (let / for / `-> tok`, lexically scoped, one slot each), then params
 // (declared earlier in the file), then builtins (cta_rank, cta_x, ...). `let x = e` where `x` is
 // visible reassigns that variable's slot; otherwise it declares a new one in the current block.
+// A variable first bound inside an `if` (let, `-> tok`, `test_wait ... -> v`) is visible after
+// the `if` when every path through it binds it (the `then` block and the `else` block, or every
+// branch of an `else if` chain ending in `else`): all branches then write one slot. Bound on some
+// paths only, or only inside a `for` body (which may run zero times), reading it after the block
+// is an error with rule "parse.maybe-unset" that names the `if` (or loop) by file:line and says
+// to set the variable on every path or before the block, as a kernel declares `uint64_t tok;`
+// before the branch.
 //
 // Decisions beyond the draft in /work/notes/language.md:
 //  - Newlines inside ( ) and [ ] do not end a statement (long coordinate lists may wrap); a
@@ -22,7 +29,7 @@
 //    BindParams re-evaluates E after -D overrides.
 //
 // Errors are Statuses with rule "parse" (syntax) or "parse.<what>" (e.g. "parse.unknown-barrier",
-// "parse.unknown-name", "parse.duplicate", "parse.bad-value"), the location file:line:col and a
+// "parse.unknown-name", "parse.maybe-unset", "parse.duplicate", "parse.bad-value"), the location file:line:col and a
 // message that says what was expected and what was found, followed by the offending source line
 // and a caret under the column. No input makes the parser crash or hang.
 #ifndef PARITY_SIM_IR_PARSER_H_

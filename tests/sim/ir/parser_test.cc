@@ -169,6 +169,64 @@ role r {
   EXPECT_EQ(p->name, "scopes");
 }
 
+// A variable first bound inside an `if` is visible after it when every path binds it
+// (definite assignment): both branches then write one slot, which the later read uses.
+TEST(ParserTest, VariableBoundOnEveryPathOfAnIfIsVisibleAfterIt) {
+  auto p = ParseProgram(R"(
+barrier b[2] count 1
+role r count 2 {
+  if agent == 0 {
+    arrive b[0] -> tok
+  } else {
+    arrive b[1] -> tok
+  }
+  wait b[agent] token tok
+  if agent == 0 { let x = 1 } else if agent == 1 { let x = 2 } else { let x = 3 }
+  let y = x + 1
+  if agent == 0 {
+    if cta_rank == 0 { test_wait b[0] parity 0 -> done } else { let done = 1 }
+  } else {
+    let done = 0
+  }
+  let z = done
+}
+)",
+                        "paths.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Role& r = p->roles[0];
+  EXPECT_EQ(r.var_names, (std::vector<std::string>{"tok", "x", "y", "done", "z"}));
+  const auto& first = std::get<If>(r.body[0].node);
+  const auto* a0 = OpAs<MbarrierArrive>(first.then_body[0]);
+  const auto* a1 = OpAs<MbarrierArrive>(first.else_body[0]);
+  const auto* wait = OpAs<MbarrierWait>(r.body[1]);
+  ASSERT_NE(a0, nullptr);
+  ASSERT_NE(a1, nullptr);
+  ASSERT_NE(wait, nullptr);
+  EXPECT_EQ(a0->token_var, 0u);
+  EXPECT_EQ(a1->token_var, 0u);
+  EXPECT_EQ(wait->token_var, 0u);
+  // `else if` chain: all three branches write x's slot.
+  const auto& chain = std::get<If>(r.body[2].node);
+  EXPECT_EQ(std::get<Let>(chain.then_body[0].node).var, 1u);
+  const auto& mid = std::get<If>(chain.else_body[0].node);
+  EXPECT_EQ(std::get<Let>(mid.then_body[0].node).var, 1u);
+  EXPECT_EQ(std::get<Let>(mid.else_body[0].node).var, 1u);
+  const auto& y = std::get<Let>(r.body[3].node);
+  EXPECT_EQ(PrintExpr(*p, y.value, &r), "x + 1");
+  EXPECT_EQ(y.var, 2u);
+  // Nested: the inner `if` binds `done` on both its paths, the outer `else` binds it too.
+  const auto& outer = std::get<If>(r.body[4].node);
+  const auto& inner = std::get<If>(outer.then_body[0].node);
+  EXPECT_EQ(OpAs<MbarrierWait>(inner.then_body[0])->result_var, 3u);
+  EXPECT_EQ(std::get<Let>(inner.else_body[0].node).var, 3u);
+  EXPECT_EQ(std::get<Let>(outer.else_body[0].node).var, 3u);
+  EXPECT_EQ(std::get<Let>(r.body[5].node).var, 4u);
+  // The printer writes it back so that it parses to the same slots.
+  auto again = ParseProgram(Print(*p), "paths2.pipe");
+  ASSERT_TRUE(again.ok()) << again.status().ToString() << "\n" << Print(*p);
+  EXPECT_EQ(again->roles[0].var_names, r.var_names);
+}
+
 TEST(ParserTest, ClusterSyncIsArrivePlusWait) {
   auto p = ParseProgram("cluster (1 + 1)x3\nrole r { cluster.sync; cluster.arrive relaxed }\n", "c.pipe");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -256,6 +314,49 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
     EXPECT_EQ(s.where().column, c.col) << s.ToString();
     EXPECT_NE(s.message().find(c.expected_text), std::string::npos) << s.ToString();
   }
+}
+
+// Bound on some paths only (or only in a loop body): reading it after is an error that names
+// the read's file:line:col, the `if` (or loop) and the rule.
+TEST(ParserTest, VariableBoundOnSomePathsIsRejectedAfterTheIf) {
+  struct Case {
+    std::string body;  // lines 6.. of the role
+    int line, col;
+    std::string text;
+  };
+  const std::vector<Case> cases = {
+      {"if agent == 0 {\n    arrive full[0] -> tok\n  }\n  wait full[0] token tok", 9, 22,
+       "`tok` is set in the `then` block of the `if` at bad.pipe:6 but not when it is not taken "
+       "(no `else`)"},
+      {"if agent == 0 { arrive full[0] -> tok } else { arrive full[1] }\n  wait full[0] token tok",
+       7, 22, "but not in its `else` branch, so it may be unset here"},
+      {"if agent == 0 { arrive full[0] } else { let v = 2 }\n  let w = v", 7, 11,
+       "`v` is set in the `else` branch of the `if` at bad.pipe:6 but not in its `then` block"},
+      {"if agent == 0 { let v = 1 } else if agent == 1 { let v = 2 }\n  let w = v", 7, 11,
+       "every path through it sets it"},
+      {"for i in 0 .. S {\n    arrive full[i] -> tok\n  }\n  wait full[0] token tok", 9, 22,
+       "`tok` is bound only inside the `for` body at bad.pipe:6 (the loop may run zero times)"},
+      {"if agent == 0 {\n    if cta_rank == 0 { let v = 1 }\n  } else { let v = 2 }\n  let w = v",
+       9, 11, "may be unset here"},
+  };
+  for (const Case& c : cases) {
+    const std::string text = std::string(kHeader) + "  " + c.body + "\n}\n";
+    SCOPED_TRACE(text);
+    auto p = ParseProgram(text, "bad.pipe");
+    ASSERT_FALSE(p.ok());
+    const Status& s = p.status();
+    EXPECT_EQ(s.rule(), "parse.maybe-unset") << s.ToString();
+    EXPECT_EQ(s.where().line, c.line) << s.ToString();
+    EXPECT_EQ(s.where().column, c.col) << s.ToString();
+    EXPECT_NE(s.message().find(c.text), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("set it before the"), std::string::npos) << s.ToString();
+  }
+  // Set before the `if` and reassigned in one branch: one variable, visible after.
+  auto ok = ParseProgram(std::string(kHeader) +
+                             "  let v = 0\n  if agent == 0 { let v = 1 }\n  let w = v\n}\n",
+                         "ok.pipe");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->roles[0].var_names, (std::vector<std::string>{"v", "w"}));
 }
 
 TEST(ParserTest, ErrorShowsTheLineWithACaret) {
