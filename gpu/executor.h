@@ -94,6 +94,11 @@ struct LaunchSpec {
   std::vector<uint32_t> start_delay;
   uint32_t op_jitter = 0;
   uint32_t seed = 0;
+  // Benchmark (parity_gpu bench): after the recorded run, `bench_pairs` pairs of launches with
+  // tracing compiled in and compiled out (ABBA order), and as many cudaMemcpy device-to-device
+  // copies of `memcpy_bytes`, all timed with CUDA events in the same process.
+  uint32_t bench_pairs = 0;
+  uint64_t memcpy_bytes = 0;
 };
 
 struct HangReport {
@@ -122,6 +127,7 @@ struct AgentRecord {
 
 struct RunOutput {
   std::string device_name;
+  int sm_count = 0;
   bool completed = false;  // every agent ran to its end and no wait timed out
   HangReport hang;
   std::vector<trace::TraceEvent> events;  // merged, sorted by calibrated time
@@ -131,6 +137,8 @@ struct RunOutput {
   // chunk), or neither the original pattern nor a `write` chunk (poison or garbage stored).
   uint64_t stored_chunks = 0, bad_global_chunks = 0;
   double kernel_ms = 0;
+  std::vector<float> traced_ms, untraced_ms, memcpy_ms;  // bench_pairs entries each
+  bool bench_ok = true;  // every bench launch completed (no hang, no fault)
   double clock_ghz = 0;
 };
 

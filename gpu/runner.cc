@@ -7,7 +7,10 @@
 // Exit status: 0 completed (every used chunk was pattern data, every stored chunk `write` data),
 // 1 hang observed or wrong data, 2 bad input / unsupported op / CUDA error. Self-contained on
 // purpose (no spdlog/fmt): the binary is copied alone to the GPU machine.
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,10 +24,13 @@
 #include "sim/ir/hash.h"
 #include "sim/ir/ir.h"
 #include "sim/ir/parser.h"
+#include "sim/litmus/outcome.h"
 #include "sim/trace/trace_file.h"
 
 namespace parity::gpu {
 namespace {
+
+static_assert(litmus::kProbePc == kProbePc, "the litmus outcome reads the executor's probe");
 
 constexpr int kExitBad = 2;
 
@@ -158,50 +164,87 @@ uint32_t ElemBytes(uint32_t dtype) {
   return dtype < 13 ? kBytes[dtype] : 0;
 }
 
-int Run(int argc, char** argv) {
-  std::string file, trace_out;
+struct Options {
+  std::vector<std::string> files;
+  std::string trace_out, out_dir, bench_out;
   std::vector<std::pair<std::string, int64_t>> overrides;
-  LaunchSpec spec;
+  LaunchSpec spec;  // trace, timeout_ms, ring_capacity
+  uint32_t runs = 1000, seed = 1, start_delay_max = 4000, op_jitter = 400, pairs = 31;
+  bool timeout_given = false;
+};
+
+Options ParseOptions(int argc, char** argv, bool many_files) {
+  Options o;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
       if (i + 1 >= argc) Die("missing value after " + a);
       return argv[++i];
     };
-    if (a == "-D") {
-      const std::string kv = next();
+    auto number = [&]() -> uint32_t {
+      const std::string v = next();
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(v.c_str(), &end, 0);
+      if (end == v.c_str() || *end != 0) Die(a + " wants a number, got " + v);
+      return static_cast<uint32_t>(n);
+    };
+    if (a == "-D" || (a.rfind("-D", 0) == 0 && a.size() > 2)) {
+      const std::string kv = a == "-D" ? next() : a.substr(2);
       const size_t eq = kv.find('=');
       if (eq == std::string::npos) Die("-D wants NAME=VALUE, got " + kv);
-      overrides.emplace_back(kv.substr(0, eq), std::strtoll(kv.c_str() + eq + 1, nullptr, 0));
-    } else if (a.rfind("-D", 0) == 0 && a.size() > 2) {
-      const std::string kv = a.substr(2);
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos) Die("-D wants NAME=VALUE, got " + kv);
-      overrides.emplace_back(kv.substr(0, eq), std::strtoll(kv.c_str() + eq + 1, nullptr, 0));
+      o.overrides.emplace_back(kv.substr(0, eq), std::strtoll(kv.c_str() + eq + 1, nullptr, 0));
     } else if (a == "--trace") {
-      trace_out = next();
+      o.trace_out = next();
     } else if (a == "--timeout-ms") {
-      spec.timeout_ms = std::strtod(next().c_str(), nullptr);
+      o.spec.timeout_ms = std::strtod(next().c_str(), nullptr);
+      o.timeout_given = true;
     } else if (a == "--no-trace") {
-      spec.trace = false;
+      o.spec.trace = false;
     } else if (a == "--ring") {
-      spec.ring_capacity = static_cast<uint32_t>(std::strtoul(next().c_str(), nullptr, 0));
+      o.spec.ring_capacity = number();
+    } else if (a == "--runs") {
+      o.runs = number();
+    } else if (a == "--seed") {
+      o.seed = number();
+    } else if (a == "--start-delay") {
+      o.start_delay_max = number();
+    } else if (a == "--op-jitter") {
+      o.op_jitter = number();
+    } else if (a == "--pairs") {
+      o.pairs = number();
+    } else if (a == "--out") {
+      o.out_dir = next();
     } else if (!a.empty() && a[0] == '-') {
       Die("unknown option " + a);
-    } else if (file.empty()) {
-      file = a;
     } else {
-      Die("more than one schedule file");
+      if (!many_files && !o.files.empty()) Die("more than one schedule file");
+      o.files.push_back(a);
     }
   }
-  if (file.empty()) Die("usage: parity_gpu run FILE.pipe [-D N=V] [--trace OUT] [--timeout-ms N]");
+  return o;
+}
 
+// A parsed, bound and laid-out schedule, ready for RunOnGpu.
+struct Prepared {
+  ir::Program program;
+  std::vector<int64_t> params;
+  LaunchSpec spec;
+  uint32_t warps = 1;
+};
+
+// Parses `file`, binds -D overrides, refuses unsupported ops (exit 2, before any CUDA call) and
+// lays out shared memory, tensor maps and agents. `out->spec` keeps the options already set.
+void Prepare(const std::string& file, const std::vector<std::pair<std::string, int64_t>>& overrides,
+             Prepared* out) {
   Expected<ir::Program> parsed = ir::ParseFile(file);
   if (!parsed.ok()) Die(parsed.status().ToString());
-  const ir::Program& p = *parsed;
+  out->program = std::move(*parsed);
+  const ir::Program& p = out->program;
   Expected<std::vector<int64_t>> bound = ir::BindParams(p, overrides);
   if (!bound.ok()) Die(bound.status().ToString());
-  const std::vector<int64_t>& params = *bound;
+  out->params = std::move(*bound);
+  const std::vector<int64_t>& params = out->params;
+  LaunchSpec& spec = out->spec;
   for (const ir::Role& r : p.roles) CheckBlock(p, r.body);
   Expected<std::vector<uint32_t>> enc = ir::Encode(p, params);
   if (!enc.ok()) Die(enc.status().ToString());
@@ -337,6 +380,20 @@ int Run(int argc, char** argv) {
     for (uint32_t k = 0; k < warps; ++k) spec.agents.push_back(k < slots.size() ? slots[k] : AgentSlot{});
   }
 
+  out->warps = warps;
+}
+
+int Run(int argc, char** argv) {
+  Options opt = ParseOptions(argc, argv, false);
+  if (opt.files.empty()) Die("usage: parity_gpu run FILE.pipe [-D N=V] [--trace OUT] [--timeout-ms N]");
+  const std::string& trace_out = opt.trace_out;
+  Prepared prep;
+  prep.spec = opt.spec;
+  Prepare(opt.files[0], opt.overrides, &prep);
+  const ir::Program& p = prep.program;
+  const std::vector<int64_t>& params = prep.params;
+  const LaunchSpec& spec = prep.spec;
+  const uint32_t warps = prep.warps;
   RunOutput out;
   const std::string err = RunOnGpu(spec, &out);
   if (!err.empty()) Die(err);
@@ -404,13 +461,159 @@ int Run(int argc, char** argv) {
   return 0;
 }
 
+
+double Median(std::vector<float> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string Stem(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = base.rfind(".pipe");
+  if (dot != std::string::npos && dot + 5 == base.size()) base.resize(dot);
+  return base;
+}
+
+// parity_gpu litmus FILE.pipe... --runs N --out DIR [--seed S] [--start-delay C] [--op-jitter C]
+//                   [--timeout-ms T] [-D N=V]...
+// Runs each schedule N times with varied delays between its agents and writes the histogram of
+// outcomes (sim/litmus/outcome.h) to DIR/<stem>.h100.txt. Delays are drawn from a generator
+// seeded with S and the test's name, so a run is reproducible: run r uses mode r % 4 (0 none,
+// 1 a start delay per agent, 2 a jitter before every op, 3 both); start delays are uniform in
+// 0..C cycles, op jitter uniform in 0..C cycles (hashed per agent and op from a per-run seed).
+// Hangs are outcomes (every mbarrier wait is bounded by T ms, default 5).
+int Litmus(int argc, char** argv) {
+  Options opt = ParseOptions(argc, argv, true);
+  if (opt.files.empty() || opt.out_dir.empty() || opt.runs == 0) {
+    Die("usage: parity_gpu litmus FILE.pipe... --runs N --out DIR [--seed S] [--start-delay C] "
+        "[--op-jitter C] [--timeout-ms T] [-D N=V]...");
+  }
+  if (!opt.timeout_given) opt.spec.timeout_ms = 5;
+  opt.spec.trace = true;
+  int status = 0;
+  for (const std::string& file : opt.files) {
+    Prepared prep;
+    prep.spec = opt.spec;
+    Prepare(file, opt.overrides, &prep);
+    const std::string name = Stem(file);
+    uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: each test its own stream
+    for (char ch : name) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
+    std::mt19937_64 rng(h ^ opt.seed);
+    std::map<std::string, uint64_t> counts;
+    uint64_t data_errors = 0, dropped = 0;
+    std::string device;
+    const auto t0 = std::chrono::steady_clock::now();
+    LaunchSpec spec = prep.spec;
+    for (uint32_t r = 0; r < opt.runs; ++r) {
+      const uint32_t mode = r % 4;
+      spec.start_delay.assign(spec.agents.size(), 0);
+      if (mode & 1) {
+        for (uint32_t& d : spec.start_delay) d = static_cast<uint32_t>(rng() % (opt.start_delay_max + 1ull));
+      }
+      spec.op_jitter = (mode & 2) ? opt.op_jitter : 0;
+      spec.seed = static_cast<uint32_t>(rng());
+      RunOutput out;
+      const std::string err = RunOnGpu(spec, &out);
+      if (!err.empty()) Die(file + ": " + err);
+      device = out.device_name;
+      if (out.bad_chunks != 0 || out.bad_global_chunks != 0) ++data_errors;
+      for (const AgentRecord& a : out.agents) dropped += a.dropped;
+      ++counts[litmus::OutcomeOf(prep.program, out.events)];
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string text = litmus::FormatHistogram(name, ir::ContentHashHex(prep.program), "h100",
+                                               opt.runs, counts);
+    char note[512];
+    std::snprintf(note, sizeof(note),
+                  "# device %s; parity_gpu litmus --runs %u --seed %u --start-delay %u "
+                  "--op-jitter %u --timeout-ms %g; run r: delay mode r %% 4 (0 none, 1 start, "
+                  "2 op jitter, 3 both); %.2f s\n"
+                  "# runs with wrong data (a use saw non-pattern bytes): %" PRIu64
+                  "; trace events dropped: %" PRIu64 "\n",
+                  device.c_str(), opt.runs, opt.seed, opt.start_delay_max, opt.op_jitter,
+                  spec.timeout_ms, secs, data_errors, dropped);
+    text += note;
+    const std::string path = opt.out_dir + "/" + name + ".h100.txt";
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) Die("cannot write " + path);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+    std::printf("parity_gpu litmus: %s: %zu outcome(s) in %u runs (%.2f s)%s\n", name.c_str(),
+                counts.size(), opt.runs, secs, data_errors ? " WRONG DATA" : "");
+    for (const auto& [o, n] : counts) std::printf("  %8" PRIu64 "  %s\n", n, o.c_str());
+    if (data_errors != 0 || dropped != 0) status = 1;
+  }
+  return status;
+}
+
+// parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]
+// Times the schedule with tracing compiled in and compiled out (N ABBA pairs, CUDA events,
+// medians), and cudaMemcpy device-to-device of tensor map 0's bytes in the same process. For a
+// streaming schedule that reads tensor map 0 once and writes a tensor of the same size once
+// (gpu/bench/stream_copy.pipe), the executor's bandwidth is 2 x bytes / untraced time and the
+// copy's 2 x bytes / copy time (read + write each).
+int Bench(int argc, char** argv) {
+  Options opt = ParseOptions(argc, argv, false);
+  if (opt.files.empty() || opt.pairs == 0) Die("usage: parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]");
+  Prepared prep;
+  prep.spec = opt.spec;
+  prep.spec.trace = true;
+  Prepare(opt.files[0], opt.overrides, &prep);
+  prep.spec.bench_pairs = opt.pairs;
+  const uint64_t bytes = prep.spec.maps.empty() ? 0 : prep.spec.maps[0].global_bytes;
+  prep.spec.memcpy_bytes = bytes;
+  RunOutput out;
+  const std::string err = RunOnGpu(prep.spec, &out);
+  if (!err.empty()) Die(err);
+  const double on = Median(out.traced_ms), off = Median(out.untraced_ms);
+  const double cp = Median(out.memcpy_ms);
+  const double gbps_exec = off > 0 ? 2.0 * bytes / (off * 1e-3) / 1e9 : 0;
+  const double gbps_copy = cp > 0 ? 2.0 * bytes / (cp * 1e-3) / 1e9 : 0;
+  uint64_t dropped = 0;
+  for (const AgentRecord& a : out.agents) dropped += a.dropped;
+  char buf[2048];
+  std::snprintf(buf, sizeof(buf),
+                "schedule %s on %s (%d SMs): %u ABBA pairs, recorded run %s (uses %" PRIu64 ", bad chunks %" PRIu64
+                ", global chunks stored %" PRIu64 ", bad %" PRIu64 ", trace events %zu, dropped %" PRIu64
+                "), bench launches %s\n"
+                "tracing overhead: median traced %.4f ms, untraced %.4f ms: %+.2f%%\n"
+                "traced min/max %.4f/%.4f ms, untraced min/max %.4f/%.4f ms\n"
+                "bandwidth: executor %.1f GB/s (2 x %" PRIu64 " bytes / untraced median), cudaMemcpy D2D %.1f GB/s "
+                "(median %.4f ms): %.1f%%\n",
+                prep.program.name.c_str(), out.device_name.c_str(), out.sm_count, opt.pairs,
+                out.completed ? "completed" : "DID NOT COMPLETE", out.uses, out.bad_chunks,
+                out.stored_chunks, out.bad_global_chunks, out.events.size(), dropped,
+                out.bench_ok ? "all completed" : "SOME HUNG",
+                on, off, off > 0 ? 100.0 * (on / off - 1) : 0.0,
+                out.traced_ms.empty() ? 0.0 : *std::min_element(out.traced_ms.begin(), out.traced_ms.end()),
+                out.traced_ms.empty() ? 0.0 : *std::max_element(out.traced_ms.begin(), out.traced_ms.end()),
+                out.untraced_ms.empty() ? 0.0 : *std::min_element(out.untraced_ms.begin(), out.untraced_ms.end()),
+                out.untraced_ms.empty() ? 0.0 : *std::max_element(out.untraced_ms.begin(), out.untraced_ms.end()),
+                gbps_exec, bytes, gbps_copy, cp, gbps_copy > 0 ? 100.0 * gbps_exec / gbps_copy : 0.0);
+  std::fputs(buf, stdout);
+  if (!opt.out_dir.empty()) {
+    FILE* f = std::fopen(opt.out_dir.c_str(), "a");
+    if (f == nullptr) Die("cannot write " + opt.out_dir);
+    std::fputs(buf, f);
+    std::fclose(f);
+  }
+  return out.completed && out.bench_ok && out.bad_chunks == 0 && out.bad_global_chunks == 0 ? 0 : 1;
+}
+
 }  // namespace
 }  // namespace parity::gpu
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) != "run") {
-    std::fprintf(stderr, "usage: parity_gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace]\n");
-    return 2;
-  }
-  return parity::gpu::Run(argc, argv);
+  const std::string cmd = argc >= 2 ? argv[1] : "";
+  if (cmd == "run") return parity::gpu::Run(argc, argv);
+  if (cmd == "litmus") return parity::gpu::Litmus(argc, argv);
+  if (cmd == "bench") return parity::gpu::Bench(argc, argv);
+  std::fprintf(stderr,
+               "usage: parity_gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace]\n"
+               "       parity_gpu litmus FILE.pipe... --runs N --out DIR [--seed S]\n"
+               "       parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]\n");
+  return 2;
 }
