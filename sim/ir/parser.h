@@ -29,9 +29,9 @@
 //    BindParams re-evaluates E after -D overrides.
 //
 // Errors are Statuses with rule "parse" (syntax) or "parse.<what>" (e.g. "parse.unknown-barrier",
-// "parse.unknown-name", "parse.maybe-unset", "parse.duplicate", "parse.bad-value"), the location file:line:col and a
-// message that says what was expected and what was found, followed by the offending source line
-// and a caret under the column. No input makes the parser crash or hang.
+// "parse.unknown-name", "parse.maybe-unset", "parse.duplicate", "parse.bad-value"), the location
+// file:line:col and a message that says what was expected and what was found, followed by the
+// offending source line and a caret under the column. No input makes the parser crash or hang.
 #ifndef PARITY_SIM_IR_PARSER_H_
 #define PARITY_SIM_IR_PARSER_H_
 

@@ -34,6 +34,11 @@ std::string Runfile(const std::string& workspace_relative_path) {
 }
 
 CliResult RunParity(const std::vector<std::string>& args) {
+  return RunBinary(Runfile("tools/cli/parity"), args);
+}
+
+CliResult RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                    const std::vector<std::string>* env) {
   CliResult result;
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string dir = tmp ? tmp : "/tmp";
@@ -41,9 +46,9 @@ CliResult RunParity(const std::vector<std::string>& args) {
   std::string stem = dir + "/cli_" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   std::string out_path = stem + ".out", err_path = stem + ".err";
 
-  std::string binary = Runfile("tools/cli/parity");
+  std::string program = binary;
   std::vector<char*> argv;
-  argv.push_back(binary.data());
+  argv.push_back(program.data());
   std::vector<std::string> copy = args;
   for (std::string& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -56,7 +61,15 @@ CliResult RunParity(const std::vector<std::string>& args) {
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> env_copy;
+  std::vector<char*> envp;
+  if (env != nullptr) {
+    env_copy = *env;
+    for (std::string& e : env_copy) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+  int rc = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(),
+                       env != nullptr ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     result.err = "posix_spawn failed for " + binary;

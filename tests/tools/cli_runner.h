@@ -20,6 +20,11 @@ std::string Runfile(const std::string& workspace_relative_path);
 // Runs `parity args...` with stdin closed; never throws.
 CliResult RunParity(const std::vector<std::string>& args);
 
+// Runs `binary args...` with stdin closed, in this process's environment, or in exactly `env`
+// ("NAME=VALUE" entries) when given.
+CliResult RunBinary(const std::string& binary, const std::vector<std::string>& args,
+                    const std::vector<std::string>* env = nullptr);
+
 }  // namespace parity::testing
 
 #endif  // PARITY_TESTS_TOOLS_CLI_RUNNER_H_

@@ -40,6 +40,8 @@ void AddCompareCommand(CLI::App& app, Context& ctx);
 void AddTraceCommand(CLI::App& app, Context& ctx);
 // parity litmus (litmus_command.cc): the litmus suite, model vs H100 histograms.
 void AddLitmusCommand(CLI::App& app, Context& ctx);
+// parity gpu run (gpu_command.cc): forwards to the //gpu:parity_gpu runner.
+void AddGpuCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

@@ -1,0 +1,286 @@
+// parity gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace] [--ring N]
+//
+// Runs a schedule on the GPU. The GPU work is done by //gpu:parity_gpu, a self-contained CUDA
+// binary (static cudart, no spdlog/fmt) so that it can also be copied alone to a GPU machine;
+// `parity` itself never links CUDA. This command
+//   1. parses the schedule and binds the -D overrides here, so bad input is reported in the
+//      same form as every other command (file:line:col, rule; exit 2) even without a GPU;
+//   2. finds parity_gpu: $PARITY_GPU if set, else the Bazel runfiles of `parity` (a data
+//      dependency: <parity>.runfiles/parity/gpu/parity_gpu, or $RUNFILES_DIR / $TEST_SRCDIR),
+//      else next to `parity` (an installed copy) or in bazel-bin/gpu/;
+//   3. refuses the no-CUDA stub that `cuda_binary` builds when nvcc is absent (it is recognised
+//      because, given no arguments, it exits 0 saying "skipped"; the real runner exits 2 with
+//      its usage);
+//   4. runs `parity_gpu run ...` with the arguments passed through and stdio inherited, and
+//      returns its exit code: 0 completed with correct data, 1 hang observed or wrong data,
+//      2 bad input / unsupported op / CUDA error. When it fails with 2 and this machine has no
+//      NVIDIA device node, a last line says that no GPU was found.
+// What is missing gets exit 2 and a message naming it (no runner, a stub runner, no GPU).
+// A runner killed by a signal is exit 3.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/cli/command.h"
+#include "tools/cli/schedule_loader.h"
+
+extern char** environ;
+
+namespace parity::cli {
+namespace {
+
+struct GpuRunOptions {
+  std::string file;
+  std::vector<std::string> defines;
+  std::string trace;
+  std::string timeout_ms;
+  bool no_trace = false;
+  std::string ring;
+};
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string SelfPath() {
+  std::array<char, 4096> buf{};
+  const ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  return n > 0 ? std::string(buf.data(), static_cast<size_t>(n)) : std::string();
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// Where parity_gpu may be, in the order they are tried.
+std::vector<std::string> RunnerCandidates() {
+  std::vector<std::string> out;
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    const char* dir = std::getenv(var);
+    if (dir != nullptr && *dir != '\0') out.push_back(std::string(dir) + "/parity/gpu/parity_gpu");
+  }
+  const std::string self = SelfPath();
+  if (!self.empty()) {
+    out.push_back(self + ".runfiles/parity/gpu/parity_gpu");  // bazel build / bazel run
+    out.push_back(DirName(self) + "/parity_gpu");               // installed side by side
+    out.push_back(DirName(self) + "/../../gpu/parity_gpu");     // bazel-bin/tools/cli -> bazel-bin/gpu
+  }
+  return out;
+}
+
+struct Spawned {
+  int exit_code = -1;  // -1: could not start; else the exit status
+  int signal = 0;      // killed by this signal
+  std::string output;  // stdout + stderr when captured
+};
+
+// Runs `argv` (argv[0] = the program). With `capture`, collects stdout and stderr into output
+// (small: used for the stub probe only); otherwise the child inherits our stdio.
+Spawned Spawn(const std::vector<std::string>& args, bool capture) {
+  Spawned result;
+  std::vector<char*> argv;
+  std::vector<std::string> copy = args;
+  for (std::string& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  int pipe_fds[2] = {-1, -1};
+  if (capture) {
+    if (pipe(pipe_fds) != 0) {
+      posix_spawn_file_actions_destroy(&actions);
+      return result;
+    }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+    posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  } else {
+    std::fflush(stdout);
+    std::fflush(stderr);
+  }
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (capture) {
+    close(pipe_fds[1]);
+    if (rc == 0) {
+      std::array<char, 4096> buf{};
+      ssize_t n;
+      while ((n = read(pipe_fds[0], buf.data(), buf.size())) > 0) {
+        if (result.output.size() < 65536) result.output.append(buf.data(), static_cast<size_t>(n));
+      }
+    }
+    close(pipe_fds[0]);
+  }
+  if (rc != 0) return result;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return result;
+  }
+  if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.exit_code = 128 + WTERMSIG(status);
+    result.signal = WTERMSIG(status);
+  }
+  return result;
+}
+
+// Is there an NVIDIA GPU (device node of the driver) on this machine? /dev/dxg: WSL2.
+bool HaveNvidiaDevice() {
+  for (const char* p : {"/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg"}) {
+    struct stat st {};
+    if (stat(p, &st) == 0) return true;
+  }
+  return false;
+}
+
+void RunGpu(Context& ctx, const GpuRunOptions& opt) {
+  // 1. The schedule and the overrides, checked here first.
+  ScheduleOptions sched;
+  sched.file = opt.file;
+  sched.defines = opt.defines;
+  Expected<LoadedSchedule> loaded = LoadSchedule(sched);
+  if (!loaded.ok()) {
+    ReportBadInput(ctx, loaded.status());
+    return;
+  }
+
+  // 2. The runner.
+  std::string runner;
+  const char* env = std::getenv("PARITY_GPU");
+  if (env != nullptr && *env != '\0') {
+    runner = env;
+    if (!IsExecutableFile(runner)) {
+      std::fprintf(stderr,
+                   "parity gpu run: PARITY_GPU=%s is not an executable file; point it at a "
+                   "parity_gpu built with CUDA (bazel build //gpu:parity_gpu), or unset it\n",
+                   runner.c_str());
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  } else {
+    std::string looked;
+    for (const std::string& c : RunnerCandidates()) {
+      if (IsExecutableFile(c)) {
+        runner = c;
+        break;
+      }
+      looked += "\n  " + c;
+    }
+    if (runner.empty()) {
+      std::fprintf(stderr,
+                   "parity gpu run: the GPU runner parity_gpu was not found; looked in:%s\n"
+                   "Build it with `bazel build //tools/cli:parity //gpu:parity_gpu` (tools/parity "
+                   "does this) on a machine with CUDA, or set PARITY_GPU=/path/to/parity_gpu\n",
+                   looked.c_str());
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
+
+  // 3. The no-CUDA stub says "skipped" and exits 0 whatever it is given.
+  const Spawned probe = Spawn({runner}, /*capture=*/true);
+  if (probe.exit_code < 0) {
+    std::fprintf(stderr, "parity gpu run: cannot start the GPU runner %s\n", runner.c_str());
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  if (probe.exit_code == 0 || probe.output.find("skipped") != std::string::npos) {
+    std::string said = probe.output;
+    while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
+    std::fprintf(stderr,
+                 "parity gpu run: %s was built without CUDA (nvcc was not found when it was "
+                 "built), so it cannot run schedules; it says: \"%s\"\n"
+                 "Install the CUDA toolkit (nvcc in $CUDA_PATH/bin or /usr/local/cuda/bin) and "
+                 "rebuild, or set PARITY_GPU to a parity_gpu built with CUDA. The simulator "
+                 "commands (check, explore, ...) need neither CUDA nor a GPU.\n",
+                 runner.c_str(), said.c_str());
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+
+  // 4. Run it.
+  std::vector<std::string> args = {runner, "run", opt.file};
+  for (const std::string& d : opt.defines) {
+    args.push_back("-D");
+    args.push_back(d);
+  }
+  if (!opt.trace.empty()) {
+    args.push_back("--trace");
+    args.push_back(opt.trace);
+  }
+  if (!opt.timeout_ms.empty()) {
+    args.push_back("--timeout-ms");
+    args.push_back(opt.timeout_ms);
+  }
+  if (opt.no_trace) args.push_back("--no-trace");
+  if (!opt.ring.empty()) {
+    args.push_back("--ring");
+    args.push_back(opt.ring);
+  }
+  const Spawned run = Spawn(args, /*capture=*/false);
+  if (run.exit_code < 0) {
+    std::fprintf(stderr, "parity gpu run: cannot start the GPU runner %s\n", runner.c_str());
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  if (run.signal != 0) {
+    std::fprintf(stderr, "parity gpu run: the GPU runner %s was killed by signal %d\n",
+                 runner.c_str(), run.signal);
+    ctx.exit_code = kExitInternal;
+    return;
+  }
+  if (run.exit_code == kExitBadInput && !HaveNvidiaDevice()) {
+    std::fprintf(stderr,
+                 "parity gpu run: no NVIDIA GPU was found on this machine (no /dev/nvidiactl or "
+                 "/dev/nvidia0): parity gpu run needs a Hopper GPU (sm_90a, e.g. H100) and its "
+                 "driver\n");
+  }
+  ctx.exit_code = run.exit_code;
+}
+
+}  // namespace
+
+void AddGpuCommand(CLI::App& app, Context& ctx) {
+  CLI::App* gpu = app.add_subcommand(
+      "gpu", "run schedules on an NVIDIA Hopper GPU (through the parity_gpu runner)");
+  gpu->require_subcommand(1);
+  auto opt = std::make_shared<GpuRunOptions>();
+  CLI::App* run = gpu->add_subcommand(
+      "run",
+      "run a schedule on the GPU with the interpreter kernel and optionally write its trace.\n"
+      "Exit codes: 0 completed with correct data, 1 hang observed or wrong data, 2 bad input, "
+      "unsupported op, CUDA error, or no GPU runner / CUDA / GPU (named in the message).\n"
+      "The runner is $PARITY_GPU, else //gpu:parity_gpu from the runfiles of parity, next to "
+      "parity, or in bazel-bin/gpu/.");
+  run->add_option("file", opt->file, "the schedule (.pipe)")->required()->check(CLI::ExistingFile);
+  run->add_option("-D,--define", opt->defines, "override a param: -D STAGES=4 (repeatable)")
+      ->take_all();
+  run->add_option("--trace", opt->trace,
+                  "write the GPU trace here (header: schedule hash, device, params)");
+  run->add_option("--timeout-ms", opt->timeout_ms,
+                  "budget of every bounded wait before the run is reported as a hang")
+      ->check(CLI::PositiveNumber);
+  run->add_flag("--no-trace", opt->no_trace, "run without recording trace events (for timing)");
+  run->add_option("--ring", opt->ring, "trace records per agent (ring capacity)")
+      ->check(CLI::PositiveNumber);
+  run->callback([&ctx, opt] { RunGpu(ctx, *opt); });
+}
+
+}  // namespace parity::cli
