@@ -1,13 +1,17 @@
 // bench/explore_bench: the explorer's throughput (stored states per second on one core), bytes per
-// stored state and the reduction factor (states without reduction / states with), on the
-// 2-producer 2-consumer 4-stage ring (sim/examples/explore/ring_2p2c.pipe) and on the 2x2
-// multicast GEMM main loop (sim/examples/gemm_tma_multicast_2x2.pipe).
-//   bazel run -c opt //bench:explore_bench -- [--gemm-seconds S]
-// Each search has a time bound; a search that hits it is reported as incomplete, and its
-// reduction factor as a lower bound.
+// stored state and the reduction factor (states of the brute-force search / states of the
+// reduced search), on the 2-producer 2-consumer 4-stage ring
+// (sim/examples/explore/ring_2p2c.pipe) and on the 2x2 multicast GEMM main loop
+// (sim/examples/gemm_tma_multicast_2x2.pipe).
+//   bazel run -c opt //bench:explore_bench -- [--seconds S] [--skip-brute]
+//   bazel run -c opt //bench:explore_bench -- --file F.pipe [-D NAME=V ...] [--seconds S]
+// Each search has a time bound; a search that hits it is reported as incomplete, and a reduction
+// factor against an incomplete brute-force search as a lower bound. Peak resident memory of the
+// process is printed at the end (/proc/self/status VmHWM).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,14 +29,26 @@ using parity::verifier::ExploreVerdict;
 using parity::verifier::ExploreVerdictName;
 
 void Line(const char* what, const ExploreResult& r) {
-  std::printf("  %-22s %-10s %10llu states %8.3f s %10.0f states/s %6.1f B/state depth %u\n", what,
-              ExploreVerdictName(r.verdict), static_cast<unsigned long long>(r.stats.states),
-              r.stats.seconds, r.stats.states_per_second(), r.stats.bytes_per_state(),
-              r.stats.depth);
+  std::printf(
+      "  %-18s %-10s %11llu states %8.2f s %10.0f states/s %5.1f B/state (table) "
+      "peak frontier %llu depth %u\n",
+      what, ExploreVerdictName(r.verdict), static_cast<unsigned long long>(r.stats.states),
+      r.stats.seconds, r.stats.states_per_second(), r.stats.bytes_per_state(),
+      static_cast<unsigned long long>(r.stats.peak_frontier), r.stats.depth);
+}
+
+std::string PeakRss() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return line.substr(6);
+  }
+  return "?";
 }
 
 int Bench(const char* title, const std::string& path,
-          const std::vector<std::pair<std::string, int64_t>>& defs, double seconds) {
+          const std::vector<std::pair<std::string, int64_t>>& defs, double seconds,
+          bool brute) {
   auto p = parity::ir::ParseFile(path);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
@@ -47,33 +63,62 @@ int Bench(const char* title, const std::string& path,
   ExploreOptions o;
   o.time_limit_s = seconds;
   o.stop_at_first = false;
+  o.check_rules = false;  // raw search throughput
   const ExploreResult red = Explore(*p, *v, o);
-  Line("with reduction", red);
+  Line("reduced", red);
+  std::printf("  %s\n", red.symmetry.c_str());
+  if (!brute) return 0;
   o.reduction = false;
   const ExploreResult full = Explore(*p, *v, o);
-  Line("without reduction", full);
-  std::printf("  reduction factor %.2fx%s (transitions: %llu taken of %llu enabled)\n",
+  Line("brute force", full);
+  std::printf("  reduction factor %.1fx%s\n",
               double(full.stats.states) / double(red.stats.states ? red.stats.states : 1),
-              full.verdict == ExploreVerdict::kIncomplete ? " (at least; unreduced incomplete)"
-              : red.verdict == ExploreVerdict::kIncomplete ? " (reduced search incomplete)"
-                                                           : "",
-              static_cast<unsigned long long>(red.stats.transitions),
-              static_cast<unsigned long long>(red.stats.enabled));
+              red.verdict == ExploreVerdict::kIncomplete ? " (reduced search incomplete: no factor)"
+              : full.verdict == ExploreVerdict::kIncomplete
+                  ? " (at least: the brute-force search hit the time bound)"
+                  : "");
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  double gemm_seconds = 30;
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--gemm-seconds") == 0) gemm_seconds = std::atof(argv[i + 1]);
+  double seconds = 60;
+  bool brute = true;
+  std::string file;
+  std::vector<std::pair<std::string, int64_t>> defs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--seconds" && i + 1 < argc) {
+      seconds = std::atof(argv[++i]);
+    } else if (a == "--skip-brute") {
+      brute = false;
+    } else if (a == "--file" && i + 1 < argc) {
+      file = argv[++i];
+    } else if (a == "-D" && i + 1 < argc) {
+      const std::string d = argv[++i];
+      const size_t eq = d.find('=');
+      if (eq == std::string::npos) return 2;
+      defs.emplace_back(d.substr(0, eq), std::atoll(d.c_str() + eq + 1));
+    } else {
+      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+      return 2;
+    }
   }
-  // bazel run: the runfiles tree holds the schedules under their workspace paths.
-  int rc = Bench("ring_2p2c: 2 producers, 2 consumers, 4 stages, 8 k-tiles, 1 CTA",
-                 "sim/examples/explore/ring_2p2c.pipe", {}, 120);
-  rc |= Bench("gemm_tma_multicast_2x2: STAGES=1 K_TILES=1 CONSUMERS=1",
-              "sim/examples/gemm_tma_multicast_2x2.pipe",
-              {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 1}}, gemm_seconds);
+  int rc = 0;
+  if (!file.empty()) {
+    rc = Bench(file.c_str(), file, defs, seconds, brute);
+  } else {
+    // bazel run: the runfiles tree holds the schedules under their workspace paths.
+    rc |= Bench("ring_2p2c: 2 producers, 2 consumers, 4 stages, 8 k-tiles, 1 CTA",
+                "sim/examples/explore/ring_2p2c.pipe", {}, seconds, brute);
+    rc |= Bench("gemm_tma_multicast_2x2: STAGES=2 K_TILES=2 CONSUMERS=1",
+                "sim/examples/gemm_tma_multicast_2x2.pipe",
+                {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}, seconds, brute);
+    rc |= Bench("gemm_tma_multicast_2x2: STAGES=4 K_TILES=3 CONSUMERS=2",
+                "sim/examples/gemm_tma_multicast_2x2.pipe",
+                {{"STAGES", 4}, {"K_TILES", 3}, {"CONSUMERS", 2}}, seconds, false);
+  }
+  std::printf("peak resident memory:%s\n", PeakRss().c_str());
   return rc;
 }

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/common/check.h"
+#include "verifier/rules.h"
 
 namespace parity::verifier {
 
@@ -74,86 +78,104 @@ struct Node {
 };
 
 // Persistent-set computation (explore.h): units are the enabled choices followed by the blocked
-// agents. Object sets are bitsets over Engine::num_objects().
+// agents. A unit's *future* is a dense array over Engine::num_objects() holding how it may access
+// each object from now on (engine::Access, or kNone).
+constexpr uint8_t kNone = 0xff;
+constexpr uint8_t kOther = static_cast<uint8_t>(engine::Access::kOther);
+constexpr uint8_t kTx = static_cast<uint8_t>(engine::Access::kCompleteTx);
+constexpr uint8_t kCArrive = static_cast<uint8_t>(engine::Access::kClusterArrive);
+constexpr uint8_t kExitAcc = static_cast<uint8_t>(engine::Access::kExit);
+constexpr uint8_t kWaitNes = 0xfe;  // a blocked unit's wait: what can enable it (see Conflict)
+
 class Reducer {
  public:
-  explicit Reducer(const Engine& root) : words_((root.num_objects() + 63) / 64) {
-    agent_future_.resize(root.num_agents());
+  explicit Reducer(const Engine& root) : n_obj_(root.num_objects()) {
+    static_future_.resize(root.num_agents());
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
-      agent_future_[a].assign(words_, 0);
-      for (uint32_t o : root.AgentMayTouch(a)) Set(agent_future_[a], o);
+      static_future_[a].assign(n_obj_, kNone);
+      for (uint32_t o : root.AgentMayTouch(a)) static_future_[a][o] = kOther;
     }
   }
+
+  uint64_t cache_entries() const { return entries_.size(); }
 
   // Marks in `take` (one flag per choice) the steps of the smallest persistent set found.
   void Choose(Engine& e, const std::vector<Choice>& choices, const std::vector<Footprint>& fps,
               std::vector<uint8_t>* take) {
     const size_t n_enabled = choices.size();
-    units_.clear();
-    // This state's future footprints of the agents: the exact look-ahead where it is sound,
-    // else the static over-approximation.
-    dyn_future_.resize(e.num_agents());
-    for (uint32_t a = 0; a < e.num_agents(); ++a) {
-      std::vector<uint64_t>& bits = dyn_future_[a];
-      if (e.AgentFuture(a, &scratch_)) {
-        bits.assign(words_, 0);
-        for (uint32_t i = 0; i < scratch_.n; ++i) Set(bits, scratch_.objects[i]);
-      } else {
-        bits = agent_future_[a];
-      }
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+    // Per mbarrier slot: whether two complete_tx-only accesses commute from this state on, given
+    // that every unit that may access the slot otherwise (arrivals, waits, init, ...) is in the
+    // set (Conflict pulls those in): the barrier is live and its pending count is above zero,
+    // and only arrivals lower it, so no complete_tx can complete the phase on any path of steps
+    // outside the set (engine.h, Access::kCompleteTx).
+    tx_commutes_.assign(e.num_barrier_slots(), 0);
+    for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
+      const model::MbarrierState& st = e.slot_state(o);
+      tx_commutes_[o] = st.life == model::MbarrierLife::kLive && st.pending_count > 0;
     }
+    full_.assign(n_agents, nullptr);
+    trunc_.assign(n_agents, nullptr);
+    for (uint32_t a = 0; a < n_agents; ++a) full_[a] = Future(e, a, false);
+
+    units_.clear();
     for (size_t i = 0; i < n_enabled; ++i) {
       Unit u;
       u.enabled = true;
       u.now_all = fps[i].overflow;
-      u.now.assign(fps[i].objects, fps[i].objects + fps[i].n);
+      for (uint32_t k = 0; k < fps[i].n; ++k) {
+        u.now.push_back({fps[i].objects[k], static_cast<uint8_t>(fps[i].kinds[k])});
+      }
       if (choices[i].kind == Choice::Kind::kAgent) {
-        u.future = &dyn_future_[choices[i].index];
+        u.agent = choices[i].index;
       } else {
-        u.own_future.assign(words_, 0);
+        u.own.assign(n_obj_, kNone);
         const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
-        for (uint32_t o : u.now) Set(u.own_future, o);
+        for (const auto& [o, k] : u.now) Merge(u.own, o, k);
         switch (f.kind) {
           case Engine::InFlight::kTmaDeliver:
           case Engine::InFlight::kBulkDeliver:
           case Engine::InFlight::kStAsync:
+            Merge(u.own, f.slot, kTx);
+            break;
           case Engine::InFlight::kCpAsyncArrive:
-            Set(u.own_future, f.slot);
+            Merge(u.own, f.slot, kOther);
             break;
           case Engine::InFlight::kCpAsync:
             // Its completion may release the agent's deferred cp.async.mbarrier.arrive: take the
-            // issuing agent's whole future.
-            for (size_t w = 0; w < words_; ++w) u.own_future[w] |= agent_future_[f.agent][w];
+            // issuing agent's whole static future.
+            for (uint32_t o = 0; o < n_obj_; ++o) {
+              if (static_future_[f.agent][o] != kNone) Merge(u.own, o, kOther);
+            }
             break;
           default:  // stores: the agent's group state
-            Set(u.own_future, e.GroupsObject(f.agent));
+            Merge(u.own, e.GroupsObject(f.agent), kOther);
             break;
         }
-        u.future = nullptr;
       }
       units_.push_back(std::move(u));
     }
-    for (uint32_t a = 0; a < e.num_agents(); ++a) {
+    for (uint32_t a = 0; a < n_agents; ++a) {
       const Engine::AgentState& s = e.agent_state(a);
       if (s.status != 1) continue;  // only blocked agents (runnable ones are choices)
       Unit u;
       u.enabled = false;
-      u.future = &dyn_future_[a];
+      u.agent = a;
       const engine::AgentInfo& info = e.agent_info(a);
       switch (s.wait) {
         case engine::WaitKind::kMbarrierParity:
         case engine::WaitKind::kMbarrierToken:
-          u.now.push_back(s.wait_slot);
+          u.now.push_back({s.wait_slot, kWaitNes});
           break;
         case engine::WaitKind::kClusterBarrier:
-          u.now.push_back(e.ClusterObject(info.cluster));
+          u.now.push_back({e.ClusterObject(info.cluster), kOther});
           break;
         case engine::WaitKind::kNamedBarrier:
-          u.now.push_back(e.NamedObject(info.cta_global));
+          u.now.push_back({e.NamedObject(info.cta_global), kOther});
           break;
         case engine::WaitKind::kCpAsyncGroups:
         case engine::WaitKind::kBulkGroups:
-          u.now.push_back(e.GroupsObject(a));
+          u.now.push_back({e.GroupsObject(a), kOther});
           break;
         case engine::WaitKind::kNone:
           u.now_all = true;
@@ -163,9 +185,28 @@ class Reducer {
     }
     const size_t n = units_.size();
     size_t best = n + 1;
-    std::vector<uint8_t> best_set;
     in_.assign(n, 0);
     for (size_t start = 0; start < n_enabled && best > 1; ++start) {
+      // An agent that is still expected in its cluster barrier's current phase and takes no
+      // step outside the set keeps every peer of its cluster from passing its next
+      // barrier.cluster.wait: the peers' futures end there (Engine::AgentFuture).
+      uint32_t trunc_cluster = 0xffffffffu, trunc_agent = 0xffffffffu;
+      if (units_[start].agent != kNoAgent && units_[start].enabled &&
+          !e.ClusterArrivalOutstanding(units_[start].agent)) {
+        trunc_agent = units_[start].agent;
+        trunc_cluster = e.agent_info(trunc_agent).cluster;
+      }
+      for (size_t y = 0; y < n; ++y) {
+        Unit& u = units_[y];
+        if (u.agent == kNoAgent) {
+          u.future = &u.own;
+        } else if (u.agent != trunc_agent && e.agent_info(u.agent).cluster == trunc_cluster) {
+          if (trunc_[u.agent] == nullptr) trunc_[u.agent] = Future(e, u.agent, true);
+          u.future = trunc_[u.agent];
+        } else {
+          u.future = full_[u.agent];
+        }
+      }
       std::fill(in_.begin(), in_.end(), 0);
       work_.clear();
       in_[start] = 1;
@@ -186,39 +227,111 @@ class Reducer {
       }
       if (enabled_in < best) {
         best = enabled_in;
-        best_set = in_;
+        best_set_ = in_;
       }
     }
     take->assign(n_enabled, 0);
-    for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = best_set[i];
+    for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = best_set_[i];
   }
 
  private:
+  static constexpr uint32_t kNoAgent = 0xffffffffu;
   struct Unit {
     bool enabled = false;
     bool now_all = false;
-    std::vector<uint32_t> now;           // the step's footprint, or the object waited on
-    const std::vector<uint64_t>* future = nullptr;  // agents: AgentMayTouch
-    std::vector<uint64_t> own_future;    // in-flight operations
+    uint32_t agent = kNoAgent;  // agent units (enabled or blocked); kNoAgent: in-flight op
+    std::vector<std::pair<uint32_t, uint8_t>> now;  // the step's footprint, or the wait
+    const std::vector<uint8_t>* future = nullptr;   // per object: access kind or kNone
+    std::vector<uint8_t> own;                       // in-flight operations' future
   };
-  static void Set(std::vector<uint64_t>& bits, uint32_t o) { bits[o >> 6] |= uint64_t{1} << (o & 63); }
-  static bool Test(const std::vector<uint64_t>& bits, uint32_t o) {
-    return (bits[o >> 6] >> (o & 63)) & 1;
+  static void Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
+    f[o] = (f[o] == kNone || f[o] == k) ? k : kOther;
   }
-  bool Meets(const Unit& y, const std::vector<uint32_t>& objects) const {
-    const std::vector<uint64_t>& f = y.future ? *y.future : y.own_future;
-    for (uint32_t o : objects) {
-      if (Test(f, o)) return true;
+
+  // Whether an access (o, k) of a unit in the set and a unit whose future accesses o as `fk`
+  // may be dependent (engine.h, Access).
+  bool Conflict(uint32_t o, uint8_t k, uint8_t fk) const {
+    if (fk == kNone) return false;
+    if (k == kWaitNes) {
+      // A blocked mbarrier wait is enabled only by the phase completing. With the pending count
+      // above zero that needs an arrival (a kOther access; complete_tx never lowers the pending
+      // count), so only units that may arrive (or init/inval) are necessary to enable it.
+      if (o < tx_commutes_.size() && tx_commutes_[o]) return fk == kOther;
+      return true;
+    }
+    if (k == kOther || fk == kOther) return true;
+    if (k == kTx && fk == kTx) return !(o < tx_commutes_.size() && tx_commutes_[o]);
+    if (k == kCArrive && fk == kCArrive) return false;
+    if (k == kExitAcc && fk == kExitAcc) return false;
+    return true;
+  }
+  bool Meets(const Unit& y, const std::vector<std::pair<uint32_t, uint8_t>>& objects) const {
+    const std::vector<uint8_t>& f = *y.future;
+    for (const auto& [o, k] : objects) {
+      if (Conflict(o, k, f[o])) return true;
     }
     return false;
   }
 
-  size_t words_;
-  std::vector<std::vector<uint64_t>> agent_future_;  // static (AgentMayTouch)
-  std::vector<std::vector<uint64_t>> dyn_future_;    // this state's (AgentFuture)
+  // The agent's future from this state (Engine::AgentFuture, memoised by agent, pc, variables
+  // and truncation: the look-ahead depends on nothing else), or its static over-approximation.
+  const std::vector<uint8_t>* Future(Engine& e, uint32_t a, bool truncate) {
+    const Engine::AgentState& st = e.agent_state(a);
+    const int64_t* vars = e.agent_vars(a);
+    const uint32_t nv = e.agent_num_vars(a);
+    uint64_t h = (uint64_t{a} << 33) ^ (uint64_t{st.pc} << 1) ^ (truncate ? 1 : 0) ^
+                 (uint64_t{st.status} << 60);
+    for (uint32_t i = 0; i < nv; ++i) {
+      h ^= static_cast<uint64_t>(vars[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    }
+    std::vector<uint32_t>& bucket = cache_[h];
+    for (uint32_t idx : bucket) {
+      const CacheEntry& c = entries_[idx];
+      if (c.agent == a && c.pc == st.pc && c.truncate == truncate && c.status == st.status &&
+          std::equal(c.vars.begin(), c.vars.end(), vars, vars + nv)) {
+        return &c.kinds;
+      }
+    }
+    CacheEntry c;
+    c.agent = a;
+    c.pc = st.pc;
+    c.status = st.status;
+    c.truncate = truncate;
+    c.vars.assign(vars, vars + nv);
+    bool truncated = false;
+    if (e.AgentFuture(a, &scratch_, truncate, &truncated)) {
+      c.kinds.assign(n_obj_, kNone);
+      for (uint32_t i = 0; i < scratch_.n; ++i) {
+        Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));
+      }
+    } else {
+      c.kinds = static_future_[a];
+    }
+    bucket.push_back(static_cast<uint32_t>(entries_.size()));
+    entries_.push_back(std::move(c));
+    return &entries_.back().kinds;
+  }
+  struct CacheEntry {
+    uint32_t agent = 0;
+    uint32_t pc = 0;
+    uint8_t status = 0;
+    bool truncate = false;
+    std::vector<int64_t> vars;
+    std::vector<uint8_t> kinds;
+  };
+
+  uint32_t n_obj_;
+  std::vector<std::vector<uint8_t>> static_future_;  // AgentMayTouch, every access kOther
+  // The memo: a deque (appending keeps references to earlier entries valid) indexed by a hash
+  // of the key; entries compare the whole key.
+  std::deque<CacheEntry> entries_;
+  std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
+  std::vector<const std::vector<uint8_t>*> full_, trunc_;
+  std::vector<uint8_t> tx_commutes_;
   Footprint scratch_;
   std::vector<Unit> units_;
   std::vector<uint8_t> in_;
+  std::vector<uint8_t> best_set_;
   std::vector<size_t> work_;
 };
 
@@ -240,134 +353,290 @@ const char* ExploreVerdictName(ExploreVerdict v) {
     case ExploreVerdict::kDeadlock: return "deadlock";
     case ExploreVerdict::kBadInput: return "bad-input";
     case ExploreVerdict::kIncomplete: return "incomplete";
+    case ExploreVerdict::kRuleViolation: return "rule-violation";
   }
   return "?";
 }
 
-ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
-                      const ExploreOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point t0 = Clock::now();
-  ExploreResult res;
-  engine::EngineOptions eo;
-  eo.record_trace = false;
-  Expected<Engine> created = Engine::Create(program, params, eo);
-  if (!created.ok()) {
-    res.verdict = ExploreVerdict::kBadInput;
-    res.error = created.status();
-    return res;
+namespace {
+
+// One search (breadth-first or depth-first) over the reduced or the full state graph.
+class Search {
+ public:
+  Search(const ir::Program& program, const std::vector<int64_t>& params,
+         const ExploreOptions& options, bool breadth_first)
+      : program_(program), params_(params), options_(options), bfs_(breadth_first) {}
+
+  ExploreResult Run() {
+    t0_ = Clock::now();
+    engine::EngineOptions eo;
+    eo.record_trace = false;
+    Expected<Engine> created = Engine::Create(program_, params_, eo);
+    if (!created.ok()) {
+      res_.verdict = ExploreVerdict::kBadInput;
+      res_.error = created.status();
+      return res_;
+    }
+    seen_.Insert(created->Fingerprint());
+    records_.push_back({kRoot, 0});
+    reducer_ = std::make_unique<Reducer>(*created);
+    if (options_.collect_barrier_states) CollectBarriers(*created);
+    if (bfs_) {
+      Bfs(std::move(created).value());
+    } else {
+      Dfs(std::move(created).value());
+    }
+    if (stopped_ && !found_ && !done_) res_.verdict = ExploreVerdict::kIncomplete;
+    res_.stats.states = records_.size();
+    res_.stats.table_bytes = seen_.bytes() + records_.capacity() * sizeof(Record);
+    res_.stats.pruned = res_.stats.enabled - res_.stats.transitions;
+    res_.stats.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
+    std::sort(res_.terminals.begin(), res_.terminals.end());
+    std::sort(res_.barrier_states.begin(), res_.barrier_states.end());
+    res_.barrier_states.erase(std::unique(res_.barrier_states.begin(), res_.barrier_states.end()),
+                              res_.barrier_states.end());
+    return res_;
   }
-  FingerprintSet seen;
-  std::vector<Record> records;
-  // Levels reuse their Node objects (copy-assignment keeps the engines' vector capacity, so the
-  // steady state does not allocate).
-  std::vector<Node> frontier, next;
-  size_t frontier_size = 0, next_size = 0;
-  seen.Insert(created->Fingerprint());
-  records.push_back({kRoot, 0});
-  Reducer reducer(*created);
-  frontier.push_back({std::move(created).value(), 0});
-  frontier_size = 1;
 
-  std::vector<Choice> choices;
-  std::vector<Footprint> fps;
-  std::vector<Engine> succ;
-  std::vector<uint8_t> take;
-  bool found = false, stopped = false;
-  auto finish_stats = [&] {
-    res.stats.states = records.size();
-    res.stats.table_bytes = seen.bytes() + records.capacity() * sizeof(Record);
-    res.stats.pruned = res.stats.enabled - res.stats.transitions;
-    res.stats.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    std::sort(res.terminals.begin(), res.terminals.end());
-  };
+ private:
+  using Clock = std::chrono::steady_clock;
 
-  while (frontier_size != 0 && !stopped) {
-    res.stats.peak_frontier = std::max<uint64_t>(res.stats.peak_frontier, frontier_size);
-    for (size_t fi = 0; fi < frontier_size; ++fi) {
-      Node& node = frontier[fi];
-      if (records.size() >= options.max_states) {
-        res.bound = "--max-states " + std::to_string(options.max_states);
-        stopped = true;
-        break;
-      }
-      if (options.time_limit_s > 0 && (res.stats.expanded & 255) == 0 &&
-          std::chrono::duration<double>(Clock::now() - t0).count() > options.time_limit_s) {
-        res.bound = "--time-limit";
-        stopped = true;
-        break;
-      }
-      ++res.stats.expanded;
-      node.engine.Choices(&choices);
-      const size_t n = choices.size();
-      fps.resize(n);
-      while (succ.size() < n) succ.push_back(node.engine);
-      for (size_t i = 0; i < n; ++i) {
-        succ[i] = node.engine;
-        succ[i].Step(choices[i], &fps[i]);
-      }
-      res.stats.enabled += n;
-      if (options.reduction && n > 1) {
-        reducer.Choose(node.engine, choices, fps, &take);
-      } else {
-        take.assign(n, 1);
-      }
-      for (size_t i = 0; i < n; ++i) {
-        if (!take[i]) continue;
-        ++res.stats.transitions;
-        Engine& s = succ[i];
-        const uint64_t fp = s.Fingerprint();
-        if (!seen.Insert(fp)) continue;
-        const uint32_t id = static_cast<uint32_t>(records.size());
-        records.push_back({node.id, EncodeChoice(choices[i])});
-        const Outcome o = s.outcome();
-        if (o == Outcome::kRunning) {
+  bool OutOfBounds() {
+    if (records_.size() >= options_.max_states) {
+      res_.bound = "--max-states " + std::to_string(options_.max_states);
+      stopped_ = true;
+      return true;
+    }
+    if (options_.time_limit_s > 0 && (res_.stats.expanded & 255) == 0 &&
+        std::chrono::duration<double>(Clock::now() - t0_).count() > options_.time_limit_s) {
+      res_.bound = "--time-limit";
+      stopped_ = true;
+      return true;
+    }
+    return false;
+  }
+
+  // The successors of `e` that the search takes (all, or the persistent set), stepped into
+  // succ_[0..n) with their choices in choices_; take_ marks the ones taken.
+  size_t Expand(Engine& e) {
+    ++res_.stats.expanded;
+    e.Choices(&choices_);
+    const size_t n = choices_.size();
+    fps_.resize(n);
+    while (succ_.size() < n) succ_.push_back(e);
+    for (size_t i = 0; i < n; ++i) {
+      succ_[i] = e;
+      succ_[i].Step(choices_[i], &fps_[i]);
+    }
+    res_.stats.enabled += n;
+    if (options_.reduction && n > 1) {
+      reducer_->Choose(e, choices_, fps_, &take_);
+    } else {
+      take_.assign(n, 1);
+    }
+    return n;
+  }
+
+  void CollectBarriers(const Engine& e) {
+    for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
+      const model::MbarrierState& st = e.slot_state(o);
+      BarrierValue v;
+      v.slot = o;
+      v.life = static_cast<uint8_t>(st.life);
+      v.phase = st.phase;
+      v.pending = st.pending_count;
+      v.tx = st.tx_count;
+      res_.barrier_states.push_back(v);
+    }
+    if (res_.barrier_states.size() > (size_t{1} << 20)) {
+      std::sort(res_.barrier_states.begin(), res_.barrier_states.end());
+      res_.barrier_states.erase(
+          std::unique(res_.barrier_states.begin(), res_.barrier_states.end()),
+          res_.barrier_states.end());
+    }
+  }
+
+  // A successor state: stores it when new. Returns its record id, or kRoot when it was seen
+  // before or ended the run (then *keep is false); sets found_ / done_ for findings.
+  uint32_t Visit(const Engine& s, uint32_t parent, Choice c, bool* keep) {
+    *keep = false;
+    ++res_.stats.transitions;
+    const uint64_t fp = s.Fingerprint();
+    if (!seen_.Insert(fp)) return kRoot;
+    const uint32_t id = static_cast<uint32_t>(records_.size());
+    records_.push_back({parent, EncodeChoice(c)});
+    if (options_.collect_barrier_states) CollectBarriers(s);
+    const Outcome o = s.outcome();
+    if (o == Outcome::kRunning) {
+      *keep = true;
+      return id;
+    }
+    if (o == Outcome::kCompleted) {
+      ++res_.stats.completed_ends;
+      if (options_.collect_terminals) res_.terminals.push_back(fp);
+      if (options_.check_rules) CheckRulesOn(id);
+      return id;
+    }
+    if (o == Outcome::kDeadlock) {
+      ++res_.stats.deadlock_ends;
+      if (options_.collect_terminals) res_.terminals.push_back(fp);
+    } else if (o == Outcome::kViolation) {
+      ++res_.stats.violation_ends;
+    } else {  // kError, kStepLimit: bad input found while running
+      res_.verdict = ExploreVerdict::kBadInput;
+      res_.error = s.result().error;
+      res_.counterexample = PathTo(records_, id);
+      found_ = done_ = true;
+      return id;
+    }
+    if (!found_) {
+      found_ = true;
+      res_.verdict =
+          o == Outcome::kDeadlock ? ExploreVerdict::kDeadlock : ExploreVerdict::kViolation;
+      res_.counterexample = PathTo(records_, id);
+    }
+    if (options_.stop_at_first) done_ = true;
+    return id;
+  }
+
+  // The protocol rules on the path to a completed end state (one path per distinct end state:
+  // the first one the search reached).
+  void CheckRulesOn(uint32_t id) {
+    ++res_.stats.rule_paths;
+    const std::vector<Choice> path = PathTo(records_, id);
+    Expected<Engine> e = Replay(program_, params_, path);
+    if (!e.ok()) return;
+    std::vector<Finding> findings = CheckRules(program_, *e, e->trace());
+    if (!HasErrors(findings)) return;
+    ++res_.stats.rule_violation_ends;
+    if (!found_) {
+      found_ = true;
+      res_.verdict = ExploreVerdict::kRuleViolation;
+      res_.counterexample = path;
+      res_.findings = std::move(findings);
+    }
+    if (options_.stop_at_first) done_ = true;
+  }
+
+  void Bfs(Engine root) {
+    std::vector<Node> frontier, next;
+    size_t frontier_size = 1, next_size = 0;
+    frontier.push_back({std::move(root), 0});
+    while (frontier_size != 0 && !stopped_ && !done_) {
+      res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier_size);
+      for (size_t fi = 0; fi < frontier_size && !done_; ++fi) {
+        if (OutOfBounds()) break;
+        Node& node = frontier[fi];
+        const size_t n = Expand(node.engine);
+        for (size_t i = 0; i < n && !done_; ++i) {
+          if (!take_[i]) continue;
+          bool keep = false;
+          const uint32_t id = Visit(succ_[i], node.id, choices_[i], &keep);
+          if (!keep) continue;
           if (next_size < next.size()) {
-            next[next_size].engine = s;
+            next[next_size].engine = succ_[i];
             next[next_size].id = id;
           } else {
-            next.push_back({s, id});
+            next.push_back({succ_[i], id});
           }
           ++next_size;
-          continue;
-        }
-        if (o == Outcome::kCompleted) {
-          ++res.stats.completed_ends;
-          if (options.collect_terminals) res.terminals.push_back(fp);
-          continue;
-        }
-        if (o == Outcome::kDeadlock) {
-          ++res.stats.deadlock_ends;
-          if (options.collect_terminals) res.terminals.push_back(fp);
-        } else if (o == Outcome::kViolation) {
-          ++res.stats.violation_ends;
-        } else if (o == Outcome::kError) {
-          res.verdict = ExploreVerdict::kBadInput;
-          res.error = s.result().error;
-          res.counterexample = PathTo(records, id);
-          finish_stats();
-          return res;
-        }
-        if (!found) {
-          found = true;
-          res.verdict =
-              o == Outcome::kDeadlock ? ExploreVerdict::kDeadlock : ExploreVerdict::kViolation;
-          res.counterexample = PathTo(records, id);
-        }
-        if (options.stop_at_first) {
-          finish_stats();
-          return res;
         }
       }
+      frontier.swap(next);
+      frontier_size = next_size;
+      next_size = 0;
+      if (!stopped_ && !done_ && frontier_size != 0) ++res_.stats.depth;
     }
-    frontier.swap(next);
-    frontier_size = next_size;
-    next_size = 0;
-    if (!stopped && frontier_size != 0) ++res.stats.depth;
   }
-  if (stopped && !found) res.verdict = ExploreVerdict::kIncomplete;
-  finish_stats();
-  return res;
+
+  // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
+  void Dfs(Engine root) {
+    struct Frame {
+      Engine engine;
+      uint32_t id = 0;
+      std::vector<Engine> succ;
+      std::vector<Choice> choices;
+      std::vector<uint8_t> take;
+      size_t next = 0;
+    };
+    std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
+    size_t depth = 0;
+    auto push = [&](const Engine& e, uint32_t id) {
+      if (depth == stack.size()) stack.push_back({e, id, {}, {}, {}, 0});
+      Frame& f = stack[depth++];
+      f.engine = e;
+      f.id = id;
+      const size_t n = Expand(f.engine);
+      while (f.succ.size() < n) f.succ.push_back(succ_[0]);
+      for (size_t i = 0; i < n; ++i) {
+        if (take_[i]) f.succ[i] = succ_[i];
+      }
+      f.choices = choices_;
+      f.take = take_;
+      f.next = 0;
+      res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
+    };
+    push(root, 0);
+    while (depth != 0 && !done_) {
+      Frame& f = stack[depth - 1];
+      if (f.next == f.choices.size()) {
+        --depth;
+        continue;
+      }
+      const size_t i = f.next++;
+      if (!f.take[i]) continue;
+      if (OutOfBounds()) break;
+      bool keep = false;
+      const uint32_t id = Visit(f.succ[i], f.id, f.choices[i], &keep);
+      if (keep) push(f.succ[i], id);  // f may move: not used after this
+    }
+    res_.stats.peak_frontier = stack.size();
+  }
+
+  const ir::Program& program_;
+  const std::vector<int64_t>& params_;
+  const ExploreOptions& options_;
+  const bool bfs_;
+  Clock::time_point t0_;
+  ExploreResult res_;
+  FingerprintSet seen_;
+  std::vector<Record> records_;
+  std::unique_ptr<Reducer> reducer_;
+  std::vector<Choice> choices_;
+  std::vector<Footprint> fps_;
+  std::vector<Engine> succ_;
+  std::vector<uint8_t> take_;
+  bool found_ = false, stopped_ = false, done_ = false;
+};
+
+}  // namespace
+
+ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
+                      const ExploreOptions& options) {
+  if (options.breadth_first) return Search(program, params, options, true).Run();
+  ExploreResult r = Search(program, params, options, false).Run();
+  const bool finding = r.verdict == ExploreVerdict::kViolation ||
+                       r.verdict == ExploreVerdict::kDeadlock ||
+                       r.verdict == ExploreVerdict::kRuleViolation;
+  if (!finding) return r;
+  // A finding: the depth-first path is some path; a breadth-first search (same reduction, same
+  // bounds, stopping at its first finding) gives the shortest one in the explored graph.
+  ExploreOptions bo = options;
+  bo.stop_at_first = true;
+  bo.collect_terminals = false;
+  bo.collect_barrier_states = false;
+  ExploreResult b = Search(program, params, bo, true).Run();
+  if (b.verdict == ExploreVerdict::kViolation || b.verdict == ExploreVerdict::kDeadlock ||
+      b.verdict == ExploreVerdict::kRuleViolation) {
+    r.verdict = b.verdict;
+    r.counterexample = std::move(b.counterexample);
+    r.findings = std::move(b.findings);
+    r.counterexample_shortest = true;
+  } else {
+    r.counterexample_shortest = false;
+  }
+  r.stats.seconds += b.stats.seconds;
+  return r;
 }
 
 Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<int64_t>& params,

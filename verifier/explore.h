@@ -70,6 +70,7 @@
 #include "sim/common/status.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/ir.h"
+#include "verifier/rules.h"
 
 namespace parity::verifier {
 
@@ -83,6 +84,16 @@ struct ExploreOptions {
   // Stop at the first violation or deadlock (false: keep going to count all terminal states;
   // the first finding is still the one reported).
   bool stop_at_first = true;
+  // Run the protocol rules (verifier/rules.h) on a path to every distinct completed end state
+  // and on the counterexample.
+  bool check_rules = true;
+  // Breadth-first search throughout (memory: the whole frontier as engine copies). Default:
+  // depth-first (memory: the fingerprint table and one engine per level of the current path),
+  // and on a finding a breadth-first search for the shortest counterexample.
+  bool breadth_first = false;
+  // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
+  // state (tests compare the reduced search with the brute-force one).
+  bool collect_barrier_states = false;
 };
 
 enum class ExploreVerdict : uint8_t {
@@ -91,6 +102,17 @@ enum class ExploreVerdict : uint8_t {
   kDeadlock,    // a reachable run ends in a deadlock (counterexample)
   kBadInput,    // the schedule cannot be instantiated, or a run hits a run-time input error
   kIncomplete,  // a bound stopped the search before it was complete and nothing was found
+  kRuleViolation,  // a reachable run completes but breaks a protocol rule (verifier/rules.h)
+};
+
+// One mbarrier's value in some reachable state (collect_barrier_states).
+struct BarrierValue {
+  uint32_t slot = 0;
+  uint8_t life = 0;
+  uint32_t phase = 0;
+  int32_t pending = 0;
+  int32_t tx = 0;
+  auto operator<=>(const BarrierValue&) const = default;
 };
 const char* ExploreVerdictName(ExploreVerdict v);
 
@@ -103,8 +125,11 @@ struct ExploreStats {
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states
-  uint32_t depth = 0;             // deepest breadth-first level reached
-  uint64_t peak_frontier = 0;     // most states held as engine copies at once
+  uint64_t rule_paths = 0;        // completed paths the protocol rules were run on
+  uint64_t rule_violation_ends = 0;  // of those, paths with an error finding
+  uint32_t depth = 0;             // deepest level (breadth-first) or path length (depth-first)
+  uint64_t peak_frontier = 0;     // most states held as engine copies at once (BFS frontier,
+                                  // or DFS stack depth)
   uint64_t table_bytes = 0;       // fingerprint table + per-state parent records
   double seconds = 0;
   double bytes_per_state() const { return states ? double(table_bytes) / double(states) : 0; }
@@ -118,8 +143,17 @@ struct ExploreResult {
   // kViolation / kDeadlock: the steps from the initial state to the finding (replay them with
   // Replay to get the trace and the final RunResult).
   std::vector<engine::Choice> counterexample;
+  // False when the breadth-first search for the shortest counterexample hit a bound (the
+  // depth-first path is then reported).
+  bool counterexample_shortest = true;
+  // kRuleViolation: the protocol findings on the counterexample path.
+  std::vector<Finding> findings;
+  std::vector<BarrierValue> barrier_states;  // collect_barrier_states: sorted, distinct
   Status error;  // kBadInput
   std::vector<uint64_t> terminals;  // collect_terminals: sorted fingerprints
+  // Whether symmetry reduction was applied, and why not (one line for the report).
+  bool symmetry_applied = false;
+  std::string symmetry = "symmetry reduction: not applied";
 };
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,

@@ -543,8 +543,8 @@ struct Engine::Exec {
 
   // --- footprint (explorer only; null in Run) ---
   Footprint* fp_ = nullptr;
-  __attribute__((always_inline)) void Touch(uint32_t object) {
-    if (fp_ != nullptr) [[unlikely]] fp_->Add(object);
+  __attribute__((always_inline)) void Touch(uint32_t object, Access kind = Access::kOther) {
+    if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
   }
   uint32_t ClusterObj(uint32_t cluster) const {
     return static_cast<uint32_t>(e.barriers_.size()) + cluster;
@@ -996,8 +996,8 @@ struct Engine::Exec {
     AgentState& s = e.agents_[a];
     const AgentInfo& info = c.agents[a];
     Touch(GroupsObj(a));
-    Touch(ClusterObj(info.cluster));
-    Touch(NamedObj(info.cta_global));
+    Touch(ClusterObj(info.cluster), Access::kExit);
+    Touch(NamedObj(info.cta_global), Access::kExit);
     std::optional<model::Violation> v = e.cp_[a].CheckExit();
     if (!v) v = e.bulk_[a].CheckExit();
     if (v) {
@@ -1159,7 +1159,7 @@ struct Engine::Exec {
   }
   bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
                   EventKind kind, bool async, uint8_t flags) {
-    Touch(b.slot);
+    Touch(b.slot, Access::kCompleteTx);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
     TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
@@ -1512,13 +1512,14 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
     model::ClusterBarrier& cb = e.clusters_[info.cluster];
-    Touch(ClusterObj(info.cluster));
+    Touch(ClusterObj(info.cluster), Access::kClusterArrive);
     model::ClusterArrival r = cb.Arrive(ClusterParticipant(a));
     Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cb.arrived(), pc);
     if (r.violation) {
       Violate(*r.violation, a, pc, info.cta, 0, 0, false);
       return;
     }
+    e.agents_[a].cluster_arrived = 1;
     if (r.completed) WakeCluster(info.cluster);
     Advance(a);
   }
@@ -1543,6 +1544,7 @@ struct Engine::Exec {
       return;
     }
     s.wait = WaitKind::kNone;
+    s.cluster_arrived = 0;
     Emit(EventKind::kClusterWaitEnd, a, info.cta, 0, 0, 0, 0, pc).phase =
         static_cast<uint8_t>(cb.phase() & 1);
     Advance(a);
@@ -1693,7 +1695,7 @@ struct Engine::Exec {
   // barriers answer, which the caller ensures (roles with test_wait results or state tokens are
   // not asked). Returns false (caller falls back to the static footprint) on an expression
   // fault or a runaway loop; the engine's state is unchanged either way.
-  bool SoloFuture(uint32_t a, Footprint* fp) {
+  bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated) {
     const AgentInfo& info = c.agents[a];
     const std::vector<Instr>& code = c.roles[info.role];
     const ir::EvalEnv env0 = Env(a);
@@ -1703,22 +1705,24 @@ struct Engine::Exec {
     const Outcome saved_outcome = e.outcome_;
     uint32_t pc = e.agents_[a].pc;
     bool ok = true;
-    auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask) {
+    auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask,
+                         Access kind = Access::kOther) {
       BarAddr b;
       if (!ResolveBar(a, ref, env0, nullptr, &b)) return false;
       if (mask >= 0) {
         const std::vector<uint32_t>* dests = Destinations(mask, nullptr);
         if (dests == nullptr) return false;
-        for (uint32_t d : *dests) fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index));
+        for (uint32_t d : *dests) fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index), kind);
       } else if (any_cta) {
         for (uint32_t d = 0; d < c.cluster_size; ++d) {
-          fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index));
+          fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index), kind);
         }
       } else {
-        fp->Add(b.slot);
+        fp->Add(b.slot, kind);
       }
       return true;
     };
+    *truncated = false;
     for (uint32_t guard = 0; ok; ++guard) {
       if (guard > (1u << 16) || fp->overflow) {
         ok = false;
@@ -1765,16 +1769,31 @@ struct Engine::Exec {
       else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) {
         ok = EvOr(o->mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
       } else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) ok = bar_slots(o->bar, false, -1);
-      else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) ok = bar_slots(o->bar, false, -1);
-      else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kCompleteTx);
+      } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) ok = bar_slots(o->bar, false, -1);
       else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
-        ok = EvOr(o->multicast_mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
+        ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
+             bar_slots(o->bar, false, mask, Access::kCompleteTx);
       } else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) {
-        ok = EvOr(o->multicast_mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
-      } else if (const auto* o = std::get_if<ir::StAsync>(&op)) ok = bar_slots(o->bar, true, -1);
-      else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) ok = bar_slots(o->bar, false, -1);
-      // Everything else touches only the objects every agent's future holds (cluster barrier,
-      // named barriers, its groups: DoExit), which the caller adds.
+        ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
+             bar_slots(o->bar, false, mask, Access::kCompleteTx);
+      } else if (const auto* o = std::get_if<ir::StAsync>(&op)) {
+        ok = bar_slots(o->bar, true, -1, Access::kCompleteTx);
+      } else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) ok = bar_slots(o->bar, false, -1);
+      else if (std::holds_alternative<ir::ClusterArrive>(op)) {
+        fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
+      } else if (std::holds_alternative<ir::ClusterWait>(op)) {
+        fp->Add(ClusterObj(info.cluster));
+        if (stop_at_cluster_wait) {
+          *truncated = true;
+          break;
+        }
+      } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
+        fp->Add(NamedObj(info.cta_global));
+      }
+      // Everything else touches only the agent's own groups (added by the caller) or nothing
+      // shared; the exit's objects are added by the caller.
       ++pc;
     }
     std::copy(saved.begin(), saved.end(), vars);
@@ -2060,7 +2079,8 @@ uint64_t Engine::Fingerprint() const {
   uint64_t h = FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_));
   for (const AgentState& s : agents_) {
     h = FpWord(h, (static_cast<uint64_t>(s.pc) << 32) | s.status |
-                      (static_cast<uint64_t>(s.wait) << 8));
+                      (static_cast<uint64_t>(s.wait) << 8) |
+                      (static_cast<uint64_t>(s.cluster_arrived) << 16));
     h = FpWord(h, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
   }
   for (size_t a = 0; a < cp_.size(); ++a) {
@@ -2125,14 +2145,35 @@ uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
 }
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
+  bool truncated = false;
+  return AgentFuture(agent, out, false, &truncated);
+}
+
+bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait,
+                         bool* truncated) {
   *out = Footprint{};
+  *truncated = false;
   if (agents_[agent].status == kExited) return true;
   if (!code_->role_solo_ok[code_->agents[agent].role]) return false;
   out->Add(GroupsObject(agent));
-  out->Add(ClusterObject(code_->agents[agent].cluster));
-  out->Add(NamedObject(code_->agents[agent].cta_global));
   Exec x(*this);
-  return x.SoloFuture(agent, out);
+  if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated)) return false;
+  if (!*truncated) {
+    // Every agent ends by exiting (or the run ends): DoExit's accesses.
+    out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
+    out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+  }
+  return !out->overflow;
+}
+
+const int64_t* Engine::agent_vars(uint32_t agent) const {
+  return vars_.data() + code_->var_offset[agent];
+}
+uint32_t Engine::agent_num_vars(uint32_t agent) const {
+  const uint32_t end = agent + 1 < code_->var_offset.size()
+                           ? code_->var_offset[agent + 1]
+                           : static_cast<uint32_t>(vars_.size());
+  return end - code_->var_offset[agent];
 }
 
 std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {

@@ -190,20 +190,43 @@ struct RunResult {
 //                             cp.async / store completions touch it too).
 // Everything else a step changes is private to the stepping agent (pc, variables) or the
 // multiset of in-flight operations (appending and removing distinct elements commute). A wake-up
-// of blocked agents is a consequence of touching the object they wait on.
+// of blocked agents is a consequence of touching the object it waits on.
+//
+// Each object carries how it was accessed (Access), so that the explorer can let accesses that
+// commute by their arithmetic (not just by touching different objects) be independent:
+//   kCompleteTx     only complete_tx on an mbarrier (a TMA/bulk/st.async delivery or the
+//                   complete_tx statement): tx_count -= bytes; the pending count is untouched,
+//                   so while the pending count is above zero no such access can complete the
+//                   phase (PTX ISA 9.7.13.15.x, mbarrier phase completion: pending arrivals 0 AND
+//                   tx-count 0) and any two of them give the same state in either order;
+//   kClusterArrive  barrier.cluster.arrive: two arrivals of distinct participants that both have
+//                   not arrived yet can never complete the phase alone (each waits for the
+//                   other), and give the same state in either order;
+//   kExit           an agent's exit leaving the cluster barrier's and the named barriers'
+//                   expected sets: two exits give the same state in either order;
+//   kOther          anything else (reads the state, or may complete a phase): dependent with
+//                   every access to the same object.
+// An object touched twice with different kinds is kOther.
+enum class Access : uint8_t { kOther = 0, kCompleteTx = 1, kClusterArrive = 2, kExit = 3 };
+
 struct Footprint {
   static constexpr uint32_t kMax = 64;
   uint32_t n = 0;
   bool overflow = false;  // more than kMax objects: treat the step as touching everything
   uint32_t objects[kMax] = {};
-  void Add(uint32_t o) {
+  Access kinds[kMax] = {};
+  void Add(uint32_t o, Access k = Access::kOther) {
     for (uint32_t i = 0; i < n; ++i) {
-      if (objects[i] == o) return;
+      if (objects[i] == o) {
+        if (kinds[i] != k) kinds[i] = Access::kOther;
+        return;
+      }
     }
     if (n == kMax) {
       overflow = true;
       return;
     }
+    kinds[n] = k;
     objects[n++] = o;
   }
 };
@@ -256,7 +279,21 @@ class Engine {
   // a state token (control flow or operands could depend on a barrier's answer), an expression
   // faults, more than 2^16 instructions, or more than Footprint::kMax objects. The engine's
   // state is unchanged (non-const only because evaluation shares the step machinery).
+  // With stop_at_cluster_wait the look-ahead ends after the agent's next barrier.cluster.wait
+  // (included; *truncated is then true and the exit's objects are not added): the explorer uses
+  // it when an agent that is still expected in the current cluster-barrier phase will take no
+  // step, so that the wait cannot pass. Accesses carry their kinds (Access).
   bool AgentFuture(uint32_t agent, Footprint* out);
+  bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated);
+  // True when agent `agent` has arrived on its cluster barrier and not yet completed the
+  // matching barrier.cluster.wait (so its arrival may already count for the current phase).
+  bool ClusterArrivalOutstanding(uint32_t agent) const { return agents_[agent].cluster_arrived; }
+  // The variable slots of an agent (its private state besides pc and status).
+  const int64_t* agent_vars(uint32_t agent) const;
+  uint32_t agent_num_vars(uint32_t agent) const;
+  // Objects [0, num_barrier_slots()) are mbarrier slots; slot_state reads one.
+  uint32_t num_barrier_slots() const { return static_cast<uint32_t>(barriers_.size()); }
+  const model::MbarrierState& slot_state(uint32_t slot) const { return barriers_[slot]; }
   // The global agent id of agent_info(a).index_in_cta in CTA `cta_global`.
   uint32_t cta_first_agent(uint32_t cta_global) const;
 
@@ -283,7 +320,7 @@ class Engine {
     uint32_t pc = 0;
     uint8_t status = 0;  // 0 ready, 1 blocked, 2 exited
     WaitKind wait = WaitKind::kNone;
-    uint8_t unused0 = 0;
+    uint8_t cluster_arrived = 0;  // arrived on the cluster barrier, matching wait not done
     uint8_t unused1 = 0;
     uint32_t wait_slot = 0;  // mbarrier slot (global), named barrier id, or group count N
     uint32_t wait_arg = 0;   // parity, token phase, named-barrier generation, read flag
