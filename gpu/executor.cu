@@ -81,6 +81,7 @@ struct Agent {
   uint32_t bulk_groups;  // bulk async-groups committed so far
   uint32_t cp_groups;    // cp.async-groups committed so far
   uint32_t ops;          // ops issued (seeds the litmus jitter)
+  unsigned long long uses, used_chunks, bad_chunks, zero_chunks;  // `use` statistics
   int64_t vars[kMaxVars];
   // For a variable holding a state token: the parity of the phase the arrive was counted in,
   // probed just before the arrive (the token itself is opaque, PTX ISA mbarrier.arrive).
@@ -111,22 +112,24 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
   if constexpr (kTrace) {
     if (a.lane == 0) {
       if (a.events < c.ring_capacity) {
-        TraceEvent e;
-        e.time = static_cast<uint64_t>(clock64());
-        e.kind = static_cast<uint8_t>(kind);
-        e.flags = static_cast<uint8_t>(flags | (target_cta != a.cta ? trace::kFlagRemote : 0));
-        e.cluster = static_cast<uint16_t>(a.cluster);
-        e.cta = static_cast<uint8_t>(a.cta);
-        e.target_cta = static_cast<uint8_t>(target_cta);
-        e.agent = a.slot.index_in_cta;
-        e.object = static_cast<uint16_t>(object);
-        e.index = static_cast<uint16_t>(index);
-        e.value = value;
-        e.value2 = value2;
-        e.phase = static_cast<uint8_t>(phase);
-        e.parity = static_cast<uint8_t>(parity);
-        e.pc = static_cast<uint16_t>(pc);
-        c.ring[static_cast<size_t>(a.agent_global) * c.ring_capacity + a.events] = e;
+        // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
+        // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
+        const uint64_t t = static_cast<uint64_t>(clock64());
+        const uint32_t fl = flags | (target_cta != a.cta ? trace::kFlagRemote : 0);
+        uint4 lo, hi;
+        lo.x = static_cast<uint32_t>(t);
+        lo.y = static_cast<uint32_t>(t >> 32);
+        lo.z = (static_cast<uint32_t>(kind) & 0xffu) | (fl & 0xffu) << 8 | (a.cluster & 0xffffu) << 16;
+        lo.w = (a.cta & 0xffu) | (target_cta & 0xffu) << 8 |
+               static_cast<uint32_t>(a.slot.index_in_cta) << 16;
+        hi.x = (object & 0xffffu) | (index & 0xffffu) << 16;
+        hi.y = static_cast<uint32_t>(value);
+        hi.z = static_cast<uint32_t>(value2);
+        hi.w = (phase & 0xffu) | (parity & 0xffu) << 8 | (pc & 0xffffu) << 16;
+        uint4* dst = reinterpret_cast<uint4*>(
+            c.ring + static_cast<size_t>(a.agent_global) * c.ring_capacity + a.events);
+        __stcs(dst, lo);
+        __stcs(dst + 1, hi);
       }
       ++a.events;
     }
@@ -138,6 +141,11 @@ __device__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
   if (ref == kNone) return 0;
   const uint32_t* w = c.words + c.pool + ref;
   const uint32_t n = w[0];
+  // Fast paths for the common one-operand records (a constant, a variable), which need no stack.
+  if (n == 3 && (w[1] & 0xff) == 1) {
+    return static_cast<int64_t>(static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32));
+  }
+  if (n == 1 && (w[1] & 0xff) == 2) return (w[1] >> 8) < kMaxVars ? a.vars[w[1] >> 8] : 0;
   int64_t st[kStackDepth];
   int sp = 0;
   uint32_t pc = 1;
@@ -333,6 +341,9 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         a.vars[f[0]] += step;
         const int64_t hi = Eval(c, a, f[2]);
         if (a.vars[f[0]] < hi) {
+          // Leave after another agent's timeout: checked once per iteration (and in every
+          // wait), not per op, so that the global flag load stays off the issue path.
+          if (__shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
           pc = fr.rec + 6;
           continue;
         }
@@ -342,8 +353,6 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       continue;
     }
     if (pc >= body_end) return;
-    // Lane 0's view decides for the whole warp, so that the lanes never diverge.
-    if (__shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
     const uint32_t head = W[pc];
     const uint32_t kind = head & 0xff, len = head >> 8;
     const uint32_t* f = W + pc + 1;
@@ -388,6 +397,9 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
     }
     const uint32_t op = kind - 16;
     pc += len;
+    // Before the unbounded barriers (cluster.arrive/wait, bar.sync): leave if another agent's
+    // wait already timed out, rather than block where no budget applies.
+    if (op >= 18 && op <= 20 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
     if (c.op_jitter != 0) {
       // Seeded, per agent and op: the same seed gives the same delays (recorded by the runner).
       Spin(Mix(c.seed ^ Mix(a.agent_global * 0x10001u + a.ops)) % (c.op_jitter + 1));
@@ -600,11 +612,11 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         }
         bad = __reduce_add_sync(kFull, bad);
         zero = __reduce_add_sync(kFull, zero);
-        if (!write && a.lane == 0) {
-          atomicAdd(&c.stats[0], 1ull);
-          atomicAdd(&c.stats[1], static_cast<unsigned long long>(chunks));
-          atomicAdd(&c.stats[2], static_cast<unsigned long long>(bad));
-          atomicAdd(&c.stats[3], static_cast<unsigned long long>(zero));
+        if (!write) {  // summed per agent, added to the global stats once at its end
+          a.uses += 1;
+          a.used_chunks += chunks;
+          a.bad_chunks += bad;
+          a.zero_chunks += zero;
         }
         Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, buf, slot,
                      static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
@@ -846,6 +858,7 @@ __global__ void __launch_bounds__(1024, 1)
   a.bulk_groups = 0;
   a.cp_groups = 0;
   a.ops = 0;
+  a.uses = a.used_chunks = a.bad_chunks = a.zero_chunks = 0;
   a.fault = 0;
   for (uint32_t v = 0; v < kMaxVars; ++v) {
     a.vars[v] = 0;
@@ -863,6 +876,12 @@ __global__ void __launch_bounds__(1024, 1)
   if (c.start_delay != nullptr) Spin(c.start_delay[a.agent_global]);
   Interpret<kTrace>(c, maps, a);
   __syncwarp();
+  if (a.lane == 0 && a.uses != 0) {
+    atomicAdd(&c.stats[0], a.uses);
+    atomicAdd(&c.stats[1], a.used_chunks);
+    atomicAdd(&c.stats[2], a.bad_chunks);
+    atomicAdd(&c.stats[3], a.zero_chunks);
+  }
 
   // Exit rendezvous: stay until every agent of the cluster is done (bounded), so that no CTA
   // leaves while a peer may still access its shared memory.
@@ -1103,7 +1122,18 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    if (q != cudaSuccess) PARITY_CUDA_CHECK(q);
+    if (q != cudaSuccess) {
+      // A kernel exception (the H100 raises one, for example, for an mbarrier arrive beyond the
+      // pending count: litmus/arrive_over_count): a result of the schedule, not a runner error.
+      // The context is lost, so return at once; the caller must not use CUDA again.
+      if (q == cudaErrorLaunchFailure || q == cudaErrorIllegalInstruction ||
+          q == cudaErrorIllegalAddress || q == cudaErrorMisalignedAddress ||
+          q == cudaErrorHardwareStackError || q == cudaErrorInvalidPc || q == cudaErrorAssert) {
+        out->trap = cudaGetErrorName(q);
+        return "";
+      }
+      PARITY_CUDA_CHECK(q);
+    }
   }
   PARITY_CUDA_CHECK_LAUNCH();
   float ms = 0;

@@ -129,6 +129,9 @@ struct RunOutput {
   std::string device_name;
   int sm_count = 0;
   bool completed = false;  // every agent ran to its end and no wait timed out
+  // The kernel raised an exception (e.g. cudaErrorLaunchFailure): the CUDA error name. The
+  // context is then unusable: nothing else was read back, and the process must not launch again.
+  std::string trap;
   HangReport hang;
   std::vector<trace::TraceEvent> events;  // merged, sorted by calibrated time
   std::vector<AgentRecord> agents;

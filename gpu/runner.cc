@@ -11,6 +11,9 @@
 #include <chrono>
 #include <cinttypes>
 #include <random>
+
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,6 +173,7 @@ struct Options {
   std::vector<std::pair<std::string, int64_t>> overrides;
   LaunchSpec spec;  // trace, timeout_ms, ring_capacity
   uint32_t runs = 1000, seed = 1, start_delay_max = 4000, op_jitter = 400, pairs = 31;
+  uint32_t trap_runs = 20;  // litmus: runs of a test once one of its runs trapped
   bool timeout_given = false;
 };
 
@@ -210,6 +214,8 @@ Options ParseOptions(int argc, char** argv, bool many_files) {
       o.start_delay_max = number();
     } else if (a == "--op-jitter") {
       o.op_jitter = number();
+    } else if (a == "--trap-runs") {
+      o.trap_runs = number();
     } else if (a == "--pairs") {
       o.pairs = number();
     } else if (a == "--out") {
@@ -398,6 +404,13 @@ int Run(int argc, char** argv) {
   const std::string err = RunOnGpu(spec, &out);
   if (!err.empty()) Die(err);
 
+  if (!out.trap.empty()) {
+    std::printf("parity_gpu: %s on %s: the GPU trapped (%s): the kernel raised an exception, as "
+                "the H100 does for an mbarrier arrive beyond the pending count or a tx-count out of "
+                "range; no trace could be read back\n",
+                p.name.c_str(), out.device_name.c_str(), out.trap.c_str());
+    return 1;
+  }
   auto barrier_name = [&](uint32_t b, uint32_t i) {
     return (b < p.barriers.size() ? p.barriers[b].name : "?") + "[" + std::to_string(i) + "]";
   };
@@ -501,48 +514,101 @@ int Litmus(int argc, char** argv) {
     const std::string name = Stem(file);
     uint64_t h = 1469598103934665603ull;  // FNV-1a of the name: each test its own stream
     for (char ch : name) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
-    std::mt19937_64 rng(h ^ opt.seed);
     std::map<std::string, uint64_t> counts;
-    uint64_t data_errors = 0, dropped = 0;
-    std::string device;
+    uint64_t data_errors = 0, dropped = 0, traps = 0, runs_done = 0;
+    std::string device = "?";
     const auto t0 = std::chrono::steady_clock::now();
     LaunchSpec spec = prep.spec;
-    for (uint32_t r = 0; r < opt.runs; ++r) {
-      const uint32_t mode = r % 4;
-      spec.start_delay.assign(spec.agents.size(), 0);
-      if (mode & 1) {
-        for (uint32_t& d : spec.start_delay) d = static_cast<uint32_t>(rng() % (opt.start_delay_max + 1ull));
+    uint32_t target = opt.runs;
+    // Runs happen in child processes: a kernel exception (trap) loses the CUDA context, so the
+    // child reports it and exits, and a fresh child goes on with the next run. The parent never
+    // initialises CUDA (fork after CUDA is not allowed).
+    while (runs_done < target) {
+      int fds[2];
+      if (pipe(fds) != 0) Die("pipe failed");
+      std::fflush(stdout);
+      const pid_t pid = fork();
+      if (pid < 0) Die("fork failed");
+      if (pid == 0) {
+        close(fds[0]);
+        FILE* w = fdopen(fds[1], "w");
+        for (uint32_t r = static_cast<uint32_t>(runs_done); r < target; ++r) {
+          // Per-run generator: run r draws the same delays whatever child runs it.
+          std::mt19937_64 rng(h ^ opt.seed ^ (0x9E3779B97F4A7C15ull * (r + 1)));
+          const uint32_t mode = r % 4;
+          spec.start_delay.assign(spec.agents.size(), 0);
+          if (mode & 1) {
+            for (uint32_t& d : spec.start_delay) d = static_cast<uint32_t>(rng() % (opt.start_delay_max + 1ull));
+          }
+          spec.op_jitter = (mode & 2) ? opt.op_jitter : 0;
+          spec.seed = static_cast<uint32_t>(rng());
+          RunOutput out;
+          const std::string err = RunOnGpu(spec, &out);
+          if (!err.empty()) Die(file + ": " + err);
+          if (!out.trap.empty()) {
+            std::fprintf(w, "%s\t0\t0\ttrap{%s}\n", out.device_name.c_str(), out.trap.c_str());
+            std::fflush(w);
+            _exit(0);
+          }
+          uint64_t drop = 0;
+          for (const AgentRecord& a : out.agents) drop += a.dropped;
+          std::fprintf(w, "%s\t%d\t%" PRIu64 "\t%s\n", out.device_name.c_str(),
+                       out.bad_chunks != 0 || out.bad_global_chunks != 0 ? 1 : 0, drop,
+                       litmus::OutcomeOf(prep.program, out.events).c_str());
+          std::fflush(w);
+        }
+        _exit(0);
       }
-      spec.op_jitter = (mode & 2) ? opt.op_jitter : 0;
-      spec.seed = static_cast<uint32_t>(rng());
-      RunOutput out;
-      const std::string err = RunOnGpu(spec, &out);
-      if (!err.empty()) Die(file + ": " + err);
-      device = out.device_name;
-      if (out.bad_chunks != 0 || out.bad_global_chunks != 0) ++data_errors;
-      for (const AgentRecord& a : out.agents) dropped += a.dropped;
-      ++counts[litmus::OutcomeOf(prep.program, out.events)];
+      close(fds[1]);
+      FILE* rd = fdopen(fds[0], "r");
+      char line[4096];
+      uint64_t got = 0;
+      while (std::fgets(line, sizeof(line), rd) != nullptr) {
+        std::string l(line);
+        if (!l.empty() && l.back() == '\n') l.pop_back();
+        const size_t a1 = l.find('\t'), a2 = l.find('\t', a1 + 1), a3 = l.find('\t', a2 + 1);
+        if (a3 == std::string::npos) continue;
+        device = l.substr(0, a1);
+        data_errors += l[a1 + 1] == '1' ? 1 : 0;
+        dropped += std::strtoull(l.c_str() + a2 + 1, nullptr, 10);
+        const std::string outcome = l.substr(a3 + 1);
+        ++counts[outcome];
+        ++got;
+        if (outcome.rfind("trap{", 0) == 0) {
+          ++traps;
+          // Each trap costs a new process and context: keep such tests short.
+          target = std::min<uint32_t>(target, std::max<uint32_t>(static_cast<uint32_t>(runs_done + got), opt.trap_runs));
+        }
+      }
+      std::fclose(rd);
+      int child_status = 0;
+      waitpid(pid, &child_status, 0);
+      runs_done += got;
+      if (got == 0) {
+        Die(file + ": the run child failed (status " + std::to_string(child_status) + ") without a result");
+      }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::string text = litmus::FormatHistogram(name, ir::ContentHashHex(prep.program), "h100",
-                                               opt.runs, counts);
+                                               runs_done, counts);
     char note[512];
     std::snprintf(note, sizeof(note),
                   "# device %s; parity_gpu litmus --runs %u --seed %u --start-delay %u "
                   "--op-jitter %u --timeout-ms %g; run r: delay mode r %% 4 (0 none, 1 start, "
                   "2 op jitter, 3 both); %.2f s\n"
                   "# runs with wrong data (a use saw non-pattern bytes): %" PRIu64
-                  "; trace events dropped: %" PRIu64 "\n",
+                  "; trace events dropped: %" PRIu64 "; kernel exceptions (trap{...}: the CUDA "
+                  "error of a run whose kernel trapped; such tests stop after %u runs): %" PRIu64 "\n",
                   device.c_str(), opt.runs, opt.seed, opt.start_delay_max, opt.op_jitter,
-                  spec.timeout_ms, secs, data_errors, dropped);
+                  spec.timeout_ms, secs, data_errors, dropped, opt.trap_runs, traps);
     text += note;
     const std::string path = opt.out_dir + "/" + name + ".h100.txt";
     FILE* f = std::fopen(path.c_str(), "w");
     if (f == nullptr) Die("cannot write " + path);
     std::fputs(text.c_str(), f);
     std::fclose(f);
-    std::printf("parity_gpu litmus: %s: %zu outcome(s) in %u runs (%.2f s)%s\n", name.c_str(),
-                counts.size(), opt.runs, secs, data_errors ? " WRONG DATA" : "");
+    std::printf("parity_gpu litmus: %s: %zu outcome(s) in %" PRIu64 " runs (%.2f s)%s\n", name.c_str(),
+                counts.size(), runs_done, secs, data_errors ? " WRONG DATA" : "");
     for (const auto& [o, n] : counts) std::printf("  %8" PRIu64 "  %s\n", n, o.c_str());
     if (data_errors != 0 || dropped != 0) status = 1;
   }

@@ -1,10 +1,13 @@
 #!/bin/bash
 # Checks //gpu:parity_gpu without a GPU: it is self-contained (static cudart, no spdlog/fmt: only
-# the C/C++ runtime is dynamic), and it refuses a schedule with an op the executor does not
-# implement, naming the op and the line, before touching CUDA (exit 2).
+# the C/C++ runtime is dynamic); it refuses a schedule with an op the executor does not issue
+# (a TMA load with a remote mbarrier, the one op form left unsupported besides forms PTX lacks),
+# naming the op and the line, before touching CUDA (exit 2); the litmus and bench subcommands
+# refuse bad usage with exit 2; and it accepts every op of the bundled pipelines and litmus
+# tests (no "unsupported op" before the CUDA call).
 set -euo pipefail
 bin=$1
-unsupported=$2
+unsupported=$2  # then: schedules whose every op must be accepted
 source tests/gpu/self_contained.sh  # runfiles (data)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$bin" ] || fail "$bin is not an executable"
@@ -22,11 +25,27 @@ rc=$?
 set -e
 echo "$msg"
 [ "$rc" -eq 2 ] || fail "expected exit 2 for an unsupported op, got $rc"
-echo "$msg" | grep -q "unsupported op 'cp.async'" || fail "the message does not name cp.async"
-echo "$msg" | grep -q "sgemm_sm80.pipe:40:" || fail "the message does not name the line"
+echo "$msg" | grep -q "unsupported op 'tma.load' (tma.load with @cta)" || fail "the message does not name tma.load @cta"
+echo "$msg" | grep -q "unsupported_remote_tma_bar.pipe:17:" || fail "the message does not name the line"
 echo "$msg" | grep -qi "cuda" && fail "it reached CUDA before refusing"
 set +e
 "$bin" run 2>/dev/null; rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "usage error must exit 2, got $rc"
+for args in "litmus x.pipe" "litmus --runs 10" "bench" "frobnicate" "litmus x.pipe --out /tmp --runs nope"; do
+  set +e
+  "$bin" $args >/dev/null 2>&1; rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || fail "parity_gpu $args must exit 2, got $rc"
+done
+# Every op of these schedules is issued by the executor: parity_gpu gets past the op check and
+# only then needs CUDA (which this machine lacks, or which runs it: either way no refusal).
+shift 2
+for f in "$@"; do
+  set +e
+  out=$(timeout 20 "$bin" run "$f" --timeout-ms 1 2>&1)
+  set -e
+  if echo "$out" | grep -q "unsupported op"; then fail "$f: $out"; fi
+done
+echo "ok: $# schedules pass the op check"
 echo "ok"
