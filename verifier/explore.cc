@@ -85,9 +85,12 @@ constexpr uint8_t kOther = static_cast<uint8_t>(engine::Access::kOther);
 constexpr uint8_t kTx = static_cast<uint8_t>(engine::Access::kCompleteTx);
 constexpr uint8_t kCArrive = static_cast<uint8_t>(engine::Access::kClusterArrive);
 constexpr uint8_t kExitAcc = static_cast<uint8_t>(engine::Access::kExit);
+constexpr uint8_t kArr = static_cast<uint8_t>(engine::Access::kArrive);
 constexpr uint8_t kWaitNes = 0xfe;  // a blocked unit's wait: what can enable it (see Conflict)
 
 class Reducer {
+  struct CacheEntry;
+
  public:
   explicit Reducer(const Engine& root) : n_obj_(root.num_objects()) {
     static_future_.resize(root.num_agents());
@@ -116,7 +119,15 @@ class Reducer {
     }
     full_.assign(n_agents, nullptr);
     trunc_.assign(n_agents, nullptr);
-    for (uint32_t a = 0; a < n_agents; ++a) full_[a] = Future(e, a, false);
+    full_exact_.assign(n_agents, 0);
+    full_tally_.assign(n_agents, nullptr);
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      const CacheEntry* c = Future(e, a, false);
+      full_[a] = &c->kinds;
+      full_exact_[a] = c->exact;
+      full_tally_[a] = &c->tally;
+    }
+    ComputeBalanced(e);
 
     units_.clear();
     for (size_t i = 0; i < n_enabled; ++i) {
@@ -201,7 +212,7 @@ class Reducer {
         if (u.agent == kNoAgent) {
           u.future = &u.own;
         } else if (u.agent != trunc_agent && e.agent_info(u.agent).cluster == trunc_cluster) {
-          if (trunc_[u.agent] == nullptr) trunc_[u.agent] = Future(e, u.agent, true);
+          if (trunc_[u.agent] == nullptr) trunc_[u.agent] = &Future(e, u.agent, true)->kinds;
           u.future = trunc_[u.agent];
         } else {
           u.future = full_[u.agent];
@@ -245,7 +256,77 @@ class Reducer {
     std::vector<uint8_t> own;                       // in-flight operations' future
   };
   static void Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
-    f[o] = (f[o] == kNone || f[o] == k) ? k : kOther;
+    f[o] = f[o] == kNone ? k
+                         : static_cast<uint8_t>(engine::MergeAccess(
+                               static_cast<engine::Access>(f[o]), static_cast<engine::Access>(k)));
+  }
+
+  // Per mbarrier slot: whether every additive update (arrive-on with count and expect_tx,
+  // complete_tx, TMA delivery) of every unit commutes with every other from this state on. With
+  // the sums over every unit's future (exact look-aheads, in-flight deliveries included):
+  //   A = arrivals still to come, E = their expect_tx bytes, C = complete_tx bytes to come,
+  // the barrier is *balanced* when it is live, pending >= A, tx + E - C == 0, no future access
+  // is anything but such an update or a wait (UpdateTally::breaks), and tx stays within the
+  // tx-count range whatever the order. Then along any path, pending - A(remaining) >= 0 and
+  // tx + E(remaining) - C(remaining) == 0 stay invariant until the phase completes, so when two
+  // updates are both still to come neither can complete the phase alone: an arrival completing
+  // alone needs pending == its count, i.e. no other arrival to come (pending >= A), and then
+  // tx + its bytes == C(remaining) > 0 while a delivery is still to come; a complete_tx needs
+  // pending == 0, i.e. no arrival to come, and then tx == C(remaining) exceeds its own bytes.
+  // Two updates that do not complete the phase give the same state in either order (pending
+  // and tx are sums; the checks they make read only the count range, which pending >= A keeps,
+  // and the phase and its observed flag, which they do not change).
+  void ComputeBalanced(const Engine& e) {
+    const uint32_t n_slots = e.num_barrier_slots();
+    balanced_.assign(n_slots, 0);
+    sum_.assign(n_slots, engine::UpdateTally{});
+    for (uint32_t a = 0; a < e.num_agents(); ++a) {
+      if (e.agent_state(a).status == 2) continue;  // exited
+      if (!full_exact_[a]) return;  // a static over-approximation: no counts
+      for (const engine::UpdateTally& t : *full_tally_[a]) Add(t);
+    }
+    for (const Engine::InFlight& f : e.in_flight_ops()) {
+      engine::UpdateTally t;
+      t.slot = f.slot;
+      switch (f.kind) {
+        case Engine::InFlight::kTmaDeliver:
+        case Engine::InFlight::kBulkDeliver:
+        case Engine::InFlight::kStAsync:
+          t.complete = f.bytes;
+          Add(t);
+          break;
+        case Engine::InFlight::kCpAsyncArrive:
+          t.breaks = true;
+          Add(t);
+          break;
+        default:
+          break;
+      }
+    }
+    for (const Engine::InFlight& f : e.deferred_ops()) {
+      engine::UpdateTally t;
+      t.slot = f.slot;
+      t.breaks = true;
+      Add(t);
+    }
+    constexpr int64_t kTxMax = (int64_t{1} << 20) - 1;  // PTX ISA: tx-count range
+    for (uint32_t o = 0; o < n_slots; ++o) {
+      const model::MbarrierState& st = e.slot_state(o);
+      const engine::UpdateTally& t = sum_[o];
+      balanced_[o] = st.life == model::MbarrierLife::kLive && !t.breaks &&
+                     st.pending_count >= t.arrivals &&
+                     int64_t{st.tx_count} + t.expect - t.complete == 0 &&
+                     int64_t{st.tx_count} - t.complete >= -kTxMax &&
+                     int64_t{st.tx_count} + t.expect <= kTxMax;
+    }
+  }
+  void Add(const engine::UpdateTally& t) {
+    if (t.slot >= sum_.size()) return;
+    engine::UpdateTally& s = sum_[t.slot];
+    s.arrivals += t.arrivals;
+    s.expect += t.expect;
+    s.complete += t.complete;
+    s.breaks = s.breaks || t.breaks;
   }
 
   // Whether an access (o, k) of a unit in the set and a unit whose future accesses o as `fk`
@@ -254,13 +335,15 @@ class Reducer {
     if (fk == kNone) return false;
     if (k == kWaitNes) {
       // A blocked mbarrier wait is enabled only by the phase completing. With the pending count
-      // above zero that needs an arrival (a kOther access; complete_tx never lowers the pending
-      // count), so only units that may arrive (or init/inval) are necessary to enable it.
-      if (o < tx_commutes_.size() && tx_commutes_[o]) return fk == kOther;
+      // above zero that needs an arrival (kArrive or kOther; complete_tx never lowers the
+      // pending count), so only units that may arrive (or init/inval) are necessary to enable it.
+      if (o < tx_commutes_.size() && tx_commutes_[o]) return fk == kOther || fk == kArr;
       return true;
     }
     if (k == kOther || fk == kOther) return true;
-    if (k == kTx && fk == kTx) return !(o < tx_commutes_.size() && tx_commutes_[o]);
+    const bool bal = o < balanced_.size() && balanced_[o];
+    if (k == kTx && fk == kTx) return !(bal || (o < tx_commutes_.size() && tx_commutes_[o]));
+    if ((k == kTx || k == kArr) && (fk == kTx || fk == kArr)) return !bal;
     if (k == kCArrive && fk == kCArrive) return false;
     if (k == kExitAcc && fk == kExitAcc) return false;
     return true;
@@ -275,7 +358,7 @@ class Reducer {
 
   // The agent's future from this state (Engine::AgentFuture, memoised by agent, pc, variables
   // and truncation: the look-ahead depends on nothing else), or its static over-approximation.
-  const std::vector<uint8_t>* Future(Engine& e, uint32_t a, bool truncate) {
+  const CacheEntry* Future(Engine& e, uint32_t a, bool truncate) {
     const Engine::AgentState& st = e.agent_state(a);
     const int64_t* vars = e.agent_vars(a);
     const uint32_t nv = e.agent_num_vars(a);
@@ -289,7 +372,7 @@ class Reducer {
       const CacheEntry& c = entries_[idx];
       if (c.agent == a && c.pc == st.pc && c.truncate == truncate && c.status == st.status &&
           std::equal(c.vars.begin(), c.vars.end(), vars, vars + nv)) {
-        return &c.kinds;
+        return &c;
       }
     }
     CacheEntry c;
@@ -299,17 +382,31 @@ class Reducer {
     c.truncate = truncate;
     c.vars.assign(vars, vars + nv);
     bool truncated = false;
-    if (e.AgentFuture(a, &scratch_, truncate, &truncated)) {
+    if (e.AgentFuture(a, &scratch_, truncate, &truncated, &tally_scratch_)) {
       c.kinds.assign(n_obj_, kNone);
       for (uint32_t i = 0; i < scratch_.n; ++i) {
         Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));
+      }
+      c.exact = true;
+      // One record per slot.
+      std::sort(tally_scratch_.begin(), tally_scratch_.end(),
+                [](const engine::UpdateTally& x, const engine::UpdateTally& y) {
+                  return x.slot < y.slot;
+                });
+      for (const engine::UpdateTally& t : tally_scratch_) {
+        if (c.tally.empty() || c.tally.back().slot != t.slot) c.tally.push_back({t.slot});
+        engine::UpdateTally& u = c.tally.back();
+        u.arrivals += t.arrivals;
+        u.expect += t.expect;
+        u.complete += t.complete;
+        u.breaks = u.breaks || t.breaks;
       }
     } else {
       c.kinds = static_future_[a];
     }
     bucket.push_back(static_cast<uint32_t>(entries_.size()));
     entries_.push_back(std::move(c));
-    return &entries_.back().kinds;
+    return &entries_.back();
   }
   struct CacheEntry {
     uint32_t agent = 0;
@@ -318,6 +415,8 @@ class Reducer {
     bool truncate = false;
     std::vector<int64_t> vars;
     std::vector<uint8_t> kinds;
+    bool exact = false;                       // the look-ahead (else the static future)
+    std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
   };
 
   uint32_t n_obj_;
@@ -328,6 +427,11 @@ class Reducer {
   std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
   std::vector<uint8_t> tx_commutes_;
+  std::vector<uint8_t> balanced_;
+  std::vector<engine::UpdateTally> sum_;
+  std::vector<uint8_t> full_exact_;
+  std::vector<const std::vector<engine::UpdateTally>*> full_tally_;
+  std::vector<engine::UpdateTally> tally_scratch_;
   Footprint scratch_;
   std::vector<Unit> units_;
   std::vector<uint8_t> in_;

@@ -1109,7 +1109,9 @@ struct Engine::Exec {
   }
   bool ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b, int64_t count,
                  int64_t tx, uint32_t pc, uint8_t flags) {
-    Touch(b.slot);
+    Touch(b.slot, op.expect_tx != ir::kNoExpr || op.kind == ir::MbarrierArrive::Kind::kArrive
+                      ? Access::kArrive
+                      : Access::kOther);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierArriveResult r;
     EventKind kind = EventKind::kArrive;
@@ -1695,7 +1697,8 @@ struct Engine::Exec {
   // barriers answer, which the caller ensures (roles with test_wait results or state tokens are
   // not asked). Returns false (caller falls back to the static footprint) on an expression
   // fault or a runaway loop; the engine's state is unchanged either way.
-  bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated) {
+  bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
+                  std::vector<UpdateTally>* tally) {
     const AgentInfo& info = c.agents[a];
     const std::vector<Instr>& code = c.roles[info.role];
     const ir::EvalEnv env0 = Env(a);
@@ -1705,23 +1708,33 @@ struct Engine::Exec {
     const Outcome saved_outcome = e.outcome_;
     uint32_t pc = e.agents_[a].pc;
     bool ok = true;
+    // `t` (arrivals, expect, complete, breaks) is tallied for every destination slot; a wait
+    // (kOther, not a tally) reads the barrier without changing it.
     auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask,
-                         Access kind = Access::kOther) {
+                         Access kind = Access::kOther, const UpdateTally* t = nullptr) {
       BarAddr b;
       if (!ResolveBar(a, ref, env0, nullptr, &b)) return false;
+      auto add = [&](uint32_t slot) {
+        fp->Add(slot, kind);
+        if (tally != nullptr && t != nullptr) {
+          UpdateTally u = *t;
+          u.slot = slot;
+          tally->push_back(u);
+        }
+      };
       if (mask >= 0) {
         const std::vector<uint32_t>* dests = Destinations(mask, nullptr);
         if (dests == nullptr) return false;
-        for (uint32_t d : *dests) fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index), kind);
+        for (uint32_t d : *dests) add(SlotOf(info.cluster, d, ref.barrier, b.index));
       } else if (any_cta) {
-        for (uint32_t d = 0; d < c.cluster_size; ++d) {
-          fp->Add(SlotOf(info.cluster, d, ref.barrier, b.index), kind);
-        }
+        for (uint32_t d = 0; d < c.cluster_size; ++d) add(SlotOf(info.cluster, d, ref.barrier, b.index));
       } else {
-        fp->Add(b.slot, kind);
+        add(b.slot);
       }
       return true;
     };
+    UpdateTally breaks;
+    breaks.breaks = true;
     *truncated = false;
     for (uint32_t guard = 0; ok; ++guard) {
       if (guard > (1u << 16) || fp->overflow) {
@@ -1764,23 +1777,40 @@ struct Engine::Exec {
       const ir::Op& op = *in.op;
       int64_t mask = -1;
       if (std::holds_alternative<ir::Exit>(op)) break;
-      if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) ok = bar_slots(o->bar, false, -1);
-      else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) ok = bar_slots(o->bar, false, -1);
-      else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) {
-        ok = EvOr(o->mask, env0, -1, &mask) && bar_slots(o->bar, false, mask);
-      } else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) ok = bar_slots(o->bar, false, -1);
-      else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
-        ok = bar_slots(o->bar, false, -1, Access::kCompleteTx);
+      if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+      } else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+      } else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) {
+        int64_t count = 1, tx = 0;
+        ok = EvOr(o->mask, env0, -1, &mask) && EvOr(o->count, env0, 1, &count) &&
+             EvOr(o->expect_tx, env0, 0, &tx);
+        const bool additive = o->expect_tx != ir::kNoExpr ||
+                              o->kind == ir::MbarrierArrive::Kind::kArrive;
+        UpdateTally t;
+        t.arrivals = count;
+        t.expect = tx;
+        t.breaks = !additive;
+        ok = ok && bar_slots(o->bar, false, mask, additive ? Access::kArrive : Access::kOther, &t);
+      } else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+      } else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
+        UpdateTally t;
+        ok = Ev(o->bytes, env0, &t.complete) && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
       } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) ok = bar_slots(o->bar, false, -1);
       else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
+        UpdateTally t;
+        t.complete = c.maps[o->tensor_map].box_bytes;
         ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
-             bar_slots(o->bar, false, mask, Access::kCompleteTx);
+             bar_slots(o->bar, false, mask, Access::kCompleteTx, &t);
       } else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) {
         ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
-             bar_slots(o->bar, false, mask, Access::kCompleteTx);
+             bar_slots(o->bar, false, mask, Access::kCompleteTx, &breaks);
       } else if (const auto* o = std::get_if<ir::StAsync>(&op)) {
-        ok = bar_slots(o->bar, true, -1, Access::kCompleteTx);
-      } else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) ok = bar_slots(o->bar, false, -1);
+        ok = bar_slots(o->bar, true, -1, Access::kCompleteTx, &breaks);
+      } else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+      }
       else if (std::holds_alternative<ir::ClusterArrive>(op)) {
         fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
       } else if (std::holds_alternative<ir::ClusterWait>(op)) {
@@ -2150,14 +2180,15 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
 }
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait,
-                         bool* truncated) {
+                         bool* truncated, std::vector<UpdateTally>* tally) {
+  if (tally != nullptr) tally->clear();
   *out = Footprint{};
   *truncated = false;
   if (agents_[agent].status == kExited) return true;
   if (!code_->role_solo_ok[code_->agents[agent].role]) return false;
   out->Add(GroupsObject(agent));
   Exec x(*this);
-  if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated)) return false;
+  if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated, tally)) return false;
   if (!*truncated) {
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);

@@ -206,8 +206,42 @@ struct RunResult {
 //                   expected sets: two exits give the same state in either order;
 //   kOther          anything else (reads the state, or may complete a phase): dependent with
 //                   every access to the same object.
-// An object touched twice with different kinds is kOther.
-enum class Access : uint8_t { kOther = 0, kCompleteTx = 1, kClusterArrive = 2, kExit = 3 };
+//   kArrive         an mbarrier arrive-on (count k, optionally with expect_tx; not .noComplete,
+//                   not arrive_drop): pending -= k, tx += bytes. Additive like complete_tx, but
+//                   it may complete the phase: the explorer lets it commute only when it can
+//                   prove from the agents' futures (UpdateTally) that no such update completes
+//                   the phase alone (verifier/explore.cc, Balanced).
+// An object touched twice with different kinds is kOther, except kArrive + kCompleteTx, which is
+// kArrive (the explorer's rules for kArrive are the stricter ones).
+enum class Access : uint8_t {
+  kOther = 0,
+  kCompleteTx = 1,
+  kClusterArrive = 2,
+  kExit = 3,
+  kArrive = 4,
+};
+inline Access MergeAccess(Access a, Access b) {
+  if (a == b) return a;
+  if ((a == Access::kArrive && b == Access::kCompleteTx) ||
+      (a == Access::kCompleteTx && b == Access::kArrive)) {
+    return Access::kArrive;
+  }
+  return Access::kOther;
+}
+
+// What an agent's remaining operations will do to one mbarrier slot (Engine::AgentFuture), one
+// record per operation and destination: arrivals (the sum of the arrive counts), expect_tx bytes
+// that come with those arrivals, complete_tx bytes (its TMA deliveries and complete_tx), and
+// `breaks` for anything that is not such an additive update or whose bytes the look-ahead does
+// not compute (init, inval, expect_tx without arrive, .noComplete, arrive_drop,
+// cp.async.mbarrier.arrive, bulk copies, st.async).
+struct UpdateTally {
+  uint32_t slot = 0;
+  int64_t arrivals = 0;
+  int64_t expect = 0;
+  int64_t complete = 0;
+  bool breaks = false;
+};
 
 struct Footprint {
   static constexpr uint32_t kMax = 64;
@@ -218,7 +252,7 @@ struct Footprint {
   void Add(uint32_t o, Access k = Access::kOther) {
     for (uint32_t i = 0; i < n; ++i) {
       if (objects[i] == o) {
-        if (kinds[i] != k) kinds[i] = Access::kOther;
+        kinds[i] = MergeAccess(kinds[i], k);
         return;
       }
     }
@@ -284,7 +318,8 @@ class Engine {
   // it when an agent that is still expected in the current cluster-barrier phase will take no
   // step, so that the wait cannot pass. Accesses carry their kinds (Access).
   bool AgentFuture(uint32_t agent, Footprint* out);
-  bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated);
+  bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated,
+                   std::vector<UpdateTally>* tally = nullptr);
   // True when agent `agent` has arrived on its cluster barrier and not yet completed the
   // matching barrier.cluster.wait (so its arrival may already count for the current phase).
   bool ClusterArrivalOutstanding(uint32_t agent) const { return agents_[agent].cluster_arrived; }

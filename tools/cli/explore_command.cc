@@ -1,5 +1,6 @@
 // `parity explore`: every interleaving of a schedule's agent steps and asynchronous completions
 // (verifier/explore.h), with the shortest counterexample as numbered states.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ struct ExploreCliOptions {
   int threads = 1;
   bool no_reduction = false;
   bool measure_reduction = false;
+  bool breadth_first = false;
 };
 
 std::string StepLabel(const ir::Program& program, const engine::Engine& before,
@@ -40,20 +42,23 @@ std::string StepLabel(const ir::Program& program, const engine::Engine& before,
 
 void PrintStats(const verifier::ExploreStats& s, const char* label) {
   std::printf(
-      "%s: %llu states stored (%llu expanded), %llu transitions taken of %llu enabled "
-      "(%llu pruned by the reduction, %.2fx fewer), depth %u, %.3f s, %.0f states/s, "
-      "%.1f bytes/state (fingerprint table + parent records), peak frontier %llu states\n",
+      "%s: %llu states explored (%llu expanded), %llu transitions taken of %llu enabled "
+      "(%llu pruned by the reduction), depth %u, %.3f s, %.0f states/s, "
+      "%.1f bytes/state (fingerprint table + parent records), %llu engine copies held at most\n",
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      static_cast<unsigned long long>(s.pruned),
-      s.transitions ? double(s.enabled) / double(s.transitions) : 1.0, s.depth, s.seconds,
+      static_cast<unsigned long long>(s.pruned), s.depth, s.seconds,
       s.states_per_second(), s.bytes_per_state(),
       static_cast<unsigned long long>(s.peak_frontier));
-  std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating\n",
+  std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
+              "rules (P2002..P2008) run on %llu completed paths (one per distinct completed "
+              "end state), %llu with errors\n",
               static_cast<unsigned long long>(s.completed_ends),
               static_cast<unsigned long long>(s.deadlock_ends),
-              static_cast<unsigned long long>(s.violation_ends));
+              static_cast<unsigned long long>(s.violation_ends),
+              static_cast<unsigned long long>(s.rule_paths),
+              static_cast<unsigned long long>(s.rule_violation_ends));
 }
 
 void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
@@ -65,9 +70,11 @@ void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
     ReportBadInput(ctx, e.status());
     return;
   }
-  std::printf("\nShortest counterexample (%zu steps%s), as numbered states from the start:\n",
-              r.counterexample.size(),
-              "; shortest among the explored interleavings");
+  std::printf("\n%s counterexample (%zu steps%s), as numbered states from the start:\n",
+              r.counterexample_shortest ? "Shortest" : "A", r.counterexample.size(),
+              r.counterexample_shortest
+                  ? "; breadth-first: shortest among the explored interleavings"
+                  : "; NOT known to be the shortest: the breadth-first search for it hit a bound");
   std::printf("State 0: initial state\n");
   size_t state = 0;
   for (const engine::Choice& c : r.counterexample) {
@@ -84,6 +91,13 @@ void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
   if (rr.outcome == engine::Outcome::kDeadlock) {
     verifier::DeadlockReport report = verifier::DiagnoseDeadlock(program, *e, rr);
     std::printf("%s", verifier::FormatDeadlockReport(report, program, *e, loaded.source).c_str());
+  } else if (!r.findings.empty()) {
+    std::printf("The run completes, but breaks protocol rules (verifier/rules.h):\n");
+    for (const verifier::Finding& f : r.findings) {
+      std::printf("%s %s: %s\n  at %s\n", std::string(model::CodeId(f.code())).c_str(),
+                  std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
+                  f.where.ToString().c_str());
+    }
   } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
     const engine::ViolationInfo& v = *rr.violation;
     std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
@@ -111,29 +125,54 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                 "implemented)\n",
                 opt.threads);
   }
+  std::printf("symmetry reduction: not applied (interchangeable CTAs are not detected; every "
+              "CTA is explored)\n");
   verifier::ExploreOptions eo;
   eo.max_states = opt.max_states;
   eo.time_limit_s = opt.time_limit;
   eo.reduction = !opt.no_reduction;
-  std::printf("exploring every interleaving of agent steps and asynchronous completions (%s)\n",
+  eo.breadth_first = opt.breadth_first;
+  std::printf("exploring every interleaving of agent steps and asynchronous completions (%s; "
+              "%s)\n",
               eo.reduction ? "partial-order reduction: persistent sets"
-                           : "no reduction: every interleaving");
+                           : "no reduction: every interleaving",
+              eo.breadth_first ? "breadth-first"
+                               : "depth-first, then breadth-first for the shortest "
+                                 "counterexample if something is found");
   const verifier::ExploreResult r = verifier::Explore(program, loaded->params, eo);
   if (r.verdict == verifier::ExploreVerdict::kBadInput) {
     ReportBadInput(ctx, r.error.At(SourceLocation{opt.schedule.file, 0, 0}));
     return;
   }
   PrintStats(r.stats, "search");
-  if (opt.measure_reduction && eo.reduction) {
+  // The reduction factor: the same search without reduction (the brute force). Unless asked
+  // for in full (--measure-reduction), it is bounded by a few seconds, and the factor is then a
+  // lower bound (valid only when the reduced search was complete).
+  if (eo.reduction) {
     verifier::ExploreOptions full = eo;
     full.reduction = false;
+    full.check_rules = false;
+    full.stop_at_first = false;
+    full.breadth_first = false;
+    if (!opt.measure_reduction) {
+      const double cap = std::max(5.0, 2.0 * r.stats.seconds);
+      full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
+    }
     const verifier::ExploreResult u = verifier::Explore(program, loaded->params, full);
-    PrintStats(u.stats, "same search without reduction");
-    std::printf("  reduction factor: %.2fx fewer states%s\n",
-                r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
-                u.verdict == verifier::ExploreVerdict::kIncomplete
-                    ? " (at least: the unreduced search hit a bound)"
-                    : "");
+    PrintStats(u.stats, "brute force (no reduction, no symmetry)");
+    if (r.verdict == verifier::ExploreVerdict::kIncomplete) {
+      std::printf("  reduction factor: not known (the reduced search is incomplete)\n");
+    } else {
+      std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
+                  u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
+                  r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
+                  u.verdict == verifier::ExploreVerdict::kIncomplete
+                      ? " (the brute-force search was stopped by its bound; --measure-reduction "
+                        "runs it in full)"
+                      : "");
+    }
+  } else {
+    std::printf("  reduction factor: 1x (no reduction)\n");
   }
   switch (r.verdict) {
     case verifier::ExploreVerdict::kVerified:
@@ -156,6 +195,9 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       break;
     case verifier::ExploreVerdict::kViolation:
       std::printf("FOUND: a reachable interleaving violates a rule of the model.\n");
+      break;
+    case verifier::ExploreVerdict::kRuleViolation:
+      std::printf("FOUND: a reachable interleaving completes but breaks a protocol rule.\n");
       break;
     case verifier::ExploreVerdict::kBadInput:
       break;
@@ -189,8 +231,12 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--no-reduction", opt->no_reduction,
                 "explore every interleaving without partial-order reduction (brute force; the "
                 "counterexample is then the shortest of the schedule)");
+  sub->add_flag("--bfs", opt->breadth_first,
+                "breadth-first throughout (default: depth-first, which holds only the current "
+                "path in memory, then breadth-first for the shortest counterexample)");
   sub->add_flag("--measure-reduction", opt->measure_reduction,
-                "also run the search without reduction and print the state ratio");
+                "run the brute-force search for the reduction factor in full (default: at most "
+                "max(5 s, twice the reduced search's time); the factor is then a lower bound)");
   sub->callback([&ctx, opt] { RunExplore(ctx, *opt); });
 }
 
