@@ -57,9 +57,23 @@
 // The counterexample is the shortest path to the finding in the explored (reduced) graph; with
 // reduction off (ExploreOptions::reduction = false) it is the shortest path of the schedule.
 //
+// Refinements (explore.cc): accesses carry kinds (engine::Access): complete_tx-only accesses to
+// a barrier whose pending count is above zero commute once every arriving unit is in the set;
+// arrive/complete_tx updates on a *balanced* barrier (the exact look-aheads' arrivals fit in the
+// pending count and tx + expected - delivered bytes == 0) commute (explore.cc, ComputeBalanced
+// gives the argument); cluster arrivals of distinct agents commute, and so do exits; an agent that
+// is still expected at its cluster barrier and is in the set truncates its cluster peers'
+// futures at their next barrier.cluster.wait. The tests compare the reduced search with the
+// brute-force one (reduction = false): same verdicts, same terminal fingerprints, every barrier
+// value of the reduced search reachable in the brute-force one.
+// Search order: depth-first by default (memory: one engine per level); on a finding a
+// breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
+// Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
+// first path the search stored), not on every path: a rule violation that occurs only on other
+// paths to the same end state is missed.
+//
 // What is not done: symmetry reduction (interchangeable CTAs), parallel search (threads > 1 runs
-// one thread), and the trace-based protocol rules and race detection of verifier/ (when they
-// exist, they are to be run on the trace of each completed path).
+// one thread), rules on every path.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
 #define PARITY_VERIFIER_EXPLORE_H_
 
