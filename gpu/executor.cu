@@ -137,7 +137,7 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
 }
 
 // Evaluates the expression record at pool offset `ref` (sim/ir/encoding.h bytecode).
-__device__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
+__device__ __noinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
   if (ref == kNone) return 0;
   const uint32_t* w = c.words + c.pool + ref;
   const uint32_t n = w[0];
@@ -260,7 +260,7 @@ __device__ void Abort(const DeviceConfig& c, Agent& a, uint32_t kind, uint32_t b
 }
 
 // Resolves a barrier ref (3 words at `f`): local shared-window address; target CTA in *cta.
-__device__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
+__device__ __noinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
                             uint32_t* index, uint32_t* cta, uint32_t* addr) {
   *bar = f[0];
   const int64_t i = Eval(c, a, f[1]);
@@ -274,7 +274,7 @@ __device__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, 
 }
 
 // Resolves a buffer ref (5 words): shared-window address of the region and its bytes.
-__device__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
+__device__ __noinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
                            uint32_t* slot, uint32_t* offset, uint32_t* bytes, uint32_t* addr) {
   *buf = f[0];
   if (*buf >= c.num_buffers) { a.fault = kFaultIndex; return false; }
@@ -822,8 +822,10 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
   }
 }
 
-template <bool kTrace>
-__global__ void __launch_bounds__(1024, 1)
+// kThreads: the launch bound. Schedules of up to 8 agents per CTA use the 256-thread variant,
+// whose register budget (255 per thread instead of 64) keeps the interpreter out of local memory.
+template <bool kTrace, int kThreads>
+__global__ void __launch_bounds__(kThreads, 1)
     ExecutorKernel(const __grid_constant__ TensorMaps maps, const DeviceConfig c) {
   extern __shared__ __align__(16) uint8_t smem_raw[];
   const uint32_t raw = ptx::SmemAddress(smem_raw);
@@ -1082,7 +1084,10 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   c.stats = d_stats;
 
   const uint32_t smem = s.smem_bytes + 1024;  // + slack to align the base to 1024
-  auto kernel = s.trace ? ExecutorKernel<true> : ExecutorKernel<false>;
+  const bool narrow = s.warps_per_cta <= 8;
+  auto traced = narrow ? ExecutorKernel<true, 256> : ExecutorKernel<true, 1024>;
+  auto untraced = narrow ? ExecutorKernel<false, 256> : ExecutorKernel<false, 1024>;
+  auto kernel = s.trace ? traced : untraced;
   PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   if (csize > 8) PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   cudaLaunchConfig_t cfg{};
@@ -1158,8 +1163,6 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       PARITY_CUDA_CHECK(cudaMalloc(&m_dst, s.memcpy_bytes));
       PARITY_CUDA_CHECK(cudaMemset(m_src, 0x5a, s.memcpy_bytes));
     }
-    auto traced = ExecutorKernel<true>;
-    auto untraced = ExecutorKernel<false>;
     PARITY_CUDA_CHECK(cudaFuncSetAttribute(traced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     PARITY_CUDA_CHECK(cudaFuncSetAttribute(untraced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     // The traced launches write the full ring (the recorded run may have been untraced).
@@ -1229,6 +1232,13 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   // within an agent is kept). Times are cycles from the earliest event.
   struct Keyed { double t; uint32_t agent; uint32_t seq; TraceEvent e; };
   std::vector<Keyed> all;
+  // Subtract the earliest %globaltimer first: ns since 1970 times the clock rate is ~3e18, where
+  // a double resolves only 512 cycles.
+  uint64_t gt0 = ~uint64_t{0};
+  for (uint32_t g = 0; g < num_agents; ++g) {
+    if (s.agents[g].valid && recs[g].globaltimer_start != 0) gt0 = std::min(gt0, recs[g].globaltimer_start);
+  }
+  if (gt0 == ~uint64_t{0}) gt0 = 0;
   for (uint32_t g = 0; g < num_agents; ++g) {
     if (!s.agents[g].valid) continue;
     const AgentRecord& r = recs[g];
@@ -1236,7 +1246,7 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     if (!s.trace) continue;
     for (uint32_t k = 0; k < r.events; ++k) {
       const TraceEvent& e = ring[static_cast<size_t>(g) * c.ring_capacity + k];
-      const double t = static_cast<double>(r.globaltimer_start) * out->clock_ghz +
+      const double t = static_cast<double>(r.globaltimer_start - std::min(gt0, r.globaltimer_start)) * out->clock_ghz +
                        static_cast<double>(static_cast<int64_t>(e.time - r.clock_start));
       all.push_back(Keyed{t, g, k, e});
     }
