@@ -32,6 +32,9 @@ using trace::TraceEvent;
 constexpr uint32_t kNone = 0xffffffffu;
 constexpr uint32_t kFull = 0xffffffffu;
 constexpr uint32_t kStackDepth = 24;
+// Dynamic shared memory the kernel may ask for: 227 KB per block on sm_90, less what the kernel
+// declares statically (the DeviceConfig copy).
+constexpr uint64_t kMaxDynamicSmem = 227 * 1024 - 1024;
 
 struct TensorMaps {
   CUtensorMap map[kMaxTensorMaps];
@@ -42,6 +45,8 @@ struct DeviceConfig {
   const uint32_t* words;
   const AgentSlot* agents;
   uint32_t pool;  // expression pool word offset
+  uint32_t num_words;
+  uint32_t words_in_smem;  // 1: the kernel copies `words` to dynamic shared memory at smem_bytes
   uint32_t cluster_m, cluster_n, clusters, warps_per_cta;
   uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles], role_threads[kMaxRoles];
   uint32_t num_barriers, barrier_elements, init_bitmap_offset;
@@ -826,11 +831,25 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
 // whose register budget (255 per thread instead of 64) keeps the interpreter out of local memory.
 template <bool kTrace, int kThreads>
 __global__ void __launch_bounds__(kThreads, 1)
-    ExecutorKernel(const __grid_constant__ TensorMaps maps, const DeviceConfig c) {
+    ExecutorKernel(const __grid_constant__ TensorMaps maps, const DeviceConfig c_param) {
   extern __shared__ __align__(16) uint8_t smem_raw[];
   const uint32_t raw = ptx::SmemAddress(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;
   uint8_t* base_ptr = smem_raw + (base - raw);
+  // The interpreter reads its configuration and the schedule's words on every statement: keep
+  // both in shared memory (about 30 cycles a load) rather than in per-thread local copies and
+  // global memory (L2 latency on every dependent load of the decode chain).
+  __shared__ DeviceConfig config;
+  if (threadIdx.x == 0) {
+    config = c_param;
+    if (c_param.words_in_smem) config.words = reinterpret_cast<const uint32_t*>(base_ptr + c_param.smem_bytes);
+  }
+  if (c_param.words_in_smem) {
+    uint32_t* w = reinterpret_cast<uint32_t*>(base_ptr + c_param.smem_bytes);
+    for (uint32_t k = threadIdx.x; k < c_param.num_words; k += blockDim.x) w[k] = c_param.words[k];
+  }
+  __syncthreads();
+  const DeviceConfig& c = config;
 
   // Poison the buffers (so that an unwritten chunk cannot pass a `use`) and clear the init
   // bitmap; then order these generic writes before the async proxy's (TMA) writes.
@@ -1083,7 +1102,11 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * 8));
   c.stats = d_stats;
 
-  const uint32_t smem = s.smem_bytes + 1024;  // + slack to align the base to 1024
+  c.num_words = static_cast<uint32_t>(s.words.size());
+  const uint64_t words_bytes = (s.words.size() * 4 + 15) / 16 * 16;
+  c.words_in_smem = s.smem_bytes + 1024 + words_bytes <= kMaxDynamicSmem ? 1 : 0;
+  // + slack to align the base to 1024, + the schedule's words when they fit.
+  const uint32_t smem = s.smem_bytes + 1024 + (c.words_in_smem ? static_cast<uint32_t>(words_bytes) : 0);
   const bool narrow = s.warps_per_cta <= 8;
   auto traced = narrow ? ExecutorKernel<true, 256> : ExecutorKernel<true, 1024>;
   auto untraced = narrow ? ExecutorKernel<false, 256> : ExecutorKernel<false, 1024>;
