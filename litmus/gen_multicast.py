@@ -43,12 +43,12 @@ role t threads 32 {{
   if (MASK >> cta_rank) & 1 {{
     use tile[0]
   }}
-  cluster.sync                       # every destination has its bytes
+  cluster.sync                       # every destination has its bytes; from here on each CTA
+                                     # touches only its own barrier
   if ((MASK >> cta_rank) & 1) == 0 {{
     arrive full[0]
     test_wait full[0] parity 1 -> r0 # 1 unless stray bytes made tx negative
   }}
-  cluster.sync                       # no CTA leaves while a peer may still use its barrier
 }}
 """
 
