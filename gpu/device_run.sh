@@ -19,7 +19,7 @@ log="$out/log.txt"
     tar czf "$out/pipelines.tgz" -C "$out" pl && rm -rf "$out/pl"
     echo "=== bench"
     sm=$(nvidia-smi --query-gpu=name --format=csv,noheader | grep -q PCIe && echo 114 || echo 132)
-    for v in "" "-D CHECK=0" "-D BOXR=48"; do
+    for v in "" "-D BOXR=48" "-D PRODUCERS=4 -D BOXR=48" "-D PRODUCERS=1" "-D CHECK=0 -D BOXR=48"; do
       echo "# $(date -u +%F) gpu/device_run.sh: parity_gpu bench gpu/bench/stream_copy.pipe -D NSM=$sm $v --pairs 31" >> "$out/bench.txt"
       timeout 120 $bin bench gpu/bench/stream_copy.pipe -D NSM=$sm $v --pairs 31 --out "$out/bench.txt"; echo "exit=$?"
     done

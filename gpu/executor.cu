@@ -86,6 +86,7 @@ struct Agent {
   uint32_t bulk_groups;  // bulk async-groups committed so far
   uint32_t cp_groups;    // cp.async-groups committed so far
   uint32_t ops;          // ops issued (seeds the litmus jitter)
+  uint32_t iters;        // loop iterations (the abort flag is read every 16th)
   unsigned long long uses, used_chunks, bad_chunks, zero_chunks;  // `use` statistics
   int64_t vars[kMaxVars];
   // For a variable holding a state token: the parity of the phase the arrive was counted in,
@@ -346,9 +347,9 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         a.vars[f[0]] += step;
         const int64_t hi = Eval(c, a, f[2]);
         if (a.vars[f[0]] < hi) {
-          // Leave after another agent's timeout: checked once per iteration (and in every
-          // wait), not per op, so that the global flag load stays off the issue path.
-          if (__shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
+          // Leave after another agent's timeout: checked every 16th iteration (and in every
+          // wait and before unbounded barriers), not per op: the flag is an L2 load.
+          if ((++a.iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
           pc = fr.rec + 6;
           continue;
         }
@@ -598,22 +599,38 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         uint8_t* p = a.smem_ptr + (addr - a.smem_base);
         const uint32_t chunks = bytes / 16;
         uint32_t bad = 0, zero = 0;
-        for (uint32_t k = a.lane; k < chunks; k += 32) {
-          uint4* q = reinterpret_cast<uint4*>(p + 16 * k);
-          if (write) {
-            const uint32_t idx = (off / 16 + k) ^ (a.slot.index_in_cta << 20);
+        const uint32_t lane = a.lane;
+        if (write) {
+          const uint32_t who = static_cast<uint32_t>(a.slot.index_in_cta) << 20;
+          for (uint32_t k = lane; k < chunks; k += 32) {
+            const uint32_t idx = (off / 16 + k) ^ who;
             const uint32_t tag = kPatternTagBase | 0xffu;
             const uint32_t h = PatternHash(idx, tag);
-            *q = make_uint4(idx, tag, h, ~h);
-          } else {
-            const uint4 v = *q;
+            *reinterpret_cast<uint4*>(p + 16 * k) = make_uint4(idx, tag, h, ~h);
+          }
+        } else {
+          // Shared-window loads (ld.shared.v4), four in flight per lane before the checks.
+          const uint32_t sbase = addr;
+          uint32_t k = lane;
+          auto check = [&](const uint4& v) {
             if ((v.x | v.y | v.z | v.w) == 0) {
               ++zero;
             } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
                        v.w != ~v.z) {
               ++bad;
             }
+          };
+          for (; k + 96 < chunks; k += 128) {
+            const uint4 v0 = ptx::LdShared16(sbase + 16 * k);
+            const uint4 v1 = ptx::LdShared16(sbase + 16 * (k + 32));
+            const uint4 v2 = ptx::LdShared16(sbase + 16 * (k + 64));
+            const uint4 v3 = ptx::LdShared16(sbase + 16 * (k + 96));
+            check(v0);
+            check(v1);
+            check(v2);
+            check(v3);
           }
+          for (; k < chunks; k += 32) check(ptx::LdShared16(sbase + 16 * k));
         }
         bad = __reduce_add_sync(kFull, bad);
         zero = __reduce_add_sync(kFull, zero);
@@ -879,6 +896,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.bulk_groups = 0;
   a.cp_groups = 0;
   a.ops = 0;
+  a.iters = 0;
   a.uses = a.used_chunks = a.bad_chunks = a.zero_chunks = 0;
   a.fault = 0;
   for (uint32_t v = 0; v < kMaxVars; ++v) {

@@ -742,6 +742,16 @@ __device__ __forceinline__ void StAsyncV4(uint32_t remote_addr, uint4 v, uint32_
       : "memory");
 }
 
+// ld.shared.v4.u32: 16 bytes from the CTA's shared window (the executor's `use` check).
+__device__ __forceinline__ uint4 LdShared16(SmemAddr addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)  // %0..%3: the four words
+               : "r"(addr)                                     // %4: 16-byte aligned address
+               : "memory");
+  return v;
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_
