@@ -4,6 +4,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -129,9 +130,9 @@ class Reducer {
     }
     ComputeBalanced(e);
 
-    units_.clear();
+    n_units_ = 0;
     for (size_t i = 0; i < n_enabled; ++i) {
-      Unit u;
+      Unit& u = NewUnit();
       u.enabled = true;
       u.now_all = fps[i].overflow;
       for (uint32_t k = 0; k < fps[i].n; ++k) {
@@ -164,12 +165,11 @@ class Reducer {
             break;
         }
       }
-      units_.push_back(std::move(u));
     }
     for (uint32_t a = 0; a < n_agents; ++a) {
       const Engine::AgentState& s = e.agent_state(a);
       if (s.status != 1) continue;  // only blocked agents (runnable ones are choices)
-      Unit u;
+      Unit& u = NewUnit();
       u.enabled = false;
       u.agent = a;
       const engine::AgentInfo& info = e.agent_info(a);
@@ -192,9 +192,24 @@ class Reducer {
           u.now_all = true;
           break;
       }
-      units_.push_back(std::move(u));
     }
-    const size_t n = units_.size();
+    const size_t n = n_units_;
+    // Holders of outstanding updates of balanced barriers (exact full futures; in-flight
+    // deliveries), and whether the phase completes exactly with the last of them (pending ==
+    // arrivals still to come).
+    holders_.resize(balanced_.size());
+    complete_with_last_.assign(balanced_.size(), 0);
+    for (uint32_t o = 0; o < balanced_.size(); ++o) {
+      holders_[o].clear();
+      if (!balanced_[o]) continue;
+      complete_with_last_[o] = e.slot_state(o).pending_count == sum_[o].arrivals;
+      for (size_t y = 0; y < n; ++y) {
+        const Unit& u = units_[y];
+        const uint8_t fk =
+            u.agent == kNoAgent ? u.own[o] : (*full_[u.agent])[o];
+        if (fk == kTx || fk == kArr) holders_[o].push_back(static_cast<uint32_t>(y));
+      }
+    }
     size_t best = n + 1;
     in_.assign(n, 0);
     for (size_t start = 0; start < n_enabled && best > 1; ++start) {
@@ -229,7 +244,7 @@ class Reducer {
         const Unit& ux = units_[x];
         for (size_t y = 0; y < n; ++y) {
           if (in_[y]) continue;
-          if (ux.now_all || Meets(units_[y], ux.now)) {
+          if (ux.now_all || Meets(y, x)) {
             in_[y] = 1;
             work_.push_back(y);
             if (units_[y].enabled) ++enabled_in;
@@ -255,6 +270,17 @@ class Reducer {
     const std::vector<uint8_t>* future = nullptr;   // per object: access kind or kNone
     std::vector<uint8_t> own;                       // in-flight operations' future
   };
+  // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
+  Unit& NewUnit() {
+    if (n_units_ == units_.size()) units_.emplace_back();
+    Unit& u = units_[n_units_++];
+    u.enabled = false;
+    u.now_all = false;
+    u.agent = kNoAgent;
+    u.now.clear();
+    u.future = nullptr;
+    return u;
+  }
   static void Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
     f[o] = f[o] == kNone ? k
                          : static_cast<uint8_t>(engine::MergeAccess(
@@ -348,10 +374,40 @@ class Reducer {
     if (k == kExitAcc && fk == kExitAcc) return false;
     return true;
   }
-  bool Meets(const Unit& y, const std::vector<std::pair<uint32_t, uint8_t>>& objects) const {
-    const std::vector<uint8_t>& f = *y.future;
-    for (const auto& [o, k] : objects) {
-      if (Conflict(o, k, f[o])) return true;
+  // Whether unit y (not in the set) must join because of unit x (in the set).
+  bool Meets(size_t y, size_t x) const {
+    const std::vector<uint8_t>& f = *units_[y].future;
+    for (const auto& [o, k] : units_[x].now) {
+      const uint8_t fk = f[o];
+      if (fk == kNone) continue;
+      if (o < balanced_.size() && balanced_[o]) {
+        // On a balanced barrier the phase completes exactly with the last of the outstanding
+        // updates (ComputeBalanced), so while a unit of the set still holds one, no step
+        // outside the set completes it, and no update outside the set is observable by a
+        // wait (a wait and an update that does not complete the phase commute: the wait reads
+        // only the phase).
+        const bool upd_k = k == kTx || k == kArr;
+        const bool upd_f = fk == kTx || fk == kArr;
+        if (k == kWaitNes && complete_with_last_[o]) {
+          // A blocked wait: every path that enables it completes the phase and so contains
+          // every outstanding update; one holder of one is a necessary enabling set.
+          const std::vector<uint32_t>& hs = holders_[o];
+          if (!hs.empty()) {
+            if (HeldInSet(o, x)) continue;
+            if (hs[0] == y) return true;
+            continue;
+          }
+        }
+        if (((upd_k && fk == kOther) || (k == kOther && upd_f)) && HeldInSet(o, x)) continue;
+      }
+      if (Conflict(o, k, fk)) return true;
+    }
+    return false;
+  }
+  // Whether a unit of the set other than x holds an outstanding update of slot o.
+  bool HeldInSet(uint32_t o, size_t x) const {
+    for (uint32_t h : holders_[o]) {
+      if (h != x && in_[h]) return true;
     }
     return false;
   }
@@ -362,6 +418,14 @@ class Reducer {
     const Engine::AgentState& st = e.agent_state(a);
     const int64_t* vars = e.agent_vars(a);
     const uint32_t nv = e.agent_num_vars(a);
+    // Most steps move one agent: the others' keys are those of the previous state.
+    std::vector<const CacheEntry*>& last = last_[truncate ? 1 : 0];
+    if (last.size() <= a) last.resize(a + 1, nullptr);
+    if (const CacheEntry* c = last[a];
+        c != nullptr && c->pc == st.pc && c->status == st.status &&
+        std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv)) {
+      return c;
+    }
     uint64_t h = (uint64_t{a} << 33) ^ (uint64_t{st.pc} << 1) ^ (truncate ? 1 : 0) ^
                  (uint64_t{st.status} << 60);
     for (uint32_t i = 0; i < nv; ++i) {
@@ -372,6 +436,7 @@ class Reducer {
       const CacheEntry& c = entries_[idx];
       if (c.agent == a && c.pc == st.pc && c.truncate == truncate && c.status == st.status &&
           std::equal(c.vars.begin(), c.vars.end(), vars, vars + nv)) {
+        last[a] = &c;
         return &c;
       }
     }
@@ -406,6 +471,7 @@ class Reducer {
     }
     bucket.push_back(static_cast<uint32_t>(entries_.size()));
     entries_.push_back(std::move(c));
+    last[a] = &entries_.back();
     return &entries_.back();
   }
   struct CacheEntry {
@@ -425,15 +491,19 @@ class Reducer {
   // of the key; entries compare the whole key.
   std::deque<CacheEntry> entries_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
+  std::vector<const CacheEntry*> last_[2];  // per truncation and agent: the last entry used
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
   std::vector<uint8_t> tx_commutes_;
   std::vector<uint8_t> balanced_;
+  std::vector<uint8_t> complete_with_last_;
+  std::vector<std::vector<uint32_t>> holders_;
   std::vector<engine::UpdateTally> sum_;
   std::vector<uint8_t> full_exact_;
   std::vector<const std::vector<engine::UpdateTally>*> full_tally_;
   std::vector<engine::UpdateTally> tally_scratch_;
   Footprint scratch_;
   std::vector<Unit> units_;
+  size_t n_units_ = 0;
   std::vector<uint8_t> in_;
   std::vector<uint8_t> best_set_;
   std::vector<size_t> work_;
@@ -526,17 +596,51 @@ class Search {
     ++res_.stats.expanded;
     e.Choices(&choices_);
     const size_t n = choices_.size();
-    fps_.resize(n);
-    while (succ_.size() < n) succ_.push_back(e);
-    for (size_t i = 0; i < n; ++i) {
-      succ_[i] = e;
-      succ_[i].Step(choices_[i], &fps_[i]);
-    }
     res_.stats.enabled += n;
     if (options_.reduction && n > 1) {
+      // What each enabled step touches, predicted without taking it (an over-approximation of
+      // the measured footprint, which is as good for the persistent set); measured by taking
+      // the step only where the prediction fails.
+      fps_.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        Footprint& fp = fps_[i];
+        const Choice c = choices_[i];
+        if (c.kind == Choice::Kind::kAgent) {
+          if (!e.PeekFootprint(c.index, &fp)) {
+            if (scratch_) {
+              *scratch_ = e;
+            } else {
+              scratch_.emplace(e);
+            }
+            scratch_->Step(c, &fp);
+          }
+          continue;
+        }
+        fp = Footprint{};
+        const Engine::InFlight& f = e.in_flight_ops()[c.index];
+        switch (f.kind) {
+          case Engine::InFlight::kTmaDeliver:
+          case Engine::InFlight::kBulkDeliver:
+          case Engine::InFlight::kStAsync:
+            fp.Add(f.slot, engine::Access::kCompleteTx);
+            break;
+          case Engine::InFlight::kCpAsyncArrive:
+            fp.Add(f.slot);
+            break;
+          default:  // cp.async and store completions: the issuing agent's group state
+            fp.Add(e.GroupsObject(f.agent));
+            break;
+        }
+      }
       reducer_->Choose(e, choices_, fps_, &take_);
     } else {
       take_.assign(n, 1);
+    }
+    if (succ_.size() < n) succ_.resize(n, e);
+    for (size_t i = 0; i < n; ++i) {
+      if (!take_[i]) continue;
+      succ_[i] = e;
+      succ_[i].Step(choices_[i]);
     }
     return n;
   }
@@ -709,6 +813,7 @@ class Search {
   std::vector<Choice> choices_;
   std::vector<Footprint> fps_;
   std::vector<Engine> succ_;
+  std::optional<Engine> scratch_;  // measuring a step whose footprint cannot be predicted
   std::vector<uint8_t> take_;
   bool found_ = false, stopped_ = false, done_ = false;
 };

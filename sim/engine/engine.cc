@@ -1698,13 +1698,23 @@ struct Engine::Exec {
   // not asked). Returns false (caller falls back to the static footprint) on an expression
   // fault or a runaway loop; the engine's state is unchanged either way.
   bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
-                  std::vector<UpdateTally>* tally) {
+                  std::vector<UpdateTally>* tally, bool one_op = false) {
     const AgentInfo& info = c.agents[a];
     const std::vector<Instr>& code = c.roles[info.role];
     const ir::EvalEnv env0 = Env(a);
     int64_t* vars = e.vars_.data() + c.var_offset[a];
     const uint32_t nv = env0.num_vars;
-    std::vector<int64_t> saved(vars, vars + nv);
+    // The variables are restored at the end (a small buffer on the stack avoids an allocation
+    // on the explorer's hot path).
+    int64_t saved_small[32];
+    std::vector<int64_t> saved_big;
+    int64_t* saved = saved_small;
+    if (nv > 32) {
+      saved_big.assign(vars, vars + nv);
+      saved = saved_big.data();
+    } else {
+      std::copy(vars, vars + nv, saved_small);
+    }
     const Outcome saved_outcome = e.outcome_;
     uint32_t pc = e.agents_[a].pc;
     bool ok = true;
@@ -1777,6 +1787,13 @@ struct Engine::Exec {
       const ir::Op& op = *in.op;
       int64_t mask = -1;
       if (std::holds_alternative<ir::Exit>(op)) break;
+      if (one_op && (std::holds_alternative<ir::TmaLoad>(op) ||
+                     std::holds_alternative<ir::BulkLoad>(op) ||
+                     std::holds_alternative<ir::StAsync>(op))) {
+        // Issuing a copy touches no shared object (its deliveries are separate steps).
+        *truncated = true;
+        break;
+      }
       if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) {
         ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
       } else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) {
@@ -1824,9 +1841,13 @@ struct Engine::Exec {
       }
       // Everything else touches only the agent's own groups (added by the caller) or nothing
       // shared; the exit's objects are added by the caller.
+      if (one_op) {
+        *truncated = true;
+        break;
+      }
       ++pc;
     }
-    std::copy(saved.begin(), saved.end(), vars);
+    std::copy(saved, saved + nv, vars);
     if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it
       e.outcome_ = saved_outcome;
       e.result_.error = Status();
@@ -2191,6 +2212,20 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
   if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated, tally)) return false;
   if (!*truncated) {
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
+    out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
+    out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+  }
+  return !out->overflow;
+}
+
+bool Engine::PeekFootprint(uint32_t agent, Footprint* out) {
+  *out = Footprint{};
+  if (agents_[agent].status == kExited) return false;
+  out->Add(GroupsObject(agent));
+  bool stopped = false;
+  Exec x(*this);
+  if (!x.SoloFuture(agent, out, false, &stopped, nullptr, /*one_op=*/true)) return false;
+  if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
   }

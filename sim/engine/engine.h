@@ -320,6 +320,11 @@ class Engine {
   bool AgentFuture(uint32_t agent, Footprint* out);
   bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated,
                    std::vector<UpdateTally>* tally = nullptr);
+  // An over-approximation of what agent `agent`'s next step touches, without taking it: the
+  // objects of its next operation as AgentFuture counts them (a TMA issue counts its deliveries'
+  // complete_tx), its async-group object, and the exit's objects when the next step is the
+  // exit. False (take the step to measure it) on an expression fault.
+  bool PeekFootprint(uint32_t agent, Footprint* out);
   // True when agent `agent` has arrived on its cluster barrier and not yet completed the
   // matching barrier.cluster.wait (so its arrival may already count for the current phase).
   bool ClusterArrivalOutstanding(uint32_t agent) const { return agents_[agent].cluster_arrived; }
