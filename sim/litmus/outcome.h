@@ -45,8 +45,9 @@
 //   outcome := head [" tw{" agent_results "}"] [" ph{" parities "}"]
 //   head    := "ok" | "hang{" hung_agents "}" | "ub{" code "@" bar "}"
 //   agent   := ["k" cluster] "c" cta "a" agent       (cluster only when not 0)
-// Lists inside braces are sorted (agents by cluster, CTA, agent; barriers by cluster, CTA,
-// declaration, element) and separated by one space.
+// Lists inside braces are separated by one space and sorted: tw{} by (cluster, CTA, agent),
+// ph{} by (cluster, CTA, barrier declaration, element), hang{} by its text. A trap of the GPU
+// kernel is reported by the GPU runner as `trap{...}` (not by OutcomeOf).
 //
 // ---------------------------------------------------------------------------------------------
 // Histogram text format (a file per test and side: traces/litmus/<test>.h100.txt, and the
