@@ -82,6 +82,7 @@ struct Agent {
   uint32_t smem_base;  // 1024-aligned shared-window address
   uint8_t* smem_ptr;   // generic pointer to the same byte
   uint32_t events;
+  TraceEvent* ring;  // this agent's trace ring
   uint32_t fault;
   uint32_t bulk_groups;  // bulk async-groups committed so far
   uint32_t cp_groups;    // cp.async-groups committed so far
@@ -116,7 +117,9 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
                                      int32_t value, int32_t value2, uint32_t phase, uint32_t parity,
                                      uint32_t pc, uint8_t flags = 0) {
   if constexpr (kTrace) {
-    if (a.lane == 0) {
+    // Every lane packs the record and counts it (no divergent branch around the packing); only
+    // lane 0 stores it.
+    {
       if (a.events < c.ring_capacity) {
         // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
         // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
@@ -132,10 +135,11 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
         hi.y = static_cast<uint32_t>(value);
         hi.z = static_cast<uint32_t>(value2);
         hi.w = (phase & 0xffu) | (parity & 0xffu) << 8 | (pc & 0xffffu) << 16;
-        uint4* dst = reinterpret_cast<uint4*>(
-            c.ring + static_cast<size_t>(a.agent_global) * c.ring_capacity + a.events);
-        __stcs(dst, lo);
-        __stcs(dst + 1, hi);
+        uint4* dst = reinterpret_cast<uint4*>(a.ring + a.events);
+        if (a.lane == 0) {
+          __stcs(dst, lo);
+          __stcs(dst + 1, hi);
+        }
       }
       ++a.events;
     }
@@ -893,6 +897,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.smem_base = base;
   a.smem_ptr = base_ptr;
   a.events = 0;
+  a.ring = c.ring + static_cast<size_t>(a.agent_global) * c.ring_capacity;
   a.bulk_groups = 0;
   a.cp_groups = 0;
   a.ops = 0;
