@@ -683,9 +683,10 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         break;
       }
       case 10: {  // bulk.commit
+        // value: the group's number, counted from 0 (as sim/engine numbers them).
         if (a.lane == 0) ptx::BulkCommitGroup();
-        ++a.bulk_groups;
         Emit<kTrace>(c, a, EventKind::kBulkCommit, a.cta, 0, 0, static_cast<int32_t>(a.bulk_groups), 0, 0, 0, spc);
+        ++a.bulk_groups;
         __syncwarp();
         break;
       }
@@ -716,7 +717,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         if (sync) {
           Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncBegin, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
           ptx::NamedBarrierSync(static_cast<uint32_t>(id), hw);
-          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
+          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, static_cast<uint32_t>(id), 0, 0, 0, 0, 0, spc);
         } else {
           ptx::NamedBarrierArrive(static_cast<uint32_t>(id), hw);
           Emit<kTrace>(c, a, EventKind::kNamedBarrierArrive, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);

@@ -1,12 +1,19 @@
-// parity_gpu: runs a `.pipe` schedule on the GPU with the interpreter kernel (gpu/executor.cu)
-// and writes the trace file (sim/trace/trace_file.h, source "h100").
+// parity_gpu: runs `.pipe` schedules on the GPU with the interpreter kernel (gpu/executor.cu).
 //
 //   parity_gpu run FILE.pipe [-D NAME=VALUE]... [--trace OUT] [--timeout-ms N] [--no-trace]
 //                  [--ring N]
+//       One run; writes the trace file (sim/trace/trace_file.h, source "h100") with --trace.
+//       Exit 0 completed (every used chunk was pattern data, every stored chunk pattern data),
+//       1 hang observed, wrong data, or the kernel trapped; 2 bad input / unsupported op / CUDA
+//       error.
+//   parity_gpu litmus FILE.pipe... --runs N --out DIR [--seed S] [--start-delay C]
+//                  [--op-jitter C] [--timeout-ms T] [--trap-runs K] [-D NAME=VALUE]...
+//       Runs each schedule N times with seeded delays between agents and writes the histogram of
+//       outcomes (sim/litmus/outcome.h) to DIR/<stem>.h100.txt. Exit 1 if a run saw wrong data.
+//   parity_gpu bench FILE.pipe [-D NAME=VALUE]... [--pairs N] [--out FILE]
+//       Tracing on/off ABBA pairs and cudaMemcpy D2D bandwidth, medians (traces/h100/bench.txt).
 //
-// Exit status: 0 completed (every used chunk was pattern data, every stored chunk `write` data),
-// 1 hang observed or wrong data, 2 bad input / unsupported op / CUDA error. Self-contained on
-// purpose (no spdlog/fmt): the binary is copied alone to the GPU machine.
+// Self-contained on purpose (no spdlog/fmt): the binary is copied alone to the GPU machine.
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
