@@ -14,9 +14,12 @@
 //   * ranges (.layout::v0, the only layout on sm_90): expected 1..2^20-1, pending 0..2^20-1,
 //     tx -(2^20-1)..2^20-1; the arrive count operand 1..2^20-1. The txCount operand is a u32; the
 //     rule is on the resulting tx-count, not on the operand.
-//   * phase completion: whenever an arrive-on or a complete-tx leaves pending == 0 and tx == 0,
+//   * phase completion: whenever an arrive-on, a complete-tx or an expect-tx leaves pending == 0
+//     and tx == 0,
 //     the phase completes: phase += 1, pending = expected (tx is 0 already). tx may be negative
-//     transiently (complete_tx before the matching expect_tx); no completion while tx != 0.
+//     transiently (complete_tx before the matching expect_tx); no completion while tx != 0. An
+//     expect_tx that brings tx back to 0 with nothing pending also completes it (measured on
+//     the H100, see MbarrierExpectTx).
 //   * every transition is a function of (state, operands) only; the engine owns nondeterminism
 //     (which agent runs, when bytes land, whether try_wait fails spuriously) and passes it in.
 //
@@ -117,15 +120,16 @@ MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
 // (no completion check in between). Violations as MbarrierExpectTx and MbarrierArrive.
 MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_t count = 1);
 
-// mbarrier.expect_tx [addr], tx: tx += tx. Not an arrive-on, so M1009 does not apply ("Primary
-// phase" names arrive-on operations only). M1001/M1002, M1006 (result out of range). `tx` is the
-// u32 operand: a value outside 0..2^32-1 is an engine bug (PARITY_CHECK).
-// Never completes the phase: PTX lists "mbarrier potentially completing the current phase" as a
-// step of the arrive-on and complete-tx operations, not of expect-tx.
-// OPEN(litmus): so an expect_tx that brings tx back to 0 with no arrival pending (bytes landed
-// first, all arrivals done) leaves the phase incomplete (pending 0, tx 0) until some later
-// complete_tx; the verifier then reports the hang. The H100 litmus test: init(1), complete_tx(16),
-// arrive, expect_tx(16), then test_wait.parity(0).
+// mbarrier.expect_tx [addr], tx: tx += tx, then the completion check. Not an arrive-on, so M1009
+// does not apply ("Primary phase" names arrive-on operations only). M1001/M1002, M1006 (result
+// out of range). `tx` is the u32 operand: a value outside 0..2^32-1 is an engine bug
+// (PARITY_CHECK).
+// Completion: PTX lists "mbarrier potentially completing the current phase" as a step of the
+// arrive-on and complete-tx operations only, and the model first left an expect_tx without one.
+// The H100 settled it (litmus/tx_expect_brings_zero, traces/litmus: 1000 of 1000 runs): bytes
+// landed first (tx -16), every arrival in (pending 0), then expect_tx(16) -> tx 0 completes the
+// phase at once. An expect_tx can only complete a phase this way (tx negative before it, no
+// arrival pending); with arrivals pending it never does.
 MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx);
 
 // complete_tx by tx bytes (the "complete-tx operation" performed by cp.async.bulk{.tensor},
@@ -135,9 +139,11 @@ MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx);
 
 // mbarrier.arrive.noComplete [addr], count: as arrive, but M1007 if it would complete the phase
 // (pending reaches 0 while tx == 0).
-// OPEN(litmus): PTX says the arrive "must not cause the phase to complete". We flag only an
-// arrive that completes it by itself; one that leaves pending 0 with bytes still outstanding is
-// accepted (the later complete_tx then completes the phase).
+// PTX says the arrive "must not cause the phase to complete". We flag only an arrive that
+// completes it by itself; one that leaves pending 0 with bytes still outstanding is accepted (the
+// later complete_tx then completes the phase; the H100 agrees, litmus/
+// nocomplete_with_tx_outstanding). One that would complete it is undefined; the H100 simply
+// completes the phase (litmus/nocomplete_would_complete), the model keeps reporting M1007.
 MbarrierArriveResult MbarrierArriveNoComplete(MbarrierState& s, int64_t count);
 
 // mbarrier.arrive_drop{.noComplete} [addr]{, count}: expected -= count (for all following phases),

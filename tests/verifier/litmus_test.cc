@@ -63,10 +63,10 @@ TEST(SimulateLitmus, ParityAliasingRacesAllowEveryMonotoneHistory) {
 }
 
 TEST(SimulateLitmus, DeterministicTxCountAnswers) {
-  // The model's answer to issue 7's question: an expect_tx that brings tx to 0 with nothing
-  // pending does not complete the phase (r2 = 0); the next complete_tx (of 0 bytes) does.
+  // Issue 7's question, settled on the H100: an expect_tx that brings tx back to 0 with nothing
+  // pending completes the phase (r2 = 1; the model said 0 before the H100 run).
   EXPECT_EQ(Outcomes("tx_expect_brings_zero"),
-            (std::set<std::string>{"ok tw{c0a0=0001} ph{b[0]@0=1}"}));
+            (std::set<std::string>{"ok tw{c0a0=0011} ph{b[0]@0=1}"}));
   EXPECT_EQ(Outcomes("tx_pending_zero_tx_negative"),
             (std::set<std::string>{"ok tw{c0a0=001} ph{b[0]@0=1}"}));
   EXPECT_EQ(Outcomes("test_wait_current_previous"),
@@ -139,15 +139,16 @@ TEST(CompareLitmus, AgreementAndNeverObserved) {
 TEST(CompareLitmus, TamperedH100FileFailsNamingTheOutcome) {
   auto sim = SimulateLitmus(Load("tx_expect_brings_zero"), "tx_expect_brings_zero");
   ASSERT_TRUE(sim.ok());
-  // Written and parsed back as a file would be; the tampered run says the expect_tx completed.
+  // Written and parsed back as a file would be; the tampered run says the expect_tx did not
+  // complete the phase (the model's answer before the H100 corrected it).
   const std::string text = litmus::FormatHistogram(
-      H100(*sim, {{"ok tw{c0a0=0001} ph{b[0]@0=1}", 90}, {"ok tw{c0a0=0011} ph{b[0]@0=1}", 10}}));
+      H100(*sim, {{"ok tw{c0a0=0011} ph{b[0]@0=1}", 90}, {"ok tw{c0a0=0001} ph{b[0]@0=1}", 10}}));
   auto h100 = litmus::ParseHistogram(text, "tx_expect_brings_zero.h100.txt");
   ASSERT_TRUE(h100.ok()) << h100.status().ToString();
   auto cmp = CompareLitmus(*sim, *h100);
   ASSERT_TRUE(cmp.ok());
   EXPECT_EQ(cmp->verdict, LitmusVerdict::kFail);
-  EXPECT_EQ(cmp->unexpected, std::vector<std::string>{"ok tw{c0a0=0011} ph{b[0]@0=1}"});
+  EXPECT_EQ(cmp->unexpected, std::vector<std::string>{"ok tw{c0a0=0001} ph{b[0]@0=1}"});
   EXPECT_TRUE(cmp->never_observed.empty());
 }
 

@@ -459,25 +459,39 @@ TEST(MbarrierTest, ArriveExpectTxIsAtomic) {
   EXPECT_EQ(s, Live(0, 1, 3, 0));
 }
 
-TEST(MbarrierTest, ExpectTxBackToZeroWithNoPendingDoesNotComplete) {
-  // OPEN(litmus) choice in mbarrier.h: expect-tx has no completion step in PTX.
+TEST(MbarrierTest, ExpectTxBackToZeroWithNoPendingCompletes) {
+  // Measured on the H100 (litmus/tx_expect_brings_zero): bytes first, every arrival in, then an
+  // expect_tx that brings tx back to 0 completes the phase.
   MbarrierState s = Live(0, 1, 1, 0);
   ASSERT_TRUE(MbarrierCompleteTx(s, 32).ok());
   ASSERT_TRUE(MbarrierArrive(s, 1).ok());
   EXPECT_EQ(s, Live(0, 0, 1, -32));
-  auto e = MbarrierExpectTx(s, 32);
+  auto part = MbarrierExpectTx(s, 16);  // tx -16: not yet
+  ASSERT_TRUE(part.ok());
+  EXPECT_FALSE(part.phase_completed);
+  EXPECT_EQ(s, Live(0, 0, 1, -16));
+  auto e = MbarrierExpectTx(s, 16);
   ASSERT_TRUE(e.ok());
-  EXPECT_FALSE(e.phase_completed);
-  EXPECT_EQ(s, Live(0, 0, 1, 0));
-  EXPECT_FALSE(MbarrierTestWaitParity(s, 0).complete);  // the hang the verifier reports
-  // Any later complete-tx (even of 0 bytes) runs the completion step.
-  auto c = MbarrierCompleteTx(s, 0);
-  ASSERT_TRUE(c.ok());
-  EXPECT_TRUE(c.phase_completed);
+  EXPECT_TRUE(e.phase_completed);
   EXPECT_EQ(s, Live(1, 1, 1, 0, false));
-  // expect_tx is not an arrive-on: allowed before the completion is observed.
+  EXPECT_TRUE(MbarrierTestWaitParity(s, 0).complete);
+  // expect_tx is not an arrive-on: allowed before the completion is observed; with an arrival
+  // pending it never completes the phase.
   EXPECT_TRUE(MbarrierExpectTx(s, 64).ok());
   EXPECT_EQ(s.tx_count, 64);
+  EXPECT_EQ(s.phase, 1u);
+}
+
+TEST(MbarrierTest, CompleteTxOfZeroBytesRunsTheCompletionStep) {
+  // The state expect_tx used to leave behind (pending 0, tx 0, incomplete) is no longer
+  // reachable; a complete_tx of 0 bytes on a state with pending 0 and tx 0 reached through
+  // an arrive completes nothing new: the arrive already completed the phase.
+  MbarrierState s = Live(0, 1, 1, 0);
+  ASSERT_TRUE(MbarrierArrive(s, 1).phase_completed);
+  auto c = MbarrierCompleteTx(s, 0);
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c.phase_completed);  // pending is 1 again in phase 1
+  EXPECT_EQ(s, Live(1, 1, 1, 0, false));
 }
 
 TEST(MbarrierTest, ExpectTxOnly) {
@@ -696,7 +710,7 @@ struct NaiveBarrier {
         const int64_t d = op.k == K::kExpectTx ? op.a : -op.a;
         if (Tx() + d < -kMax || Tx() + d > kMax) return Code::kMbarrierTxRange;
         tx_events.push_back(d);
-        if (op.k == K::kCompleteTx) MaybeComplete(completed);  // expect-tx has no such step
+        MaybeComplete(completed);  // expect-tx too (H100: litmus/tx_expect_brings_zero)
         return std::nullopt;
       }
       case K::kWaitPhase:
