@@ -482,10 +482,9 @@ TEST(MbarrierTest, ExpectTxBackToZeroWithNoPendingCompletes) {
   EXPECT_EQ(s.phase, 1u);
 }
 
-TEST(MbarrierTest, CompleteTxOfZeroBytesRunsTheCompletionStep) {
-  // The state expect_tx used to leave behind (pending 0, tx 0, incomplete) is no longer
-  // reachable; a complete_tx of 0 bytes on a state with pending 0 and tx 0 reached through
-  // an arrive completes nothing new: the arrive already completed the phase.
+TEST(MbarrierTest, CompleteTxOfZeroBytesWithArrivalsPendingCompletesNothing) {
+  // pending 0 and tx 0 can no longer be left incomplete (expect_tx completes it too); a
+  // complete_tx of 0 bytes after the completing arrive finds phase 1 with an arrival pending.
   MbarrierState s = Live(0, 1, 1, 0);
   ASSERT_TRUE(MbarrierArrive(s, 1).phase_completed);
   auto c = MbarrierCompleteTx(s, 0);
