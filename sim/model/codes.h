@@ -64,13 +64,15 @@ enum class Severity : uint8_t { kError, kWarning };
   X(kMbarrierOverArrival, "M1005", "mbarrier-over-arrival", kError,                                \
     "arrive count exceeds the pending arrival count",                                              \
     "PTX ISA (contents of the mbarrier object): the pending count is in 0..2^20-1; an arrive-on "  \
-    "whose count exceeds the pending count of the current phase is undefined. Typical bug: more "  \
+    "whose count exceeds the pending count of the current phase is undefined; on an H100 the "     \
+    "kernel traps (cudaErrorLaunchFailure, litmus/arrive_over_count). Typical bug: more "          \
     "arrivals than the init count (counting threads instead of warps, forgetting that the "        \
     "producer's own CTA is counted once, or a thread arriving twice in one phase).")               \
   X(kMbarrierTxRange, "M1006", "mbarrier-tx-range", kError,                                        \
     "tx-count out of range -(2^20-1)..2^20-1",                                                     \
     "PTX ISA (contents of the mbarrier object, expect-tx and complete-tx operations): tx-count "   \
-    "(a per-phase state) is in -(2^20-1)..2^20-1. Typical bug: "                                  \
+    "(a per-phase state) is in -(2^20-1)..2^20-1; beyond it an H100 kernel traps "                \
+    "(cudaErrorLaunchFailure, litmus/tx_range_overflow and tx_range_underflow). Typical bug: "     \
     "expect_tx of the bytes of a whole pipeline (or multiplied by the cluster size) instead of "   \
     "one stage, or bytes landing on a barrier whose expect never happens.")                        \
   X(kMbarrierNoCompleteCompletes, "M1007", "mbarrier-nocomplete-completes", kError,                \
