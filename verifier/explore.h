@@ -105,6 +105,9 @@ struct ExploreOptions {
   // depth-first (memory: the fingerprint table and one engine per level of the current path),
   // and on a finding a breadth-first search for the shortest counterexample.
   bool breadth_first = false;
+  // After a depth-first search found something: search breadth-first for the shortest
+  // counterexample (false: report the depth-first path).
+  bool shortest_counterexample = true;
   // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
   // state (tests compare the reduced search with the brute-force one).
   bool collect_barrier_states = false;
@@ -160,6 +163,10 @@ struct ExploreResult {
   // False when the breadth-first search for the shortest counterexample hit a bound (the
   // depth-first path is then reported).
   bool counterexample_shortest = true;
+  // The breadth-first search that looked for the shortest counterexample (after a depth-first
+  // search found something), its statistics; stats are the depth-first search's.
+  bool has_bfs_stats = false;
+  ExploreStats bfs_stats;
   // kRuleViolation: the protocol findings on the counterexample path.
   std::vector<Finding> findings;
   std::vector<BarrierValue> barrier_states;  // collect_barrier_states: sorted, distinct

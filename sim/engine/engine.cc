@@ -1177,7 +1177,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     AgentState& s = e.agents_[a];
     const uint32_t pc = Pc(a);
-    Touch(b.slot);
+    Touch(b.slot, Access::kWait);
     // mbarrier.test_wait/try_wait exist only for the .shared::cta state space (PTX ISA
     // mbarrier.test_wait/try_wait; every cuda::ptx mbarrier_try_wait form is .shared::cta), so a
     // wait on a peer CTA's barrier is not expressible: bad input, not a run-time violation.
@@ -1530,7 +1530,7 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[a];
     const uint32_t pc = Pc(a);
     model::ClusterBarrier& cb = e.clusters_[info.cluster];
-    Touch(ClusterObj(info.cluster));
+    Touch(ClusterObj(info.cluster), Access::kWait);
     const bool resumed = s.wait != WaitKind::kNone;
     if (!resumed) {
       Emit(EventKind::kClusterWaitBegin, a, info.cta, 0, 0, 0, 0, pc).phase =
@@ -1814,7 +1814,9 @@ struct Engine::Exec {
       } else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
         UpdateTally t;
         ok = Ev(o->bytes, env0, &t.complete) && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
-      } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) ok = bar_slots(o->bar, false, -1);
+      } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
+        ok = bar_slots(o->bar, false, -1, Access::kWait);
+      }
       else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
         UpdateTally t;
         t.complete = c.maps[o->tensor_map].box_bytes;
@@ -1831,7 +1833,7 @@ struct Engine::Exec {
       else if (std::holds_alternative<ir::ClusterArrive>(op)) {
         fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
       } else if (std::holds_alternative<ir::ClusterWait>(op)) {
-        fp->Add(ClusterObj(info.cluster));
+        fp->Add(ClusterObj(info.cluster), Access::kWait);
         if (stop_at_cluster_wait) {
           *truncated = true;
           break;

@@ -211,6 +211,10 @@ struct RunResult {
 //                   it may complete the phase: the explorer lets it commute only when it can
 //                   prove from the agents' futures (UpdateTally) that no such update completes
 //                   the phase alone (verifier/explore.cc, Balanced).
+//   kWait           an mbarrier test_wait/try_wait or barrier.cluster.wait: reads the phase, and
+//                   at most sets the barrier's "preceding phase observed" flag (idempotent), so
+//                   two waits commute; a wait does not commute with an arrive-on while that
+//                   flag is false (rule M1009 reads it).
 // An object touched twice with different kinds is kOther, except kArrive + kCompleteTx, which is
 // kArrive (the explorer's rules for kArrive are the stricter ones).
 enum class Access : uint8_t {
@@ -219,6 +223,7 @@ enum class Access : uint8_t {
   kClusterArrive = 2,
   kExit = 3,
   kArrive = 4,
+  kWait = 5,
 };
 inline Access MergeAccess(Access a, Access b) {
   if (a == b) return a;

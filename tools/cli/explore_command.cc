@@ -144,11 +144,20 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     ReportBadInput(ctx, r.error.At(SourceLocation{opt.schedule.file, 0, 0}));
     return;
   }
-  PrintStats(r.stats, "search");
+  PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)");
+  if (r.has_bfs_stats) {
+    PrintStats(r.bfs_stats, "breadth-first search for the shortest counterexample");
+  }
   // The reduction factor: the same search without reduction (the brute force). Unless asked
   // for in full (--measure-reduction), it is bounded by a few seconds, and the factor is then a
   // lower bound (valid only when the reduced search was complete).
-  if (eo.reduction) {
+  const bool complete = r.verdict == verifier::ExploreVerdict::kVerified;
+  if (eo.reduction && !complete) {
+    std::printf("  reduction factor: not measured (the search %s)\n",
+                r.verdict == verifier::ExploreVerdict::kIncomplete
+                    ? "is incomplete"
+                    : "stopped at a finding; the brute-force search would stop elsewhere");
+  } else if (eo.reduction) {
     verifier::ExploreOptions full = eo;
     full.reduction = false;
     full.check_rules = false;
@@ -160,9 +169,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     }
     const verifier::ExploreResult u = verifier::Explore(program, loaded->params, full);
     PrintStats(u.stats, "brute force (no reduction, no symmetry)");
-    if (r.verdict == verifier::ExploreVerdict::kIncomplete) {
-      std::printf("  reduction factor: not known (the reduced search is incomplete)\n");
-    } else {
+    {
       std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
                   u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
                   r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
