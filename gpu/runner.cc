@@ -26,6 +26,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gpu/executor.h"
@@ -431,12 +432,20 @@ int Run(int argc, char** argv) {
                 "timed out after %.0f ms\n",
                 barrier_name(out.hang.barrier, out.hang.index).c_str(), out.hang.parity,
                 out.hang.cluster, out.hang.cta, out.hang.agent, out.hang.pc, spec.timeout_ms);
+    // The line above names the agent whose budget expired first: a race when several CTAs hang
+    // at the same wait (the CTA varies run to run). The list below is every blocked wait, sorted
+    // by (cluster, CTA, agent), so that it reads the same in every run of a deterministic hang.
+    std::vector<trace::TraceEvent> blocked;
     for (const trace::TraceEvent& e : out.events) {
-      if (e.kind == static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) {
-        std::printf("parity_gpu:   %s wait %s parity %u in CTA %u (agent %u)\n",
-                    (e.flags & kFlagAborted) ? "blocked " : "timed out", barrier_name(e.object, e.index).c_str(),
-                    e.parity, e.cta, e.agent);
-      }
+      if (e.kind == static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) blocked.push_back(e);
+    }
+    std::sort(blocked.begin(), blocked.end(), [](const trace::TraceEvent& x, const trace::TraceEvent& y) {
+      return std::tie(x.cluster, x.cta, x.agent) < std::tie(y.cluster, y.cta, y.agent);
+    });
+    for (const trace::TraceEvent& e : blocked) {
+      std::printf("parity_gpu:   %s wait %s parity %u in cluster %u CTA %u (agent %u)\n",
+                  (e.flags & kFlagAborted) ? "blocked " : "timed out", barrier_name(e.object, e.index).c_str(),
+                  e.parity, e.cluster, e.cta, e.agent);
     }
   } else if (out.hang.kind == 2) {
     std::printf("parity_gpu: interpreter fault: %s in cluster %u CTA %u agent %u (pc %u)\n",
