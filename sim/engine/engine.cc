@@ -2134,7 +2134,12 @@ uint64_t Engine::Fingerprint() const {
     h = FpWord(h, (static_cast<uint64_t>(s.pc) << 32) | s.status |
                       (static_cast<uint64_t>(s.wait) << 8) |
                       (static_cast<uint64_t>(s.cluster_arrived) << 16));
-    h = FpWord(h, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
+    // wait_slot / wait_arg are dead once the wait is over (wait == kNone): a stale value
+    // records only whether the agent once blocked, and must not split equal states (the
+    // explorer's brute-force cross-check found end states differing only there).
+    if (s.wait != WaitKind::kNone) {
+      h = FpWord(h, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
+    }
   }
   for (size_t a = 0; a < cp_.size(); ++a) {
     h = FpWord(h, (static_cast<uint64_t>(cp_[a].committed_groups()) << 32) |
