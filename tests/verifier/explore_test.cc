@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -350,6 +351,27 @@ TEST(ExploreTest, BrokenGemmTxOvercountAndEmptyCountHighAreFound) {
     EXPECT_FALSE(r.counterexample_shortest);
     EXPECT_EQ(ReplayEnd(l, r).outcome, Outcome::kDeadlock) << path;
   }
+}
+
+}  // namespace
+}  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// The correct 2x2 multicast GEMM main loop at its smallest size is verified: the search is
+// complete (the larger sizes are in bench/explore_bench.cc and bench/RESULTS.md).
+TEST(ExploreGemmTest, Multicast2x2SmallestIsVerified) {
+  Loaded l = Load("sim/examples/gemm_tma_multicast_2x2.pipe",
+                  {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 1}});
+  ExploreOptions o;
+  o.max_states = 2'000'000;
+  ExploreResult r = Explore(l.program, l.params, o);
+  EXPECT_EQ(r.verdict, ExploreVerdict::kVerified) << ExploreVerdictName(r.verdict);
+  EXPECT_EQ(r.stats.completed_ends, 1u);
+  EXPECT_EQ(r.stats.rule_paths, 1u);
+  std::printf("2x2 gemm 1/1/1: %llu states in %.2f s\n",
+              static_cast<unsigned long long>(r.stats.states), r.stats.seconds);
 }
 
 }  // namespace
