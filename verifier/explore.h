@@ -63,7 +63,10 @@
 // pending count and tx + expected - delivered bytes == 0) commute (explore.cc, ComputeBalanced
 // gives the argument); cluster arrivals of distinct agents commute, and so do exits; an agent that
 // is still expected at its cluster barrier and is in the set truncates its cluster peers'
-// futures at their next barrier.cluster.wait. The tests compare the reduced search with the
+// futures at their next barrier.cluster.wait; waits commute with waits, and on a balanced barrier
+// with updates that cannot complete the phase while a unit of the set still holds an outstanding
+// update (a blocked wait's necessary enabling set is then one holder). Rule switches:
+// Reducer::dbg_ (explore.cc). The tests compare the reduced search with the
 // brute-force one (reduction = false): same verdicts, same terminal fingerprints, every barrier
 // value of the reduced search reachable in the brute-force one.
 // Search order: depth-first by default (memory: one engine per level); on a finding a
