@@ -1498,6 +1498,7 @@ struct Engine::Exec {
     f.pc = pc;
     // The arrive lands once every cp.async the agent issued before it has completed.
     f.id = e.cp_[a].IssuedCount();
+    e.cp_[a].MarkTrackedByMbarrier();
     if (e.cp_[a].AllCompleteBefore(f.id)) {
       e.in_flight_.push_back(f);
     } else {
@@ -2032,6 +2033,7 @@ uint64_t Engine::StateHash() const {
     h = Mix(h, cp_[a].uncommitted_count());
     h = Mix(h, bulk_[a].committed_groups());
     h = Mix(h, bulk_[a].uncommitted_count());
+    h = Mix(h, cp_[a].untracked_in_flight());
   }
   for (int64_t v : vars_) h = Mix(h, static_cast<uint64_t>(v));
   for (const model::MbarrierState& b : barriers_) {
@@ -2146,6 +2148,7 @@ uint64_t Engine::Fingerprint() const {
                       cp_[a].uncommitted_count());
     h = FpWord(h, (static_cast<uint64_t>(bulk_[a].committed_groups()) << 32) |
                       bulk_[a].uncommitted_count());
+    h = FpWord(h, cp_[a].untracked_in_flight());  // decides A1003 at exit
   }
   for (int64_t v : vars_) h = FpWord(h, static_cast<uint64_t>(v));
   for (const model::MbarrierState& b : barriers_) {

@@ -68,9 +68,17 @@ bool CpAsyncState::AllCompleteBefore(uint64_t fence) const {
   return in_flight_.empty() || in_flight_.front().id >= fence;
 }
 
+uint64_t CpAsyncState::untracked_in_flight() const {
+  // in_flight_ is in ascending id: the untracked copies are a suffix.
+  auto it = std::lower_bound(in_flight_.begin(), in_flight_.end(), tracked_before_,
+                             [](const InFlight& f, uint64_t v) { return f.id < v; });
+  return static_cast<uint64_t>(in_flight_.end() - it);
+}
+
 std::optional<Violation> CpAsyncState::CheckExit() const {
-  if (in_flight_.empty()) return std::nullopt;
-  return Violation{Code::kAsyncExitInFlight, static_cast<int64_t>(in_flight_.size()), 0};
+  const uint64_t untracked = untracked_in_flight();
+  if (untracked == 0) return std::nullopt;
+  return Violation{Code::kAsyncExitInFlight, static_cast<int64_t>(untracked), 0};
 }
 
 // ---- BulkAsyncState --------------------------------------------------------------------------

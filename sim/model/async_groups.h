@@ -65,8 +65,16 @@ class CpAsyncState {
   uint64_t IssuedCount() const { return next_id_; }
   bool AllCompleteBefore(uint64_t fence) const;
 
-  // A1003 when the thread exits with copies in flight (value = how many).
+  // cp.async.mbarrier.arrive was issued: every copy issued so far is tracked by an mbarrier,
+  // whose arrive-on fires when they complete (PTX ISA, cp.async.mbarrier.arrive), so the thread
+  // may exit before they land (the CUDA guide's __pipeline_arrive_on producer never waits).
+  void MarkTrackedByMbarrier() { tracked_before_ = next_id_; }
+
+  // A1003 when the thread exits with copies in flight that no mbarrier tracks (value = how many).
   std::optional<Violation> CheckExit() const;
+
+  // Copies in flight that no cp.async.mbarrier.arrive tracks (those CheckExit reports).
+  uint64_t untracked_in_flight() const;
 
   uint64_t committed_groups() const { return committed_groups_; }
   uint64_t uncommitted_count() const { return uncommitted_; }
@@ -80,6 +88,7 @@ class CpAsyncState {
   uint64_t next_id_ = 0;
   uint64_t committed_groups_ = 0;
   uint64_t uncommitted_ = 0;
+  uint64_t tracked_before_ = 0;  // copies with id < this are tracked by an mbarrier arrive-on
   std::vector<InFlight> in_flight_;  // ascending id (and so ascending group)
 };
 
