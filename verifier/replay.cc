@@ -90,6 +90,21 @@ class Replayer {
                                 [&](const TraceEvent& e) { return e.kind == K(k); });
         if (!seen) unobserved_[K(k)] = true;
       }
+      // Kinds that an agent records when it executes the instruction but that the model also
+      // emits for an asynchronous completion (agent kNoAgent): the deferred arrive of
+      // cp.async.mbarrier.arrive (PTX ISA 9.7.9.25.3.3: the arrive-on is triggered when the
+      // thread's prior cp.async operations complete) is a kArrive, and st.async's delivery into
+      // the destination CTA's mbarrier (PTX ISA 9.7.9.12, st.async: complete-tx on the remote
+      // barrier) is a kCompleteTx. Both happen in the memory system, not in a thread, so an
+      // executor records only the issue (kCpAsyncArrive, kStAsync). When the trace has no
+      // agent-less record of the kind, the async form is unobserved (the agents' own arrives
+      // and complete_tx stay observed and matched).
+      for (EventKind k : {EventKind::kArrive, EventKind::kCompleteTx}) {
+        bool seen = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
+          return e.kind == K(k) && e.agent == trace::kNoAgent;
+        });
+        if (!seen) unobserved_async_[K(k)] = true;
+      }
     }
     for (uint32_t a = 0; a < initial_.num_agents(); ++a) {
       const engine::AgentInfo& info = initial_.agent_info(a);
@@ -101,7 +116,9 @@ class Replayer {
   ReplayResult Run() {
     ReplayResult result;
     for (int k = 0; k < 64; ++k) {
-      if (unobserved_[k]) result.unobserved_kinds.push_back(static_cast<uint8_t>(k));
+      if (unobserved_[k] || unobserved_async_[k]) {
+        result.unobserved_kinds.push_back(static_cast<uint8_t>(k));
+      }
     }
     // Depth-first over ambiguous completions: an async event names the issuing CTA and
     // instruction but not the issuing agent (the engine records kNoAgent), so when several
@@ -239,7 +256,7 @@ class Replayer {
         }
         if (before && produced[0].kind == e.kind && produced[0].value == 0 && e.value == 1) {
           p.engine = std::move(*before);
-          if (InferCompletion(p)) {
+          if (InferCompletion(p, {idx})) {
             progress = true;
             break;
           }
@@ -263,7 +280,7 @@ class Replayer {
       }
       if (progress) continue;
       p.i = heads.front();
-      if (InferCompletion(p)) continue;
+      if (InferCompletion(p, heads)) continue;
       if (p.diverged) return;
       if (p.timeouts > 0) {  // after the hang abort: agents left their programs
         ++p.after_abort;
@@ -415,13 +432,19 @@ class Replayer {
   std::vector<TraceEvent> Observed(Path& p, const std::vector<TraceEvent>& produced) {
     std::vector<TraceEvent> out;
     for (const TraceEvent& ev : produced) {
-      if (ev.kind < 64 && unobserved_[ev.kind]) {
+      if (Unobserved(ev.kind, ev.agent == trace::kNoAgent)) {
         ++p.skipped;
         continue;
       }
       out.push_back(ev);
     }
     return out;
+  }
+
+  // Whether the trace leaves out events of `kind` (async: as an asynchronous completion).
+  bool Unobserved(uint8_t kind, bool async) const {
+    if (kind >= 64) return false;
+    return unobserved_[kind] || (async && unobserved_async_[kind]);
   }
 
   bool Same(const TraceEvent& m, const TraceEvent& t) const {
@@ -499,16 +522,37 @@ class Replayer {
 
   // The next observed event is not enabled: if the trace leaves some async completions out,
   // complete the first such in-flight operation (its events are unobserved) and try again.
-  bool InferCompletion(Path& p) {
+  // `blocked` lists trace events the model cannot take yet: an unobserved completion that acts
+  // on the barrier one of their waits names is taken first (completing an unrelated one early
+  // could complete another phase before the trace's test_waits saw it complete).
+  bool InferCompletion(Path& p, const std::vector<size_t>& blocked = {}) {
     bool any = false;
-    for (bool u : unobserved_) any = any || u;
+    for (int k = 0; k < 64; ++k) any = any || unobserved_[k] || unobserved_async_[k];
     if (!any) return false;
     p.engine.Choices(&choices_);
     const auto& ops = p.engine.in_flight_ops();
+    std::vector<engine::Choice> cands;
     for (const engine::Choice& c : choices_) {
       if (c.kind != engine::Choice::Kind::kAsync) continue;
-      const uint8_t kind = CompletionKind(ops[c.index].kind);
-      if (kind >= 64 || !unobserved_[kind]) continue;
+      if (Unobserved(CompletionKind(ops[c.index].kind), true)) cands.push_back(c);
+    }
+    if (cands.empty()) return false;
+    std::optional<engine::Choice> pick;
+    for (size_t idx : blocked) {
+      const TraceEvent& e = trace_.events[idx];
+      if (!WaitKindEvent(e.kind)) continue;
+      for (const engine::Choice& c : cands) {
+        const engine::Engine::InFlight& f = ops[c.index];
+        if (ActsOnBarrier(CompletionKind(f.kind)) && f.object == e.object &&
+            f.index == e.index && f.target_cta == e.target_cta &&
+            p.engine.agent_info(f.agent).cluster == e.cluster) {
+          pick = c;
+          break;
+        }
+      }
+      if (pick) break;
+    }
+    for (const engine::Choice& c : pick ? std::vector<engine::Choice>{*pick} : cands) {
       p.engine.ClearTrace();
       p.engine.Step(c);
       ++steps_;
@@ -631,7 +675,8 @@ class Replayer {
   const trace::TraceFile& trace_;
   engine::Engine initial_;
   bool check_state_ = true;
-  bool unobserved_[64] = {};
+  bool unobserved_[64] = {};        // kinds the trace never records
+  bool unobserved_async_[64] = {};  // kinds the trace records from agents only (never kNoAgent)
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_;
   std::map<std::pair<uint32_t, uint32_t>, uint32_t> cta_global_;
   std::vector<engine::Choice> choices_;
