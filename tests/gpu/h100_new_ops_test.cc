@@ -1,13 +1,16 @@
 // Holds the H100 traces of the executor's newer ops (traces/h100/record_new_ops.sh: cp.async with
 // groups and cp.async.mbarrier.arrive, 1-D bulk loads/stores with multicast, state tokens,
-// arrive.noComplete, arrive_drop) against the model on the CPU:
+// arrive.noComplete, arrive_drop, st.async around a cluster ring) against the model on the CPU:
 // - each trace is a source="h100" trace of the current schedule (same content hash);
-// - gpu_ops and sgemm_sm80 replay on the model event for event (verifier/replay.h, per-agent
-//   replay of executor traces), and show the ops they exist for, as many as the simulator runs;
+// - all four replay on the model event for event (verifier/replay.h, per-agent replay of
+//   executor traces), and show the ops they exist for, as many as the simulator runs;
+// - `compare` with the simulator's own trace finds no difference (program order per agent,
+//   copies per issuing instruction, no wait that never ended);
 // - no wait timed out, every `use` read pattern data (no kFlagDataBad).
-// cp_async_arrive_on and st_async_ring are recorded too but do not replay yet (the deferred
-// arrive of cp.async.mbarrier.arrive and st.async's remote complete_tx are not recorded by the
-// executor, and replay does not infer them): their checks here are the data and timeout ones.
+// The executor records the issue of cp.async.mbarrier.arrive and st.async but neither the
+// deferred arrive (when the thread's prior cp.asyncs land) nor the remote complete_tx (when the
+// st.async's bytes land in the peer CTA): replay infers them where the model has them in flight
+// and a recorded wait needs them, and counts them in inferred_completions (checked below).
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "sim/ir/parser.h"
 #include "sim/trace/event.h"
 #include "sim/trace/trace_file.h"
+#include "verifier/compare.h"
 #include "verifier/replay.h"
 
 namespace parity {
@@ -77,11 +81,33 @@ void ExpectCleanRun(const Loaded& l) {
   EXPECT_EQ(l.sim_outcome, engine::Outcome::kCompleted);
 }
 
-void ExpectReplays(const Loaded& l) {
+// Returns the number of unrecorded completions replay inferred.
+size_t ExpectReplays(const Loaded& l) {
   Expected<verifier::ReplayResult> r = verifier::ReplayTrace(l.program, l.params, l.h100);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  if (!r.ok()) return 0;
   EXPECT_FALSE(r->diverged) << verifier::FormatReplayResult(*r, l.h100);
   EXPECT_EQ(r->timeouts, 0u);
+  EXPECT_EQ(r->after_abort, 0u);
+  // Every record but the executor's end-of-run probes was matched to a model event.
+  EXPECT_EQ(r->replayed + r->probes, l.h100.events.size()) << verifier::FormatReplayResult(*r, l.h100);
+  return r->inferred_completions;
+}
+
+// The simulator's trace of the same schedule and the H100's agree on everything `parity compare`
+// holds against each other (verifier/compare.h).
+void ExpectSameAsSimulator(const Loaded& l) {
+  trace::TraceFile sim;
+  sim.header.schedule_hash = ir::ContentHash(l.program);
+  sim.header.source = "sim";
+  sim.header.device = "parity-engine";
+  sim.header.schedule = l.program.name;
+  sim.header.policy = "eager";
+  sim.header.params = l.h100.header.params;
+  sim.events = l.sim_events;
+  Expected<verifier::CompareResult> c = verifier::CompareTraces(sim, l.h100);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->same()) << verifier::FormatCompareResult(*c, sim, l.h100);
 }
 
 TEST(H100NewOps, GpuOpsBulkTokensNoCompleteDrop) {
@@ -103,6 +129,7 @@ TEST(H100NewOps, GpuOpsBulkTokensNoCompleteDrop) {
   EXPECT_EQ(Count(l.h100.events, EventKind::kBulkCommit), 2u);
   EXPECT_EQ(Count(l.h100.events, EventKind::kBulkWaitEnd), 2u);
   ExpectReplays(l);
+  ExpectSameAsSimulator(l);
 }
 
 TEST(H100NewOps, Sgemm80CpAsyncGroups) {
@@ -113,17 +140,39 @@ TEST(H100NewOps, Sgemm80CpAsyncGroups) {
   EXPECT_EQ(Count(l.h100.events, EventKind::kCpAsyncCommit), Count(l.sim_events, EventKind::kCpAsyncCommit));
   EXPECT_EQ(Count(l.h100.events, EventKind::kCpAsyncWaitEnd), Count(l.sim_events, EventKind::kCpAsyncWaitEnd));
   ExpectReplays(l);
+  ExpectSameAsSimulator(l);
 }
 
-TEST(H100NewOps, CpAsyncArriveOnAndStAsyncRingRanClean) {
+TEST(H100NewOps, CpAsyncArriveOnDeferredArrives) {
   const Loaded a = Load("pipelines/cuda_pipeline/cp_async_arrive_on.pipe", "cuda_pipeline__cp_async_arrive_on");
   ExpectCleanRun(a);
-  EXPECT_EQ(Count(a.h100.events, EventKind::kCpAsyncArrive), Count(a.sim_events, EventKind::kCpAsyncArrive));
-  EXPECT_GT(Count(a.h100.events, EventKind::kCpAsyncArrive), 0u);
+  const size_t arrive_ons = Count(a.h100.events, EventKind::kCpAsyncArrive);
+  EXPECT_EQ(arrive_ons, 6u);  // one per iteration (ITERS = 6)
+  EXPECT_EQ(arrive_ons, Count(a.sim_events, EventKind::kCpAsyncArrive));
+  // The executor records no asynchronous arrive (agent kNoAgent): replay infers one deferred
+  // arrive per cp.async.mbarrier.arrive and, before it, the cp.async copy it waits for.
+  for (const TraceEvent& e : a.h100.events) {
+    EXPECT_FALSE(e.kind == static_cast<uint8_t>(EventKind::kArrive) && e.agent == trace::kNoAgent);
+  }
+  EXPECT_EQ(ExpectReplays(a), arrive_ons + Count(a.h100.events, EventKind::kCpAsyncIssue));
+  ExpectSameAsSimulator(a);
+}
+
+TEST(H100NewOps, StAsyncRingRemoteCompleteTx) {
   const Loaded s = Load("pipelines/st_async_ring/ring.pipe", "st_async_ring__ring");
   ExpectCleanRun(s);
   EXPECT_EQ(Count(s.h100.events, EventKind::kStAsync), Count(s.sim_events, EventKind::kStAsync));
   EXPECT_EQ(Count(s.h100.events, EventKind::kStAsync), 8u * 6u);  // 8 CTAs x ITEMS
+  // Each st.async writes into the next CTA of the ring; its complete_tx there is not recorded by
+  // the executor, and replay infers exactly one per st.async.
+  for (const TraceEvent& e : s.h100.events) {
+    if (e.kind != static_cast<uint8_t>(EventKind::kStAsync)) continue;
+    EXPECT_EQ(e.target_cta, (e.cta + 1) % 8);
+    EXPECT_EQ(e.flags & trace::kFlagRemote, trace::kFlagRemote);
+  }
+  EXPECT_EQ(Count(s.h100.events, EventKind::kCompleteTx), 0u);
+  EXPECT_EQ(ExpectReplays(s), Count(s.h100.events, EventKind::kStAsync));
+  ExpectSameAsSimulator(s);
 }
 
 }  // namespace

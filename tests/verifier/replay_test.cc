@@ -419,5 +419,81 @@ TEST(ReplayH100Test, TamperedH100TraceDiverges) {
       << FormatReplayResult(*r, *t);
 }
 
+// The executor records the issue of cp.async.mbarrier.arrive and st.async but not their
+// asynchronous completions (the deferred arrive, the remote complete_tx); replay infers them only
+// where the model has them in flight. These tamperings check that the inference does not stand in
+// for a record that is missing.
+parity::testing::Schedule LoadNewOp(const std::string& pipe) {
+  return parity::testing::Load("pipelines/" + pipe + ".pipe");
+}
+
+// Removes every record of (cta, agent) from trace index `from` on.
+void TruncateAgent(trace::TraceFile& t, size_t from, uint8_t cta, uint16_t agent) {
+  std::vector<trace::TraceEvent> kept(t.events.begin(), t.events.begin() + from);
+  for (size_t i = from; i < t.events.size(); ++i) {
+    const trace::TraceEvent& e = t.events[i];
+    if (e.cta != cta || e.agent != agent) kept.push_back(e);
+  }
+  t.events = std::move(kept);
+}
+
+TEST(ReplayH100Test, DeferredArriveDoesNotReplaceTheProducersOwnArrive) {
+  // cp_async_arrive_on: the producer's cp.async.mbarrier.arrive (no .noinc) raises filled[0]'s
+  // pending count by one and its deferred arrive lowers it again (PTX ISA 9.7.9.25.3.3): net
+  // zero. Cut the producer's records right after that cp.async.arrive, so its plain
+  // `arrive filled[0] count 32` never happens: the consumers' wait on filled[0] cannot end, even
+  // with the deferred arrive inferred.
+  const parity::testing::Schedule s = LoadNewOp("cuda_pipeline/cp_async_arrive_on");
+  auto t = trace::ReadTraceFile("traces/h100/cuda_pipeline__cp_async_arrive_on.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const size_t cpa = parity::testing::IndexOf(*t, trace::EventKind::kCpAsyncArrive);
+  const trace::TraceEvent issue = t->events[cpa];
+  TruncateAgent(*t, cpa + 1, issue.cta, issue.agent);
+  auto params = BindTraceParams(s.program, t->header);
+  ASSERT_TRUE(params.ok());
+  auto r = ReplayTrace(s.program, *params, *t);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->diverged);
+  const trace::TraceEvent& d = r->divergence.observed;
+  EXPECT_EQ(d.kind, static_cast<uint8_t>(trace::EventKind::kWaitEnd)) << FormatReplayResult(*r, *t);
+  EXPECT_EQ(d.object, issue.object);
+  EXPECT_EQ(d.index, issue.index);
+  EXPECT_NE(d.agent, issue.agent);
+  // 128 - 3 consumer warps x 32, +1 and -1 for the cp.async arrive-on: the producer's 32 left.
+  EXPECT_NE(r->divergence.barrier_state.find("pending 32 of 128"), std::string::npos)
+      << FormatReplayResult(*r, *t);
+  EXPECT_GE(r->inferred_completions, 2u) << "the cp.async copy and its deferred arrive";
+}
+
+TEST(ReplayH100Test, StAsyncDeliveryIsNotInferredWithoutItsIssue) {
+  // st_async_ring: cut CTA 2's producer before its first st.async. The complete_tx it would have
+  // delivered into CTA 3's filled[0] is then never in flight, so CTA 3's wait cannot end.
+  const parity::testing::Schedule s = LoadNewOp("st_async_ring/ring");
+  auto t = trace::ReadTraceFile("traces/h100/st_async_ring__ring.trace");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  size_t st = t->events.size();
+  for (size_t i = 0; i < t->events.size(); ++i) {
+    const trace::TraceEvent& e = t->events[i];
+    if (e.kind == static_cast<uint8_t>(trace::EventKind::kStAsync) && e.cta == 2) {
+      st = i;
+      break;
+    }
+  }
+  ASSERT_LT(st, t->events.size());
+  const trace::TraceEvent issue = t->events[st];
+  ASSERT_EQ(issue.target_cta, 3);
+  TruncateAgent(*t, st, issue.cta, issue.agent);
+  auto params = BindTraceParams(s.program, t->header);
+  ASSERT_TRUE(params.ok());
+  auto r = ReplayTrace(s.program, *params, *t);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->diverged);
+  const trace::TraceEvent& d = r->divergence.observed;
+  EXPECT_EQ(d.kind, static_cast<uint8_t>(trace::EventKind::kWaitEnd)) << FormatReplayResult(*r, *t);
+  EXPECT_EQ(d.cta, 3);
+  EXPECT_EQ(d.object, issue.object);
+  EXPECT_EQ(d.index, issue.index);
+}
+
 }  // namespace
 }  // namespace parity::verifier
