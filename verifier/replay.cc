@@ -92,13 +92,13 @@ class Replayer {
       }
       // Kinds that an agent records when it executes the instruction but that the model also
       // emits for an asynchronous completion (agent kNoAgent): the deferred arrive of
-      // cp.async.mbarrier.arrive (PTX ISA 9.7.9.25.3.3: the arrive-on is triggered when the
-      // thread's prior cp.async operations complete) is a kArrive, and st.async's delivery into
-      // the destination CTA's mbarrier (PTX ISA 9.7.9.12, st.async: complete-tx on the remote
-      // barrier) is a kCompleteTx. Both happen in the memory system, not in a thread, so an
-      // executor records only the issue (kCpAsyncArrive, kStAsync). When the trace has no
-      // agent-less record of the kind, the async form is unobserved (the agents' own arrives
-      // and complete_tx stay observed and matched).
+      // cp.async.mbarrier.arrive (PTX ISA, "cp.async.mbarrier.arrive": the arrive-on is
+      // triggered when the thread's prior cp.async operations complete) is a kArrive, and the
+      // delivery of st.async (PTX ISA, "st.async": complete-tx on the mbarrier of the
+      // destination CTA) is a kCompleteTx. Both happen in the memory system, not in a thread,
+      // so an executor records only the issue (kCpAsyncArrive, kStAsync). When the trace has
+      // no agent-less record of the kind, its async form is unobserved: the agents' own
+      // arrives and complete_tx stay observed and matched.
       for (EventKind k : {EventKind::kArrive, EventKind::kCompleteTx}) {
         bool seen = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
           return e.kind == K(k) && e.agent == trace::kNoAgent;

@@ -22,10 +22,13 @@
 // program order, but the merge of several SMs' clock64 values is only approximately ordered, so
 // among the agents' next records the earliest one the model can take now is taken; a step's
 // further events may appear later in the trace. Events the trace never records at all (the H100
-// executor records no kPhaseComplete, TMA delivery or kExit) are "unobserved kinds": the engine's
-// own such events are skipped, and an in-flight operation whose completion is unobserved is
-// completed only when no recorded event can be taken otherwise (or a test_wait saw the phase
-// complete). Executor pcs number the GPU encoding's instructions and are not compared; the
+// executor records no kPhaseComplete, TMA delivery or kExit; nor the asynchronous kArrive of
+// cp.async.mbarrier.arrive or the kCompleteTx of st.async: it records their issue, and agents'
+// own arrives / complete_tx, so these two kinds are unobserved only in their agent-less, async
+// form) are "unobserved kinds": the engine's own such events are skipped, and an in-flight
+// operation whose completion is unobserved is completed only when no recorded event can be taken
+// otherwise (or a test_wait saw the phase complete), one acting on the barrier of a blocked wait
+// first. Executor pcs number the GPU encoding's instructions and are not compared; the
 // executor's end-of-run probes (pc 0xffff) are skipped.
 // kWaitTimeout (the GPU's bounded wait gave up) is legal when the agent waits on that barrier
 // and the model agrees that the phase has not completed; after the first timeout the GPU aborts

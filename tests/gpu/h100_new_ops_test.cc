@@ -90,7 +90,8 @@ size_t ExpectReplays(const Loaded& l) {
   EXPECT_EQ(r->timeouts, 0u);
   EXPECT_EQ(r->after_abort, 0u);
   // Every record but the executor's end-of-run probes was matched to a model event.
-  EXPECT_EQ(r->replayed + r->probes, l.h100.events.size()) << verifier::FormatReplayResult(*r, l.h100);
+  EXPECT_EQ(r->replayed + r->probes, l.h100.events.size())
+      << verifier::FormatReplayResult(*r, l.h100);
   return r->inferred_completions;
 }
 
@@ -144,7 +145,8 @@ TEST(H100NewOps, Sgemm80CpAsyncGroups) {
 }
 
 TEST(H100NewOps, CpAsyncArriveOnDeferredArrives) {
-  const Loaded a = Load("pipelines/cuda_pipeline/cp_async_arrive_on.pipe", "cuda_pipeline__cp_async_arrive_on");
+  const Loaded a =
+      Load("pipelines/cuda_pipeline/cp_async_arrive_on.pipe", "cuda_pipeline__cp_async_arrive_on");
   ExpectCleanRun(a);
   const size_t arrive_ons = Count(a.h100.events, EventKind::kCpAsyncArrive);
   EXPECT_EQ(arrive_ons, 6u);  // one per iteration (ITERS = 6)

@@ -439,8 +439,8 @@ void TruncateAgent(trace::TraceFile& t, size_t from, uint8_t cta, uint16_t agent
 
 TEST(ReplayH100Test, DeferredArriveDoesNotReplaceTheProducersOwnArrive) {
   // cp_async_arrive_on: the producer's cp.async.mbarrier.arrive (no .noinc) raises filled[0]'s
-  // pending count by one and its deferred arrive lowers it again (PTX ISA 9.7.9.25.3.3): net
-  // zero. Cut the producer's records right after that cp.async.arrive, so its plain
+  // pending count by one and its deferred arrive lowers it again (PTX ISA,
+  // "cp.async.mbarrier.arrive"): net zero in the model's per-warp form. Cut the producer's records right after that cp.async.arrive, so its plain
   // `arrive filled[0] count 32` never happens: the consumers' wait on filled[0] cannot end, even
   // with the deferred arrive inferred.
   const parity::testing::Schedule s = LoadNewOp("cuda_pipeline/cp_async_arrive_on");
