@@ -169,6 +169,9 @@ TEST_F(GpuCommand, MissingRunnerIsExit2AndListsWhereItLooked) {
 TEST_F(GpuCommand, TheBundledRunnerIsFoundAndSaysWhatIsMissing) {
   struct stat st {};
   if (stat("/dev/nvidiactl", &st) == 0 || stat("/dev/nvidia0", &st) == 0) {
+    // With a GPU present the bundled runner really runs the schedule, so the no-GPU message this
+    // test asserts cannot appear; CI machines and this build machine have no NVIDIA device, and
+    // the forwarding itself is covered by the fake-runner tests above on every machine.
     GTEST_SKIP() << "this machine has an NVIDIA device";
   }
   unsetenv("PARITY_GPU");

@@ -64,7 +64,10 @@ TEST_P(LitmusFile, ModelAllowsEveryObservedOutcome) {
   ASSERT_TRUE(sim.ok()) << sim.status().ToString();
   ASSERT_FALSE(sim->counts.empty());
   const std::string h100_path = "traces/litmus/" + name + ".h100.txt";
-  if (!fs::exists(h100_path)) GTEST_SKIP() << "not run on H100";
+  // Every litmus test must have its H100 histogram (issue 7): a new test is not done until it
+  // has run on the silicon (parity_gpu litmus, see traces/litmus/README.md).
+  ASSERT_TRUE(fs::exists(h100_path))
+      << h100_path << " missing: run the test on the H100 and commit its histogram";
   auto h100 = litmus::ParseHistogram(ReadFile(h100_path), h100_path);
   ASSERT_TRUE(h100.ok()) << h100.status().ToString();
   EXPECT_EQ(h100->name, name);
