@@ -218,11 +218,6 @@ TEST(ExploreEngineTest, DeliveryFootprintIsItsBarrierSlot) {
   EXPECT_EQ(fp.n, 0u);
 }
 
-}  // namespace
-}  // namespace parity::verifier
-
-namespace parity::verifier {
-namespace {
 
 // The protocol rules run on completed paths: a TMA store of data written without
 // fence.proxy.async completes in every order (no engine violation), explore reports P2006.
@@ -235,84 +230,31 @@ TEST(ExploreRulesTest, NoProxyFenceIsARuleViolation) {
   EXPECT_EQ(ReplayEnd(l, r).outcome, Outcome::kCompleted);
 }
 
+// The reduced search and the brute force (no reduction) over every end state of a schedule.
+struct BothSearches {
+  ExploreResult reduced;
+  ExploreResult full;
+};
+BothSearches ExploreBoth(const Loaded& l, uint64_t max_states = 0) {
+  ExploreOptions o;
+  o.stop_at_first = false;
+  o.collect_barrier_states = true;
+  o.collect_terminals = true;
+  if (max_states != 0) o.max_states = max_states;
+  BothSearches b;
+  b.reduced = Explore(l.program, l.params, o);
+  o.reduction = false;
+  b.full = Explore(l.program, l.params, o);
+  return b;
+}
+
 // Every barrier value the reduced search stores is reachable (it appears in the brute-force
 // search), and both searches see the same (slot, phase, pending) values.
-TEST(ExploreCrossCheckTest, ReducedBarrierValuesAreBruteForceValues) {
-  for (const char* path : {"sim/examples/single_tma_load.pipe",
-                           "sim/examples/explore/poll_instead_of_wait.pipe",
-                           "sim/examples/explore/phase_overrun.pipe"}) {
-    Loaded l = Load(path);
-    ExploreOptions o;
-    o.stop_at_first = false;
-    o.collect_barrier_states = true;
-    o.collect_terminals = true;
-    ExploreResult red = Explore(l.program, l.params, o);
-    o.reduction = false;
-    ExploreResult full = Explore(l.program, l.params, o);
-    EXPECT_EQ(red.verdict, full.verdict) << path;
-    EXPECT_EQ(red.terminals, full.terminals) << path;
-    for (const BarrierValue& v : red.barrier_states) {
-      EXPECT_TRUE(std::binary_search(full.barrier_states.begin(), full.barrier_states.end(), v))
-          << path << " slot " << v.slot;
-    }
-    auto project = [](const std::vector<BarrierValue>& vs) {
-      std::vector<std::tuple<uint32_t, uint32_t, int32_t>> p;
-      for (const BarrierValue& v : vs) p.emplace_back(v.slot, v.phase, v.pending);
-      std::sort(p.begin(), p.end());
-      p.erase(std::unique(p.begin(), p.end()), p.end());
-      return p;
-    };
-    EXPECT_EQ(project(red.barrier_states), project(full.barrier_states)) << path;
+void ExpectSameBarrierValues(const BothSearches& b, const std::string& path) {
+  for (const BarrierValue& v : b.reduced.barrier_states) {
+    EXPECT_TRUE(std::binary_search(b.full.barrier_states.begin(), b.full.barrier_states.end(), v))
+        << path << " slot " << v.slot;
   }
-}
-
-// A small ring: verified by both, same end states, fewer states with the reduction.
-TEST(ExploreCrossCheckTest, SmallRingVerifiedSameTerminalsFewerStates) {
-  Loaded l = Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 2}});
-  ExploreOptions o;
-  o.stop_at_first = false;
-  o.collect_barrier_states = true;
-  o.collect_terminals = true;
-  ExploreResult red = Explore(l.program, l.params, o);
-  o.reduction = false;
-  ExploreResult full = Explore(l.program, l.params, o);
-  EXPECT_EQ(red.verdict, ExploreVerdict::kVerified);
-  EXPECT_EQ(full.verdict, ExploreVerdict::kVerified);
-  EXPECT_EQ(red.terminals, full.terminals);
-  EXPECT_LT(red.stats.states, full.stats.states);
-}
-
-}  // namespace
-}  // namespace parity::verifier
-
-namespace parity::verifier {
-namespace {
-
-// The reductions that rest on arithmetic (complete_tx-only accesses, balanced arrive/complete_tx
-// updates, waits against updates while the set holds one) checked against the brute force on the
-// 2x1 multicast GEMM: same verdict, same terminal states, every barrier value of the reduced
-// search reachable, the same (slot, phase, pending) values.
-void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> defs) {
-  Loaded l = Load(path, defs);
-  ExploreOptions o;
-  o.stop_at_first = false;
-  o.collect_barrier_states = true;
-  o.collect_terminals = true;
-  o.max_states = 5'000'000;
-  ExploreResult red = Explore(l.program, l.params, o);
-  o.reduction = false;
-  ExploreResult full = Explore(l.program, l.params, o);
-  ASSERT_NE(full.verdict, ExploreVerdict::kIncomplete) << path;
-  EXPECT_EQ(red.verdict, full.verdict) << path;
-  EXPECT_EQ(red.terminals, full.terminals) << path;
-  EXPECT_EQ(red.stats.completed_ends, full.stats.completed_ends) << path;
-  EXPECT_EQ(red.stats.deadlock_ends, full.stats.deadlock_ends) << path;
-  EXPECT_LT(red.stats.states, full.stats.states) << path;
-  size_t missing = 0;
-  for (const BarrierValue& v : red.barrier_states) {
-    if (!std::binary_search(full.barrier_states.begin(), full.barrier_states.end(), v)) ++missing;
-  }
-  EXPECT_EQ(missing, 0u) << path;
   auto project = [](const std::vector<BarrierValue>& vs) {
     std::vector<std::tuple<uint32_t, uint32_t, int32_t>> p;
     for (const BarrierValue& v : vs) p.emplace_back(v.slot, v.phase, v.pending);
@@ -320,7 +262,48 @@ void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> d
     p.erase(std::unique(p.begin(), p.end()), p.end());
     return p;
   };
-  EXPECT_EQ(project(red.barrier_states), project(full.barrier_states)) << path;
+  EXPECT_EQ(project(b.reduced.barrier_states), project(b.full.barrier_states)) << path;
+}
+
+// Every barrier value the reduced search stores is reachable (it appears in the brute-force
+// search), and both searches see the same (slot, phase, pending) values.
+TEST(ExploreCrossCheckTest, ReducedBarrierValuesAreBruteForceValues) {
+  for (const char* path : {"sim/examples/single_tma_load.pipe",
+                           "sim/examples/explore/poll_instead_of_wait.pipe",
+                           "sim/examples/explore/phase_overrun.pipe"}) {
+    BothSearches b = ExploreBoth(Load(path));
+    EXPECT_EQ(b.reduced.verdict, b.full.verdict) << path;
+    EXPECT_EQ(b.reduced.terminals, b.full.terminals) << path;
+    ExpectSameBarrierValues(b, path);
+  }
+}
+
+// A small ring: verified by both, same end states, fewer states with the reduction.
+TEST(ExploreCrossCheckTest, SmallRingVerifiedSameTerminalsFewerStates) {
+  BothSearches b =
+      ExploreBoth(Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 2}}));
+  EXPECT_EQ(b.reduced.verdict, ExploreVerdict::kVerified);
+  EXPECT_EQ(b.full.verdict, ExploreVerdict::kVerified);
+  EXPECT_EQ(b.reduced.terminals, b.full.terminals);
+  EXPECT_LT(b.reduced.stats.states, b.full.stats.states);
+}
+
+
+// The reductions that rest on arithmetic (complete_tx-only accesses, balanced arrive/complete_tx
+// updates, waits against updates while the set holds one) checked against the brute force on the
+// 2x1 multicast GEMM: same verdict, same terminal states, every barrier value of the reduced
+// search reachable, the same (slot, phase, pending) values.
+void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> defs) {
+  const BothSearches b = ExploreBoth(Load(path, defs), 5'000'000);
+  const ExploreResult& red = b.reduced;
+  const ExploreResult& full = b.full;
+  ASSERT_NE(full.verdict, ExploreVerdict::kIncomplete) << path;
+  EXPECT_EQ(red.verdict, full.verdict) << path;
+  EXPECT_EQ(red.terminals, full.terminals) << path;
+  EXPECT_EQ(red.stats.completed_ends, full.stats.completed_ends) << path;
+  EXPECT_EQ(red.stats.deadlock_ends, full.stats.deadlock_ends) << path;
+  EXPECT_LT(red.stats.states, full.stats.states) << path;
+  ExpectSameBarrierValues(b, path);
 }
 
 TEST(ExploreCrossCheckTest, MulticastPairOneStage) {
@@ -353,11 +336,6 @@ TEST(ExploreTest, BrokenGemmTxOvercountAndEmptyCountHighAreFound) {
   }
 }
 
-}  // namespace
-}  // namespace parity::verifier
-
-namespace parity::verifier {
-namespace {
 
 // The correct 2x2 multicast GEMM main loop at its smallest size is verified: the search is
 // complete (the larger sizes are in bench/explore_bench.cc and bench/RESULTS.md).
