@@ -44,6 +44,37 @@ struct Instr {
 
 constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
 
+// Content tags of the data tracked for `readback` (Code::tracks_data): the global memory's
+// initial contents, data the model does not name, or 1 + the index in its CTA of the agent whose
+// `write` the bytes are (the GPU runner's `write` data depends only on that and the offset).
+constexpr uint16_t kDataInitial = 0;
+constexpr uint16_t kDataOther = 0xffff;
+
+// A state token in an agent variable: the phase number in bits 0..31 (what waits on a token
+// read); a token of a .noComplete arrive also carries the pending count before the arrive in
+// bits 32..51 and a flag in bit 52, which mbarrier.pending_count reads (sim/model/mbarrier.h
+// MbarrierToken). Other tokens carry only the phase, so that two arrivals' tokens that differ
+// only in a count nobody may read do not split equal states.
+constexpr int kTokenCountShift = 32;
+constexpr uint64_t kTokenNoCompleteBit = uint64_t{1} << 52;
+int64_t EncodeToken(const model::MbarrierToken& t) {
+  uint64_t v = t.phase;
+  if (t.from_no_complete) {
+    v |= (static_cast<uint64_t>(static_cast<uint32_t>(t.pending_count)) & 0xfffffu)
+             << kTokenCountShift |
+         kTokenNoCompleteBit;
+  }
+  return static_cast<int64_t>(v);
+}
+model::MbarrierToken DecodeToken(int64_t var) {
+  const uint64_t v = static_cast<uint64_t>(var);
+  model::MbarrierToken t;
+  t.phase = static_cast<uint32_t>(v);
+  t.from_no_complete = (v & kTokenNoCompleteBit) != 0;
+  if (t.from_no_complete) t.pending_count = static_cast<int32_t>((v >> kTokenCountShift) & 0xfffffu);
+  return t;
+}
+
 void CompileBlock(const ir::Block& block, std::vector<Instr>& out) {
   for (const ir::Stmt& st : block) {
     if (const auto* let = std::get_if<ir::Let>(&st.node)) {
@@ -109,6 +140,13 @@ struct Engine::Code {
     uint32_t stages = 0;
   };
   std::vector<Buffer> buffers;
+  // Data tracking for `readback` (ir::GlobalReadback), on only when the program has one (every
+  // other program runs, hashes and explores exactly as without it): a content tag per shared
+  // buffer slot of every CTA and per global image of a buffer slot (grid-wide, as the GPU
+  // runner's one bulk global). Slot k of buffer decl b is global slot index buffer_slot_base[b]+k.
+  bool tracks_data = false;
+  std::vector<uint32_t> buffer_slot_base;  // per buffer decl
+  uint32_t buffer_slots = 0;               // slots of all buffer decls
   struct Map {
     model::TensorMap map;
     uint32_t box_bytes = 0;
@@ -250,6 +288,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     }
   }
 
+  for (const Code::Buffer& b : c.buffers) {
+    c.buffer_slot_base.push_back(c.buffer_slots);
+    c.buffer_slots += b.stages;
+  }
+
   // Barrier arrays: sizes equal in every CTA; counts may depend on the CTA.
   for (const ir::BarrierDecl& d : program.barriers) {
     auto size = EvalDecl(program, c.params, d.size, &b0, 1);
@@ -354,6 +397,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         if (w->result_var != 0xffffffffu || w->token_var != 0xffffffffu) solo_ok = false;
       } else if (const auto* ar = std::get_if<ir::MbarrierArrive>(in.op)) {
         if (ar->token_var != 0xffffffffu) solo_ok = false;
+      } else if (std::holds_alternative<ir::MbarrierPendingCount>(*in.op) ||
+                 std::holds_alternative<ir::GlobalReadback>(*in.op)) {
+        // The result reads a token or what the stores left in global memory.
+        solo_ok = false;
+        if (std::holds_alternative<ir::GlobalReadback>(*in.op)) c.tracks_data = true;
       }
     }
     c.role_solo_ok.push_back(solo_ok);
@@ -406,6 +454,32 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   }
   c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+
+  // `readback` tracks only data that `write` put in a bulk.store's source: a buffer that is both
+  // a bulk.store source and a copy destination (TMA, bulk, cp.async, st.async) would hold data
+  // the model does not name, so such a program is refused rather than answered wrongly.
+  if (c.tracks_data) {
+    std::vector<uint8_t> stored(program.buffers.size(), 0), copied(program.buffers.size(), 0);
+    for (const auto& role_code : c.roles) {
+      for (const Instr& in : role_code) {
+        if (in.kind != Instr::kOp) continue;
+        if (const auto* o = std::get_if<ir::BulkStore>(in.op)) stored[o->src.buffer] = 1;
+        if (const auto* o = std::get_if<ir::TmaLoad>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::BulkLoad>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::CpAsync>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::StAsync>(in.op)) copied[o->dst.buffer] = 1;
+      }
+    }
+    for (size_t b = 0; b < program.buffers.size(); ++b) {
+      if (stored[b] && copied[b]) {
+        return DeclError(program, "engine.readback-untracked",
+                         "buffer " + program.buffers[b].name +
+                             " is both a bulk.store source and a copy destination: `readback` "
+                             "models only data written into a store source by `write`",
+                         program.buffers[b].where);
+      }
+    }
+  }
 
   // Agent-invariant expressions (see Code::static_slot).
   {
@@ -487,6 +561,10 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   e.cp_.resize(c.agents.size());
   e.bulk_.resize(c.agents.size());
   e.barriers_.resize(c.barrier_count.size());
+  if (c.tracks_data) {
+    e.smem_data_.assign(static_cast<size_t>(c.num_ctas) * c.buffer_slots, kDataOther);
+    e.global_data_.assign(c.buffer_slots, kDataInitial);
+  }
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
     e.clusters_.emplace_back(c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl]);
   }
@@ -1020,7 +1098,7 @@ struct Engine::Exec {
   // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
   // table of thunks prevents that).
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
-    static_assert(std::variant_size_v<ir::Op> == 23, "a new op needs a case here");
+    static_assert(std::variant_size_v<ir::Op> == 25, "a new op needs a case here");
     switch (in.op->index()) {
       case 0: return Do(a, in, env, *std::get_if<0>(in.op));
       case 1: return Do(a, in, env, *std::get_if<1>(in.op));
@@ -1045,6 +1123,8 @@ struct Engine::Exec {
       case 20: return Do(a, in, env, *std::get_if<20>(in.op));
       case 21: return Do(a, in, env, *std::get_if<21>(in.op));
       case 22: return Do(a, in, env, *std::get_if<22>(in.op));
+      case 23: return Do(a, in, env, *std::get_if<23>(in.op));
+      case 24: return Do(a, in, env, *std::get_if<24>(in.op));
       default: PARITY_CHECK(false, "unknown op");
     }
   }
@@ -1131,7 +1211,7 @@ struct Engine::Exec {
     ev.flags |= flags;
     if (!Check(r, a, pc, b, op.bar.barrier)) return false;
     if (op.token_var != 0xffffffffu) {
-      e.vars_[c.var_offset[a] + op.token_var] = static_cast<int64_t>(r.token.phase);
+      e.vars_[c.var_offset[a] + op.token_var] = EncodeToken(r.token);
     }
     if (r.phase_completed) PhaseCompleted(a, b.slot, op.bar.barrier, b.index, b.cta, pc, false);
     return true;
@@ -1603,6 +1683,16 @@ struct Engine::Exec {
     BufAddr buf;
     if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
     const uint32_t pc = Pc(a);
+    if (c.tracks_data && op.write) {
+      // What the slot holds now (see Code::tracks_data): the GPU's `write` data depends only on
+      // the agent's index in its CTA and the byte offset, so a partial write keeps a slot that
+      // agent wrote whole and makes any other slot unnamed. Store source reads depend on it.
+      for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
+      uint16_t& tag = e.smem_data_[static_cast<size_t>(c.agents[a].cta_global) * c.buffer_slots +
+                                   c.buffer_slot_base[op.buf.buffer] + buf.slot];
+      const bool whole = buf.bytes == c.buffers[op.buf.buffer].bytes;
+      tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
+    }
     Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, c.agents[a].cta, op.buf.buffer,
          buf.slot, buf.bytes, buf.address - c.buffers[op.buf.buffer].base -
                                   buf.slot * c.buffers[op.buf.buffer].bytes,
@@ -1611,6 +1701,82 @@ struct Engine::Exec {
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {
     DoExit(a, Pc(a), in.where);
+  }
+  // mbarrier.pending_count (PTX ISA, mbarrier.pending_count): the count the token recorded, from
+  // the model (M1013 unless the token came from a .noComplete arrive). Reads only the agent's
+  // own variable: no shared object is touched.
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::MbarrierPendingCount& op) {
+    const uint32_t pc = Pc(a);
+    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    const model::MbarrierPendingCountResult r =
+        model::MbarrierPendingCount(DecodeToken(vars[op.token_var]));
+    const uint32_t cta = c.agents[a].cta;
+    if (r.violation) {
+      // The token names no barrier: the violation event carries none (object/index 0).
+      Violate(*r.violation, a, pc, cta, 0, 0, false);
+      return;
+    }
+    Emit(EventKind::kPendingCount, a, cta, 0, 0, r.count, 0, pc);
+    vars[op.result_var] = r.count;
+    Advance(a);
+  }
+  // `readback` (ir::GlobalReadback): what a generic-proxy read of the bulk.store destination of
+  // a buffer slot sees. PTX ISA (Completion mechanisms for asynchronous copy operations): reading
+  // the destination before the copy completes is undefined, so a read while some bulk.store of
+  // the slot has not finished its global write is A1103; otherwise the bytes are those of the
+  // last store whose write completed (its source as read, sim/model: the `write` data of the
+  // agent that last wrote the whole slot), or the initial contents.
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::GlobalReadback& op) {
+    BufAddr buf;
+    if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
+    const Code::Buffer& decl = c.buffers[op.buf.buffer];
+    if (buf.bytes != decl.bytes) {
+      ErrorAt("engine.readback-region",
+              "`readback` observes whole buffer slots; " + std::to_string(buf.bytes) + " of the " +
+                  std::to_string(decl.bytes) + " bytes of " + p.buffers[op.buf.buffer].name +
+                  " are named",
+              in.where);
+      return;
+    }
+    // The global image is shared by every agent's stores: depend on every agent's group state
+    // (the store steps touch their issuer's).
+    for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
+    const uint32_t pc = Pc(a);
+    const uint32_t cta = c.agents[a].cta;
+    int64_t writing = 0;
+    for (const InFlight& f : e.in_flight_) {
+      if ((f.kind == InFlight::kStoreRead || f.kind == InFlight::kStoreWrite) &&
+          f.object == op.buf.buffer && f.index == buf.slot && IsBulkStore(f)) {
+        ++writing;
+      }
+    }
+    if (writing > 0) {
+      Violate(model::Violation{model::Code::kBulkDestinationReadEarly, writing, 0}, a, pc, cta,
+              op.buf.buffer, buf.slot, false);
+      return;
+    }
+    const uint16_t tag = e.global_data_[c.buffer_slot_base[op.buf.buffer] + buf.slot];
+    if (tag == kDataOther) {
+      ErrorAt("engine.readback-untracked",
+              "the global bytes of " + p.buffers[op.buf.buffer].name + "[" +
+                  std::to_string(buf.slot) +
+                  "] come from a bulk.store whose source the model does not name (not a whole "
+                  "slot last written by `write`)",
+              in.where);
+      return;
+    }
+    const int64_t cls = tag == kDataInitial ? 0 : tag == WriterTag(a) ? 1 : 3;
+    Emit(EventKind::kGlobalReadback, a, cta, op.buf.buffer, buf.slot, cls, buf.bytes, pc);
+    e.vars_[c.var_offset[a] + op.result_var] = cls;
+    Advance(a);
+  }
+  uint16_t WriterTag(uint32_t a) const {
+    return static_cast<uint16_t>(c.agents[a].index_in_cta + 1);
+  }
+  bool IsBulkStore(const InFlight& f) const {
+    const std::vector<Instr>& code = c.roles[c.agents[f.agent].role];
+    return f.pc < code.size() && code[f.pc].kind == Instr::kOp &&
+           std::holds_alternative<ir::BulkStore>(*code[f.pc].op);
   }
 
   uint32_t Pc(uint32_t a) const { return e.agents_[a].pc; }
@@ -1658,10 +1824,21 @@ struct Engine::Exec {
       case InFlight::kStoreRead: {
         Touch(GroupsObj(f.agent));
         e.bulk_[f.agent].ReadDone(f.id);
+        // The data the write will carry (InFlight::slot of a kStoreWrite): the source slot's
+        // contents as read now. 0 when data is not tracked, so other programs hash as before.
+        uint32_t data = 0;
+        if (c.tracks_data && IsBulkStore(f)) {
+          const bool whole = f.bytes == c.buffers[f.object].bytes;
+          data = whole ? e.smem_data_[static_cast<size_t>(c.agents[f.agent].cta_global) *
+                                          c.buffer_slots +
+                                      c.buffer_slot_base[f.object] + f.index]
+                       : kDataOther;
+        }
         Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
              true);
         InFlight w = f;
         w.kind = InFlight::kStoreWrite;
+        w.slot = data;
         e.in_flight_.push_back(w);
         RecheckGroups(f.agent);
         return;
@@ -1669,6 +1846,9 @@ struct Engine::Exec {
       case InFlight::kStoreWrite: {
         Touch(GroupsObj(f.agent));
         e.bulk_[f.agent].WriteDone(f.id);
+        if (c.tracks_data && IsBulkStore(f)) {
+          e.global_data_[c.buffer_slot_base[f.object] + f.index] = static_cast<uint16_t>(f.slot);
+        }
         Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
              f.pc, true);
         RecheckGroups(f.agent);
@@ -1841,6 +2021,12 @@ struct Engine::Exec {
         }
       } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
         fp->Add(NamedObj(info.cta_global));
+      } else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+                 std::holds_alternative<ir::GlobalReadback>(op) ||
+                 (c.tracks_data && o != nullptr && o->write)) {
+        // `readback` and (with data tracking) `write`: every agent's group state, as the steps
+        // themselves touch (Do(GlobalReadback), Do(BufferAccess)).
+        for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
       }
       // Everything else touches only the agent's own groups (added by the caller) or nothing
       // shared; the exit's objects are added by the caller.
@@ -2047,6 +2233,8 @@ uint64_t Engine::StateHash() const {
     h = Mix(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
     h = Mix(h, cb.phase());
   }
+  for (uint16_t d : smem_data_) h = Mix(h, d);  // empty unless the program has a `readback`
+  for (uint16_t d : global_data_) h = Mix(h, d);
   for (const model::NamedBarriers& nb : named_) {
     for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
       h = Mix(h, nb.arrived(id) | (static_cast<uint64_t>(nb.count(id)) << 32));
@@ -2163,6 +2351,8 @@ uint64_t Engine::Fingerprint() const {
     h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
     h = FpWord(h, cb.phase());
   }
+  for (uint16_t d : smem_data_) h = FpWord(h, d);  // empty unless the program has a `readback`
+  for (uint16_t d : global_data_) h = FpWord(h, d);
   for (const model::NamedBarriers& nb : named_) {
     for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
       if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
@@ -2284,6 +2474,11 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
     else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) bar(o->bar, o->multicast_mask != ir::kNoExpr);
     else if (const auto* o = std::get_if<ir::StAsync>(&op)) bar(o->bar, true);
     else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+             std::holds_alternative<ir::GlobalReadback>(op) ||
+             (c.tracks_data && o != nullptr && o->write)) {
+      for (uint32_t x = 0; x < c.agents.size(); ++x) out.push_back(GroupsObject(x));
+    }
     // Group ops, stores, cluster and named barriers: the three objects above.
   }
   std::sort(out.begin(), out.end());

@@ -388,7 +388,8 @@ class Engine {
     uint16_t object = 0;  // barrier decl (deliveries) or buffer decl (stores, cp.async)
     uint32_t agent = 0;   // the issuing agent
     uint32_t target_cta = 0;  // CTA rank receiving the bytes / owning the barrier
-    uint32_t slot = 0;    // global mbarrier slot (deliveries, arrive)
+    uint32_t slot = 0;    // global mbarrier slot (deliveries, arrive); a bulk.store's
+                          // kStoreWrite in a program with `readback`: the content tag written
     uint32_t index = 0;   // barrier element or buffer slot
     uint32_t bytes = 0;
     uint32_t pc = 0;      // issuing instruction
@@ -421,6 +422,10 @@ class Engine {
   std::vector<model::CpAsyncState> cp_;      // per agent
   std::vector<model::BulkAsyncState> bulk_;  // per agent
   std::vector<model::MbarrierState> barriers_;
+  // `readback` data tracking (empty unless the program has a readback; engine.cc Code):
+  // content tag per (CTA, buffer slot) of shared memory and per buffer slot of the global image.
+  std::vector<uint16_t> smem_data_;
+  std::vector<uint16_t> global_data_;
   std::vector<InFlight> in_flight_;
   std::vector<model::ClusterBarrier> clusters_;  // per cluster; participant = agent in cluster
   std::vector<InFlight> deferred_;  // cp.async.mbarrier.arrive waiting for prior cp.async

@@ -273,6 +273,11 @@ class Encoder {
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             Buf(o.buf, &f);
             f.push_back(uint32_t{o.write});
+          } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
+            f.insert(f.end(), {o.token_var, o.result_var});
+          } else if constexpr (std::is_same_v<T, GlobalReadback>) {
+            Buf(o.buf, &f);
+            f.push_back(o.result_var);
           } else {
             static_assert(std::is_same_v<T, BulkCommit> || std::is_same_v<T, CpAsyncCommit> ||
                           std::is_same_v<T, ClusterWait> || std::is_same_v<T, Exit>);
@@ -694,6 +699,13 @@ class Decoder {
       }
       case 21: { BufferAccess o; o.buf = Buf(f); o.write = Flag(f); return o; }
       case 22: return Exit{};
+      case 23: {
+        MbarrierPendingCount o;
+        o.token_var = Var(f->Next(), false);
+        o.result_var = Var(f->Next(), false);
+        return o;
+      }
+      case 24: { GlobalReadback o; o.buf = Buf(f); o.result_var = Var(f->Next(), false); return o; }
       default:
         Fail("bad operation kind " + std::to_string(index));
         return Exit{};

@@ -59,6 +59,8 @@
 //   CpAsync buf   CpAsyncCommit -      CpAsyncWait pending               CpAsyncMbarrierArrive bar, noinc
 //   StAsync buf, bar   Fence kind      ClusterArrive relaxed             ClusterWait -
 //   NamedBarrier id, threads, sync     BufferAccess buf, write           Exit -
+//   MbarrierPendingCount token var, result var (kind 39, 3 words; version 2)
+//   GlobalReadback buf, result var    (kind 40, 7 words; version 2)
 //
 // Strings (for reports only; the interpreter never needs them): each string is its byte length
 // then the bytes packed 4 per word (first byte in the low bits), in this order: the schedule
@@ -79,7 +81,8 @@
 namespace parity::ir {
 
 inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
-inline constexpr uint32_t kEncodingVersion = 1;
+// 2: MbarrierPendingCount (op 23) and GlobalReadback (op 24) appended.
+inline constexpr uint32_t kEncodingVersion = 2;
 inline constexpr uint32_t kEncodingHeaderWords = 24;
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 

@@ -184,12 +184,33 @@ struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
 // writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
 struct BufferAccess { BufferRef buf; bool write = false; };
 struct Exit {};
+// mbarrier.pending_count.b64 count, state: the pending arrival count recorded in a state token
+// (PTX ISA, mbarrier.pending_count: the count of the mbarrier object prior to the arrive-on that
+// returned the token; defined only for tokens of arrive.noComplete / arrive_drop.noComplete).
+// Reads no barrier: the token is the only operand. `pending_count tok -> v`.
+struct MbarrierPendingCount {
+  uint32_t token_var = 0xffffffffu;   // the state token (from `arrive.nocomplete ... -> tok`)
+  uint32_t result_var = 0xffffffffu;  // receives the count
+};
+// A generic-proxy read of the global destination of `buf`'s bulk/TMA store region (every CTA's
+// store of a buffer slot lands at the same global bytes, as on the GPU runner), classified
+// against what the executing agent's own `write` of that region puts there:
+//   0 every byte still holds the global memory's initial contents,
+//   1 every byte holds the executing agent's `write` data (a store of it completed),
+//   2 a mix of those two (per 4-byte word: each old or new),
+//   3 anything else (another agent's data, a torn word).
+// The litmus observation of the bulk async-group question (issue 7). `readback buf -> v`.
+struct GlobalReadback {
+  BufferRef buf;
+  uint32_t result_var = 0xffffffffu;
+};
 
+// Alternatives are appended only (the index is the encoded op kind, sim/ir/encoding.h).
 using Op = std::variant<MbarrierInit, MbarrierInval, MbarrierArrive, MbarrierExpectTx,
                         MbarrierCompleteTx, MbarrierWait, TmaLoad, TmaStore, BulkLoad, BulkStore,
                         BulkCommit, BulkWait, CpAsync, CpAsyncCommit, CpAsyncWait,
                         CpAsyncMbarrierArrive, StAsync, Fence, ClusterArrive, ClusterWait,
-                        NamedBarrier, BufferAccess, Exit>;
+                        NamedBarrier, BufferAccess, Exit, MbarrierPendingCount, GlobalReadback>;
 
 // ---------------------------------------------------------------------------------------------
 // Statements.

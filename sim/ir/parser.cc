@@ -237,7 +237,7 @@ bool IsReserved(const std::string& s) {
       "let", "for", "in", "if", "else", "step", "count", "threads", "when", "bytes", "align",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
       "min", "max", "init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
-      "wait", "test_wait", "use", "write", "exit", "dtype", "dims", "box", "strides",
+      "wait", "test_wait", "pending_count", "readback", "use", "write", "exit", "dtype", "dims", "box", "strides",
       "element_strides", "swizzle", "interleave", "oob"};
   for (const char* w : kWords) {
     if (s == w) return true;
@@ -1278,6 +1278,31 @@ class Parser {
       PARITY_RETURN_IF_ERROR(ExpectPunct("->", "before the result variable of `test_wait`"));
       PARITY_RETURN_IF_ERROR(DefineOrAssign(&op.result_var, "result variable after `->`"));
       PushOp(out, op, t);
+    } else if (w == "pending_count") {
+      // mbarrier.pending_count.b64 count, state: the token is the only operand (PTX ISA).
+      MbarrierPendingCount op;
+      const Token v = Peek();
+      std::string name;
+      PARITY_RETURN_IF_ERROR(ExpectName("token variable after `pending_count`", &name));
+      auto slot = LookupVar(name);
+      if (!slot) {
+        if (std::string why = WhyNotVisible(name); !why.empty()) {
+          return Error(v, why, "parse.maybe-unset");
+        }
+        return Error(v, "unknown token variable `" + name + "` (set it with `arrive.nocomplete ... -> " +
+                            name + "`)",
+                     "parse.unknown-name");
+      }
+      op.token_var = *slot;
+      PARITY_RETURN_IF_ERROR(ExpectPunct("->", "before the result variable of `pending_count`"));
+      PARITY_RETURN_IF_ERROR(DefineOrAssign(&op.result_var, "result variable after `->`"));
+      PushOp(out, op, t);
+    } else if (w == "readback") {
+      GlobalReadback op;
+      PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, false));
+      PARITY_RETURN_IF_ERROR(ExpectPunct("->", "before the result variable of `readback`"));
+      PARITY_RETURN_IF_ERROR(DefineOrAssign(&op.result_var, "result variable after `->`"));
+      PushOp(out, std::move(op), t);
     } else if (w == "tma.load") {
       TmaLoad op;
       PARITY_RETURN_IF_ERROR(

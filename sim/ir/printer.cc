@@ -247,6 +247,10 @@ class Printer {
                    Expr_(o.threads);
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             return (o.write ? "write " : "use ") + Buf(o.buf);
+          } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
+            return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);
+          } else if constexpr (std::is_same_v<T, GlobalReadback>) {
+            return "readback " + Buf(o.buf) + " -> " + Var(o.result_var);
           } else {
             static_assert(std::is_same_v<T, Exit>);
             return "exit";

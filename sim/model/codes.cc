@@ -104,6 +104,9 @@ std::string Detail(const Violation& v) {
     case Code::kBulkWaitUncommitted:
       return "cp.async.bulk.wait_group " + N(v.value) + " does not cover " +
              Plural(v.limit, "uncommitted bulk operation", "uncommitted bulk operations");
+    case Code::kBulkDestinationReadEarly:
+      return "readback of a store destination while " +
+             Plural(v.value, "store write is", "store writes are") + " still in flight";
     case Code::kBulkEmptyCommit:
       return "cp.async.bulk.commit_group creates empty bulk group " + N(v.value) +
              " (no bulk operation since the last commit)";

@@ -241,7 +241,17 @@ enum class Severity : uint8_t { kError, kWarning };
     "signalled in earlier phases (arrive, expect_tx or a copy completing there): the phase it "    \
     "would have completed never completes. This names the culprit of a P2001 deadlock. Typical "   \
     "bug: a producer loop that runs fewer iterations than the consumer loop, or a role that "      \
-    "returns early on a predicate (e.g. the last tile) that its peers do not share.")
+    "returns early on a predicate (e.g. the last tile) that its peers do not share.")             \
+  /* Appended, not placed with its family: the enum value is recorded in trace files. */         \
+  X(kBulkDestinationReadEarly, "A1103", "bulk-destination-read-early", kError,                     \
+    "global destination of a bulk or TMA store read before the store completed",                   \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations): reading the destination "   \
+    "of an asynchronous copy before the operation completes is undefined behaviour. For a bulk "   \
+    "or TMA store, cp.async.bulk.wait_group.read only says the source was read; the global "       \
+    "write may still be in flight until cp.async.bulk.wait_group (without .read) returns. "        \
+    "Reported when a `readback` of a store's global destination runs while that store's write "    \
+    "has not completed. Typical bug: a kernel that reads back (or lets a dependent kernel read) "  \
+    "a tile after tma_store_wait<0> with .read semantics only.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -44,6 +44,12 @@
 //   kWaitTimeout      barrier             -                -                   phase / parity (GPU:
 //                                                                                 bounded wait trapped)
 //   kViolation        barrier or object   violation code (model/codes.h)  detail  -
+//   kPendingCount     - (0 / 0)           the count read   -                   - (mbarrier.pending_count
+//                                                                                 of a state token)
+//   kGlobalReadback   buffer / slot       class 0..3       bytes read          - (`readback`: the
+//                                                                                 global destination of
+//                                                                                 a bulk/TMA store region,
+//                                                                                 ir::GlobalReadback)
 //
 // `time` is a logical clock in the simulator (one tick per event) and %clock64 (or %globaltimer)
 // on the GPU. `pc` is the index of the agent instruction that caused the event (deliveries carry
@@ -96,9 +102,11 @@ enum class EventKind : uint8_t {
   kWaitTimeout = 37,
   kViolation = 38,
   kBulkComplete = 39,  // a bulk copy (load or store) finished: value = bytes
+  kPendingCount = 40,    // mbarrier.pending_count: value = the count
+  kGlobalReadback = 41,  // `readback`: value = class 0..3 (ir::GlobalReadback)
 };
 inline constexpr uint8_t kFirstEventKind = 1;
-inline constexpr uint8_t kLastEventKind = 39;
+inline constexpr uint8_t kLastEventKind = 41;
 
 // Agent id used by events that no agent caused directly (deliveries carry the issuing agent).
 inline constexpr uint16_t kNoAgent = 0xffff;

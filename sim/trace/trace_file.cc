@@ -81,6 +81,7 @@ const char* const kKindNames[] = {
     "cluster.arrive",  "cluster.wait.begin", "cluster.wait.end", "bar.arrive",
     "bar.sync.begin",  "bar.sync.end",  "use",            "write",
     "exit",            "wait.timeout",  "violation",      "bulk.complete",
+    "pending_count",   "readback",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kLastEventKind + 1);
 

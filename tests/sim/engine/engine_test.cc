@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <deque>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sim/ir/parser.h"
 #include "sim/model/codes.h"
 #include "sim/trace/event.h"
 #include "sim/trace/trace_file.h"
@@ -574,6 +576,241 @@ TEST(EngineExploreTest, EveryInterleavingOfTxOvercountDeadlocks) {
   size_t terminals = 0;
   ExploreAll(testing::GemmPipeline(g), Outcome::kDeadlock, &terminals);
   EXPECT_GT(terminals, 0u);
+}
+
+}  // namespace
+}  // namespace parity::engine
+
+// ---------------------------------------------------------------------------------------------
+// mbarrier.pending_count and readback (the litmus observations of issue 7).
+
+namespace parity::engine {
+namespace {
+
+using trace::EventKind;
+
+ir::Program Parse(const std::string& text) {
+  auto p = ir::ParseProgram(text, "obs.pipe");
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  return p.ok() ? std::move(p).value() : ir::Program{};
+}
+
+std::vector<int32_t> Values(const Engine& e, EventKind k) {
+  std::vector<int32_t> out;
+  for (const trace::TraceEvent& ev : e.trace()) {
+    if (ev.kind == static_cast<uint8_t>(k)) out.push_back(ev.value);
+  }
+  return out;
+}
+
+int64_t Var(const ir::Program& p, const Engine& e, uint32_t agent, const std::string& name) {
+  const ir::Role& role = p.roles[e.agent_info(agent).role];
+  for (uint32_t i = 0; i < role.num_vars; ++i) {
+    if (role.var_names[i] == name) return e.agent_vars(agent)[i];
+  }
+  ADD_FAILURE() << "no variable " << name;
+  return -1;
+}
+
+// Every end state of every interleaving (breadth first over Choices/Step).
+std::vector<Engine> AllEnds(const ir::Program& p) {
+  std::vector<Engine> ends;
+  auto created = Engine::Create(p, {});
+  EXPECT_TRUE(created.ok()) << created.status().ToString();
+  if (!created.ok()) return ends;
+  std::deque<Engine> frontier{*created};
+  std::unordered_set<uint64_t> seen;
+  std::vector<Choice> choices;
+  while (!frontier.empty()) {
+    Engine cur = std::move(frontier.front());
+    frontier.pop_front();
+    cur.Choices(&choices);
+    const std::vector<Choice> here = choices;
+    for (const Choice& c : here) {
+      Engine next = cur;
+      if (next.Step(c) == Outcome::kRunning) {
+        frontier.push_back(std::move(next));
+      } else {
+        ends.push_back(std::move(next));
+      }
+    }
+    if (ends.size() > 10000) {
+      ADD_FAILURE() << "more end states than expected";
+      break;
+    }
+  }
+  return ends;
+}
+
+// PTX ISA (mbarrier.pending_count): the count prior to the arrive-on that returned the token.
+// init 4: a noComplete arrival reads 4; after a drop (expected 3, and its own arrival) the next
+// reads 2; in phase 1 the count starts from the lowered expected count, 3.
+TEST(EnginePendingCountTest, ReadsTheCountBeforeTheNoCompleteArrive) {
+  const ir::Program p = Parse(R"(
+barrier b[1] count 4
+role t threads 32 {
+  init b[0]
+  arrive.nocomplete b[0] -> t0
+  pending_count t0 -> n0
+  arrive_drop b[0]
+  arrive.nocomplete b[0] -> t1
+  pending_count t1 -> n1
+  arrive b[0]
+  wait b[0] token t1
+  arrive.nocomplete b[0] -> t2
+  pending_count t2 -> n2
+  arrive b[0] count 2
+  wait b[0] parity 1
+}
+)");
+  auto e = Engine::Create(p, {});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  RunResult r = e->Run();
+  ASSERT_EQ(r.outcome, Outcome::kCompleted) << OutcomeName(r.outcome);
+  EXPECT_EQ(Values(*e, EventKind::kPendingCount), (std::vector<int32_t>{4, 2, 3}));
+  EXPECT_EQ(Var(p, *e, 0, "n0"), 4);
+  EXPECT_EQ(Var(p, *e, 0, "n1"), 2);
+  EXPECT_EQ(Var(p, *e, 0, "n2"), 3);
+  EXPECT_EQ(e->barrier_state(0, 0, 0).phase, 2u);
+}
+
+// A token of a plain arrive (also of the arrive that completed the phase) is undefined for
+// mbarrier.pending_count: M1013, the run ends there, no kPendingCount event.
+TEST(EnginePendingCountTest, PlainTokenIsM1013) {
+  for (const char* arrive : {"arrive b[0] -> t0", "arrive b[0] count 2 -> t0"}) {
+    SCOPED_TRACE(arrive);
+    const ir::Program p = Parse(std::string("barrier b[1] count 2\nrole t {\n  init b[0]\n  ") +
+                                arrive + "\n  pending_count t0 -> n\n}\n");
+    auto e = Engine::Create(p, {});
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    RunResult r = e->Run();
+    ASSERT_EQ(r.outcome, Outcome::kViolation);
+    EXPECT_EQ(r.violation->violation.code, model::Code::kMbarrierPendingCountToken);
+    EXPECT_EQ(r.violation->where.line, 5);
+    EXPECT_TRUE(Values(*e, EventKind::kPendingCount).empty());
+    EXPECT_EQ(e->trace().back().kind, static_cast<uint8_t>(EventKind::kViolation));
+  }
+}
+
+// Tokens of plain arrives keep only the phase: two agents whose arrivals land in either order
+// reach one end state (the counts their tokens would hold, which nobody may read, do not split
+// it); tokens of noComplete arrivals carry the count, so the two orders stay two states.
+TEST(EnginePendingCountTest, OnlyNoCompleteTokensCarryTheCount) {
+  for (const std::string kind : {"arrive", "arrive.nocomplete"}) {
+    SCOPED_TRACE(kind);
+    const ir::Program p = Parse("barrier b[1] count 3\nrole s threads 32 {\n  init b[0]\n"
+                                "  bar.sync 1, 96\n}\nrole a count 2 threads 32 {\n"
+                                "  bar.sync 1, 96\n  " +
+                                kind + " b[0] -> t\n}\n");
+    std::unordered_set<uint64_t> ends;
+    for (const Engine& e : AllEnds(p)) {
+      EXPECT_EQ(e.outcome(), Outcome::kCompleted);  // pending 1 left: nobody waits
+      ends.insert(e.Fingerprint());
+    }
+    EXPECT_EQ(ends.size(), kind == "arrive" ? 1u : 2u);
+  }
+}
+
+std::string StoreThenRead(const std::string& wait) {
+  return "buffer src[1] bytes 1024\n"
+         "role t threads 32 {\n"
+         "  write src[0]\n"
+         "  fence.proxy.async\n"
+         "  bulk.store src[0]\n"
+         "  bulk.commit\n"
+         "  " + wait + "\n"
+         "  readback src[0] -> v\n"
+         "  bulk.wait 0\n"
+         "}\n";
+}
+
+// After cp.async.bulk.wait_group (no .read) the store's write is complete: class 1 under every
+// policy. After only .read: A1103 while the write is still in flight (lazy runs agents first),
+// class 1 once it has landed (eager completes async operations first).
+TEST(EngineReadbackTest, SeesTheStoreOnlyAfterItsWrite) {
+  const ir::Program waited = Parse(StoreThenRead("bulk.wait 0"));
+  for (const EngineOptions& o : AllPolicies()) {
+    SCOPED_TRACE(Name(o));
+    auto e = Engine::Create(waited, {}, o);
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    ASSERT_EQ(e->Run().outcome, Outcome::kCompleted);
+    EXPECT_EQ(Values(*e, EventKind::kGlobalReadback), (std::vector<int32_t>{1}));
+    EXPECT_EQ(Var(waited, *e, 0, "v"), 1);
+  }
+  const ir::Program read_only = Parse(StoreThenRead("bulk.wait 0 read"));
+  EngineOptions lazy;
+  lazy.policy = Policy::kLazy;
+  auto e = Engine::Create(read_only, {}, lazy);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  RunResult r = e->Run();
+  ASSERT_EQ(r.outcome, Outcome::kViolation);
+  EXPECT_EQ(r.violation->violation.code, model::Code::kBulkDestinationReadEarly);
+  EXPECT_EQ(r.violation->violation.value, 1);
+  EXPECT_EQ(r.violation->where.line, 8);
+  e = Engine::Create(read_only, {}, EngineOptions{});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_EQ(e->Run().outcome, Outcome::kCompleted);
+  EXPECT_EQ(Values(*e, EventKind::kGlobalReadback), (std::vector<int32_t>{1}));
+}
+
+// The store carries the data it read. The storer's own readback after wait_group:
+//   overwrite ordered after wait_group.read  -> only 1 (its data);
+//   overwrite that may precede the read      -> 1 or 3 (the overwriter's data).
+TEST(EngineReadbackTest, StoreCarriesTheDataItRead) {
+  for (const bool ordered : {true, false}) {
+    SCOPED_TRACE(ordered ? "overwrite after wait_group.read" : "no read wait");
+    const ir::Program p = Parse(std::string("buffer src[1] bytes 1024\n"
+                                            "role s threads 32 {\n  write src[0]\n"
+                                            "  fence.proxy.async\n"
+                                            "  bulk.store src[0]\n  bulk.commit\n") +
+                                (ordered ? "  bulk.wait 0 read\n" : "") +
+                                "  bar.sync 1, 64\n  bulk.wait 0\n  readback src[0] -> v\n}\n"
+                                "role o threads 32 {\n  bar.sync 1, 64\n  write src[0]\n}\n");
+    std::set<int64_t> seen;
+    for (const Engine& e : AllEnds(p)) {
+      ASSERT_EQ(e.outcome(), Outcome::kCompleted) << OutcomeName(e.outcome());
+      seen.insert(Var(p, e, 0, "v"));
+    }
+    EXPECT_EQ(seen, ordered ? (std::set<int64_t>{1}) : (std::set<int64_t>{1, 3}));
+  }
+}
+
+TEST(EngineReadbackTest, InitialContentsAndRefusals) {
+  const ir::Program initial =
+      Parse("buffer src[2] bytes 64\nrole t {\n  readback src[1] -> v\n}\n");
+  auto e = Engine::Create(initial, {});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_EQ(e->Run().outcome, Outcome::kCompleted);
+  ASSERT_EQ(Values(*e, EventKind::kGlobalReadback), (std::vector<int32_t>{0}));
+  EXPECT_EQ(e->trace().front().index, 1u);   // the slot
+  EXPECT_EQ(e->trace().front().value2, 64);  // bytes read
+
+  // Part of a slot: refused (the model tracks whole slots).
+  const ir::Program part =
+      Parse("buffer src[1] bytes 64\nrole t {\n  readback src[0] bytes 32 -> v\n}\n");
+  e = Engine::Create(part, {});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  RunResult r = e->Run();
+  ASSERT_EQ(r.outcome, Outcome::kError);
+  EXPECT_EQ(r.error.rule(), "engine.readback-region");
+
+  // A stored source never written by `write`: the data has no name.
+  const ir::Program unnamed = Parse(
+      "buffer src[1] bytes 64\nrole t {\n  bulk.store src[0]\n  bulk.commit\n  bulk.wait 0\n"
+      "  readback src[0] -> v\n}\n");
+  e = Engine::Create(unnamed, {});
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  r = e->Run();
+  ASSERT_EQ(r.outcome, Outcome::kError);
+  EXPECT_EQ(r.error.rule(), "engine.readback-untracked");
+
+  // A store source that a copy also fills: refused at Create.
+  const ir::Program copied = Parse(
+      "buffer src[1] bytes 64\nbarrier b[1] count 1\nrole t {\n  bulk.load src[0] bar b[0]\n"
+      "  bulk.store src[0]\n  readback src[0] -> v\n}\n");
+  auto refused = Engine::Create(copied, {});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().rule(), "engine.readback-untracked");
 }
 
 }  // namespace

@@ -54,6 +54,60 @@ TEST(EncodingTest, ExamplesRoundTrip) {
   }
 }
 
+// The two observation ops appended in version 2 (encoding.h): their exact words, and a round
+// trip. PendingCount = kind 16 + 23, 3 words (token var, result var); GlobalReadback = kind
+// 16 + 24, 7 words (buffer ref of 5, result var).
+TEST(EncodingTest, PendingCountAndReadbackWords) {
+  auto p = ParseProgram(
+      "schedule obs\n"
+      "buffer src[2] bytes 1024\n"
+      "barrier b[1] count 3\n"
+      "role t {\n"
+      "  arrive.nocomplete b[0] -> tok\n"
+      "  pending_count tok -> n\n"
+      "  readback src[1] -> v\n"
+      "}\n",
+      "obs.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const std::vector<uint32_t>& words = *w;
+  EXPECT_EQ(words[1], 2u);  // kEncodingVersion
+  // The role body: the arrive (8 words), then the two new records.
+  const uint32_t body = words[20] + 5;
+  ASSERT_EQ(words[body] & 0xff, 16u + 2u);
+  const uint32_t pc_at = body + (words[body] >> 8);
+  EXPECT_EQ(words[pc_at], (16u + 23u) | (3u << 8));
+  EXPECT_EQ(words[pc_at + 1], 0u);  // token var slot
+  EXPECT_EQ(words[pc_at + 2], 1u);  // result var slot
+  const uint32_t rb_at = pc_at + 3;
+  EXPECT_EQ(words[rb_at], (16u + 24u) | (7u << 8));
+  EXPECT_EQ(words[rb_at + 1], 0u);                       // buffer decl
+  EXPECT_NE(words[rb_at + 2], kEncodingNone);            // slot expr ref
+  EXPECT_EQ(words[rb_at + 3], kEncodingNone);            // offset
+  EXPECT_EQ(words[rb_at + 4], kEncodingNone);            // bytes
+  EXPECT_EQ(words[rb_at + 5], kEncodingNone);            // cta
+  EXPECT_EQ(words[rb_at + 6], 2u);                       // result var slot
+  auto decoded = Decode(words);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(Print(*decoded), Print(SubstituteParams(*p, {})));
+  // A variable slot beyond the role's variables is refused, not trusted.
+  std::vector<uint32_t> bad = words;
+  bad[pc_at + 1] = 7;
+  uint64_t h = 0xcbf29ce484222325ull;  // recompute the checksum (FNV-1a over words 24..)
+  for (size_t i = kEncodingHeaderWords; i < bad.size(); ++i) {
+    for (int k = 0; k < 4; ++k) {
+      h ^= (bad[i] >> (8 * k)) & 0xff;
+      h *= 0x100000001b3ull;
+    }
+  }
+  bad[23] = static_cast<uint32_t>(h);
+  auto refused = Decode(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("variable slot out of range"), std::string::npos)
+      << refused.status().ToString();
+}
+
 TEST(EncodingTest, HeaderFields) {
   Encoded e = EncodeExample("gemm_tma_multicast_2x2", {{"STAGES", 3}});
   const std::vector<uint32_t>& w = e.words;

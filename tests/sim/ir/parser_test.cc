@@ -169,6 +169,42 @@ role r {
   EXPECT_EQ(p->name, "scopes");
 }
 
+// pending_count reads a token and binds its result; readback names a buffer slot and binds its
+// result (ir.h MbarrierPendingCount, GlobalReadback), and both print back as written.
+TEST(ParserTest, PendingCountAndReadback) {
+  const std::string text =
+      "schedule obs\n"
+      "buffer src[2] bytes 1024\n"
+      "barrier b[1] count 3\n"
+      "role t threads 32 {\n"
+      "  arrive.nocomplete b[0] -> tok\n"
+      "  pending_count tok -> n\n"
+      "  pending_count tok -> n\n"
+      "  readback src[1] -> v\n"
+      "}\n";
+  auto p = ParseProgram(text, "obs.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Role& r = p->roles[0];
+  EXPECT_EQ(r.var_names, (std::vector<std::string>{"tok", "n", "v"}));
+  const auto* pc = OpAs<MbarrierPendingCount>(r.body[1]);
+  ASSERT_NE(pc, nullptr);
+  EXPECT_EQ(pc->token_var, 0u);
+  EXPECT_EQ(pc->result_var, 1u);
+  EXPECT_EQ(OpAs<MbarrierPendingCount>(r.body[2])->result_var, 1u);  // reassigned, one slot
+  const auto* rb = OpAs<GlobalReadback>(r.body[3]);
+  ASSERT_NE(rb, nullptr);
+  EXPECT_EQ(rb->buf.buffer, 0u);
+  EXPECT_EQ(PrintExpr(*p, rb->buf.slot), "1");
+  EXPECT_EQ(rb->buf.offset, kNoExpr);
+  EXPECT_EQ(rb->result_var, 2u);
+  const std::string printed = Print(*p);
+  EXPECT_NE(printed.find("  pending_count tok -> n\n"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("  readback src[1] -> v\n"), std::string::npos) << printed;
+  auto again = ParseProgram(printed, "obs.pipe");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Print(*again), printed);
+}
+
 // A variable first bound inside an `if` is visible after it when every path binds it
 // (definite assignment): both branches then write one slot, which the later read uses.
 TEST(ParserTest, VariableBoundOnEveryPathOfAnIfIsVisibleAfterIt) {
@@ -301,6 +337,12 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
       {"barrier b[1] count 1\nbarrier b[2] count 1\n", true, "parse.duplicate", 2, 9,
        "`b` is already declared"},
       {"", true, "parse.no-roles", 1, 1, "the schedule has no `role`"},
+      {"pending_count t -> n", false, "parse.unknown-name", 6, 17, "unknown token variable `t`"},
+      {"arrive.nocomplete full[0] -> t\n  pending_count t n", false, "parse", 7, 19,
+       "expected `->` before the result variable of `pending_count`, found `n`"},
+      {"readback A[0]", false, "parse", 6, 16,
+       "expected `->` before the result variable of `readback`"},
+      {"readback A[0] @cta(1) -> v", false, "parse.bad-remote", 6, 17, "only allowed for st.async"},
   };
   for (const BadCase& c : cases) {
     const std::string text = c.whole ? c.body : std::string(kHeader) + "  " + c.body + "\n}\n";
