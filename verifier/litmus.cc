@@ -25,16 +25,25 @@ uint64_t Mix(uint64_t h) {
 }
 
 // What the outcome reads from the history that the engine state may not hold: every agent's
-// sequence of test_wait results (the result variable may be overwritten or never read). Hashed
-// per agent and combined in agent order, so that histories that interleave the same per-agent
-// sequences differently merge.
+// sequence of test_wait results, pending counts and readback classes (the result variable may be
+// overwritten or never read). Hashed per agent and combined in agent order, so that histories
+// that interleave the same per-agent sequences differently merge.
 uint64_t HistoryKey(const std::vector<trace::TraceEvent>& trace) {
   std::map<uint64_t, uint64_t> per_agent;
   for (const trace::TraceEvent& e : trace) {
-    if (static_cast<trace::EventKind>(e.kind) != trace::EventKind::kTestWait) continue;
+    const auto kind = static_cast<trace::EventKind>(e.kind);
+    uint64_t v = 0;
+    if (kind == trace::EventKind::kTestWait) {
+      v = e.value != 0 ? 2 : 1;
+    } else if (kind == trace::EventKind::kPendingCount ||
+               kind == trace::EventKind::kGlobalReadback) {
+      v = (uint64_t{e.kind} << 32) | static_cast<uint32_t>(e.value);
+    } else {
+      continue;
+    }
     const uint64_t agent = (uint64_t{e.cluster} << 32) | (uint64_t{e.cta} << 16) | e.agent;
     uint64_t& h = per_agent[agent];
-    h = Mix(h * 3 + (e.value != 0 ? 2 : 1));
+    h = Mix(h * 3 + v);
   }
   uint64_t key = 0x9e3779b97f4a7c15ULL;
   for (const auto& [agent, h] : per_agent) key = Mix(key ^ Mix(agent + 1) ^ h);

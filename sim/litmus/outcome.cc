@@ -55,6 +55,8 @@ struct WaitState {
 
 std::string OutcomeOf(const ir::Program& program, std::span<const TraceEvent> events) {
   std::map<AgentKey, std::string> tw;
+  std::map<AgentKey, std::string> cnt;  // pending counts, comma-separated
+  std::map<AgentKey, std::string> rb;   // readback classes, one digit each
   std::map<AgentKey, WaitState> waits;
   std::map<AgentKey, EventKind> other_waits;  // open cluster/named/group waits
   std::map<BarrierKey, uint64_t> completions;  // since the last init
@@ -74,6 +76,15 @@ std::string OutcomeOf(const ir::Program& program, std::span<const TraceEvent> ev
         } else {
           tw[agent] += e.value != 0 ? '1' : '0';
         }
+        break;
+      case EventKind::kPendingCount: {
+        std::string& s = cnt[agent];
+        if (!s.empty()) s += ',';
+        s += std::to_string(e.value);
+        break;
+      }
+      case EventKind::kGlobalReadback:
+        rb[agent] += static_cast<char>('0' + (e.value >= 0 && e.value <= 3 ? e.value : 9));
         break;
       case EventKind::kWaitBegin:
         waits[agent] = WaitState{true, e};
@@ -141,7 +152,8 @@ std::string OutcomeOf(const ir::Program& program, std::span<const TraceEvent> ev
   if (ub != nullptr) {
     const auto code = static_cast<model::Code>(ub->value);
     out = "ub{" + std::string(model::CodeId(code));
-    if (model::CodeId(code).starts_with("M")) {
+    // mbarrier.pending_count reads a token only: its M1013 names no barrier.
+    if (model::CodeId(code).starts_with("M") && code != model::Code::kMbarrierPendingCountToken) {
       out += "@" + BarrierAt(program, {ub->cluster, ub->target_cta, ub->object, ub->index});
     }
     out += "}";
@@ -162,6 +174,20 @@ std::string OutcomeOf(const ir::Program& program, std::span<const TraceEvent> ev
     }
     out += "}";
   }
+
+  // Per-agent observation lists in (cluster, CTA, agent) order.
+  auto list = [&out](const char* name, const std::map<AgentKey, std::string>& m) {
+    if (m.empty()) return;
+    out += std::string(" ") + name + "{";
+    bool first = true;
+    for (const auto& [agent, values] : m) {
+      out += (first ? "" : " ") + AgentName(agent) + "=" + values;
+      first = false;
+    }
+    out += "}";
+  };
+  list("cnt", cnt);
+  list("rb", rb);
 
   // Final parities only for runs that completed (the GPU probes only then).
   if (ub == nullptr && hung.empty() && !initialised.empty()) {

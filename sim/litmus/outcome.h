@@ -40,13 +40,21 @@
 //      A1002 do not end a run and are ignored here) starts with `ub{M1005@b[0]@0}` (code id,
 //      barrier name[element]@CTA as recorded in the event). The comparator treats such an
 //      allowed outcome as "anything may happen": silicon outcomes are then reported, not failed.
+//   5. mbarrier.pending_count results. Every `pending_count tok -> v` records a kPendingCount
+//      event with the count as value (object/index 0: the instruction names no barrier). The
+//      outcome lists them per agent in program order, comma-separated: `cnt{c0a0=3,2}`.
+//   6. Global read-backs. Every `readback BUF -> v` (sim/ir/ir.h GlobalReadback) records a
+//      kGlobalReadback event, value = the class 0..3 of what the agent read from the global
+//      destination of BUF's bulk.store (0 initial contents, 1 its own `write` data, 2 a mix of
+//      the two, 3 anything else), one digit per read in program order: `rb{c0a0=1}`.
 //
 // Outcome string grammar (single line, tokens separated by one space, deterministic order):
-//   outcome := head [" tw{" agent_results "}"] [" ph{" parities "}"]
-//   head    := "ok" | "hang{" hung_agents "}" | "ub{" code "@" bar "}"
+//   outcome := head [" tw{" agent_results "}"] [" cnt{" agent_counts "}"]
+//              [" rb{" agent_classes "}"] [" ph{" parities "}"]
+//   head    := "ok" | "hang{" hung_agents "}" | "ub{" code ["@" bar] "}"   (M1013: no bar)
 //   agent   := ["k" cluster] "c" cta "a" agent       (cluster only when not 0)
-// Lists inside braces are separated by one space and sorted: tw{} by (cluster, CTA, agent),
-// ph{} by (cluster, CTA, barrier declaration, element), hang{} by its text. A trap of the GPU
+// Lists inside braces are separated by one space and sorted: tw{}, cnt{} and rb{} by (cluster,
+// CTA, agent), ph{} by (cluster, CTA, barrier declaration, element), hang{} by its text. A trap of the GPU
 // kernel is reported by the GPU runner as `trap{...}` (not by OutcomeOf).
 //
 // ---------------------------------------------------------------------------------------------

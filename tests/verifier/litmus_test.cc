@@ -106,6 +106,65 @@ TEST(SimulateLitmus, DeadlockYieldsAHang) {
   EXPECT_EQ(h->counts.begin()->first, "hang{c0a0@b[0]/p0} tw{c0a0=0}");
 }
 
+std::set<std::string> InlineOutcomes(const std::string& text) {
+  auto p = ir::ParseProgram(text, "inline.pipe");
+  EXPECT_TRUE(p.ok()) << p.status().ToString();
+  std::set<std::string> out;
+  if (!p.ok()) return out;
+  auto h = SimulateLitmus(*p, "inline");
+  EXPECT_TRUE(h.ok()) << h.status().ToString();
+  if (!h.ok()) return out;
+  for (const auto& [o, n] : h->counts) out.insert(o);
+  return out;
+}
+
+// Two warps arrive.noComplete on a count-3 barrier in either order: each reads the count its own
+// token recorded (PTX ISA mbarrier.pending_count), so {3, 2} in both assignments and never equal
+// counts. The same schedule as litmus/pending_count_race_two_arrivers.pipe (its H100 histogram
+// is recorded separately).
+TEST(SimulateLitmus, PendingCountsOfRacingNoCompleteArrivals) {
+  EXPECT_EQ(InlineOutcomes("schedule p\ncluster 1x1\nbarrier b[1] count 3\n"
+                           "role setup threads 32 {\n  init b[0]\n  fence.mbarrier_init\n"
+                           "  bar.sync 1, 96\n  bar.sync 2, 96\n  arrive b[0]\n"
+                           "  wait b[0] parity 0\n}\n"
+                           "role arriver count 2 threads 32 {\n  bar.sync 1, 96\n"
+                           "  arrive.nocomplete b[0] -> t\n  pending_count t -> n\n"
+                           "  bar.arrive 2, 96\n}\n"),
+            (std::set<std::string>{"ok cnt{c0a1=2 c0a2=3} ph{b[0]@0=1}",
+                                   "ok cnt{c0a1=3 c0a2=2} ph{b[0]@0=1}"}));
+  // The token of a plain arrive: undefined (M1013), the only outcome.
+  EXPECT_EQ(InlineOutcomes("schedule q\nbarrier b[1] count 2\nrole t threads 32 {\n"
+                           "  init b[0]\n  arrive b[0] -> t0\n  pending_count t0 -> n\n"
+                           "  arrive b[0]\n}\n"),
+            (std::set<std::string>{"ub{M1013}"}));
+}
+
+// The bulk async-group question's data half: after wait_group the readback sees the stored data
+// (1); after only wait_group.read it may run while the write is in flight (undefined: A1103) or
+// after it landed; an overwrite by another agent after wait_group.read never reaches global
+// memory.
+TEST(SimulateLitmus, BulkStoreReadbacks) {
+  const std::string head = "schedule s\ncluster 1x1\nbuffer src[1] bytes 1024\n";
+  const std::string store =
+      "  write src[0]\n  fence.proxy.async\n  bulk.store src[0]\n  bulk.commit\n";
+  EXPECT_EQ(InlineOutcomes(head + "role t threads 32 {\n" + store +
+                           "  bulk.wait 0\n  readback src[0] -> v\n}\n"),
+            (std::set<std::string>{"ok rb{c0a0=1}"}));
+  EXPECT_EQ(InlineOutcomes(head + "role t threads 32 {\n" + store +
+                           "  bulk.wait 0 read\n  readback src[0] -> v\n  bulk.wait 0\n}\n"),
+            (std::set<std::string>{"ok rb{c0a0=1}", "ub{A1103}"}));
+  EXPECT_EQ(InlineOutcomes(head + "role s threads 32 {\n" + store +
+                           "  bulk.wait 0 read\n  bar.sync 1, 64\n  bulk.wait 0\n"
+                           "  readback src[0] -> v\n}\n"
+                           "role o threads 32 {\n  bar.sync 1, 64\n  write src[0]\n}\n"),
+            (std::set<std::string>{"ok rb{c0a0=1}"}));
+  // Without the read wait the overwrite may be what the store reads: agent 1's data, class 3.
+  EXPECT_EQ(InlineOutcomes(head + "role s threads 32 {\n" + store +
+                           "  bar.sync 1, 64\n  bulk.wait 0\n  readback src[0] -> v\n}\n"
+                           "role o threads 32 {\n  bar.sync 1, 64\n  write src[0]\n}\n"),
+            (std::set<std::string>{"ok rb{c0a0=1}", "ok rb{c0a0=3}"}));
+}
+
 TEST(SimulateLitmus, TooManyStatesIsRefused) {
   const ir::Program p = Load("race_parity_aliasing");
   LitmusSearchOptions o;

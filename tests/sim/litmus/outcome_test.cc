@@ -147,6 +147,42 @@ TEST(OutcomeOf, OtherClustersAreNamed) {
   EXPECT_EQ(OutcomeOf(p, t), "ok tw{c0a0=0 k2c1a0=1}");
 }
 
+// pending_count values per agent, comma-separated in program order (multi-digit counts stay
+// distinct); readback classes one digit per read; both between tw{} and ph{}.
+TEST(OutcomeOf, PendingCountsAndReadbacks) {
+  const ir::Program p = TwoBarriers();
+  std::vector<TraceEvent> t = {
+      Ev(EventKind::kInit, 0, 0, 0, 0, 1),
+      Ev(EventKind::kPendingCount, 0, 1, 0, 0, 12),
+      Ev(EventKind::kGlobalReadback, 0, 0, 0, 1, 1),
+      Ev(EventKind::kTestWait, 0, 0, 0, 0, 0),
+      Ev(EventKind::kPendingCount, 0, 1, 0, 0, 3),
+      Ev(EventKind::kPendingCount, 0, 0, 0, 0, 1),
+      Ev(EventKind::kGlobalReadback, 0, 0, 0, 1, 3),
+      Ev(EventKind::kGlobalReadback, 0, 1, 0, 1, 0),
+      Ev(EventKind::kPhaseComplete, 0, 0, 0, 0, 0),
+  };
+  EXPECT_EQ(OutcomeOf(p, t),
+            "ok tw{c0a0=0} cnt{c0a0=1 c0a1=12,3} rb{c0a0=13 c0a1=0} ph{full[0]@0=1}");
+  // A class outside 0..3 (a corrupt record) shows as 9, never as a valid class.
+  std::vector<TraceEvent> bad = {Ev(EventKind::kGlobalReadback, 0, 0, 0, 0, 7)};
+  EXPECT_EQ(OutcomeOf(p, bad), "ok rb{c0a0=9}");
+}
+
+// M1013 (mbarrier.pending_count on a token that no .noComplete arrive returned) names no
+// barrier; A1103 (readback before the store's write completed) is not an mbarrier code.
+TEST(OutcomeOf, UndefinedObservationsNameNoBarrier) {
+  const ir::Program p = TwoBarriers();
+  std::vector<TraceEvent> t = {
+      Ev(EventKind::kInit, 0, 0, 0, 0, 1),
+      Ev(EventKind::kViolation, 0, 0, 0, 0,
+         static_cast<int32_t>(model::Code::kMbarrierPendingCountToken)),
+  };
+  EXPECT_EQ(OutcomeOf(p, t), "ub{M1013}");
+  t[1].value = static_cast<int32_t>(model::Code::kBulkDestinationReadEarly);
+  EXPECT_EQ(OutcomeOf(p, t), "ub{A1103}");
+}
+
 TEST(OutcomeOf, EmptyTraceIsOk) {
   EXPECT_EQ(OutcomeOf(TwoBarriers(), {}), "ok");
 }
