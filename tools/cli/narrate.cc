@@ -78,6 +78,17 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
     case EventKind::kTestWait:
       os << "test_wait " << Bar(program, e) << " parity " << int{e.parity} << " = " << e.value;
       break;
+    case EventKind::kPendingCount:
+      os << "pending_count of a state token = " << e.value;
+      break;
+    case EventKind::kGlobalReadback:
+      os << "readback of the bulk.store destination of " << Buf(program, e) << " = class "
+         << e.value
+         << (e.value == 0   ? " (initial contents)"
+             : e.value == 1 ? " (this agent's write data)"
+             : e.value == 2 ? " (a mix of old and new)"
+                            : " (other data)");
+      break;
     case EventKind::kPhaseComplete:
       os << "PHASE COMPLETE " << Bar(program, e) << ": phase " << e.value
          << " done, now parity " << int{e.phase};
