@@ -845,6 +845,54 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       case 22:  // exit
         Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
         return;
+      case 23: {  // pending_count token var, result var
+        // Every lane holds lane 0's token (case 2 broadcasts it), so every lane reads the same
+        // count. A token of a plain arrive gives whatever the H100 gives (undefined in PTX).
+        const uint32_t token_var = f[0], result_var = f[1];
+        const uint32_t n =
+            token_var < kMaxVars ? ptx::MbarrierPendingCount(static_cast<uint64_t>(a.vars[token_var])) : 0u;
+        if (result_var < kMaxVars) a.vars[result_var] = n;
+        Emit<kTrace>(c, a, EventKind::kPendingCount, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
+        break;
+      }
+      case 24: {  // readback buf(5), result var
+        // What a generic-proxy read of the bulk.store destination of the region sees, per 4-byte
+        // word against two images (ir::GlobalReadback): the runner's initial bulk pattern (tag
+        // 0xfe, chunk index K from the start of the buffer area) and this agent's own `write`
+        // pattern of the region (case 21). Class 0 all old, 1 all new, 2 only old and new words,
+        // 3 any other word.
+        uint32_t buf, slot, off, bytes, addr;
+        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) break;
+        const uint32_t result_var = f[5];
+        const uint32_t base_chunk = (addr - a.smem_base - c.buffers_begin) / 16;
+        const uint32_t who = static_cast<uint32_t>(a.slot.index_in_cta) << 20;
+        const uint32_t chunks = bytes / 16;
+        constexpr uint32_t kOldTag = kPatternTagBase | 0xfeu, kNewTag = kPatternTagBase | 0xffu;
+        uint32_t seen = 0;  // bit 0: a word only the old image has, 1: only the new, 2: neither
+        for (uint32_t k = a.lane; k < chunks; k += 32) {
+          const uint32_t K = base_chunk + k;
+          const uint4 v = ptx::LdGlobalRelaxedGpu16(c.bulk_global + 16ull * K);
+          const uint32_t ho = PatternHash(K, kOldTag);
+          const uint32_t idx = (off / 16 + k) ^ who;
+          const uint32_t hn = PatternHash(idx, kNewTag);
+          const uint32_t got[4] = {v.x, v.y, v.z, v.w};
+          const uint32_t old_w[4] = {K, kOldTag, ho, ~ho};
+          const uint32_t new_w[4] = {idx, kNewTag, hn, ~hn};
+          for (int j = 0; j < 4; ++j) {
+            const bool is_old = got[j] == old_w[j], is_new = got[j] == new_w[j];
+            if (is_old && !is_new) seen |= 1u;
+            if (is_new && !is_old) seen |= 2u;
+            if (!is_old && !is_new) seen |= 4u;
+          }
+        }
+        seen = __reduce_or_sync(kFull, seen);
+        const uint32_t cls = (seen & 4u) != 0 ? 3u : seen == 3u ? 2u : seen == 2u ? 1u : 0u;
+        if (result_var < kMaxVars) a.vars[result_var] = cls;
+        Emit<kTrace>(c, a, EventKind::kGlobalReadback, a.cta, buf, slot, static_cast<int32_t>(cls),
+                     static_cast<int32_t>(bytes), 0, 0, spc);
+        __syncwarp();
+        break;
+      }
       default:
         // The runner refuses schedules with other ops; reaching here is a bad encoding.
         a.fault = kFaultBadWord;

@@ -752,6 +752,28 @@ __device__ __forceinline__ uint4 LdShared16(SmemAddr addr) {
   return v;
 }
 
+// mbarrier.pending_count.b64 count, state (PTX ISA 9.7.13.15.17): the pending arrival count
+// recorded in a state token, i.e. the barrier's pending count before the arrive-on that
+// returned it. Defined only for tokens of mbarrier.arrive.noComplete / arrive_drop.noComplete.
+__device__ __forceinline__ uint32_t MbarrierPendingCount(uint64_t state) {
+  uint32_t count;
+  asm volatile("mbarrier.pending_count.b64 %0, %1;"
+               : "=r"(count)  // %0: the pending count
+               : "l"(state));  // %1: the state token
+  return count;
+}
+
+// ld.relaxed.gpu.global.v4.b32: 16 bytes of global memory read at GPU scope (no stale L1 line),
+// for `readback` of what a bulk store wrote.
+__device__ __forceinline__ uint4 LdGlobalRelaxedGpu16(const void* p) {
+  uint4 v;
+  asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_

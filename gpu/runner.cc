@@ -27,6 +27,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <variant>
 #include <vector>
 
 #include "gpu/executor.h"
@@ -60,8 +61,32 @@ const char* OpName(const ir::Op& op) {
       "init", "inval", "arrive", "expect_tx", "complete_tx", "wait", "tma.load", "tma.store",
       "bulk.load", "bulk.store", "bulk.commit", "bulk.wait", "cp.async", "cp.async.commit",
       "cp.async.wait", "cp.async.arrive", "st.async", "fence", "cluster.arrive", "cluster.wait",
-      "bar.sync", "use/write", "exit"};
+      "bar.sync", "use/write", "exit", "pending_count", "readback"};
+  static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size_v<ir::Op>,
+                "a new op needs its name here");
   return kNames[op.index()];
+}
+
+bool TmaStoreSourceIn(const ir::Block& block, uint32_t buffer) {
+  for (const ir::Stmt& s : block) {
+    if (const auto* f = std::get_if<ir::For>(&s.node)) {
+      if (TmaStoreSourceIn(f->body, buffer)) return true;
+    } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
+      if (TmaStoreSourceIn(i->then_body, buffer) || TmaStoreSourceIn(i->else_body, buffer)) return true;
+    } else if (const auto* op = std::get_if<ir::Op>(&s.node)) {
+      const auto* t = std::get_if<ir::TmaStore>(op);
+      if (t != nullptr && t->src.buffer == buffer) return true;
+    }
+  }
+  return false;
+}
+
+// Whether some role stores `buffer` with tma.store.
+bool TmaStoreSource(const ir::Program& p, uint32_t buffer) {
+  for (const ir::Role& r : p.roles) {
+    if (TmaStoreSourceIn(r.body, buffer)) return true;
+  }
+  return false;
 }
 
 // Returns "" when the executor issues `op` faithfully, else why not.
@@ -133,6 +158,15 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
   }
   if (const auto* b = std::get_if<ir::BufferAccess>(&op)) {
     return b->buf.cta == ir::kNoExpr ? "" : "use/write of a remote buffer";
+  }
+  if (std::holds_alternative<ir::MbarrierPendingCount>(op)) return "";
+  if (const auto* r = std::get_if<ir::GlobalReadback>(&op)) {
+    // The executor reads back the runner's bulk global (the destination of bulk.store), not a
+    // tensor map's global: a buffer that is also a tma.store source would be read in the
+    // wrong place.
+    if (r->buf.cta != ir::kNoExpr) return "readback of a remote buffer";
+    if (TmaStoreSource(p, r->buf.buffer)) return "readback of a buffer that is a tma.store source";
+    return "";
   }
   return "not implemented by the GPU executor yet";
 }
