@@ -1,13 +1,16 @@
 #!/bin/bash
 # Checks //gpu:parity_gpu without a GPU: it is self-contained (static cudart, no spdlog/fmt: only
 # the C/C++ runtime is dynamic); it refuses a schedule with an op the executor does not issue
-# (a TMA load with a remote mbarrier, the one op form left unsupported besides forms PTX lacks),
+# (a TMA load with a remote mbarrier, the one op form left unsupported besides forms PTX lacks,
+# and a readback of a tma.store source, which the executor would read in the wrong place),
 # naming the op and the line, before touching CUDA (exit 2); the litmus and bench subcommands
 # refuse bad usage with exit 2; and it accepts every op of the bundled pipelines and litmus
 # tests (no "unsupported op" before the CUDA call).
 set -euo pipefail
 bin=$1
-unsupported=$2  # then: schedules whose every op must be accepted
+unsupported=$2  # a tma.load with a remote barrier
+unsupported_readback=$3  # a readback of a tma.store source
+# then: schedules whose every op must be accepted
 source tests/gpu/self_contained.sh  # runfiles (data)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ -x "$bin" ] || fail "$bin is not an executable"
@@ -29,6 +32,13 @@ echo "$msg" | grep -q "unsupported op 'tma.load' (tma.load with @cta)" || fail "
 echo "$msg" | grep -q "unsupported_remote_tma_bar.pipe:17:" || fail "the message does not name the line"
 echo "$msg" | grep -qi "cuda" && fail "it reached CUDA before refusing"
 set +e
+msg=$("$bin" run "$unsupported_readback" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "expected exit 2 for a readback of a tma.store source, got $rc"
+echo "$msg" | grep -q "unsupported op 'readback' (readback of a buffer that is a tma.store source)" ||
+  fail "the message does not name the readback: $msg"
+set +e
 "$bin" run 2>/dev/null; rc=$?
 set -e
 [ "$rc" -eq 2 ] || fail "usage error must exit 2, got $rc"
@@ -40,7 +50,7 @@ for args in "litmus x.pipe" "litmus --runs 10" "bench" "frobnicate" "litmus x.pi
 done
 # Every op of these schedules is issued by the executor: parity_gpu gets past the op check and
 # only then needs CUDA (which this machine lacks, or which runs it: either way no refusal).
-shift 2
+shift 3
 for f in "$@"; do
   set +e
   out=$(timeout 20 "$bin" run "$f" --timeout-ms 1 2>&1)
