@@ -101,7 +101,8 @@ class Reducer {
   struct CacheEntry;
 
  public:
-  explicit Reducer(const Engine& root) : n_obj_(root.num_objects()) {
+  Reducer(const Engine& root, bool guarded_waits)
+      : n_obj_(root.num_objects()), guarded_(guarded_waits) {
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
       n_clusters_ = std::max(n_clusters_, root.agent_info(a).cluster + 1);
@@ -117,8 +118,11 @@ class Reducer {
   int dbg() const { return dbg_; }
 
   // Marks in `take` (one flag per choice) the steps of the smallest persistent set found.
+  // `guard` (per agent, empty for none): the mbarrier slot a runnable agent's next step would
+  // only block on (Search::Expand left that step out of `choices`); such an agent is a unit like
+  // a blocked one.
   void Choose(Engine& e, const std::vector<Choice>& choices, const std::vector<Footprint>& fps,
-              std::vector<uint8_t>* take) {
+              const std::vector<uint32_t>& guard, std::vector<uint8_t>* take) {
     const size_t n_enabled = choices.size();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     // Per mbarrier slot: whether two complete_tx-only accesses commute from this state on, given
@@ -149,6 +153,13 @@ class Reducer {
       u.enabled = true;
       u.now_all = fps[i].overflow;
       for (uint32_t k = 0; k < fps[i].n; ++k) {
+        // With guarded waits a barrier.cluster.wait step touches only its own participant's
+        // arrival record (explore.h): no shared object.
+        if (guarded_ && choices[i].kind == Choice::Kind::kAgent &&
+            fps[i].kinds[k] == engine::Access::kWait && fps[i].objects[k] >= n_slots_ &&
+            fps[i].objects[k] < n_slots_ + n_clusters_) {
+          continue;
+        }
         u.now.push_back({fps[i].objects[k], static_cast<uint8_t>(fps[i].kinds[k])});
       }
       if (choices[i].kind == Choice::Kind::kAgent) {
@@ -181,6 +192,13 @@ class Reducer {
     }
     for (uint32_t a = 0; a < n_agents; ++a) {
       const Engine::AgentState& s = e.agent_state(a);
+      if (!guard.empty() && guard[a] != Engine::kNoSlot) {
+        Unit& u = NewUnit();
+        u.enabled = false;
+        u.agent = a;
+        u.now.push_back({guard[a], kWaitNes});
+        continue;
+      }
       if (s.status != 1) continue;  // only blocked agents (runnable ones are choices)
       Unit& u = NewUnit();
       u.enabled = false;
@@ -580,6 +598,7 @@ class Reducer {
   };
 
   uint32_t n_obj_;
+  bool guarded_;  // ExploreOptions::guarded_waits
   std::vector<std::vector<uint8_t>> static_future_;  // AgentMayTouch, every access kOther
   // The memo: a deque (appending keeps references to earlier entries valid) indexed by a hash
   // of the key; entries compare the whole key.
@@ -657,7 +676,7 @@ class Search {
     }
     seen_.Insert(created->Fingerprint());
     records_.push_back({kRoot, 0});
-    reducer_ = std::make_unique<Reducer>(*created);
+    reducer_ = std::make_unique<Reducer>(*created, options_.guarded_waits);
     if (options_.collect_barrier_states) CollectBarriers(*created);
     if (bfs_) {
       Bfs(std::move(created).value());
@@ -706,11 +725,20 @@ class Search {
       // the measured footprint, which is as good for the persistent set); measured by taking
       // the step only where the prediction fails.
       fps_.resize(n);
+      guard_.assign(e.num_agents(), Engine::kNoSlot);
+      size_t n_guarded = 0;
       for (size_t i = 0; i < n; ++i) {
         Footprint& fp = fps_[i];
         const Choice c = choices_[i];
         if (c.kind == Choice::Kind::kAgent) {
-          if ((reducer_->dbg() & 128) != 0 || !e.PeekFootprint(c.index, &fp)) {
+          uint32_t blocks_on = Engine::kNoSlot;
+          const bool peeked = (reducer_->dbg() & 128) == 0 &&
+                              e.PeekFootprint(c.index, &fp, options_.guarded_waits ? &blocks_on : nullptr);
+          if (blocks_on != Engine::kNoSlot) {
+            guard_[c.index] = blocks_on;
+            ++n_guarded;
+          }
+          if (!peeked) {
             if (scratch_) {
               *scratch_ = e;
             } else {
@@ -736,7 +764,30 @@ class Search {
             break;
         }
       }
-      reducer_->Choose(e, choices_, fps_, &take_);
+      if (n_guarded == 0 || n_guarded == n) {
+        // n_guarded == n: every enabled step only blocks (a deadlock follows); they are taken
+        // as steps so that the engine reaches and reports its deadlock state.
+        guard_.clear();
+        reducer_->Choose(e, choices_, fps_, guard_, &take_);
+      } else {
+        // Guarded waits (explore.h): a step that would only block is left out; its agent is a
+        // blocked unit for the persistent set.
+        gchoices_.clear();
+        gfps_.clear();
+        gmap_.clear();
+        for (size_t i = 0; i < n; ++i) {
+          if (choices_[i].kind == Choice::Kind::kAgent &&
+              guard_[choices_[i].index] != Engine::kNoSlot) {
+            continue;
+          }
+          gchoices_.push_back(choices_[i]);
+          gfps_.push_back(fps_[i]);
+          gmap_.push_back(i);
+        }
+        reducer_->Choose(e, gchoices_, gfps_, guard_, &gtake_);
+        take_.assign(n, 0);
+        for (size_t j = 0; j < gmap_.size(); ++j) take_[gmap_[j]] = gtake_[j];
+      }
     } else {
       take_.assign(n, 1);
     }
@@ -919,6 +970,11 @@ class Search {
   std::vector<Engine> succ_;
   std::optional<Engine> scratch_;  // measuring a step whose footprint cannot be predicted
   std::vector<uint8_t> take_;
+  std::vector<uint32_t> guard_;  // per agent: the slot its next step would only block on
+  std::vector<Choice> gchoices_;
+  std::vector<Footprint> gfps_;
+  std::vector<size_t> gmap_;
+  std::vector<uint8_t> gtake_;
   bool found_ = false, stopped_ = false, done_ = false;
 };
 

@@ -69,6 +69,44 @@
 // Reducer::dbg_ (explore.cc). The tests compare the reduced search with the
 // brute-force one (reduction = false): same verdicts, same terminal fingerprints, every barrier
 // value of the reduced search reachable in the brute-force one.
+//
+// Guarded waits (ExploreOptions::guarded_waits, on by default with reduction). The engine models
+// a try_wait loop (`wait BAR parity P`, `wait BAR token T`) and barrier.cluster.wait as a step
+// that either passes or *blocks* (marks the agent blocked; a completing phase makes it runnable
+// again and it re-executes the wait). A blocking step is a stutter: it changes only the agent's
+// own pc, variables (the control flow folded into it) and status; the model's test that fails
+// changes no barrier (model WaitOnPhase returns before setting the observed flag;
+// ClusterBarrier::Wait returns before consuming the arrival). Its outcome, though, depends on
+// whether the phase has completed, so in the engine's graph it is dependent with every step that
+// may complete the phase, and every agent that reaches a wait early doubles the interleavings
+// (blocked, or not yet blocked, when the phase completes). This was the blow-up of the 2x2 GEMM
+// with two consumers per CTA: the second consumer's wait on full[s] (and both consumers'
+// barrier.cluster.wait) against the TMA deliveries and arrivals that complete those phases.
+// The explorer therefore searches the *guarded* graph T': a step that would only block
+// (Engine::PeekFootprint's blocks_on: the wait's test fails without a violation) is not taken
+// while some other step is enabled; its agent counts as blocked on that object for the
+// persistent set (its wait is enabled only by the phase completing, so rule (b) above pulls in
+// the units that can complete it). When every enabled step would only block, they are all taken
+// (they then lead to the engine's deadlock state, which is reported as usual).
+// Soundness: take any path w of the engine's graph to a completed, deadlocked or violating state.
+// Delete from w every blocking step b of an agent a that is followed by another step: b changed
+// only a's private state and status, and the steps of other agents between b and a's next step
+// do not read a's private state, so they stay enabled with the same effects (an agent blocked
+// in w is merely not scheduled); a's next step in w re-executes the wait after a phase
+// completion (a's variables and pc as after b, since re-running the folded control flow from
+// the old pc gives the same values), so it is enabled and passes (or violates) identically
+// without b. A woken agent's `wait` field differs (resumed: only the trace's kWaitBegin event
+// depends on it), and the state after its passing wait clears it, so the end states are equal.
+// The remaining blocking steps are those at the end of w, all of which block: in a deadlock all
+// runnable agents' steps block and nothing is in flight, exactly the all-blocking case the guarded
+// search takes. Hence every end state of the engine's graph is an end state of T', and
+// persistent sets in T' preserve them as argued above. (With reduction off the search is the
+// engine's graph, the tests' reference.)
+// With guarded waits, an enabled barrier.cluster.wait step of agent p passes or violates (S1102:
+// p has not arrived); either way it reads only p's arrival record and the cluster phase, writes
+// only p's arrival record (ClusterBarrier::Wait), and no other agent's step changes p's record
+// or makes a passed phase incomplete again (the phase only grows): it is independent of every
+// other unit's step, so its footprint has no shared object.
 // Search order: depth-first by default (memory: one engine per level); on a finding a
 // breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
@@ -95,6 +133,9 @@ struct ExploreOptions {
   uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
   double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0 = none
   bool reduction = true;             // persistent-set partial-order reduction
+  // With reduction: guarded waits (see the header comment): a step that would only block on a
+  // try_wait loop or a barrier.cluster.wait is not taken while another step is enabled.
+  bool guarded_waits = true;
   // Collect the fingerprints of every reachable completed and deadlocked terminal state (tests:
   // the reduced and the unreduced search must reach the same set). Costs memory.
   bool collect_terminals = false;

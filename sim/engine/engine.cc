@@ -1879,7 +1879,8 @@ struct Engine::Exec {
   // not asked). Returns false (caller falls back to the static footprint) on an expression
   // fault or a runaway loop; the engine's state is unchanged either way.
   bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
-                  std::vector<UpdateTally>* tally, bool one_op = false) {
+                  std::vector<UpdateTally>* tally, bool one_op = false,
+                  uint32_t* blocks_on = nullptr) {
     const AgentInfo& info = c.agents[a];
     const std::vector<Instr>& code = c.roles[info.role];
     const ir::EvalEnv env0 = Env(a);
@@ -1997,6 +1998,7 @@ struct Engine::Exec {
         ok = Ev(o->bytes, env0, &t.complete) && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
       } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
         ok = bar_slots(o->bar, false, -1, Access::kWait);
+        if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);
       }
       else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
         UpdateTally t;
@@ -2015,6 +2017,13 @@ struct Engine::Exec {
         fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
       } else if (std::holds_alternative<ir::ClusterWait>(op)) {
         fp->Add(ClusterObj(info.cluster), Access::kWait);
+        if (one_op && blocks_on != nullptr) {
+          // Do(ClusterWait) blocks, changing nothing else, when the wait is not complete and
+          // not a violation: asked of a copy (Wait consumes the arrival when it passes).
+          model::ClusterBarrier cb = e.clusters_[info.cluster];
+          const model::ClusterWait r = cb.Wait(ClusterParticipant(a));
+          if (!r.complete && !r.violation) *blocks_on = ClusterObj(info.cluster);
+        }
         if (stop_at_cluster_wait) {
           *truncated = true;
           break;
@@ -2043,6 +2052,26 @@ struct Engine::Exec {
       ok = false;
     }
     return ok;
+  }
+
+  // The slot agent a's try_wait loop `op` would block on now (Do(MbarrierWait): the model's
+  // try_wait answers false without a violation), else kNoSlot. A failing try_wait changes no
+  // barrier (model WaitOnPhase), so it is tested on a copy of the barrier's state.
+  uint32_t WaitBlocksOn(uint32_t a, const ir::MbarrierWait& op, const ir::EvalEnv& env) {
+    BarAddr b;
+    if (!ResolveBar(a, op.bar, env, nullptr, &b) || b.cta != c.agents[a].cta) return kNoSlot;
+    model::MbarrierState st = e.barriers_[b.slot];
+    model::MbarrierWaitResult r;
+    if (op.token_var != 0xffffffffu) {
+      model::MbarrierToken token;
+      token.phase = static_cast<uint32_t>(e.vars_[c.var_offset[a] + op.token_var]);
+      r = model::MbarrierTryWait(st, token, false);
+    } else {
+      int64_t par = 0;
+      if (!Ev(op.parity, env, &par) || (par != 0 && par != 1)) return kNoSlot;
+      r = model::MbarrierTryWaitParity(st, static_cast<uint32_t>(par), false);
+    }
+    return r.complete || r.violation ? kNoSlot : b.slot;
   }
 
   // --- end of run ---
@@ -2418,13 +2447,17 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
   return !out->overflow;
 }
 
-bool Engine::PeekFootprint(uint32_t agent, Footprint* out) {
+bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) {
   *out = Footprint{};
+  if (blocks_on != nullptr) *blocks_on = kNoSlot;
   if (agents_[agent].status == kExited) return false;
   out->Add(GroupsObject(agent));
   bool stopped = false;
   Exec x(*this);
-  if (!x.SoloFuture(agent, out, false, &stopped, nullptr, /*one_op=*/true)) return false;
+  if (!x.SoloFuture(agent, out, false, &stopped, nullptr, /*one_op=*/true, blocks_on)) {
+    if (blocks_on != nullptr) *blocks_on = kNoSlot;
+    return false;
+  }
   if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);

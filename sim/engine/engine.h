@@ -329,7 +329,12 @@ class Engine {
   // objects of its next operation as AgentFuture counts them (a TMA issue counts its deliveries'
   // complete_tx), its async-group object, and the exit's objects when the next step is the
   // exit. False (take the step to measure it) on an expression fault.
-  bool PeekFootprint(uint32_t agent, Footprint* out);
+  // With blocks_on: the object the step would only block on, changing nothing but the agent's
+  // pc, variables and status: its next operation is a try_wait loop (`wait BAR ...`) whose phase
+  // has not completed (the mbarrier slot), or a barrier.cluster.wait whose phase has not
+  // completed (ClusterObject), and reports no violation; else kNoSlot.
+  bool PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on = nullptr);
+  static constexpr uint32_t kNoSlot = 0xffffffffu;
   // True when agent `agent` has arrived on its cluster barrier and not yet completed the
   // matching barrier.cluster.wait (so its arrival may already count for the current phase).
   bool ClusterArrivalOutstanding(uint32_t agent) const { return agents_[agent].cluster_arrived; }
