@@ -83,10 +83,6 @@ struct Agent {
   uint8_t* smem_ptr;   // generic pointer to the same byte
   uint32_t events;
   TraceEvent* ring;  // this agent's trace ring
-  uint4* trace_next;    // where the next record goes (two uint4 per TraceEvent)
-  uint32_t trace_left;  // records the ring still has room for
-  uint32_t trace_w2;    // packed (cluster & 0xffff) << 16 of every record's third word
-  uint32_t trace_w3;    // packed CTA | agent-in-CTA << 16 of every record's fourth word
   uint32_t fault;
   uint32_t bulk_groups;  // bulk async-groups committed so far
   uint32_t cp_groups;    // cp.async-groups committed so far
@@ -122,31 +118,31 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
                                      uint32_t pc, uint8_t flags = 0) {
   if constexpr (kTrace) {
     // Every lane packs the record and counts it (no divergent branch around the packing); only
-    // lane 0 stores it. The words that depend only on the agent (cluster, CTA, agent index) were
-    // packed once at its start (trace_w2, trace_w3), and the ring is walked by a pointer, so a
-    // record costs a clock read, a few ORs and two streaming stores.
-    if (a.trace_left != 0) {
-      // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
-      // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
-      const uint64_t t = static_cast<uint64_t>(clock64());
-      const uint32_t fl = flags | (target_cta != a.cta ? trace::kFlagRemote : 0);
-      uint4 lo, hi;
-      lo.x = static_cast<uint32_t>(t);
-      lo.y = static_cast<uint32_t>(t >> 32);
-      lo.z = (static_cast<uint32_t>(kind) & 0xffu) | (fl & 0xffu) << 8 | a.trace_w2;
-      lo.w = a.trace_w3 | (target_cta & 0xffu) << 8;
-      hi.x = (object & 0xffffu) | (index & 0xffffu) << 16;
-      hi.y = static_cast<uint32_t>(value);
-      hi.z = static_cast<uint32_t>(value2);
-      hi.w = (phase & 0xffu) | (parity & 0xffu) << 8 | (pc & 0xffffu) << 16;
-      if (a.lane == 0) {
-        __stcs(a.trace_next, lo);
-        __stcs(a.trace_next + 1, hi);
+    // lane 0 stores it.
+    {
+      if (a.events < c.ring_capacity) {
+        // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
+        // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
+        const uint64_t t = static_cast<uint64_t>(clock64());
+        const uint32_t fl = flags | (target_cta != a.cta ? trace::kFlagRemote : 0);
+        uint4 lo, hi;
+        lo.x = static_cast<uint32_t>(t);
+        lo.y = static_cast<uint32_t>(t >> 32);
+        lo.z = (static_cast<uint32_t>(kind) & 0xffu) | (fl & 0xffu) << 8 | (a.cluster & 0xffffu) << 16;
+        lo.w = (a.cta & 0xffu) | (target_cta & 0xffu) << 8 |
+               static_cast<uint32_t>(a.slot.index_in_cta) << 16;
+        hi.x = (object & 0xffffu) | (index & 0xffffu) << 16;
+        hi.y = static_cast<uint32_t>(value);
+        hi.z = static_cast<uint32_t>(value2);
+        hi.w = (phase & 0xffu) | (parity & 0xffu) << 8 | (pc & 0xffffu) << 16;
+        uint4* dst = reinterpret_cast<uint4*>(a.ring + a.events);
+        if (a.lane == 0) {
+          __stcs(dst, lo);
+          __stcs(dst + 1, hi);
+        }
       }
-      a.trace_next += 2;
-      --a.trace_left;
+      ++a.events;
     }
-    ++a.events;
   }
 }
 
@@ -951,10 +947,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.smem_ptr = base_ptr;
   a.events = 0;
   a.ring = c.ring + static_cast<size_t>(a.agent_global) * c.ring_capacity;
-  a.trace_next = reinterpret_cast<uint4*>(a.ring);
-  a.trace_left = c.ring_capacity;
-  a.trace_w2 = (a.cluster & 0xffffu) << 16;
-  a.trace_w3 = (a.cta & 0xffu) | static_cast<uint32_t>(a.slot.index_in_cta) << 16;
   a.bulk_groups = 0;
   a.cp_groups = 0;
   a.ops = 0;
