@@ -5,6 +5,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
+#include <variant>
 #include <unordered_map>
 #include <utility>
 
@@ -632,6 +634,92 @@ class Reducer {
   std::vector<size_t> work_;
 };
 
+// Whether a block (recursively) holds a `readback` (the engine then tracks write data per agent:
+// content tags that name agents, which the symmetric fingerprint does not permute).
+bool HasReadback(const ir::Block& block) {
+  for (const ir::Stmt& st : block) {
+    if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      if (HasReadback(f->body)) return true;
+    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+      if (HasReadback(i->then_body) || HasReadback(i->else_body)) return true;
+    } else if (const auto* op = std::get_if<ir::Op>(&st.node)) {
+      if (std::holds_alternative<ir::GlobalReadback>(*op)) return true;
+    }
+  }
+  return false;
+}
+
+// Symmetry classes (explore.h): the agents of one role in one CTA are interchangeable when the
+// role never reads the `agent` builtin (the only per-agent input that differs between them).
+// An expression reading `agent` is attributed to the role whose text contains it: the roles'
+// source lines split the file (a role runs from its `role` line to the next role's); one that
+// cannot be attributed (another file, no line, before the first role) disables symmetry.
+// Returns one class id per agent (Engine::kNoGroup: alone) and a line for the report.
+std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const Engine& e, std::string* why) {
+  const uint32_t n = static_cast<uint32_t>(e.num_agents());
+  std::vector<uint32_t> cls(n, Engine::kNoGroup);
+  const size_t nr = p.roles.size();
+  std::vector<uint8_t> reads_agent(nr, 0);
+  for (const ir::Role& r : p.roles) {
+    if (HasReadback(r.body)) {
+      *why = "symmetry reduction: not applied (the schedule has a readback: write data is "
+             "tracked per agent)";
+      return {};
+    }
+  }
+  for (const ir::Expr& x : p.exprs) {
+    if (x.kind != ir::Expr::Kind::kBuiltin || x.op != static_cast<uint8_t>(ir::Builtin::kAgent)) {
+      continue;
+    }
+    size_t owner = nr;
+    int owner_line = 0;
+    for (size_t r = 0; r < nr; ++r) {
+      const SourceLocation& w = p.roles[r].where;
+      if (w.file == x.where.file && w.line > 0 && w.line <= x.where.line && w.line >= owner_line) {
+        owner = r;
+        owner_line = w.line;
+      }
+    }
+    if (owner == nr || x.where.line <= 0) {
+      *why = "symmetry reduction: not applied (an `agent` read outside any role's text)";
+      return {};
+    }
+    reads_agent[owner] = 1;
+  }
+  // Class = (CTA, role) for roles that do not read `agent`, with at least two agents.
+  std::vector<std::pair<uint64_t, uint32_t>> keys;
+  for (uint32_t a = 0; a < n; ++a) {
+    const engine::AgentInfo& info = e.agent_info(a);
+    if (reads_agent[info.role]) continue;
+    keys.emplace_back((uint64_t{info.cta_global} << 32) | info.role, a);
+  }
+  std::sort(keys.begin(), keys.end());
+  uint32_t classes = 0, members = 0;
+  std::string roles;
+  for (size_t i = 0; i < keys.size();) {
+    size_t j = i;
+    while (j < keys.size() && keys[j].first == keys[i].first) ++j;
+    if (j - i >= 2) {
+      for (size_t k = i; k < j; ++k) cls[keys[k].second] = classes;
+      ++classes;
+      members += static_cast<uint32_t>(j - i);
+      const std::string& name = p.roles[keys[i].first & 0xffffffffu].name;
+      if (roles.find(name) == std::string::npos) roles += (roles.empty() ? "" : ", ") + name;
+    }
+    i = j;
+  }
+  if (classes == 0) {
+    *why = "symmetry reduction: not applied (no two agents of one role in one CTA that do not "
+           "read `agent`; interchangeable CTAs are not detected)";
+    return {};
+  }
+  *why = "symmetry reduction: applied: " + std::to_string(classes) +
+         " classes of interchangeable agents (same role, same CTA, the role does not read "
+         "`agent`: " + roles + "; " + std::to_string(members) +
+         " agents); interchangeable CTAs are not detected";
+  return cls;
+}
+
 std::vector<Choice> PathTo(const std::vector<Record>& records, uint32_t id) {
   std::vector<Choice> path;
   for (uint32_t at = id; records[at].parent != kRoot; at = records[at].parent) {
@@ -674,7 +762,19 @@ class Search {
       res_.error = created.status();
       return res_;
     }
-    seen_.Insert(created->Fingerprint());
+    {
+      std::string why;
+      classes_ = SymmetryClasses(program_, *created, &why);
+      // The visited set is kept modulo symmetry in the reduced search (options: symmetry);
+      // terminal fingerprints are canonical whenever classes exist, so that a brute-force search
+      // and a symmetry-reduced one can be compared.
+      sym_visited_ = !classes_.empty() && options_.symmetry && options_.reduction;
+      res_.symmetry_applied = sym_visited_;
+      res_.symmetry = sym_visited_ ? why
+                      : classes_.empty() ? why
+                                         : "symmetry reduction: not applied (switched off)";
+    }
+    seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
     reducer_ = std::make_unique<Reducer>(*created, options_.guarded_waits);
     if (options_.collect_barrier_states) CollectBarriers(*created);
@@ -689,6 +789,9 @@ class Search {
     res_.stats.pruned = res_.stats.enabled - res_.stats.transitions;
     res_.stats.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     std::sort(res_.terminals.begin(), res_.terminals.end());
+    // Distinct end states can share a symmetric fingerprint (searches without symmetry).
+    res_.terminals.erase(std::unique(res_.terminals.begin(), res_.terminals.end()),
+                         res_.terminals.end());
     std::sort(res_.barrier_states.begin(), res_.barrier_states.end());
     res_.barrier_states.erase(std::unique(res_.barrier_states.begin(), res_.barrier_states.end()),
                               res_.barrier_states.end());
@@ -697,6 +800,14 @@ class Search {
 
  private:
   using Clock = std::chrono::steady_clock;
+
+  uint64_t VisitedFp(const Engine& e) const {
+    return sym_visited_ ? e.SymmetricFingerprint(classes_) : e.Fingerprint();
+  }
+  uint64_t TerminalFp(const Engine& e, uint64_t visited) const {
+    if (classes_.empty() || sym_visited_) return visited;
+    return e.SymmetricFingerprint(classes_);
+  }
 
   bool OutOfBounds() {
     if (records_.size() >= options_.max_states) {
@@ -824,7 +935,7 @@ class Search {
   uint32_t Visit(const Engine& s, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
     ++res_.stats.transitions;
-    const uint64_t fp = s.Fingerprint();
+    const uint64_t fp = VisitedFp(s);
     if (!seen_.Insert(fp)) return kRoot;
     const uint32_t id = static_cast<uint32_t>(records_.size());
     records_.push_back({parent, EncodeChoice(c)});
@@ -836,13 +947,13 @@ class Search {
     }
     if (o == Outcome::kCompleted) {
       ++res_.stats.completed_ends;
-      if (options_.collect_terminals) res_.terminals.push_back(fp);
+      if (options_.collect_terminals) res_.terminals.push_back(TerminalFp(s, fp));
       if (options_.check_rules) CheckRulesOn(id);
       return id;
     }
     if (o == Outcome::kDeadlock) {
       ++res_.stats.deadlock_ends;
-      if (options_.collect_terminals) res_.terminals.push_back(fp);
+      if (options_.collect_terminals) res_.terminals.push_back(TerminalFp(s, fp));
     } else if (o == Outcome::kViolation) {
       ++res_.stats.violation_ends;
     } else {  // kError, kStepLimit: bad input found while running
@@ -970,6 +1081,8 @@ class Search {
   std::vector<Engine> succ_;
   std::optional<Engine> scratch_;  // measuring a step whose footprint cannot be predicted
   std::vector<uint8_t> take_;
+  std::vector<uint32_t> classes_;  // symmetry classes (SymmetryClasses); empty: none
+  bool sym_visited_ = false;       // the visited set holds SymmetricFingerprint values
   std::vector<uint32_t> guard_;  // per agent: the slot its next step would only block on
   std::vector<Choice> gchoices_;
   std::vector<Footprint> gfps_;

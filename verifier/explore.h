@@ -107,14 +107,44 @@
 // only p's arrival record (ClusterBarrier::Wait), and no other agent's step changes p's record
 // or makes a passed phase incomplete again (the phase only grows): it is independent of every
 // other unit's step, so its footprint has no shared object.
+//
+// Symmetry reduction (ExploreOptions::symmetry, on by default with reduction; the result's
+// `symmetry` line says whether it applied and why). Classes: the agents of one role in one CTA
+// when there are at least two and the role never reads the `agent` builtin (an expression
+// reading it is attributed to the role whose source text contains it; an unattributable one, or
+// a `readback` anywhere, which tracks written data per agent, switches symmetry off). Such agents
+// run the same code from the same initial variables, see the same builtins (same CTA) and touch
+// the same objects: nothing in a step depends on an agent's global number except through
+// per-agent state that moves with it (pc, status, variables, async-group state, its cluster
+// barrier participant record, the in-flight operations it issued, which name it). So for any
+// permutation pi of the agents within classes (applied to that per-agent state and to the
+// issuer of every in-flight operation), s -> s' is a step iff pi(s) -> pi(s') is one, pi maps
+// the initial state to itself, and pi maps completed / deadlocked / violating states to states
+// of the same kind: pi is an automorphism of the transition system. The visited set stores
+// Engine::SymmetricFingerprint, which is the same for s and pi(s) (per-agent components sorted
+// within a class). A state whose fingerprint was seen is skipped; the stored state is a real
+// state reached by a real path, so counterexamples replay as before.
+// Soundness with persistent sets and state caching (cf. Emerson, Jha, Peled, "Combining partial
+// order and symmetry reductions", TACAS 1997): the graph is acyclic (every run ends: a cycle
+// through pi-equivalent states would, applying pi^k = id, give a cycle of the engine's graph).
+// Claim: from every expanded state s, for every end state d reachable from s, the search stores
+// a state pi(d) for some pi. By induction on the longest path from s: the persistent set at s
+// holds a step t that begins a path to d of one step less (Godefroid, as in (1) above); if t(s)
+// is new it is expanded (induction); if not, a stored state pi(t(s)) was expanded before (not an
+// ancestor, by acyclicity) and pi(d) is reachable from it by a path as long, so by induction
+// the search stores sigma(pi(d)). Violations likewise (the argument of (2), then this one).
+// Verdicts are therefore preserved; counts of distinct end states are counted up to symmetry,
+// and ExploreResult::terminals holds symmetric fingerprints in every search of such a schedule.
+// Not done: interchangeable CTAs (e.g. rotations of a ring cluster), which would also have to
+// permute barrier slots, CTA-relative masks and the builtins cta_x/cta_y.
 // Search order: depth-first by default (memory: one engine per level); on a finding a
 // breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
 // first path the search stored), not on every path: a rule violation that occurs only on other
 // paths to the same end state is missed.
 //
-// What is not done: symmetry reduction (interchangeable CTAs), parallel search (threads > 1 runs
-// one thread), rules on every path.
+// What is not done: symmetry over interchangeable CTAs, parallel search (threads > 1 runs one
+// thread), rules on every path.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
 #define PARITY_VERIFIER_EXPLORE_H_
 
@@ -136,6 +166,8 @@ struct ExploreOptions {
   // With reduction: guarded waits (see the header comment): a step that would only block on a
   // try_wait loop or a barrier.cluster.wait is not taken while another step is enabled.
   bool guarded_waits = true;
+  // With reduction: symmetry reduction over interchangeable agents (see the header comment).
+  bool symmetry = true;
   // Collect the fingerprints of every reachable completed and deadlocked terminal state (tests:
   // the reduced and the unreduced search must reach the same set). Costs memory.
   bool collect_terminals = false;
@@ -215,7 +247,10 @@ struct ExploreResult {
   std::vector<Finding> findings;
   std::vector<BarrierValue> barrier_states;  // collect_barrier_states: sorted, distinct
   Status error;  // kBadInput
-  std::vector<uint64_t> terminals;  // collect_terminals: sorted fingerprints
+  // collect_terminals: sorted fingerprints; when the schedule has symmetry classes they are
+  // Engine::SymmetricFingerprint values (the same for states equal up to the symmetry), in
+  // every search, so that a brute-force search and a symmetry-reduced one compare.
+  std::vector<uint64_t> terminals;
   // Whether symmetry reduction was applied, and why not (one line for the report).
   bool symmetry_applied = false;
   std::string symmetry = "symmetry reduction: not applied";

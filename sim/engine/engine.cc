@@ -2407,6 +2407,90 @@ uint64_t Engine::Fingerprint() const {
   return FpFinal(FpWord(h, sum));
 }
 
+uint64_t Engine::SymmetricFingerprint(const std::vector<uint32_t>& group) const {
+  // Per-agent components (scratch kept per thread: the explorer's hot path does not allocate).
+  thread_local std::vector<uint64_t> comp;
+  thread_local std::vector<std::pair<uint32_t, uint64_t>> sorted;
+  const size_t n = agents_.size();
+  comp.assign(n, 0);
+  for (size_t a = 0; a < n; ++a) {
+    const AgentState& s = agents_[a];
+    uint64_t c = FpWord(0x13198a2e03707344ull, (static_cast<uint64_t>(s.pc) << 32) | s.status |
+                                                   (static_cast<uint64_t>(s.wait) << 8) |
+                                                   (static_cast<uint64_t>(s.cluster_arrived) << 16));
+    if (s.wait != WaitKind::kNone) {
+      c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
+    }
+    c = FpWord(c, (static_cast<uint64_t>(cp_[a].committed_groups()) << 32) |
+                      cp_[a].uncommitted_count());
+    c = FpWord(c, (static_cast<uint64_t>(bulk_[a].committed_groups()) << 32) |
+                      bulk_[a].uncommitted_count());
+    c = FpWord(c, cp_[a].untracked_in_flight());
+    const int64_t* v = agent_vars(static_cast<uint32_t>(a));
+    const uint32_t nv = agent_num_vars(static_cast<uint32_t>(a));
+    for (uint32_t i = 0; i < nv; ++i) c = FpWord(c, static_cast<uint64_t>(v[i]));
+    comp[a] = c;
+  }
+  // In-flight operations: a grouped agent's go into its component (as a sum: a multiset), the
+  // others into the shared multiset, as in Fingerprint.
+  auto op_hash = [](const InFlight& f, uint64_t agent_word, uint64_t salt) {
+    uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) |
+                                  (agent_word << 32));
+    x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
+    x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
+    x = FpWord(x, f.pc);
+    x = FpWord(x, f.id);
+    return FpFinal(x);
+  };
+  thread_local std::vector<uint64_t> own;
+  own.assign(n, 0);
+  uint64_t sum = 0;
+  auto add_op = [&](const InFlight& f, uint64_t salt) {
+    if (group[f.agent] == kNoGroup) {
+      sum += op_hash(f, f.agent, salt);
+    } else {
+      own[f.agent] += op_hash(f, 0xffffffffu, salt);
+    }
+  };
+  for (const InFlight& f : in_flight_) add_op(f, 1);
+  for (const InFlight& f : deferred_) add_op(f, 2);
+  uint64_t h = FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_));
+  sorted.clear();
+  for (size_t a = 0; a < n; ++a) {
+    const uint64_t c = FpFinal(FpWord(comp[a], own[a]));
+    if (group[a] == kNoGroup) {
+      h = FpWord(h, c);
+    } else {
+      sorted.emplace_back(group[a], c);
+    }
+  }
+  std::sort(sorted.begin(), sorted.end());
+  for (const auto& [g, c] : sorted) h = FpWord(FpWord(h, g), c);
+  for (const model::MbarrierState& b : barriers_) {
+    h = FpWord(h, static_cast<uint64_t>(b.life) |
+                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                      (static_cast<uint64_t>(b.phase) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
+                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
+  }
+  for (const model::ClusterBarrier& cb : clusters_) {
+    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
+    h = FpWord(h, cb.phase());
+  }
+  for (uint16_t d : smem_data_) h = FpWord(h, d);
+  for (uint16_t d : global_data_) h = FpWord(h, d);
+  for (const model::NamedBarriers& nb : named_) {
+    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
+      if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
+      h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
+                        (static_cast<uint64_t>(nb.count(id)) << 32));
+      h = FpWord(h, nb.generation(id));
+    }
+  }
+  return FpFinal(FpWord(h, sum));
+}
+
 uint32_t Engine::num_objects() const {
   return static_cast<uint32_t>(barriers_.size()) + code_->clusters + code_->num_ctas +
          static_cast<uint32_t>(agents_.size());

@@ -300,6 +300,17 @@ class Engine {
   // strong per-word mixer (multiply-xorshift, murmur3 finaliser) so that distinct states collide
   // with probability close to 2^-64 per pair: the explorer stores only this.
   uint64_t Fingerprint() const;
+  // The fingerprint modulo a permutation of interchangeable agents (symmetry reduction,
+  // verifier/explore.h): group[a] is agent a's class (kNoGroup: none). Each agent of a class
+  // contributes one component (its pc, status, wait, cluster flag, variables, async-group state
+  // and the in-flight operations it issued, hashed without its id); a class's components are
+  // sorted before they are combined, so two states that differ by a permutation of agents
+  // within classes (with their in-flight operations) get the same value. The shared state
+  // (barriers, cluster and named barriers) is hashed as in Fingerprint. Only meaningful when the
+  // permutation is an automorphism of the transition system (the caller's check). Not equal to
+  // Fingerprint() even with no class.
+  static constexpr uint32_t kNoGroup = 0xffffffffu;
+  uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
 
   // --- Partial-order reduction support (verifier/explore.h) ---
   uint32_t num_objects() const;

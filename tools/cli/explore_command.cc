@@ -125,8 +125,6 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                 "implemented)\n",
                 opt.threads);
   }
-  std::printf("symmetry reduction: not applied (interchangeable CTAs are not detected; every "
-              "CTA is explored)\n");
   verifier::ExploreOptions eo;
   eo.max_states = opt.max_states;
   eo.time_limit_s = opt.time_limit;
@@ -144,6 +142,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     ReportBadInput(ctx, r.error.At(SourceLocation{opt.schedule.file, 0, 0}));
     return;
   }
+  std::printf("%s\n", r.symmetry.c_str());  // applied or not, and why
   PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)");
   if (r.has_bfs_stats) {
     PrintStats(r.bfs_stats, "breadth-first search for the shortest counterexample");
