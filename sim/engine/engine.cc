@@ -2343,7 +2343,46 @@ inline uint64_t FpFinal(uint64_t h) {
   return h ^ (h >> 33);
 }
 
+// One in-flight operation, strongly mixed (a term of the in-flight multiset's sum). agent_word
+// is the issuing agent, or a constant when the agent is hashed with its symmetry class.
+uint64_t FpOp(const Engine::InFlight& f, uint64_t agent_word, uint64_t salt) {
+  uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) | (agent_word << 32));
+  x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
+  x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
+  x = FpWord(x, f.pc);
+  x = FpWord(x, f.id);
+  return FpFinal(x);
+}
+
 }  // namespace
+
+// The shared objects (mbarriers, cluster barriers, `readback` data, named barriers), hashed
+// into h the same way by Fingerprint and SymmetricFingerprint.
+uint64_t Engine::FingerprintShared(uint64_t h) const {
+  for (const model::MbarrierState& b : barriers_) {
+    h = FpWord(h, static_cast<uint64_t>(b.life) |
+                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                      (static_cast<uint64_t>(b.phase) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
+                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
+  }
+  for (const model::ClusterBarrier& cb : clusters_) {
+    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
+    h = FpWord(h, cb.phase());
+  }
+  for (uint16_t d : smem_data_) h = FpWord(h, d);  // empty unless the program has a `readback`
+  for (uint16_t d : global_data_) h = FpWord(h, d);
+  for (const model::NamedBarriers& nb : named_) {
+    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
+      if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
+      h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
+                        (static_cast<uint64_t>(nb.count(id)) << 32));
+      h = FpWord(h, nb.generation(id));
+    }
+  }
+  return h;
+}
 
 uint64_t Engine::Fingerprint() const {
   // The outcome is part of the state: a violating step leaves the state as it was before the
@@ -2368,42 +2407,12 @@ uint64_t Engine::Fingerprint() const {
     h = FpWord(h, cp_[a].untracked_in_flight());  // decides A1003 at exit
   }
   for (int64_t v : vars_) h = FpWord(h, static_cast<uint64_t>(v));
-  for (const model::MbarrierState& b : barriers_) {
-    h = FpWord(h, static_cast<uint64_t>(b.life) |
-                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                      (static_cast<uint64_t>(b.phase) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
-                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
-  }
-  for (const model::ClusterBarrier& cb : clusters_) {
-    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
-    h = FpWord(h, cb.phase());
-  }
-  for (uint16_t d : smem_data_) h = FpWord(h, d);  // empty unless the program has a `readback`
-  for (uint16_t d : global_data_) h = FpWord(h, d);
-  for (const model::NamedBarriers& nb : named_) {
-    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
-      if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
-      h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
-                        (static_cast<uint64_t>(nb.count(id)) << 32));
-      h = FpWord(h, nb.generation(id));
-    }
-  }
+  h = FingerprintShared(h);
   // In-flight operations as a multiset: a sum of strongly mixed per-operation hashes
   // (commutative, so the list order, which depends on the history, does not matter).
-  auto op_hash = [](const InFlight& f, uint64_t salt) {
-    uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) |
-                                  (static_cast<uint64_t>(f.agent) << 32));
-    x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
-    x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
-    x = FpWord(x, f.pc);
-    x = FpWord(x, f.id);
-    return FpFinal(x);
-  };
   uint64_t sum = 0;
-  for (const InFlight& f : in_flight_) sum += op_hash(f, 1);
-  for (const InFlight& f : deferred_) sum += op_hash(f, 2);
+  for (const InFlight& f : in_flight_) sum += FpOp(f, f.agent, 1);
+  for (const InFlight& f : deferred_) sum += FpOp(f, f.agent, 2);
   return FpFinal(FpWord(h, sum));
 }
 
@@ -2433,23 +2442,14 @@ uint64_t Engine::SymmetricFingerprint(const std::vector<uint32_t>& group) const 
   }
   // In-flight operations: a grouped agent's go into its component (as a sum: a multiset), the
   // others into the shared multiset, as in Fingerprint.
-  auto op_hash = [](const InFlight& f, uint64_t agent_word, uint64_t salt) {
-    uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) |
-                                  (agent_word << 32));
-    x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
-    x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
-    x = FpWord(x, f.pc);
-    x = FpWord(x, f.id);
-    return FpFinal(x);
-  };
   thread_local std::vector<uint64_t> own;
   own.assign(n, 0);
   uint64_t sum = 0;
   auto add_op = [&](const InFlight& f, uint64_t salt) {
     if (group[f.agent] == kNoGroup) {
-      sum += op_hash(f, f.agent, salt);
+      sum += FpOp(f, f.agent, salt);
     } else {
-      own[f.agent] += op_hash(f, 0xffffffffu, salt);
+      own[f.agent] += FpOp(f, 0xffffffffu, salt);
     }
   };
   for (const InFlight& f : in_flight_) add_op(f, 1);
@@ -2466,28 +2466,7 @@ uint64_t Engine::SymmetricFingerprint(const std::vector<uint32_t>& group) const 
   }
   std::sort(sorted.begin(), sorted.end());
   for (const auto& [g, c] : sorted) h = FpWord(FpWord(h, g), c);
-  for (const model::MbarrierState& b : barriers_) {
-    h = FpWord(h, static_cast<uint64_t>(b.life) |
-                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                      (static_cast<uint64_t>(b.phase) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
-                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
-  }
-  for (const model::ClusterBarrier& cb : clusters_) {
-    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
-    h = FpWord(h, cb.phase());
-  }
-  for (uint16_t d : smem_data_) h = FpWord(h, d);
-  for (uint16_t d : global_data_) h = FpWord(h, d);
-  for (const model::NamedBarriers& nb : named_) {
-    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
-      if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
-      h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
-                        (static_cast<uint64_t>(nb.count(id)) << 32));
-      h = FpWord(h, nb.generation(id));
-    }
-  }
+  h = FingerprintShared(h);
   return FpFinal(FpWord(h, sum));
 }
 

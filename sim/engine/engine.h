@@ -429,6 +429,7 @@ class Engine {
   Engine() = default;
 
   struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
+  uint64_t FingerprintShared(uint64_t h) const;  // Fingerprint's and SymmetricFingerprint's part
 
   std::shared_ptr<const Code> code_;
   EngineOptions options_;
