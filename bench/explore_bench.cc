@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <string>
 #include <utility>
@@ -28,13 +29,35 @@ using parity::verifier::ExploreResult;
 using parity::verifier::ExploreVerdict;
 using parity::verifier::ExploreVerdictName;
 
-void Line(const char* what, const ExploreResult& r) {
+// CPU time of the whole process (all threads): on a machine shared with other work the wall
+// clock also counts time the search was not scheduled.
+double CpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+ExploreResult Timed(const parity::ir::Program& p, const std::vector<int64_t>& v,
+                    const ExploreOptions& o, double* cpu) {
+  const double c0 = CpuSeconds();
+  ExploreResult r = Explore(p, v, o);
+  *cpu = CpuSeconds() - c0;
+  return r;
+}
+
+void Line(const char* what, const ExploreResult& r, double cpu) {
   std::printf(
       "  %-18s %-10s %11llu states %8.2f s %10.0f states/s %5.1f B/state (table) "
-      "peak frontier %llu depth %u\n",
+      "peak frontier %llu depth %u\n"
+      "  %-18s CPU %.2f s (%.0f states per CPU-second); %llu expanded, %llu transitions taken "
+      "of %llu enabled\n",
       what, ExploreVerdictName(r.verdict), static_cast<unsigned long long>(r.stats.states),
       r.stats.seconds, r.stats.states_per_second(), r.stats.bytes_per_state(),
-      static_cast<unsigned long long>(r.stats.peak_frontier), r.stats.depth);
+      static_cast<unsigned long long>(r.stats.peak_frontier), r.stats.depth, "", cpu,
+      cpu > 0 ? double(r.stats.states) / cpu : 0.0,
+      static_cast<unsigned long long>(r.stats.expanded),
+      static_cast<unsigned long long>(r.stats.transitions),
+      static_cast<unsigned long long>(r.stats.enabled));
 }
 
 std::string PeakRss() {
@@ -64,13 +87,14 @@ int Bench(const char* title, const std::string& path,
   o.time_limit_s = seconds;
   o.stop_at_first = false;
   o.check_rules = false;  // raw search throughput
-  const ExploreResult red = Explore(*p, *v, o);
-  Line("reduced", red);
+  double cpu = 0;
+  const ExploreResult red = Timed(*p, *v, o, &cpu);
+  Line("reduced", red, cpu);
   std::printf("  %s\n", red.symmetry.c_str());
   if (!brute) return 0;
   o.reduction = false;
-  const ExploreResult full = Explore(*p, *v, o);
-  Line("brute force", full);
+  const ExploreResult full = Timed(*p, *v, o, &cpu);
+  Line("brute force", full, cpu);
   std::printf("  reduction factor %.1fx%s\n",
               double(full.stats.states) / double(red.stats.states ? red.stats.states : 1),
               red.verdict == ExploreVerdict::kIncomplete ? " (reduced search incomplete: no factor)"

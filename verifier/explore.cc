@@ -141,11 +141,16 @@ class Reducer {
     trunc_.assign(n_agents, nullptr);
     full_exact_.assign(n_agents, 0);
     full_tally_.assign(n_agents, nullptr);
+    full_updates_.assign(n_agents, nullptr);
+    full_mask_.assign(n_agents, 0);
+    trunc_mask_.assign(n_agents, 0);
     for (uint32_t a = 0; a < n_agents; ++a) {
       const CacheEntry* c = Future(e, a, false);
       full_[a] = &c->kinds;
       full_exact_[a] = c->exact;
       full_tally_[a] = &c->tally;
+      full_updates_[a] = &c->updates;
+      full_mask_[a] = c->mask;
     }
     ComputeBalanced(e);
 
@@ -169,28 +174,30 @@ class Reducer {
       } else {
         u.own.assign(n_obj_, kNone);
         const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
-        for (const auto& [o, k] : u.now) Merge(u.own, o, k);
+        for (const auto& [o, k] : u.now) MergeOwn(u, o, k);
         switch (f.kind) {
           case Engine::InFlight::kTmaDeliver:
           case Engine::InFlight::kBulkDeliver:
           case Engine::InFlight::kStAsync:
-            Merge(u.own, f.slot, kTx);
+            MergeOwn(u, f.slot, kTx);
+            u.own_slot = f.slot;
             break;
           case Engine::InFlight::kCpAsyncArrive:
-            Merge(u.own, f.slot, kOther);
+            MergeOwn(u, f.slot, kOther);
             break;
           case Engine::InFlight::kCpAsync:
             // Its completion may release the agent's deferred cp.async.mbarrier.arrive: take the
             // issuing agent's whole static future.
             for (uint32_t o = 0; o < n_obj_; ++o) {
-              if (static_future_[f.agent][o] != kNone) Merge(u.own, o, kOther);
+              if (static_future_[f.agent][o] != kNone) MergeOwn(u, o, kOther);
             }
             break;
           default:  // stores: the agent's group state
-            Merge(u.own, e.GroupsObject(f.agent), kOther);
+            MergeOwn(u, e.GroupsObject(f.agent), kOther);
             break;
         }
       }
+      for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
     }
     for (uint32_t a = 0; a < n_agents; ++a) {
       const Engine::AgentState& s = e.agent_state(a);
@@ -227,6 +234,9 @@ class Reducer {
       }
     }
     const size_t n = n_units_;
+    for (size_t y = n_enabled; y < n; ++y) {
+      for (const auto& [o, k] : units_[y].now) units_[y].now_mask |= ObjBit(o);
+    }
     // Agents still expected at their cluster barrier's current phase (not exited, not arrived).
     missing_.assign(n, 0);
     first_missing_.assign(n_clusters_, 0xffffffffu);
@@ -248,20 +258,38 @@ class Reducer {
     holders_.resize(balanced_.size());
     complete_with_last_.assign(balanced_.size(), 0);
     observed_.assign(balanced_.size(), 0);
+    bool any_balanced = false;
     for (uint32_t o = 0; o < balanced_.size(); ++o) {
       holders_[o].clear();
       if (!balanced_[o]) continue;
+      any_balanced = true;
       complete_with_last_[o] = e.slot_state(o).pending_count == sum_[o].arrivals;
       observed_[o] = e.slot_state(o).preceding_phase_observed;
-      for (size_t y = 0; y < n; ++y) {
-        const Unit& u = units_[y];
-        const uint8_t fk =
-            u.agent == kNoAgent ? u.own[o] : (*full_[u.agent])[o];
-        if (fk == kTx || fk == kArr) holders_[o].push_back(static_cast<uint32_t>(y));
+    }
+    // Each unit's update objects (sparse lists; ascending y keeps each holder list in unit
+    // order, as the one-holder rule expects).
+    for (size_t y = 0; any_balanced && y < n; ++y) {
+      const Unit& u = units_[y];
+      if (u.agent == kNoAgent) {
+        for (const auto& [o, k] : u.now) {
+          if (o < balanced_.size() && balanced_[o] && (u.own[o] == kTx || u.own[o] == kArr)) {
+            holders_[o].push_back(static_cast<uint32_t>(y));
+          }
+        }
+        if (u.own_slot < balanced_.size() && balanced_[u.own_slot] &&
+            (u.own[u.own_slot] == kTx || u.own[u.own_slot] == kArr) &&
+            (holders_[u.own_slot].empty() || holders_[u.own_slot].back() != y)) {
+          holders_[u.own_slot].push_back(static_cast<uint32_t>(y));
+        }
+      } else {
+        for (uint32_t o : *full_updates_[u.agent]) {
+          if (balanced_[o]) holders_[o].push_back(static_cast<uint32_t>(y));
+        }
       }
     }
     size_t best = n + 1;
     in_.assign(n, 0);
+    fmask_.resize(n);
     for (size_t start = 0; start < n_enabled && best > 1; ++start) {
       // An agent that is still expected in its cluster barrier's current phase and takes no
       // step outside the set keeps every peer of its cluster from passing its next
@@ -276,12 +304,20 @@ class Reducer {
         Unit& u = units_[y];
         if (u.agent == kNoAgent) {
           u.future = &u.own;
+          u.future_mask = u.own_mask;
         } else if (u.agent != trunc_agent && e.agent_info(u.agent).cluster == trunc_cluster) {
-          if (trunc_[u.agent] == nullptr) trunc_[u.agent] = &Future(e, u.agent, true)->kinds;
+          if (trunc_[u.agent] == nullptr) {
+            const CacheEntry* c = Future(e, u.agent, true);
+            trunc_[u.agent] = &c->kinds;
+            trunc_mask_[u.agent] = c->mask;
+          }
           u.future = trunc_[u.agent];
+          u.future_mask = trunc_mask_[u.agent];
         } else {
           u.future = full_[u.agent];
+          u.future_mask = full_mask_[u.agent];
         }
+        fmask_[y] = u.future_mask;
       }
       // A second agent that still has to arrive at the same cluster barrier, seeded into the
       // set with a start that arrives there: then no step outside the set completes that
@@ -314,7 +350,8 @@ class Reducer {
           work_.pop_back();
           const Unit& ux = units_[x];
           for (size_t y = 0; y < n; ++y) {
-            if (in_[y]) continue;
+            // Meets needs a common object: a filter on the objects' bits first.
+            if (in_[y] || (!ux.now_all && (ux.now_mask & fmask_[y]) == 0)) continue;
             if (ux.now_all || Meets(y, x)) {
               in_[y] = 1;
               work_.push_back(y);
@@ -341,6 +378,10 @@ class Reducer {
     std::vector<std::pair<uint32_t, uint8_t>> now;  // the step's footprint, or the wait
     const std::vector<uint8_t>* future = nullptr;   // per object: access kind or kNone
     std::vector<uint8_t> own;                       // in-flight operations' future
+    uint32_t own_slot = 0xffffffffu;  // a delivery's slot (besides `now`'s objects)
+    // ObjBit of every object of `now`, of `own`, of `future`: two units whose masks do not
+    // meet share no object.
+    uint64_t now_mask = 0, own_mask = 0, future_mask = 0;
   };
   // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
   Unit& NewUnit() {
@@ -351,7 +392,14 @@ class Reducer {
     u.agent = kNoAgent;
     u.now.clear();
     u.future = nullptr;
+    u.own_slot = 0xffffffffu;
+    u.now_mask = u.own_mask = u.future_mask = 0;
     return u;
+  }
+  static uint64_t ObjBit(uint32_t o) { return uint64_t{1} << (o & 63); }
+  static void MergeOwn(Unit& u, uint32_t o, uint8_t k) {
+    Merge(u.own, o, k);
+    u.own_mask |= ObjBit(o);
   }
   static void Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
     f[o] = f[o] == kNone ? k
@@ -583,6 +631,10 @@ class Reducer {
     } else {
       c.kinds = static_future_[a];
     }
+    for (uint32_t o = 0; o < n_obj_; ++o) {
+      if (c.kinds[o] == kTx || c.kinds[o] == kArr) c.updates.push_back(o);
+      if (c.kinds[o] != kNone) c.mask |= ObjBit(o);
+    }
     bucket.push_back(static_cast<uint32_t>(entries_.size()));
     entries_.push_back(std::move(c));
     last[a] = &entries_.back();
@@ -597,6 +649,8 @@ class Reducer {
     std::vector<uint8_t> kinds;
     bool exact = false;                       // the look-ahead (else the static future)
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
+    std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
+    uint64_t mask = 0;              // ObjBit of every object in kinds
   };
 
   uint32_t n_obj_;
@@ -625,6 +679,9 @@ class Reducer {
   std::vector<engine::UpdateTally> sum_;
   std::vector<uint8_t> full_exact_;
   std::vector<const std::vector<engine::UpdateTally>*> full_tally_;
+  std::vector<const std::vector<uint32_t>*> full_updates_;
+  std::vector<uint64_t> full_mask_, trunc_mask_;
+  std::vector<uint64_t> fmask_;  // per unit: its future's mask for the current start
   std::vector<engine::UpdateTally> tally_scratch_;
   Footprint scratch_;
   std::vector<Unit> units_;
@@ -824,8 +881,8 @@ class Search {
     return false;
   }
 
-  // The successors of `e` that the search takes (all, or the persistent set), stepped into
-  // succ_[0..n) with their choices in choices_; take_ marks the ones taken.
+  // The enabled steps of `e` (choices_) and the ones the search takes (take_: all, or the
+  // persistent set). Returns their number.
   size_t Expand(Engine& e) {
     ++res_.stats.expanded;
     e.Choices(&choices_);
@@ -901,12 +958,6 @@ class Search {
       }
     } else {
       take_.assign(n, 1);
-    }
-    if (succ_.size() < n) succ_.resize(n, e);
-    for (size_t i = 0; i < n; ++i) {
-      if (!take_[i]) continue;
-      succ_[i] = e;
-      succ_[i].Step(choices_[i]);
     }
     return n;
   }
@@ -1004,15 +1055,16 @@ class Search {
         const size_t n = Expand(node.engine);
         for (size_t i = 0; i < n && !done_; ++i) {
           if (!take_[i]) continue;
+          // The successor is stepped in the next frontier's free slot (one engine copy per
+          // transition); a seen or terminal one leaves the slot free.
+          if (next_size == next.size()) next.push_back({node.engine, 0});
+          Node& slot = next[next_size];
+          slot.engine = node.engine;
+          slot.engine.Step(choices_[i]);
           bool keep = false;
-          const uint32_t id = Visit(succ_[i], node.id, choices_[i], &keep);
+          const uint32_t id = Visit(slot.engine, node.id, choices_[i], &keep);
           if (!keep) continue;
-          if (next_size < next.size()) {
-            next[next_size].engine = succ_[i];
-            next[next_size].id = id;
-          } else {
-            next.push_back({succ_[i], id});
-          }
+          slot.id = id;
           ++next_size;
         }
       }
@@ -1024,33 +1076,29 @@ class Search {
   }
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
+  // A successor is stepped directly in the next level's frame (one engine copy per transition).
   void Dfs(Engine root) {
     struct Frame {
       Engine engine;
       uint32_t id = 0;
-      std::vector<Engine> succ;
       std::vector<Choice> choices;
       std::vector<uint8_t> take;
       size_t next = 0;
     };
     std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
     size_t depth = 0;
-    auto push = [&](const Engine& e, uint32_t id) {
-      if (depth == stack.size()) stack.push_back({e, id, {}, {}, {}, 0});
+    // Expands the frame at `depth` (its engine already holds the state) and makes it the top.
+    auto push = [&](uint32_t id) {
       Frame& f = stack[depth++];
-      f.engine = e;
       f.id = id;
-      const size_t n = Expand(f.engine);
-      while (f.succ.size() < n) f.succ.push_back(succ_[0]);
-      for (size_t i = 0; i < n; ++i) {
-        if (take_[i]) f.succ[i] = succ_[i];
-      }
-      f.choices = choices_;
-      f.take = take_;
+      Expand(f.engine);
+      f.choices.swap(choices_);
+      f.take.swap(take_);
       f.next = 0;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
     };
-    push(root, 0);
+    stack.push_back({std::move(root), 0, {}, {}, 0});
+    push(0);
     while (depth != 0 && !done_) {
       Frame& f = stack[depth - 1];
       if (f.next == f.choices.size()) {
@@ -1060,11 +1108,18 @@ class Search {
       const size_t i = f.next++;
       if (!f.take[i]) continue;
       if (OutOfBounds()) break;
+      if (depth == stack.size()) {
+        stack.push_back({f.engine, 0, {}, {}, 0});
+      } else {
+        stack[depth].engine = f.engine;
+      }
+      Engine& child = stack[depth].engine;
+      child.Step(f.choices[i]);
       bool keep = false;
-      const uint32_t id = Visit(f.succ[i], f.id, f.choices[i], &keep);
-      if (keep) push(f.succ[i], id);  // f may move: not used after this
+      const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
+      if (keep) push(id);
     }
-    res_.stats.peak_frontier = stack.size();
+    res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path
   }
 
   const ir::Program& program_;
@@ -1078,7 +1133,6 @@ class Search {
   std::unique_ptr<Reducer> reducer_;
   std::vector<Choice> choices_;
   std::vector<Footprint> fps_;
-  std::vector<Engine> succ_;
   std::optional<Engine> scratch_;  // measuring a step whose footprint cannot be predicted
   std::vector<uint8_t> take_;
   std::vector<uint32_t> classes_;  // symmetry classes (SymmetryClasses); empty: none
