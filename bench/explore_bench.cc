@@ -5,6 +5,8 @@
 // (sim/examples/gemm_tma_multicast_2x2.pipe).
 //   bazel run -c opt //bench:explore_bench -- [--seconds S] [--skip-brute]
 //   bazel run -c opt //bench:explore_bench -- --file F.pipe [-D NAME=V ...] [--seconds S]
+//   ... --threads T: also the breadth-first search on one thread and on T threads (the
+//   parallel search is breadth-first), with the speed-up.
 // Each search has a time bound; a search that hits it is reported as incomplete, and a reduction
 // factor against an incomplete brute-force search as a lower bound. Peak resident memory of the
 // process is printed at the end (/proc/self/status VmHWM).
@@ -71,7 +73,7 @@ std::string PeakRss() {
 
 int Bench(const char* title, const std::string& path,
           const std::vector<std::pair<std::string, int64_t>>& defs, double seconds,
-          bool brute) {
+          bool brute, int threads) {
   auto p = parity::ir::ParseFile(path);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
@@ -91,6 +93,22 @@ int Bench(const char* title, const std::string& path,
   const ExploreResult red = Timed(*p, *v, o, &cpu);
   Line("reduced", red, cpu);
   std::printf("  %s\n", red.symmetry.c_str());
+  if (threads > 1) {
+    // The parallel search is breadth-first: compare with the breadth-first search on one thread.
+    ExploreOptions b = o;
+    b.breadth_first = true;
+    double cpu1 = 0, cpuT = 0;
+    const ExploreResult r1 = Timed(*p, *v, b, &cpu1);
+    Line("reduced BFS 1 thr", r1, cpu1);
+    b.threads = threads;
+    const ExploreResult rt = Timed(*p, *v, b, &cpuT);
+    char label[32];
+    std::snprintf(label, sizeof label, "reduced BFS %d thr", threads);
+    Line(label, rt, cpuT);
+    std::printf("  speed-up with %d threads (wall clock, breadth-first): %.2fx; same states: %s\n",
+                threads, rt.stats.seconds > 0 ? r1.stats.seconds / rt.stats.seconds : 0.0,
+                r1.stats.states == rt.stats.states && r1.verdict == rt.verdict ? "yes" : "NO");
+  }
   if (!brute) return 0;
   o.reduction = false;
   const ExploreResult full = Timed(*p, *v, o, &cpu);
@@ -109,12 +127,15 @@ int Bench(const char* title, const std::string& path,
 int main(int argc, char** argv) {
   double seconds = 60;
   bool brute = true;
+  int threads = 1;
   std::string file;
   std::vector<std::pair<std::string, int64_t>> defs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
     } else if (a == "--skip-brute") {
       brute = false;
     } else if (a == "--file" && i + 1 < argc) {
@@ -131,17 +152,17 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (!file.empty()) {
-    rc = Bench(file.c_str(), file, defs, seconds, brute);
+    rc = Bench(file.c_str(), file, defs, seconds, brute, threads);
   } else {
     // bazel run: the runfiles tree holds the schedules under their workspace paths.
     rc |= Bench("ring_2p2c: 2 producers, 2 consumers, 4 stages, 8 k-tiles, 1 CTA",
-                "sim/examples/explore/ring_2p2c.pipe", {}, seconds, brute);
+                "sim/examples/explore/ring_2p2c.pipe", {}, seconds, brute, threads);
     rc |= Bench("gemm_tma_multicast_2x2: STAGES=2 K_TILES=2 CONSUMERS=1",
                 "sim/examples/gemm_tma_multicast_2x2.pipe",
-                {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}, seconds, brute);
+                {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}, seconds, brute, threads);
     rc |= Bench("gemm_tma_multicast_2x2: STAGES=4 K_TILES=3 CONSUMERS=2",
                 "sim/examples/gemm_tma_multicast_2x2.pipe",
-                {{"STAGES", 4}, {"K_TILES", 3}, {"CONSUMERS", 2}}, seconds, false);
+                {{"STAGES", 4}, {"K_TILES", 3}, {"CONSUMERS", 2}}, seconds, false, threads);
   }
   std::printf("peak resident memory:%s\n", PeakRss().c_str());
   return rc;

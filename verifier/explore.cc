@@ -1,11 +1,13 @@
 #include "verifier/explore.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <variant>
 #include <unordered_map>
 #include <utility>
@@ -32,6 +34,14 @@ class FingerprintSet {
     if (fp == 0) fp = 1;
     if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
     return InsertNoGrow(fp);
+  }
+  // Read-only lookup (safe from several threads while nobody inserts).
+  bool Contains(uint64_t fp) const {
+    if (fp == 0) fp = 1;
+    for (size_t i = fp & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i] == fp) return true;
+      if (slots_[i] == 0) return false;
+    }
   }
   size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
 
@@ -123,8 +133,9 @@ class Reducer {
   // `guard` (per agent, empty for none): the mbarrier slot a runnable agent's next step would
   // only block on (Search::Expand left that step out of `choices`); such an agent is a unit like
   // a blocked one.
-  void Choose(Engine& e, const std::vector<Choice>& choices, const std::vector<Footprint>& fps,
-              const std::vector<uint32_t>& guard, std::vector<uint8_t>* take) {
+  void Choose(Engine& e, const std::vector<Choice>& choices,
+              const std::vector<const Footprint*>& fps, const std::vector<uint32_t>& guard,
+              std::vector<uint8_t>* take) {
     const size_t n_enabled = choices.size();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     // Per mbarrier slot: whether two complete_tx-only accesses commute from this state on, given
@@ -158,16 +169,17 @@ class Reducer {
     for (size_t i = 0; i < n_enabled; ++i) {
       Unit& u = NewUnit();
       u.enabled = true;
-      u.now_all = fps[i].overflow;
-      for (uint32_t k = 0; k < fps[i].n; ++k) {
+      const Footprint& fi = *fps[i];
+      u.now_all = fi.overflow;
+      for (uint32_t k = 0; k < fi.n; ++k) {
         // With guarded waits a barrier.cluster.wait step touches only its own participant's
         // arrival record (explore.h): no shared object.
         if (guarded_ && choices[i].kind == Choice::Kind::kAgent &&
-            fps[i].kinds[k] == engine::Access::kWait && fps[i].objects[k] >= n_slots_ &&
-            fps[i].objects[k] < n_slots_ + n_clusters_) {
+            fi.kinds[k] == engine::Access::kWait && fi.objects[k] >= n_slots_ &&
+            fi.objects[k] < n_slots_ + n_clusters_) {
           continue;
         }
-        u.now.push_back({fps[i].objects[k], static_cast<uint8_t>(fps[i].kinds[k])});
+        u.now.push_back({fi.objects[k], static_cast<uint8_t>(fi.kinds[k])});
       }
       if (choices[i].kind == Choice::Kind::kAgent) {
         u.agent = choices[i].index;
@@ -804,6 +816,21 @@ namespace {
 
 // One search (breadth-first or depth-first) over the reduced or the full state graph.
 class Search {
+  // What one thread needs to expand states: its reducer (with its memo of agents' futures) and
+  // scratch vectors.
+  struct Worker {
+    std::unique_ptr<Reducer> reducer;
+    std::vector<Choice> choices;
+    std::vector<Footprint> fps;
+    std::optional<Engine> scratch;  // measuring a step whose footprint cannot be predicted
+    std::vector<uint8_t> take;
+    std::vector<uint32_t> guard;  // per agent: the slot its next step would only block on
+    std::vector<Choice> gchoices;
+    std::vector<const Footprint*> gfps;
+    std::vector<size_t> gmap;
+    std::vector<uint8_t> gtake;
+  };
+
  public:
   Search(const ir::Program& program, const std::vector<int64_t>& params,
          const ExploreOptions& options, bool breadth_first)
@@ -833,9 +860,11 @@ class Search {
     }
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
-    reducer_ = std::make_unique<Reducer>(*created, options_.guarded_waits);
+    w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits);
     if (options_.collect_barrier_states) CollectBarriers(*created);
-    if (bfs_) {
+    if (bfs_ && options_.threads > 1) {
+      ParallelBfs(std::move(created).value());
+    } else if (bfs_) {
       Bfs(std::move(created).value());
     } else {
       Dfs(std::move(created).value());
@@ -881,42 +910,40 @@ class Search {
     return false;
   }
 
-  // The enabled steps of `e` (choices_) and the ones the search takes (take_: all, or the
+  // The enabled steps of `e` (w.choices) and the ones the search takes (w.take: all, or the
   // persistent set). Returns their number.
-  size_t Expand(Engine& e) {
-    ++res_.stats.expanded;
-    e.Choices(&choices_);
-    const size_t n = choices_.size();
-    res_.stats.enabled += n;
+  size_t Expand(Worker& w, Engine& e) {
+    e.Choices(&w.choices);
+    const size_t n = w.choices.size();
     if (options_.reduction && n > 1) {
       // What each enabled step touches, predicted without taking it (an over-approximation of
       // the measured footprint, which is as good for the persistent set); measured by taking
       // the step only where the prediction fails.
-      fps_.resize(n);
-      guard_.assign(e.num_agents(), Engine::kNoSlot);
+      w.fps.resize(n);
+      w.guard.assign(e.num_agents(), Engine::kNoSlot);
       size_t n_guarded = 0;
       for (size_t i = 0; i < n; ++i) {
-        Footprint& fp = fps_[i];
-        const Choice c = choices_[i];
+        Footprint& fp = w.fps[i];
+        const Choice c = w.choices[i];
         if (c.kind == Choice::Kind::kAgent) {
           uint32_t blocks_on = Engine::kNoSlot;
-          const bool peeked = (reducer_->dbg() & 128) == 0 &&
+          const bool peeked = (w.reducer->dbg() & 128) == 0 &&
                               e.PeekFootprint(c.index, &fp, options_.guarded_waits ? &blocks_on : nullptr);
           if (blocks_on != Engine::kNoSlot) {
-            guard_[c.index] = blocks_on;
+            w.guard[c.index] = blocks_on;
             ++n_guarded;
           }
           if (!peeked) {
-            if (scratch_) {
-              *scratch_ = e;
+            if (w.scratch) {
+              *w.scratch = e;
             } else {
-              scratch_.emplace(e);
+              w.scratch.emplace(e);
             }
-            scratch_->Step(c, &fp);
+            w.scratch->Step(c, &fp);
           }
           continue;
         }
-        fp = Footprint{};
+        fp.Clear();
         const Engine::InFlight& f = e.in_flight_ops()[c.index];
         switch (f.kind) {
           case Engine::InFlight::kTmaDeliver:
@@ -935,29 +962,31 @@ class Search {
       if (n_guarded == 0 || n_guarded == n) {
         // n_guarded == n: every enabled step only blocks (a deadlock follows); they are taken
         // as steps so that the engine reaches and reports its deadlock state.
-        guard_.clear();
-        reducer_->Choose(e, choices_, fps_, guard_, &take_);
+        w.guard.clear();
+        w.gfps.clear();
+        for (size_t i = 0; i < n; ++i) w.gfps.push_back(&w.fps[i]);
+        w.reducer->Choose(e, w.choices, w.gfps, w.guard, &w.take);
       } else {
         // Guarded waits (explore.h): a step that would only block is left out; its agent is a
         // blocked unit for the persistent set.
-        gchoices_.clear();
-        gfps_.clear();
-        gmap_.clear();
+        w.gchoices.clear();
+        w.gfps.clear();
+        w.gmap.clear();
         for (size_t i = 0; i < n; ++i) {
-          if (choices_[i].kind == Choice::Kind::kAgent &&
-              guard_[choices_[i].index] != Engine::kNoSlot) {
+          if (w.choices[i].kind == Choice::Kind::kAgent &&
+              w.guard[w.choices[i].index] != Engine::kNoSlot) {
             continue;
           }
-          gchoices_.push_back(choices_[i]);
-          gfps_.push_back(fps_[i]);
-          gmap_.push_back(i);
+          w.gchoices.push_back(w.choices[i]);
+          w.gfps.push_back(&w.fps[i]);
+          w.gmap.push_back(i);
         }
-        reducer_->Choose(e, gchoices_, gfps_, guard_, &gtake_);
-        take_.assign(n, 0);
-        for (size_t j = 0; j < gmap_.size(); ++j) take_[gmap_[j]] = gtake_[j];
+        w.reducer->Choose(e, w.gchoices, w.gfps, w.guard, &w.gtake);
+        w.take.assign(n, 0);
+        for (size_t j = 0; j < w.gmap.size(); ++j) w.take[w.gmap[j]] = w.gtake[j];
       }
     } else {
-      take_.assign(n, 1);
+      w.take.assign(n, 1);
     }
     return n;
   }
@@ -984,9 +1013,12 @@ class Search {
   // A successor state: stores it when new. Returns its record id, or kRoot when it was seen
   // before or ended the run (then *keep is false); sets found_ / done_ for findings.
   uint32_t Visit(const Engine& s, uint32_t parent, Choice c, bool* keep) {
+    return Visit(s, VisitedFp(s), parent, c, keep);
+  }
+  // The same with the state's VisitedFp computed by the caller.
+  uint32_t Visit(const Engine& s, uint64_t fp, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
     ++res_.stats.transitions;
-    const uint64_t fp = VisitedFp(s);
     if (!seen_.Insert(fp)) return kRoot;
     const uint32_t id = static_cast<uint32_t>(records_.size());
     records_.push_back({parent, EncodeChoice(c)});
@@ -1052,17 +1084,19 @@ class Search {
       for (size_t fi = 0; fi < frontier_size && !done_; ++fi) {
         if (OutOfBounds()) break;
         Node& node = frontier[fi];
-        const size_t n = Expand(node.engine);
+        const size_t n = Expand(w0_, node.engine);
+        ++res_.stats.expanded;
+        res_.stats.enabled += n;
         for (size_t i = 0; i < n && !done_; ++i) {
-          if (!take_[i]) continue;
+          if (!w0_.take[i]) continue;
           // The successor is stepped in the next frontier's free slot (one engine copy per
           // transition); a seen or terminal one leaves the slot free.
           if (next_size == next.size()) next.push_back({node.engine, 0});
           Node& slot = next[next_size];
           slot.engine = node.engine;
-          slot.engine.Step(choices_[i]);
+          slot.engine.Step(w0_.choices[i]);
           bool keep = false;
-          const uint32_t id = Visit(slot.engine, node.id, choices_[i], &keep);
+          const uint32_t id = Visit(slot.engine, node.id, w0_.choices[i], &keep);
           if (!keep) continue;
           slot.id = id;
           ++next_size;
@@ -1072,6 +1106,150 @@ class Search {
       frontier_size = next_size;
       next_size = 0;
       if (!stopped_ && !done_ && frontier_size != 0) ++res_.stats.depth;
+    }
+  }
+
+  // Breadth-first on options_.threads threads, level by level, with the same result as Bfs (the
+  // same states in the same order, the same records, statistics and counterexample).
+  // Expansion (the persistent set, stepping, fingerprinting) runs in parallel: the level's
+  // frontier is cut into blocks of kBlock states that the threads take in order; each thread
+  // has an engine of its own program copy (Engine::IsolatedCopy; a frontier state is copied
+  // into it with AssignState), its own Reducer, and keeps every taken successor (fingerprint,
+  // choice, and the engine unless the fingerprint was stored in an earlier level: the table is
+  // only read while the threads run). The merge then runs on one thread in frontier order,
+  // exactly as Bfs visits: it inserts the fingerprints, numbers the new states, records
+  // findings and runs the rules, and builds the next frontier from the threads' engines.
+  void ParallelBfs(Engine root) {
+    constexpr size_t kBlock = 16;
+    struct Succ {
+      uint64_t fp;
+      Choice choice;
+      uint32_t engine;  // index into the thread's engines of this level, or kSeen
+    };
+    constexpr uint32_t kSeen = 0xffffffffu;
+    struct NodeOut {
+      uint32_t enabled;
+      uint32_t begin, end;  // the node's taken successors in Par::succ
+    };
+    struct Par {
+      Worker w;
+      Engine cur;  // the state being expanded (this thread's program copy)
+      std::vector<Engine> engines[2];  // successors of the level, by level parity
+      size_t used = 0;
+      std::vector<Succ> succ;
+      std::vector<NodeOut> nodes;
+    };
+    struct BlockOut {
+      uint32_t thread = 0;
+      uint32_t node_begin = 0, node_end = 0;  // in the thread's nodes
+      bool done = false;
+    };
+    struct Entry {
+      const Engine* engine;
+      uint32_t id;
+    };
+    const uint32_t nt = static_cast<uint32_t>(options_.threads);
+    std::vector<std::unique_ptr<Par>> par;
+    for (uint32_t t = 0; t < nt; ++t) {
+      par.push_back(std::make_unique<Par>(Par{Worker{}, root.IsolatedCopy(), {}, 0, {}, {}}));
+      par.back()->w.reducer = std::make_unique<Reducer>(root, options_.guarded_waits);
+    }
+    std::vector<Entry> frontier{{&root, 0}}, next;
+    std::vector<BlockOut> blocks;
+    std::atomic<size_t> next_block{0};
+    std::atomic<bool> timed_out{false};
+    uint32_t level = 0;
+    auto work = [&](uint32_t t) {
+      Par& p = *par[t];
+      const int parity = (level + 1) & 1;
+      std::vector<Engine>& out = p.engines[parity];
+      p.used = 0;
+      p.succ.clear();
+      p.nodes.clear();
+      const size_t nb = blocks.size();
+      for (;;) {
+        const size_t b = next_block.fetch_add(1);
+        if (b >= nb) break;
+        if (options_.time_limit_s > 0 &&
+            std::chrono::duration<double>(Clock::now() - t0_).count() > options_.time_limit_s) {
+          timed_out = true;
+        }
+        if (timed_out) break;
+        BlockOut& bo = blocks[b];
+        bo.thread = t;
+        bo.node_begin = static_cast<uint32_t>(p.nodes.size());
+        const size_t end = std::min(frontier.size(), (b + 1) * kBlock);
+        for (size_t fi = b * kBlock; fi < end; ++fi) {
+          p.cur.AssignState(*frontier[fi].engine);
+          const size_t n = Expand(p.w, p.cur);
+          NodeOut no{static_cast<uint32_t>(n), static_cast<uint32_t>(p.succ.size()), 0};
+          for (size_t i = 0; i < n; ++i) {
+            if (!p.w.take[i]) continue;
+            if (p.used == out.size()) out.push_back(p.cur);
+            Engine& dst = out[p.used];
+            dst.AssignState(p.cur);
+            dst.Step(p.w.choices[i]);
+            const uint64_t fp = VisitedFp(dst);
+            const bool seen = seen_.Contains(fp);
+            p.succ.push_back({fp, p.w.choices[i], seen ? kSeen : static_cast<uint32_t>(p.used)});
+            if (!seen) ++p.used;
+          }
+          no.end = static_cast<uint32_t>(p.succ.size());
+          p.nodes.push_back(no);
+        }
+        bo.node_end = static_cast<uint32_t>(p.nodes.size());
+        bo.done = true;
+      }
+    };
+    while (!frontier.empty() && !stopped_ && !done_) {
+      res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier.size());
+      const size_t nb = (frontier.size() + kBlock - 1) / kBlock;
+      blocks.assign(nb, BlockOut{});
+      next_block = 0;
+      {
+        std::vector<std::thread> threads;
+        const uint32_t use = static_cast<uint32_t>(std::min<size_t>(nt, nb));
+        for (uint32_t t = 1; t < use; ++t) threads.emplace_back(work, t);
+        work(0);
+        for (std::thread& th : threads) th.join();
+      }
+      // The merge, in frontier order (Bfs's visiting order).
+      next.clear();
+      const int parity = (level + 1) & 1;
+      bool partial = false;
+      for (size_t b = 0; b < nb && !done_ && !stopped_; ++b) {
+        const BlockOut& bo = blocks[b];
+        if (!bo.done) {  // not expanded: the time limit stopped the threads
+          partial = true;
+          break;
+        }
+        Par& p = *par[bo.thread];
+        for (uint32_t k = bo.node_begin; k < bo.node_end && !done_; ++k) {
+          const size_t fi = b * kBlock + (k - bo.node_begin);
+          if (OutOfBounds()) break;
+          ++res_.stats.expanded;
+          const NodeOut& no = p.nodes[k];
+          res_.stats.enabled += no.enabled;
+          for (uint32_t j = no.begin; j < no.end && !done_; ++j) {
+            const Succ& sc = p.succ[j];
+            if (sc.engine == kSeen) {
+              ++res_.stats.transitions;  // stored in an earlier level: Visit would skip it
+              continue;
+            }
+            const Engine& se = p.engines[parity][sc.engine];
+            bool keep = false;
+            const uint32_t id = Visit(se, sc.fp, frontier[fi].id, sc.choice, &keep);
+            if (keep) next.push_back({&se, id});
+          }
+        }
+      }
+      if (partial && !done_ && !stopped_) {
+        res_.bound = "--time-limit";
+        stopped_ = true;
+      }
+      frontier.swap(next);
+      ++level;
+      if (!stopped_ && !done_ && !frontier.empty()) ++res_.stats.depth;
     }
   }
 
@@ -1091,9 +1269,10 @@ class Search {
     auto push = [&](uint32_t id) {
       Frame& f = stack[depth++];
       f.id = id;
-      Expand(f.engine);
-      f.choices.swap(choices_);
-      f.take.swap(take_);
+      res_.stats.enabled += Expand(w0_, f.engine);
+      ++res_.stats.expanded;
+      f.choices.swap(w0_.choices);
+      f.take.swap(w0_.take);
       f.next = 0;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
     };
@@ -1130,18 +1309,9 @@ class Search {
   ExploreResult res_;
   FingerprintSet seen_;
   std::vector<Record> records_;
-  std::unique_ptr<Reducer> reducer_;
-  std::vector<Choice> choices_;
-  std::vector<Footprint> fps_;
-  std::optional<Engine> scratch_;  // measuring a step whose footprint cannot be predicted
-  std::vector<uint8_t> take_;
+  Worker w0_;  // the sequential searches' expansion state
   std::vector<uint32_t> classes_;  // symmetry classes (SymmetryClasses); empty: none
   bool sym_visited_ = false;       // the visited set holds SymmetricFingerprint values
-  std::vector<uint32_t> guard_;  // per agent: the slot its next step would only block on
-  std::vector<Choice> gchoices_;
-  std::vector<Footprint> gfps_;
-  std::vector<size_t> gmap_;
-  std::vector<uint8_t> gtake_;
   bool found_ = false, stopped_ = false, done_ = false;
 };
 
@@ -1149,7 +1319,11 @@ class Search {
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options) {
-  if (options.breadth_first) return Search(program, params, options, true).Run();
+  // Several threads: the parallel breadth-first search (it finds the shortest counterexample
+  // itself).
+  if (options.breadth_first || options.threads > 1) {
+    return Search(program, params, options, true).Run();
+  }
   ExploreResult r = Search(program, params, options, false).Run();
   const bool finding = r.verdict == ExploreVerdict::kViolation ||
                        r.verdict == ExploreVerdict::kDeadlock ||

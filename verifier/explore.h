@@ -143,8 +143,23 @@
 // first path the search stored), not on every path: a rule violation that occurs only on other
 // paths to the same end state is missed.
 //
-// What is not done: symmetry over interchangeable CTAs, parallel search (threads > 1 runs one
-// thread), rules on every path.
+// Parallel search (ExploreOptions::threads > 1): a level-synchronous breadth-first search. Each
+// level's frontier is cut into blocks that the threads expand (persistent set, stepping the
+// successors, fingerprints) on engines of their own (Engine::IsolatedCopy) with reducers of
+// their own; the fingerprint table is only read while they run. One thread then merges the
+// level in frontier order exactly as the one-thread breadth-first search visits it (inserting
+// fingerprints, numbering states, findings, rules). So the result does not depend on the number
+// of threads: verdict, states, records and counterexample (the shortest, breadth-first),
+// terminal sets and every counter of ExploreStats are those of breadth_first with one thread
+// (the tests check this), except under --time-limit, where how far the search got varies
+// (it stops at the first block the threads did not expand). With threads > 1 the search is
+// breadth-first even when breadth_first is false. Compared with the default depth-first search
+// the persistent sets are the same functions of the state, so without symmetry the stored
+// states are the same set; with symmetry the representative stored for a class (the first
+// reached) may differ, and so may the state count. Memory: the frontier of a level plus, per
+// thread, the level's new successors, as engine copies.
+//
+// What is not done: symmetry over interchangeable CTAs, rules on every path.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
 #define PARITY_VERIFIER_EXPLORE_H_
 
@@ -187,6 +202,10 @@ struct ExploreOptions {
   // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
   // state (tests compare the reduced search with the brute-force one).
   bool collect_barrier_states = false;
+  // Threads of the search. More than one: a level-synchronous breadth-first search whose
+  // expansions run in parallel (see the header comment); its result does not depend on the
+  // number of threads.
+  int threads = 1;
 };
 
 enum class ExploreVerdict : uint8_t {

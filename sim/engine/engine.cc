@@ -587,6 +587,42 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   return e;
 }
 
+Engine Engine::IsolatedCopy() const {
+  Engine e(*this);
+  e.code_ = std::make_shared<const Code>(*code_);
+  return e;
+}
+
+void Engine::AssignState(const Engine& o) {
+  PARITY_CHECK(code_->program == o.code_->program && agents_.size() == o.agents_.size(),
+               "AssignState: engines of different programs");
+  // Every member but code_ (keep this list in step with the members: the size check below).
+  options_ = o.options_;
+  agents_ = o.agents_;
+  vars_ = o.vars_;
+  cp_ = o.cp_;
+  bulk_ = o.bulk_;
+  barriers_ = o.barriers_;
+  smem_data_ = o.smem_data_;
+  global_data_ = o.global_data_;
+  in_flight_ = o.in_flight_;
+  clusters_ = o.clusters_;
+  deferred_ = o.deferred_;
+  named_ = o.named_;
+  ready_ = o.ready_;
+  exited_count_ = o.exited_count_;
+  rng_ = o.rng_;
+  rr_cursor_ = o.rr_cursor_;
+  rr_async_turn_ = o.rr_async_turn_;
+  outcome_ = o.outcome_;
+  result_ = o.result_;
+  steps_ = o.steps_;
+  events_ = o.events_;
+  trace_ = o.trace_;
+}
+// A member added to Engine must be copied by AssignState too.
+static_assert(sizeof(Engine) == 720, "Engine changed: update AssignState (x86-64, libstdc++)");
+
 Engine::Engine(const Engine&) = default;
 Engine& Engine::operator=(const Engine&) = default;
 Engine::Engine(Engine&&) noexcept = default;
@@ -2152,7 +2188,7 @@ void Engine::Choices(std::vector<Choice>* out) const {
 Outcome Engine::Step(Choice choice) { return Step(choice, nullptr); }
 
 Outcome Engine::Step(Choice choice, Footprint* touched) {
-  if (touched != nullptr) *touched = Footprint{};
+  if (touched != nullptr) touched->Clear();
   if (outcome_ != Outcome::kRunning) return outcome_;
   Exec x(*this);
   x.fp_ = touched;
@@ -2495,7 +2531,7 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
 bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait,
                          bool* truncated, std::vector<UpdateTally>* tally) {
   if (tally != nullptr) tally->clear();
-  *out = Footprint{};
+  out->Clear();
   *truncated = false;
   if (agents_[agent].status == kExited) return true;
   if (!code_->role_solo_ok[code_->agents[agent].role]) return false;
@@ -2511,7 +2547,7 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
 }
 
 bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) {
-  *out = Footprint{};
+  out->Clear();
   if (blocks_on != nullptr) *blocks_on = kNoSlot;
   if (agents_[agent].status == kExited) return false;
   out->Add(GroupsObject(agent));

@@ -56,7 +56,8 @@
 //
 // Threads: an Engine and its copies share the compiled program, which holds two lazily filled
 // memo tables (multicast destinations, shared-address checks); step copies from one thread only
-// (or give each thread an Engine of its own from Create).
+// (or give each thread an Engine of its own from Create or IsolatedCopy, and move states between
+// them with AssignState).
 //
 // Performance: the hot path does not allocate (trace records go to a vector whose capacity a
 // reused engine keeps; in-flight operations to a reserved vector). Expressions that do not read
@@ -254,6 +255,11 @@ struct Footprint {
   bool overflow = false;  // more than kMax objects: treat the step as touching everything
   uint32_t objects[kMax] = {};
   Access kinds[kMax] = {};
+  // Empties it (the arrays past n are never read: no need to zero them).
+  void Clear() {
+    n = 0;
+    overflow = false;
+  }
   void Add(uint32_t o, Access k = Access::kOther) {
     for (uint32_t i = 0; i < n; ++i) {
       if (objects[i] == o) {
@@ -418,6 +424,14 @@ class Engine {
   const AgentState& agent_state(uint32_t agent) const { return agents_[agent]; }
   const std::vector<InFlight>& in_flight_ops() const { return in_flight_; }
   const std::vector<InFlight>& deferred_ops() const { return deferred_; }
+
+  // Threads (the parallel explorer): a copy whose compiled program, with its memo tables, is
+  // its own, so that it and its copies can step on another thread than this engine's copies.
+  Engine IsolatedCopy() const;
+  // Copies the mutable state of `other` (an engine of the same program and options, possibly
+  // isolated on another thread) and keeps this engine's compiled program: a thread steps a
+  // state made by another thread on an engine of its own. `other` is only read.
+  void AssignState(const Engine& other);
 
   Engine(const Engine&);
   Engine& operator=(const Engine&);

@@ -560,3 +560,69 @@ TEST(ExploreSymmetryTest, SameVerdictsAndEndsAsBruteForce) {
 
 }  // namespace
 }  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// --- parallel search (ExploreOptions::threads): the same result on any number of threads ---
+
+// Two threads give what one thread gives, breadth-first (the parallel search is level by level
+// breadth-first): the same verdict, states, records (so the same counterexample), terminal set
+// and statistics; with stop_at_first = false every end state, with a state bound the same cut.
+TEST(ExploreParallelTest, TwoThreadsSameResultAsOne) {
+  struct Case {
+    const char* path;
+    std::vector<std::pair<std::string, int64_t>> defs;
+    bool stop;
+    uint64_t max_states;
+  };
+  const std::vector<Case> cases = {
+      {"sim/examples/explore/ring_2p2c.pipe", {}, false, 20'000'000},
+      {"sim/examples/explore/poll_instead_of_wait.pipe", {}, true, 20'000'000},
+      {"sim/examples/explore/phase_overrun.pipe", {}, false, 20'000'000},
+      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}},
+       false, 20'000'000},  // symmetry applied
+      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}},
+       false, 500},  // stopped by the state bound
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    Loaded l = Load(c.path, c.defs);
+    ExploreOptions o;
+    o.collect_terminals = true;
+    o.stop_at_first = c.stop;
+    o.max_states = c.max_states;
+    o.breadth_first = true;
+    const ExploreResult one = Explore(l.program, l.params, o);
+    o.threads = 2;
+    const ExploreResult two = Explore(l.program, l.params, o);
+    o.breadth_first = false;  // threads > 1 searches breadth-first anyway
+    const ExploreResult two_default = Explore(l.program, l.params, o);
+    for (const ExploreResult* r : {&two, &two_default}) {
+      EXPECT_EQ(r->verdict, one.verdict) << ExploreVerdictName(r->verdict);
+      EXPECT_EQ(r->stats.states, one.stats.states);
+      EXPECT_EQ(r->stats.expanded, one.stats.expanded);
+      EXPECT_EQ(r->stats.transitions, one.stats.transitions);
+      EXPECT_EQ(r->stats.enabled, one.stats.enabled);
+      EXPECT_EQ(r->stats.depth, one.stats.depth);
+      EXPECT_EQ(r->stats.completed_ends, one.stats.completed_ends);
+      EXPECT_EQ(r->stats.deadlock_ends, one.stats.deadlock_ends);
+      EXPECT_EQ(r->stats.violation_ends, one.stats.violation_ends);
+      EXPECT_EQ(r->terminals, one.terminals);
+      EXPECT_EQ(r->counterexample, one.counterexample);
+      EXPECT_EQ(r->bound, one.bound);
+    }
+    // And the default depth-first search on one thread reaches the same end states.
+    if (c.max_states > 1000 && !c.stop) {
+      ExploreOptions d;
+      d.collect_terminals = true;
+      d.stop_at_first = false;
+      const ExploreResult dfs = Explore(l.program, l.params, d);
+      EXPECT_EQ(dfs.verdict, one.verdict);
+      EXPECT_EQ(dfs.terminals, one.terminals);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parity::verifier
