@@ -317,7 +317,7 @@ class Reducer {
         if (u.agent == kNoAgent) {
           u.future = &u.own;
           u.future_mask = u.own_mask;
-        } else if (u.agent != trunc_agent && e.agent_info(u.agent).cluster == trunc_cluster) {
+        } else if (u.agent != trunc_agent && unit_cluster_[y] == trunc_cluster) {
           if (trunc_[u.agent] == nullptr) {
             const CacheEntry* c = Future(e, u.agent, true);
             trunc_[u.agent] = &c->kinds;
@@ -335,7 +335,7 @@ class Reducer {
       // set with a start that arrives there: then no step outside the set completes that
       // barrier's phase, and the cluster accesses outside it commute with the set's (Meets).
       size_t seed = n;
-      if (units_[start].agent != kNoAgent && missing_[start] &&
+      if (kSeedClusterPeer && units_[start].agent != kNoAgent && missing_[start] &&
           TouchesOnlyCluster(e, units_[start])) {
         const uint32_t cl = e.agent_info(units_[start].agent).cluster;
         for (size_t w = 0; w < n_enabled; ++w) {
@@ -361,8 +361,26 @@ class Reducer {
           const size_t x = work_.back();
           work_.pop_back();
           const Unit& ux = units_[x];
+          if (n <= 64 && !ux.now_all) {
+            // Meets needs a common object: the candidates by the objects' bits first (one
+            // branch-free pass), then Meets on them in ascending order as below.
+            const uint64_t nm = ux.now_mask;
+            uint64_t cand = 0, in_bits = 0;
+            for (size_t y = 0; y < n; ++y) {
+              cand |= uint64_t{(nm & fmask_[y]) != 0} << y;
+              in_bits |= uint64_t{in_[y] != 0} << y;
+            }
+            for (cand &= ~in_bits; cand != 0; cand &= cand - 1) {
+              const size_t y = static_cast<size_t>(__builtin_ctzll(cand));
+              if (Meets(y, x)) {
+                in_[y] = 1;
+                work_.push_back(y);
+                if (units_[y].enabled) ++enabled_in;
+              }
+            }
+            continue;
+          }
           for (size_t y = 0; y < n; ++y) {
-            // Meets needs a common object: a filter on the objects' bits first.
             if (in_[y] || (!ux.now_all && (ux.now_mask & fmask_[y]) == 0)) continue;
             if (ux.now_all || Meets(y, x)) {
               in_[y] = 1;
