@@ -1,6 +1,11 @@
-// The schedule interpreter kernel and its host launcher (see gpu/executor.h for the agent
-// model). The kernel reads the compact encoding of sim/ir/encoding.h word for word and issues,
-// for each operation, the PTX instruction it stands for (gpu/ptx.cuh).
+// The schedule executor kernel and its host launcher (see gpu/executor.h for the agent model).
+// The kernel reads the compact encoding of sim/ir/encoding.h word for word and issues, for each
+// operation, the PTX instruction it stands for (gpu/ptx.cuh). When every agent's run is fixed
+// before the launch (no state tokens, no test_wait results, only the ops of Resolve), the host
+// runs the same control flow and operand resolution over each agent's program first and the
+// kernel executes the resulting streams of resolved ops instead (ResolvedOp, RunResolved): the
+// same instructions with the same operands and trace records, without decoding (a streaming copy
+// went from 54 to 82 % of cudaMemcpy bandwidth: traces/h100/README.md). --interpret turns it off.
 //
 // No hang: every mbarrier wait is a try_wait.parity loop bounded by a clock64 budget. The first
 // agent whose budget expires records kWaitTimeout, publishes a HangReport and sets a global abort
@@ -40,6 +45,8 @@ struct TensorMaps {
   CUtensorMap map[kMaxTensorMaps];
 };
 
+struct ResolvedOp;
+
 // Everything the kernel needs besides the tensor maps (passed by value).
 struct DeviceConfig {
   const uint32_t* words;
@@ -74,9 +81,14 @@ struct DeviceConfig {
   const uint32_t* start_delay;  // [agent_global] or null
   uint32_t op_jitter;           // max spin cycles before each op (0: none)
   uint32_t seed;
+  // Agents resolved by the host (ResolveAgent): [2 g] first record, [2 g + 1] record count, or
+  // kNone there for an agent the kernel interprets. Null: every agent is interpreted.
+  const ResolvedOp* resolved;
+  const uint32_t* resolved_index;
 };
 
 struct Agent {
+  static constexpr bool kVars = true;  // has variables (state tokens, test_wait results)
   uint32_t lane, warp, cta, cta_x, cta_y, cluster, cta_global, agent_global;
   AgentSlot slot;
   uint32_t smem_base;  // 1024-aligned shared-window address
@@ -95,6 +107,22 @@ struct Agent {
   uint8_t token_parity[kMaxVars];
 };
 
+// The scalars of an Agent that executing a resolved op touches (RunResolved): a local copy that
+// nothing takes the address of stays in registers, while the kernel's Agent lives in local memory
+// (Interpret passes it by reference), where every access is an L2 round trip once the buffers
+// take most of the L1. No variables: resolved agents have no tokens and no test_wait results.
+struct HotAgent {
+  static constexpr bool kVars = false;
+  uint32_t lane, cta, cluster, agent_global;
+  AgentSlot slot;
+  uint32_t smem_base;
+  uint8_t* smem_ptr;
+  uint32_t events;
+  TraceEvent* ring;
+  uint32_t fault, bulk_groups, ops;
+  unsigned long long uses, used_chunks, bad_chunks, zero_chunks;
+};
+
 __device__ __forceinline__ uint32_t Mix(uint32_t x) {
   x ^= x >> 16;
   x *= 0x7feb352dU;
@@ -111,8 +139,8 @@ __device__ __forceinline__ void Spin(uint32_t cycles) {
   }
 }
 
-template <bool kTrace>
-__device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind kind,
+template <bool kTrace, typename A>
+__device__ __forceinline__ void Emit(const DeviceConfig& c, A& a, EventKind kind,
                                      uint32_t target_cta, uint32_t object, uint32_t index,
                                      int32_t value, int32_t value2, uint32_t phase, uint32_t parity,
                                      uint32_t pc, uint8_t flags = 0) {
@@ -147,7 +175,7 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, Agent& a, EventKind 
 }
 
 // Evaluates the expression record at pool offset `ref` (sim/ir/encoding.h bytecode).
-__device__ __noinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
+__host__ __device__ __noinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
   if (ref == kNone) return 0;
   const uint32_t* w = c.words + c.pool + ref;
   const uint32_t n = w[0];
@@ -247,8 +275,8 @@ __device__ __noinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t r
 
 __device__ __forceinline__ bool Aborted(const DeviceConfig& c) { return *c.abort_flag != 0; }
 
-template <bool kTrace>
-__device__ void Abort(const DeviceConfig& c, Agent& a, uint32_t kind, uint32_t barrier,
+template <bool kTrace, typename A>
+__device__ __forceinline__ void Abort(const DeviceConfig& c, A& a, uint32_t kind, uint32_t barrier,
                       uint32_t index, uint32_t parity, uint32_t pc) {
   if (a.lane == 0) {
     if (atomicCAS(c.hang_claim, 0u, 1u) == 0u) {
@@ -270,7 +298,7 @@ __device__ void Abort(const DeviceConfig& c, Agent& a, uint32_t kind, uint32_t b
 }
 
 // Resolves a barrier ref (3 words at `f`): local shared-window address; target CTA in *cta.
-__device__ __noinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
+__host__ __device__ __noinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
                             uint32_t* index, uint32_t* cta, uint32_t* addr) {
   *bar = f[0];
   const int64_t i = Eval(c, a, f[1]);
@@ -284,7 +312,7 @@ __device__ __noinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const 
 }
 
 // Resolves a buffer ref (5 words): shared-window address of the region and its bytes.
-__device__ __noinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
+__host__ __device__ __noinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
                            uint32_t* slot, uint32_t* offset, uint32_t* bytes, uint32_t* addr) {
   *buf = f[0];
   if (*buf >= c.num_buffers) { a.fault = kFaultIndex; return false; }
@@ -303,186 +331,286 @@ __device__ __noinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const u
 
 // Bounded try_wait.parity loop run by all 32 lanes (each lane acquires, so every lane may read
 // the bytes the completed phase guarded). Returns 0 done, 1 timed out, 2 aborted by a peer.
-__device__ int WaitBounded(const DeviceConfig& c, Agent& a, uint32_t addr, uint32_t parity,
+__device__ __forceinline__ int WaitBounded(const DeviceConfig& c, uint32_t lane, uint32_t addr, uint32_t parity,
                            bool by_token, uint64_t token) {
   const long long start = clock64();
+  uint32_t polls = 0;
   while (true) {
     const bool ok = by_token ? ptx::MbarrierTryWaitToken(addr, token)
                              : ptx::MbarrierTryWaitParity(addr, parity);
     if (__all_sync(kFull, ok)) return 0;
+    // The abort flag is an L2 load: read after every 8th failed try_wait, so that a phase that
+    // completes meanwhile is seen sooner; the budget (clock64) after every one.
     int stop = 0;
-    if (a.lane == 0) stop = Aborted(c) ? 2 : (clock64() - start > c.budget_cycles ? 1 : 0);
+    if (lane == 0) {
+      stop = (++polls & 7) == 0 && Aborted(c) ? 2 : (clock64() - start > c.budget_cycles ? 1 : 0);
+    }
     stop = __shfl_sync(kFull, stop, 0);
     if (stop != 0) return stop;
   }
 }
 
-__device__ __forceinline__ void SetInitBit(const DeviceConfig& c, Agent& a, uint32_t element) {
+template <typename A>
+__device__ __forceinline__ void SetInitBit(const DeviceConfig& c, A& a, uint32_t element) {
   uint32_t* bitmap = reinterpret_cast<uint32_t*>(a.smem_ptr + c.init_bitmap_offset);
   atomicOr(&bitmap[element / 32], 1u << (element % 32));
 }
 
-template <bool kTrace>
-__device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
-  struct Frame {
-    uint32_t rec;     // record start
-    uint32_t end;     // where the body ends (pc reaching it closes the frame)
-    uint32_t after;   // record end
-    uint32_t is_for;
-  };
-  Frame frames[kMaxNesting];
-  uint32_t depth = 0;
-  const uint32_t role = a.slot.role;
-  const uint32_t body = c.role_body_begin[role];
-  const uint32_t body_end = c.role_body_end[role];
-  const uint32_t* W = c.words;
-  uint32_t pc = body;
-  while (true) {
-    if (a.fault != 0) {
-      Abort<kTrace>(c, a, 2, 0, 0, 0, pc - body);
-      return;
+// `use` (count the 16-byte chunks of the region that are not pattern data, and the all-zero
+// ones) or `write` (store the pattern of agent `who`) of the region at shared-window address
+// `addr` (generic pointer `p`), all 32 lanes. Returns the warp's (bad, zero) counts. Takes no
+// Agent, so that the agent's scalars can stay in registers in RunResolved.
+__device__ __noinline__ uint2 CheckOrWrite(uint8_t* p, uint32_t addr, uint32_t off, uint32_t bytes,
+                                           bool write, uint32_t lane, uint32_t who) {
+  const uint32_t chunks = bytes / 16;
+  uint32_t bad = 0, zero = 0;
+  if (write) {
+    for (uint32_t k = lane; k < chunks; k += 32) {
+      const uint32_t idx = (off / 16 + k) ^ who;
+      const uint32_t tag = kPatternTagBase | 0xffu;
+      const uint32_t h = PatternHash(idx, tag);
+      *reinterpret_cast<uint4*>(p + 16 * k) = make_uint4(idx, tag, h, ~h);
     }
-    if (depth > 0 && pc == frames[depth - 1].end) {
-      Frame& fr = frames[depth - 1];
-      if (fr.is_for) {
-        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
-        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
-        if (step <= 0) { a.fault = kFaultEval; continue; }  // the engine requires step > 0
-        a.vars[f[0]] += step;
-        const int64_t hi = Eval(c, a, f[2]);
-        if (a.vars[f[0]] < hi) {
-          // Leave after another agent's timeout: checked every 16th iteration (and in every
-          // wait and before unbounded barriers), not per op: the flag is an L2 load.
-          if ((++a.iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
-          pc = fr.rec + 6;
-          continue;
-        }
+  } else {
+    // Shared-window loads (ld.shared.v4), four in flight per lane before the checks.
+    const uint32_t sbase = addr;
+    uint32_t k = lane;
+    auto check = [&](const uint4& v) {
+      if ((v.x | v.y | v.z | v.w) == 0) {
+        ++zero;
+      } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
+                 v.w != ~v.z) {
+        ++bad;
       }
-      pc = fr.after;
-      --depth;
-      continue;
+    };
+    for (; k + 96 < chunks; k += 128) {
+      const uint4 v0 = ptx::LdShared16(sbase + 16 * k);
+      const uint4 v1 = ptx::LdShared16(sbase + 16 * (k + 32));
+      const uint4 v2 = ptx::LdShared16(sbase + 16 * (k + 64));
+      const uint4 v3 = ptx::LdShared16(sbase + 16 * (k + 96));
+      check(v0);
+      check(v1);
+      check(v2);
+      check(v3);
     }
-    if (pc >= body_end) return;
-    const uint32_t head = W[pc];
-    const uint32_t kind = head & 0xff, len = head >> 8;
-    const uint32_t* f = W + pc + 1;
-    const uint32_t spc = pc - body;  // statement pc: word offset in the role body
-    if (len == 0) { a.fault = kFaultBadWord; continue; }
-    if (kind == 1) {  // let
-      const int64_t v = Eval(c, a, f[1]);
-      if (f[0] < kMaxVars) a.vars[f[0]] = v;
-      pc += len;
-      continue;
+    for (; k < chunks; k += 32) check(ptx::LdShared16(sbase + 16 * k));
+  }
+  return make_uint2(__reduce_add_sync(kFull, bad), __reduce_add_sync(kFull, zero));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolved operations. Every statement of the ops below is executed in two steps: Resolve
+// evaluates its operands (expressions, barrier and buffer addresses, the checks that can fault)
+// into a ResolvedOp, and Execute issues the instruction from that record. The interpreter does
+// both on the device, statement by statement. For an agent whose whole run is fixed before the
+// launch (it runs only these ops, none of which writes a variable from the hardware: no state
+// token, no test_wait result), the host runs the same Advance and Resolve (both __host__
+// __device__) over the agent's program once, and the kernel executes the agent's stream of
+// records (RunResolved) without decoding a statement or evaluating an expression: the same
+// instructions, in the same order, with the same operands and trace records.
+// Fields are 32-bit words: w[0] = op | statement pc << 16; addresses are offsets from the CTA's
+// 1024-aligned shared-window base.
+struct alignas(16) ResolvedOp {
+  uint32_t w[16];
+};
+static_assert(sizeof(ResolvedOp) == 64, "four 16-byte loads per record");
+
+enum ResolveResult : uint32_t { kResolveFault = 0, kResolved = 1, kNotResolvable = 2 };
+
+// Resolves op `op` (statement words at `f`) for agent `a`. kResolveFault where the interpreter
+// stops before issuing (a.fault set); kNotResolvable for ops the interpreter runs directly.
+__host__ __device__ __forceinline__ uint32_t Resolve(const DeviceConfig& c, Agent& a, uint32_t op, const uint32_t* f,
+                                     uint32_t spc, ResolvedOp* r) {
+  uint32_t* w = r->w;
+  w[0] = op | spc << 16;
+  switch (op) {
+    case 0: {  // init bar, count -> b, i, t, addr, count
+      uint32_t b, i, t, addr;
+      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      const int64_t n = Eval(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base; w[5] = static_cast<uint32_t>(n);
+      return kResolved;
     }
-    if (kind == 2) {  // for var, lo, hi, step, n, body
-      if (depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
-      a.vars[f[0]] = Eval(c, a, f[1]);
-      const int64_t hi = Eval(c, a, f[2]);
-      if (a.vars[f[0]] < hi && f[4] > 0) {
-        frames[depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
-        pc += 6;
-      } else {
-        // An empty body still leaves the variable where the loop would have (first value >= hi).
-        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
-        if (a.vars[f[0]] < hi) {
-          if (step <= 0) { a.fault = kFaultEval; continue; }
-          a.vars[f[0]] += (hi - a.vars[f[0]] + step - 1) / step * step;
-        }
-        pc += len;
+    case 1:    // inval bar -> b, i, t, addr
+    case 3:    // expect_tx bar, bytes -> b, i, t, addr, bytes
+    case 4: {  // complete_tx bar, bytes -> b, i, t, addr, bytes
+      uint32_t b, i, t, addr;
+      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base;
+      w[5] = op == 1 ? 0u : static_cast<uint32_t>(Eval(c, a, f[3]));
+      return kResolved;
+    }
+    case 2: {  // arrive kind, bar, count, expect_tx, mask, token
+      // -> kind, b, i, t, addr, count, tx, has_tx | masked << 1, mask, token var
+      uint32_t b, i, t, addr;
+      if (!BarrierAddr(c, a, f + 1, &b, &i, &t, &addr)) return kResolveFault;
+      const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(Eval(c, a, f[4]));
+      const bool has_tx = f[5] != kNone;
+      const uint32_t tx = has_tx ? static_cast<uint32_t>(Eval(c, a, f[5])) : 0u;
+      const uint32_t mask = f[6] == kNone ? (1u << t) : static_cast<uint32_t>(Eval(c, a, f[6]));
+      if (a.fault != 0) return kResolveFault;
+      w[1] = f[0]; w[2] = b; w[3] = i; w[4] = t; w[5] = addr - a.smem_base; w[6] = count;
+      w[7] = tx; w[8] = (has_tx ? 1u : 0u) | (f[6] != kNone ? 2u : 0u); w[9] = mask; w[10] = f[7];
+      return kResolved;
+    }
+    case 5: {  // wait bar, parity, token, test_only, result
+      // -> b, i, t, addr, parity, token var, test_only, result var
+      uint32_t b, i, t, addr;
+      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      const uint32_t token_var = f[4];
+      // Token waits are traced with the parity of the token's phase (probed at the arrive).
+      const uint32_t parity = token_var < kMaxVars ? a.token_parity[token_var]
+                                                   : static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base; w[5] = parity; w[6] = token_var;
+      w[7] = f[5]; w[8] = f[6];
+      return kResolved;
+    }
+    case 6: {  // tma.load map, buf(5), bar(3), multicast, n, coords
+      // -> map, slot, dst, b, i, t, bar, multicast, mask, n, x[5]
+      uint32_t buf, slot, off, bytes, dst, b, i, t, bar;
+      if (f[0] >= c.num_maps) { a.fault = kFaultIndex; return kResolveFault; }
+      if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) return kResolveFault;
+      if (!BarrierAddr(c, a, f + 6, &b, &i, &t, &bar)) return kResolveFault;
+      const bool mc = f[9] != kNone;
+      w[9] = mc ? static_cast<uint32_t>(Eval(c, a, f[9])) & 0xffffu : 0u;
+      const uint32_t n = f[10];
+      for (uint32_t k = 0; k < 5; ++k) {
+        w[11 + k] = k < n ? static_cast<uint32_t>(static_cast<int32_t>(Eval(c, a, f[11 + k]))) : 0u;
       }
-      continue;
+      if (a.fault != 0) return kResolveFault;
+      w[1] = f[0]; w[2] = slot; w[3] = dst - a.smem_base; w[4] = b; w[5] = i; w[6] = t;
+      w[7] = bar - a.smem_base; w[8] = mc ? 1u : 0u; w[10] = n;
+      return kResolved;
     }
-    if (kind == 3) {  // if cond, then n, else n, then, else
-      if (depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
-      const bool cond = Eval(c, a, f[0]) != 0;
-      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
-      if (cond) {
-        frames[depth++] = Frame{pc, else_begin, pc + len, 0};
-        pc = then_begin;
-      } else {
-        frames[depth++] = Frame{pc, pc + len, pc + len, 0};
-        pc = else_begin;
+    case 7: {  // tma.store map, buf(5), n, coords -> map, slot, src, n, x[5] (w[5..9])
+      uint32_t buf, slot, off, bytes, src;
+      if (f[0] >= c.num_maps) { a.fault = kFaultIndex; return kResolveFault; }
+      if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) return kResolveFault;
+      const uint32_t n = f[6];
+      for (uint32_t k = 0; k < 5; ++k) {
+        w[5 + k] = k < n ? static_cast<uint32_t>(static_cast<int32_t>(Eval(c, a, f[7 + k]))) : 0u;
       }
-      continue;
+      if (a.fault != 0) return kResolveFault;
+      w[1] = f[0]; w[2] = slot; w[3] = src - a.smem_base; w[4] = n;
+      return kResolved;
     }
-    const uint32_t op = kind - 16;
-    pc += len;
-    // Before the unbounded barriers (cluster.arrive/wait, bar.sync): leave if another agent's
-    // wait already timed out, rather than block where no budget applies.
-    if (op >= 18 && op <= 20 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
-    if (c.op_jitter != 0) {
-      // Seeded, per agent and op: the same seed gives the same delays (recorded by the runner).
-      Spin(Mix(c.seed ^ Mix(a.agent_global * 0x10001u + a.ops)) % (c.op_jitter + 1));
+    case 10:  // bulk.commit
+    case 19:  // cluster.wait
+    case 22:  // exit
+      return kResolved;
+    case 11: {  // bulk.wait pending, read -> n, read
+      const uint32_t n = f[0] == kNone ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
+      if (n > 7) { a.fault = kFaultCount; return kResolveFault; }
+      w[1] = n; w[2] = f[1] != 0 ? 1u : 0u;
+      return kResolved;
     }
-    ++a.ops;
-    switch (op) {
-      case 0: {  // init bar, count
-        uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        const int64_t n = Eval(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
+    case 17:    // fence kind -> kind
+    case 18: {  // cluster.arrive relaxed -> relaxed
+      w[1] = f[0];
+      return kResolved;
+    }
+    case 20: {  // bar.sync / bar.arrive id, threads, sync -> id, threads, hardware threads, sync
+      const int64_t id = Eval(c, a, f[0]);
+      const int64_t threads = Eval(c, a, f[1]);
+      // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
+      const int64_t per_agent = c.role_threads[a.slot.role];
+      if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
+          threads / per_agent * 32 > 1024) {
+        a.fault = kFaultCount;
+        return kResolveFault;
+      }
+      if (a.fault != 0) return kResolveFault;
+      w[1] = static_cast<uint32_t>(id); w[2] = static_cast<uint32_t>(threads);
+      w[3] = static_cast<uint32_t>(threads / per_agent * 32); w[4] = f[2] != 0 ? 1u : 0u;
+      return kResolved;
+    }
+    case 21: {  // use / write buf, write flag -> buf, slot, off, bytes, addr, write
+      uint32_t buf, slot, off, bytes, addr;
+      if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) return kResolveFault;
+      w[1] = buf; w[2] = slot; w[3] = off; w[4] = bytes; w[5] = addr - a.smem_base;
+      w[6] = f[5] != 0 ? 1u : 0u;
+      return kResolved;
+    }
+    default:
+      return kNotResolvable;
+  }
+}
+
+// Issues a resolved op. Returns true when the agent must stop (exit, wait timeout or abort).
+template <bool kTrace, typename A>
+__device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps& maps, A& a,
+                                        const ResolvedOp& r) {
+  const uint32_t* w = r.w;
+  const uint32_t op = w[0] & 0xffu, spc = w[0] >> 16;
+  switch (op) {
+    case 0: {  // init
+      const uint32_t addr = a.smem_base + w[4];
+      if (a.lane == 0) {
+        ptx::MbarrierInit(addr, w[5]);
+        SetInitBit(c, a, c.barrier_first[w[1]] + w[2]);
+      }
+      Emit<kTrace>(c, a, EventKind::kInit, w[3], w[1], w[2], static_cast<int32_t>(w[5]), 0, 0, 0, spc);
+      return false;
+    }
+    case 1: {  // inval
+      if (a.lane == 0) ptx::MbarrierInval(a.smem_base + w[4]);
+      Emit<kTrace>(c, a, EventKind::kInval, w[3], w[1], w[2], 0, 0, 0, 0, spc);
+      __syncwarp();
+      return false;
+    }
+    case 2: {  // arrive
+      // kind: 0 arrive, 1 arrive.noComplete, 2 arrive_drop (ir::MbarrierArrive::Kind). The
+      // runner refuses the forms PTX lacks (noComplete or a token on a remote barrier).
+      const uint32_t akind = w[1], b = w[2], i = w[3], addr = a.smem_base + w[5];
+      const uint32_t count = w[6], tx = w[7], mask = w[9];
+      const uint32_t token_var = A::kVars ? w[10] : kNone;
+      const bool has_tx = (w[8] & 1u) != 0, masked = (w[8] & 2u) != 0;
+      const uint32_t csize = c.cluster_m * c.cluster_n;
+      for (uint32_t rk = 0; rk < csize; ++rk) {
+        if ((mask >> rk & 1u) == 0) continue;
         if (a.lane == 0) {
-          ptx::MbarrierInit(addr, static_cast<uint32_t>(n));
-          SetInitBit(c, a, c.barrier_first[b] + i);
-        }
-        Emit<kTrace>(c, a, EventKind::kInit, t, b, i, static_cast<int32_t>(n), 0, 0, 0, spc);
-        break;
-      }
-      case 2: {  // arrive kind, bar, count, expect_tx, mask, token
-        // kind: 0 arrive, 1 arrive.noComplete, 2 arrive_drop (ir::MbarrierArrive::Kind). The
-        // runner refuses the forms PTX lacks (noComplete or a token on a remote barrier).
-        uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f + 1, &b, &i, &t, &addr)) break;
-        const uint32_t akind = f[0];
-        const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(Eval(c, a, f[4]));
-        const bool has_tx = f[5] != kNone;
-        const uint32_t tx = has_tx ? static_cast<uint32_t>(Eval(c, a, f[5])) : 0u;
-        uint32_t mask = f[6] == kNone ? (1u << t) : static_cast<uint32_t>(Eval(c, a, f[6]));
-        const bool masked = f[6] != kNone;
-        const uint32_t token_var = f[7];
-        const uint32_t csize = c.cluster_m * c.cluster_n;
-        if (a.fault != 0) break;
-        for (uint32_t r = 0; r < csize; ++r) {
-          if ((mask >> r & 1u) == 0) continue;
-          if (a.lane == 0) {
-            if (r == a.cta) {
-              uint64_t token = 0;
-              uint32_t tparity = 0;
-              // The phase the arrive is counted in: the current one, whose parity is 1 exactly
-              // when the phase of parity 0 before it completed (test_wait.parity 0). Nothing
-              // but this arrive can complete it in between unless others over-arrive.
-              if (token_var < kMaxVars) tparity = ptx::MbarrierTestWaitParity(addr, 0) ? 1u : 0u;
-              if (has_tx && count == 1) {
-                token = ptx::MbarrierArriveExpectTx(addr, tx);
-              } else if (has_tx) {
-                ptx::MbarrierExpectTx(addr, tx);
-                token = ptx::MbarrierArriveCount(addr, count);
-              } else if (akind == 1) {
-                token = ptx::MbarrierArriveNoComplete(addr, count);
-              } else if (akind == 2) {
-                token = ptx::MbarrierArriveDrop(addr, count);
-              } else {
-                token = ptx::MbarrierArriveCount(addr, count);
-              }
+          if (rk == a.cta) {
+            uint64_t token = 0;
+            uint32_t tparity = 0;
+            // The phase the arrive is counted in: the current one, whose parity is 1 exactly
+            // when the phase of parity 0 before it completed (test_wait.parity 0). Nothing
+            // but this arrive can complete it in between unless others over-arrive.
+            if (token_var < kMaxVars) tparity = ptx::MbarrierTestWaitParity(addr, 0) ? 1u : 0u;
+            if (has_tx && count == 1) {
+              token = ptx::MbarrierArriveExpectTx(addr, tx);
+            } else if (has_tx) {
+              ptx::MbarrierExpectTx(addr, tx);
+              token = ptx::MbarrierArriveCount(addr, count);
+            } else if (akind == 1) {
+              token = ptx::MbarrierArriveNoComplete(addr, count);
+            } else if (akind == 2) {
+              token = ptx::MbarrierArriveDrop(addr, count);
+            } else {
+              token = ptx::MbarrierArriveCount(addr, count);
+            }
+            if constexpr (A::kVars) {
               if (token_var < kMaxVars) {
                 a.vars[token_var] = static_cast<int64_t>(token);
                 a.token_parity[token_var] = static_cast<uint8_t>(tparity);
               }
+            }
+          } else {
+            const uint32_t remote = ptx::MapaSharedCluster(addr, rk);
+            if (has_tx && count == 1) {
+              ptx::MbarrierArriveExpectTxRemote(remote, tx);
+            } else if (akind == 2 && !has_tx) {
+              ptx::MbarrierArriveDropRemote(remote, count);
             } else {
-              const uint32_t remote = ptx::MapaSharedCluster(addr, r);
-              if (has_tx && count == 1) {
-                ptx::MbarrierArriveExpectTxRemote(remote, tx);
-              } else if (akind == 2 && !has_tx) {
-                ptx::MbarrierArriveDropRemote(remote, count);
-              } else {
-                if (has_tx) ptx::MbarrierExpectTxRemote(remote, tx);
-                ptx::MbarrierArriveRemote(remote, count);
-              }
+              if (has_tx) ptx::MbarrierExpectTxRemote(remote, tx);
+              ptx::MbarrierArriveRemote(remote, count);
             }
           }
-          Emit<kTrace>(c, a, has_tx ? EventKind::kArriveExpectTx : EventKind::kArrive, r, b, i,
-                       static_cast<int32_t>(count), static_cast<int32_t>(tx), 0, 0, spc,
-                       masked ? trace::kFlagMulticast : 0);
         }
+        Emit<kTrace>(c, a, has_tx ? EventKind::kArriveExpectTx : EventKind::kArrive, rk, b, i,
+                     static_cast<int32_t>(count), static_cast<int32_t>(tx), 0, 0, spc,
+                     masked ? trace::kFlagMulticast : 0);
+      }
+      if constexpr (A::kVars) {
         if (token_var < kMaxVars) {
           // Every lane holds lane 0's token (the lanes interpret in lockstep).
           a.vars[token_var] = static_cast<int64_t>(
@@ -490,240 +618,319 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
           a.token_parity[token_var] = static_cast<uint8_t>(
               __shfl_sync(kFull, static_cast<uint32_t>(a.token_parity[token_var]), 0));
         }
-        __syncwarp();
-        break;
       }
-      case 3:    // expect_tx bar, bytes
-      case 4: {  // complete_tx bar, bytes
-        uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        const uint32_t n = static_cast<uint32_t>(Eval(c, a, f[3]));
-        if (a.lane == 0) {
-          if (t == a.cta) {
-            if (op == 3) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
-          } else {
-            const uint32_t remote = ptx::MapaSharedCluster(addr, t);
-            if (op == 3) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
-          }
-        }
-        Emit<kTrace>(c, a, op == 3 ? EventKind::kExpectTx : EventKind::kCompleteTx, t, b, i,
-                     static_cast<int32_t>(n), 0, 0, 0, spc);
-        __syncwarp();
-        break;
-      }
-      case 5: {  // wait bar, parity, token, test_only, result
-        uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        const uint32_t token_var = f[4];
-        const bool by_token = token_var < kMaxVars;
-        const uint64_t token = by_token ? static_cast<uint64_t>(a.vars[token_var]) : 0;
-        // Token waits are traced with the parity of the token's phase (probed at the arrive).
-        const uint32_t parity = by_token ? a.token_parity[token_var]
-                                         : static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
-        if (f[5] != 0) {  // test_wait: one non-blocking probe into the result variable
-          uint32_t ok = 0;
-          if (a.lane == 0) {
-            ok = (by_token ? ptx::MbarrierTestWaitToken(addr, token)
-                           : ptx::MbarrierTestWaitParity(addr, parity)) ? 1u : 0u;
-          }
-          ok = __shfl_sync(kFull, ok, 0);
-          if (f[6] < kMaxVars) a.vars[f[6]] = ok;
-          Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
-          break;
-        }
-        Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
-        const int r = WaitBounded(c, a, addr, parity, by_token, token);
-        if (r == 0) {
-          Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc);
-        } else if (r == 1) {
-          Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc);
-          Abort<kTrace>(c, a, 1, b, i, parity, spc);
-          return;
+      __syncwarp();
+      return false;
+    }
+    case 3:    // expect_tx
+    case 4: {  // complete_tx
+      const uint32_t t = w[3], addr = a.smem_base + w[4], n = w[5];
+      if (a.lane == 0) {
+        if (t == a.cta) {
+          if (op == 3) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
         } else {
-          Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc, kFlagAborted);
-          return;
+          const uint32_t remote = ptx::MapaSharedCluster(addr, t);
+          if (op == 3) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
         }
-        break;
       }
-      case 6: {  // tma.load map, buf(5), bar(3), multicast, n, coords
-        const uint32_t m = f[0];
-        uint32_t buf, slot, off, bytes, dst;
-        uint32_t b, i, t, bar;
-        if (m >= c.num_maps) { a.fault = kFaultIndex; break; }
-        if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) break;
-        if (!BarrierAddr(c, a, f + 6, &b, &i, &t, &bar)) break;
-        const bool mc = f[9] != kNone;
-        const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[9])) & 0xffffu : 0u;
-        const uint32_t n = f[10];
-        int32_t x[5] = {0, 0, 0, 0, 0};
-        for (uint32_t k = 0; k < n && k < 5; ++k) x[k] = static_cast<int32_t>(Eval(c, a, f[11 + k]));
-        if (a.fault != 0) break;
+      Emit<kTrace>(c, a, op == 3 ? EventKind::kExpectTx : EventKind::kCompleteTx, t, w[1], w[2],
+                   static_cast<int32_t>(n), 0, 0, 0, spc);
+      __syncwarp();
+      return false;
+    }
+    case 5: {  // wait
+      const uint32_t b = w[1], i = w[2], t = w[3], addr = a.smem_base + w[4], parity = w[5];
+      const uint32_t token_var = A::kVars ? w[6] : kNone;
+      const bool by_token = token_var < kMaxVars;
+      uint64_t token = 0;
+      if constexpr (A::kVars) {
+        if (by_token) token = static_cast<uint64_t>(a.vars[token_var]);
+      }
+      if (w[7] != 0) {  // test_wait: one non-blocking probe into the result variable
+        uint32_t ok = 0;
         if (a.lane == 0) {
-          const void* tm = &maps.map[m];
-          const uint16_t cm = static_cast<uint16_t>(mask);
-          switch (n) {
-            case 1: mc ? ptx::TmaLoadMulticast1D(dst, tm, bar, cm, x[0]) : ptx::TmaLoad1D(dst, tm, bar, x[0]); break;
-            case 2: mc ? ptx::TmaLoadMulticast2D(dst, tm, bar, cm, x[0], x[1]) : ptx::TmaLoad2D(dst, tm, bar, x[0], x[1]); break;
-            case 3: mc ? ptx::TmaLoadMulticast3D(dst, tm, bar, cm, x[0], x[1], x[2]) : ptx::TmaLoad3D(dst, tm, bar, x[0], x[1], x[2]); break;
-            case 4: mc ? ptx::TmaLoadMulticast4D(dst, tm, bar, cm, x[0], x[1], x[2], x[3]) : ptx::TmaLoad4D(dst, tm, bar, x[0], x[1], x[2], x[3]); break;
-            default: mc ? ptx::TmaLoadMulticast5D(dst, tm, bar, cm, x[0], x[1], x[2], x[3], x[4]) : ptx::TmaLoad5D(dst, tm, bar, x[0], x[1], x[2], x[3], x[4]); break;
-          }
+          ok = (by_token ? ptx::MbarrierTestWaitToken(addr, token)
+                         : ptx::MbarrierTestWaitParity(addr, parity)) ? 1u : 0u;
         }
-        Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, slot, static_cast<int32_t>(c.map_box_bytes[m]),
-                     static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
-        __syncwarp();
-        break;
-      }
-      case 17: {  // fence kind
-        switch (f[0]) {
-          case 0: ptx::FenceMbarrierInit(); break;
-          case 1: ptx::FenceProxyAsyncSharedCta(); break;
-          case 2: ptx::FenceProxyAsyncGlobal(); break;
-          default: ptx::FenceAcqRelCluster(); break;
+        ok = __shfl_sync(kFull, ok, 0);
+        if constexpr (A::kVars) {
+          if (w[8] < kMaxVars) a.vars[w[8]] = ok;
         }
-        Emit<kTrace>(c, a, EventKind::kFence, a.cta, f[0], 0, 0, 0, 0, 0, spc);
-        break;
+        Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
+        return false;
       }
-      case 18: {  // cluster.arrive relaxed
-        __syncwarp();
-        if (f[0]) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
-        Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(f[0]), 0, 0, 0, spc);
-        break;
+      Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
+      const int res = WaitBounded(c, a.lane, addr, parity, by_token, token);
+      if (res == 0) {
+        Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc);
+        return false;
       }
-      case 19: {  // cluster.wait
-        Emit<kTrace>(c, a, EventKind::kClusterWaitBegin, a.cta, 0, 0, 0, 0, 0, 0, spc);
-        ptx::ClusterWait();
-        Emit<kTrace>(c, a, EventKind::kClusterWaitEnd, a.cta, 0, 0, 0, 0, 0, 0, spc);
-        break;
+      if (res == 1) {
+        Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc);
+        Abort<kTrace>(c, a, 1, b, i, parity, spc);
+      } else {
+        Emit<kTrace>(c, a, EventKind::kWaitTimeout, t, b, i, 0, 0, 0, parity, spc, kFlagAborted);
       }
-      case 21: {  // use / write buf, write flag
-        uint32_t buf, slot, off, bytes, addr;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) break;
-        const bool write = f[5] != 0;
-        uint8_t* p = a.smem_ptr + (addr - a.smem_base);
-        const uint32_t chunks = bytes / 16;
-        uint32_t bad = 0, zero = 0;
-        const uint32_t lane = a.lane;
-        if (write) {
-          const uint32_t who = static_cast<uint32_t>(a.slot.index_in_cta) << 20;
-          for (uint32_t k = lane; k < chunks; k += 32) {
-            const uint32_t idx = (off / 16 + k) ^ who;
-            const uint32_t tag = kPatternTagBase | 0xffu;
-            const uint32_t h = PatternHash(idx, tag);
-            *reinterpret_cast<uint4*>(p + 16 * k) = make_uint4(idx, tag, h, ~h);
-          }
-        } else {
-          // Shared-window loads (ld.shared.v4), four in flight per lane before the checks.
-          const uint32_t sbase = addr;
-          uint32_t k = lane;
-          auto check = [&](const uint4& v) {
-            if ((v.x | v.y | v.z | v.w) == 0) {
-              ++zero;
-            } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
-                       v.w != ~v.z) {
-              ++bad;
-            }
-          };
-          for (; k + 96 < chunks; k += 128) {
-            const uint4 v0 = ptx::LdShared16(sbase + 16 * k);
-            const uint4 v1 = ptx::LdShared16(sbase + 16 * (k + 32));
-            const uint4 v2 = ptx::LdShared16(sbase + 16 * (k + 64));
-            const uint4 v3 = ptx::LdShared16(sbase + 16 * (k + 96));
-            check(v0);
-            check(v1);
-            check(v2);
-            check(v3);
-          }
-          for (; k < chunks; k += 32) check(ptx::LdShared16(sbase + 16 * k));
+      return true;
+    }
+    case 6: {  // tma.load
+      const uint32_t m = w[1], dst = a.smem_base + w[3], bar = a.smem_base + w[7];
+      const bool mc = w[8] != 0;
+      const uint32_t mask = w[9], n = w[10];
+      const int32_t x0 = static_cast<int32_t>(w[11]), x1 = static_cast<int32_t>(w[12]),
+                    x2 = static_cast<int32_t>(w[13]), x3 = static_cast<int32_t>(w[14]),
+                    x4 = static_cast<int32_t>(w[15]);
+      if (a.lane == 0) {
+        const void* tm = &maps.map[m];
+        const uint16_t cm = static_cast<uint16_t>(mask);
+        switch (n) {
+          case 1: mc ? ptx::TmaLoadMulticast1D(dst, tm, bar, cm, x0) : ptx::TmaLoad1D(dst, tm, bar, x0); break;
+          case 2: mc ? ptx::TmaLoadMulticast2D(dst, tm, bar, cm, x0, x1) : ptx::TmaLoad2D(dst, tm, bar, x0, x1); break;
+          case 3: mc ? ptx::TmaLoadMulticast3D(dst, tm, bar, cm, x0, x1, x2) : ptx::TmaLoad3D(dst, tm, bar, x0, x1, x2); break;
+          case 4: mc ? ptx::TmaLoadMulticast4D(dst, tm, bar, cm, x0, x1, x2, x3) : ptx::TmaLoad4D(dst, tm, bar, x0, x1, x2, x3); break;
+          default: mc ? ptx::TmaLoadMulticast5D(dst, tm, bar, cm, x0, x1, x2, x3, x4) : ptx::TmaLoad5D(dst, tm, bar, x0, x1, x2, x3, x4); break;
         }
-        bad = __reduce_add_sync(kFull, bad);
-        zero = __reduce_add_sync(kFull, zero);
-        if (!write) {  // summed per agent, added to the global stats once at its end
-          a.uses += 1;
-          a.used_chunks += chunks;
-          a.bad_chunks += bad;
-          a.zero_chunks += zero;
+      }
+      Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, w[2], static_cast<int32_t>(c.map_box_bytes[m]),
+                   static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
+      __syncwarp();
+      return false;
+    }
+    case 7: {  // tma.store
+      const uint32_t m = w[1], src = a.smem_base + w[3], n = w[4];
+      const int32_t x0 = static_cast<int32_t>(w[5]), x1 = static_cast<int32_t>(w[6]),
+                    x2 = static_cast<int32_t>(w[7]), x3 = static_cast<int32_t>(w[8]),
+                    x4 = static_cast<int32_t>(w[9]);
+      if (a.lane == 0) {
+        const void* tm = &maps.map[m];
+        switch (n) {
+          case 1: ptx::TmaStore1D(tm, src, x0); break;
+          case 2: ptx::TmaStore2D(tm, src, x0, x1); break;
+          case 3: ptx::TmaStore3D(tm, src, x0, x1, x2); break;
+          case 4: ptx::TmaStore4D(tm, src, x0, x1, x2, x3); break;
+          default: ptx::TmaStore5D(tm, src, x0, x1, x2, x3, x4); break;
         }
-        Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, buf, slot,
-                     static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
-                     bad != 0 ? kFlagDataBad : 0);
-        __syncwarp();
-        break;
       }
-      case 1: {  // inval bar
-        uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        if (a.lane == 0) ptx::MbarrierInval(addr);
-        Emit<kTrace>(c, a, EventKind::kInval, t, b, i, 0, 0, 0, 0, spc);
-        __syncwarp();
-        break;
+      Emit<kTrace>(c, a, EventKind::kTmaStoreIssue, a.cta, m, w[2],
+                   static_cast<int32_t>(c.map_box_bytes[m]), 0, 0, 0, spc);
+      __syncwarp();
+      return false;
+    }
+    case 10: {  // bulk.commit
+      // value: the group's number, counted from 0 (as sim/engine numbers them).
+      if (a.lane == 0) ptx::BulkCommitGroup();
+      Emit<kTrace>(c, a, EventKind::kBulkCommit, a.cta, 0, 0, static_cast<int32_t>(a.bulk_groups), 0, 0, 0, spc);
+      ++a.bulk_groups;
+      __syncwarp();
+      return false;
+    }
+    case 11: {  // bulk.wait
+      const uint32_t n = w[1];
+      const bool read = w[2] != 0;
+      Emit<kTrace>(c, a, EventKind::kBulkWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
+      if (a.lane == 0) ptx::BulkWaitGroupDynamic(n, read);
+      __syncwarp();
+      Emit<kTrace>(c, a, EventKind::kBulkWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
+      return false;
+    }
+    case 17: {  // fence
+      switch (w[1]) {
+        case 0: ptx::FenceMbarrierInit(); break;
+        case 1: ptx::FenceProxyAsyncSharedCta(); break;
+        case 2: ptx::FenceProxyAsyncGlobal(); break;
+        default: ptx::FenceAcqRelCluster(); break;
       }
-      case 7: {  // tma.store map, buf(5), n, coords
-        const uint32_t m = f[0];
-        uint32_t buf, slot, off, bytes, src;
-        if (m >= c.num_maps) { a.fault = kFaultIndex; break; }
-        if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) break;
-        const uint32_t n = f[6];
-        int32_t x[5] = {0, 0, 0, 0, 0};
-        for (uint32_t k = 0; k < n && k < 5; ++k) x[k] = static_cast<int32_t>(Eval(c, a, f[7 + k]));
-        if (a.fault != 0) break;
-        if (a.lane == 0) {
-          const void* tm = &maps.map[m];
-          switch (n) {
-            case 1: ptx::TmaStore1D(tm, src, x[0]); break;
-            case 2: ptx::TmaStore2D(tm, src, x[0], x[1]); break;
-            case 3: ptx::TmaStore3D(tm, src, x[0], x[1], x[2]); break;
-            case 4: ptx::TmaStore4D(tm, src, x[0], x[1], x[2], x[3]); break;
-            default: ptx::TmaStore5D(tm, src, x[0], x[1], x[2], x[3], x[4]); break;
-          }
+      Emit<kTrace>(c, a, EventKind::kFence, a.cta, w[1], 0, 0, 0, 0, 0, spc);
+      return false;
+    }
+    case 18: {  // cluster.arrive
+      __syncwarp();
+      if (w[1]) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
+      Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(w[1]), 0, 0, 0, spc);
+      return false;
+    }
+    case 19: {  // cluster.wait
+      Emit<kTrace>(c, a, EventKind::kClusterWaitBegin, a.cta, 0, 0, 0, 0, 0, 0, spc);
+      ptx::ClusterWait();
+      Emit<kTrace>(c, a, EventKind::kClusterWaitEnd, a.cta, 0, 0, 0, 0, 0, 0, spc);
+      return false;
+    }
+    case 20: {  // bar.sync / bar.arrive
+      const uint32_t id = w[1], hw = w[3];
+      const int32_t threads = static_cast<int32_t>(w[2]);
+      __syncwarp();
+      if (w[4] != 0) {
+        Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncBegin, a.cta, id, 0, threads, 0, 0, 0, spc);
+        ptx::NamedBarrierSync(id, hw);
+        Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, id, 0, 0, 0, 0, 0, spc);
+      } else {
+        ptx::NamedBarrierArrive(id, hw);
+        Emit<kTrace>(c, a, EventKind::kNamedBarrierArrive, a.cta, id, 0, threads, 0, 0, 0, spc);
+      }
+      return false;
+    }
+    case 21: {  // use / write
+      const uint32_t off = w[3], bytes = w[4];
+      const bool write = w[6] != 0;
+      const uint2 r2 = CheckOrWrite(a.smem_ptr + w[5], a.smem_base + w[5], off, bytes, write, a.lane,
+                                    static_cast<uint32_t>(a.slot.index_in_cta) << 20);
+      if (!write) {  // summed per agent, added to the global stats once at its end
+        a.uses += 1;
+        a.used_chunks += bytes / 16;
+        a.bad_chunks += r2.x;
+        a.zero_chunks += r2.y;
+      }
+      Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, w[1], w[2],
+                   static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
+                   r2.x != 0 ? kFlagDataBad : 0);
+      __syncwarp();
+      return false;
+    }
+    case 22:  // exit
+      Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
+      return true;
+    default:
+      a.fault = kFaultBadWord;
+      return false;
+  }
+}
+
+// The control flow of a role's program (let, for, if): Advance moves `pc` to the next op
+// statement, evaluating what lies between. Shared by the interpreter and the host's resolution.
+struct Frame {
+  uint32_t rec;     // record start
+  uint32_t end;     // where the body ends (pc reaching it closes the frame)
+  uint32_t after;   // record end
+  uint32_t is_for;
+};
+struct Walk {
+  Frame frames[kMaxNesting];
+  uint32_t depth, pc, body, body_end;
+};
+enum AdvanceResult : int { kAtOp = 0, kEnded = 1, kFaulted = 2, kAbortSeen = 3 };
+
+__host__ __device__ int Advance(const DeviceConfig& c, Agent& a, Walk& k) {
+  const uint32_t* W = c.words;
+  while (true) {
+    if (a.fault != 0) return kFaulted;
+    if (k.depth > 0 && k.pc == k.frames[k.depth - 1].end) {
+      Frame& fr = k.frames[k.depth - 1];
+      if (fr.is_for) {
+        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
+        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
+        if (step <= 0) { a.fault = kFaultEval; continue; }  // the engine requires step > 0
+        a.vars[f[0]] += step;
+        const int64_t hi = Eval(c, a, f[2]);
+        if (a.vars[f[0]] < hi) {
+#ifdef __CUDA_ARCH__
+          // Leave after another agent's timeout: checked every 16th iteration (and in every
+          // wait and before unbounded barriers), not per op: the flag is an L2 load.
+          if ((++a.iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return kAbortSeen;
+#else
+          // The host gives up resolving an agent after 2^24 loop iterations.
+          if (++a.iters > (1u << 24)) { a.fault = kFaultNesting; continue; }
+#endif
+          k.pc = fr.rec + 6;
+          continue;
         }
-        Emit<kTrace>(c, a, EventKind::kTmaStoreIssue, a.cta, m, slot,
-                     static_cast<int32_t>(c.map_box_bytes[m]), 0, 0, 0, spc);
-        __syncwarp();
-        break;
       }
-      case 10: {  // bulk.commit
-        // value: the group's number, counted from 0 (as sim/engine numbers them).
-        if (a.lane == 0) ptx::BulkCommitGroup();
-        Emit<kTrace>(c, a, EventKind::kBulkCommit, a.cta, 0, 0, static_cast<int32_t>(a.bulk_groups), 0, 0, 0, spc);
-        ++a.bulk_groups;
-        __syncwarp();
-        break;
-      }
-      case 11: {  // bulk.wait pending, read
-        const uint32_t n = f[0] == kNone ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
-        const bool read = f[1] != 0;
-        if (n > 7) { a.fault = kFaultCount; break; }
-        Emit<kTrace>(c, a, EventKind::kBulkWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
-        if (a.lane == 0) ptx::BulkWaitGroupDynamic(n, read);
-        __syncwarp();
-        Emit<kTrace>(c, a, EventKind::kBulkWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
-        break;
-      }
-      case 20: {  // bar.sync / bar.arrive id, threads, sync
-        const int64_t id = Eval(c, a, f[0]);
-        const int64_t threads = Eval(c, a, f[1]);
-        const bool sync = f[2] != 0;
-        // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
-        const int64_t per_agent = c.role_threads[a.slot.role];
-        if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
-            threads / per_agent * 32 > 1024) {
-          a.fault = kFaultCount;
-          break;
+      k.pc = fr.after;
+      --k.depth;
+      continue;
+    }
+    if (k.pc >= k.body_end) return kEnded;
+    const uint32_t head = W[k.pc];
+    const uint32_t kind = head & 0xff, len = head >> 8;
+    const uint32_t* f = W + k.pc + 1;
+    const uint32_t pc = k.pc;
+    if (len == 0) { a.fault = kFaultBadWord; continue; }
+    if (kind == 1) {  // let
+      const int64_t v = Eval(c, a, f[1]);
+      if (f[0] < kMaxVars) a.vars[f[0]] = v;
+      k.pc += len;
+      continue;
+    }
+    if (kind == 2) {  // for var, lo, hi, step, n, body
+      if (k.depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
+      a.vars[f[0]] = Eval(c, a, f[1]);
+      const int64_t hi = Eval(c, a, f[2]);
+      if (a.vars[f[0]] < hi && f[4] > 0) {
+        k.frames[k.depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
+        k.pc += 6;
+      } else {
+        // An empty body still leaves the variable where the loop would have (first value >= hi).
+        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
+        if (a.vars[f[0]] < hi) {
+          if (step <= 0) { a.fault = kFaultEval; continue; }
+          a.vars[f[0]] += (hi - a.vars[f[0]] + step - 1) / step * step;
         }
-        if (a.fault != 0) break;
-        const uint32_t hw = static_cast<uint32_t>(threads / per_agent * 32);
-        __syncwarp();
-        if (sync) {
-          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncBegin, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
-          ptx::NamedBarrierSync(static_cast<uint32_t>(id), hw);
-          Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, static_cast<uint32_t>(id), 0, 0, 0, 0, 0, spc);
-        } else {
-          ptx::NamedBarrierArrive(static_cast<uint32_t>(id), hw);
-          Emit<kTrace>(c, a, EventKind::kNamedBarrierArrive, a.cta, static_cast<uint32_t>(id), 0, static_cast<int32_t>(threads), 0, 0, 0, spc);
-        }
-        break;
+        k.pc += len;
       }
+      continue;
+    }
+    if (kind == 3) {  // if cond, then n, else n, then, else
+      if (k.depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
+      const bool cond = Eval(c, a, f[0]) != 0;
+      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
+      if (cond) {
+        k.frames[k.depth++] = Frame{pc, else_begin, pc + len, 0};
+        k.pc = then_begin;
+      } else {
+        k.frames[k.depth++] = Frame{pc, pc + len, pc + len, 0};
+        k.pc = else_begin;
+      }
+      continue;
+    }
+    return kAtOp;
+  }
+}
+
+// Per op, before it is issued: leave if another agent timed out (before the unbounded barriers,
+// cluster.arrive/wait and bar.sync, where no budget applies), then the litmus jitter.
+// Returns true when the agent must leave.
+template <typename A>
+__device__ __forceinline__ bool BeforeOp(const DeviceConfig& c, A& a, uint32_t op) {
+  if (op >= 18 && op <= 20 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return true;
+  if (c.op_jitter != 0) {
+    // Seeded, per agent and op: the same seed gives the same delays (recorded by the runner).
+    // (a.ops counts only here: the agent lives in local memory, and with the buffers taking
+    // most of the L1 every access to it is an L2 round trip on the op's path.)
+    Spin(Mix(c.seed ^ Mix(a.agent_global * 0x10001u + a.ops)) % (c.op_jitter + 1));
+    ++a.ops;
+  }
+  return false;
+}
+
+template <bool kTrace>
+__device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
+  const uint32_t role = a.slot.role;
+  Walk k;
+  k.depth = 0;
+  k.body = c.role_body_begin[role];
+  k.body_end = c.role_body_end[role];
+  k.pc = k.body;
+  const uint32_t* W = c.words;
+  while (true) {
+    const int adv = Advance(c, a, k);
+    if (adv == kFaulted) {
+      Abort<kTrace>(c, a, 2, 0, 0, 0, k.pc - k.body);
+      return;
+    }
+    if (adv != kAtOp) return;
+    const uint32_t head = W[k.pc];
+    const uint32_t* f = W + k.pc + 1;
+    const uint32_t spc = k.pc - k.body;  // statement pc: word offset in the role body
+    const uint32_t op = (head & 0xff) - 16;
+    k.pc += head >> 8;
+    if (BeforeOp(c, a, op)) return;
+    ResolvedOp r;
+    const uint32_t res = Resolve(c, a, op, f, spc, &r);
+    if (res == kResolved) {
+      if (Execute<kTrace>(c, maps, a, r)) return;
+      continue;
+    }
+    if (res == kResolveFault) continue;  // Advance reports the fault
+    switch (op) {
       case 8: {  // bulk.load buf(5), bar(3), multicast
         uint32_t buf, slot, off, bytes, dst;
         uint32_t b, i, t, bar;
@@ -838,9 +1045,6 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 22:  // exit
-        Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
-        return;
       case 23: {  // pending_count token var, result var
         // Every lane holds lane 0's token (case 2 broadcasts it), so every lane reads the same
         // count. A token of a plain arrive gives whatever the H100 gives (undefined in PTX).
@@ -895,6 +1099,65 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         break;
     }
   }
+}
+
+// Runs an agent's resolved stream (records ops[0..n), made by the host's ResolveAgent) on `h`.
+// Records are loaded three ahead of the one executing (a record is an L2 load the first time: a
+// chain of quick ops such as tma.store, bulk.commit, bulk.wait, arrive must not wait for each).
+template <bool kTrace>
+__device__ __forceinline__ void RunResolvedOn(const DeviceConfig& c, const TensorMaps& maps, HotAgent& h,
+                                              const ResolvedOp* ops, uint32_t n) {
+  constexpr uint32_t kAhead = 3;
+  if (n == 0) return;
+  ResolvedOp q0 = ops[0], q1 = n > 1 ? ops[1] : q0, q2 = n > 2 ? ops[2] : q0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const ResolvedOp cur = q0;
+    q0 = q1;
+    q1 = q2;
+    if (k + kAhead < n) q2 = ops[k + kAhead];
+    const uint32_t op = cur.w[0] & 0xffu;
+    // As the interpreter checks at every 16th loop iteration: leave after another agent's timeout.
+    if ((k & 15) == 15 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
+    if (BeforeOp(c, h, op)) return;
+    if (Execute<kTrace>(c, maps, h, cur)) return;
+    if (h.fault != 0) {
+      Abort<kTrace>(c, h, 2, 0, 0, 0, cur.w[0] >> 16);
+      return;
+    }
+  }
+}
+
+// Runs agent `a` from its resolved stream on a HotAgent copy, then writes back what the kernel
+// reads after the run (trace count, fault, statistics).
+template <bool kTrace>
+__device__ __noinline__ void RunResolved(const DeviceConfig& c, const TensorMaps& maps, Agent& a,
+                                         const ResolvedOp* ops, uint32_t n) {
+  HotAgent h;
+  h.lane = a.lane;
+  h.cta = a.cta;
+  h.cluster = a.cluster;
+  h.agent_global = a.agent_global;
+  h.slot = a.slot;
+  h.smem_base = a.smem_base;
+  h.smem_ptr = a.smem_ptr;
+  h.events = a.events;
+  h.ring = a.ring;
+  h.fault = a.fault;
+  h.bulk_groups = a.bulk_groups;
+  h.ops = a.ops;
+  h.uses = a.uses;
+  h.used_chunks = a.used_chunks;
+  h.bad_chunks = a.bad_chunks;
+  h.zero_chunks = a.zero_chunks;
+  RunResolvedOn<kTrace>(c, maps, h, ops, n);
+  a.events = h.events;
+  a.fault = h.fault;
+  a.bulk_groups = h.bulk_groups;
+  a.ops = h.ops;
+  a.uses = h.uses;
+  a.used_chunks = h.used_chunks;
+  a.bad_chunks = h.bad_chunks;
+  a.zero_chunks = h.zero_chunks;
 }
 
 // kThreads: the launch bound. Schedules of up to 8 agents per CTA use the 256-thread variant,
@@ -967,7 +1230,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   rec.globaltimer_start = ptx::GlobalTimer();
 
   if (c.start_delay != nullptr) Spin(c.start_delay[a.agent_global]);
-  Interpret<kTrace>(c, maps, a);
+  if (c.resolved_index != nullptr && c.resolved_index[2 * a.agent_global + 1] != kNone) {
+    RunResolved<kTrace>(c, maps, a, c.resolved + c.resolved_index[2 * a.agent_global],
+                        c.resolved_index[2 * a.agent_global + 1]);
+  } else {
+    Interpret<kTrace>(c, maps, a);
+  }
   __syncwarp();
   if (a.lane == 0 && a.uses != 0) {
     atomicAdd(&c.stats[0], a.uses);
@@ -1009,6 +1277,119 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
+// The fields of the kernel's configuration that come from the schedule alone (what Advance,
+// Resolve and the interpreter read besides the run-time pointers).
+void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* cp) {
+  DeviceConfig& c = *cp;
+  c.pool = s.words[8];
+  c.cluster_m = s.cluster_m;
+  c.cluster_n = s.cluster_n;
+  c.clusters = s.clusters;
+  c.warps_per_cta = s.warps_per_cta;
+  for (uint32_t r = 0; r < kMaxRoles; ++r) {
+    c.role_body_begin[r] = s.role_body_begin[r];
+    c.role_body_end[r] = s.role_body_end[r];
+    c.role_threads[r] = s.role_threads[r];
+  }
+  c.num_barriers = s.num_barriers;
+  c.barrier_elements = s.barrier_elements;
+  c.init_bitmap_offset = s.init_bitmap_offset;
+  for (uint32_t b = 0; b < kMaxBarrierDecls; ++b) {
+    c.barrier_first[b] = s.barrier_first[b];
+    c.barrier_size[b] = s.barrier_size[b];
+    c.barrier_count_ref[b] = s.barrier_count_ref[b];
+  }
+  c.num_buffers = s.num_buffers;
+  c.buffers_begin = s.buffers_begin;
+  c.smem_bytes = s.smem_bytes;
+  for (uint32_t b = 0; b < kMaxBufferDecls; ++b) {
+    c.buffer_offset[b] = s.buffer_offset[b];
+    c.buffer_slot_bytes[b] = s.buffer_slot_bytes[b];
+    c.buffer_stages[b] = s.buffer_stages[b];
+  }
+  c.num_maps = static_cast<uint32_t>(s.maps.size());
+  for (size_t m = 0; m < s.maps.size(); ++m) {
+    c.map_rank[m] = s.maps[m].rank;
+    c.map_box_bytes[m] = s.maps[m].box_bytes;
+  }
+}
+
+// Records the host resolves at most, over all agents (64 B each: 64 MiB).
+constexpr size_t kMaxResolvedOps = size_t{1} << 20;
+
+// Runs agent `g`'s program on the host with the kernel's own Advance and Resolve (the agent's
+// place and builtins as the kernel computes them) and appends its records to `out`. False, with
+// the reason in *why and `out` unchanged, when the run is not fixed before the launch (an op that
+// only the interpreter runs, a state token or a test_wait result the hardware decides) or it
+// faults (the interpreter then reports the fault on the device) or it is too long.
+bool ResolveAgent(const DeviceConfig& hc, const LaunchSpec& s, uint32_t g,
+                  std::vector<ResolvedOp>* out, std::string* why) {
+  const uint32_t csize = s.cluster_m * s.cluster_n;
+  Agent a{};
+  a.warp = g % s.warps_per_cta;
+  a.cta_global = g / s.warps_per_cta;
+  a.cluster = a.cta_global / csize;
+  a.cta = a.cta_global % csize;
+  a.cta_x = a.cta % s.cluster_m;
+  a.cta_y = a.cta / s.cluster_m;
+  a.agent_global = g;
+  a.slot = s.agents[g];
+  Walk k{};
+  k.body = hc.role_body_begin[a.slot.role];
+  k.body_end = hc.role_body_end[a.slot.role];
+  k.pc = k.body;
+  const size_t start = out->size();
+  auto refuse = [&](const char* reason) {
+    out->resize(start);
+    *why = reason;
+    return false;
+  };
+  while (true) {
+    const int adv = Advance(hc, a, k);
+    if (adv == kFaulted) return refuse("its program faults (the interpreter reports where)");
+    if (adv != kAtOp) return true;
+    const uint32_t head = hc.words[k.pc];
+    const uint32_t* f = hc.words + k.pc + 1;
+    const uint32_t spc = k.pc - k.body;
+    const uint32_t op = (head & 0xff) - 16;
+    k.pc += head >> 8;
+    if (op == 2 && f[7] < kMaxVars) return refuse("an arrive keeps a state token");
+    if (op == 5 && (f[4] < kMaxVars || f[5] != 0)) return refuse("a token wait or a test_wait result");
+    ResolvedOp r;
+    const uint32_t res = Resolve(hc, a, op, f, spc, &r);
+    if (res == kNotResolvable) return refuse("an op the interpreter runs directly (cp.async, bulk copies, st.async, pending_count, readback)");
+    if (res != kResolved || a.fault != 0) return refuse("its program faults (the interpreter reports where)");
+    if (out->size() >= kMaxResolvedOps) return refuse("the resolved streams would exceed 1M records");
+    out->push_back(r);
+    if (op == 22) return true;
+  }
+}
+
+
+// Resolves every valid agent of the launch (all or none, see RunOnGpu): fills `ops` and `index`
+// ([2 g] first record, [2 g + 1] count) and returns true, or returns false with the first agent
+// that cannot be resolved and why.
+bool ResolveAll(const LaunchSpec& s, std::vector<ResolvedOp>* ops, std::vector<uint32_t>* index,
+                uint32_t* failed_agent, std::string* why) {
+  DeviceConfig hc{};
+  FillScheduleConfig(s, &hc);
+  hc.words = s.words.data();
+  const uint32_t num_agents = static_cast<uint32_t>(s.agents.size());
+  index->assign(2 * num_agents, kNone);
+  for (uint32_t g = 0; g < num_agents; ++g) {
+    if (!s.agents[g].valid) continue;
+    const size_t first = ops->size();
+    if (!ResolveAgent(hc, s, g, ops, why)) {
+      *failed_agent = g;
+      ops->clear();
+      return false;
+    }
+    (*index)[2 * g] = static_cast<uint32_t>(first);
+    (*index)[2 * g + 1] = static_cast<uint32_t>(ops->size() - first);
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* FaultName(uint32_t code) {
@@ -1022,6 +1403,21 @@ const char* FaultName(uint32_t code) {
     case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
     default: return "none";
   }
+}
+
+ResolveReport ResolveOnHost(const LaunchSpec& s) {
+  ResolveReport r;
+  std::vector<ResolvedOp> ops;
+  std::vector<uint32_t> index;
+  r.resolved = ResolveAll(s, &ops, &index, &r.failed_agent, &r.reason);
+  if (r.resolved) {
+    r.ops_per_agent.assign(s.agents.size(), 0);
+    for (size_t g = 0; g < s.agents.size(); ++g) {
+      if (index[2 * g + 1] != kNone) r.ops_per_agent[g] = index[2 * g + 1];
+    }
+    r.bytes = ops.size() * sizeof(ResolvedOp);
+  }
+  return r;
 }
 
 std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
@@ -1115,37 +1511,7 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
                                cudaMemcpyHostToDevice));
   c.words = d_words;
   c.agents = d_agents;
-  c.pool = s.words[8];
-  c.cluster_m = s.cluster_m;
-  c.cluster_n = s.cluster_n;
-  c.clusters = s.clusters;
-  c.warps_per_cta = s.warps_per_cta;
-  for (uint32_t r = 0; r < kMaxRoles; ++r) {
-    c.role_body_begin[r] = s.role_body_begin[r];
-    c.role_body_end[r] = s.role_body_end[r];
-    c.role_threads[r] = s.role_threads[r];
-  }
-  c.num_barriers = s.num_barriers;
-  c.barrier_elements = s.barrier_elements;
-  c.init_bitmap_offset = s.init_bitmap_offset;
-  for (uint32_t b = 0; b < kMaxBarrierDecls; ++b) {
-    c.barrier_first[b] = s.barrier_first[b];
-    c.barrier_size[b] = s.barrier_size[b];
-    c.barrier_count_ref[b] = s.barrier_count_ref[b];
-  }
-  c.num_buffers = s.num_buffers;
-  c.buffers_begin = s.buffers_begin;
-  c.smem_bytes = s.smem_bytes;
-  for (uint32_t b = 0; b < kMaxBufferDecls; ++b) {
-    c.buffer_offset[b] = s.buffer_offset[b];
-    c.buffer_slot_bytes[b] = s.buffer_slot_bytes[b];
-    c.buffer_stages[b] = s.buffer_stages[b];
-  }
-  c.num_maps = static_cast<uint32_t>(s.maps.size());
-  for (size_t m = 0; m < s.maps.size(); ++m) {
-    c.map_rank[m] = s.maps[m].rank;
-    c.map_box_bytes[m] = s.maps[m].box_bytes;
-  }
+  FillScheduleConfig(s, &c);
   c.budget_cycles = static_cast<long long>(s.timeout_ms * clock_khz);
   c.ring_capacity = s.trace ? s.ring_capacity : 1;
   PARITY_CUDA_CHECK(cudaMalloc(&c.ring, sizeof(TraceEvent) * num_agents * c.ring_capacity));
@@ -1173,6 +1539,43 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   PARITY_CUDA_CHECK(cudaMalloc(&d_stats, 8 * 8));
   PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * 8));
   c.stats = d_stats;
+
+  // Resolve on the host every agent's run (ResolveAgent) when each one's is fixed before the
+  // launch; otherwise the kernel interprets them all (all or none: agents of one launch run at
+  // the same kind of speed, and a schedule that faults faults as the interpreter reports it).
+  c.resolved = nullptr;
+  c.resolved_index = nullptr;
+  ResolvedOp* d_resolved = nullptr;
+  uint32_t* d_resolved_index = nullptr;
+  out->resolved_agents = out->interpreted_agents = 0;
+  out->interpret_reason.clear();
+  if (s.resolve) {
+    std::vector<ResolvedOp> ops;
+    std::vector<uint32_t> index;
+    uint32_t failed = 0;
+    std::string why;
+    if (ResolveAll(s, &ops, &index, &failed, &why)) {
+      for (const AgentSlot& slot : s.agents) out->resolved_agents += slot.valid ? 1 : 0;
+    } else {
+      out->interpret_reason = why;
+    }
+    if (!out->interpret_reason.empty()) {
+      out->resolved_agents = 0;
+      for (uint32_t g = 0; g < num_agents; ++g) out->interpreted_agents += s.agents[g].valid ? 1 : 0;
+    } else {
+      PARITY_CUDA_CHECK(cudaMalloc(&d_resolved, std::max<size_t>(1, ops.size()) * sizeof(ResolvedOp)));
+      if (!ops.empty()) {
+        PARITY_CUDA_CHECK(cudaMemcpy(d_resolved, ops.data(), ops.size() * sizeof(ResolvedOp), cudaMemcpyHostToDevice));
+      }
+      PARITY_CUDA_CHECK(cudaMalloc(&d_resolved_index, 4 * index.size()));
+      PARITY_CUDA_CHECK(cudaMemcpy(d_resolved_index, index.data(), 4 * index.size(), cudaMemcpyHostToDevice));
+      c.resolved = d_resolved;
+      c.resolved_index = d_resolved_index;
+    }
+  } else {
+    for (uint32_t g = 0; g < num_agents; ++g) out->interpreted_agents += s.agents[g].valid ? 1 : 0;
+    out->interpret_reason = "resolution switched off (--interpret)";
+  }
 
   c.num_words = static_cast<uint32_t>(s.words.size());
   const uint64_t words_bytes = (s.words.size() * 4 + 15) / 16 * 16;
@@ -1403,6 +1806,8 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   PARITY_CUDA_CHECK(cudaFree(d_hang));
   PARITY_CUDA_CHECK(cudaFree(d_per_cluster));
   PARITY_CUDA_CHECK(cudaFree(d_stats));
+  if (d_resolved != nullptr) PARITY_CUDA_CHECK(cudaFree(d_resolved));
+  if (d_resolved_index != nullptr) PARITY_CUDA_CHECK(cudaFree(d_resolved_index));
   return "";
 }
 

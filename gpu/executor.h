@@ -99,6 +99,10 @@ struct LaunchSpec {
   // copies of `memcpy_bytes`, all timed with CUDA events in the same process.
   uint32_t bench_pairs = 0;
   uint64_t memcpy_bytes = 0;
+  // Resolve on the host the agents whose run is fixed before the launch, so the kernel executes
+  // their pre-resolved op streams instead of interpreting (gpu/executor.cu, ResolvedOp). Off:
+  // every agent is interpreted (parity_gpu --interpret).
+  bool resolve = true;
 };
 
 struct HangReport {
@@ -143,7 +147,23 @@ struct RunOutput {
   std::vector<float> traced_ms, untraced_ms, memcpy_ms;  // bench_pairs entries each
   bool bench_ok = true;  // every bench launch completed (no hang, no fault)
   double clock_ghz = 0;
+  // Agents run from host-resolved op streams, agents interpreted, and why the first interpreted
+  // one could not be resolved.
+  uint32_t resolved_agents = 0, interpreted_agents = 0;
+  std::string interpret_reason;
 };
+
+// What the host's resolution makes of a launch (gpu/executor.cu, ResolvedOp), without CUDA:
+// either every agent's run is fixed before the launch (resolved: ops per agent, indexed like
+// LaunchSpec::agents, 0 for an invalid slot) or the first agent that is not, and why.
+struct ResolveReport {
+  bool resolved = false;
+  std::vector<uint32_t> ops_per_agent;
+  uint64_t bytes = 0;  // the records' size on the device
+  uint32_t failed_agent = 0;
+  std::string reason;
+};
+ResolveReport ResolveOnHost(const LaunchSpec& spec);
 
 // Runs the schedule on GPU 0. Returns "" or an error message (CUDA failure, bad spec).
 std::string RunOnGpu(const LaunchSpec& spec, RunOutput* out);

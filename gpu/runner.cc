@@ -12,6 +12,12 @@
 //       outcomes (sim/litmus/outcome.h) to DIR/<stem>.h100.txt. Exit 1 if a run saw wrong data.
 //   parity_gpu bench FILE.pipe [-D NAME=VALUE]... [--pairs N] [--out FILE]
 //       Tracing on/off ABBA pairs and cudaMemcpy D2D bandwidth, medians (traces/h100/bench.txt).
+//   parity_gpu resolve FILE.pipe [-D NAME=VALUE]...
+//       Without CUDA: whether every agent's run can be resolved on the host before the launch
+//       (ops per agent of the first CTA), or which agent cannot and why.
+// Every command takes --interpret: the kernel interprets every agent, none is run from an op
+// stream resolved on the host (gpu/executor.cu, ResolvedOp; the default resolves each agent
+// whose run is fixed before the launch and prints how many were).
 //
 // Self-contained on purpose (no spdlog/fmt): the binary is copied alone to the GPU machine.
 #include <algorithm>
@@ -246,6 +252,8 @@ Options ParseOptions(int argc, char** argv, bool many_files) {
       o.timeout_given = true;
     } else if (a == "--no-trace") {
       o.spec.trace = false;
+    } else if (a == "--interpret") {
+      o.spec.resolve = false;
     } else if (a == "--ring") {
       o.spec.ring_capacity = number();
     } else if (a == "--runs") {
@@ -459,6 +467,10 @@ int Run(int argc, char** argv) {
   std::printf("parity_gpu: %s on %s: cluster %ux%u x %u, %u warps/CTA, %u bytes shared, %.3f ms\n",
               p.name.c_str(), out.device_name.c_str(), spec.cluster_m, spec.cluster_n,
               spec.clusters, warps, spec.smem_bytes, out.kernel_ms);
+  std::printf("parity_gpu: agents: %u run from host-resolved op streams, %u interpreted%s%s\n",
+              out.resolved_agents, out.interpreted_agents,
+              out.interpreted_agents > 0 ? " (the first because of " : "",
+              out.interpreted_agents > 0 ? (out.interpret_reason + ")").c_str() : "");
   uint64_t dropped = 0;
   for (const AgentRecord& r : out.agents) dropped += r.dropped;
   if (out.hang.kind == 1) {
@@ -665,6 +677,41 @@ int Litmus(int argc, char** argv) {
   return status;
 }
 
+// parity_gpu resolve FILE.pipe [-D N=V]...
+// Without CUDA: whether the kernel will run every agent from an op stream resolved on the host
+// (and how many ops each agent of the first CTA runs), or interpret them all and why.
+int Resolve(int argc, char** argv) {
+  Options opt = ParseOptions(argc, argv, false);
+  if (opt.files.empty()) Die("usage: parity_gpu resolve FILE.pipe [-D N=V]...");
+  Prepared prep;
+  prep.spec = opt.spec;
+  Prepare(opt.files[0], opt.overrides, &prep);
+  const ir::Program& p = prep.program;
+  const LaunchSpec& spec = prep.spec;
+  const ResolveReport r = ResolveOnHost(spec);
+  auto where = [&](uint32_t g) {
+    const AgentSlot& slot = spec.agents[g];
+    const uint32_t cta_global = g / spec.warps_per_cta, csize = spec.cluster_m * spec.cluster_n;
+    return "cluster " + std::to_string(cta_global / csize) + " CTA " + std::to_string(cta_global % csize) +
+           " " + p.roles[slot.role].name + "[" + std::to_string(slot.index_in_role) + "]";
+  };
+  uint32_t agents = 0;
+  for (const AgentSlot& slot : spec.agents) agents += slot.valid ? 1 : 0;
+  if (!r.resolved) {
+    std::printf("parity_gpu resolve: %s: the kernel interprets all %u agents: %s cannot be resolved before "
+                "the launch: %s\n", p.name.c_str(), agents, where(r.failed_agent).c_str(), r.reason.c_str());
+    return 0;
+  }
+  uint64_t total = 0;
+  for (uint32_t n : r.ops_per_agent) total += n;
+  std::printf("parity_gpu resolve: %s: all %u agents run from op streams resolved on the host: %" PRIu64
+              " ops, %" PRIu64 " bytes on the device\n", p.name.c_str(), agents, total, r.bytes);
+  for (uint32_t g = 0; g < spec.agents.size() && g < spec.warps_per_cta; ++g) {
+    if (spec.agents[g].valid) std::printf("  %s: %u ops\n", where(g).c_str(), r.ops_per_agent[g]);
+  }
+  return 0;
+}
+
 // parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]
 // Times the schedule with tracing compiled in and compiled out (N ABBA pairs, CUDA events,
 // medians), and cudaMemcpy device-to-device of tensor map 0's bytes in the same process. For a
@@ -698,7 +745,8 @@ int Bench(int argc, char** argv) {
                 "tracing overhead: median traced %.4f ms, untraced %.4f ms: %+.2f%%\n"
                 "traced min/max %.4f/%.4f ms, untraced min/max %.4f/%.4f ms\n"
                 "bandwidth: executor %.1f GB/s (2 x %" PRIu64 " bytes / untraced median), cudaMemcpy D2D %.1f GB/s "
-                "(median %.4f ms): %.1f%%\n",
+                "(median %.4f ms): %.1f%%\n"
+                "agents: %u run from host-resolved op streams, %u interpreted%s%s\n",
                 prep.program.name.c_str(), out.device_name.c_str(), out.sm_count, opt.pairs,
                 out.completed ? "completed" : "DID NOT COMPLETE", out.uses, out.bad_chunks,
                 out.stored_chunks, out.bad_global_chunks, out.events.size(), dropped,
@@ -708,7 +756,10 @@ int Bench(int argc, char** argv) {
                 out.traced_ms.empty() ? 0.0 : *std::max_element(out.traced_ms.begin(), out.traced_ms.end()),
                 out.untraced_ms.empty() ? 0.0 : *std::min_element(out.untraced_ms.begin(), out.untraced_ms.end()),
                 out.untraced_ms.empty() ? 0.0 : *std::max_element(out.untraced_ms.begin(), out.untraced_ms.end()),
-                gbps_exec, bytes, gbps_copy, cp, gbps_copy > 0 ? 100.0 * gbps_exec / gbps_copy : 0.0);
+                gbps_exec, bytes, gbps_copy, cp, gbps_copy > 0 ? 100.0 * gbps_exec / gbps_copy : 0.0,
+                out.resolved_agents, out.interpreted_agents,
+                out.interpreted_agents > 0 ? " (the first because of " : "",
+                out.interpreted_agents > 0 ? (out.interpret_reason + ")").c_str() : "");
   std::fputs(buf, stdout);
   if (!opt.out_dir.empty()) {
     FILE* f = std::fopen(opt.out_dir.c_str(), "a");
@@ -727,9 +778,11 @@ int main(int argc, char** argv) {
   if (cmd == "run") return parity::gpu::Run(argc, argv);
   if (cmd == "litmus") return parity::gpu::Litmus(argc, argv);
   if (cmd == "bench") return parity::gpu::Bench(argc, argv);
+  if (cmd == "resolve") return parity::gpu::Resolve(argc, argv);
   std::fprintf(stderr,
                "usage: parity_gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace]\n"
                "       parity_gpu litmus FILE.pipe... --runs N --out DIR [--seed S]\n"
-               "       parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]\n");
+               "       parity_gpu bench FILE.pipe [-D N=V]... [--pairs N] [--out FILE]\n"
+               "       parity_gpu resolve FILE.pipe [-D N=V]...\n");
   return 2;
 }

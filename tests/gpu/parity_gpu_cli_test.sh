@@ -48,6 +48,24 @@ for args in "litmus x.pipe" "litmus --runs 10" "bench" "frobnicate" "litmus x.pi
   set -e
   [ "$rc" -eq 2 ] || fail "parity_gpu $args must exit 2, got $rc"
 done
+# Host resolution (parity_gpu resolve, no CUDA): stream_copy's agents run fixed op streams whose
+# lengths follow from the schedule: with TILES=8, STAGES=4, PRODUCERS=2, producer 0 runs 8 inits,
+# the fence, bar.sync and (wait, arrive.expect_tx, tma.load) for its 4 tiles = 22 ops, producer 1
+# 1 + 12 = 13, each consumer bar.sync, (wait, use, tma.store, commit, bulk.wait, arrive) for its
+# 2 tiles and the final bulk.wait = 14. Schedules with a state token or a cp.async are interpreted.
+stream_copy=$7; sgemm=$8; arrive_on=$9
+msg=$("$bin" resolve "$stream_copy" -D NSM=2 -D TILES=8)
+echo "$msg"
+echo "$msg" | grep -q "stream_copy: all 12 agents run from op streams resolved on the host: 182 ops" ||
+  fail "stream_copy is not resolved as expected"
+for want in "producer\[0\]: 22 ops" "producer\[1\]: 13 ops" "consumer\[0\]: 14 ops" "consumer\[3\]: 14 ops"; do
+  echo "$msg" | grep -q "CTA 0 $want" || fail "stream_copy: no '$want'"
+done
+msg=$("$bin" resolve "$arrive_on")
+echo "$msg" | grep -q "the kernel interprets all 4 agents: .* an arrive keeps a state token" ||
+  fail "cp_async_arrive_on: $msg"
+msg=$("$bin" resolve "$sgemm")
+echo "$msg" | grep -q "the kernel interprets all .* an op the interpreter runs directly" || fail "sgemm_sm80: $msg"
 # Every op of these schedules is issued by the executor: parity_gpu gets past the op check and
 # only then needs CUDA (which this machine lacks, or which runs it: either way no refusal).
 shift 3

@@ -64,11 +64,12 @@ TEST_F(GpuCommand, PassesTheArgumentsThroughAndReturnsTheRunnersExitCode) {
     const std::string args_file = TmpDir() + "/args_" + std::to_string(code);
     setenv("PARITY_GPU", FakeRunner("fake_" + std::to_string(code), code, args_file).c_str(), 1);
     CliResult r = RunParity({"gpu", "run", pipe_, "-D", "ROWS=32", "-D", "COLS=16", "--trace",
-                             "out.trace", "--timeout-ms", "250", "--no-trace", "--ring", "64"});
+                             "out.trace", "--timeout-ms", "250", "--no-trace", "--ring", "64",
+                             "--interpret"});
     EXPECT_EQ(r.exit_code, code) << r.err;
     EXPECT_EQ(ReadFile(args_file), "run\n" + pipe_ +
                                        "\n-D\nROWS=32\n-D\nCOLS=16\n--trace\nout.trace\n"
-                                       "--timeout-ms\n250\n--no-trace\n--ring\n64\n");
+                                       "--timeout-ms\n250\n--no-trace\n--interpret\n--ring\n64\n");
     EXPECT_THAT(r.out, HasSubstr("fake runner: stdout passes through"));
     EXPECT_THAT(r.err, HasSubstr("fake runner: stderr passes through"));
   }

@@ -1,4 +1,4 @@
-// parity gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace] [--ring N]
+// parity gpu run FILE.pipe [-D N=V]... [--trace OUT] [--timeout-ms N] [--no-trace] [--ring N] [--interpret]
 //
 // Runs a schedule on the GPU. The GPU work is done by //gpu:parity_gpu, a self-contained CUDA
 // binary (static cudart, no spdlog/fmt) so that it can also be copied alone to a GPU machine;
@@ -47,6 +47,7 @@ struct GpuRunOptions {
   std::string trace;
   std::string timeout_ms;
   bool no_trace = false;
+  bool interpret = false;
   std::string ring;
 };
 
@@ -230,6 +231,7 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
     args.push_back(opt.timeout_ms);
   }
   if (opt.no_trace) args.push_back("--no-trace");
+  if (opt.interpret) args.push_back("--interpret");
   if (!opt.ring.empty()) {
     args.push_back("--ring");
     args.push_back(opt.ring);
@@ -278,6 +280,9 @@ void AddGpuCommand(CLI::App& app, Context& ctx) {
                   "budget of every bounded wait before the run is reported as a hang")
       ->check(CLI::PositiveNumber);
   run->add_flag("--no-trace", opt->no_trace, "run without recording trace events (for timing)");
+  run->add_flag("--interpret", opt->interpret,
+                "interpret every agent on the GPU (default: agents whose run is fixed before the "
+                "launch execute op streams resolved on the host)");
   run->add_option("--ring", opt->ring, "trace records per agent (ring capacity)")
       ->check(CLI::PositiveNumber);
   run->callback([&ctx, opt] { RunGpu(ctx, *opt); });
