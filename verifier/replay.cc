@@ -9,6 +9,7 @@
 
 #include "sim/ir/eval.h"
 #include "sim/ir/hash.h"
+#include "sim/model/codes.h"
 #include "sim/model/mbarrier.h"
 #include "verifier/deadlock.h"
 
@@ -125,28 +126,41 @@ class Replayer {
     // agents of a CTA have the same operation in flight each candidate is tried in turn; a
     // (position, state fingerprint) already explored is not explored again. The divergence
     // reported is the one furthest into the trace.
+    // Executor traces do not record when an asynchronous operation completed (a TMA delivery,
+    // say). The first pass completes such an operation only when the trace cannot go on
+    // otherwise (lazily); where that order cannot produce the trace, a second pass completes
+    // every one as soon as it is enabled (eagerly): e.g. a TMA whose bytes landed before an
+    // arrive that then could not complete the phase (tx-count negative), so a wait timed out.
     std::vector<Path> stack;
-    stack.push_back(Path(initial_));
     Path best(initial_);
     bool have_best = false;
     bool exhausted = false;
-    while (!stack.empty()) {
-      Path path = std::move(stack.back());
-      stack.pop_back();
-      Advance(path, stack);
-      if (!path.diverged) {
-        CopyCounters(path, result);
-        result.model_outcome = path.engine.outcome();
-        return result;
+    for (const bool eager : {false, true}) {
+      if (eager && (check_state_ || !AnyUnobserved())) break;
+      stack.clear();
+      visited_.clear();
+      stack.push_back(Path(initial_));
+      stack.back().eager = eager;
+      while (!stack.empty()) {
+        Path path = std::move(stack.back());
+        stack.pop_back();
+        Advance(path, stack);
+        if (!path.diverged) {
+          CopyCounters(path, result);
+          result.model_outcome = path.engine.outcome();
+          result.eager_completions = eager;
+          return result;
+        }
+        if (!have_best || path.divergence.event_number > best.divergence.event_number) {
+          best = std::move(path);
+          have_best = true;
+        }
+        if (steps_ > kStepBudget) {
+          exhausted = true;
+          break;
+        }
       }
-      if (!have_best || path.divergence.event_number > best.divergence.event_number) {
-        best = std::move(path);
-        have_best = true;
-      }
-      if (steps_ > kStepBudget) {
-        exhausted = true;
-        break;
-      }
+      if (exhausted) break;
     }
     CopyCounters(best, result);
     result.diverged = true;
@@ -165,6 +179,7 @@ class Replayer {
     engine::Engine engine;
     size_t i = 0;
     std::optional<engine::Choice> forced;  // the candidate to take at event i (backtracking)
+    bool eager = false;  // complete every unrecorded async operation as soon as it is enabled
     size_t replayed = 0, skipped = 0, inferred = 0, timeouts = 0, after_abort = 0, probes = 0;
     bool diverged = false;
     ReplayDivergence divergence;
@@ -196,6 +211,12 @@ class Replayer {
     for (const auto& [key, list] : by_actor) actors.push_back({&list, 0});
     size_t done = 0;
     while (done < ev.size() && !p.diverged) {
+      if (p.eager) {
+        while (InferCompletion(p)) {
+          if (p.diverged) return;
+        }
+        if (p.diverged) return;
+      }
       std::vector<size_t> heads;
       for (const auto& [list, cursor] : actors) {
         if (cursor < list->size()) heads.push_back((*list)[cursor]);
@@ -467,6 +488,15 @@ class Replayer {
   }
 
   std::string MismatchReason(const TraceEvent& m, const TraceEvent& t) const {
+    if (m.kind == K(EventKind::kViolation) && t.kind != m.kind) {
+      // The model ends the run at a protocol violation; the hardware has no such check and
+      // went on (e.g. a wait on a phase two completions old: the parity aliases).
+      const auto code = static_cast<model::Code>(m.value);
+      return "the model reports " + std::string(model::CodeId(code)) + " " +
+             std::string(model::CodeSlug(code)) + " at this step and ends the run (a protocol "
+             "violation of the schedule); the trace went on with a " +
+             trace::EventKindName(t.kind);
+    }
     if (m.kind != t.kind) {
       return "the model's step produced a " + trace::EventKindName(m.kind) +
              " event, the trace a " + trace::EventKindName(t.kind);
@@ -525,10 +555,15 @@ class Replayer {
   // `blocked` lists trace events the model cannot take yet: an unobserved completion that acts
   // on the barrier one of their waits names is taken first (completing an unrelated one early
   // could complete another phase before the trace's test_waits saw it complete).
+  bool AnyUnobserved() const {
+    for (int k = 0; k < 64; ++k) {
+      if (unobserved_[k] || unobserved_async_[k]) return true;
+    }
+    return false;
+  }
+
   bool InferCompletion(Path& p, const std::vector<size_t>& blocked = {}) {
-    bool any = false;
-    for (int k = 0; k < 64; ++k) any = any || unobserved_[k] || unobserved_async_[k];
-    if (!any) return false;
+    if (!AnyUnobserved()) return false;
     p.engine.Choices(&choices_);
     const auto& ops = p.engine.in_flight_ops();
     std::vector<engine::Choice> cands;
@@ -742,6 +777,7 @@ std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& tr
            " matched";
     if (r.inferred_completions) {
       out += ", " + std::to_string(r.inferred_completions) + " unrecorded completions inferred";
+      if (r.eager_completions) out += " (each as soon as it was enabled)";
     }
     if (r.timeouts) out += ", " + std::to_string(r.timeouts) + " wait timeout(s) confirmed";
     if (r.probes) out += ", " + std::to_string(r.probes) + " end-of-run probe(s) not replayed";

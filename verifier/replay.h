@@ -28,7 +28,9 @@
 // form) are "unobserved kinds": the engine's own such events are skipped, and an in-flight
 // operation whose completion is unobserved is completed only when no recorded event can be taken
 // otherwise (or a test_wait saw the phase complete), one acting on the barrier of a blocked wait
-// first. Executor pcs number the GPU encoding's instructions and are not compared; the
+// first. If that order cannot produce the trace, the replay is tried once more with every such
+// operation completed as soon as it is enabled (ReplayResult::eager_completions). Executor pcs
+// number the GPU encoding's instructions and are not compared; the
 // executor's end-of-run probes (pc 0xffff) are skipped.
 // kWaitTimeout (the GPU's bounded wait gave up) is legal when the agent waits on that barrier
 // and the model agrees that the phase has not completed; after the first timeout the GPU aborts
@@ -68,6 +70,9 @@ struct ReplayResult {
   size_t after_abort = 0;              // events after a timeout that the model could not take
   size_t probes = 0;                   // executor end-of-run barrier probes (pc 0xffff)
   bool search_exhausted = false;       // the search over ambiguous completions hit its budget
+  // The replay succeeded only with every unrecorded completion taken as soon as it was enabled
+  // (the lazy order, taking one only when nothing else could go on, could not produce it).
+  bool eager_completions = false;
   engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
   std::vector<uint8_t> unobserved_kinds;
 };
