@@ -56,6 +56,7 @@ struct DeviceConfig {
   uint32_t words_in_smem;  // 1: the kernel copies `words` to dynamic shared memory at smem_bytes
   uint32_t cluster_m, cluster_n, clusters, warps_per_cta;
   uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles], role_threads[kMaxRoles];
+  uint32_t named_threads[16], named_hw_threads[16];  // LaunchSpec's
   uint32_t num_barriers, barrier_elements, init_bitmap_offset;
   uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
   uint32_t barrier_count_ref[kMaxBarrierDecls];
@@ -513,15 +514,21 @@ __host__ __device__ __forceinline__ uint32_t Resolve(const DeviceConfig& c, Agen
       const int64_t id = Eval(c, a, f[0]);
       const int64_t threads = Eval(c, a, f[1]);
       // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
+      // The runner's table gives the warps of barriers shared by roles of different `threads`.
       const int64_t per_agent = c.role_threads[a.slot.role];
-      if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
-          threads / per_agent * 32 > 1024) {
+      int64_t hw = 0;
+      if (id >= 0 && id <= 15 && c.named_threads[id] != 0 && threads == c.named_threads[id]) {
+        hw = c.named_hw_threads[id];
+      } else if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
+                 threads / per_agent * 32 > 1024) {
         a.fault = kFaultCount;
         return kResolveFault;
+      } else {
+        hw = threads / per_agent * 32;
       }
       if (a.fault != 0) return kResolveFault;
       w[1] = static_cast<uint32_t>(id); w[2] = static_cast<uint32_t>(threads);
-      w[3] = static_cast<uint32_t>(threads / per_agent * 32); w[4] = f[2] != 0 ? 1u : 0u;
+      w[3] = static_cast<uint32_t>(hw); w[4] = f[2] != 0 ? 1u : 0u;
       return kResolved;
     }
     case 21: {  // use / write buf, write flag -> buf, slot, off, bytes, addr, write
@@ -1290,6 +1297,10 @@ void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* cp) {
     c.role_body_begin[r] = s.role_body_begin[r];
     c.role_body_end[r] = s.role_body_end[r];
     c.role_threads[r] = s.role_threads[r];
+  }
+  for (uint32_t k = 0; k < 16; ++k) {
+    c.named_threads[k] = s.named_threads[k];
+    c.named_hw_threads[k] = s.named_hw_threads[k];
   }
   c.num_barriers = s.num_barriers;
   c.barrier_elements = s.barrier_elements;

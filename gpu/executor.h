@@ -73,6 +73,10 @@ struct LaunchSpec {
   uint32_t role_body_begin[kMaxRoles] = {}, role_body_end[kMaxRoles] = {};  // word offsets
   uint32_t role_num_vars[kMaxRoles] = {};
   uint32_t role_threads[kMaxRoles] = {};  // the schedule's `threads` per agent (bar.sync counts)
+  // Named barrier id -> the schedule's thread count of its bar.sync/bar.arrive and the hardware
+  // count (32 x participating agents) where the runner could tell them apart statically; 0: scale
+  // by the executing role's threads.
+  uint32_t named_threads[16] = {}, named_hw_threads[16] = {};
   uint32_t num_roles = 0;
   // Shared memory, byte offsets from a 1024-byte aligned base. Barrier elements are numbered
   // barrier_first[b] + index; element e lives at 8 e.

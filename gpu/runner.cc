@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <random>
+#include <set>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +190,38 @@ void CheckBlock(const ir::Program& p, const ir::Block& block) {
       if (!why.empty()) {
         Die(Where(s.where) + ": unsupported op '" + OpName(*op) + "' (" + why +
             "); the GPU executor refuses the schedule rather than skip it");
+      }
+    }
+  }
+}
+
+// The named barriers (bar.sync / bar.arrive) of each role whose id and thread count evaluate
+// without run-time values (params only): role -> {id -> thread counts used}. `dynamic` collects
+// the ids of the others (or every id, kAnyId, when an id itself is not constant).
+constexpr int64_t kAnyId = -1;
+void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& params,
+                          const ir::Block& block, std::map<int64_t, std::set<int64_t>>* uses,
+                          std::set<int64_t>* dynamic) {
+  ir::EvalEnv env;
+  env.params = params.data();
+  env.num_params = params.size();
+  for (const ir::Stmt& s : block) {
+    if (const auto* f = std::get_if<ir::For>(&s.node)) {
+      CollectNamedBarriers(p, params, f->body, uses, dynamic);
+    } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
+      CollectNamedBarriers(p, params, i->then_body, uses, dynamic);
+      CollectNamedBarriers(p, params, i->else_body, uses, dynamic);
+    } else if (const auto* op = std::get_if<ir::Op>(&s.node)) {
+      const auto* nb = std::get_if<ir::NamedBarrier>(op);
+      if (nb == nullptr) continue;
+      Expected<int64_t> id = ir::Eval(p, nb->id, env);
+      Expected<int64_t> threads = ir::Eval(p, nb->threads, env);
+      if (!id.ok()) {
+        dynamic->insert(kAnyId);
+      } else if (!threads.ok()) {
+        dynamic->insert(*id);
+      } else {
+        (*uses)[*id].insert(*threads);
       }
     }
   }
@@ -437,6 +470,45 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   }
 
   out->warps = warps;
+
+  // Named barriers: the schedule counts a participant as its role's `threads`, the GPU as one
+  // warp. Where the roles that use barrier `id` are known statically and the schedule's count
+  // is exactly their threads (sum over those roles of count x threads, the same in every CTA),
+  // the hardware count is 32 x their agents; otherwise the executor scales the count by the
+  // executing role's threads (and faults when that is not a whole number of agents).
+  {
+    std::vector<std::map<int64_t, std::set<int64_t>>> uses(spec.num_roles);
+    std::set<int64_t> dynamic;
+    for (uint32_t r = 0; r < spec.num_roles; ++r) CollectNamedBarriers(p, params, p.roles[r].body, &uses[r], &dynamic);
+    for (int64_t id = 0; id < 16; ++id) {
+      if (dynamic.count(kAnyId) || dynamic.count(id)) continue;
+      std::set<int64_t> counts;
+      for (uint32_t r = 0; r < spec.num_roles; ++r) {
+        auto it = uses[r].find(id);
+        if (it != uses[r].end()) counts.insert(it->second.begin(), it->second.end());
+      }
+      if (counts.size() != 1) continue;  // unused, or used with different counts
+      const int64_t want = *counts.begin();
+      bool same = true;
+      int64_t hw = -1;
+      for (const auto& slots : per_cta) {
+        int64_t threads = 0, agents = 0;
+        for (const AgentSlot& slot : slots) {
+          if (uses[slot.role].count(id)) {
+            threads += spec.role_threads[slot.role];
+            ++agents;
+          }
+        }
+        if (agents == 0) continue;
+        if (threads != want || (hw >= 0 && hw != 32 * agents)) same = false;
+        hw = 32 * agents;
+      }
+      if (same && hw > 0 && hw <= 1024) {
+        spec.named_threads[id] = static_cast<uint32_t>(want);
+        spec.named_hw_threads[id] = static_cast<uint32_t>(hw);
+      }
+    }
+  }
 }
 
 int Run(int argc, char** argv) {
@@ -708,6 +780,12 @@ int Resolve(int argc, char** argv) {
               " ops, %" PRIu64 " bytes on the device\n", p.name.c_str(), agents, total, r.bytes);
   for (uint32_t g = 0; g < spec.agents.size() && g < spec.warps_per_cta; ++g) {
     if (spec.agents[g].valid) std::printf("  %s: %u ops\n", where(g).c_str(), r.ops_per_agent[g]);
+  }
+  for (uint32_t id = 0; id < 16; ++id) {
+    if (spec.named_threads[id] != 0) {
+      std::printf("  named barrier %u: the schedule's %u threads are %u warps (%u hardware threads)\n", id,
+                  spec.named_threads[id], spec.named_hw_threads[id] / 32, spec.named_hw_threads[id]);
+    }
   }
   return 0;
 }

@@ -53,7 +53,7 @@ done
 # the fence, bar.sync and (wait, arrive.expect_tx, tma.load) for its 4 tiles = 22 ops, producer 1
 # 1 + 12 = 13, each consumer bar.sync, (wait, use, tma.store, commit, bulk.wait, arrive) for its
 # 2 tiles and the final bulk.wait = 14. Schedules with a state token or a cp.async are interpreted.
-stream_copy=$7; sgemm=$8; arrive_on=$9
+stream_copy=$7; sgemm=$8; arrive_on=$9; ring_2p2c=${11}
 msg=$("$bin" resolve "$stream_copy" -D NSM=2 -D TILES=8)
 echo "$msg"
 echo "$msg" | grep -q "stream_copy: all 12 agents run from op streams resolved on the host: 182 ops" ||
@@ -64,6 +64,13 @@ done
 msg=$("$bin" resolve "$arrive_on")
 echo "$msg" | grep -q "the kernel interprets all 4 agents: .* an arrive keeps a state token" ||
   fail "cp_async_arrive_on: $msg"
+# ring_2p2c's `bar.sync 1, 256` joins 2 producers of 32 threads and 2 consumers of 96: the
+# runner maps it to 4 warps (128 hardware threads) instead of faulting on 256 / 96.
+msg=$("$bin" resolve "$ring_2p2c")
+echo "$msg" | grep -q "ring_2p2c: all 4 agents run from op streams resolved on the host: 61 ops" ||
+  fail "ring_2p2c: $msg"
+echo "$msg" | grep -q "named barrier 1: the schedule's 256 threads are 4 warps (128 hardware threads)" ||
+  fail "ring_2p2c: bar.sync 1 not mapped to 4 warps: $msg"
 msg=$("$bin" resolve "$sgemm")
 echo "$msg" | grep -q "the kernel interprets all .* an op the interpreter runs directly" || fail "sgemm_sm80: $msg"
 # Every op of these schedules is issued by the executor: parity_gpu gets past the op check and
