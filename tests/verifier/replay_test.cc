@@ -440,6 +440,40 @@ TEST(ReplayH100Test, EveryRecordedPipelineReplays) {
   EXPECT_GE(broken_violation, 1u);
 }
 
+// Every schedule of sim/examples/explore and sim/examples/rules as the H100 ran it
+// (traces/h100/examples/, recorded by traces/h100/record_examples.sh): all replay completely,
+// the broken ones included (their hangs' timeouts are confirmed by the model; rules that judge
+// a whole run, such as a use before the bytes landed, are not replay's to flag).
+TEST(ReplayH100Test, EveryRecordedExampleReplays) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator("traces/h100/examples")) {
+    if (entry.path().extension() == ".trace") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_EQ(files.size(), 14u);
+  size_t timeouts = 0, eager = 0;
+  for (const auto& f : files) {
+    const std::string stem = f.stem().string();  // <explore|rules>__<name>
+    SCOPED_TRACE(stem);
+    const size_t sep = stem.find("__");
+    ASSERT_NE(sep, std::string::npos);
+    const parity::testing::Schedule s = parity::testing::Load(
+        "sim/examples/" + stem.substr(0, sep) + "/" + stem.substr(sep + 2) + ".pipe");
+    auto t = trace::ReadTraceFile(f.string());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_EQ(t->header.source, "h100");
+    auto params = BindTraceParams(s.program, t->header);
+    ASSERT_TRUE(params.ok()) << params.status().ToString();
+    auto r = ReplayTrace(s.program, *params, *t);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_FALSE(r->diverged) << FormatReplayResult(*r, *t);
+    timeouts += r->timeouts;
+    eager += r->eager_completions ? 1 : 0;
+  }
+  EXPECT_EQ(timeouts, 4u);  // early_bytes_spill, multicast_disagreement, producer_exits_early, tx_overcount
+  EXPECT_EQ(eager, 1u);     // early_bytes_spill: its bytes landed before the arrive, as below
+}
+
 // single_tma_load/bad_count1_arrive_without_expect on the H100: the TMA's bytes landed before
 // the plain arrive (tx-count -8192), so the arrive could not complete the phase and the wait
 // timed out. Completing the unrecorded delivery lazily (only when needed) would complete the
