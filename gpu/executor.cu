@@ -95,6 +95,7 @@ struct Agent {
   uint32_t smem_base;  // 1024-aligned shared-window address
   uint8_t* smem_ptr;   // generic pointer to the same byte
   uint32_t events;
+  uint32_t capacity;  // c.ring_capacity (read per event: kept with the agent, not in shared memory)
   TraceEvent* ring;  // this agent's trace ring
   uint32_t fault;
   uint32_t bulk_groups;  // bulk async-groups committed so far
@@ -118,7 +119,7 @@ struct HotAgent {
   AgentSlot slot;
   uint32_t smem_base;
   uint8_t* smem_ptr;
-  uint32_t events;
+  uint32_t events, capacity;
   TraceEvent* ring;
   uint32_t fault, bulk_groups, ops;
   unsigned long long uses, used_chunks, bad_chunks, zero_chunks;
@@ -149,7 +150,7 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, A& a, EventKind kind
     // Every lane packs the record and counts it (no divergent branch around the packing); only
     // lane 0 stores it.
     {
-      if (a.events < c.ring_capacity) {
+      if (a.events < a.capacity) {  // the ring's capacity, in a register
         // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
         // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
         const uint64_t t = static_cast<uint64_t>(clock64());
@@ -1148,6 +1149,7 @@ __device__ __noinline__ void RunResolved(const DeviceConfig& c, const TensorMaps
   h.smem_base = a.smem_base;
   h.smem_ptr = a.smem_ptr;
   h.events = a.events;
+  h.capacity = a.capacity;
   h.ring = a.ring;
   h.fault = a.fault;
   h.bulk_groups = a.bulk_groups;
@@ -1217,6 +1219,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.smem_ptr = base_ptr;
   a.events = 0;
   a.ring = c.ring + static_cast<size_t>(a.agent_global) * c.ring_capacity;
+  a.capacity = c.ring_capacity;
   a.bulk_groups = 0;
   a.cp_groups = 0;
   a.ops = 0;
