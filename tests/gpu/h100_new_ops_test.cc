@@ -12,6 +12,7 @@
 // st.async's bytes land in the peer CTA): replay infers them where the model has them in flight
 // and a recorded wait needs them, and counts them in inferred_completions (checked below).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/executor.h"
@@ -175,6 +176,36 @@ TEST(H100NewOps, StAsyncRingRemoteCompleteTx) {
   EXPECT_EQ(Count(s.h100.events, EventKind::kCompleteTx), 0u);
   EXPECT_EQ(ExpectReplays(s), Count(s.h100.events, EventKind::kStAsync));
   ExpectSameAsSimulator(s);
+}
+
+// Every correct pipeline of pipelines/ and every example of sim/examples/explore as the H100 ran
+// it (traces/h100/pipelines/, traces/h100/examples/; recorded by record_pipelines.sh and
+// record_examples.sh, most of them from host-resolved op streams): a clean run, a complete
+// replay, and nothing `parity compare` finds against the simulator's own trace.
+TEST(H100NewOps, CorrectPipelinesAndExamplesMatchTheSimulator) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"pipelines/ampere_multistage/sgemm_sm80.pipe", "pipelines/ampere_multistage__sgemm_sm80"},
+      {"pipelines/cuda_pipeline/cp_async_arrive_on.pipe", "pipelines/cuda_pipeline__cp_async_arrive_on"},
+      {"pipelines/cuda_pipeline/prefetch.pipe", "pipelines/cuda_pipeline__prefetch"},
+      {"pipelines/cuda_pipeline/producer_consumer.pipe", "pipelines/cuda_pipeline__producer_consumer"},
+      {"pipelines/pipeline_async/pipeline_async.pipe", "pipelines/pipeline_async__pipeline_async"},
+      {"pipelines/single_tma_load/count1.pipe", "pipelines/single_tma_load__count1"},
+      {"pipelines/single_tma_load/countN.pipe", "pipelines/single_tma_load__countN"},
+      {"pipelines/st_async_ring/ring.pipe", "pipelines/st_async_ring__ring"},
+      {"pipelines/tma_async_gemm/gemm.pipe", "pipelines/tma_async_gemm__gemm"},
+      {"pipelines/tma_store/tma_store.pipe", "pipelines/tma_store__tma_store"},
+      {"pipelines/ws_gemm/cooperative.pipe", "pipelines/ws_gemm__cooperative"},
+      {"pipelines/ws_gemm/pingpong.pipe", "pipelines/ws_gemm__pingpong"},
+      {"sim/examples/explore/gemm_multicast_pair.pipe", "examples/explore__gemm_multicast_pair"},
+      {"sim/examples/explore/ring_2p2c.pipe", "examples/explore__ring_2p2c"},
+  };
+  for (const auto& [pipe, trace_name] : cases) {
+    SCOPED_TRACE(trace_name);
+    const Loaded l = Load(pipe, trace_name);
+    ExpectCleanRun(l);
+    ExpectReplays(l);
+    ExpectSameAsSimulator(l);
+  }
 }
 
 }  // namespace
