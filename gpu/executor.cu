@@ -16,6 +16,7 @@
 // stuck there is caught by the host watchdog in RunOnGpu, which reports the hang and exits the
 // process (the driver then ends the kernel).
 #include <algorithm>
+#include <iterator>
 #include <chrono>
 #include <thread>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #include "gpu/executor.h"
 #include "gpu/host.cuh"
 #include "gpu/ptx.cuh"
+#include "gpu/use_check.cuh"
 
 namespace parity::gpu {
 namespace {
@@ -374,28 +376,9 @@ __device__ __noinline__ uint2 CheckOrWrite(uint8_t* p, uint32_t addr, uint32_t o
       *reinterpret_cast<uint4*>(p + 16 * k) = make_uint4(idx, tag, h, ~h);
     }
   } else {
-    // Shared-window loads (ld.shared.v4), four in flight per lane before the checks.
-    const uint32_t sbase = addr;
-    uint32_t k = lane;
-    auto check = [&](const uint4& v) {
-      if ((v.x | v.y | v.z | v.w) == 0) {
-        ++zero;
-      } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
-                 v.w != ~v.z) {
-        ++bad;
-      }
-    };
-    for (; k + 96 < chunks; k += 128) {
-      const uint4 v0 = ptx::LdShared16(sbase + 16 * k);
-      const uint4 v1 = ptx::LdShared16(sbase + 16 * (k + 32));
-      const uint4 v2 = ptx::LdShared16(sbase + 16 * (k + 64));
-      const uint4 v3 = ptx::LdShared16(sbase + 16 * (k + 96));
-      check(v0);
-      check(v1);
-      check(v2);
-      check(v3);
-    }
-    for (; k < chunks; k += 32) check(ptx::LdShared16(sbase + 16 * k));
+    const uint2 n = CheckPatternChunks(addr, chunks, lane);
+    bad = n.x;
+    zero = n.y;
   }
   return make_uint2(__reduce_add_sync(kFull, bad), __reduce_add_sync(kFull, zero));
 }
@@ -1291,36 +1274,29 @@ __global__ void __launch_bounds__(kThreads, 1)
 // Resolve and the interpreter read besides the run-time pointers).
 void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* cp) {
   DeviceConfig& c = *cp;
+  auto copy = [](const auto& from, auto& to) { std::copy(std::begin(from), std::end(from), std::begin(to)); };
   c.pool = s.words[8];
   c.cluster_m = s.cluster_m;
   c.cluster_n = s.cluster_n;
   c.clusters = s.clusters;
   c.warps_per_cta = s.warps_per_cta;
-  for (uint32_t r = 0; r < kMaxRoles; ++r) {
-    c.role_body_begin[r] = s.role_body_begin[r];
-    c.role_body_end[r] = s.role_body_end[r];
-    c.role_threads[r] = s.role_threads[r];
-  }
-  for (uint32_t k = 0; k < 16; ++k) {
-    c.named_threads[k] = s.named_threads[k];
-    c.named_hw_threads[k] = s.named_hw_threads[k];
-  }
+  copy(s.role_body_begin, c.role_body_begin);
+  copy(s.role_body_end, c.role_body_end);
+  copy(s.role_threads, c.role_threads);
+  copy(s.named_threads, c.named_threads);
+  copy(s.named_hw_threads, c.named_hw_threads);
   c.num_barriers = s.num_barriers;
   c.barrier_elements = s.barrier_elements;
   c.init_bitmap_offset = s.init_bitmap_offset;
-  for (uint32_t b = 0; b < kMaxBarrierDecls; ++b) {
-    c.barrier_first[b] = s.barrier_first[b];
-    c.barrier_size[b] = s.barrier_size[b];
-    c.barrier_count_ref[b] = s.barrier_count_ref[b];
-  }
+  copy(s.barrier_first, c.barrier_first);
+  copy(s.barrier_size, c.barrier_size);
+  copy(s.barrier_count_ref, c.barrier_count_ref);
   c.num_buffers = s.num_buffers;
   c.buffers_begin = s.buffers_begin;
   c.smem_bytes = s.smem_bytes;
-  for (uint32_t b = 0; b < kMaxBufferDecls; ++b) {
-    c.buffer_offset[b] = s.buffer_offset[b];
-    c.buffer_slot_bytes[b] = s.buffer_slot_bytes[b];
-    c.buffer_stages[b] = s.buffer_stages[b];
-  }
+  copy(s.buffer_offset, c.buffer_offset);
+  copy(s.buffer_slot_bytes, c.buffer_slot_bytes);
+  copy(s.buffer_stages, c.buffer_stages);
   c.num_maps = static_cast<uint32_t>(s.maps.size());
   for (size_t m = 0; m < s.maps.size(); ++m) {
     c.map_rank[m] = s.maps[m].rank;

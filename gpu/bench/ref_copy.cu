@@ -26,6 +26,7 @@
 #include "gpu/executor.h"
 #include "gpu/host.cuh"
 #include "gpu/ptx.cuh"
+#include "gpu/use_check.cuh"
 
 namespace {
 
@@ -99,29 +100,9 @@ __global__ void __launch_bounds__(32 * (kMaxStages + 4), 1)
       if (lane == 0) atomicAdd(&result->timeouts, 1u);
       return;
     }
-    if (p.check == 2) {  // the executor's `use` check (gpu/executor.cu UseOrWrite), inline
-      uint32_t zero = 0;
-      auto check = [&](const uint4& v) {
-        if ((v.x | v.y | v.z | v.w) == 0) {
-          ++zero;
-        } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
-                   v.w != ~v.z) {
-          ++bad;
-        }
-      };
-      uint32_t c = lane;
-      for (; c + 96 < chunks; c += 128) {
-        const uint4 v0 = ptx::LdShared16(sbase + 16 * c);
-        const uint4 v1 = ptx::LdShared16(sbase + 16 * (c + 32));
-        const uint4 v2 = ptx::LdShared16(sbase + 16 * (c + 64));
-        const uint4 v3 = ptx::LdShared16(sbase + 16 * (c + 96));
-        check(v0);
-        check(v1);
-        check(v2);
-        check(v3);
-      }
-      for (; c < chunks; c += 32) check(ptx::LdShared16(sbase + 16 * c));
-      bad += zero;
+    if (p.check == 2) {  // the executor's `use` check (gpu/use_check.cuh), inline
+      const uint2 n = parity::gpu::CheckPatternChunks(sbase, chunks, lane);
+      bad += n.x + n.y;
     } else if (p.check) {
       const uint32_t first = (blockIdx.x * p.tiles + k) * chunks;  // global chunk index
       for (uint32_t c = lane; c < chunks; c += 32) {

@@ -178,10 +178,10 @@ TEST(H100NewOps, StAsyncRingRemoteCompleteTx) {
   ExpectSameAsSimulator(s);
 }
 
-// Every correct pipeline of pipelines/ and every example of sim/examples/explore as the H100 ran
-// it (traces/h100/pipelines/, traces/h100/examples/; recorded by record_pipelines.sh and
-// record_examples.sh, most of them from host-resolved op streams): a clean run, a complete
-// replay, and nothing `parity compare` finds against the simulator's own trace.
+// Every correct pipeline of pipelines/ and the two correct examples of sim/examples/explore as
+// the H100 ran them (traces/h100/pipelines/ and traces/h100/examples/, both recorded by
+// record_pipelines.sh, most from host-resolved op streams): a clean run, a complete replay, and
+// nothing `parity compare` finds against the simulator's own trace.
 TEST(H100NewOps, CorrectPipelinesAndExamplesMatchTheSimulator) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"pipelines/ampere_multistage/sgemm_sm80.pipe", "pipelines/ampere_multistage__sgemm_sm80"},

@@ -395,42 +395,67 @@ TEST(ReplayH100Test, CommittedTracesReplay) {
   }
 }
 
-// Every pipeline of pipelines/ as the H100 ran it (traces/h100/pipelines/, recorded by
-// traces/h100/record_pipelines.sh; the three whose kernel trapped and the one stuck in bar.sync
-// left no trace). A correct pipeline replays completely; a broken one either replays completely
-// (its race did not show) or the model stops at a protocol violation the hardware does not check
-// (the replay names the rule): never at an event the model cannot explain otherwise.
-TEST(ReplayH100Test, EveryRecordedPipelineReplays) {
+// The replays of the H100 traces in `dir` (traces/h100/<sub>__<name>.trace, recorded by
+// traces/h100/record_pipelines.sh), each of `schedules`/<sub>/<name>.pipe, by file stem.
+struct RecordedReplay {
+  std::string stem, name;
+  trace::TraceFile trace;
+  ReplayResult result;
+};
+std::vector<RecordedReplay> ReplayRecorded(const std::string& dir, const std::string& schedules) {
   std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator("traces/h100/pipelines")) {
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".trace") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 34u);
-  size_t correct = 0, broken_complete = 0, broken_violation = 0;
+  std::vector<RecordedReplay> out;
   for (const auto& f : files) {
-    const std::string stem = f.stem().string();  // <dir>__<name>
-    SCOPED_TRACE(stem);
-    const size_t sep = stem.find("__");
-    ASSERT_NE(sep, std::string::npos);
-    const std::string name = stem.substr(sep + 2);
+    RecordedReplay r;
+    r.stem = f.stem().string();
+    SCOPED_TRACE(r.stem);
+    const size_t sep = r.stem.find("__");
+    EXPECT_NE(sep, std::string::npos);
+    if (sep == std::string::npos) continue;
+    r.name = r.stem.substr(sep + 2);
     const parity::testing::Schedule s =
-        parity::testing::Load("pipelines/" + stem.substr(0, sep) + "/" + name + ".pipe");
+        parity::testing::Load(schedules + "/" + r.stem.substr(0, sep) + "/" + r.name + ".pipe");
     auto t = trace::ReadTraceFile(f.string());
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    ASSERT_EQ(t->header.source, "h100");
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    if (!t.ok()) continue;
+    EXPECT_EQ(t->header.source, "h100");
     auto params = BindTraceParams(s.program, t->header);
-    ASSERT_TRUE(params.ok()) << params.status().ToString();
-    auto r = ReplayTrace(s.program, *params, *t);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    if (name.rfind("bad_", 0) != 0) {
-      EXPECT_FALSE(r->diverged) << FormatReplayResult(*r, *t);
-      EXPECT_EQ(r->timeouts, 0u);
+    EXPECT_TRUE(params.ok()) << params.status().ToString();
+    if (!params.ok()) continue;
+    auto res = ReplayTrace(s.program, *params, *t);
+    EXPECT_TRUE(res.ok()) << res.status().ToString();
+    if (!res.ok()) continue;
+    r.trace = std::move(*t);
+    r.result = std::move(*res);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Every pipeline of pipelines/ as the H100 ran it (traces/h100/pipelines/; the three whose kernel
+// trapped and the one stuck in bar.sync left no trace). A correct pipeline replays completely; a
+// broken one either replays completely (its race did not show) or the model stops at a protocol
+// violation the hardware does not check (the replay names the rule): never at an event the
+// model cannot explain otherwise.
+TEST(ReplayH100Test, EveryRecordedPipelineReplays) {
+  const std::vector<RecordedReplay> all = ReplayRecorded("traces/h100/pipelines", "pipelines");
+  ASSERT_EQ(all.size(), 34u);
+  size_t correct = 0, broken_complete = 0, broken_violation = 0;
+  for (const RecordedReplay& r : all) {
+    SCOPED_TRACE(r.stem);
+    if (r.name.rfind("bad_", 0) != 0) {
+      EXPECT_FALSE(r.result.diverged) << FormatReplayResult(r.result, r.trace);
+      EXPECT_EQ(r.result.timeouts, 0u);
       ++correct;
-    } else if (!r->diverged) {
+    } else if (!r.result.diverged) {
       ++broken_complete;
     } else {
-      EXPECT_EQ(r->divergence.reason.rfind("the model reports ", 0), 0u) << FormatReplayResult(*r, *t);
+      EXPECT_EQ(r.result.divergence.reason.rfind("the model reports ", 0), 0u)
+          << FormatReplayResult(r.result, r.trace);
       ++broken_violation;
     }
   }
@@ -441,34 +466,18 @@ TEST(ReplayH100Test, EveryRecordedPipelineReplays) {
 }
 
 // Every schedule of sim/examples/explore and sim/examples/rules as the H100 ran it
-// (traces/h100/examples/, recorded by traces/h100/record_examples.sh): all replay completely,
-// the broken ones included (their hangs' timeouts are confirmed by the model; rules that judge
-// a whole run, such as a use before the bytes landed, are not replay's to flag).
+// (traces/h100/examples/): all replay completely, the broken ones included (their hangs'
+// timeouts are confirmed by the model; rules that judge a whole run, such as a use before the
+// bytes landed, are not replay's to flag).
 TEST(ReplayH100Test, EveryRecordedExampleReplays) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator("traces/h100/examples")) {
-    if (entry.path().extension() == ".trace") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  ASSERT_EQ(files.size(), 14u);
+  const std::vector<RecordedReplay> all = ReplayRecorded("traces/h100/examples", "sim/examples");
+  ASSERT_EQ(all.size(), 14u);
   size_t timeouts = 0, eager = 0;
-  for (const auto& f : files) {
-    const std::string stem = f.stem().string();  // <explore|rules>__<name>
-    SCOPED_TRACE(stem);
-    const size_t sep = stem.find("__");
-    ASSERT_NE(sep, std::string::npos);
-    const parity::testing::Schedule s = parity::testing::Load(
-        "sim/examples/" + stem.substr(0, sep) + "/" + stem.substr(sep + 2) + ".pipe");
-    auto t = trace::ReadTraceFile(f.string());
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    ASSERT_EQ(t->header.source, "h100");
-    auto params = BindTraceParams(s.program, t->header);
-    ASSERT_TRUE(params.ok()) << params.status().ToString();
-    auto r = ReplayTrace(s.program, *params, *t);
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-    EXPECT_FALSE(r->diverged) << FormatReplayResult(*r, *t);
-    timeouts += r->timeouts;
-    eager += r->eager_completions ? 1 : 0;
+  for (const RecordedReplay& r : all) {
+    SCOPED_TRACE(r.stem);
+    EXPECT_FALSE(r.result.diverged) << FormatReplayResult(r.result, r.trace);
+    timeouts += r.result.timeouts;
+    eager += r.result.eager_completions ? 1 : 0;
   }
   EXPECT_EQ(timeouts, 4u);  // early_bytes_spill, multicast_disagreement, producer_exits_early, tx_overcount
   EXPECT_EQ(eager, 1u);     // early_bytes_spill: its bytes landed before the arrive, as below

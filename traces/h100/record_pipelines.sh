@@ -1,5 +1,5 @@
 #!/bin/bash
-# Runs every pipelines/*/*.pipe that parity_gpu accepts (others are refused by name) on the GPU
+# Runs every DIR/*/*.pipe (pipelines/, or sim/examples for its explore/ and rules/) on the GPU
 # and prints one line each; traces go to OUT_DIR/<dir>__<name>.trace.
 # usage: record_pipelines.sh PARITY_GPU_BINARY PIPELINES_DIR OUT_DIR
 set -u
