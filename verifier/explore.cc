@@ -124,37 +124,67 @@ class Reducer {
       static_future_[a].assign(n_obj_, kNone);
       for (uint32_t o : root.AgentMayTouch(a)) static_future_[a][o] = kOther;
     }
+    peek_.resize(root.num_agents());
+    static_mask_.assign(root.num_agents(), 0);
+    for (uint32_t a = 0; a < root.num_agents(); ++a) {
+      for (uint32_t o = 0; o < n_obj_; ++o) {
+        if (static_future_[a][o] != kNone) static_mask_[a] |= ObjBit(o);
+      }
+    }
   }
 
   uint64_t cache_entries() const { return entries_.size(); }
+
+  // Agent a's next step's footprint (Engine::PeekFootprint; *blocks_on as there, nullptr:
+  // not asked), or nullptr when it cannot be predicted. Memoised per agent by pc and variables
+  // (the prediction depends on nothing else) except for waits, whose blocking depends on the
+  // barrier: those are peeked again. The footprint stays valid until the next Peek of a.
+  const Footprint* Peek(Engine& e, uint32_t a, uint32_t* blocks_on) {
+    PeekMemo& m = peek_[a];
+    const int64_t* vars = e.agent_vars(a);
+    const uint32_t nv = e.agent_num_vars(a);
+    const uint32_t pc = e.agent_state(a).pc;
+    if (m.valid && m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv)) {
+      if (blocks_on != nullptr) *blocks_on = Engine::kNoSlot;
+      return &m.fp;
+    }
+    m.valid = false;
+    if (!e.PeekFootprint(a, &m.fp, blocks_on)) return nullptr;
+    bool wait = false;
+    for (uint32_t k = 0; k < m.fp.n; ++k) wait = wait || m.fp.kinds[k] == engine::Access::kWait;
+    if (!wait) {
+      m.valid = true;
+      m.pc = pc;
+      m.vars.assign(vars, vars + nv);
+    }
+    return &m.fp;
+  }
+
   int dbg() const { return dbg_; }
 
   // Marks in `take` (one flag per choice) the steps of the smallest persistent set found.
   // `guard` (per agent, empty for none): the mbarrier slot a runnable agent's next step would
   // only block on (Search::Expand left that step out of `choices`); such an agent is a unit like
   // a blocked one.
+  // The starts are tried in unit order, first for a closure with one enabled step (no set is
+  // smaller; a start's closure is abandoned as soon as a second enabled unit joins), then, when
+  // there is none, for the smallest closure. The per-slot balance of the barriers (and its
+  // holders) is computed only when a closure first asks about a barrier.
   void Choose(Engine& e, const std::vector<Choice>& choices,
               const std::vector<const Footprint*>& fps, const std::vector<uint32_t>& guard,
               std::vector<uint8_t>* take) {
     const size_t n_enabled = choices.size();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
-    // Per mbarrier slot: whether two complete_tx-only accesses commute from this state on, given
-    // that every unit that may access the slot otherwise (arrivals, waits, init, ...) is in the
-    // set (Conflict pulls those in): the barrier is live and its pending count is above zero,
-    // and only arrivals lower it, so no complete_tx can complete the phase on any path of steps
-    // outside the set (engine.h, Access::kCompleteTx).
-    tx_commutes_.assign(e.num_barrier_slots(), 0);
-    for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
-      const model::MbarrierState& st = e.slot_state(o);
-      tx_commutes_[o] = (dbg_ & 16) == 0 && st.life == model::MbarrierLife::kLive && st.pending_count > 0;
-    }
-    full_.assign(n_agents, nullptr);
+    e_ = &e;
+    balanced_ready_ = false;
+    futures_set_ = false;
+    full_.resize(n_agents);
     trunc_.assign(n_agents, nullptr);
-    full_exact_.assign(n_agents, 0);
-    full_tally_.assign(n_agents, nullptr);
-    full_updates_.assign(n_agents, nullptr);
-    full_mask_.assign(n_agents, 0);
-    trunc_mask_.assign(n_agents, 0);
+    full_exact_.resize(n_agents);
+    full_tally_.resize(n_agents);
+    full_updates_.resize(n_agents);
+    full_mask_.resize(n_agents);
+    trunc_mask_.resize(n_agents);
     for (uint32_t a = 0; a < n_agents; ++a) {
       const CacheEntry* c = Future(e, a, false);
       full_[a] = &c->kinds;
@@ -163,7 +193,6 @@ class Reducer {
       full_updates_[a] = &c->updates;
       full_mask_[a] = c->mask;
     }
-    ComputeBalanced(e);
 
     n_units_ = 0;
     for (size_t i = 0; i < n_enabled; ++i) {
@@ -181,35 +210,35 @@ class Reducer {
         }
         u.now.push_back({fi.objects[k], static_cast<uint8_t>(fi.kinds[k])});
       }
+      for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
       if (choices[i].kind == Choice::Kind::kAgent) {
         u.agent = choices[i].index;
-      } else {
-        u.own.assign(n_obj_, kNone);
-        const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
-        for (const auto& [o, k] : u.now) MergeOwn(u, o, k);
-        switch (f.kind) {
-          case Engine::InFlight::kTmaDeliver:
-          case Engine::InFlight::kBulkDeliver:
-          case Engine::InFlight::kStAsync:
-            MergeOwn(u, f.slot, kTx);
-            u.own_slot = f.slot;
-            break;
-          case Engine::InFlight::kCpAsyncArrive:
-            MergeOwn(u, f.slot, kOther);
-            break;
-          case Engine::InFlight::kCpAsync:
-            // Its completion may release the agent's deferred cp.async.mbarrier.arrive: take the
-            // issuing agent's whole static future.
-            for (uint32_t o = 0; o < n_obj_; ++o) {
-              if (static_future_[f.agent][o] != kNone) MergeOwn(u, o, kOther);
-            }
-            break;
-          default:  // stores: the agent's group state
-            MergeOwn(u, e.GroupsObject(f.agent), kOther);
-            break;
-        }
+        continue;
       }
-      for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
+      // An in-flight operation's future: its step's objects and, for a delivery, its slot
+      // (a sparse list); a cp.async completion may release the agent's deferred
+      // cp.async.mbarrier.arrive: the issuing agent's whole static future.
+      const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
+      if (f.kind == Engine::InFlight::kCpAsync) {
+        u.own_dense = &static_future_[f.agent];
+        u.own_mask = static_mask_[f.agent];
+        continue;
+      }
+      for (const auto& [o, k] : u.now) MergeOwn(u, o, k);
+      switch (f.kind) {
+        case Engine::InFlight::kTmaDeliver:
+        case Engine::InFlight::kBulkDeliver:
+        case Engine::InFlight::kStAsync:
+          MergeOwn(u, f.slot, kTx);
+          u.own_slot = f.slot;
+          break;
+        case Engine::InFlight::kCpAsyncArrive:
+          MergeOwn(u, f.slot, kOther);
+          break;
+        default:  // stores: the agent's group state
+          MergeOwn(u, e.GroupsObject(f.agent), kOther);
+          break;
+      }
     }
     for (uint32_t a = 0; a < n_agents; ++a) {
       const Engine::AgentState& s = e.agent_state(a);
@@ -218,6 +247,7 @@ class Reducer {
         u.enabled = false;
         u.agent = a;
         u.now.push_back({guard[a], kWaitNes});
+        u.now_mask = ObjBit(guard[a]);
         continue;
       }
       if (s.status != 1) continue;  // only blocked agents (runnable ones are choices)
@@ -244,26 +274,231 @@ class Reducer {
           u.now_all = true;
           break;
       }
+      for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
     }
     const size_t n = n_units_;
-    for (size_t y = n_enabled; y < n; ++y) {
-      for (const auto& [o, k] : units_[y].now) units_[y].now_mask |= ObjBit(o);
-    }
-    // Agents still expected at their cluster barrier's current phase (not exited, not arrived).
-    missing_.assign(n, 0);
-    first_missing_.assign(n_clusters_, 0xffffffffu);
+    unit_cluster_.resize(n);
     for (size_t y = 0; y < n; ++y) {
-      const uint32_t a = units_[y].agent;
-      if (a == kNoAgent || e.agent_state(a).status == 2 || e.ClusterArrivalOutstanding(a)) continue;
-      missing_[y] = 1;
-      uint32_t& fm = first_missing_[e.agent_info(a).cluster];
-      if (fm == 0xffffffffu) fm = static_cast<uint32_t>(y);
-      unit_cluster_.resize(n);
+      unit_cluster_[y] = units_[y].agent != kNoAgent ? e.agent_info(units_[y].agent).cluster
+                                                     : 0xffffffffu;
     }
-    unit_cluster_.assign(n, 0xffffffffu);
-    for (size_t y = 0; y < n; ++y) {
-      if (units_[y].agent != kNoAgent) unit_cluster_[y] = e.agent_info(units_[y].agent).cluster;
+    if constexpr (kClusterHeldRule || kSeedClusterPeer) {
+      // Agents still expected at their cluster barrier's current phase (not exited, not
+      // arrived).
+      missing_.assign(n, 0);
+      first_missing_.assign(n_clusters_, 0xffffffffu);
+      for (size_t y = 0; y < n; ++y) {
+        const uint32_t a = units_[y].agent;
+        if (a == kNoAgent || e.agent_state(a).status == 2 || e.ClusterArrivalOutstanding(a)) {
+          continue;
+        }
+        missing_[y] = 1;
+        uint32_t& fm = first_missing_[e.agent_info(a).cluster];
+        if (fm == 0xffffffffu) fm = static_cast<uint32_t>(y);
+      }
     }
+    in_.assign(n, 0);
+    fmask_.resize(n);
+    // Pass 1: the first start whose closure holds one enabled step.
+    size_t best = n + 1;
+    for (size_t start = 0; start < n_enabled; ++start) {
+      SetFutures(start);
+      if (Closure(start, n, 2) == 1) {
+        best = 1;
+        best_set_ = in_;
+        break;
+      }
+    }
+    // Pass 2 (no singleton): the smallest closure over every start.
+    for (size_t start = 0; start < n_enabled && best > 1; ++start) {
+      SetFutures(start);
+      // A second agent that still has to arrive at the same cluster barrier, seeded into the
+      // set with a start that arrives there: then no step outside the set completes that
+      // barrier's phase, and the cluster accesses outside it commute with the set's (Meets).
+      size_t seed = n;
+      if constexpr (kSeedClusterPeer) {
+        if (units_[start].agent != kNoAgent && missing_[start] &&
+            TouchesOnlyCluster(e, units_[start])) {
+          const uint32_t cl = e.agent_info(units_[start].agent).cluster;
+          for (size_t w = 0; w < n_enabled; ++w) {
+            if (w != start && units_[w].agent != kNoAgent && missing_[w] &&
+                e.agent_info(units_[w].agent).cluster == cl && TouchesOnlyCluster(e, units_[w])) {
+              seed = w;
+              break;
+            }
+          }
+        }
+      }
+      for (int variant = 0; variant < (seed < n ? 2 : 1); ++variant) {
+        const size_t enabled_in = Closure(start, variant == 1 ? seed : n, best);
+        if (enabled_in < best) {
+          best = enabled_in;
+          best_set_ = in_;
+        }
+      }
+    }
+    take->assign(n_enabled, 0);
+    for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = best_set_[i];
+  }
+
+ private:
+  static constexpr uint32_t kNoAgent = 0xffffffffu;
+  struct Unit {
+    bool enabled = false;
+    bool now_all = false;
+    uint32_t agent = kNoAgent;  // agent units (enabled or blocked); kNoAgent: in-flight op
+    std::vector<std::pair<uint32_t, uint8_t>> now;  // the step's footprint, or the wait
+    // Per object: access kind or kNone (agents: their full or truncated future; in-flight
+    // operations: own_dense, or nullptr for the sparse `own`).
+    const std::vector<uint8_t>* future = nullptr;
+    std::vector<std::pair<uint32_t, uint8_t>> own;  // in-flight operations' future (sparse)
+    const std::vector<uint8_t>* own_dense = nullptr;  // or a dense one (cp.async completions)
+    uint32_t own_slot = 0xffffffffu;  // a delivery's slot (besides `now`'s objects)
+    // ObjBit of every object of `now`, of `own`, of `future`: two units whose masks do not
+    // meet share no object.
+    uint64_t now_mask = 0, own_mask = 0, future_mask = 0;
+  };
+  // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
+  Unit& NewUnit() {
+    if (n_units_ == units_.size()) units_.emplace_back();
+    Unit& u = units_[n_units_++];
+    u.enabled = false;
+    u.now_all = false;
+    u.agent = kNoAgent;
+    u.now.clear();
+    u.own.clear();
+    u.own_dense = nullptr;
+    u.future = nullptr;
+    u.own_slot = 0xffffffffu;
+    u.now_mask = u.own_mask = u.future_mask = 0;
+    return u;
+  }
+  static uint64_t ObjBit(uint32_t o) { return uint64_t{1} << (o & 63); }
+  static void MergeOwn(Unit& u, uint32_t o, uint8_t k) {
+    u.own_mask |= ObjBit(o);
+    for (auto& [oo, kk] : u.own) {
+      if (oo == o) {
+        kk = static_cast<uint8_t>(
+            engine::MergeAccess(static_cast<engine::Access>(kk), static_cast<engine::Access>(k)));
+        return;
+      }
+    }
+    u.own.push_back({o, k});
+  }
+  static uint8_t OwnKind(const Unit& u, uint32_t o) {
+    if (u.own_dense != nullptr) return (*u.own_dense)[o];
+    for (const auto& [oo, k] : u.own) {
+      if (oo == o) return k;
+    }
+    return kNone;
+  }
+  // How unit y may access object o from now on, under the current start's futures.
+  uint8_t FutureKind(size_t y, uint32_t o) const {
+    const Unit& u = units_[y];
+    return u.future != nullptr ? (*u.future)[o] : OwnKind(u, o);
+  }
+  // Every unit's future (and its mask in fmask_) for closures from `start`: an agent that is
+  // still expected in its cluster barrier's current phase and takes no step outside the set
+  // keeps every peer of its cluster from passing its next barrier.cluster.wait: the peers'
+  // futures end there (Engine::AgentFuture).
+  void SetFutures(size_t start) {
+    const Engine& e = *e_;
+    uint32_t trunc_cluster = 0xffffffffu, trunc_agent = 0xffffffffu;
+    if ((dbg_ & 32) == 0 && units_[start].agent != kNoAgent && units_[start].enabled &&
+        !e.ClusterArrivalOutstanding(units_[start].agent)) {
+      trunc_agent = units_[start].agent;
+      trunc_cluster = e.agent_info(trunc_agent).cluster;
+    }
+    const uint64_t key = (uint64_t{trunc_cluster} << 32) | trunc_agent;
+    if (futures_set_ && key == futures_key_) return;
+    futures_set_ = true;
+    futures_key_ = key;
+    for (size_t y = 0; y < n_units_; ++y) {
+      Unit& u = units_[y];
+      if (u.agent == kNoAgent) {
+        u.future = u.own_dense;
+        u.future_mask = u.own_mask;
+      } else if (u.agent != trunc_agent && unit_cluster_[y] == trunc_cluster) {
+        if (trunc_[u.agent] == nullptr) {
+          const CacheEntry* c = Future(*e_, u.agent, true);
+          trunc_[u.agent] = &c->kinds;
+          trunc_mask_[u.agent] = c->mask;
+        }
+        u.future = trunc_[u.agent];
+        u.future_mask = trunc_mask_[u.agent];
+      } else {
+        u.future = full_[u.agent];
+        u.future_mask = full_mask_[u.agent];
+      }
+      fmask_[y] = u.future_mask;
+    }
+  }
+  // The closure of {start} (and `seed` when < n) under Meets (explore.h); stops as soon as it
+  // holds `bound` enabled units. Returns the number of enabled units in it (>= bound: stopped).
+  size_t Closure(size_t start, size_t seed, size_t bound) {
+    const size_t n = n_units_;
+    std::fill(in_.begin(), in_.end(), 0);
+    work_.clear();
+    in_[start] = 1;
+    work_.push_back(start);
+    size_t enabled_in = 1;
+    if (seed < n) {
+      in_[seed] = 1;
+      work_.push_back(seed);
+      ++enabled_in;
+    }
+    while (!work_.empty() && enabled_in < bound) {
+      const size_t x = work_.back();
+      work_.pop_back();
+      const Unit& ux = units_[x];
+      if (n <= 64 && !ux.now_all) {
+        // Meets needs a common object: the candidates by the objects' bits first (one
+        // branch-free pass), then Meets on them in ascending order as below.
+        const uint64_t nm = ux.now_mask;
+        uint64_t cand = 0, in_bits = 0;
+        for (size_t y = 0; y < n; ++y) {
+          cand |= uint64_t{(nm & fmask_[y]) != 0} << y;
+          in_bits |= uint64_t{in_[y] != 0} << y;
+        }
+        for (cand &= ~in_bits; cand != 0 && enabled_in < bound; cand &= cand - 1) {
+          const size_t y = static_cast<size_t>(__builtin_ctzll(cand));
+          if (Meets(y, x)) {
+            in_[y] = 1;
+            work_.push_back(y);
+            if (units_[y].enabled) ++enabled_in;
+          }
+        }
+        continue;
+      }
+      for (size_t y = 0; y < n && enabled_in < bound; ++y) {
+        if (in_[y] || (!ux.now_all && (ux.now_mask & fmask_[y]) == 0)) continue;
+        if (ux.now_all || Meets(y, x)) {
+          in_[y] = 1;
+          work_.push_back(y);
+          if (units_[y].enabled) ++enabled_in;
+        }
+      }
+    }
+    return enabled_in;
+  }
+  // Whether two complete_tx-only accesses of mbarrier slot o commute from this state on, given
+  // that every unit that may access the slot otherwise (arrivals, waits, init, ...) is in the
+  // set (Conflict pulls those in): the barrier is live and its pending count is above zero,
+  // and only arrivals lower it, so no complete_tx can complete the phase on any path of steps
+  // outside the set (engine.h, Access::kCompleteTx).
+  bool TxCommutes(uint32_t o) const {
+    if ((dbg_ & 16) != 0 || o >= n_slots_) return false;
+    const model::MbarrierState& st = e_->slot_state(o);
+    return st.life == model::MbarrierLife::kLive && st.pending_count > 0;
+  }
+  // The balanced barriers (ComputeBalanced) and the holders of their outstanding updates, on
+  // first use in this state.
+  void EnsureBalanced() {
+    if (balanced_ready_) return;
+    balanced_ready_ = true;
+    const Engine& e = *e_;
+    ComputeBalanced(e);
+    const size_t n = n_units_;
     // Holders of outstanding updates of balanced barriers (exact full futures; in-flight
     // deliveries), and whether the phase completes exactly with the last of them (pending ==
     // arrivals still to come).
@@ -284,12 +519,13 @@ class Reducer {
       const Unit& u = units_[y];
       if (u.agent == kNoAgent) {
         for (const auto& [o, k] : u.now) {
-          if (o < balanced_.size() && balanced_[o] && (u.own[o] == kTx || u.own[o] == kArr)) {
+          if (o < balanced_.size() && balanced_[o] &&
+              (OwnKind(u, o) == kTx || OwnKind(u, o) == kArr)) {
             holders_[o].push_back(static_cast<uint32_t>(y));
           }
         }
         if (u.own_slot < balanced_.size() && balanced_[u.own_slot] &&
-            (u.own[u.own_slot] == kTx || u.own[u.own_slot] == kArr) &&
+            (OwnKind(u, u.own_slot) == kTx || OwnKind(u, u.own_slot) == kArr) &&
             (holders_[u.own_slot].empty() || holders_[u.own_slot].back() != y)) {
           holders_[u.own_slot].push_back(static_cast<uint32_t>(y));
         }
@@ -299,137 +535,6 @@ class Reducer {
         }
       }
     }
-    size_t best = n + 1;
-    in_.assign(n, 0);
-    fmask_.resize(n);
-    for (size_t start = 0; start < n_enabled && best > 1; ++start) {
-      // An agent that is still expected in its cluster barrier's current phase and takes no
-      // step outside the set keeps every peer of its cluster from passing its next
-      // barrier.cluster.wait: the peers' futures end there (Engine::AgentFuture).
-      uint32_t trunc_cluster = 0xffffffffu, trunc_agent = 0xffffffffu;
-      if ((dbg_ & 32) == 0 && units_[start].agent != kNoAgent && units_[start].enabled &&
-          !e.ClusterArrivalOutstanding(units_[start].agent)) {
-        trunc_agent = units_[start].agent;
-        trunc_cluster = e.agent_info(trunc_agent).cluster;
-      }
-      for (size_t y = 0; y < n; ++y) {
-        Unit& u = units_[y];
-        if (u.agent == kNoAgent) {
-          u.future = &u.own;
-          u.future_mask = u.own_mask;
-        } else if (u.agent != trunc_agent && unit_cluster_[y] == trunc_cluster) {
-          if (trunc_[u.agent] == nullptr) {
-            const CacheEntry* c = Future(e, u.agent, true);
-            trunc_[u.agent] = &c->kinds;
-            trunc_mask_[u.agent] = c->mask;
-          }
-          u.future = trunc_[u.agent];
-          u.future_mask = trunc_mask_[u.agent];
-        } else {
-          u.future = full_[u.agent];
-          u.future_mask = full_mask_[u.agent];
-        }
-        fmask_[y] = u.future_mask;
-      }
-      // A second agent that still has to arrive at the same cluster barrier, seeded into the
-      // set with a start that arrives there: then no step outside the set completes that
-      // barrier's phase, and the cluster accesses outside it commute with the set's (Meets).
-      size_t seed = n;
-      if (kSeedClusterPeer && units_[start].agent != kNoAgent && missing_[start] &&
-          TouchesOnlyCluster(e, units_[start])) {
-        const uint32_t cl = e.agent_info(units_[start].agent).cluster;
-        for (size_t w = 0; w < n_enabled; ++w) {
-          if (w != start && units_[w].agent != kNoAgent && missing_[w] &&
-              e.agent_info(units_[w].agent).cluster == cl && TouchesOnlyCluster(e, units_[w])) {
-            seed = w;
-            break;
-          }
-        }
-      }
-      for (int variant = 0; variant < (seed < n && kSeedClusterPeer ? 2 : 1); ++variant) {
-        std::fill(in_.begin(), in_.end(), 0);
-        work_.clear();
-        in_[start] = 1;
-        work_.push_back(start);
-        size_t enabled_in = 1;
-        if (variant == 1) {
-          in_[seed] = 1;
-          work_.push_back(seed);
-          ++enabled_in;
-        }
-        while (!work_.empty() && enabled_in < best) {
-          const size_t x = work_.back();
-          work_.pop_back();
-          const Unit& ux = units_[x];
-          if (n <= 64 && !ux.now_all) {
-            // Meets needs a common object: the candidates by the objects' bits first (one
-            // branch-free pass), then Meets on them in ascending order as below.
-            const uint64_t nm = ux.now_mask;
-            uint64_t cand = 0, in_bits = 0;
-            for (size_t y = 0; y < n; ++y) {
-              cand |= uint64_t{(nm & fmask_[y]) != 0} << y;
-              in_bits |= uint64_t{in_[y] != 0} << y;
-            }
-            for (cand &= ~in_bits; cand != 0; cand &= cand - 1) {
-              const size_t y = static_cast<size_t>(__builtin_ctzll(cand));
-              if (Meets(y, x)) {
-                in_[y] = 1;
-                work_.push_back(y);
-                if (units_[y].enabled) ++enabled_in;
-              }
-            }
-            continue;
-          }
-          for (size_t y = 0; y < n; ++y) {
-            if (in_[y] || (!ux.now_all && (ux.now_mask & fmask_[y]) == 0)) continue;
-            if (ux.now_all || Meets(y, x)) {
-              in_[y] = 1;
-              work_.push_back(y);
-              if (units_[y].enabled) ++enabled_in;
-            }
-          }
-        }
-        if (enabled_in < best) {
-          best = enabled_in;
-          best_set_ = in_;
-        }
-      }
-    }
-    take->assign(n_enabled, 0);
-    for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = best_set_[i];
-  }
-
- private:
-  static constexpr uint32_t kNoAgent = 0xffffffffu;
-  struct Unit {
-    bool enabled = false;
-    bool now_all = false;
-    uint32_t agent = kNoAgent;  // agent units (enabled or blocked); kNoAgent: in-flight op
-    std::vector<std::pair<uint32_t, uint8_t>> now;  // the step's footprint, or the wait
-    const std::vector<uint8_t>* future = nullptr;   // per object: access kind or kNone
-    std::vector<uint8_t> own;                       // in-flight operations' future
-    uint32_t own_slot = 0xffffffffu;  // a delivery's slot (besides `now`'s objects)
-    // ObjBit of every object of `now`, of `own`, of `future`: two units whose masks do not
-    // meet share no object.
-    uint64_t now_mask = 0, own_mask = 0, future_mask = 0;
-  };
-  // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
-  Unit& NewUnit() {
-    if (n_units_ == units_.size()) units_.emplace_back();
-    Unit& u = units_[n_units_++];
-    u.enabled = false;
-    u.now_all = false;
-    u.agent = kNoAgent;
-    u.now.clear();
-    u.future = nullptr;
-    u.own_slot = 0xffffffffu;
-    u.now_mask = u.own_mask = u.future_mask = 0;
-    return u;
-  }
-  static uint64_t ObjBit(uint32_t o) { return uint64_t{1} << (o & 63); }
-  static void MergeOwn(Unit& u, uint32_t o, uint8_t k) {
-    Merge(u.own, o, k);
-    u.own_mask |= ObjBit(o);
   }
   static void Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
     f[o] = f[o] == kNone ? k
@@ -513,23 +618,23 @@ class Reducer {
       // A blocked mbarrier wait is enabled only by the phase completing. With the pending count
       // above zero that needs an arrival (kArrive or kOther; complete_tx never lowers the
       // pending count), so only units that may arrive (or init/inval) are necessary to enable it.
-      if (o < tx_commutes_.size() && tx_commutes_[o]) return fk == kOther || fk == kArr;
+      if (TxCommutes(o)) return fk == kOther || fk == kArr;
       return fk != kWaitK;  // another wait never enables it
     }
     if ((dbg_ & 1) == 0 && k == kWaitK && fk == kWaitK) return false;  // two waits commute
     if (k == kOther || fk == kOther) return true;
     const bool bal = o < balanced_.size() && balanced_[o];
-    if (k == kTx && fk == kTx) return !(bal || (o < tx_commutes_.size() && tx_commutes_[o]));
+    if (k == kTx && fk == kTx) return !(bal || TxCommutes(o));
     if ((k == kTx || k == kArr) && (fk == kTx || fk == kArr)) return !bal;
     if ((dbg_ & 64) == 0 && k == kCArrive && fk == kCArrive) return false;
     if ((dbg_ & 64) == 0 && k == kExitAcc && fk == kExitAcc) return false;
     return true;
   }
   // Whether unit y (not in the set) must join because of unit x (in the set).
-  bool Meets(size_t y, size_t x) const {
-    const std::vector<uint8_t>& f = *units_[y].future;
+  bool Meets(size_t y, size_t x) {
+    EnsureBalanced();
     for (const auto& [o, k] : units_[x].now) {
-      const uint8_t fk = f[o];
+      const uint8_t fk = FutureKind(y, o);
       if (fk == kNone) continue;
       if (kClusterHeldRule && o >= n_slots_ && o < n_slots_ + n_clusters_) {
         // A cluster barrier (accesses: arrive, wait, exit). While an agent of the set other
@@ -692,7 +797,18 @@ class Reducer {
   std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
   std::vector<const CacheEntry*> last_[2];  // per truncation and agent: the last entry used
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
-  std::vector<uint8_t> tx_commutes_;
+  Engine* e_ = nullptr;  // the state of the current Choose
+  bool balanced_ready_ = false;  // EnsureBalanced ran for it
+  bool futures_set_ = false;     // SetFutures ran for it, with futures_key_
+  uint64_t futures_key_ = 0;
+  std::vector<uint64_t> static_mask_;  // per agent: ObjBit of its static future
+  struct PeekMemo {
+    bool valid = false;
+    uint32_t pc = 0;
+    std::vector<int64_t> vars;
+    Footprint fp;
+  };
+  std::vector<PeekMemo> peek_;  // per agent (Peek)
   std::vector<uint8_t> balanced_;
   std::vector<uint8_t> complete_with_last_;
   std::vector<uint8_t> observed_;
@@ -840,6 +956,7 @@ class Search {
     std::unique_ptr<Reducer> reducer;
     std::vector<Choice> choices;
     std::vector<Footprint> fps;
+    std::vector<const Footprint*> fpp;  // per choice: its footprint (memo, or in fps)
     std::optional<Engine> scratch;  // measuring a step whose footprint cannot be predicted
     std::vector<uint8_t> take;
     std::vector<uint32_t> guard;  // per agent: the slot its next step would only block on
@@ -938,29 +1055,36 @@ class Search {
       // the measured footprint, which is as good for the persistent set); measured by taking
       // the step only where the prediction fails.
       w.fps.resize(n);
+      w.fpp.resize(n);
       w.guard.assign(e.num_agents(), Engine::kNoSlot);
       size_t n_guarded = 0;
       for (size_t i = 0; i < n; ++i) {
-        Footprint& fp = w.fps[i];
         const Choice c = w.choices[i];
         if (c.kind == Choice::Kind::kAgent) {
           uint32_t blocks_on = Engine::kNoSlot;
-          const bool peeked = (w.reducer->dbg() & 128) == 0 &&
-                              e.PeekFootprint(c.index, &fp, options_.guarded_waits ? &blocks_on : nullptr);
+          const Footprint* peeked =
+              (w.reducer->dbg() & 128) == 0
+                  ? w.reducer->Peek(e, c.index, options_.guarded_waits ? &blocks_on : nullptr)
+                  : nullptr;
           if (blocks_on != Engine::kNoSlot) {
             w.guard[c.index] = blocks_on;
             ++n_guarded;
           }
-          if (!peeked) {
+          if (peeked == nullptr) {
+            Footprint& fp = w.fps[i];
             if (w.scratch) {
               *w.scratch = e;
             } else {
               w.scratch.emplace(e);
             }
             w.scratch->Step(c, &fp);
+            peeked = &fp;
           }
+          w.fpp[i] = peeked;
           continue;
         }
+        Footprint& fp = w.fps[i];
+        w.fpp[i] = &fp;
         fp.Clear();
         const Engine::InFlight& f = e.in_flight_ops()[c.index];
         switch (f.kind) {
@@ -982,7 +1106,7 @@ class Search {
         // as steps so that the engine reaches and reports its deadlock state.
         w.guard.clear();
         w.gfps.clear();
-        for (size_t i = 0; i < n; ++i) w.gfps.push_back(&w.fps[i]);
+        for (size_t i = 0; i < n; ++i) w.gfps.push_back(w.fpp[i]);
         w.reducer->Choose(e, w.choices, w.gfps, w.guard, &w.take);
       } else {
         // Guarded waits (explore.h): a step that would only block is left out; its agent is a
@@ -996,7 +1120,7 @@ class Search {
             continue;
           }
           w.gchoices.push_back(w.choices[i]);
-          w.gfps.push_back(&w.fps[i]);
+          w.gfps.push_back(w.fpp[i]);
           w.gmap.push_back(i);
         }
         w.reducer->Choose(e, w.gchoices, w.gfps, w.guard, &w.gtake);
