@@ -137,25 +137,42 @@ class Reducer {
 
   // Agent a's next step's footprint (Engine::PeekFootprint; *blocks_on as there, nullptr:
   // not asked), or nullptr when it cannot be predicted. Memoised per agent by pc and variables
-  // (the prediction depends on nothing else) except for waits, whose blocking depends on the
-  // barrier: those are peeked again. The footprint stays valid until the next Peek of a.
+  // (the prediction depends on nothing else), and for an mbarrier wait also by the state of
+  // its barrier slot (whether it would block depends on nothing else: Engine WaitBlocksOn);
+  // cluster waits are peeked again. The footprint stays valid until the next Peek of a.
   const Footprint* Peek(Engine& e, uint32_t a, uint32_t* blocks_on) {
     PeekMemo& m = peek_[a];
     const int64_t* vars = e.agent_vars(a);
     const uint32_t nv = e.agent_num_vars(a);
     const uint32_t pc = e.agent_state(a).pc;
-    if (m.valid && m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv)) {
-      if (blocks_on != nullptr) *blocks_on = Engine::kNoSlot;
+    if (m.valid && m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv) &&
+        (m.wait_slot == Engine::kNoSlot || e.slot_state(m.wait_slot) == m.wait_state)) {
+      if (blocks_on != nullptr) *blocks_on = m.blocks_on;
       return &m.fp;
     }
     m.valid = false;
-    if (!e.PeekFootprint(a, &m.fp, blocks_on)) return nullptr;
-    bool wait = false;
-    for (uint32_t k = 0; k < m.fp.n; ++k) wait = wait || m.fp.kinds[k] == engine::Access::kWait;
-    if (!wait) {
+    uint32_t b = Engine::kNoSlot;
+    if (!e.PeekFootprint(a, &m.fp, &b)) {
+      if (blocks_on != nullptr) *blocks_on = Engine::kNoSlot;
+      return nullptr;
+    }
+    if (blocks_on != nullptr) *blocks_on = b;
+    m.wait_slot = Engine::kNoSlot;
+    bool memo = true;
+    for (uint32_t k = 0; k < m.fp.n; ++k) {
+      if (m.fp.kinds[k] != engine::Access::kWait) continue;
+      if (m.fp.objects[k] >= n_slots_ || m.wait_slot != Engine::kNoSlot) {
+        memo = false;  // a cluster wait (or more than one wait)
+      } else {
+        m.wait_slot = m.fp.objects[k];
+      }
+    }
+    if (memo) {
       m.valid = true;
       m.pc = pc;
       m.vars.assign(vars, vars + nv);
+      m.blocks_on = blocks_on != nullptr ? b : Engine::kNoSlot;
+      if (m.wait_slot != Engine::kNoSlot) m.wait_state = e.slot_state(m.wait_slot);
     }
     return &m.fp;
   }
@@ -807,6 +824,9 @@ class Reducer {
     uint32_t pc = 0;
     std::vector<int64_t> vars;
     Footprint fp;
+    uint32_t blocks_on = Engine::kNoSlot;
+    uint32_t wait_slot = Engine::kNoSlot;  // an mbarrier wait's slot, and its state when peeked
+    model::MbarrierState wait_state;
   };
   std::vector<PeekMemo> peek_;  // per agent (Peek)
   std::vector<uint8_t> balanced_;
