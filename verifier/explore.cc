@@ -420,36 +420,55 @@ class Reducer {
   // futures end there (Engine::AgentFuture).
   void SetFutures(size_t start) {
     const Engine& e = *e_;
-    uint32_t trunc_cluster = 0xffffffffu, trunc_agent = 0xffffffffu;
+    uint32_t trunc_cluster = 0xffffffffu;
+    size_t own = n_units_;  // the truncating unit itself keeps its full future
     if ((dbg_ & 32) == 0 && units_[start].agent != kNoAgent && units_[start].enabled &&
         !e.ClusterArrivalOutstanding(units_[start].agent)) {
-      trunc_agent = units_[start].agent;
-      trunc_cluster = e.agent_info(trunc_agent).cluster;
+      trunc_cluster = e.agent_info(units_[start].agent).cluster;
+      own = start;
     }
-    const uint64_t key = (uint64_t{trunc_cluster} << 32) | trunc_agent;
-    if (futures_set_ && key == futures_key_) return;
-    futures_set_ = true;
-    futures_key_ = key;
-    for (size_t y = 0; y < n_units_; ++y) {
-      Unit& u = units_[y];
-      if (u.agent == kNoAgent) {
-        u.future = u.own_dense;
-        u.future_mask = u.own_mask;
-      } else if (u.agent != trunc_agent && unit_cluster_[y] == trunc_cluster) {
-        if (trunc_[u.agent] == nullptr) {
-          const CacheEntry* c = Future(*e_, u.agent, true);
-          trunc_[u.agent] = &c->kinds;
-          trunc_mask_[u.agent] = c->mask;
+    if (!futures_set_ || trunc_cluster != futures_cluster_) {
+      futures_set_ = true;
+      futures_cluster_ = trunc_cluster;
+      futures_full_ = n_units_;
+      for (size_t y = 0; y < n_units_; ++y) {
+        Unit& u = units_[y];
+        if (u.agent == kNoAgent) {
+          u.future = u.own_dense;
+          u.future_mask = u.own_mask;
+        } else if (unit_cluster_[y] == trunc_cluster) {
+          SetTrunc(y);
+        } else {
+          u.future = full_[u.agent];
+          u.future_mask = full_mask_[u.agent];
         }
-        u.future = trunc_[u.agent];
-        u.future_mask = trunc_mask_[u.agent];
-      } else {
+        fmask_[y] = u.future_mask;
+      }
+    }
+    // Every agent unit of the truncating cluster has its truncated future except `own`.
+    if (futures_full_ != own) {
+      if (futures_full_ < n_units_) SetTrunc(futures_full_);
+      if (own < n_units_) {
+        Unit& u = units_[own];
         u.future = full_[u.agent];
         u.future_mask = full_mask_[u.agent];
+        fmask_[own] = u.future_mask;
       }
-      fmask_[y] = u.future_mask;
+      futures_full_ = own;
     }
   }
+  void SetTrunc(size_t y) {
+    Unit& u = units_[y];
+    if (trunc_[u.agent] == nullptr) {
+      const CacheEntry* c = Future(*e_, u.agent, true);
+      trunc_[u.agent] = &c->kinds;
+      trunc_mask_[u.agent] = c->mask;
+    }
+    u.future = trunc_[u.agent];
+    u.future_mask = trunc_mask_[u.agent];
+    fmask_[y] = u.future_mask;
+  }
+
   // The closure of {start} (and `seed` when < n) under Meets (explore.h); stops as soon as it
   // holds `bound` enabled units. Returns the number of enabled units in it (>= bound: stopped).
   size_t Closure(size_t start, size_t seed, size_t bound) {
@@ -816,8 +835,9 @@ class Reducer {
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
   Engine* e_ = nullptr;  // the state of the current Choose
   bool balanced_ready_ = false;  // EnsureBalanced ran for it
-  bool futures_set_ = false;     // SetFutures ran for it, with futures_key_
-  uint64_t futures_key_ = 0;
+  bool futures_set_ = false;     // SetFutures ran for it: units' futures for futures_cluster_
+  uint32_t futures_cluster_ = 0;
+  size_t futures_full_ = 0;  // the unit of that cluster with its full future (n_units_: none)
   std::vector<uint64_t> static_mask_;  // per agent: ObjBit of its static future
   struct PeekMemo {
     bool valid = false;
