@@ -57,7 +57,9 @@
 // Threads: an Engine and its copies share the compiled program, which holds two lazily filled
 // memo tables (multicast destinations, shared-address checks); step copies from one thread only
 // (or give each thread an Engine of its own from Create or IsolatedCopy, and move states between
-// them with AssignState).
+// them with AssignState). Fingerprint and SymmetricFingerprint refresh a cache kept with the
+// state: do not call them on one engine from two threads at once (after one call, until the
+// next step, they only read it).
 //
 // Performance: the hot path does not allocate (trace records go to a vector whose capacity a
 // reused engine keeps; in-flight operations to a reserved vector). Expressions that do not read
@@ -302,19 +304,29 @@ class Engine {
   // A hash of the mutable state (agents, variables, barriers, groups, in-flight operations as a
   // multiset), not of the trace or counters: equal states of different histories hash equal.
   uint64_t StateHash() const;
-  // A 64-bit fingerprint of the same state as StateHash (equal states, equal fingerprints) with a
-  // strong per-word mixer (multiply-xorshift, murmur3 finaliser) so that distinct states collide
-  // with probability close to 2^-64 per pair: the explorer stores only this.
+  // A 64-bit fingerprint of the same state as StateHash (equal states, equal fingerprints): the
+  // explorer stores only this. It is a sum (mod 2^64) of strongly mixed components (per-word
+  // multiply-xorshift, murmur3's fmix64 at the end of each), one per agent (keyed by its id:
+  // pc, status, wait, cluster flag, variables, async-group state and the in-flight operations it
+  // issued, the latter as a sum of per-operation hashes) and one per shared object (keyed by its
+  // number: each mbarrier slot, each cluster barrier, each CTA's named barriers), finalised with
+  // the outcome. The components are kept with the state and updated incrementally: a Step marks
+  // what it changed (every object it touches, the stepping agent, the agents it wakes, the
+  // issuer of a completing operation) and the next fingerprint recomputes only those
+  // components. Collisions: for two distinct states the difference of the sums is a non-zero
+  // combination of component hashes with integer coefficients bounded by the number of equal
+  // components (at most the largest symmetry class, else 1); modelling the components as
+  // independent uniform values it is zero with probability at most m * 2^-64 (m that bound),
+  // and the finalisation is a bijection of the sum for a given outcome.
   uint64_t Fingerprint() const;
   // The fingerprint modulo a permutation of interchangeable agents (symmetry reduction,
-  // verifier/explore.h): group[a] is agent a's class (kNoGroup: none). Each agent of a class
-  // contributes one component (its pc, status, wait, cluster flag, variables, async-group state
-  // and the in-flight operations it issued, hashed without its id); a class's components are
-  // sorted before they are combined, so two states that differ by a permutation of agents
-  // within classes (with their in-flight operations) get the same value. The shared state
-  // (barriers, cluster and named barriers) is hashed as in Fingerprint. Only meaningful when the
-  // permutation is an automorphism of the transition system (the caller's check). Not equal to
-  // Fingerprint() even with no class.
+  // verifier/explore.h): group[a] is agent a's class (kNoGroup: none). The component of an agent
+  // of a class is keyed by the class instead of the agent's id (its content, in-flight
+  // operations included, is hashed without the id), so the sum of a class's components is the
+  // same for two states that differ by a permutation of agents within classes (with their
+  // in-flight operations): a multiset of components, as sorting them would give. Only
+  // meaningful when the permutation is an automorphism of the transition system (the caller's
+  // check). Equal to Fingerprint() when no agent has a class.
   static constexpr uint32_t kNoGroup = 0xffffffffu;
   uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
 
@@ -443,7 +455,24 @@ class Engine {
   Engine() = default;
 
   struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
-  uint64_t FingerprintShared(uint64_t h) const;  // Fingerprint's and SymmetricFingerprint's part
+  // Incremental fingerprint (Fingerprint): the components' hashes kept with the state. obj[o]:
+  // a shared object's keyed hash, or for o = GroupsObject(a) agent a's unkeyed content hash;
+  // ops[a]: the sum of agent a's in-flight operations' hashes; dirty: a bit per object (agent a
+  // at GroupsObject(a)) whose entry is stale. Invalid until the first fingerprint (then every
+  // component is computed), and after Run().
+  struct FpCache {
+    bool valid = false;
+    uint64_t shared_sum = 0;
+    std::vector<uint64_t> obj;
+    std::vector<uint64_t> ops;
+    std::vector<uint64_t> dirty;
+  };
+  void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
+  uint64_t FpCombine(const FpCache& k, const std::vector<uint32_t>* group) const;
+  uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
+  uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
+  uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
+  uint64_t FpChecked(const std::vector<uint32_t>* group) const;
 
   std::shared_ptr<const Code> code_;
   EngineOptions options_;
@@ -472,7 +501,7 @@ class Engine {
   uint64_t steps_ = 0;
   uint64_t events_ = 0;
   std::vector<trace::TraceEvent> trace_;
-
+  mutable FpCache fpc_;  // Fingerprint's components (a cache: const methods refresh it)
 };
 
 }  // namespace parity::engine
