@@ -1,6 +1,7 @@
 #include "verifier/explore.h"
 
 #include <algorithm>
+#include <cassert>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -145,8 +146,13 @@ class Reducer {
     const int64_t* vars = e.agent_vars(a);
     const uint32_t nv = e.agent_num_vars(a);
     const uint32_t pc = e.agent_state(a).pc;
-    if (m.valid && m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv) &&
+    const uint64_t gen = e.agent_state(a).gen;
+    // The same gen: the same pc and variables (AgentState::gen), no need to compare them.
+    if (m.valid && (m.gen == gen || (m.pc == pc && std::equal(m.vars.begin(), m.vars.end(),
+                                                              vars, vars + nv))) &&
         (m.wait_slot == Engine::kNoSlot || e.slot_state(m.wait_slot) == m.wait_state)) {
+      assert(m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv));
+      m.gen = gen;
       if (blocks_on != nullptr) *blocks_on = m.blocks_on;
       return &m.fp;
     }
@@ -170,6 +176,7 @@ class Reducer {
     if (memo) {
       m.valid = true;
       m.pc = pc;
+      m.gen = gen;
       m.vars.assign(vars, vars + nv);
       m.blocks_on = blocks_on != nullptr ? b : Engine::kNoSlot;
       if (m.wait_slot != Engine::kNoSlot) m.wait_state = e.slot_state(m.wait_slot);
@@ -751,14 +758,24 @@ class Reducer {
     const Engine::AgentState& st = e.agent_state(a);
     const int64_t* vars = e.agent_vars(a);
     const uint32_t nv = e.agent_num_vars(a);
-    // Most steps move one agent: the others' keys are those of the previous state.
+    // Most steps move one agent: the others' keys are those of the previous state (the same
+    // AgentState::gen: the same pc, status and variables, no need to compare them).
     std::vector<const CacheEntry*>& last = last_[truncate ? 1 : 0];
-    if (last.size() <= a) last.resize(a + 1, nullptr);
+    std::vector<uint64_t>& last_gen = last_gen_[truncate ? 1 : 0];
+    if (last.size() <= a) {
+      last.resize(a + 1, nullptr);
+      last_gen.resize(a + 1, 0);
+    }
     if (const CacheEntry* c = last[a];
-        c != nullptr && c->pc == st.pc && c->status == st.status &&
-        std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv)) {
+        c != nullptr &&
+        (last_gen[a] == st.gen || (c->pc == st.pc && c->status == st.status &&
+                                   std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv)))) {
+      assert(c->pc == st.pc && c->status == st.status &&
+             std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv));
+      last_gen[a] = st.gen;
       return c;
     }
+    last_gen[a] = st.gen;
     uint64_t h = (uint64_t{a} << 33) ^ (uint64_t{st.pc} << 1) ^ (truncate ? 1 : 0) ^
                  (uint64_t{st.status} << 60);
     for (uint32_t i = 0; i < nv; ++i) {
@@ -832,6 +849,7 @@ class Reducer {
   std::deque<CacheEntry> entries_;
   std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
   std::vector<const CacheEntry*> last_[2];  // per truncation and agent: the last entry used
+  std::vector<uint64_t> last_gen_[2];  // and the AgentState::gen it was used for
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
   Engine* e_ = nullptr;  // the state of the current Choose
   bool balanced_ready_ = false;  // EnsureBalanced ran for it
@@ -842,6 +860,7 @@ class Reducer {
   struct PeekMemo {
     bool valid = false;
     uint32_t pc = 0;
+    uint64_t gen = 0;  // the AgentState::gen it was last found for (same pc and variables)
     std::vector<int64_t> vars;
     Footprint fp;
     uint32_t blocks_on = Engine::kNoSlot;

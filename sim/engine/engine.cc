@@ -1,6 +1,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <deque>
@@ -212,6 +213,20 @@ std::optional<model::TmaInterleave> ParseInterleave(const std::string& s) {
   return std::nullopt;
 }
 
+}  // namespace
+
+namespace {
+// AgentState::gen values: numbers never used before, from a thread's own range (2^40 per
+// thread) of a process-wide sequence of ranges.
+uint64_t NextAgentGen() {
+  static std::atomic<uint64_t> ranges{1};
+  thread_local uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = ranges.fetch_add(1, std::memory_order_relaxed) << 40;
+    end = next + (uint64_t{1} << 40);
+  }
+  return next++;
+}
 }  // namespace
 
 Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
@@ -557,6 +572,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   e.code_ = code;
   e.options_ = options;
   e.agents_.resize(c.agents.size());
+  for (AgentState& s : e.agents_) s.gen = NextAgentGen();
   e.vars_.assign(var_total, 0);
   e.cp_.resize(c.agents.size());
   e.bulk_.resize(c.agents.size());
@@ -668,7 +684,12 @@ struct Engine::Exec {
   __attribute__((always_inline)) void Dirty(uint32_t object) {
     if (mark_) e.fpc_.dirty[object >> 6] |= uint64_t{1} << (object & 63);
   }
-  void DirtyAgent(uint32_t agent) { Dirty(GroupsObj(agent)); }
+  // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
+  // component is stale.
+  void DirtyAgent(uint32_t agent) {
+    e.agents_[agent].gen = NextAgentGen();
+    Dirty(GroupsObj(agent));
+  }
   uint32_t ClusterObj(uint32_t cluster) const {
     return static_cast<uint32_t>(e.barriers_.size()) + cluster;
   }
@@ -1835,7 +1856,7 @@ struct Engine::Exec {
   // --- async completion ---
   void Deliver(uint32_t i) {
     const InFlight f = e.in_flight_[i];
-    DirtyAgent(f.agent);  // its in-flight operations change
+    Dirty(GroupsObj(f.agent));  // its in-flight operations change (its status: MakeReady)
     e.in_flight_[i] = e.in_flight_.back();
     e.in_flight_.pop_back();
     BarAddr b{f.target_cta, f.index, f.slot};
