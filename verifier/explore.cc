@@ -602,12 +602,30 @@ class Reducer {
   // and the phase and its observed flag, which they do not change).
   void ComputeBalanced(const Engine& e) {
     const uint32_t n_slots = e.num_barrier_slots();
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     balanced_.assign(n_slots, 0);
-    sum_.assign(n_slots, engine::UpdateTally{});
-    for (uint32_t a = 0; a < e.num_agents(); ++a) {
-      if (e.agent_state(a).status == 2) continue;  // exited
-      if (!full_exact_[a]) return;  // a static over-approximation: no counts
-      for (const engine::UpdateTally& t : *full_tally_[a]) Add(t);
+    // The agents' part (exited agents count nothing; one with a static over-approximation
+    // means no counts: nothing is balanced), kept across states: only the agents whose memo
+    // entry changed since the last state are subtracted and added again.
+    if (agent_sum_.size() != n_slots || contrib_.size() != n_agents) {
+      agent_sum_.assign(n_slots, AgentSum{});
+      contrib_.assign(n_agents, Contrib{});
+      n_inexact_ = 0;
+    }
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      const uint8_t kind = e.agent_state(a).status == 2 ? 0 : full_exact_[a] ? 2 : 1;
+      const std::vector<engine::UpdateTally>* t = kind == 2 ? full_tally_[a] : nullptr;
+      Contrib& cur = contrib_[a];
+      if (cur.kind == kind && cur.tally == t) continue;
+      ApplyContrib(cur, -1);
+      cur = {t, kind};
+      ApplyContrib(cur, 1);
+    }
+    if (n_inexact_ != 0) return;
+    sum_.resize(n_slots);
+    for (uint32_t o = 0; o < n_slots; ++o) {
+      const AgentSum& g = agent_sum_[o];
+      sum_[o] = {o, g.arrivals, g.expect, g.complete, g.breaks != 0};
     }
     for (const Engine::InFlight& f : e.in_flight_ops()) {
       engine::UpdateTally t;
@@ -642,6 +660,26 @@ class Reducer {
                      int64_t{st.tx_count} + t.expect - t.complete == 0 &&
                      int64_t{st.tx_count} - t.complete >= -kTxMax &&
                      int64_t{st.tx_count} + t.expect <= kTxMax;
+    }
+  }
+  struct AgentSum {
+    int64_t arrivals = 0, expect = 0, complete = 0;
+    int64_t breaks = 0;  // how many tallies break
+  };
+  struct Contrib {
+    const std::vector<engine::UpdateTally>* tally = nullptr;  // kind 2: the memo entry's
+    uint8_t kind = 0;  // 0 exited (or none yet), 1 no exact future, 2 exact
+  };
+  void ApplyContrib(const Contrib& c, int64_t sign) {
+    if (c.kind == 1) n_inexact_ += static_cast<uint32_t>(sign);
+    if (c.kind != 2) return;
+    for (const engine::UpdateTally& t : *c.tally) {
+      if (t.slot >= agent_sum_.size()) continue;
+      AgentSum& g = agent_sum_[t.slot];
+      g.arrivals += sign * t.arrivals;
+      g.expect += sign * t.expect;
+      g.complete += sign * t.complete;
+      g.breaks += t.breaks ? sign : 0;
     }
   }
   void Add(const engine::UpdateTally& t) {
@@ -882,6 +920,9 @@ class Reducer {
   std::vector<uint32_t> unit_cluster_;
   std::vector<std::vector<uint32_t>> holders_;
   std::vector<engine::UpdateTally> sum_;
+  std::vector<AgentSum> agent_sum_;  // ComputeBalanced: the agents' part of sum_, per slot
+  std::vector<Contrib> contrib_;     // per agent: what agent_sum_ holds of it
+  uint32_t n_inexact_ = 0;           // agents in contrib_ without an exact future
   std::vector<uint8_t> full_exact_;
   std::vector<const std::vector<engine::UpdateTally>*> full_tally_;
   std::vector<const std::vector<uint32_t>*> full_updates_;
