@@ -638,7 +638,7 @@ void Engine::AssignState(const Engine& o) {
   fpc_ = o.fpc_;
 }
 // A member added to Engine must be copied by AssignState too.
-static_assert(sizeof(Engine) == 808, "Engine changed: update AssignState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 840, "Engine changed: update AssignState (x86-64, libstdc++)");
 
 Engine::Engine(const Engine&) = default;
 Engine& Engine::operator=(const Engine&) = default;
@@ -2505,7 +2505,9 @@ void Engine::FpRefresh(FpCache& k) const {
     k.ops.assign(agents_.size(), 0);
     k.dirty.assign((n + 63) / 64, 0);
     for (uint32_t o = 0; o < n; ++o) k.dirty[o >> 6] |= uint64_t{1} << (o & 63);
+    k.fin.assign(2 * agents_.size(), 0);
     k.shared_sum = 0;
+    k.agents_sum = 0;
     k.valid = true;
   }
   for (size_t w = 0; w < k.dirty.size(); ++w) {
@@ -2521,21 +2523,28 @@ void Engine::FpRefresh(FpCache& k) const {
       } else {
         k.obj[o] = FpAgentContent(o - first_agent);
         k.ops[o - first_agent] = FpAgentOps(o - first_agent);
+        k.fin[agents_.size() + (o - first_agent)] = kStaleKey;
       }
     }
   }
 }
 
-uint64_t Engine::FpCombine(const FpCache& k, const std::vector<uint32_t>* group) const {
+uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const {
   const uint32_t n = static_cast<uint32_t>(agents_.size());
   const uint32_t first_agent = num_objects() - n;
-  uint64_t total = k.shared_sum;
   for (uint32_t a = 0; a < n; ++a) {
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
+    // An agent's keyed component is recomputed when its content changed (FpRefresh made its
+    // key stale) or it is asked for with another key.
     const uint32_t g = group != nullptr ? (*group)[a] : kNoGroup;
     const uint64_t key = g == kNoGroup ? (uint64_t{1} << 40) | a : (uint64_t{2} << 40) | g;
-    total += FpFinal(FpWord(FpWord(k.obj[first_agent + a], key), k.ops[a]));
+    if (k.fin[n + a] == key) continue;
+    const uint64_t c = FpFinal(FpWord(FpWord(k.obj[first_agent + a], key), k.ops[a]));
+    k.agents_sum += c - k.fin[a];
+    k.fin[a] = c;
+    k.fin[n + a] = key;
   }
+  uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.
   if (!smem_data_.empty() || !global_data_.empty()) {
     uint64_t h = 0x3f84d5b5b5470917ull;

@@ -59,7 +59,7 @@
 // (or give each thread an Engine of its own from Create or IsolatedCopy, and move states between
 // them with AssignState). Fingerprint and SymmetricFingerprint refresh a cache kept with the
 // state: do not call them on one engine from two threads at once (after one call, until the
-// next step, they only read it).
+// next step, calls with the same group only read it).
 //
 // Performance: the hot path does not allocate (trace records go to a vector whose capacity a
 // reused engine keeps; in-flight operations to a reserved vector). Expressions that do not read
@@ -463,17 +463,21 @@ class Engine {
   // Incremental fingerprint (Fingerprint): the components' hashes kept with the state. obj[o]:
   // a shared object's keyed hash, or for o = GroupsObject(a) agent a's unkeyed content hash;
   // ops[a]: the sum of agent a's in-flight operations' hashes; dirty: a bit per object (agent a
-  // at GroupsObject(a)) whose entry is stale. Invalid until the first fingerprint (then every
-  // component is computed), and after Run().
+  // at GroupsObject(a)) whose entry is stale; fin[a]: agent a's keyed component and
+  // fin[agents + a] the key it was made with (kStaleKey: recompute), agents_sum their sum.
+  // Invalid until the first fingerprint (then every component is computed), and after Run().
   struct FpCache {
     bool valid = false;
     uint64_t shared_sum = 0;
+    uint64_t agents_sum = 0;
     std::vector<uint64_t> obj;
     std::vector<uint64_t> ops;
     std::vector<uint64_t> dirty;
+    std::vector<uint64_t> fin;
   };
+  static constexpr uint64_t kStaleKey = ~uint64_t{0};
   void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
-  uint64_t FpCombine(const FpCache& k, const std::vector<uint32_t>* group) const;
+  uint64_t FpCombine(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
