@@ -677,6 +677,7 @@ struct Engine::Exec {
   // Marks what a step changes for the incremental fingerprint (Engine::FpCache): every object
   // it touches, and agents' private state at GroupsObj (set by Step while the cache is valid).
   bool mark_ = false;
+  bool track_ = false;  // Step: renew AgentState::gen (Run renews every agent's at its end)
   __attribute__((always_inline)) void Touch(uint32_t object, Access kind = Access::kOther) {
     Dirty(object);
     if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
@@ -687,6 +688,7 @@ struct Engine::Exec {
   // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
   // component is stale.
   void DirtyAgent(uint32_t agent) {
+    if (!track_) return;
     e.agents_[agent].gen = NextAgentGen();
     Dirty(GroupsObj(agent));
   }
@@ -2227,6 +2229,7 @@ Outcome Engine::Step(Choice choice, Footprint* touched) {
   Exec x(*this);
   x.fp_ = touched;
   x.mark_ = fpc_.valid;
+  x.track_ = true;
   if (choice.kind == Choice::Kind::kAgent) {
     PARITY_CHECK(choice.index < agents_.size() && agents_[choice.index].status == kReady,
                  "Step: agent is not runnable");
@@ -2247,7 +2250,7 @@ Outcome Engine::Step(Choice choice, Footprint* touched) {
 }
 
 RunResult Engine::Run() {
-  fpc_.valid = false;  // steps below are not marked
+  fpc_.valid = false;  // steps below are not marked (nor are agents' gens renewed)
   Exec x(*this);
   while (outcome_ == Outcome::kRunning) {
     const bool have_async = !in_flight_.empty();
@@ -2300,6 +2303,8 @@ RunResult Engine::Run() {
     }
     if ((ready_.empty() && in_flight_.empty()) || outcome_ != Outcome::kRunning) x.CheckEnd();
   }
+  // The steps above did not renew AgentState::gen (the hot path of a run): renew them now.
+  for (AgentState& s : agents_) s.gen = NextAgentGen();
   result_.outcome = outcome_;
   result_.steps = steps_;
   result_.events = events_;
