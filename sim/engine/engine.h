@@ -405,8 +405,9 @@ class Engine {
     uint32_t wait_arg = 0;   // parity, token phase, named-barrier generation, read flag
     uint32_t ready_pos = 0;  // index in ready_ while runnable
     // A number that changes (to one never used before, by any engine on any thread) whenever a
-    // step may change the agent's pc, status or variables (its own steps, being woken): two
-    // states whose agent has the same `gen` have the same pc, status and variables there. Not
+    // step may change the agent's pc, status or variables (its own steps, being woken; Run()
+    // renews every agent's once at its end): two states whose agent has the same `gen` have
+    // the same pc, status and variables there. Not
     // part of the state (not hashed); lets the explorer's memos skip comparing variables.
     uint64_t gen = 0;
   };
