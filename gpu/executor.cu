@@ -90,8 +90,8 @@ struct DeviceConfig {
   const uint32_t* resolved_index;
 };
 
-struct Agent {
-  static constexpr bool kVars = true;  // has variables (state tokens, test_wait results)
+// The scalars of an agent, everything but its variables.
+struct AgentCore {
   uint32_t lane, warp, cta, cta_x, cta_y, cluster, cta_global, agent_global;
   AgentSlot slot;
   uint32_t smem_base;  // 1024-aligned shared-window address
@@ -105,26 +105,22 @@ struct Agent {
   uint32_t ops;          // ops issued (seeds the litmus jitter)
   uint32_t iters;        // loop iterations (the abort flag is read every 16th)
   unsigned long long uses, used_chunks, bad_chunks, zero_chunks;  // `use` statistics
+};
+
+struct Agent : AgentCore {
+  static constexpr bool kVars = true;  // has variables (state tokens, test_wait results)
   int64_t vars[kMaxVars];
   // For a variable holding a state token: the parity of the phase the arrive was counted in,
   // probed just before the arrive (the token itself is opaque, PTX ISA mbarrier.arrive).
   uint8_t token_parity[kMaxVars];
 };
 
-// The scalars of an Agent that executing a resolved op touches (RunResolved): a local copy that
-// nothing takes the address of stays in registers, while the kernel's Agent lives in local memory
+// An agent's scalars without its variables, for RunResolved: a local copy that nothing takes
+// the address of stays in registers, while the kernel's Agent lives in local memory
 // (Interpret passes it by reference), where every access is an L2 round trip once the buffers
 // take most of the L1. No variables: resolved agents have no tokens and no test_wait results.
-struct HotAgent {
+struct HotAgent : AgentCore {
   static constexpr bool kVars = false;
-  uint32_t lane, cta, cluster, agent_global;
-  AgentSlot slot;
-  uint32_t smem_base;
-  uint8_t* smem_ptr;
-  uint32_t events, capacity;
-  TraceEvent* ring;
-  uint32_t fault, bulk_groups, ops;
-  unsigned long long uses, used_chunks, bad_chunks, zero_chunks;
 };
 
 __device__ __forceinline__ uint32_t Mix(uint32_t x) {
@@ -1118,38 +1114,15 @@ __device__ __forceinline__ void RunResolvedOn(const DeviceConfig& c, const Tenso
   }
 }
 
-// Runs agent `a` from its resolved stream on a HotAgent copy, then writes back what the kernel
-// reads after the run (trace count, fault, statistics).
+// Runs agent `a` from its resolved stream on a HotAgent copy of its scalars, then copies them
+// back (trace count, fault, statistics).
 template <bool kTrace>
 __device__ __noinline__ void RunResolved(const DeviceConfig& c, const TensorMaps& maps, Agent& a,
                                          const ResolvedOp* ops, uint32_t n) {
   HotAgent h;
-  h.lane = a.lane;
-  h.cta = a.cta;
-  h.cluster = a.cluster;
-  h.agent_global = a.agent_global;
-  h.slot = a.slot;
-  h.smem_base = a.smem_base;
-  h.smem_ptr = a.smem_ptr;
-  h.events = a.events;
-  h.capacity = a.capacity;
-  h.ring = a.ring;
-  h.fault = a.fault;
-  h.bulk_groups = a.bulk_groups;
-  h.ops = a.ops;
-  h.uses = a.uses;
-  h.used_chunks = a.used_chunks;
-  h.bad_chunks = a.bad_chunks;
-  h.zero_chunks = a.zero_chunks;
+  static_cast<AgentCore&>(h) = a;
   RunResolvedOn<kTrace>(c, maps, h, ops, n);
-  a.events = h.events;
-  a.fault = h.fault;
-  a.bulk_groups = h.bulk_groups;
-  a.ops = h.ops;
-  a.uses = h.uses;
-  a.used_chunks = h.used_chunks;
-  a.bad_chunks = h.bad_chunks;
-  a.zero_chunks = h.zero_chunks;
+  static_cast<AgentCore&>(a) = h;
 }
 
 // kThreads: the launch bound. Schedules of up to 8 agents per CTA use the 256-thread variant,
@@ -1537,34 +1510,25 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   c.resolved_index = nullptr;
   ResolvedOp* d_resolved = nullptr;
   uint32_t* d_resolved_index = nullptr;
-  out->resolved_agents = out->interpreted_agents = 0;
-  out->interpret_reason.clear();
-  if (s.resolve) {
-    std::vector<ResolvedOp> ops;
-    std::vector<uint32_t> index;
-    uint32_t failed = 0;
-    std::string why;
-    if (ResolveAll(s, &ops, &index, &failed, &why)) {
-      for (const AgentSlot& slot : s.agents) out->resolved_agents += slot.valid ? 1 : 0;
-    } else {
-      out->interpret_reason = why;
+  uint32_t valid_agents = 0;
+  for (const AgentSlot& slot : s.agents) valid_agents += slot.valid ? 1 : 0;
+  std::vector<ResolvedOp> ops;
+  std::vector<uint32_t> index;
+  uint32_t failed = 0;
+  std::string why = "resolution switched off (--interpret)";
+  const bool resolved = s.resolve && ResolveAll(s, &ops, &index, &failed, &why);
+  out->resolved_agents = resolved ? valid_agents : 0;
+  out->interpreted_agents = resolved ? 0 : valid_agents;
+  out->interpret_reason = resolved ? "" : why;
+  if (resolved) {
+    PARITY_CUDA_CHECK(cudaMalloc(&d_resolved, std::max<size_t>(1, ops.size()) * sizeof(ResolvedOp)));
+    if (!ops.empty()) {
+      PARITY_CUDA_CHECK(cudaMemcpy(d_resolved, ops.data(), ops.size() * sizeof(ResolvedOp), cudaMemcpyHostToDevice));
     }
-    if (!out->interpret_reason.empty()) {
-      out->resolved_agents = 0;
-      for (uint32_t g = 0; g < num_agents; ++g) out->interpreted_agents += s.agents[g].valid ? 1 : 0;
-    } else {
-      PARITY_CUDA_CHECK(cudaMalloc(&d_resolved, std::max<size_t>(1, ops.size()) * sizeof(ResolvedOp)));
-      if (!ops.empty()) {
-        PARITY_CUDA_CHECK(cudaMemcpy(d_resolved, ops.data(), ops.size() * sizeof(ResolvedOp), cudaMemcpyHostToDevice));
-      }
-      PARITY_CUDA_CHECK(cudaMalloc(&d_resolved_index, 4 * index.size()));
-      PARITY_CUDA_CHECK(cudaMemcpy(d_resolved_index, index.data(), 4 * index.size(), cudaMemcpyHostToDevice));
-      c.resolved = d_resolved;
-      c.resolved_index = d_resolved_index;
-    }
-  } else {
-    for (uint32_t g = 0; g < num_agents; ++g) out->interpreted_agents += s.agents[g].valid ? 1 : 0;
-    out->interpret_reason = "resolution switched off (--interpret)";
+    PARITY_CUDA_CHECK(cudaMalloc(&d_resolved_index, 4 * index.size()));
+    PARITY_CUDA_CHECK(cudaMemcpy(d_resolved_index, index.data(), 4 * index.size(), cudaMemcpyHostToDevice));
+    c.resolved = d_resolved;
+    c.resolved_index = d_resolved_index;
   }
 
   c.num_words = static_cast<uint32_t>(s.words.size());

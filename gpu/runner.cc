@@ -511,6 +511,15 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   }
 }
 
+// "agents: N run from host-resolved op streams, M interpreted (the first because of ...)".
+std::string AgentsLine(const RunOutput& out) {
+  std::string line = "agents: " + std::to_string(out.resolved_agents) +
+                     " run from host-resolved op streams, " + std::to_string(out.interpreted_agents) +
+                     " interpreted";
+  if (out.interpreted_agents > 0) line += " (the first because of " + out.interpret_reason + ")";
+  return line;
+}
+
 int Run(int argc, char** argv) {
   Options opt = ParseOptions(argc, argv, false);
   if (opt.files.empty()) Die("usage: parity_gpu run FILE.pipe [-D N=V] [--trace OUT] [--timeout-ms N]");
@@ -539,10 +548,7 @@ int Run(int argc, char** argv) {
   std::printf("parity_gpu: %s on %s: cluster %ux%u x %u, %u warps/CTA, %u bytes shared, %.3f ms\n",
               p.name.c_str(), out.device_name.c_str(), spec.cluster_m, spec.cluster_n,
               spec.clusters, warps, spec.smem_bytes, out.kernel_ms);
-  std::printf("parity_gpu: agents: %u run from host-resolved op streams, %u interpreted%s%s\n",
-              out.resolved_agents, out.interpreted_agents,
-              out.interpreted_agents > 0 ? " (the first because of " : "",
-              out.interpreted_agents > 0 ? (out.interpret_reason + ")").c_str() : "");
+  std::printf("parity_gpu: %s\n", AgentsLine(out).c_str());
   uint64_t dropped = 0;
   for (const AgentRecord& r : out.agents) dropped += r.dropped;
   if (out.hang.kind == 1) {
@@ -824,7 +830,7 @@ int Bench(int argc, char** argv) {
                 "traced min/max %.4f/%.4f ms, untraced min/max %.4f/%.4f ms\n"
                 "bandwidth: executor %.1f GB/s (2 x %" PRIu64 " bytes / untraced median), cudaMemcpy D2D %.1f GB/s "
                 "(median %.4f ms): %.1f%%\n"
-                "agents: %u run from host-resolved op streams, %u interpreted%s%s\n",
+                "%s\n",
                 prep.program.name.c_str(), out.device_name.c_str(), out.sm_count, opt.pairs,
                 out.completed ? "completed" : "DID NOT COMPLETE", out.uses, out.bad_chunks,
                 out.stored_chunks, out.bad_global_chunks, out.events.size(), dropped,
@@ -835,9 +841,7 @@ int Bench(int argc, char** argv) {
                 out.untraced_ms.empty() ? 0.0 : *std::min_element(out.untraced_ms.begin(), out.untraced_ms.end()),
                 out.untraced_ms.empty() ? 0.0 : *std::max_element(out.untraced_ms.begin(), out.untraced_ms.end()),
                 gbps_exec, bytes, gbps_copy, cp, gbps_copy > 0 ? 100.0 * gbps_exec / gbps_copy : 0.0,
-                out.resolved_agents, out.interpreted_agents,
-                out.interpreted_agents > 0 ? " (the first because of " : "",
-                out.interpreted_agents > 0 ? (out.interpret_reason + ")").c_str() : "");
+                AgentsLine(out).c_str());
   std::fputs(buf, stdout);
   if (!opt.out_dir.empty()) {
     FILE* f = std::fopen(opt.out_dir.c_str(), "a");

@@ -215,7 +215,6 @@ class Replayer {
         while (InferCompletion(p)) {
           if (p.diverged) return;
         }
-        if (p.diverged) return;
       }
       std::vector<size_t> heads;
       for (const auto& [list, cursor] : actors) {
