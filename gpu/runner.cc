@@ -178,26 +178,34 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
   return "not implemented by the GPU executor yet";
 }
 
-void CheckBlock(const ir::Program& p, const ir::Block& block) {
+// Calls fn(stmt, op) for every op statement of `block`, nested for/if bodies included.
+template <typename Fn>
+void ForEachOp(const ir::Block& block, const Fn& fn) {
   for (const ir::Stmt& s : block) {
     if (const auto* f = std::get_if<ir::For>(&s.node)) {
-      CheckBlock(p, f->body);
+      ForEachOp(f->body, fn);
     } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
-      CheckBlock(p, i->then_body);
-      CheckBlock(p, i->else_body);
+      ForEachOp(i->then_body, fn);
+      ForEachOp(i->else_body, fn);
     } else if (const auto* op = std::get_if<ir::Op>(&s.node)) {
-      const std::string why = Unsupported(p, *op);
-      if (!why.empty()) {
-        Die(Where(s.where) + ": unsupported op '" + OpName(*op) + "' (" + why +
-            "); the GPU executor refuses the schedule rather than skip it");
-      }
+      fn(s, *op);
     }
   }
 }
 
-// The named barriers (bar.sync / bar.arrive) of each role whose id and thread count evaluate
-// without run-time values (params only): role -> {id -> thread counts used}. `dynamic` collects
-// the ids of the others (or every id, kAnyId, when an id itself is not constant).
+void CheckBlock(const ir::Program& p, const ir::Block& block) {
+  ForEachOp(block, [&](const ir::Stmt& s, const ir::Op& op) {
+    const std::string why = Unsupported(p, op);
+    if (!why.empty()) {
+      Die(Where(s.where) + ": unsupported op '" + OpName(op) + "' (" + why +
+          "); the GPU executor refuses the schedule rather than skip it");
+    }
+  });
+}
+
+// The named barriers (bar.sync / bar.arrive) of a role whose id and thread count evaluate
+// without run-time values (params only): id -> thread counts used. `dynamic` collects the ids of
+// the others (or every id, kAnyId, when an id itself is not constant).
 constexpr int64_t kAnyId = -1;
 void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& params,
                           const ir::Block& block, std::map<int64_t, std::set<int64_t>>* uses,
@@ -205,26 +213,19 @@ void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& para
   ir::EvalEnv env;
   env.params = params.data();
   env.num_params = params.size();
-  for (const ir::Stmt& s : block) {
-    if (const auto* f = std::get_if<ir::For>(&s.node)) {
-      CollectNamedBarriers(p, params, f->body, uses, dynamic);
-    } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
-      CollectNamedBarriers(p, params, i->then_body, uses, dynamic);
-      CollectNamedBarriers(p, params, i->else_body, uses, dynamic);
-    } else if (const auto* op = std::get_if<ir::Op>(&s.node)) {
-      const auto* nb = std::get_if<ir::NamedBarrier>(op);
-      if (nb == nullptr) continue;
-      Expected<int64_t> id = ir::Eval(p, nb->id, env);
-      Expected<int64_t> threads = ir::Eval(p, nb->threads, env);
-      if (!id.ok()) {
-        dynamic->insert(kAnyId);
-      } else if (!threads.ok()) {
-        dynamic->insert(*id);
-      } else {
-        (*uses)[*id].insert(*threads);
-      }
+  ForEachOp(block, [&](const ir::Stmt&, const ir::Op& op) {
+    const auto* nb = std::get_if<ir::NamedBarrier>(&op);
+    if (nb == nullptr) return;
+    Expected<int64_t> id = ir::Eval(p, nb->id, env);
+    Expected<int64_t> threads = ir::Eval(p, nb->threads, env);
+    if (!id.ok()) {
+      dynamic->insert(kAnyId);
+    } else if (!threads.ok()) {
+      dynamic->insert(*id);
+    } else {
+      (*uses)[*id].insert(*threads);
     }
-  }
+  });
 }
 
 struct Evaluator {
