@@ -1,8 +1,8 @@
 #include "verifier/explore.h"
 
 #include <algorithm>
-#include <cassert>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -37,26 +37,23 @@ class FingerprintSet {
     return InsertNoGrow(fp);
   }
   // Read-only lookup (safe from several threads while nobody inserts).
-  bool Contains(uint64_t fp) const {
-    if (fp == 0) fp = 1;
-    for (size_t i = fp & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i] == fp) return true;
-      if (slots_[i] == 0) return false;
-    }
-  }
+  bool Contains(uint64_t fp) const { return slots_[Find(fp == 0 ? 1 : fp)] != 0; }
   size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
 
  private:
+  // The slot holding fp (non-zero), or the empty slot where it would go. The fingerprint is
+  // already well mixed: its low bits index the table.
+  size_t Find(uint64_t fp) const {
+    size_t i = fp & mask_;
+    while (slots_[i] != fp && slots_[i] != 0) i = (i + 1) & mask_;
+    return i;
+  }
   bool InsertNoGrow(uint64_t fp) {
-    // The fingerprint is already well mixed: its low bits index the table.
-    for (size_t i = fp & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i] == fp) return false;
-      if (slots_[i] == 0) {
-        slots_[i] = fp;
-        ++size_;
-        return true;
-      }
-    }
+    const size_t i = Find(fp);
+    if (slots_[i] != 0) return false;
+    slots_[i] = fp;
+    ++size_;
+    return true;
   }
   void Grow() {
     std::vector<uint64_t> old = std::move(slots_);
@@ -1205,9 +1202,7 @@ class Search {
         // n_guarded == n: every enabled step only blocks (a deadlock follows); they are taken
         // as steps so that the engine reaches and reports its deadlock state.
         w.guard.clear();
-        w.gfps.clear();
-        for (size_t i = 0; i < n; ++i) w.gfps.push_back(w.fpp[i]);
-        w.reducer->Choose(e, w.choices, w.gfps, w.guard, &w.take);
+        w.reducer->Choose(e, w.choices, w.fpp, w.guard, &w.take);
       } else {
         // Guarded waits (explore.h): a step that would only block is left out; its agent is a
         // blocked unit for the persistent set.

@@ -130,8 +130,9 @@
 // the initial state to itself, and pi maps completed / deadlocked / violating states to states
 // of the same kind: pi is an automorphism of the transition system. The visited set stores
 // Engine::SymmetricFingerprint, which is the same for s and pi(s) (the components of a class's
-// agents are keyed by the class, not the agent, and summed: a multiset, like sorting them). A state whose fingerprint was seen is skipped; the stored state is a real
-// state reached by a real path, so counterexamples replay as before.
+// agents are keyed by the class, not the agent, and summed: a multiset, like sorting them). A
+// state whose fingerprint was seen is skipped; the stored state is a real state reached by a
+// real path, so counterexamples replay as before.
 // Soundness with persistent sets and state caching (cf. Emerson, Jha, Peled, "Combining partial
 // order and symmetry reductions", TACAS 1997): the graph is acyclic (every run ends: a cycle
 // through pi-equivalent states would, applying pi^k = id, give a cycle of the engine's graph).

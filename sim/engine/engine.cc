@@ -2483,7 +2483,7 @@ uint64_t Engine::FpAgentContent(uint32_t a) const {
   c = FpWord(c, (static_cast<uint64_t>(bulk_[a].committed_groups()) << 32) |
                     bulk_[a].uncommitted_count());
   c = FpWord(c, cp_[a].untracked_in_flight());  // decides A1003 at exit
-  const int64_t* v = vars_.data() + code_->var_offset[a];
+  const int64_t* v = agent_vars(a);
   const uint32_t nv = agent_num_vars(a);
   for (uint32_t i = 0; i < nv; ++i) c = FpWord(c, static_cast<uint64_t>(v[i]));
   return c;
