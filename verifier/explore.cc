@@ -10,7 +10,6 @@
 #include <string>
 #include <thread>
 #include <variant>
-#include <unordered_map>
 #include <utility>
 
 #include "sim/common/check.h"
@@ -107,12 +106,22 @@ constexpr int kRulesOff = 0;  // Reducer::dbg_
 // persistent sets here led the search through more states overall): off.
 constexpr bool kClusterHeldRule = false;  // a blocked unit's wait: what can enable it (see Conflict)
 
+// Per access kind (engine::Access, kOther .. kWait) the objects (Reducer::ObjBit) accessed so,
+// and their union.
+struct KindMasks {
+  uint64_t k[6] = {};
+  uint64_t any = 0;
+};
+
 class Reducer {
   struct CacheEntry;
 
  public:
-  Reducer(const Engine& root, bool guarded_waits)
+  // `masks`: use the bit-parallel closure (ChooseMasks) when the schedule has at most 64
+  // objects; false: the per-object one (Choose's general path) everywhere (tests compare them).
+  Reducer(const Engine& root, bool guarded_waits, bool masks = true)
       : n_obj_(root.num_objects()), guarded_(guarded_waits) {
+    masks_ = masks && n_obj_ <= 64 && dbg_ == 0 && !kClusterHeldRule && !kSeedClusterPeer;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
       n_clusters_ = std::max(n_clusters_, root.agent_info(a).cluster + 1);
@@ -124,10 +133,12 @@ class Reducer {
     }
     peek_.resize(root.num_agents());
     static_mask_.assign(root.num_agents(), 0);
+    static_km_.assign(root.num_agents(), KindMasks{});
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
       for (uint32_t o = 0; o < n_obj_; ++o) {
         if (static_future_[a][o] != kNone) static_mask_[a] |= ObjBit(o);
       }
+      static_km_[a].k[kOther] = static_km_[a].any = static_mask_[a];
     }
   }
 
@@ -140,15 +151,16 @@ class Reducer {
   // cluster waits are peeked again. The footprint stays valid until the next Peek of a.
   const Footprint* Peek(Engine& e, uint32_t a, uint32_t* blocks_on) {
     PeekMemo& m = peek_[a];
-    const int64_t* vars = e.agent_vars(a);
-    const uint32_t nv = e.agent_num_vars(a);
     const uint32_t pc = e.agent_state(a).pc;
     const uint64_t gen = e.agent_state(a).gen;
     // The same gen: the same pc and variables (AgentState::gen), no need to compare them.
-    if (m.valid && (m.gen == gen || (m.pc == pc && std::equal(m.vars.begin(), m.vars.end(),
-                                                              vars, vars + nv))) &&
+    auto same_vars = [&] {
+      return std::equal(m.vars.begin(), m.vars.end(), e.agent_vars(a),
+                        e.agent_vars(a) + e.agent_num_vars(a));
+    };
+    if (m.valid && (m.gen == gen || (m.pc == pc && same_vars())) &&
         (m.wait_slot == Engine::kNoSlot || e.slot_state(m.wait_slot) == m.wait_state)) {
-      assert(m.pc == pc && std::equal(m.vars.begin(), m.vars.end(), vars, vars + nv));
+      assert(m.pc == pc && same_vars());
       m.gen = gen;
       if (blocks_on != nullptr) *blocks_on = m.blocks_on;
       return &m.fp;
@@ -174,7 +186,7 @@ class Reducer {
       m.valid = true;
       m.pc = pc;
       m.gen = gen;
-      m.vars.assign(vars, vars + nv);
+      m.vars.assign(e.agent_vars(a), e.agent_vars(a) + e.agent_num_vars(a));
       m.blocks_on = blocks_on != nullptr ? b : Engine::kNoSlot;
       if (m.wait_slot != Engine::kNoSlot) m.wait_state = e.slot_state(m.wait_slot);
     }
@@ -206,6 +218,8 @@ class Reducer {
     full_updates_.resize(n_agents);
     full_mask_.resize(n_agents);
     trunc_mask_.resize(n_agents);
+    full_km_.resize(n_agents);
+    trunc_km_.assign(n_agents, nullptr);
     for (uint32_t a = 0; a < n_agents; ++a) {
       const CacheEntry* c = Future(e, a, false);
       full_[a] = &c->kinds;
@@ -213,6 +227,18 @@ class Reducer {
       full_tally_[a] = &c->tally;
       full_updates_[a] = &c->updates;
       full_mask_[a] = c->mask;
+      full_km_[a] = &c->km;
+    }
+    if (masks_) {
+      size_t n_units = n_enabled;
+      for (uint32_t a = 0; a < n_agents; ++a) {
+        n_units += (!guard.empty() && guard[a] != Engine::kNoSlot) ||
+                   e.agent_state(a).status == 1;
+      }
+      if (n_units <= 64) {
+        ChooseMasks(e, choices, fps, guard, take);
+        return;
+      }
     }
 
     n_units_ = 0;
@@ -599,25 +625,8 @@ class Reducer {
   // and the phase and its observed flag, which they do not change).
   void ComputeBalanced(const Engine& e) {
     const uint32_t n_slots = e.num_barrier_slots();
-    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     balanced_.assign(n_slots, 0);
-    // The agents' part (exited agents count nothing; one with a static over-approximation
-    // means no counts: nothing is balanced), kept across states: only the agents whose memo
-    // entry changed since the last state are subtracted and added again.
-    if (agent_sum_.size() != n_slots || contrib_.size() != n_agents) {
-      agent_sum_.assign(n_slots, AgentSum{});
-      contrib_.assign(n_agents, Contrib{});
-      n_inexact_ = 0;
-    }
-    for (uint32_t a = 0; a < n_agents; ++a) {
-      const uint8_t kind = e.agent_state(a).status == 2 ? 0 : full_exact_[a] ? 2 : 1;
-      const std::vector<engine::UpdateTally>* t = kind == 2 ? full_tally_[a] : nullptr;
-      Contrib& cur = contrib_[a];
-      if (cur.kind == kind && cur.tally == t) continue;
-      ApplyContrib(cur, -1);
-      cur = {t, kind};
-      ApplyContrib(cur, 1);
-    }
+    UpdateAgentSums(e);
     if (n_inexact_ != 0) return;
     sum_.resize(n_slots);
     for (uint32_t o = 0; o < n_slots; ++o) {
@@ -648,15 +657,38 @@ class Reducer {
       t.breaks = true;
       Add(t);
     }
-    constexpr int64_t kTxMax = (int64_t{1} << 20) - 1;  // PTX ISA: tx-count range
     for (uint32_t o = 0; o < n_slots; ++o) {
-      const model::MbarrierState& st = e.slot_state(o);
-      const engine::UpdateTally& t = sum_[o];
-      balanced_[o] = (dbg_ & 8) == 0 && st.life == model::MbarrierLife::kLive && !t.breaks &&
-                     st.pending_count >= t.arrivals &&
-                     int64_t{st.tx_count} + t.expect - t.complete == 0 &&
-                     int64_t{st.tx_count} - t.complete >= -kTxMax &&
-                     int64_t{st.tx_count} + t.expect <= kTxMax;
+      balanced_[o] = (dbg_ & 8) == 0 && BalancedSlot(e.slot_state(o), sum_[o]);
+    }
+  }
+  // The balance condition of one slot (ComputeBalanced) given the sums over every unit's future.
+  static bool BalancedSlot(const model::MbarrierState& st, const engine::UpdateTally& t) {
+    constexpr int64_t kTxMax = (int64_t{1} << 20) - 1;  // PTX ISA: tx-count range
+    return st.life == model::MbarrierLife::kLive && !t.breaks && st.pending_count >= t.arrivals &&
+           int64_t{st.tx_count} + t.expect - t.complete == 0 &&
+           int64_t{st.tx_count} - t.complete >= -kTxMax &&
+           int64_t{st.tx_count} + t.expect <= kTxMax;
+  }
+  // The agents' part of the sums (exited agents count nothing; one with a static
+  // over-approximation means no counts: nothing is balanced, n_inexact_ > 0), kept across
+  // states: only the agents whose memo entry changed since the last state are subtracted and
+  // added again.
+  void UpdateAgentSums(const Engine& e) {
+    const uint32_t n_slots = e.num_barrier_slots();
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+    if (agent_sum_.size() != n_slots || contrib_.size() != n_agents) {
+      agent_sum_.assign(n_slots, AgentSum{});
+      contrib_.assign(n_agents, Contrib{});
+      n_inexact_ = 0;
+    }
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      const uint8_t kind = e.agent_state(a).status == 2 ? 0 : full_exact_[a] ? 2 : 1;
+      const std::vector<engine::UpdateTally>* t = kind == 2 ? full_tally_[a] : nullptr;
+      Contrib& cur = contrib_[a];
+      if (cur.kind == kind && cur.tally == t) continue;
+      ApplyContrib(cur, -1);
+      cur = {t, kind};
+      ApplyContrib(cur, 1);
     }
   }
   struct AgentSum {
@@ -787,12 +819,382 @@ class Reducer {
     return false;
   }
 
+  // --- The bit-parallel closure (at most 64 objects and 64 units) ---
+  // The same persistent sets as Choose's general path (the tests compare the two searches):
+  // the same units in the same order, the same starts in the same order, and Meets(y, x)
+  // evaluated for the same candidates in ascending order against the same set. Meets is a
+  // disjunction over x's accesses (o, k) of a predicate of y's future kind of o (and, for the
+  // one-holder rule, of y itself); for each x the objects on which each future kind conflicts
+  // are gathered into masks (MaskTargets), and y meets x when any of y's future kind masks
+  // meets the mask of its kind.
+  struct MaskUnit {
+    bool enabled = false;
+    bool now_all = false;
+    uint32_t agent = kNoAgent;  // kNoAgent: an in-flight operation
+    uint32_t cluster = 0xffffffffu;
+    uint64_t now[7] = {};  // the step's objects by access kind; [6]: a blocked wait (kWaitNes)
+    uint64_t upd = 0;      // objects it holds an outstanding update of (EnsureBalanced's holders)
+    KindMasks own;         // an in-flight operation's future
+  };
+  // The units' futures under one truncation (SetMaskFutures), by kind and unit (a layout the
+  // candidate loop of MaskClosure vectorises), with their unions.
+  struct FutureTable {
+    uint64_t k[6][64];
+    uint64_t any[64];
+  };
+  static constexpr int kNesIdx = 6;
+
+  void ChooseMasks(Engine& e, const std::vector<Choice>& choices,
+                   const std::vector<const Footprint*>& fps, const std::vector<uint32_t>& guard,
+                   std::vector<uint8_t>* take) {
+    const size_t n_enabled = choices.size();
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+    slot_known_ = 0;
+    sums_ready_ = false;
+    n_units_ = 0;
+    if (mu_.size() < 64) mu_.resize(64);
+    for (size_t i = 0; i < n_enabled; ++i) {
+      MaskUnit& u = mu_[n_units_++];
+      ResetUnit(u);
+      u.enabled = true;
+      const Footprint& fi = *fps[i];
+      u.now_all = fi.overflow;
+      for (uint32_t k = 0; k < fi.n; ++k) {
+        // Guarded barrier.cluster.wait steps touch no shared object (as in Choose).
+        if (guarded_ && choices[i].kind == Choice::Kind::kAgent &&
+            fi.kinds[k] == engine::Access::kWait && fi.objects[k] >= n_slots_ &&
+            fi.objects[k] < n_slots_ + n_clusters_) {
+          continue;
+        }
+        u.now[static_cast<uint8_t>(fi.kinds[k])] |= ObjBit(fi.objects[k]);
+      }
+      if (choices[i].kind == Choice::Kind::kAgent) {
+        u.agent = choices[i].index;
+        u.cluster = e.agent_info(u.agent).cluster;
+        u.upd = full_km_[u.agent]->k[kTx] | full_km_[u.agent]->k[kArr];
+        continue;
+      }
+      const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
+      if (f.kind == Engine::InFlight::kCpAsync) {
+        u.own = static_km_[f.agent];
+        continue;
+      }
+      u.own = KindMasks{};
+      for (uint32_t k = 0; k < fi.n; ++k) {
+        MergeMask(u.own, fi.objects[k], static_cast<uint8_t>(fi.kinds[k]));
+      }
+      switch (f.kind) {
+        case Engine::InFlight::kTmaDeliver:
+        case Engine::InFlight::kBulkDeliver:
+        case Engine::InFlight::kStAsync:
+          MergeMask(u.own, f.slot, kTx);
+          break;
+        case Engine::InFlight::kCpAsyncArrive:
+          MergeMask(u.own, f.slot, kOther);
+          break;
+        default:  // stores: the agent's group state
+          MergeMask(u.own, e.GroupsObject(f.agent), kOther);
+          break;
+      }
+      u.upd = u.own.k[kTx] | u.own.k[kArr];
+    }
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      const Engine::AgentState& s = e.agent_state(a);
+      const bool guarded = !guard.empty() && guard[a] != Engine::kNoSlot;
+      if (!guarded && s.status != 1) continue;
+      MaskUnit& u = mu_[n_units_++];
+      ResetUnit(u);
+      u.agent = a;
+      const engine::AgentInfo& info = e.agent_info(a);
+      u.cluster = info.cluster;
+      u.upd = full_km_[a]->k[kTx] | full_km_[a]->k[kArr];
+      if (guarded) {
+        u.now[kNesIdx] = ObjBit(guard[a]);
+        continue;
+      }
+      switch (s.wait) {
+        case engine::WaitKind::kMbarrierParity:
+        case engine::WaitKind::kMbarrierToken:
+          u.now[kNesIdx] = ObjBit(s.wait_slot);
+          break;
+        case engine::WaitKind::kClusterBarrier:
+          u.now[kNesIdx] = ObjBit(e.ClusterObject(info.cluster));
+          break;
+        case engine::WaitKind::kNamedBarrier:
+          u.now[kOther] = ObjBit(e.NamedObject(info.cta_global));
+          break;
+        case engine::WaitKind::kCpAsyncGroups:
+        case engine::WaitKind::kBulkGroups:
+          u.now[kOther] = ObjBit(e.GroupsObject(a));
+          break;
+        case engine::WaitKind::kNone:
+          u.now_all = true;
+          break;
+      }
+    }
+    table_cluster_[0] = table_cluster_[1] = kUnset;
+    // Pass 1: the first start whose closure holds one enabled step; pass 2 (none): the
+    // smallest closure over every start.
+    size_t best = n_units_ + 1;
+    uint64_t best_bits = 0;
+    for (size_t start = 0; start < n_enabled; ++start) {
+      SetMaskFutures(start);
+      if (MaskClosure(start, 2) == 1) {
+        best = 1;
+        best_bits = in_bits_;
+        break;
+      }
+    }
+    for (size_t start = 0; start < n_enabled && best > 1; ++start) {
+      SetMaskFutures(start);
+      const size_t enabled_in = MaskClosure(start, best);
+      if (enabled_in < best) {
+        best = enabled_in;
+        best_bits = in_bits_;
+      }
+    }
+    take->assign(n_enabled, 0);
+    for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = (best_bits >> i) & 1;
+  }
+  // Merges access k of object o into m (engine::MergeAccess).
+  static void MergeMask(KindMasks& m, uint32_t o, uint8_t k) {
+    const uint64_t b = ObjBit(o);
+    if ((m.any & b) != 0) {
+      for (uint8_t kk = 0; kk < 6; ++kk) {
+        if ((m.k[kk] & b) == 0) continue;
+        m.k[kk] &= ~b;
+        k = static_cast<uint8_t>(engine::MergeAccess(static_cast<engine::Access>(kk),
+                                                     static_cast<engine::Access>(k)));
+        break;
+      }
+    }
+    m.k[k] |= b;
+    m.any |= b;
+  }
+  static void ResetUnit(MaskUnit& u) {
+    u.enabled = u.now_all = false;
+    u.agent = kNoAgent;
+    u.cluster = 0xffffffffu;
+    for (uint64_t& m : u.now) m = 0;
+    u.upd = 0;
+  }
+  // The units' futures for closures from `start` (SetFutures: the agents of the start's cluster
+  // get their futures up to their next barrier.cluster.wait when the start is an agent still
+  // expected there; the start's own future is never read, as it is in the set). They depend
+  // only on the truncating cluster: the tables of two clusters (or none) are kept per state.
+  void SetMaskFutures(size_t start) {
+    const MaskUnit& us = mu_[start];
+    uint32_t trunc_cluster = kNoTrunc;
+    if (us.agent != kNoAgent && us.enabled && !e_->ClusterArrivalOutstanding(us.agent)) {
+      trunc_cluster = us.cluster;
+    }
+    for (int t = 0; t < 2; ++t) {
+      if (table_cluster_[t] == trunc_cluster) {
+        ft_ = &tables_[t];
+        return;
+      }
+    }
+    // Fill the table not used last (the other one stays valid).
+    const int t = ft_ == &tables_[0] && table_cluster_[0] != kUnset ? 1 : 0;
+    table_cluster_[t] = trunc_cluster;
+    FutureTable& ft = tables_[t];
+    ft_ = &ft;
+    for (size_t y = 0; y < n_units_; ++y) {
+      const MaskUnit& u = mu_[y];
+      const KindMasks* f;
+      if (u.agent == kNoAgent) {
+        f = &u.own;
+      } else if (u.cluster == trunc_cluster) {
+        if (trunc_km_[u.agent] == nullptr) trunc_km_[u.agent] = &Future(*e_, u.agent, true)->km;
+        f = trunc_km_[u.agent];
+      } else {
+        f = full_km_[u.agent];
+      }
+      for (int k = 0; k < 6; ++k) ft.k[k][y] = f->k[k];
+      ft.any[y] = f->any;
+    }
+  }
+  // Per slot, computed on first use in a state: whether it is balanced (ComputeBalanced), the
+  // phase completes with the last outstanding update (complete_with_last_), its preceding phase
+  // was observed (observed_), and whether complete_tx-only accesses commute (TxCommutes).
+  struct SlotFlags {
+    bool bal = false, cwl = false, obs = false, txc = false;
+  };
+  SlotFlags Slot(uint32_t o) {
+    if ((slot_known_ >> o) & 1) return slot_flags_[o];
+    slot_known_ |= ObjBit(o);
+    if (slot_flags_.size() < 64) slot_flags_.resize(64);
+    SlotFlags& f = slot_flags_[o];
+    const Engine& e = *e_;
+    const model::MbarrierState& st = e.slot_state(o);
+    f.txc = st.life == model::MbarrierLife::kLive && st.pending_count > 0;
+    f.bal = f.cwl = f.obs = false;
+    if (!sums_ready_) {
+      sums_ready_ = true;
+      UpdateAgentSums(e);
+    }
+    if (n_inexact_ != 0) return f;
+    const AgentSum& g = agent_sum_[o];
+    engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
+    for (const Engine::InFlight& op : e.in_flight_ops()) {
+      if (op.slot != o) continue;
+      switch (op.kind) {
+        case Engine::InFlight::kTmaDeliver:
+        case Engine::InFlight::kBulkDeliver:
+        case Engine::InFlight::kStAsync:
+          t.complete += op.bytes;
+          break;
+        case Engine::InFlight::kCpAsyncArrive:
+          t.breaks = true;
+          break;
+        default:
+          break;
+      }
+    }
+    for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
+    f.bal = BalancedSlot(st, t);
+    f.cwl = f.bal && st.pending_count == t.arrivals;
+    f.obs = f.bal && st.preceding_phase_observed;
+    return f;
+  }
+  // The first unit (in unit order) holding an outstanding update of o, or kNoAgent.
+  uint32_t FirstHolder(uint32_t o) const {
+    const uint64_t b = ObjBit(o);
+    for (size_t y = 0; y < n_units_; ++y) {
+      if (mu_[y].upd & b) return static_cast<uint32_t>(y);
+    }
+    return kNoAgent;
+  }
+  // For unit x of the set, with `held` the objects some other unit of the set holds an update
+  // of: per future kind, the objects on which a unit whose future accesses them so meets x
+  // (Meets); *special: units that meet x by the one-holder rule; *sens: the balanced objects of
+  // x that no other unit of the set holds (the result changes when a holder of one joins).
+  void MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6], uint64_t* special,
+                   uint64_t* sens) {
+    const uint64_t other = ux.now[kOther];
+    const uint64_t carr = ux.now[kCArrive], exit = ux.now[kExitAcc];
+    tgt[kOther] = other | carr | exit;
+    tgt[kTx] = other | carr | exit;
+    tgt[kCArrive] = other | exit;
+    tgt[kExitAcc] = other | carr;
+    tgt[kArr] = other | carr | exit;
+    tgt[kWaitK] = other | carr | exit;
+    *special = 0;
+    *sens = 0;
+    const uint64_t wait = ux.now[kWaitK], tx = ux.now[kTx], arr = ux.now[kArr],
+                   nes = ux.now[kNesIdx];
+    for (uint64_t rest = wait | tx | arr | nes; rest != 0; rest &= rest - 1) {
+      const uint32_t o = static_cast<uint32_t>(__builtin_ctzll(rest));
+      const uint64_t b = ObjBit(o);
+      SlotFlags f;
+      if (o < n_slots_) f = Slot(o);
+      const bool h = f.bal && (held & b) != 0;
+      if (f.bal && !h) *sens |= b;
+      const bool quiet = f.bal && f.obs && h;  // an update and a wait or other access commute
+      if (wait & b) {
+        tgt[kOther] |= b;
+        tgt[kCArrive] |= b;
+        tgt[kExitAcc] |= b;
+        if (!(f.bal && h)) tgt[kTx] |= b;
+        if (!quiet) tgt[kArr] |= b;
+      }
+      if (tx & b) {
+        if (!quiet) tgt[kOther] |= b;
+        if (!(f.bal || f.txc)) tgt[kTx] |= b;
+        if (!f.bal) tgt[kArr] |= b;
+        if (!(f.bal && h)) tgt[kWaitK] |= b;
+        tgt[kCArrive] |= b;
+        tgt[kExitAcc] |= b;
+      }
+      if (arr & b) {
+        if (!quiet) {
+          tgt[kOther] |= b;
+          tgt[kWaitK] |= b;
+        }
+        if (!f.bal) {
+          tgt[kTx] |= b;
+          tgt[kArr] |= b;
+        }
+        tgt[kCArrive] |= b;
+        tgt[kExitAcc] |= b;
+      }
+      if (nes & b) {
+        const uint32_t first = f.bal && f.cwl ? FirstHolder(o) : kNoAgent;
+        if (first != kNoAgent) {
+          // One holder of an outstanding update is a necessary enabling set (Meets).
+          if (!h && (ft_->any[first] & b) != 0) *special |= ObjBit(first);
+        } else if (f.txc) {
+          tgt[kOther] |= b;
+          tgt[kArr] |= b;
+        } else {
+          tgt[kOther] |= b;
+          tgt[kTx] |= b;
+          tgt[kCArrive] |= b;
+          tgt[kExitAcc] |= b;
+          tgt[kArr] |= b;
+        }
+      }
+    }
+  }
+  // Closure's twin on masks: the closure of {start} under Meets, stopping once it holds
+  // `bound` enabled units; in_bits_ holds it. Returns the number of enabled units in it.
+  size_t MaskClosure(size_t start, size_t bound) {
+    const size_t n = n_units_;
+    in_bits_ = ObjBit(static_cast<uint32_t>(start));
+    work_.clear();
+    work_.push_back(start);
+    size_t enabled_in = 1;
+    auto add = [&](size_t y) {
+      in_bits_ |= uint64_t{1} << y;
+      work_.push_back(y);
+      if (mu_[y].enabled) ++enabled_in;
+    };
+    while (!work_.empty() && enabled_in < bound) {
+      const size_t x = work_.back();
+      work_.pop_back();
+      const MaskUnit& ux = mu_[x];
+      if (ux.now_all) {
+        for (size_t y = 0; y < n && enabled_in < bound; ++y) {
+          if (((in_bits_ >> y) & 1) == 0) add(y);
+        }
+        continue;
+      }
+      uint64_t settled = 0;  // candidates at or below the last unit that joined
+      for (bool again = true; again;) {
+        again = false;
+        uint64_t held = 0;
+        for (uint64_t m = in_bits_ & ~(uint64_t{1} << x); m != 0; m &= m - 1) {
+          held |= mu_[__builtin_ctzll(m)].upd;
+        }
+        uint64_t tgt[6], special, sens;
+        MaskTargets(ux, held, tgt, &special, &sens);
+        uint64_t cand = special;
+        const FutureTable& ft = *ft_;
+        for (size_t y = 0; y < n; ++y) {
+          const uint64_t m = (ft.k[0][y] & tgt[0]) | (ft.k[1][y] & tgt[1]) |
+                             (ft.k[2][y] & tgt[2]) | (ft.k[3][y] & tgt[3]) |
+                             (ft.k[4][y] & tgt[4]) | (ft.k[5][y] & tgt[5]);
+          cand |= uint64_t{m != 0} << y;
+        }
+        for (cand &= ~in_bits_ & ~settled; cand != 0 && enabled_in < bound; cand &= cand - 1) {
+          const size_t y = static_cast<size_t>(__builtin_ctzll(cand));
+          add(y);
+          if ((mu_[y].upd & sens) != 0) {
+            // Another holder joined: the rest of the candidates are judged against the new set.
+            settled = y == 63 ? ~uint64_t{0} : (uint64_t{2} << y) - 1;
+            again = true;
+            break;
+          }
+        }
+      }
+    }
+    return enabled_in;
+  }
+
   // The agent's future from this state (Engine::AgentFuture, memoised by agent, pc, variables
   // and truncation: the look-ahead depends on nothing else), or its static over-approximation.
   const CacheEntry* Future(Engine& e, uint32_t a, bool truncate) {
     const Engine::AgentState& st = e.agent_state(a);
-    const int64_t* vars = e.agent_vars(a);
-    const uint32_t nv = e.agent_num_vars(a);
     // Most steps move one agent: the others' keys are those of the previous state (the same
     // AgentState::gen: the same pc, status and variables, no need to compare them).
     std::vector<const CacheEntry*>& last = last_[truncate ? 1 : 0];
@@ -801,31 +1203,45 @@ class Reducer {
       last.resize(a + 1, nullptr);
       last_gen.resize(a + 1, 0);
     }
-    if (const CacheEntry* c = last[a];
-        c != nullptr &&
-        (last_gen[a] == st.gen || (c->pc == st.pc && c->status == st.status &&
-                                   std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv)))) {
+    if (const CacheEntry* c = last[a]; c != nullptr && last_gen[a] == st.gen) {
       assert(c->pc == st.pc && c->status == st.status &&
-             std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv));
-      last_gen[a] = st.gen;
+             std::equal(c->vars.begin(), c->vars.end(), e.agent_vars(a),
+                        e.agent_vars(a) + e.agent_num_vars(a)));
       return c;
     }
     last_gen[a] = st.gen;
+    const int64_t* vars = e.agent_vars(a);
+    const uint32_t nv = e.agent_num_vars(a);
+    if (const CacheEntry* c = last[a];
+        c != nullptr && c->pc == st.pc && c->status == st.status &&
+        std::equal(c->vars.begin(), c->vars.end(), vars, vars + nv)) {
+      return c;
+    }
     uint64_t h = (uint64_t{a} << 33) ^ (uint64_t{st.pc} << 1) ^ (truncate ? 1 : 0) ^
                  (uint64_t{st.status} << 60);
     for (uint32_t i = 0; i < nv; ++i) {
       h ^= static_cast<uint64_t>(vars[i]) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     }
-    std::vector<uint32_t>& bucket = cache_[h];
-    for (uint32_t idx : bucket) {
-      const CacheEntry& c = entries_[idx];
-      if (c.agent == a && c.pc == st.pc && c.truncate == truncate && c.status == st.status &&
-          std::equal(c.vars.begin(), c.vars.end(), vars, vars + nv)) {
+    // A strong mix (the table indexes by the low bits).
+    h ^= h >> 31;
+    h *= 0x7fb5d329728ea185ull;
+    h ^= h >> 27;
+    h *= 0x81dadef4bc2dd44dull;
+    h ^= h >> 33;
+    // Open addressing over entries_ (index + 1; 0: empty), at most half full.
+    if ((entries_.size() + 1) * 2 > ctab_.size()) GrowCacheTable();
+    size_t i = h & (ctab_.size() - 1);
+    for (; ctab_[i] != 0; i = (i + 1) & (ctab_.size() - 1)) {
+      const CacheEntry& c = entries_[ctab_[i] - 1];
+      if (c.hash == h && c.agent == a && c.pc == st.pc && c.truncate == truncate &&
+          c.status == st.status && std::equal(c.vars.begin(), c.vars.end(), vars, vars + nv)) {
         last[a] = &c;
         return &c;
       }
     }
+    ctab_[i] = static_cast<uint32_t>(entries_.size() + 1);
     CacheEntry c;
+    c.hash = h;
     c.agent = a;
     c.pc = st.pc;
     c.status = st.status;
@@ -856,14 +1272,26 @@ class Reducer {
     }
     for (uint32_t o = 0; o < n_obj_; ++o) {
       if (c.kinds[o] == kTx || c.kinds[o] == kArr) c.updates.push_back(o);
-      if (c.kinds[o] != kNone) c.mask |= ObjBit(o);
+      if (c.kinds[o] != kNone) {
+        c.mask |= ObjBit(o);
+        c.km.k[c.kinds[o]] |= ObjBit(o);
+      }
     }
-    bucket.push_back(static_cast<uint32_t>(entries_.size()));
+    c.km.any = c.mask;
     entries_.push_back(std::move(c));
     last[a] = &entries_.back();
     return &entries_.back();
   }
+  void GrowCacheTable() {
+    ctab_.assign(std::max<size_t>(1024, ctab_.size() * 2), 0);
+    for (size_t j = 0; j < entries_.size(); ++j) {
+      size_t i = entries_[j].hash & (ctab_.size() - 1);
+      while (ctab_[i] != 0) i = (i + 1) & (ctab_.size() - 1);
+      ctab_[i] = static_cast<uint32_t>(j + 1);
+    }
+  }
   struct CacheEntry {
+    uint64_t hash = 0;  // of the key, mixed (the table's index)
     uint32_t agent = 0;
     uint32_t pc = 0;
     uint8_t status = 0;
@@ -874,6 +1302,7 @@ class Reducer {
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
     std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
     uint64_t mask = 0;              // ObjBit of every object in kinds
+    KindMasks km;                   // kinds as masks (exact when there are at most 64 objects)
   };
 
   uint32_t n_obj_;
@@ -882,7 +1311,7 @@ class Reducer {
   // The memo: a deque (appending keeps references to earlier entries valid) indexed by a hash
   // of the key; entries compare the whole key.
   std::deque<CacheEntry> entries_;
-  std::unordered_map<uint64_t, std::vector<uint32_t>> cache_;
+  std::vector<uint32_t> ctab_;
   std::vector<const CacheEntry*> last_[2];  // per truncation and agent: the last entry used
   std::vector<uint64_t> last_gen_[2];  // and the AgentState::gen it was used for
   std::vector<const std::vector<uint8_t>*> full_, trunc_;
@@ -892,6 +1321,18 @@ class Reducer {
   uint32_t futures_cluster_ = 0;
   size_t futures_full_ = 0;  // the unit of that cluster with its full future (n_units_: none)
   std::vector<uint64_t> static_mask_;  // per agent: ObjBit of its static future
+  std::vector<KindMasks> static_km_;   // per agent: its static future as masks
+  bool masks_ = false;  // ChooseMasks applies (at most 64 objects, every rule on)
+  std::vector<const KindMasks*> full_km_, trunc_km_;  // per agent, this state (ChooseMasks)
+  std::vector<MaskUnit> mu_;  // ChooseMasks's units
+  static constexpr uint32_t kNoTrunc = 0xffffffffu, kUnset = 0xfffffffeu;
+  FutureTable tables_[2];  // SetMaskFutures: per truncating cluster (table_cluster_)
+  uint32_t table_cluster_[2] = {kUnset, kUnset};
+  const FutureTable* ft_ = nullptr;  // the current start's
+  uint64_t in_bits_ = 0;      // MaskClosure's set
+  uint64_t slot_known_ = 0;   // Slot: the slots whose flags are computed for this state
+  bool sums_ready_ = false;   // Slot: UpdateAgentSums ran for this state
+  std::vector<SlotFlags> slot_flags_;
   struct PeekMemo {
     bool valid = false;
     uint32_t pc = 0;
@@ -1092,7 +1533,8 @@ class Search {
     }
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
-    w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits);
+    w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits,
+                                            options_.mask_closure);
     if (options_.collect_barrier_states) CollectBarriers(*created);
     if (bfs_ && options_.threads > 1) {
       ParallelBfs(std::move(created).value());
@@ -1389,7 +1831,8 @@ class Search {
     std::vector<std::unique_ptr<Par>> par;
     for (uint32_t t = 0; t < nt; ++t) {
       par.push_back(std::make_unique<Par>(Par{Worker{}, root.IsolatedCopy(), {}, 0, {}, {}}));
-      par.back()->w.reducer = std::make_unique<Reducer>(root, options_.guarded_waits);
+      par.back()->w.reducer =
+          std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure);
     }
     std::vector<Entry> frontier{{&root, 0}}, next;
     std::vector<BlockOut> blocks;

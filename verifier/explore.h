@@ -211,6 +211,11 @@ struct ExploreOptions {
   // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
   // state (tests compare the reduced search with the brute-force one).
   bool collect_barrier_states = false;
+  // With reduction: compute persistent sets on 64-bit object masks when the schedule has at
+  // most 64 objects (mbarrier slots, cluster and named barriers, agents' group states) and a
+  // state at most 64 units (Reducer::ChooseMasks in explore.cc), else object by object. Both
+  // give the same persistent sets (the tests compare them); false is for those tests.
+  bool mask_closure = true;
   // Threads of the search. More than one: a level-synchronous breadth-first search whose
   // expansions run in parallel (see the header comment); its result does not depend on the
   // number of threads.
