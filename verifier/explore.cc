@@ -1254,18 +1254,25 @@ class Reducer {
         Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));
       }
       c.exact = true;
-      // One record per slot.
-      std::sort(tally_scratch_.begin(), tally_scratch_.end(),
-                [](const engine::UpdateTally& x, const engine::UpdateTally& y) {
-                  return x.slot < y.slot;
-                });
+      // One record per slot, by slot (the look-ahead gives one per operation: summed in
+      // tally_acc_, indexed by slot).
+      touched_.clear();
       for (const engine::UpdateTally& t : tally_scratch_) {
-        if (c.tally.empty() || c.tally.back().slot != t.slot) c.tally.push_back({t.slot});
-        engine::UpdateTally& u = c.tally.back();
+        if (t.slot >= tally_acc_.size()) tally_acc_.resize(t.slot + 1, {kUnusedSlot});
+        engine::UpdateTally& u = tally_acc_[t.slot];
+        if (u.slot == kUnusedSlot) {
+          u = {t.slot};
+          touched_.push_back(t.slot);
+        }
         u.arrivals += t.arrivals;
         u.expect += t.expect;
         u.complete += t.complete;
         u.breaks = u.breaks || t.breaks;
+      }
+      std::sort(touched_.begin(), touched_.end());
+      for (uint32_t slot : touched_) {
+        c.tally.push_back(tally_acc_[slot]);
+        tally_acc_[slot].slot = kUnusedSlot;
       }
     } else {
       c.kinds = static_future_[a];
@@ -1367,6 +1374,9 @@ class Reducer {
   std::vector<uint64_t> full_mask_, trunc_mask_;
   std::vector<uint64_t> fmask_;  // per unit: its future's mask for the current start
   std::vector<engine::UpdateTally> tally_scratch_;
+  static constexpr uint32_t kUnusedSlot = 0xffffffffu;
+  std::vector<engine::UpdateTally> tally_acc_;  // Future: per slot (slot kUnusedSlot: empty)
+  std::vector<uint32_t> touched_;
   Footprint scratch_;
   std::vector<Unit> units_;
   size_t n_units_ = 0;
