@@ -44,6 +44,7 @@ struct Instr {
 };
 
 constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
+constexpr uint32_t kNoGroups = 0xffffffffu;  // Code::group_state of an agent without one
 
 // Content tags of the data tracked for `readback` (Code::tracks_data): the global memory's
 // initial contents, data the model does not name, or 1 + the index in its CTA of the agent whose
@@ -126,6 +127,12 @@ struct Engine::Code {
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
   std::vector<std::vector<Instr>> roles;  // per role
   std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
+  // Per role: it issues a cp.async or bulk async-group operation (a TMA or bulk store, a commit,
+  // a wait_group, cp.async.mbarrier.arrive). Only such roles' agents get an entry in Engine::cp_
+  // and bulk_: the others' stay in the initial state, and the explorer copies every state it
+  // steps, so per-agent states nobody uses would be copied (each a nested vector) for nothing.
+  std::vector<uint8_t> role_groups;
+  std::vector<uint32_t> group_state;        // per agent: its index in cp_ / bulk_, or kNoGroups
   std::vector<AgentInfo> agents;
   std::vector<ir::BuiltinValues> builtins;  // per agent
   std::vector<uint32_t> var_offset;         // per agent
@@ -420,6 +427,19 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
       }
     }
     c.role_solo_ok.push_back(solo_ok);
+    bool groups = false;
+    for (const Instr& in : instrs) {
+      if (in.kind != Instr::kOp) continue;
+      groups = groups || std::holds_alternative<ir::TmaStore>(*in.op) ||
+               std::holds_alternative<ir::BulkStore>(*in.op) ||
+               std::holds_alternative<ir::BulkCommit>(*in.op) ||
+               std::holds_alternative<ir::BulkWait>(*in.op) ||
+               std::holds_alternative<ir::CpAsync>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncCommit>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncWait>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncMbarrierArrive>(*in.op);
+    }
+    c.role_groups.push_back(groups ? 1 : 0);
     c.roles.push_back(std::move(instrs));
   }
 
@@ -574,8 +594,12 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   e.agents_.resize(c.agents.size());
   for (AgentState& s : e.agents_) s.gen = NextAgentGen();
   e.vars_.assign(var_total, 0);
-  e.cp_.resize(c.agents.size());
-  e.bulk_.resize(c.agents.size());
+  uint32_t group_states = 0;
+  for (const AgentInfo& info : c.agents) {
+    c.group_state.push_back(c.role_groups[info.role] ? group_states++ : kNoGroups);
+  }
+  e.cp_.resize(group_states);
+  e.bulk_.resize(group_states);
   e.barriers_.resize(c.barrier_count.size());
   if (c.tracks_data) {
     e.smem_data_.assign(static_cast<size_t>(c.num_ctas) * c.buffer_slots, kDataOther);
@@ -647,6 +671,18 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;
 
 size_t Engine::num_agents() const { return code_->agents.size(); }
+
+const model::CpAsyncState& Engine::CpState(uint32_t a) const {
+  static const model::CpAsyncState kInitial;
+  const uint32_t i = code_->group_state[a];
+  return i == kNoGroups ? kInitial : cp_[i];
+}
+
+const model::BulkAsyncState& Engine::BulkState(uint32_t a) const {
+  static const model::BulkAsyncState kInitial;
+  const uint32_t i = code_->group_state[a];
+  return i == kNoGroups ? kInitial : bulk_[i];
+}
 const AgentInfo& Engine::agent_info(uint32_t a) const { return code_->agents[a]; }
 const std::string& Engine::role_name(uint32_t a) const {
   return code_->program->roles[code_->agents[a].role].name;
@@ -701,6 +737,10 @@ struct Engine::Exec {
   uint32_t GroupsObj(uint32_t agent) const {
     return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + c.num_ctas + agent;
   }
+  // Agent a's async-group states, for the operations that only a role with Code::role_groups
+  // executes (an async-group operation, or the completion of one it issued).
+  model::CpAsyncState& Cp(uint32_t a) { return e.cp_[c.group_state[a]]; }
+  model::BulkAsyncState& Bulk(uint32_t a) { return e.bulk_[c.group_state[a]]; }
 
   // --- trace ---
   TraceEvent& Emit(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
@@ -1071,10 +1111,10 @@ struct Engine::Exec {
   void RecheckGroups(uint32_t a) {
     AgentState& s = e.agents_[a];
     if (s.status != kBlocked) return;
-    if (s.wait == WaitKind::kCpAsyncGroups && e.cp_[a].WaitGroupSatisfied(s.wait_slot)) {
+    if (s.wait == WaitKind::kCpAsyncGroups && e.CpState(a).WaitGroupSatisfied(s.wait_slot)) {
       MakeReady(a);
     } else if (s.wait == WaitKind::kBulkGroups &&
-               e.bulk_[a].WaitGroupSatisfied(s.wait_slot, s.wait_arg != 0)) {
+               e.BulkState(a).WaitGroupSatisfied(s.wait_slot, s.wait_arg != 0)) {
       MakeReady(a);
     }
   }
@@ -1147,8 +1187,8 @@ struct Engine::Exec {
     Touch(GroupsObj(a));
     Touch(ClusterObj(info.cluster), Access::kExit);
     Touch(NamedObj(info.cta_global), Access::kExit);
-    std::optional<model::Violation> v = e.cp_[a].CheckExit();
-    if (!v) v = e.bulk_[a].CheckExit();
+    std::optional<model::Violation> v = e.CpState(a).CheckExit();
+    if (!v) v = e.BulkState(a).CheckExit();
     if (v) {
       Violate(*v, a, pc, info.cta, 0, 0, false);
       if (e.outcome_ != Outcome::kRunning) return;
@@ -1504,7 +1544,7 @@ struct Engine::Exec {
     f.index = slot;
     f.bytes = bytes;
     f.pc = pc;
-    f.id = e.bulk_[a].Issue();
+    f.id = Bulk(a).Issue();
     Touch(GroupsObj(a));
     e.in_flight_.push_back(f);
   }
@@ -1540,10 +1580,10 @@ struct Engine::Exec {
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
     const uint32_t pc = Pc(a);
     Touch(GroupsObj(a));
-    std::optional<model::Violation> w = e.bulk_[a].Commit();
+    std::optional<model::Violation> w = Bulk(a).Commit();
     if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
-         static_cast<int64_t>(e.bulk_[a].committed_groups()) - 1, 0, pc);
+         static_cast<int64_t>(Bulk(a).committed_groups()) - 1, 0, pc);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op) {
@@ -1559,11 +1599,11 @@ struct Engine::Exec {
     const uint32_t pc = Pc(a);
     const bool resumed = s.wait != WaitKind::kNone;
     if (!resumed) {
-      std::optional<model::Violation> w = e.bulk_[a].CheckWaitGroup(static_cast<uint32_t>(n));
+      std::optional<model::Violation> w = Bulk(a).CheckWaitGroup(static_cast<uint32_t>(n));
       if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
       Emit(EventKind::kBulkWaitBegin, a, c.agents[a].cta, 0, 0, n, op.read, pc);
     }
-    if (!e.bulk_[a].WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
+    if (!Bulk(a).WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
       Block(a, WaitKind::kBulkGroups, static_cast<uint32_t>(n), op.read ? 1 : 0);
       return;
     }
@@ -1583,7 +1623,7 @@ struct Engine::Exec {
     f.index = dst.slot;
     f.bytes = dst.bytes;
     f.pc = pc;
-    f.id = e.cp_[a].Issue();
+    f.id = Cp(a).Issue();
     Touch(GroupsObj(a));
     e.in_flight_.push_back(f);
     Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
@@ -1592,10 +1632,10 @@ struct Engine::Exec {
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&) {
     const uint32_t pc = Pc(a);
     Touch(GroupsObj(a));
-    std::optional<model::Violation> w = e.cp_[a].Commit();
+    std::optional<model::Violation> w = Cp(a).Commit();
     if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
-         static_cast<int64_t>(e.cp_[a].committed_groups()) - 1, 0, pc);
+         static_cast<int64_t>(Cp(a).committed_groups()) - 1, 0, pc);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsyncWait& op) {
@@ -1614,13 +1654,13 @@ struct Engine::Exec {
     if (!resumed) {
       // cp.async.wait_all = cp.async.commit_group + cp.async.wait_group 0 (PTX ISA).
       if (wait_all) {
-        e.cp_[a].BeginWaitAll();
-      } else if (auto w = e.cp_[a].CheckWaitGroup(static_cast<uint32_t>(n))) {
+        Cp(a).BeginWaitAll();
+      } else if (auto w = Cp(a).CheckWaitGroup(static_cast<uint32_t>(n))) {
         Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
       }
       Emit(EventKind::kCpAsyncWaitBegin, a, c.agents[a].cta, 0, 0, n, 0, pc);
     }
-    if (!e.cp_[a].WaitGroupSatisfied(static_cast<uint32_t>(n))) {
+    if (!Cp(a).WaitGroupSatisfied(static_cast<uint32_t>(n))) {
       Block(a, WaitKind::kCpAsyncGroups, static_cast<uint32_t>(n), 0);
       return;
     }
@@ -1648,9 +1688,9 @@ struct Engine::Exec {
     f.index = b.index;
     f.pc = pc;
     // The arrive lands once every cp.async the agent issued before it has completed.
-    f.id = e.cp_[a].IssuedCount();
-    e.cp_[a].MarkTrackedByMbarrier();
-    if (e.cp_[a].AllCompleteBefore(f.id)) {
+    f.id = Cp(a).IssuedCount();
+    Cp(a).MarkTrackedByMbarrier();
+    if (Cp(a).AllCompleteBefore(f.id)) {
       e.in_flight_.push_back(f);
     } else {
       e.deferred_.push_back(f);
@@ -1874,7 +1914,7 @@ struct Engine::Exec {
         return;
       case InFlight::kCpAsync: {
         Touch(GroupsObj(f.agent));
-        e.cp_[f.agent].Complete(f.id);
+        Cp(f.agent).Complete(f.id);
         Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
              f.pc, true);
         ReleaseDeferred(f.agent);
@@ -1895,7 +1935,7 @@ struct Engine::Exec {
       }
       case InFlight::kStoreRead: {
         Touch(GroupsObj(f.agent));
-        e.bulk_[f.agent].ReadDone(f.id);
+        Bulk(f.agent).ReadDone(f.id);
         // The data the write will carry (InFlight::slot of a kStoreWrite): the source slot's
         // contents as read now. 0 when data is not tracked, so other programs hash as before.
         uint32_t data = 0;
@@ -1917,7 +1957,7 @@ struct Engine::Exec {
       }
       case InFlight::kStoreWrite: {
         Touch(GroupsObj(f.agent));
-        e.bulk_[f.agent].WriteDone(f.id);
+        Bulk(f.agent).WriteDone(f.id);
         if (c.tracks_data && IsBulkStore(f)) {
           e.global_data_[c.buffer_slot_base[f.object] + f.index] = static_cast<uint16_t>(f.slot);
         }
@@ -1933,7 +1973,7 @@ struct Engine::Exec {
   void ReleaseDeferred(uint32_t agent) {
     for (size_t i = 0; i < e.deferred_.size();) {
       const InFlight& d = e.deferred_[i];
-      if (d.agent == agent && e.cp_[agent].AllCompleteBefore(d.id)) {
+      if (d.agent == agent && Cp(agent).AllCompleteBefore(d.id)) {
         e.in_flight_.push_back(d);
         e.deferred_[i] = e.deferred_.back();
         e.deferred_.pop_back();
@@ -2320,12 +2360,14 @@ uint64_t Engine::StateHash() const {
     h = Mix(h, s.wait_slot);
     h = Mix(h, s.wait_arg);
   }
-  for (size_t a = 0; a < cp_.size(); ++a) {
-    h = Mix(h, cp_[a].committed_groups());
-    h = Mix(h, cp_[a].uncommitted_count());
-    h = Mix(h, bulk_[a].committed_groups());
-    h = Mix(h, bulk_[a].uncommitted_count());
-    h = Mix(h, cp_[a].untracked_in_flight());
+  for (uint32_t a = 0; a < agents_.size(); ++a) {
+    const model::CpAsyncState& cp = CpState(a);
+    const model::BulkAsyncState& bulk = BulkState(a);
+    h = Mix(h, cp.committed_groups());
+    h = Mix(h, cp.uncommitted_count());
+    h = Mix(h, bulk.committed_groups());
+    h = Mix(h, bulk.uncommitted_count());
+    h = Mix(h, cp.untracked_in_flight());
   }
   for (int64_t v : vars_) h = Mix(h, static_cast<uint64_t>(v));
   for (const model::MbarrierState& b : barriers_) {
@@ -2478,11 +2520,12 @@ uint64_t Engine::FpAgentContent(uint32_t a) const {
   if (s.wait != WaitKind::kNone) {
     c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
   }
-  c = FpWord(c, (static_cast<uint64_t>(cp_[a].committed_groups()) << 32) |
-                    cp_[a].uncommitted_count());
-  c = FpWord(c, (static_cast<uint64_t>(bulk_[a].committed_groups()) << 32) |
-                    bulk_[a].uncommitted_count());
-  c = FpWord(c, cp_[a].untracked_in_flight());  // decides A1003 at exit
+  const model::CpAsyncState& cp = CpState(a);
+  const model::BulkAsyncState& bulk = BulkState(a);
+  c = FpWord(c, (static_cast<uint64_t>(cp.committed_groups()) << 32) | cp.uncommitted_count());
+  c = FpWord(c, (static_cast<uint64_t>(bulk.committed_groups()) << 32) |
+                    bulk.uncommitted_count());
+  c = FpWord(c, cp.untracked_in_flight());  // decides A1003 at exit
   const int64_t* v = agent_vars(a);
   const uint32_t nv = agent_num_vars(a);
   for (uint32_t i = 0; i < nv; ++i) c = FpWord(c, static_cast<uint64_t>(v[i]));

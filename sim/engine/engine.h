@@ -483,14 +483,18 @@ class Engine {
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
+  // Agent a's cp.async and bulk async-group states (the initial ones when its role issues no
+  // such operation: cp_ and bulk_ hold only the other agents').
+  const model::CpAsyncState& CpState(uint32_t a) const;
+  const model::BulkAsyncState& BulkState(uint32_t a) const;
 
   std::shared_ptr<const Code> code_;
   EngineOptions options_;
   // Mutable state.
   std::vector<AgentState> agents_;
   std::vector<int64_t> vars_;
-  std::vector<model::CpAsyncState> cp_;      // per agent
-  std::vector<model::BulkAsyncState> bulk_;  // per agent
+  std::vector<model::CpAsyncState> cp_;      // per agent of a role with async groups (CpState)
+  std::vector<model::BulkAsyncState> bulk_;  // the same
   std::vector<model::MbarrierState> barriers_;
   // `readback` data tracking (empty unless the program has a readback; engine.cc Code):
   // content tag per (CTA, buffer slot) of shared memory and per buffer slot of the global image.
