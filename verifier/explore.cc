@@ -836,10 +836,11 @@ class Reducer {
     uint64_t upd = 0;      // objects it holds an outstanding update of (EnsureBalanced's holders)
     KindMasks own;         // an in-flight operation's future
   };
-  // The units' futures under one truncation (SetMaskFutures), by kind and unit (a layout the
-  // candidate loop of MaskClosure vectorises), with their unions.
+  // The units' futures under one truncation (SetMaskFutures), transposed: per access kind and
+  // object, the units (a bit each) whose future accesses the object so; and per unit the
+  // objects of its future.
   struct FutureTable {
-    uint64_t k[6][64];
+    uint64_t units[6][64];
     uint64_t any[64];
   };
   static constexpr int kNesIdx = 6;
@@ -999,6 +1000,7 @@ class Reducer {
     table_cluster_[t] = trunc_cluster;
     FutureTable& ft = tables_[t];
     ft_ = &ft;
+    for (int k = 0; k < 6; ++k) std::fill_n(ft.units[k], n_obj_, 0);
     for (size_t y = 0; y < n_units_; ++y) {
       const MaskUnit& u = mu_[y];
       const KindMasks* f;
@@ -1010,7 +1012,10 @@ class Reducer {
       } else {
         f = full_km_[u.agent];
       }
-      for (int k = 0; k < 6; ++k) ft.k[k][y] = f->k[k];
+      const uint64_t yb = uint64_t{1} << y;
+      for (int k = 0; k < 6; ++k) {
+        for (uint64_t m = f->k[k]; m != 0; m &= m - 1) ft.units[k][__builtin_ctzll(m)] |= yb;
+      }
       ft.any[y] = f->any;
     }
   }
@@ -1170,11 +1175,8 @@ class Reducer {
         MaskTargets(ux, held, tgt, &special, &sens);
         uint64_t cand = special;
         const FutureTable& ft = *ft_;
-        for (size_t y = 0; y < n; ++y) {
-          const uint64_t m = (ft.k[0][y] & tgt[0]) | (ft.k[1][y] & tgt[1]) |
-                             (ft.k[2][y] & tgt[2]) | (ft.k[3][y] & tgt[3]) |
-                             (ft.k[4][y] & tgt[4]) | (ft.k[5][y] & tgt[5]);
-          cand |= uint64_t{m != 0} << y;
+        for (int k = 0; k < 6; ++k) {
+          for (uint64_t m = tgt[k]; m != 0; m &= m - 1) cand |= ft.units[k][__builtin_ctzll(m)];
         }
         for (cand &= ~in_bits_ & ~settled; cand != 0 && enabled_in < bound; cand &= cand - 1) {
           const size_t y = static_cast<size_t>(__builtin_ctzll(cand));
