@@ -213,22 +213,9 @@ class Reducer {
     futures_set_ = false;
     full_.resize(n_agents);
     trunc_.assign(n_agents, nullptr);
-    full_exact_.resize(n_agents);
-    full_tally_.resize(n_agents);
-    full_updates_.resize(n_agents);
-    full_mask_.resize(n_agents);
     trunc_mask_.resize(n_agents);
-    full_km_.resize(n_agents);
     trunc_km_.assign(n_agents, nullptr);
-    for (uint32_t a = 0; a < n_agents; ++a) {
-      const CacheEntry* c = Future(e, a, false);
-      full_[a] = &c->kinds;
-      full_exact_[a] = c->exact;
-      full_tally_[a] = &c->tally;
-      full_updates_[a] = &c->updates;
-      full_mask_[a] = c->mask;
-      full_km_[a] = &c->km;
-    }
+    for (uint32_t a = 0; a < n_agents; ++a) full_[a] = Future(e, a, false);
     if (masks_) {
       size_t n_units = n_enabled;
       for (uint32_t a = 0; a < n_agents; ++a) {
@@ -469,8 +456,8 @@ class Reducer {
         } else if (unit_cluster_[y] == trunc_cluster) {
           SetTrunc(y);
         } else {
-          u.future = full_[u.agent];
-          u.future_mask = full_mask_[u.agent];
+          u.future = &full_[u.agent]->kinds;
+          u.future_mask = full_[u.agent]->mask;
         }
         fmask_[y] = u.future_mask;
       }
@@ -480,8 +467,8 @@ class Reducer {
       if (futures_full_ < n_units_) SetTrunc(futures_full_);
       if (own < n_units_) {
         Unit& u = units_[own];
-        u.future = full_[u.agent];
-        u.future_mask = full_mask_[u.agent];
+        u.future = &full_[u.agent]->kinds;
+        u.future_mask = full_[u.agent]->mask;
         fmask_[own] = u.future_mask;
       }
       futures_full_ = own;
@@ -596,7 +583,7 @@ class Reducer {
           holders_[u.own_slot].push_back(static_cast<uint32_t>(y));
         }
       } else {
-        for (uint32_t o : *full_updates_[u.agent]) {
+        for (uint32_t o : full_[u.agent]->updates) {
           if (balanced_[o]) holders_[o].push_back(static_cast<uint32_t>(y));
         }
       }
@@ -682,8 +669,8 @@ class Reducer {
       n_inexact_ = 0;
     }
     for (uint32_t a = 0; a < n_agents; ++a) {
-      const uint8_t kind = e.agent_state(a).status == 2 ? 0 : full_exact_[a] ? 2 : 1;
-      const std::vector<engine::UpdateTally>* t = kind == 2 ? full_tally_[a] : nullptr;
+      const uint8_t kind = e.agent_state(a).status == 2 ? 0 : full_[a]->exact ? 2 : 1;
+      const std::vector<engine::UpdateTally>* t = kind == 2 ? &full_[a]->tally : nullptr;
       Contrib& cur = contrib_[a];
       if (cur.kind == kind && cur.tally == t) continue;
       ApplyContrib(cur, -1);
@@ -872,7 +859,7 @@ class Reducer {
       if (choices[i].kind == Choice::Kind::kAgent) {
         u.agent = choices[i].index;
         u.cluster = e.agent_info(u.agent).cluster;
-        u.upd = full_km_[u.agent]->k[kTx] | full_km_[u.agent]->k[kArr];
+        u.upd = full_[u.agent]->km.k[kTx] | full_[u.agent]->km.k[kArr];
         continue;
       }
       const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
@@ -908,7 +895,7 @@ class Reducer {
       u.agent = a;
       const engine::AgentInfo& info = e.agent_info(a);
       u.cluster = info.cluster;
-      u.upd = full_km_[a]->k[kTx] | full_km_[a]->k[kArr];
+      u.upd = full_[a]->km.k[kTx] | full_[a]->km.k[kArr];
       if (guarded) {
         u.now[kNesIdx] = ObjBit(guard[a]);
         continue;
@@ -1010,7 +997,7 @@ class Reducer {
         if (trunc_km_[u.agent] == nullptr) trunc_km_[u.agent] = &Future(*e_, u.agent, true)->km;
         f = trunc_km_[u.agent];
       } else {
-        f = full_km_[u.agent];
+        f = &full_[u.agent]->km;
       }
       const uint64_t yb = uint64_t{1} << y;
       for (int k = 0; k < 6; ++k) {
@@ -1323,7 +1310,7 @@ class Reducer {
   std::vector<uint32_t> ctab_;
   std::vector<const CacheEntry*> last_[2];  // per truncation and agent: the last entry used
   std::vector<uint64_t> last_gen_[2];  // and the AgentState::gen it was used for
-  std::vector<const std::vector<uint8_t>*> full_, trunc_;
+  std::vector<const std::vector<uint8_t>*> trunc_;  // per agent: its truncated future (SetTrunc)
   Engine* e_ = nullptr;  // the state of the current Choose
   bool balanced_ready_ = false;  // EnsureBalanced ran for it
   bool futures_set_ = false;     // SetFutures ran for it: units' futures for futures_cluster_
@@ -1332,7 +1319,7 @@ class Reducer {
   std::vector<uint64_t> static_mask_;  // per agent: ObjBit of its static future
   std::vector<KindMasks> static_km_;   // per agent: its static future as masks
   bool masks_ = false;  // ChooseMasks applies (at most 64 objects, every rule on)
-  std::vector<const KindMasks*> full_km_, trunc_km_;  // per agent, this state (ChooseMasks)
+  std::vector<const KindMasks*> trunc_km_;  // per agent, this state (ChooseMasks)
   std::vector<MaskUnit> mu_;  // ChooseMasks's units
   static constexpr uint32_t kNoTrunc = 0xffffffffu, kUnset = 0xfffffffeu;
   FutureTable tables_[2];  // SetMaskFutures: per truncating cluster (table_cluster_)
@@ -1370,10 +1357,8 @@ class Reducer {
   std::vector<AgentSum> agent_sum_;  // ComputeBalanced: the agents' part of sum_, per slot
   std::vector<Contrib> contrib_;     // per agent: what agent_sum_ holds of it
   uint32_t n_inexact_ = 0;           // agents in contrib_ without an exact future
-  std::vector<uint8_t> full_exact_;
-  std::vector<const std::vector<engine::UpdateTally>*> full_tally_;
-  std::vector<const std::vector<uint32_t>*> full_updates_;
-  std::vector<uint64_t> full_mask_, trunc_mask_;
+  std::vector<const CacheEntry*> full_;  // per agent: its full future in this state
+  std::vector<uint64_t> trunc_mask_;
   std::vector<uint64_t> fmask_;  // per unit: its future's mask for the current start
   std::vector<engine::UpdateTally> tally_scratch_;
   static constexpr uint32_t kUnusedSlot = 0xffffffffu;
