@@ -235,13 +235,7 @@ class Reducer {
       const Footprint& fi = *fps[i];
       u.now_all = fi.overflow;
       for (uint32_t k = 0; k < fi.n; ++k) {
-        // With guarded waits a barrier.cluster.wait step touches only its own participant's
-        // arrival record (explore.h): no shared object.
-        if (guarded_ && choices[i].kind == Choice::Kind::kAgent &&
-            fi.kinds[k] == engine::Access::kWait && fi.objects[k] >= n_slots_ &&
-            fi.objects[k] < n_slots_ + n_clusters_) {
-          continue;
-        }
+        if (!Shared(choices[i], fi, k)) continue;
         u.now.push_back({fi.objects[k], static_cast<uint8_t>(fi.kinds[k])});
       }
       for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
@@ -408,6 +402,13 @@ class Reducer {
     return u;
   }
   static uint64_t ObjBit(uint32_t o) { return uint64_t{1} << (o & 63); }
+  // Whether access k of choice c's step (footprint fi) is to a shared object: with guarded
+  // waits a barrier.cluster.wait step touches only its own participant's arrival record
+  // (explore.h), no shared object.
+  bool Shared(const Choice& c, const Footprint& fi, uint32_t k) const {
+    return !(guarded_ && c.kind == Choice::Kind::kAgent && fi.kinds[k] == engine::Access::kWait &&
+             fi.objects[k] >= n_slots_ && fi.objects[k] < n_slots_ + n_clusters_);
+  }
   static void MergeOwn(Unit& u, uint32_t o, uint8_t k) {
     u.own_mask |= ObjBit(o);
     for (auto& [oo, kk] : u.own) {
@@ -848,12 +849,7 @@ class Reducer {
       const Footprint& fi = *fps[i];
       u.now_all = fi.overflow;
       for (uint32_t k = 0; k < fi.n; ++k) {
-        // Guarded barrier.cluster.wait steps touch no shared object (as in Choose).
-        if (guarded_ && choices[i].kind == Choice::Kind::kAgent &&
-            fi.kinds[k] == engine::Access::kWait && fi.objects[k] >= n_slots_ &&
-            fi.objects[k] < n_slots_ + n_clusters_) {
-          continue;
-        }
+        if (!Shared(choices[i], fi, k)) continue;
         u.now[static_cast<uint8_t>(fi.kinds[k])] |= ObjBit(fi.objects[k]);
       }
       if (choices[i].kind == Choice::Kind::kAgent) {
