@@ -70,9 +70,7 @@ uint32_t NamedBarriers::ThreadsExited(uint32_t threads) {
 // ---- ClusterBarrier --------------------------------------------------------------------------
 
 ClusterBarrier::ClusterBarrier(uint32_t participants)
-    : arrived_phase_(participants, kNotArrived),
-      exited_(participants, false),
-      expected_(participants) {
+    : participants_(participants), expected_(participants) {
   PARITY_CHECK(participants >= 1, "a cluster barrier has participants");
 }
 
@@ -84,39 +82,42 @@ bool ClusterBarrier::CompleteIfDone() {
 }
 
 ClusterArrival ClusterBarrier::Arrive(uint32_t p) {
-  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p],
+  PARITY_CHECK(p < participants_.size() && !participants_[p].exited,
                "arrive by an unknown or exited participant");
   ClusterArrival r;
-  if (arrived_phase_[p] != kNotArrived) {
+  uint32_t& arrived_phase = participants_[p].arrived_phase;
+  if (arrived_phase != kNotArrived) {
     r.violation = Violation{Code::kClusterArriveTwice, p, 0};
     return r;
   }
-  arrived_phase_[p] = phase_;
+  arrived_phase = phase_;
   arrived_ += 1;
   r.completed = CompleteIfDone();
   return r;
 }
 
 ClusterWait ClusterBarrier::Wait(uint32_t p) {
-  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p],
+  PARITY_CHECK(p < participants_.size() && !participants_[p].exited,
                "wait by an unknown or exited participant");
   ClusterWait r;
-  if (arrived_phase_[p] == kNotArrived) {
+  uint32_t& arrived_phase = participants_[p].arrived_phase;
+  if (arrived_phase == kNotArrived) {
     r.violation = Violation{Code::kClusterWaitWithoutArrive, p, 0};
     return r;
   }
-  if (arrived_phase_[p] == phase_) return r;  // its phase is still in progress
-  arrived_phase_[p] = kNotArrived;
+  if (arrived_phase == phase_) return r;  // its phase is still in progress
+  arrived_phase = kNotArrived;
   r.complete = true;
   return r;
 }
 
 bool ClusterBarrier::Exit(uint32_t p) {
-  PARITY_CHECK(p < arrived_phase_.size() && !exited_[p], "participant exited twice");
-  exited_[p] = true;
+  PARITY_CHECK(p < participants_.size() && !participants_[p].exited, "participant exited twice");
+  Participant& q = participants_[p];
+  q.exited = true;
   expected_ -= 1;
-  if (arrived_phase_[p] == phase_) arrived_ -= 1;
-  arrived_phase_[p] = kNotArrived;
+  if (q.arrived_phase == phase_) arrived_ -= 1;
+  q.arrived_phase = kNotArrived;
   return CompleteIfDone();
 }
 

@@ -121,8 +121,13 @@ class ClusterBarrier {
   static constexpr uint32_t kNotArrived = UINT32_MAX;
   bool CompleteIfDone();
 
-  std::vector<uint32_t> arrived_phase_;  // per participant: phase it arrived in, or kNotArrived
-  std::vector<bool> exited_;
+  struct Participant {
+    uint32_t arrived_phase = kNotArrived;  // the phase it arrived in
+    bool exited = false;
+  };
+  // One vector of PODs, not two (one a std::vector<bool>): the explorer copies the state at
+  // every transition, and this copies as one memmove.
+  std::vector<Participant> participants_;
   uint32_t expected_;     // non-exited participants
   uint32_t arrived_ = 0;  // non-exited participants arrived in the current phase
   uint32_t phase_ = 0;
