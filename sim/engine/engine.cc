@@ -662,7 +662,7 @@ void Engine::AssignState(const Engine& o) {
   fpc_ = o.fpc_;
 }
 // A member added to Engine must be copied by AssignState too.
-static_assert(sizeof(Engine) == 840, "Engine changed: update AssignState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 768, "Engine changed: update AssignState (x86-64, libstdc++)");
 
 Engine::Engine(const Engine&) = default;
 Engine& Engine::operator=(const Engine&) = default;
@@ -719,7 +719,7 @@ struct Engine::Exec {
     if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
   }
   __attribute__((always_inline)) void Dirty(uint32_t object) {
-    if (mark_) e.fpc_.dirty[object >> 6] |= uint64_t{1} << (object & 63);
+    if (mark_) e.fpc_.w[object >> 6] |= uint64_t{1} << (object & 63);  // FpCache's dirty bits
   }
   // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
   // component is stale.
@@ -2548,30 +2548,31 @@ uint64_t Engine::FpAgentOps(uint32_t a) const {
 void Engine::FpRefresh(FpCache& k) const {
   const uint32_t n = num_objects();
   const uint32_t first_agent = n - static_cast<uint32_t>(agents_.size());
+  const uint32_t words = (n + 63) / 64;
   if (!k.valid) {
-    k.obj.assign(n, 0);
-    k.ops.assign(agents_.size(), 0);
-    k.dirty.assign((n + 63) / 64, 0);
-    for (uint32_t o = 0; o < n; ++o) k.dirty[o >> 6] |= uint64_t{1} << (o & 63);
-    k.fin.assign(2 * agents_.size(), 0);
+    k.w.assign(words + n + 3 * agents_.size(), 0);
+    for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
     k.agents_sum = 0;
     k.valid = true;
   }
-  for (size_t w = 0; w < k.dirty.size(); ++w) {
-    uint64_t bits = k.dirty[w];
-    k.dirty[w] = 0;
+  uint64_t* const obj = k.w.data() + words;
+  uint64_t* const ops = obj + n;
+  uint64_t* const fin = ops + agents_.size();
+  for (uint32_t w = 0; w < words; ++w) {
+    uint64_t bits = k.w[w];
+    k.w[w] = 0;
     while (bits != 0) {
       const uint32_t o = static_cast<uint32_t>(w * 64) + static_cast<uint32_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       if (o < first_agent) {
         const uint64_t h = FpObject(o);
-        k.shared_sum += h - k.obj[o];
-        k.obj[o] = h;
+        k.shared_sum += h - obj[o];
+        obj[o] = h;
       } else {
-        k.obj[o] = FpAgentContent(o - first_agent);
-        k.ops[o - first_agent] = FpAgentOps(o - first_agent);
-        k.fin[agents_.size() + (o - first_agent)] = kStaleKey;
+        obj[o] = FpAgentContent(o - first_agent);
+        ops[o - first_agent] = FpAgentOps(o - first_agent);
+        fin[agents_.size() + (o - first_agent)] = kStaleKey;
       }
     }
   }
@@ -2579,18 +2580,22 @@ void Engine::FpRefresh(FpCache& k) const {
 
 uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const {
   const uint32_t n = static_cast<uint32_t>(agents_.size());
-  const uint32_t first_agent = num_objects() - n;
+  const uint32_t objects = num_objects();
+  const uint32_t first_agent = objects - n;
+  const uint64_t* const obj = k.w.data() + (objects + 63) / 64;
+  const uint64_t* const ops = obj + objects;
+  uint64_t* const fin = k.w.data() + ((objects + 63) / 64 + objects + n);
   for (uint32_t a = 0; a < n; ++a) {
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
     // An agent's keyed component is recomputed when its content changed (FpRefresh made its
     // key stale) or it is asked for with another key.
     const uint32_t g = group != nullptr ? (*group)[a] : kNoGroup;
     const uint64_t key = g == kNoGroup ? (uint64_t{1} << 40) | a : (uint64_t{2} << 40) | g;
-    if (k.fin[n + a] == key) continue;
-    const uint64_t c = FpFinal(FpWord(FpWord(k.obj[first_agent + a], key), k.ops[a]));
-    k.agents_sum += c - k.fin[a];
-    k.fin[a] = c;
-    k.fin[n + a] = key;
+    if (fin[n + a] == key) continue;
+    const uint64_t c = FpFinal(FpWord(FpWord(obj[first_agent + a], key), ops[a]));
+    k.agents_sum += c - fin[a];
+    fin[a] = c;
+    fin[n + a] = key;
   }
   uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.

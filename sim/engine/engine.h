@@ -461,20 +461,20 @@ class Engine {
   Engine() = default;
 
   struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
-  // Incremental fingerprint (Fingerprint): the components' hashes kept with the state. obj[o]:
-  // a shared object's keyed hash, or for o = GroupsObject(a) agent a's unkeyed content hash;
-  // ops[a]: the sum of agent a's in-flight operations' hashes; dirty: a bit per object (agent a
-  // at GroupsObject(a)) whose entry is stale; fin[a]: agent a's keyed component and
-  // fin[agents + a] the key it was made with (kStaleKey: recompute), agents_sum their sum.
-  // Invalid until the first fingerprint (then every component is computed), and after Run().
+  // Incremental fingerprint (Fingerprint): the components' hashes kept with the state, in one
+  // vector `w` (the explorer copies it with every state: one copy, not four), for n objects and
+  // A agents: dirty = w[0, D), D = ceil(n / 64): a bit per object (agent a at GroupsObject(a))
+  // whose entry is stale; obj = w[D, D + n): obj[o] a shared object's keyed hash, or for
+  // o = GroupsObject(a) agent a's unkeyed content hash; ops = the next A words: ops[a] the sum of
+  // agent a's in-flight operations' hashes; fin = the last 2A words: fin[a] agent a's keyed
+  // component and fin[A + a] the key it was made with (kStaleKey: recompute), agents_sum their
+  // sum. Invalid until the first fingerprint (then every component is computed), and after
+  // Run().
   struct FpCache {
     bool valid = false;
     uint64_t shared_sum = 0;
     uint64_t agents_sum = 0;
-    std::vector<uint64_t> obj;
-    std::vector<uint64_t> ops;
-    std::vector<uint64_t> dirty;
-    std::vector<uint64_t> fin;
+    std::vector<uint64_t> w;
   };
   static constexpr uint64_t kStaleKey = ~uint64_t{0};
   void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
