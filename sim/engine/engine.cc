@@ -633,9 +633,34 @@ Engine Engine::IsolatedCopy() const {
   return e;
 }
 
+namespace {
+
+// Whether a run result holds nothing but its scalars (no finding, warning, error or deadlock
+// report): that of every state a run or a search passes through before its end.
+bool OnlyScalars(const RunResult& r) {
+  return !r.violation && r.deadlock.blocked.empty() && r.deadlock.exited.empty() &&
+         r.warnings.empty() && r.error.ok() && r.error.rule().empty() &&
+         r.error.message().empty() && r.error.where().file.empty() &&
+         r.error.where().line == 0 && r.error.where().column == 0;
+}
+
+}  // namespace
+
 void Engine::AssignState(const Engine& o) {
   PARITY_CHECK(code_->program == o.code_->program && agents_.size() == o.agents_.size(),
                "AssignState: engines of different programs");
+  CopyState(o);
+}
+
+Engine& Engine::operator=(const Engine& o) {
+  if (this != &o) {
+    code_ = o.code_;
+    CopyState(o);
+  }
+  return *this;
+}
+
+void Engine::CopyState(const Engine& o) {
   // Every member but code_ (keep this list in step with the members: the size check below).
   options_ = o.options_;
   agents_ = o.agents_;
@@ -655,17 +680,26 @@ void Engine::AssignState(const Engine& o) {
   rr_cursor_ = o.rr_cursor_;
   rr_async_turn_ = o.rr_async_turn_;
   outcome_ = o.outcome_;
-  result_ = o.result_;
+  // The explorer copies a state per transition, almost always a running one into a running
+  // one: their results differ only in the scalars, and assigning the rest (three strings of
+  // the error status, vectors, an optional) would cost as much as the rest of the copy.
+  if (OnlyScalars(o.result_) && OnlyScalars(result_)) {
+    result_.outcome = o.result_.outcome;
+    result_.steps = o.result_.steps;
+    result_.events = o.result_.events;
+  } else {
+    result_ = o.result_;
+  }
   steps_ = o.steps_;
   events_ = o.events_;
   trace_ = o.trace_;
   fpc_ = o.fpc_;
 }
-// A member added to Engine must be copied by AssignState too.
-static_assert(sizeof(Engine) == 768, "Engine changed: update AssignState (x86-64, libstdc++)");
+// A member added to Engine (or to RunResult) must be copied by CopyState too.
+static_assert(sizeof(Engine) == 768, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
 
 Engine::Engine(const Engine&) = default;
-Engine& Engine::operator=(const Engine&) = default;
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;

@@ -483,6 +483,8 @@ class Engine {
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
+  // Copies every member but code_ (operator= and AssignState).
+  void CopyState(const Engine& o);
   // Agent a's cp.async and bulk async-group states (the initial ones when its role issues no
   // such operation: cp_ and bulk_ hold only the other agents').
   const model::CpAsyncState& CpState(uint32_t a) const;

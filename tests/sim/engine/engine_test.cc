@@ -252,6 +252,45 @@ TEST(EngineTest, WrongProducerStartingParityDeadlocks) {
   }
 }
 
+// Engine assignment copies the run result, also between an engine whose run has ended (with a
+// deadlock report) and one still running (whose result the copy shortcuts: Engine::CopyState).
+TEST(EngineTest, AssignmentCopiesTheRunResultBothWays) {
+  GemmPipelineShape g;
+  g.cluster_m = 2;
+  g.stages = 2;
+  g.k_tiles = 4;
+  g.producer_parity_starts_at_0 = true;
+  const ir::Program p = GemmPipeline(g);
+  auto e = Engine::Create(p, Defaults(p));
+  ASSERT_TRUE(e.ok());
+  const Engine start = *e;
+  std::vector<Choice> choices;
+  e->Choices(&choices);
+  ASSERT_FALSE(choices.empty());
+  e->Step(choices.front());
+  const Engine one_step = *e;
+  ASSERT_EQ(e->Run().outcome, Outcome::kDeadlock);
+
+  Engine x = start;
+  x = *e;  // running <- ended
+  EXPECT_EQ(x.outcome(), Outcome::kDeadlock);
+  EXPECT_EQ(x.result().outcome, Outcome::kDeadlock);
+  EXPECT_EQ(x.result().deadlock.blocked.size(), 4u);
+  EXPECT_EQ(x.result().steps, e->result().steps);
+  x = one_step;  // ended <- running
+  EXPECT_EQ(x.outcome(), Outcome::kRunning);
+  EXPECT_EQ(x.result().outcome, one_step.result().outcome);
+  EXPECT_EQ(x.result().steps, one_step.result().steps);
+  EXPECT_TRUE(x.result().deadlock.blocked.empty());
+  EXPECT_EQ(x.StateHash(), one_step.StateHash());
+  x = start;  // running <- running
+  EXPECT_EQ(x.StateHash(), start.StateHash());
+  EXPECT_EQ(x.result().steps, start.result().steps);
+  const RunResult r = x.Run();
+  EXPECT_EQ(r.outcome, Outcome::kDeadlock);
+  EXPECT_EQ(r.deadlock.blocked.size(), 4u);
+}
+
 TEST(EngineTest, EmptyCountTooHighDeadlocks) {
   GemmPipelineShape g;
   g.cluster_m = 2;
