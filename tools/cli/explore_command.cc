@@ -186,12 +186,23 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       ctx.exit_code = kExitClean;
       return;
     case verifier::ExploreVerdict::kIncomplete:
-      std::printf("INCOMPLETE (not verified): %s stopped the search after %llu states; "
-                  "covered: every state reachable within %u steps (breadth-first, in the "
-                  "explored graph) and part of the next level; no violation or deadlock "
-                  "there.\n",
-                  r.bound.c_str(), static_cast<unsigned long long>(r.stats.states),
-                  r.stats.depth);
+      // Only a breadth-first search covers whole levels; a depth-first one has covered some
+      // paths (its depth is the longest), nothing that can be stated as a bound.
+      if (eo.breadth_first) {
+        std::printf("INCOMPLETE (not verified): %s stopped the search after %llu states; "
+                    "covered: every state reachable within %u steps (breadth-first, in the "
+                    "explored graph) and part of the next level; no violation or deadlock "
+                    "there.\n",
+                    r.bound.c_str(), static_cast<unsigned long long>(r.stats.states),
+                    r.stats.depth);
+      } else {
+        std::printf("INCOMPLETE (not verified): %s stopped the search after %llu states; "
+                    "covered: only part of the state graph (depth-first: the states of some "
+                    "paths, up to %u steps long), with no violation or deadlock there; --bfs "
+                    "covers it level by level and says which levels are complete.\n",
+                    r.bound.c_str(), static_cast<unsigned long long>(r.stats.states),
+                    r.stats.depth);
+      }
       ctx.exit_code = kExitIncomplete;
       return;
     case verifier::ExploreVerdict::kDeadlock:
@@ -216,8 +227,9 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<ExploreCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "explore",
-      "explore every interleaving of agent steps and async completions (breadth-first, "
-      "fingerprints, partial-order reduction).\n"
+      "explore every interleaving of agent steps and async completions (depth-first, then "
+      "breadth-first for the shortest counterexample; fingerprints, partial-order reduction, "
+      "symmetry).\n"
       "Exit codes: 0 verified (complete search, nothing found); 1 a violation or deadlock was "
       "found (shortest counterexample printed); 2 bad input or usage; 3 internal error; "
       "4 incomplete: a bound (--max-states, --time-limit) stopped the search and nothing was "

@@ -1,0 +1,62 @@
+// `parity explore`: its verdicts, exit codes (0 verified, 1 found, 2 bad input, 4 incomplete)
+// and what it claims to have covered when a bound stops it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/tools/cli_runner.h"
+
+namespace parity::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(CliExplore, CorrectPipelineIsVerified) {
+  CliResult r = RunParity({"explore", "pipelines/single_tma_load/count1.pipe"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("VERIFIED: the search was complete"));
+  EXPECT_THAT(r.out, HasSubstr("reduction factor"));
+  EXPECT_THAT(r.out, HasSubstr("bytes/state"));
+}
+
+TEST(CliExplore, ScheduleDependentDeadlockIsFoundWithACounterexample) {
+  CliResult r = RunParity({"explore", "sim/examples/explore/poll_instead_of_wait.pipe"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FOUND: a reachable interleaving deadlocks (P2001)"));
+  EXPECT_THAT(r.out, HasSubstr("State 1:"));
+  EXPECT_THAT(r.out, HasSubstr("P2001 deadlock"));
+}
+
+// A depth-first search stopped by a bound has covered some paths, not whole levels: it must
+// not claim that every state within its depth was reached (it did: "within 707 steps" after
+// 1000 states).
+TEST(CliExplore, IncompleteDepthFirstSearchClaimsNoLevels) {
+  CliResult r =
+      RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000"});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("INCOMPLETE (not verified): --max-states 1000 stopped the "
+                               "search after 1000 states"));
+  EXPECT_THAT(r.out, HasSubstr("only part of the state graph (depth-first"));
+  EXPECT_THAT(r.out, Not(HasSubstr("every state reachable within")));
+  EXPECT_THAT(r.out, Not(HasSubstr("VERIFIED")));
+}
+
+TEST(CliExplore, IncompleteBreadthFirstSearchNamesTheCompleteLevels) {
+  CliResult r = RunParity(
+      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000", "--bfs"});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("covered: every state reachable within"));
+  EXPECT_THAT(r.out, HasSubstr("and part of the next level"));
+}
+
+TEST(CliExplore, BadInputIsExitTwoNamingTheProblem) {
+  CliResult r = RunParity({"explore", "pipelines/single_tma_load/count1.pipe", "-D", "NOPE=3"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("unknown parameter `NOPE`"));
+  r = RunParity({"explore", "no/such/file.pipe"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_THAT(r.err, HasSubstr("no/such/file.pipe"));
+}
+
+}  // namespace
+}  // namespace parity::testing
