@@ -1132,10 +1132,15 @@ class Reducer {
     work_.clear();
     work_.push_back(start);
     size_t enabled_in = 1;
+    // The objects one member of the set holds an outstanding update of, and those two or more
+    // hold (so that "held by a member other than x" needs no pass over the set).
+    uint64_t held_once = mu_[start].upd, held_twice = 0;
     auto add = [&](size_t y) {
       in_bits_ |= uint64_t{1} << y;
       work_.push_back(y);
       if (mu_[y].enabled) ++enabled_in;
+      held_twice |= held_once & mu_[y].upd;
+      held_once |= mu_[y].upd;
     };
     while (!work_.empty() && enabled_in < bound) {
       const size_t x = work_.back();
@@ -1150,10 +1155,7 @@ class Reducer {
       uint64_t settled = 0;  // candidates at or below the last unit that joined
       for (bool again = true; again;) {
         again = false;
-        uint64_t held = 0;
-        for (uint64_t m = in_bits_ & ~(uint64_t{1} << x); m != 0; m &= m - 1) {
-          held |= mu_[__builtin_ctzll(m)].upd;
-        }
+        const uint64_t held = (held_once & ~ux.upd) | (held_twice & ux.upd);
         uint64_t tgt[6], special, sens;
         MaskTargets(ux, held, tgt, &special, &sens);
         uint64_t cand = special;
