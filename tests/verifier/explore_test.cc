@@ -447,6 +447,7 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
   struct Case {
     const char* path;
     std::vector<std::pair<std::string, int64_t>> defs;
+    bool guarded_waits = true;
   };
   const std::vector<Case> cases = {
       {"sim/examples/explore/ring_2p2c.pipe", {}},
@@ -464,6 +465,15 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
       {"pipelines/cuda_pipeline/bad_arrive_on_noinc.pipe", {{"ITERS", 2}}},
       {"pipelines/ampere_multistage/sgemm_sm80.pipe", {{"K_TILES", 4}, {"WARPS", 2}}},
       {"pipelines/st_async_ring/ring.pipe", {{"CTAS", 2}}},
+      // Agents' complete_tx, token waits, arrive.nocomplete and arrive_drop.
+      {"tests/verifier/testdata/mask_closure_updates.pipe", {}},
+      // Without guarded waits: barrier.cluster.wait steps access the cluster barrier (kWait),
+      // and agents block on it (WaitKind::kClusterBarrier units).
+      {"sim/examples/explore/gemm_multicast_pair.pipe", {}, false},
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 1}},
+       false},
+      {"pipelines/ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 1}, {"TILES", 2}}, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.path);
@@ -473,6 +483,7 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
     o.stop_at_first = false;
     o.check_rules = false;
     o.max_states = 2'000'000;
+    o.guarded_waits = c.guarded_waits;
     const ExploreResult masks = Explore(l.program, l.params, o);
     o.mask_closure = false;
     const ExploreResult objects = Explore(l.program, l.params, o);
