@@ -104,7 +104,8 @@ constexpr bool kSeedClusterPeer = false;
 constexpr int kRulesOff = 0;  // Reducer::dbg_
 // The cluster-barrier rule in Meets (sound, but it gave more states on the 2x2 GEMM: smaller
 // persistent sets here led the search through more states overall): off.
-constexpr bool kClusterHeldRule = false;  // a blocked unit's wait: what can enable it (see Conflict)
+// (A blocked unit's wait: what can enable it, see Conflict.)
+constexpr bool kClusterHeldRule = false;
 
 // Per access kind (engine::Access, kOther .. kWait) the objects (Reducer::ObjBit) accessed so,
 // and their union.
@@ -770,9 +771,9 @@ class Reducer {
         // not complete outside the set).
         const bool flag_ok = observed_[o] != 0;
         if ((dbg_ & 4) == 0) {
-        if (upd_k && fk == kWaitK && (k == kTx || flag_ok) && HeldInSet(o, x)) continue;
-        if (k == kWaitK && upd_f && (fk == kTx || flag_ok) && HeldInSet(o, x)) continue;
-        if (upd_k && fk == kOther && flag_ok && HeldInSet(o, x)) continue;
+          if (upd_k && fk == kWaitK && (k == kTx || flag_ok) && HeldInSet(o, x)) continue;
+          if (k == kWaitK && upd_f && (fk == kTx || flag_ok) && HeldInSet(o, x)) continue;
+          if (upd_k && fk == kOther && flag_ok && HeldInSet(o, x)) continue;
         }
       }
       if (Conflict(o, k, fk)) return true;

@@ -75,9 +75,10 @@
 // with updates that cannot complete the phase while a unit of the set still holds an outstanding
 // update (a blocked wait's necessary enabling set is then one holder). Rule switches:
 // Reducer::dbg_ (explore.cc). With at most 64 objects the closures are computed on 64-bit
-// object masks (Reducer::ChooseMasks; ExploreOptions::mask_closure), giving the same sets. The tests compare the reduced search with the
-// brute-force one (reduction = false): same verdicts, same terminal fingerprints, every barrier
-// value of the reduced search reachable in the brute-force one.
+// object masks (Reducer::ChooseMasks; ExploreOptions::mask_closure), giving the same sets.
+// The tests compare the reduced search with the brute-force one (reduction = false): same
+// verdicts, same terminal fingerprints, every barrier value of the reduced search reachable in
+// the brute-force one.
 //
 // Guarded waits (ExploreOptions::guarded_waits, on by default with reduction). The engine models
 // a try_wait loop (`wait BAR parity P`, `wait BAR token T`) and barrier.cluster.wait as a step

@@ -455,8 +455,10 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
       {"sim/examples/explore/phase_overrun.pipe", {}},
       {"sim/examples/explore/exit_with_copies_in_flight.pipe", {}},
       {"sim/examples/explore/gemm_multicast_pair.pipe", {}},
-      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}},
-      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}}},
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}},
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}}},
       {"sim/examples/gemm_tx_overcount.pipe", {{"STAGES", 1}, {"K_TILES", 1}}},
       {"pipelines/ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}},
       {"pipelines/pipeline_async/pipeline_async.pipe", {{"ITERS", 4}, {"CONSUMER_WARPS", 2}}},
@@ -640,10 +642,14 @@ TEST(ExploreParallelTest, TwoThreadsSameResultAsOne) {
       {"sim/examples/explore/ring_2p2c.pipe", {}, false, 20'000'000},
       {"sim/examples/explore/poll_instead_of_wait.pipe", {}, true, 20'000'000},
       {"sim/examples/explore/phase_overrun.pipe", {}, false, 20'000'000},
-      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}},
-       false, 20'000'000},  // symmetry applied
-      {"sim/examples/gemm_tma_multicast_2x2.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}},
-       false, 500},  // stopped by the state bound
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}},
+       false,
+       20'000'000},  // symmetry applied
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}},
+       false,
+       500},  // stopped by the state bound
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.path);
