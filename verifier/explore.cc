@@ -213,9 +213,6 @@ class Reducer {
     balanced_ready_ = false;
     futures_set_ = false;
     full_.resize(n_agents);
-    trunc_.assign(n_agents, nullptr);
-    trunc_mask_.resize(n_agents);
-    trunc_km_.assign(n_agents, nullptr);
     for (uint32_t a = 0; a < n_agents; ++a) full_[a] = Future(e, a, false);
     if (masks_) {
       size_t n_units = n_enabled;
@@ -224,10 +221,13 @@ class Reducer {
                    e.agent_state(a).status == 1;
       }
       if (n_units <= 64) {
+        trunc_km_.assign(n_agents, nullptr);
         ChooseMasks(e, choices, fps, guard, take);
         return;
       }
     }
+    trunc_.assign(n_agents, nullptr);
+    trunc_mask_.resize(n_agents);
 
     n_units_ = 0;
     for (size_t i = 0; i < n_enabled; ++i) {
@@ -623,22 +623,7 @@ class Reducer {
       sum_[o] = {o, g.arrivals, g.expect, g.complete, g.breaks != 0};
     }
     for (const Engine::InFlight& f : e.in_flight_ops()) {
-      engine::UpdateTally t;
-      t.slot = f.slot;
-      switch (f.kind) {
-        case Engine::InFlight::kTmaDeliver:
-        case Engine::InFlight::kBulkDeliver:
-        case Engine::InFlight::kStAsync:
-          t.complete = f.bytes;
-          Add(t);
-          break;
-        case Engine::InFlight::kCpAsyncArrive:
-          t.breaks = true;
-          Add(t);
-          break;
-        default:
-          break;
-      }
+      if (f.slot < sum_.size()) AddInFlight(f, &sum_[f.slot]);
     }
     for (const Engine::InFlight& f : e.deferred_ops()) {
       engine::UpdateTally t;
@@ -648,6 +633,23 @@ class Reducer {
     }
     for (uint32_t o = 0; o < n_slots; ++o) {
       balanced_[o] = (dbg_ & 8) == 0 && BalancedSlot(e.slot_state(o), sum_[o]);
+    }
+  }
+  // Adds an in-flight operation's part to the sums of its slot: a delivery's bytes
+  // (complete_tx), a deferred cp.async arrive breaks; other operations (cp.async and store
+  // completions, whose `slot` is no barrier) add nothing.
+  static void AddInFlight(const Engine::InFlight& f, engine::UpdateTally* t) {
+    switch (f.kind) {
+      case Engine::InFlight::kTmaDeliver:
+      case Engine::InFlight::kBulkDeliver:
+      case Engine::InFlight::kStAsync:
+        t->complete += f.bytes;
+        break;
+      case Engine::InFlight::kCpAsyncArrive:
+        t->breaks = true;
+        break;
+      default:
+        break;
     }
   }
   // The balance condition of one slot (ComputeBalanced) given the sums over every unit's future.
@@ -1026,19 +1028,7 @@ class Reducer {
     const AgentSum& g = agent_sum_[o];
     engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
     for (const Engine::InFlight& op : e.in_flight_ops()) {
-      if (op.slot != o) continue;
-      switch (op.kind) {
-        case Engine::InFlight::kTmaDeliver:
-        case Engine::InFlight::kBulkDeliver:
-        case Engine::InFlight::kStAsync:
-          t.complete += op.bytes;
-          break;
-        case Engine::InFlight::kCpAsyncArrive:
-          t.breaks = true;
-          break;
-        default:
-          break;
-      }
+      if (op.slot == o) AddInFlight(op, &t);
     }
     for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
     f.bal = BalancedSlot(st, t);
