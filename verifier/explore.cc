@@ -120,8 +120,8 @@ class Reducer {
  public:
   // `masks`: use the bit-parallel closure (ChooseMasks) when the schedule has at most 64
   // objects; false: the per-object one (Choose's general path) everywhere (tests compare them).
-  Reducer(const Engine& root, bool guarded_waits, bool masks = true)
-      : n_obj_(root.num_objects()), guarded_(guarded_waits) {
+  Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true)
+      : n_obj_(root.num_objects()), guarded_(guarded_waits), phase_bounded_(phase_bounded) {
     masks_ = masks && n_obj_ <= 64 && dbg_ == 0 && !kClusterHeldRule && !kSeedClusterPeer;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -144,6 +144,41 @@ class Reducer {
   }
 
   uint64_t cache_entries() const { return entries_.size(); }
+
+  // AnalyseBalance (explore.h): Slot's sums, without the units.
+  std::vector<SlotBalance> Report(Engine& e) {
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+    e_ = &e;
+    n_units_ = 0;
+    full_.resize(n_agents);
+    any_gate_ = false;
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      full_[a] = Future(e, a, false);
+      any_gate_ = any_gate_ || (e.agent_state(a).status != 2 && !full_[a]->seq.empty());
+    }
+    UpdateAgentSums(e);
+    std::vector<SlotBalance> out;
+    for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
+      SlotBalance b;
+      b.slot = o;
+      if (n_inexact_ == 0) {
+        const AgentSum& g = agent_sum_[o];
+        engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
+        for (const Engine::InFlight& op : e.in_flight_ops()) {
+          if (op.slot == o) AddInFlight(op, &t);
+        }
+        for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
+        b.whole = BalancedSlot(e.slot_state(o), t);
+        if (MayGate(e, o)) t = GatedSums(e, o);
+        b.phase = b.whole || BalancedSlot(e.slot_state(o), t);
+        b.arrivals = t.arrivals;
+        b.expect = t.expect;
+        b.complete = t.complete;
+      }
+      out.push_back(b);
+    }
+    return out;
+  }
 
   // Agent a's next step's footprint (Engine::PeekFootprint; *blocks_on as there, nullptr:
   // not asked), or nullptr when it cannot be predicted. Memoised per agent by pc and variables
@@ -213,7 +248,11 @@ class Reducer {
     balanced_ready_ = false;
     futures_set_ = false;
     full_.resize(n_agents);
-    for (uint32_t a = 0; a < n_agents; ++a) full_[a] = Future(e, a, false);
+    any_gate_ = false;
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      full_[a] = Future(e, a, false);
+      any_gate_ = any_gate_ || (e.agent_state(a).status != 2 && !full_[a]->seq.empty());
+    }
     if (masks_) {
       size_t n_units = n_enabled;
       for (uint32_t a = 0; a < n_agents; ++a) {
@@ -586,7 +625,10 @@ class Reducer {
         }
       } else {
         for (uint32_t o : full_[u.agent]->updates) {
-          if (balanced_[o]) holders_[o].push_back(static_cast<uint32_t>(y));
+          if (balanced_[o] &&
+              (!gated_[o] || gated_pre_[size_t{o} * e.num_agents() + u.agent] != 0)) {
+            holders_[o].push_back(static_cast<uint32_t>(y));
+          }
         }
       }
     }
@@ -631,8 +673,18 @@ class Reducer {
       t.breaks = true;
       Add(t);
     }
+    gated_.assign(n_slots, 0);
     for (uint32_t o = 0; o < n_slots; ++o) {
       balanced_[o] = (dbg_ & 8) == 0 && BalancedSlot(e.slot_state(o), sum_[o]);
+      if (balanced_[o] || (dbg_ & 8) != 0 || !MayGate(e, o)) continue;
+      const engine::UpdateTally t = GatedSums(e, o);
+      if (!BalancedSlot(e.slot_state(o), t)) continue;
+      balanced_[o] = 1;
+      gated_[o] = 1;
+      sum_[o] = t;
+      const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+      gated_pre_.resize(size_t{n_slots} * n_agents);
+      std::copy(pre_.begin(), pre_.end(), gated_pre_.begin() + size_t{o} * n_agents);
     }
   }
   // Adds an in-flight operation's part to the sums of its slot: a delivery's bytes
@@ -659,6 +711,129 @@ class Reducer {
            int64_t{st.tx_count} + t.expect - t.complete == 0 &&
            int64_t{st.tx_count} - t.complete >= -kTxMax &&
            int64_t{st.tx_count} + t.expect <= kTxMax;
+  }
+  // Phase-bounded balance. BalancedSlot over every unit's whole future fails on a barrier that
+  // is reused (a ring stage: the producer's arrival for the next phase counts in A, so pending
+  // < A). What matters is what can happen *before the current phase of o completes*.
+  // Hypotheses: for some slots w, a phase q_w >= cur(w) (the current phase) that does not
+  // complete first; q_o = cur(o). Under them each agent's future (an exact straight-line
+  // look-ahead: engine UpdateTally, with its blocking parity waits as gates) is cut at the first
+  // wait that surely blocks: with lo_w the lowest phase w can be in when the agent gets there
+  // (cur(w), raised by one for each earlier wait of the agent that needed phase lo_w to
+  // complete), a wait whose parity is that of lo_w needs phase lo_w to complete, and surely
+  // blocks when lo_w == q_w (w is then in phase q_w exactly, which does not complete); any
+  // other wait is taken to pass (more updates: safe). A(w), E(w), C(w): the arrivals,
+  // expect_tx and complete_tx bytes on w ahead of the cuts, with the deliveries in flight.
+  // (w, q_w) is *starved* when no breaking access to w is ahead of the cuts and, with
+  // need = pending(w) + (q_w - cur(w)) * count(w) arrivals to complete phase q_w, A(w) < need,
+  // or A(w) == need (every one of them then comes first, expect_tx bytes included) and
+  // C(w) < tx(w) + E(w) (too few bytes to bring tx back to 0).
+  // Claim: if every hypothesis but o's is starved, no phase q_w completes before o's current
+  // phase does. Proof: on a path where one does, take the first completion of any hypothesised
+  // phase; it is not o's. Until then every slot w is at most in phase q_w, so no agent got past
+  // its cut, and w saw at most A(w) arrivals (and the bytes above): phase q_w cannot complete,
+  // a contradiction. Hence until o's phase completes every agent is ahead of its cut, and the
+  // updates to o before then are among those ahead of the cuts (`pre_`: the agents holding
+  // one). The hypotheses are found as a greatest fixpoint: start with q_w = cur(w) for every
+  // live slot some agent waits on and raise q_w of each one not starved (up to kGateAhead
+  // phases ahead, then none) until all are; raising one only moves cuts later.
+  // With these sums in place of the whole futures', BalancedSlot's argument is unchanged: only
+  // these updates can occur before the phase completes, and an update after a cut cannot occur
+  // on a path whose steps avoid a unit of the set holding one of these (the phase needs them
+  // all, or never completes). Cuts on other waits (tokens, cluster and named barriers) are not
+  // taken: fewer cuts only add updates, which is safe.
+  bool MayGate(const Engine& e, uint32_t o) const {
+    if (!phase_bounded_ || n_inexact_ != 0) return false;
+    const model::MbarrierState& st = e.slot_state(o);
+    return st.life == model::MbarrierLife::kLive && any_gate_;
+  }
+  static constexpr uint32_t kNoHyp = 0xffffffffu, kGateAhead = 3;
+  engine::UpdateTally GatedSums(const Engine& e, uint32_t o) {
+    const uint32_t n_slots = e.num_barrier_slots();
+    const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
+    gate_q_.assign(n_slots, kNoHyp);
+    gate_lo_.resize(n_slots);
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      if (e.agent_state(a).status == 2) continue;
+      for (const engine::UpdateTally& r : full_[a]->seq) {
+        if (r.gate < 0 || r.slot >= n_slots) continue;
+        const model::MbarrierState& st = e.slot_state(r.slot);
+        if (st.life == model::MbarrierLife::kLive) gate_q_[r.slot] = st.phase;
+      }
+    }
+    gate_q_[o] = e.slot_state(o).phase;
+    engine::UpdateTally t{o};
+    for (;;) {
+      gate_a_.assign(n_slots, 0);
+      gate_e_.assign(n_slots, 0);
+      gate_c_.assign(n_slots, 0);
+      gate_breaks_.assign(n_slots, 0);
+      pre_.assign(n_agents, 0);
+      t = engine::UpdateTally{o};
+      auto add = [&](uint32_t a, const engine::UpdateTally& r) {
+        if (r.slot >= n_slots) return;
+        gate_a_[r.slot] += r.arrivals;
+        gate_e_[r.slot] += r.expect;
+        gate_c_[r.slot] += r.complete;
+        if (r.breaks) gate_breaks_[r.slot] = 1;
+        if (r.slot != o) return;
+        t.arrivals += r.arrivals;
+        t.expect += r.expect;
+        t.complete += r.complete;
+        t.breaks = t.breaks || r.breaks;
+        if (a != kNoAgent) pre_[a] = 1;
+      };
+      for (uint32_t a = 0; a < n_agents; ++a) {
+        if (e.agent_state(a).status == 2) continue;
+        const CacheEntry& c = *full_[a];
+        if (c.seq.empty()) {  // no gate ahead: the whole future
+          for (const engine::UpdateTally& r : c.tally) add(a, r);
+          continue;
+        }
+        for (const engine::UpdateTally& r : c.seq) {  // lo_w: cur(w) at the agent's first wait
+          if (r.gate >= 0 && r.slot < n_slots) gate_lo_[r.slot] = e.slot_state(r.slot).phase;
+        }
+        for (const engine::UpdateTally& r : c.seq) {
+          if (r.gate < 0) {
+            add(a, r);
+            continue;
+          }
+          if (r.slot >= n_slots) continue;
+          uint32_t& lo = gate_lo_[r.slot];
+          if (static_cast<uint32_t>(r.gate) != (lo & 1u)) continue;  // taken to pass
+          if (gate_q_[r.slot] != kNoHyp && lo == gate_q_[r.slot]) break;  // surely blocks
+          ++lo;
+        }
+      }
+      for (const Engine::InFlight& f : e.in_flight_ops()) {
+        if (f.slot >= n_slots) continue;
+        if (f.slot == o) AddInFlight(f, &t);
+        engine::UpdateTally g{f.slot};
+        AddInFlight(f, &g);
+        gate_c_[f.slot] += g.complete;
+        if (g.breaks) gate_breaks_[f.slot] = 1;
+      }
+      for (const Engine::InFlight& f : e.deferred_ops()) {
+        if (f.slot >= n_slots) continue;
+        gate_breaks_[f.slot] = 1;
+        if (f.slot == o) t.breaks = true;
+      }
+      bool changed = false;
+      for (uint32_t w = 0; w < n_slots; ++w) {
+        if (w == o || gate_q_[w] == kNoHyp) continue;
+        const model::MbarrierState& st = e.slot_state(w);
+        const int64_t need =
+            int64_t{st.pending_count} + int64_t{gate_q_[w] - st.phase} * st.expected_count;
+        const int64_t a = gate_a_[w];
+        const bool starved = gate_breaks_[w] == 0 &&
+                             (a < need || (a == need && gate_c_[w] < st.tx_count + gate_e_[w]));
+        if (!starved) {
+          gate_q_[w] = gate_q_[w] - st.phase < kGateAhead ? gate_q_[w] + 1 : kNoHyp;
+          changed = true;
+        }
+      }
+      if (!changed) return t;
+    }
   }
   // The agents' part of the sums (exited agents count nothing; one with a static
   // over-approximation means no counts: nothing is balanced, n_inexact_ > 0), kept across
@@ -842,6 +1017,7 @@ class Reducer {
     const size_t n_enabled = choices.size();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     slot_known_ = 0;
+    upd_patched_ = false;
     sums_ready_ = false;
     n_units_ = 0;
     if (mu_.size() < 64) mu_.resize(64);
@@ -1031,7 +1207,23 @@ class Reducer {
       if (op.slot == o) AddInFlight(op, &t);
     }
     for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
-    f.bal = BalancedSlot(st, t);
+    f.bal = (dbg_ & 8) == 0 && BalancedSlot(st, t);
+    if (!f.bal && (dbg_ & 8) == 0 && MayGate(e, o)) {
+      t = GatedSums(e, o);
+      f.bal = BalancedSlot(st, t);
+      if (f.bal) {
+        // Only the agents whose updates come before their cuts hold one (EnsureBalanced's
+        // holders). The units' `upd` bits of o were read only where o's flags were asked for
+        // (held, sens, FirstHolder), which is now: MaskClosure recomputes its held sets.
+        for (size_t y = 0; y < n_units_; ++y) {
+          MaskUnit& u = mu_[y];
+          if (u.agent != kNoAgent && pre_[u.agent] == 0 && (u.upd & ObjBit(o)) != 0) {
+            u.upd &= ~ObjBit(o);
+            upd_patched_ = true;
+          }
+        }
+      }
+    }
     f.cwl = f.bal && st.pending_count == t.arrivals;
     f.obs = f.bal && st.preceding_phase_observed;
     return f;
@@ -1149,6 +1341,17 @@ class Reducer {
         const uint64_t held = (held_once & ~ux.upd) | (held_twice & ux.upd);
         uint64_t tgt[6], special, sens;
         MaskTargets(ux, held, tgt, &special, &sens);
+        if (upd_patched_) {  // Slot narrowed some units' `upd`: the held sets again
+          upd_patched_ = false;
+          held_once = held_twice = 0;
+          for (uint64_t m = in_bits_; m != 0; m &= m - 1) {
+            const uint64_t u = mu_[__builtin_ctzll(m)].upd;
+            held_twice |= held_once & u;
+            held_once |= u;
+          }
+          again = true;
+          continue;
+        }
         uint64_t cand = special;
         const FutureTable& ft = *ft_;
         for (int k = 0; k < 6; ++k) {
@@ -1235,7 +1438,12 @@ class Reducer {
       // One record per slot, by slot (the look-ahead gives one per operation: summed in
       // tally_acc_, indexed by slot).
       touched_.clear();
+      bool any_gate = false;
       for (const engine::UpdateTally& t : tally_scratch_) {
+        if (t.gate >= 0) {
+          any_gate = true;
+          continue;
+        }
         if (t.slot >= tally_acc_.size()) tally_acc_.resize(t.slot + 1, {kUnusedSlot});
         engine::UpdateTally& u = tally_acc_[t.slot];
         if (u.slot == kUnusedSlot) {
@@ -1252,6 +1460,8 @@ class Reducer {
         c.tally.push_back(tally_acc_[slot]);
         tally_acc_[slot].slot = kUnusedSlot;
       }
+      // In order, with the gates (GatedSums), when there is one (else `tally` is the same).
+      if (any_gate && !truncate) c.seq = tally_scratch_;
     } else {
       c.kinds = static_future_[a];
     }
@@ -1285,6 +1495,7 @@ class Reducer {
     std::vector<uint8_t> kinds;
     bool exact = false;                       // the look-ahead (else the static future)
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
+    std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates and gates, in order
     std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
     uint64_t mask = 0;              // ObjBit of every object in kinds
     KindMasks km;                   // kinds as masks (exact when there are at most 64 objects)
@@ -1292,6 +1503,16 @@ class Reducer {
 
   uint32_t n_obj_;
   bool guarded_;  // ExploreOptions::guarded_waits
+  bool phase_bounded_;  // ExploreOptions::phase_bounded_balance
+  bool any_gate_ = false;  // some live agent's future has a gate (this state)
+  bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
+  std::vector<uint32_t> gate_q_, gate_lo_;  // GatedSums: the hypotheses q_w, an agent's lo_w
+  std::vector<uint8_t> gate_breaks_;        // GatedSums: breaking accesses ahead of the cuts
+  std::vector<int64_t> gate_a_, gate_e_, gate_c_;  // GatedSums: arrivals, expect_tx and
+                                                   // complete_tx bytes ahead of the cuts
+  std::vector<uint8_t> pre_;  // GatedSums: per agent, holds an update of o ahead of its cut
+  std::vector<uint8_t> gated_;      // ComputeBalanced: balanced by the gated sums
+  std::vector<uint8_t> gated_pre_;  // and then per slot and agent: pre_
   std::vector<std::vector<uint8_t>> static_future_;  // AgentMayTouch, every access kOther
   // The memo: a deque (appending keeps references to earlier entries valid) indexed by a hash
   // of the key; entries compare the whole key.
@@ -1520,7 +1741,8 @@ class Search {
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
     w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits,
-                                            options_.mask_closure);
+                                            options_.mask_closure,
+                                            options_.phase_bounded_balance);
     if (options_.collect_barrier_states) CollectBarriers(*created);
     if (bfs_ && options_.threads > 1) {
       ParallelBfs(std::move(created).value());
@@ -1818,7 +2040,8 @@ class Search {
     for (uint32_t t = 0; t < nt; ++t) {
       par.push_back(std::make_unique<Par>(Par{Worker{}, root.IsolatedCopy(), {}, 0, {}, {}}));
       par.back()->w.reducer =
-          std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure);
+          std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
+                                    options_.phase_bounded_balance);
     }
     std::vector<Entry> frontier{{&root, 0}}, next;
     std::vector<BlockOut> blocks;
@@ -2018,6 +2241,12 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   r.has_bfs_stats = true;
   r.bfs_stats = b.stats;
   return r;
+}
+
+std::vector<SlotBalance> AnalyseBalance(const engine::Engine& state) {
+  Engine e = state;
+  Reducer r(e, /*guarded_waits=*/true);
+  return r.Report(e);
 }
 
 Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<int64_t>& params,

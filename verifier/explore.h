@@ -69,7 +69,10 @@
 // a barrier whose pending count is above zero commute once every arriving unit is in the set;
 // arrive/complete_tx updates on a *balanced* barrier (the exact look-aheads' arrivals fit in the
 // pending count and tx + expected - delivered bytes == 0) commute (explore.cc, ComputeBalanced
-// gives the argument); cluster arrivals of distinct agents commute, and so do exits; an agent that
+// gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
+// can happen before its current phase completes counts: each agent's future is cut at its first
+// blocking wait on a phase that provably cannot complete first (explore.cc, GatedSums;
+// ExploreOptions::phase_bounded_balance); cluster arrivals of distinct agents commute, and so do exits; an agent that
 // is still expected at its cluster barrier and is in the set truncates its cluster peers'
 // futures at their next barrier.cluster.wait; waits commute with waits, and on a balanced barrier
 // with updates that cannot complete the phase while a unit of the set still holds an outstanding
@@ -218,6 +221,11 @@ struct ExploreOptions {
   // state at most 64 units (Reducer::ChooseMasks in explore.cc), else object by object. Both
   // give the same persistent sets (the tests compare them); false is for those tests.
   bool mask_closure = true;
+  // With reduction: a barrier's updates count as balanced (they commute) when what can happen
+  // before its current phase completes balances, cutting each agent's future at its first
+  // blocking wait on a phase that cannot complete first (explore.cc, GatedSums). This is what
+  // reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
+  bool phase_bounded_balance = true;
   // Threads of the search. More than one: a level-synchronous breadth-first search whose
   // expansions run in parallel (see the header comment); its result does not depend on the
   // number of threads.
@@ -293,6 +301,20 @@ struct ExploreResult {
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options = {});
+
+// The balance analysis of the partial-order reduction (explore.cc) in one state, per mbarrier
+// slot: whether its arrive/complete_tx updates commute when every unit's whole future counts
+// (ComputeBalanced), and when only what can happen before the slot's current phase completes
+// counts (ExploreOptions::phase_bounded_balance; GatedSums), with the sums used for the latter
+// (arrivals, expect_tx and complete_tx bytes still to come in the phase; the whole futures'
+// when no agent's future has a blocking wait). For tests and for explaining a reduction.
+struct SlotBalance {
+  uint32_t slot = 0;
+  bool whole = false;
+  bool phase = false;
+  int64_t arrivals = 0, expect = 0, complete = 0;
+};
+std::vector<SlotBalance> AnalyseBalance(const engine::Engine& state);
 
 // Re-runs `choices` from the initial state with trace recording on; returns the engine after the
 // last step (its result() is the finding's RunResult). Fails on bad input.

@@ -2145,6 +2145,20 @@ struct Engine::Exec {
       } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
         ok = bar_slots(o->bar, false, -1, Access::kWait);
         if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);
+        if (ok && tally != nullptr && !o->test_only && o->token_var == 0xffffffffu &&
+            o->parity != ir::kNoExpr) {
+          // A gate (UpdateTally::gate). A parity that does not evaluate here is no gate (the
+          // wait faults when the agent gets there; the look-ahead itself stays exact).
+          ir::EvalFault fault;
+          const int64_t par = ir::EvalFast(p, o->parity, env0, &fault);
+          BarAddr b;
+          if (fault.ok() && (par == 0 || par == 1) && ResolveBar(a, o->bar, env0, nullptr, &b)) {
+            UpdateTally g;
+            g.slot = b.slot;
+            g.gate = static_cast<int8_t>(par);
+            tally->push_back(g);
+          }
+        }
       }
       else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
         UpdateTally t;

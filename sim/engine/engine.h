@@ -243,12 +243,19 @@ inline Access MergeAccess(Access a, Access b) {
 // `breaks` for anything that is not such an additive update or whose bytes the look-ahead does
 // not compute (init, inval, expect_tx without arrive, .noComplete, arrive_drop,
 // cp.async.mbarrier.arrive, bulk copies, st.async).
+//
+// With a tally, a blocking parity wait (try_wait.parity, not test_wait, not a token) is recorded
+// in order among the updates as a *gate*: `gate` is its parity (0 or 1) and every count is 0.
+// While that slot's current phase has the gate's parity and does not complete, the agent stops
+// there: the explorer bounds what can happen before a phase completes by the updates ahead of
+// the first such gate (verifier/explore.cc, GatedSums).
 struct UpdateTally {
   uint32_t slot = 0;
   int64_t arrivals = 0;
   int64_t expect = 0;
   int64_t complete = 0;
   bool breaks = false;
+  int8_t gate = -1;  // a blocking wait on `slot` for this parity; -1: an update record
 };
 
 struct Footprint {
