@@ -752,72 +752,93 @@ class Reducer {
     const uint32_t n_slots = e.num_barrier_slots();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     gate_q_.assign(n_slots, kNoHyp);
-    gate_lo_.resize(n_slots);
     for (uint32_t a = 0; a < n_agents; ++a) {
       if (e.agent_state(a).status == 2) continue;
-      for (const engine::UpdateTally& r : full_[a]->seq) {
-        if (r.gate < 0 || r.slot >= n_slots) continue;
-        const model::MbarrierState& st = e.slot_state(r.slot);
-        if (st.life == model::MbarrierLife::kLive) gate_q_[r.slot] = st.phase;
+      for (uint32_t w : full_[a]->gate_slots) {
+        if (w >= n_slots) continue;
+        const model::MbarrierState& st = e.slot_state(w);
+        if (st.life == model::MbarrierLife::kLive) gate_q_[w] = st.phase;
       }
     }
     gate_q_[o] = e.slot_state(o).phase;
+    gate_a_.assign(n_slots, 0);
+    gate_e_.assign(n_slots, 0);
+    gate_c_.assign(n_slots, 0);
+    gate_breaks_.assign(n_slots, 0);
+    gate_raised_.assign(n_slots, 0);
+    pre_.assign(n_agents, 0);
     engine::UpdateTally t{o};
-    for (;;) {
-      gate_a_.assign(n_slots, 0);
-      gate_e_.assign(n_slots, 0);
-      gate_c_.assign(n_slots, 0);
-      gate_breaks_.assign(n_slots, 0);
-      pre_.assign(n_agents, 0);
-      t = engine::UpdateTally{o};
-      auto add = [&](uint32_t a, const engine::UpdateTally& r) {
-        if (r.slot >= n_slots) return;
-        gate_a_[r.slot] += r.arrivals;
-        gate_e_[r.slot] += r.expect;
-        gate_c_[r.slot] += r.complete;
-        if (r.breaks) gate_breaks_[r.slot] = 1;
-        if (r.slot != o) return;
-        t.arrivals += r.arrivals;
-        t.expect += r.expect;
-        t.complete += r.complete;
-        t.breaks = t.breaks || r.breaks;
-        if (a != kNoAgent) pre_[a] = 1;
-      };
-      for (uint32_t a = 0; a < n_agents; ++a) {
-        if (e.agent_state(a).status == 2) continue;
-        const CacheEntry& c = *full_[a];
-        if (c.seq.empty()) {  // no gate ahead: the whole future
-          for (const engine::UpdateTally& r : c.tally) add(a, r);
+    auto add = [&](uint32_t a, const engine::UpdateTally& r) {
+      if (r.slot >= n_slots) return;
+      gate_a_[r.slot] += r.arrivals;
+      gate_e_[r.slot] += r.expect;
+      gate_c_[r.slot] += r.complete;
+      if (r.breaks) gate_breaks_[r.slot] = 1;
+      if (r.slot != o) return;
+      t.arrivals += r.arrivals;
+      t.expect += r.expect;
+      t.complete += r.complete;
+      t.breaks = t.breaks || r.breaks;
+      if (a != kNoAgent) pre_[a] = 1;
+    };
+    for (const Engine::InFlight& f : e.in_flight_ops()) {
+      if (f.slot >= n_slots) continue;
+      engine::UpdateTally g{f.slot};
+      AddInFlight(f, &g);
+      add(kNoAgent, g);
+    }
+    for (const Engine::InFlight& f : e.deferred_ops()) {
+      if (f.slot >= n_slots) continue;
+      gate_breaks_[f.slot] = 1;
+      if (f.slot == o) t.breaks = true;
+    }
+    // The cuts only move later as hypotheses are raised, so each agent's walk resumes where it
+    // stopped and the sums are accumulated once (the same sums as walking again from the start
+    // under the final hypotheses). walk_lo_: per agent and slot, lo_w (valid when walk_ep_ is
+    // this call's call_ep_).
+    if (++call_ep_ == 0) {
+      std::fill(walk_ep_.begin(), walk_ep_.end(), 0);
+      call_ep_ = 1;
+    }
+    walk_pos_.assign(n_agents, 0);
+    if (walk_lo_.size() < size_t{n_agents} * n_slots) {
+      walk_lo_.resize(size_t{n_agents} * n_slots);
+      walk_ep_.resize(size_t{n_agents} * n_slots, 0);
+    }
+    auto walk = [&](uint32_t a) {
+      const std::vector<engine::UpdateTally>& seq = full_[a]->seq;
+      size_t i = walk_pos_[a];
+      for (; i < seq.size(); ++i) {
+        const engine::UpdateTally& r = seq[i];
+        if (r.gate < 0) {
+          add(a, r);
           continue;
         }
-        for (const engine::UpdateTally& r : c.seq) {  // lo_w: cur(w) at the agent's first wait
-          if (r.gate >= 0 && r.slot < n_slots) gate_lo_[r.slot] = e.slot_state(r.slot).phase;
+        if (r.slot >= n_slots) continue;
+        const size_t k = size_t{a} * n_slots + r.slot;
+        if (walk_ep_[k] != call_ep_) {  // the agent's first wait on it: lo_w = cur(w)
+          walk_ep_[k] = call_ep_;
+          walk_lo_[k] = e.slot_state(r.slot).phase;
         }
-        for (const engine::UpdateTally& r : c.seq) {
-          if (r.gate < 0) {
-            add(a, r);
-            continue;
-          }
-          if (r.slot >= n_slots) continue;
-          uint32_t& lo = gate_lo_[r.slot];
-          if (static_cast<uint32_t>(r.gate) != (lo & 1u)) continue;  // taken to pass
-          if (gate_q_[r.slot] != kNoHyp && lo == gate_q_[r.slot]) break;  // surely blocks
-          ++lo;
-        }
+        uint32_t& lo = walk_lo_[k];
+        if (static_cast<uint32_t>(r.gate) != (lo & 1u)) continue;  // taken to pass
+        if (gate_q_[r.slot] != kNoHyp && lo == gate_q_[r.slot]) break;  // surely blocks
+        ++lo;
       }
-      for (const Engine::InFlight& f : e.in_flight_ops()) {
-        if (f.slot >= n_slots) continue;
-        if (f.slot == o) AddInFlight(f, &t);
-        engine::UpdateTally g{f.slot};
-        AddInFlight(f, &g);
-        gate_c_[f.slot] += g.complete;
-        if (g.breaks) gate_breaks_[f.slot] = 1;
+      walk_pos_[a] = static_cast<uint32_t>(i);
+    };
+    for (uint32_t a = 0; a < n_agents; ++a) {
+      if (e.agent_state(a).status == 2) continue;
+      const CacheEntry& c = *full_[a];
+      if (c.seq.empty()) {  // no gate ahead: the whole future
+        for (const engine::UpdateTally& r : c.tally) add(a, r);
+        continue;
       }
-      for (const Engine::InFlight& f : e.deferred_ops()) {
-        if (f.slot >= n_slots) continue;
-        gate_breaks_[f.slot] = 1;
-        if (f.slot == o) t.breaks = true;
-      }
+      walk(a);
+    }
+    for (;;) {
+      // The sums only grow as cuts move later: more arrivals than pending stays unbalanced.
+      if (t.arrivals > e.slot_state(o).pending_count) return t;
       bool changed = false;
       for (uint32_t w = 0; w < n_slots; ++w) {
         if (w == o || gate_q_[w] == kNoHyp) continue;
@@ -829,10 +850,18 @@ class Reducer {
                              (a < need || (a == need && gate_c_[w] < st.tx_count + gate_e_[w]));
         if (!starved) {
           gate_q_[w] = gate_q_[w] - st.phase < kGateAhead ? gate_q_[w] + 1 : kNoHyp;
+          gate_raised_[w] = 1;
           changed = true;
         }
       }
       if (!changed) return t;
+      for (uint32_t a = 0; a < n_agents; ++a) {
+        if (e.agent_state(a).status == 2) continue;
+        const std::vector<engine::UpdateTally>& seq = full_[a]->seq;
+        const uint32_t i = walk_pos_[a];
+        if (i < seq.size() && gate_raised_[seq[i].slot] != 0) walk(a);  // cut there: resume
+      }
+      std::fill(gate_raised_.begin(), gate_raised_.end(), 0);
     }
   }
   // The agents' part of the sums (exited agents count nothing; one with a static
@@ -1461,7 +1490,15 @@ class Reducer {
         tally_acc_[slot].slot = kUnusedSlot;
       }
       // In order, with the gates (GatedSums), when there is one (else `tally` is the same).
-      if (any_gate && !truncate) c.seq = tally_scratch_;
+      if (any_gate && !truncate) {
+        c.seq = tally_scratch_;
+        for (const engine::UpdateTally& t : c.seq) {
+          if (t.gate >= 0) c.gate_slots.push_back(t.slot);
+        }
+        std::sort(c.gate_slots.begin(), c.gate_slots.end());
+        c.gate_slots.erase(std::unique(c.gate_slots.begin(), c.gate_slots.end()),
+                           c.gate_slots.end());
+      }
     } else {
       c.kinds = static_future_[a];
     }
@@ -1496,6 +1533,7 @@ class Reducer {
     bool exact = false;                       // the look-ahead (else the static future)
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
     std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates and gates, in order
+    std::vector<uint32_t> gate_slots;         // the slots of seq's gates, distinct
     std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
     uint64_t mask = 0;              // ObjBit of every object in kinds
     KindMasks km;                   // kinds as masks (exact when there are at most 64 objects)
@@ -1506,7 +1544,11 @@ class Reducer {
   bool phase_bounded_;  // ExploreOptions::phase_bounded_balance
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
-  std::vector<uint32_t> gate_q_, gate_lo_;  // GatedSums: the hypotheses q_w, an agent's lo_w
+  std::vector<uint32_t> gate_q_;  // GatedSums: the hypotheses q_w
+  std::vector<uint8_t> gate_raised_;        // GatedSums: hypotheses raised in this round
+  std::vector<uint32_t> walk_pos_;          // GatedSums: per agent, where its walk stopped
+  std::vector<uint32_t> walk_lo_, walk_ep_;  // GatedSums: per agent and slot, lo_w and its call
+  uint32_t call_ep_ = 0;
   std::vector<uint8_t> gate_breaks_;        // GatedSums: breaking accesses ahead of the cuts
   std::vector<int64_t> gate_a_, gate_e_, gate_c_;  // GatedSums: arrivals, expect_tx and
                                                    // complete_tx bytes ahead of the cuts
