@@ -2141,7 +2141,11 @@ struct Engine::Exec {
         ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
       } else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
         UpdateTally t;
-        ok = Ev(o->bytes, env0, &t.complete) && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
+        ok = Ev(o->bytes, env0, &t.complete);
+        // Zero bytes change nothing, so the phase never needs them: not an update that a
+        // holder could be said to hold (the explorer's one-holder and held-in-set rules).
+        t.breaks = ok && t.complete == 0;
+        ok = ok && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
       } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
         ok = bar_slots(o->bar, false, -1, Access::kWait);
         if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);

@@ -372,6 +372,11 @@ TEST(ExplorePhaseBoundTest, SameVerdictsAndEndsAsBruteForce) {
   for (int helper = 0; helper < 4; ++helper) {
     CrossCheck("tests/verifier/testdata/phase_bound_gates.pipe", {{"HELPER", helper}});
   }
+  // A zero-byte complete_tx held no update the phase needs (a review found the reduced search
+  // verifying this deadlocking schedule).
+  for (int zb = 0; zb < 2; ++zb) {
+    CrossCheck("tests/verifier/testdata/zero_byte_holder.pipe", {{"ZB", zb}});
+  }
   const Loaded ring = Load("sim/examples/explore/ring_2p2c.pipe");  // 4 stages, 8 k-tiles
   ExploreOptions o;
   o.stop_at_first = false;
