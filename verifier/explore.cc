@@ -253,6 +253,7 @@ class Reducer {
       full_[a] = Future(e, a, false);
       any_gate_ = any_gate_ || (e.agent_state(a).status != 2 && !full_[a]->seq.empty());
     }
+    stuck_.assign(n_agents, 0);
     if (masks_) {
       size_t n_units = n_enabled;
       for (uint32_t a = 0; a < n_agents; ++a) {
@@ -749,6 +750,37 @@ class Reducer {
   }
   static constexpr uint32_t kNoHyp = 0xffffffffu, kGateAhead = 3;
   engine::UpdateTally GatedSums(const Engine& e, uint32_t o) {
+    return Fixpoint(e, o, kNoAgent, nullptr);
+  }
+  // Whether the current phase of slot o cannot complete while agent `stopped` takes no step
+  // (the same argument with o's hypothesis starved too and the agent's whole future cut). Then
+  // an enabled wait of that agent on o commutes with every arrive/complete_tx of o outside a
+  // persistent set holding it: o's phase and parity stay as they are on such paths, and the
+  // wait reads nothing else (its observed flag aside, see Meets).
+  bool StuckWhileStopped(const Engine& e, uint32_t o, uint32_t stopped) {
+    if (!phase_bounded_ || n_inexact_ != 0 || !any_gate_) return false;
+    const model::MbarrierState& st = e.slot_state(o);
+    if (st.life != model::MbarrierLife::kLive) return false;
+    bool starved = false;
+    Fixpoint(e, o, stopped, &starved);
+    return starved;
+  }
+  // StuckWhileStopped for agent a's enabled wait on slot o, once per state (an agent's step
+  // waits on one slot).
+  bool Stuck(uint32_t o, uint32_t a) {
+    if (a >= stuck_.size()) return false;
+    if (stuck_[a] == 0) {
+      if (!sums_ready_) {
+        sums_ready_ = true;
+        UpdateAgentSums(*e_);
+      }
+      stuck_[a] = StuckWhileStopped(*e_, o, a) ? 2 : 1;
+    }
+    return stuck_[a] == 2;
+  }
+  // GatedSums, and with o_starved != nullptr StuckWhileStopped: o's hypothesis is then checked
+  // like the others (*o_starved: whether it held) and `stopped`'s future counts nothing.
+  engine::UpdateTally Fixpoint(const Engine& e, uint32_t o, uint32_t stopped, bool* o_starved) {
     const uint32_t n_slots = e.num_barrier_slots();
     const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
     gate_q_.assign(n_slots, kNoHyp);
@@ -828,7 +860,7 @@ class Reducer {
       walk_pos_[a] = static_cast<uint32_t>(i);
     };
     for (uint32_t a = 0; a < n_agents; ++a) {
-      if (e.agent_state(a).status == 2) continue;
+      if (e.agent_state(a).status == 2 || a == stopped) continue;
       const CacheEntry& c = *full_[a];
       if (c.seq.empty()) {  // no gate ahead: the whole future
         for (const engine::UpdateTally& r : c.tally) add(a, r);
@@ -838,25 +870,32 @@ class Reducer {
     }
     for (;;) {
       // The sums only grow as cuts move later: more arrivals than pending stays unbalanced.
-      if (t.arrivals > e.slot_state(o).pending_count) return t;
+      if (o_starved == nullptr && t.arrivals > e.slot_state(o).pending_count) return t;
       bool changed = false;
       for (uint32_t w = 0; w < n_slots; ++w) {
-        if (w == o || gate_q_[w] == kNoHyp) continue;
+        if ((w == o && o_starved == nullptr) || gate_q_[w] == kNoHyp) continue;
         const model::MbarrierState& st = e.slot_state(w);
         const int64_t need =
             int64_t{st.pending_count} + int64_t{gate_q_[w] - st.phase} * st.expected_count;
         const int64_t a = gate_a_[w];
         const bool starved = gate_breaks_[w] == 0 &&
                              (a < need || (a == need && gate_c_[w] < st.tx_count + gate_e_[w]));
+        if (!starved && w == o) {  // StuckWhileStopped: o may complete
+          *o_starved = false;
+          return t;
+        }
         if (!starved) {
           gate_q_[w] = gate_q_[w] - st.phase < kGateAhead ? gate_q_[w] + 1 : kNoHyp;
           gate_raised_[w] = 1;
           changed = true;
         }
       }
-      if (!changed) return t;
+      if (!changed) {
+        if (o_starved != nullptr) *o_starved = true;
+        return t;
+      }
       for (uint32_t a = 0; a < n_agents; ++a) {
-        if (e.agent_state(a).status == 2) continue;
+        if (e.agent_state(a).status == 2 || a == stopped) continue;
         const std::vector<engine::UpdateTally>& seq = full_[a]->seq;
         const uint32_t i = walk_pos_[a];
         if (i < seq.size() && gate_raised_[seq[i].slot] != 0) walk(a);  // cut there: resume
@@ -941,6 +980,14 @@ class Reducer {
     for (const auto& [o, k] : units_[x].now) {
       const uint8_t fk = FutureKind(y, o);
       if (fk == kNone) continue;
+      if (k == kWaitK && o < n_slots_ && units_[x].agent != kNoAgent &&
+          (fk == kTx || (fk == kArr && e_->slot_state(o).preceding_phase_observed)) &&
+          Stuck(o, units_[x].agent)) {
+        // x's wait passes (or fails) the same way after any steps outside the set: o's
+        // current phase cannot complete before x's agent moves (StuckWhileStopped). An arrival
+        // reads the observed flag the wait may set (M1009): it must be set already.
+        continue;
+      }
       if (kClusterHeldRule && o >= n_slots_ && o < n_slots_ + n_clusters_) {
         // A cluster barrier (accesses: arrive, wait, exit). While an agent of the set other
         // than x is still expected in the current phase, no step outside the set completes the
@@ -1295,8 +1342,12 @@ class Reducer {
         tgt[kOther] |= b;
         tgt[kCArrive] |= b;
         tgt[kExitAcc] |= b;
-        if (!(f.bal && h)) tgt[kTx] |= b;
-        if (!quiet) tgt[kArr] |= b;
+        const bool tx_meets = !(f.bal && h), arr_meets = !quiet;
+        // Meets: a wait on a phase that cannot complete before its agent moves.
+        const bool stuck = (tx_meets || (arr_meets && e_->slot_state(o).preceding_phase_observed)) &&
+                           o < n_slots_ && ux.agent != kNoAgent && Stuck(o, ux.agent);
+        if (tx_meets && !stuck) tgt[kTx] |= b;
+        if (arr_meets && !(stuck && e_->slot_state(o).preceding_phase_observed)) tgt[kArr] |= b;
       }
       if (tx & b) {
         if (!quiet) tgt[kOther] |= b;
@@ -1544,6 +1595,7 @@ class Reducer {
   bool phase_bounded_;  // ExploreOptions::phase_bounded_balance
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
+  std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
   std::vector<uint32_t> gate_q_;  // GatedSums: the hypotheses q_w
   std::vector<uint8_t> gate_raised_;        // GatedSums: hypotheses raised in this round
   std::vector<uint32_t> walk_pos_;          // GatedSums: per agent, where its walk stopped

@@ -377,6 +377,9 @@ TEST(ExplorePhaseBoundTest, SameVerdictsAndEndsAsBruteForce) {
   for (int zb = 0; zb < 2; ++zb) {
     CrossCheck("tests/verifier/testdata/zero_byte_holder.pipe", {{"ZB", zb}});
   }
+  // A wait on a phase that cannot complete before its agent moves commutes with the arrivals
+  // only once the phase is observed (the rule without that condition misses this M1009).
+  CrossCheck("tests/verifier/testdata/stuck_wait_observed.pipe", {});
   const Loaded ring = Load("sim/examples/explore/ring_2p2c.pipe");  // 4 stages, 8 k-tiles
   ExploreOptions o;
   o.stop_at_first = false;
