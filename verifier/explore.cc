@@ -254,6 +254,8 @@ class Reducer {
       any_gate_ = any_gate_ || (e.agent_state(a).status != 2 && !full_[a]->seq.empty());
     }
     stuck_.assign(n_agents, 0);
+    stuck_may_known_.assign(n_agents, 0);
+    stuck_may_.resize(n_agents);
     if (masks_) {
       size_t n_units = n_enabled;
       for (uint32_t a = 0; a < n_agents; ++a) {
@@ -775,8 +777,31 @@ class Reducer {
         UpdateAgentSums(*e_);
       }
       stuck_[a] = StuckWhileStopped(*e_, o, a) ? 2 : 1;
+      if (stuck_[a] == 2) {
+        // Which agents may still update o before a moves (an update or breaking access of
+        // o ahead of their cuts); the others only wait on o until then.
+        if (stuck_pre_.size() < stuck_.size()) stuck_pre_.resize(stuck_.size());
+        stuck_pre_[a] = pre_;
+        stuck_may_known_[a] = 0;
+      }
     }
     return stuck_[a] == 2;
+  }
+  // With Stuck(o, a): whether unit y may access o other than by waiting before a moves.
+  bool StuckMay(uint32_t a, uint32_t y_agent) const {
+    return y_agent == kNoAgent || stuck_pre_[a][y_agent] != 0;
+  }
+  // The same as a mask of ChooseMasks's units.
+  uint64_t StuckMayMask(uint32_t a) {
+    if (!stuck_may_known_[a]) {
+      stuck_may_known_[a] = 1;
+      uint64_t m = 0;
+      for (size_t y = 0; y < n_units_; ++y) {
+        if (StuckMay(a, mu_[y].agent)) m |= uint64_t{1} << y;
+      }
+      stuck_may_[a] = m;
+    }
+    return stuck_may_[a];
   }
   // GatedSums, and with o_starved != nullptr StuckWhileStopped: o's hypothesis is then checked
   // like the others (*o_starved: whether it held) and `stopped`'s future counts nothing.
@@ -981,12 +1006,13 @@ class Reducer {
       const uint8_t fk = FutureKind(y, o);
       if (fk == kNone) continue;
       if (k == kWaitK && o < n_slots_ && units_[x].agent != kNoAgent &&
-          (fk == kTx || (fk == kArr && e_->slot_state(o).preceding_phase_observed)) &&
           Stuck(o, units_[x].agent)) {
         // x's wait passes (or fails) the same way after any steps outside the set: o's
-        // current phase cannot complete before x's agent moves (StuckWhileStopped). An arrival
-        // reads the observed flag the wait may set (M1009): it must be set already.
-        continue;
+        // current phase cannot complete before x's agent moves (StuckWhileStopped). A unit
+        // that cannot update o before then only waits on it; a complete_tx commutes with the
+        // wait; an arrival reads the observed flag the wait may set (M1009): it must be set.
+        if (!StuckMay(units_[x].agent, units_[y].agent)) continue;
+        if (fk == kTx || (fk == kArr && e_->slot_state(o).preceding_phase_observed)) continue;
       }
       if (kClusterHeldRule && o >= n_slots_ && o < n_slots_ + n_clusters_) {
         // A cluster barrier (accesses: arrive, wait, exit). While an agent of the set other
@@ -1339,15 +1365,20 @@ class Reducer {
       if (f.bal && !h) *sens |= b;
       const bool quiet = f.bal && f.obs && h;  // an update and a wait or other access commute
       if (wait & b) {
-        tgt[kOther] |= b;
         tgt[kCArrive] |= b;
         tgt[kExitAcc] |= b;
         const bool tx_meets = !(f.bal && h), arr_meets = !quiet;
-        // Meets: a wait on a phase that cannot complete before its agent moves.
-        const bool stuck = (tx_meets || (arr_meets && e_->slot_state(o).preceding_phase_observed)) &&
-                           o < n_slots_ && ux.agent != kNoAgent && Stuck(o, ux.agent);
-        if (tx_meets && !stuck) tgt[kTx] |= b;
-        if (arr_meets && !(stuck && e_->slot_state(o).preceding_phase_observed)) tgt[kArr] |= b;
+        if (o < n_slots_ && ux.agent != kNoAgent && Stuck(o, ux.agent)) {
+          // Meets: a wait on a phase that cannot complete before its agent moves; only the
+          // units that may update o before then, with other accesses or unobserved arrivals.
+          uint64_t m = ft_->units[kOther][o];
+          if (arr_meets && !e_->slot_state(o).preceding_phase_observed) m |= ft_->units[kArr][o];
+          *special |= m & StuckMayMask(ux.agent);
+        } else {
+          tgt[kOther] |= b;
+          if (tx_meets) tgt[kTx] |= b;
+          if (arr_meets) tgt[kArr] |= b;
+        }
       }
       if (tx & b) {
         if (!quiet) tgt[kOther] |= b;
@@ -1596,6 +1627,9 @@ class Reducer {
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
+  std::vector<std::vector<uint8_t>> stuck_pre_;  // per stuck agent: pre_ of its fixpoint
+  std::vector<uint8_t> stuck_may_known_;         // per agent: stuck_may_ computed
+  std::vector<uint64_t> stuck_may_;              // per agent: StuckMayMask
   std::vector<uint32_t> gate_q_;  // GatedSums: the hypotheses q_w
   std::vector<uint8_t> gate_raised_;        // GatedSums: hypotheses raised in this round
   std::vector<uint32_t> walk_pos_;          // GatedSums: per agent, where its walk stopped

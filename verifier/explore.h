@@ -73,9 +73,11 @@
 // can happen before its current phase completes counts: each agent's future is cut at its first
 // blocking wait on a phase that provably cannot complete first (explore.cc, GatedSums;
 // ExploreOptions::phase_bounded_balance), and by the same analysis an enabled wait commutes
-// with the arrivals and complete_tx of its barrier when that barrier's current phase cannot
-// complete before the waiting agent moves (StuckWhileStopped: a producer's passing wait on
-// empty[s] against the consumers' releases of the next round, which need its own next load); cluster arrivals of distinct agents commute, and so do exits; an agent that
+// with the complete_tx and (once the preceding phase is observed) the arrivals of its barrier
+// when that barrier's current phase cannot complete before the waiting agent moves, and with
+// everything an agent does that cannot reach the barrier before then (StuckWhileStopped: a
+// producer's passing wait on empty[s] against the consumers' releases of the next round,
+// which need its own next load); cluster arrivals of distinct agents commute, and so do exits; an agent that
 // is still expected at its cluster barrier and is in the set truncates its cluster peers'
 // futures at their next barrier.cluster.wait; waits commute with waits, and on a balanced barrier
 // with updates that cannot complete the phase while a unit of the set still holds an outstanding
