@@ -836,7 +836,7 @@ class Reducer {
       t.expect += r.expect;
       t.complete += r.complete;
       t.breaks = t.breaks || r.breaks;
-      if (a != kNoAgent) pre_[a] = 1;
+      if (a != kNoAgent && pre_[a] < 2) ++pre_[a];  // 0, 1, 2: two or more
     };
     for (const Engine::InFlight& f : e.in_flight_ops()) {
       if (f.slot >= n_slots) continue;
@@ -1084,7 +1084,21 @@ class Reducer {
     for (uint32_t h : holders_[o]) {
       if (h != x && in_[h]) return true;
     }
-    return false;
+    return SelfHeld(o, x);
+  }
+  // Whether x's own agent holds an outstanding update of balanced slot o besides x's step
+  // (the TMA loads after a producer's arrive.expect_tx): on a path of steps outside the set
+  // the agent does not move, so that update does not happen and the phase does not complete.
+  bool SelfHeld(uint32_t o, size_t x) const {
+    const Unit& u = units_[x];
+    if (u.agent == kNoAgent) return false;
+    const CacheEntry& c = *full_[u.agent];
+    if (!std::binary_search(c.updates.begin(), c.updates.end(), o)) return false;
+    const uint32_t n = gated_[o] ? gated_pre_[size_t{o} * e_->num_agents() + u.agent]
+                                 : std::binary_search(c.multi.begin(), c.multi.end(), o) ? 2 : 1;
+    bool now_upd = false;
+    for (const auto& [no, k] : u.now) now_upd = now_upd || (no == o && (k == kTx || k == kArr));
+    return n >= (now_upd ? 2u : 1u);
   }
 
   // --- The bit-parallel closure (at most 64 objects and 64 units) ---
@@ -1102,6 +1116,7 @@ class Reducer {
     uint32_t cluster = 0xffffffffu;
     uint64_t now[7] = {};  // the step's objects by access kind; [6]: a blocked wait (kWaitNes)
     uint64_t upd = 0;      // objects it holds an outstanding update of (EnsureBalanced's holders)
+    uint64_t self = 0;     // of those, the ones it holds besides its step's (SelfHeld)
     KindMasks own;         // an in-flight operation's future
   };
   // The units' futures under one truncation (SetMaskFutures), transposed: per access kind and
@@ -1137,6 +1152,7 @@ class Reducer {
         u.agent = choices[i].index;
         u.cluster = e.agent_info(u.agent).cluster;
         u.upd = full_[u.agent]->km.k[kTx] | full_[u.agent]->km.k[kArr];
+        u.self = u.upd & (full_[u.agent]->multi_mask | ~(u.now[kTx] | u.now[kArr]));
         continue;
       }
       const Engine::InFlight& f = e.in_flight_ops()[choices[i].index];
@@ -1173,6 +1189,7 @@ class Reducer {
       const engine::AgentInfo& info = e.agent_info(a);
       u.cluster = info.cluster;
       u.upd = full_[a]->km.k[kTx] | full_[a]->km.k[kArr];
+      u.self = u.upd;  // set below only for its wait (no update)
       if (guarded) {
         u.now[kNesIdx] = ObjBit(guard[a]);
         continue;
@@ -1242,6 +1259,7 @@ class Reducer {
     u.cluster = 0xffffffffu;
     for (uint64_t& m : u.now) m = 0;
     u.upd = 0;
+    u.self = 0;
   }
   // The units' futures for closures from `start` (SetFutures: the agents of the start's cluster
   // get their futures up to their next barrier.cluster.wait when the start is an agent still
@@ -1319,8 +1337,18 @@ class Reducer {
         // (held, sens, FirstHolder), which is now: MaskClosure recomputes its held sets.
         for (size_t y = 0; y < n_units_; ++y) {
           MaskUnit& u = mu_[y];
-          if (u.agent != kNoAgent && pre_[u.agent] == 0 && (u.upd & ObjBit(o)) != 0) {
-            u.upd &= ~ObjBit(o);
+          if (u.agent == kNoAgent) continue;
+          const uint64_t b = ObjBit(o);
+          if (pre_[u.agent] == 0 && (u.upd & b) != 0) {
+            u.upd &= ~b;
+            upd_patched_ = true;
+          }
+          // SelfHeld with the updates ahead of the cut.
+          const bool now_upd = ((u.now[kTx] | u.now[kArr]) & b) != 0;
+          const uint64_t self =
+              (u.upd & b) != 0 && pre_[u.agent] >= (now_upd ? 2 : 1) ? b : 0;
+          if ((u.self & b) != self) {
+            u.self = (u.self & ~b) | self;
             upd_patched_ = true;
           }
         }
@@ -1449,7 +1477,7 @@ class Reducer {
       uint64_t settled = 0;  // candidates at or below the last unit that joined
       for (bool again = true; again;) {
         again = false;
-        const uint64_t held = (held_once & ~ux.upd) | (held_twice & ux.upd);
+        const uint64_t held = (held_once & ~ux.upd) | (held_twice & ux.upd) | ux.self;
         uint64_t tgt[6], special, sens;
         MaskTargets(ux, held, tgt, &special, &sens);
         if (upd_patched_) {  // Slot narrowed some units' `upd`: the held sets again
@@ -1555,6 +1583,13 @@ class Reducer {
           any_gate = true;
           continue;
         }
+        if (!truncate) {
+          if (t.slot >= count_acc_.size()) count_acc_.resize(t.slot + 1, 0);
+          if (count_acc_[t.slot]++ == 1) {
+            c.multi.push_back(t.slot);
+            c.multi_mask |= ObjBit(t.slot);
+          }
+        }
         if (t.slot >= tally_acc_.size()) tally_acc_.resize(t.slot + 1, {kUnusedSlot});
         engine::UpdateTally& u = tally_acc_[t.slot];
         if (u.slot == kUnusedSlot) {
@@ -1570,7 +1605,9 @@ class Reducer {
       for (uint32_t slot : touched_) {
         c.tally.push_back(tally_acc_[slot]);
         tally_acc_[slot].slot = kUnusedSlot;
+        if (slot < count_acc_.size()) count_acc_[slot] = 0;
       }
+      std::sort(c.multi.begin(), c.multi.end());
       // In order, with the gates (GatedSums), when there is one (else `tally` is the same).
       if (any_gate && !truncate) {
         c.seq = tally_scratch_;
@@ -1616,6 +1653,8 @@ class Reducer {
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
     std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates and gates, in order
     std::vector<uint32_t> gate_slots;         // the slots of seq's gates, distinct
+    std::vector<uint32_t> multi;  // exact && !truncate: slots with two or more update records
+    uint64_t multi_mask = 0;      // ObjBit of multi
     std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
     uint64_t mask = 0;              // ObjBit of every object in kinds
     KindMasks km;                   // kinds as masks (exact when there are at most 64 objects)
@@ -1638,7 +1677,7 @@ class Reducer {
   std::vector<uint8_t> gate_breaks_;        // GatedSums: breaking accesses ahead of the cuts
   std::vector<int64_t> gate_a_, gate_e_, gate_c_;  // GatedSums: arrivals, expect_tx and
                                                    // complete_tx bytes ahead of the cuts
-  std::vector<uint8_t> pre_;  // GatedSums: per agent, holds an update of o ahead of its cut
+  std::vector<uint8_t> pre_;  // GatedSums: per agent, its updates of o ahead of its cut (0, 1, 2+)
   std::vector<uint8_t> gated_;      // ComputeBalanced: balanced by the gated sums
   std::vector<uint8_t> gated_pre_;  // and then per slot and agent: pre_
   std::vector<std::vector<uint8_t>> static_future_;  // AgentMayTouch, every access kOther
@@ -1702,6 +1741,7 @@ class Reducer {
   static constexpr uint32_t kUnusedSlot = 0xffffffffu;
   std::vector<engine::UpdateTally> tally_acc_;  // Future: per slot (slot kUnusedSlot: empty)
   std::vector<uint32_t> touched_;
+  std::vector<uint8_t> count_acc_;  // Future: update records per slot (then reset)
   Footprint scratch_;
   std::vector<Unit> units_;
   size_t n_units_ = 0;
