@@ -478,7 +478,8 @@ class Reducer {
   // Every unit's future (and its mask in fmask_) for closures from `start`: an agent that is
   // still expected in its cluster barrier's current phase and takes no step outside the set
   // keeps every peer of its cluster from passing its next barrier.cluster.wait: the peers'
-  // futures end there (Engine::AgentFuture).
+  // futures end there (Engine::AgentFuture), except a peer that arrived in a phase that has
+  // completed since (its next wait passes: Engine::ClusterWaitPasses).
   void SetFutures(size_t start) {
     const Engine& e = *e_;
     uint32_t trunc_cluster = 0xffffffffu;
@@ -520,6 +521,15 @@ class Reducer {
   }
   void SetTrunc(size_t y) {
     Unit& u = units_[y];
+    if (e_->ClusterWaitPasses(u.agent)) {
+      // It arrived in a cluster phase that has completed: its next wait passes without the
+      // truncating agent, so its future does not end there (a review found the reduced search
+      // missing an arrival behind such a wait).
+      u.future = &full_[u.agent]->kinds;
+      u.future_mask = full_[u.agent]->mask;
+      fmask_[y] = u.future_mask;
+      return;
+    }
     if (trunc_[u.agent] == nullptr) {
       const CacheEntry* c = Future(*e_, u.agent, true);
       trunc_[u.agent] = &c->kinds;
@@ -1288,7 +1298,7 @@ class Reducer {
       const KindMasks* f;
       if (u.agent == kNoAgent) {
         f = &u.own;
-      } else if (u.cluster == trunc_cluster) {
+      } else if (u.cluster == trunc_cluster && !e_->ClusterWaitPasses(u.agent)) {
         if (trunc_km_[u.agent] == nullptr) trunc_km_[u.agent] = &Future(*e_, u.agent, true)->km;
         f = trunc_km_[u.agent];
       } else {

@@ -2745,6 +2745,11 @@ bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) 
   return !out->overflow;
 }
 
+bool Engine::ClusterWaitPasses(uint32_t agent) const {
+  const uint32_t cluster = code_->agents[agent].cluster;
+  return clusters_[cluster].ArrivedInCompletedPhase(agent - code_->cluster_first_agent[cluster]);
+}
+
 const int64_t* Engine::agent_vars(uint32_t agent) const {
   return vars_.data() + code_->var_offset[agent];
 }

@@ -374,6 +374,9 @@ class Engine {
   // True when agent `agent` has arrived on its cluster barrier and not yet completed the
   // matching barrier.cluster.wait (so its arrival may already count for the current phase).
   bool ClusterArrivalOutstanding(uint32_t agent) const { return agents_[agent].cluster_arrived; }
+  // Whether the agent's next barrier.cluster.wait passes whatever the others do: it arrived in
+  // a cluster phase that has completed since.
+  bool ClusterWaitPasses(uint32_t agent) const;
   // The variable slots of an agent (its private state besides pc and status).
   const int64_t* agent_vars(uint32_t agent) const;
   uint32_t agent_num_vars(uint32_t agent) const;

@@ -114,6 +114,12 @@ class ClusterBarrier {
   bool Exit(uint32_t p);
 
   uint32_t phase() const { return phase_; }
+  // Whether p arrived in a phase that has completed and has not waited yet (its next wait
+  // passes whatever the others do).
+  bool ArrivedInCompletedPhase(uint32_t p) const {
+    return p < participants_.size() && participants_[p].arrived_phase != kNotArrived &&
+           participants_[p].arrived_phase != phase_;
+  }
   uint32_t expected() const { return expected_; }
   uint32_t arrived() const { return arrived_; }
 
