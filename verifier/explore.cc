@@ -687,9 +687,17 @@ class Reducer {
       Add(t);
     }
     gated_.assign(n_slots, 0);
+    // The gated sums only where a closure may ask (Meets reads the balance of the objects of
+    // a member's step), as the mask path's Slot does: the same sets, less work.
+    asked_.assign(n_slots, 0);
+    for (size_t y = 0; y < n_units_; ++y) {
+      for (const auto& [o, k] : units_[y].now) {
+        if (o < n_slots) asked_[o] = 1;
+      }
+    }
     for (uint32_t o = 0; o < n_slots; ++o) {
       balanced_[o] = (dbg_ & 8) == 0 && BalancedSlot(e.slot_state(o), sum_[o]);
-      if (balanced_[o] || (dbg_ & 8) != 0 || !MayGate(e, o)) continue;
+      if (balanced_[o] || (dbg_ & 8) != 0 || !asked_[o] || !MayGate(e, o)) continue;
       const engine::UpdateTally t = GatedSums(e, o);
       if (!BalancedSlot(e.slot_state(o), t)) continue;
       balanced_[o] = 1;
@@ -1689,6 +1697,7 @@ class Reducer {
                                                    // complete_tx bytes ahead of the cuts
   std::vector<uint8_t> pre_;  // GatedSums: per agent, its updates of o ahead of its cut (0, 1, 2+)
   std::vector<uint8_t> gated_;      // ComputeBalanced: balanced by the gated sums
+  std::vector<uint8_t> asked_;      // ComputeBalanced: slots of some unit's step
   std::vector<uint8_t> gated_pre_;  // and then per slot and agent: pre_
   std::vector<std::vector<uint8_t>> static_future_;  // AgentMayTouch, every access kOther
   // The memo: a deque (appending keeps references to earlier entries valid) indexed by a hash
