@@ -162,12 +162,7 @@ class Reducer {
       SlotBalance b;
       b.slot = o;
       if (n_inexact_ == 0) {
-        const AgentSum& g = agent_sum_[o];
-        engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
-        for (const Engine::InFlight& op : e.in_flight_ops()) {
-          if (op.slot == o) AddInFlight(op, &t);
-        }
-        for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
+        engine::UpdateTally t = WholeSums(e, o);
         b.whole = BalancedSlot(e.slot_state(o), t);
         if (MayGate(e, o)) t = GatedSums(e, o);
         b.phase = b.whole || BalancedSlot(e.slot_state(o), t);
@@ -724,6 +719,17 @@ class Reducer {
       default:
         break;
     }
+  }
+  // One slot's sums over every unit's whole future (ComputeBalanced's sum_[o], for one slot):
+  // the agents' part (UpdateAgentSums), the deliveries in flight, deferred arrives breaking.
+  engine::UpdateTally WholeSums(const Engine& e, uint32_t o) const {
+    const AgentSum& g = agent_sum_[o];
+    engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
+    for (const Engine::InFlight& op : e.in_flight_ops()) {
+      if (op.slot == o) AddInFlight(op, &t);
+    }
+    for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
+    return t;
   }
   // The balance condition of one slot (ComputeBalanced) given the sums over every unit's future.
   static bool BalancedSlot(const model::MbarrierState& st, const engine::UpdateTally& t) {
@@ -1339,12 +1345,7 @@ class Reducer {
       UpdateAgentSums(e);
     }
     if (n_inexact_ != 0) return f;
-    const AgentSum& g = agent_sum_[o];
-    engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
-    for (const Engine::InFlight& op : e.in_flight_ops()) {
-      if (op.slot == o) AddInFlight(op, &t);
-    }
-    for (const Engine::InFlight& op : e.deferred_ops()) t.breaks = t.breaks || op.slot == o;
+    engine::UpdateTally t = WholeSums(e, o);
     f.bal = (dbg_ & 8) == 0 && BalancedSlot(st, t);
     if (!f.bal && (dbg_ & 8) == 0 && MayGate(e, o)) {
       t = GatedSums(e, o);
