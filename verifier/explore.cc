@@ -2413,6 +2413,10 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   // A finding: the depth-first path is some path; a breadth-first search (same reduction, same
   // bounds, stopping at its first finding) gives the shortest one in the explored graph.
   ExploreOptions bo = options;
+  // A protocol rule breaks on a completed run, at the full depth of the graph, which a
+  // breadth-first search reaches last: without a time limit of the user's, it gets 10 s and
+  // otherwise the depth-first counterexample stands (said so: counterexample_shortest).
+  if (r.verdict == ExploreVerdict::kRuleViolation && bo.time_limit_s == 0) bo.time_limit_s = 10;
   bo.stop_at_first = true;
   bo.collect_terminals = false;
   bo.collect_barrier_states = false;

@@ -144,11 +144,39 @@ struct GenericWrite {
   uint32_t epoch = 0;
   uint32_t pc = 0;
 };
+// A cp.async copy (the non-bulk one: per thread, completed through async groups). Its bytes may
+// land any time until the issuer observes its completion: a cp.async.wait_group / wait_all of
+// the issuer that covers its group (PTX ISA: the writes become visible to the executing thread,
+// and to others through that thread's later synchronisation), or the barrier phase on which the
+// issuer's cp.async.mbarrier.arrive, which lands after every earlier cp.async of the thread
+// completes, arrives.
+struct CpCopy {
+  uint32_t agent = 0;
+  uint32_t pc = 0;
+  uint32_t seq = 0;       // the issuer's how-manieth cp.async (from 0)
+  bool waited = false;    // covered by a group wait of the issuer ...
+  uint32_t epoch = 0;     // ... at this clock of the issuer
+};
+// A cp.async.mbarrier.arrive that landed: it covers its issuer's first `upto` copies, and a
+// thread that observed `phase` of the barrier slot sees their bytes.
+struct CpCover {
+  uint32_t upto = 0;
+  uint32_t slot_id = 0;
+  uint32_t phase = 0;
+};
 struct Location {
   std::map<uint32_t, Read> reads;  // by global agent: its last read
   bool has_copy = false;
   CopyWrite copy;
   std::vector<GenericWrite> writes;  // generic writes since the last async-proxy read
+  std::map<uint32_t, uint32_t> cp_writes;  // by issuing agent: its last cp.async here (CpCopy)
+};
+// A cp.async.mbarrier.arrive in flight: the issuer's clock and the copies it waits for.
+struct CpArrive {
+  uint64_t bar = 0;  // the barrier element it arrives on (Analysis::Key of CTA, barrier, index)
+  Clock clock;
+  uint32_t agent = 0;
+  uint32_t upto = 0;  // the cp.async copies its issuer had issued before it
 };
 
 // Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
@@ -210,6 +238,9 @@ class Analysis {
   void OnPhaseComplete(size_t i, const TraceEvent& ev);
   void OnUse(size_t i, const TraceEvent& ev, uint32_t a);
   void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer);
+  void OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a);
+  void OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a);
+  bool CpCopyVisible(const CpCopy& c, uint32_t reader) const;
   void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                       uint32_t pc, const char* what);
 
@@ -242,7 +273,14 @@ class Analysis {
   std::vector<Clock> clocks_;                      // per agent
   std::vector<Clock> issue_clocks_;                // snapshots at copy issue
   std::vector<PendingCopy> pending_;               // copies in flight
-  std::map<uint64_t, std::deque<Clock>> cp_arrives_;  // cp.async.mbarrier.arrive by (cta, pc)
+  std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;  // cp.async.mbarrier.arrive by (cta, pc)
+  std::vector<CpCopy> cp_copies_;
+  // Per agent: its cp.async copies not yet committed, and its committed groups (oldest first)
+  // whose copies it has not waited for.
+  std::vector<std::vector<uint32_t>> cp_open_;
+  std::vector<std::deque<std::vector<uint32_t>>> cp_groups_;
+  std::vector<uint32_t> cp_issued_;               // per agent: cp.async copies issued
+  std::vector<std::vector<CpCover>> cp_covers_;   // per agent: its landed cp.async arrives
   std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
   std::vector<std::vector<uint32_t>> fence_proxy_;  // per agent: epochs of fence.proxy.async
   std::vector<uint32_t> cluster_arrives_;          // per agent: barrier.cluster.arrive count
@@ -302,6 +340,10 @@ void Analysis::Setup() {
   }
   clocks_.assign(num_agents_, Clock(width_, 0));
   fence_init_.resize(num_agents_);
+  cp_open_.resize(num_agents_);
+  cp_groups_.resize(num_agents_);
+  cp_issued_.assign(num_agents_, 0);
+  cp_covers_.resize(num_agents_);
   fence_proxy_.resize(num_agents_);
   cluster_arrives_.assign(num_agents_, 0);
   exited_.assign(num_agents_, false);
@@ -557,7 +599,71 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
                Bar(loc.copy.slot_id) + ", but it never waited for that phase",
            a, ev.pc, i, cta, true, ev.object, ev.index, loc.copy.agent);
   }
+  for (const auto& [issuer, c] : loc.cp_writes) {
+    const CpCopy& copy = cp_copies_[c];
+    if (CpCopyVisible(copy, a)) continue;
+    Report(model::Code::kSharedMemoryRace, 0, 0,
+           Agent(a) + " reads " + Buf(cta, ev.object, ev.index) +
+               " while the cp.async issued by " + Agent(issuer) + " (at " +
+               At(issuer, copy.pc) + ") may still be writing it: " +
+               (issuer == a ? std::string("no cp.async.wait_group / wait_all of this thread "
+                                          "covers that copy before the read")
+                            : "no cp.async.wait_group / wait_all of the issuer that covers the "
+                              "copy happens before the read (a wait, then bar.sync)") +
+               (cp_covers_[issuer].empty()
+                    ? ""
+                    : ", nor a barrier phase that a later cp.async.mbarrier.arrive of the "
+                      "issuer landed in") +
+               ". A copy only joins a group at cp.async.commit_group",
+           a, ev.pc, i, cta, true, ev.object, ev.index, issuer);
+  }
   loc.reads[a] = Read{clocks_[a][a], i, ev.pc};
+}
+
+bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
+  const Clock& k = clocks_[reader];
+  if (c.waited && k[c.agent] >= c.epoch) return true;
+  for (const CpCover& v : cp_covers_[c.agent]) {
+    if (v.upto > c.seq && k[Comp(v.slot_id)] >= v.phase + 1) return true;
+  }
+  return false;
+}
+
+void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
+  const uint32_t cta = CtaGlobal(ev, ev.target_cta);
+  Location& loc = locations_[Key(cta, ev.object, ev.index)];
+  // Write after read: every other thread's read of the slot must happen before the issue.
+  for (const auto& [reader, r] : loc.reads) {
+    if (reader == a || r.epoch <= clocks_[a][reader]) continue;
+    Report(model::Code::kSharedMemoryRace, 0, 0,
+           "the cp.async issued by " + Agent(a) + " overwrites " +
+               Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +
+               At(reader, r.pc) +
+               ") although that read does not happen before the issue (no barrier between "
+               "the reader and the copy's issuer)",
+           a, ev.pc, i, cta, true, ev.object, ev.index, reader);
+  }
+  const uint32_t id = static_cast<uint32_t>(cp_copies_.size());
+  CpCopy c;
+  c.agent = a;
+  c.pc = ev.pc;
+  c.seq = cp_issued_[a]++;
+  cp_copies_.push_back(c);
+  cp_open_[a].push_back(id);
+  loc.cp_writes[a] = id;
+}
+
+void Analysis::OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a) {
+  // wait_group N: every committed group but the newest N has completed.
+  std::deque<std::vector<uint32_t>>& groups = cp_groups_[a];
+  const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
+  while (groups.size() > keep) {
+    for (uint32_t c : groups.front()) {
+      cp_copies_[c].waited = true;
+      cp_copies_[c].epoch = clocks_[a][a];
+    }
+    groups.pop_front();
+  }
 }
 
 // PTX ISA, memory consistency model (proxies): a TMA/bulk store reads shared memory through the
@@ -614,10 +720,19 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       if (by_agent) {
         OnBarrierSignal(i, ev, a, clocks_[a]);
       } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
+        // The oldest arrive of this instruction on this barrier element (arrives on different
+        // elements land in any order).
         auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
-        if (!q.empty()) {
-          OnBarrierSignal(i, ev, kNoFindingAgent, q.front());
-          q.pop_front();
+        const uint64_t bar = Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+        auto it = std::find_if(q.begin(), q.end(),
+                               [bar](const CpArrive& c) { return c.bar == bar; });
+        if (it != q.end()) {
+          // Every cp.async the issuer started before the arrive has landed: a thread that
+          // observes this phase sees their bytes.
+          const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+          cp_covers_[it->agent].push_back(CpCover{it->upto, id, slots_[id].completed});
+          OnBarrierSignal(i, ev, kNoFindingAgent, it->clock);
+          q.erase(it);
         }
       }
       break;
@@ -638,8 +753,31 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     case EventKind::kBulkComplete:  // a bulk load's delivery (stores have their own kinds)
       OnDelivery(i, ev);
       break;
-    case EventKind::kCpAsyncArrive:
-      cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(clocks_[a]);
+    case EventKind::kCpAsyncArrive: {
+      cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
+          CpArrive{Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index), clocks_[a], a,
+                   cp_issued_[a]});
+      break;
+    }
+    case EventKind::kCpAsyncIssue:
+      OnCpAsyncIssue(i, ev, a);
+      break;
+    case EventKind::kCpAsyncCommit:
+      cp_groups_[a].push_back(std::move(cp_open_[a]));
+      cp_open_[a].clear();
+      break;
+    case EventKind::kCpAsyncWaitBegin: {
+      // cp.async.wait_all commits the open copies first (PTX ISA); wait_group N does not.
+      const ir::Op* op = pcs_.op(Role(a), ev.pc);
+      const auto* w = op ? std::get_if<ir::CpAsyncWait>(op) : nullptr;
+      if (w != nullptr && w->pending == ir::kNoExpr) {
+        cp_groups_[a].push_back(std::move(cp_open_[a]));
+        cp_open_[a].clear();
+      }
+      break;
+    }
+    case EventKind::kCpAsyncWaitEnd:
+      OnCpAsyncWaitEnd(ev, a);
       break;
     case EventKind::kWaitEnd:
       OnWaitSuccess(ev, a);

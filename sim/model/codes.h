@@ -216,7 +216,11 @@ enum class Severity : uint8_t { kError, kWarning };
     "barrier.cluster arrive -> wait; bar.sync; and a copy's issue): a TMA, bulk or st.async write " \
     "lands on a slot that a consumer may still be reading (its use is not ordered before the "     \
     "copy was issued, also across CTAs for multicast), or a consumer reads a slot before it "      \
-    "waited on the barrier phase on which the slot's bytes completed. Typical bug: an empty "      \
+    "waited on the barrier phase on which the slot's bytes completed. The same for cp.async: "     \
+    "its bytes are visible after a cp.async.wait_group / wait_all of the issuer that covers its "  \
+    "group (to other threads through a later bar.sync), or through the barrier phase its "         \
+    "issuer's cp.async.mbarrier.arrive lands in; a copy joins a group only at commit_group. "       \
+    "Typical bug: an empty "                                                                       \
     "barrier count that leaves out the consumers of other CTAs of the multicast, a consumer "      \
     "that releases the stage before its last read, or a missing wait on the full barrier.")       \
   X(kProxyFenceMissing, "P2006", "proxy-fence-missing", kError,                                    \
