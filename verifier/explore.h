@@ -216,7 +216,8 @@ struct ExploreOptions {
   // and on a finding a breadth-first search for the shortest counterexample.
   bool breadth_first = false;
   // After a depth-first search found something: search breadth-first for the shortest
-  // counterexample (false: report the depth-first path).
+  // counterexample (false: report the depth-first path). For a protocol rule violation (found
+  // on completed runs, the deepest states) that search gets 10 s unless time_limit_s is set.
   bool shortest_counterexample = true;
   // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
   // state (tests compare the reduced search with the brute-force one).
