@@ -173,7 +173,7 @@ struct Location {
 };
 // A cp.async.mbarrier.arrive in flight: the issuer's clock and the copies it waits for.
 struct CpArrive {
-  uint64_t bar = 0;  // the barrier element it arrives on (Analysis::Key of CTA, barrier, index)
+  uint32_t slot_id = 0;  // the barrier element it arrives on
   Clock clock;
   uint32_t agent = 0;
   uint32_t upto = 0;  // the cp.async copies its issuer had issued before it
@@ -240,6 +240,11 @@ class Analysis {
   void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer);
   void OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a);
   void OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a);
+  // cp.async.commit_group: agent a's open copies become its newest group.
+  void CpCommit(uint32_t a) {
+    cp_groups_[a].push_back(std::move(cp_open_[a]));
+    cp_open_[a].clear();
+  }
   bool CpCopyVisible(const CpCopy& c, uint32_t reader) const;
   void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                       uint32_t pc, const char* what);
@@ -723,13 +728,12 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
         // The oldest arrive of this instruction on this barrier element (arrives on different
         // elements land in any order).
         auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
-        const uint64_t bar = Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+        const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
         auto it = std::find_if(q.begin(), q.end(),
-                               [bar](const CpArrive& c) { return c.bar == bar; });
+                               [id](const CpArrive& c) { return c.slot_id == id; });
         if (it != q.end()) {
           // Every cp.async the issuer started before the arrive has landed: a thread that
           // observes this phase sees their bytes.
-          const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
           cp_covers_[it->agent].push_back(CpCover{it->upto, id, slots_[id].completed});
           OnBarrierSignal(i, ev, kNoFindingAgent, it->clock);
           q.erase(it);
@@ -753,27 +757,22 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     case EventKind::kBulkComplete:  // a bulk load's delivery (stores have their own kinds)
       OnDelivery(i, ev);
       break;
-    case EventKind::kCpAsyncArrive: {
+    case EventKind::kCpAsyncArrive:
       cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-          CpArrive{Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index), clocks_[a], a,
+          CpArrive{SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index), clocks_[a], a,
                    cp_issued_[a]});
       break;
-    }
     case EventKind::kCpAsyncIssue:
       OnCpAsyncIssue(i, ev, a);
       break;
     case EventKind::kCpAsyncCommit:
-      cp_groups_[a].push_back(std::move(cp_open_[a]));
-      cp_open_[a].clear();
+      CpCommit(a);
       break;
     case EventKind::kCpAsyncWaitBegin: {
       // cp.async.wait_all commits the open copies first (PTX ISA); wait_group N does not.
       const ir::Op* op = pcs_.op(Role(a), ev.pc);
       const auto* w = op ? std::get_if<ir::CpAsyncWait>(op) : nullptr;
-      if (w != nullptr && w->pending == ir::kNoExpr) {
-        cp_groups_[a].push_back(std::move(cp_open_[a]));
-        cp_open_[a].clear();
-      }
+      if (w != nullptr && w->pending == ir::kNoExpr) CpCommit(a);
       break;
     }
     case EventKind::kCpAsyncWaitEnd:
