@@ -37,6 +37,10 @@ class FingerprintSet {
   }
   // Read-only lookup (safe from several threads while nobody inserts).
   bool Contains(uint64_t fp) const { return slots_[Find(fp == 0 ? 1 : fp)] != 0; }
+  // Starts loading the table line where fp's probe begins (an Insert soon after finds it in
+  // cache: the depth-first search fingerprints all successors of a state first, so that their
+  // cache misses overlap).
+  void Prefetch(uint64_t fp) const { __builtin_prefetch(&slots_[(fp == 0 ? 1 : fp) & mask_]); }
   size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
 
  private:
@@ -2093,10 +2097,22 @@ class Search {
   // The same with the state's VisitedFp computed by the caller.
   uint32_t Visit(const Engine& s, uint64_t fp, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
+    const uint32_t id = Insert(fp, parent, c);
+    if (id == kRoot) return kRoot;
+    return Reached(s, fp, id, keep);
+  }
+  // A transition to a state with fingerprint fp: its record id when the state is new, else
+  // kRoot.
+  uint32_t Insert(uint64_t fp, uint32_t parent, Choice c) {
     ++res_.stats.transitions;
     if (!seen_.Insert(fp)) return kRoot;
     const uint32_t id = static_cast<uint32_t>(records_.size());
     records_.push_back({parent, EncodeChoice(c)});
+    return id;
+  }
+  // The rest of Visit for a new state s (record id): returns id; *keep when it is running.
+  uint32_t Reached(const Engine& s, uint64_t fp, uint32_t id, bool* keep) {
+    *keep = false;
     if (options_.collect_barrier_states) CollectBarriers(s);
     const Outcome o = s.outcome();
     if (o == Outcome::kRunning) {
@@ -2332,48 +2348,95 @@ class Search {
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
   // A successor is stepped directly in the next level's frame (one engine copy per transition).
+  // Depth-first. A state's successors are generated together when it is expanded: each taken
+  // step is applied to one scratch copy of the state, fingerprinted, and undone
+  // (Engine::RestoreStep copies back only what the step changed), and the fingerprint's table
+  // line is prefetched; then the fingerprints are inserted (their cache misses overlapped) and
+  // only the new running successors are kept, as (record, step) pairs, and re-stepped from the
+  // state when the search descends into them. Most steps lead to states seen before, so most
+  // successors cost a step, a fingerprint and an undo, not a whole copy. Every successor is
+  // marked visited when its parent is expanded (not when it is descended into); the stored
+  // states are the same (the persistent sets depend only on the state).
   void Dfs(Engine root) {
     struct Frame {
       Engine engine;
       uint32_t id = 0;
-      std::vector<Choice> choices;
-      std::vector<uint8_t> take;
+      struct Kid {
+        uint32_t id;  // its record
+        Choice choice;
+        uint64_t fp;
+      };
+      std::vector<Kid> kids;  // the new running successors
       size_t next = 0;
     };
+    struct Succ {
+      uint64_t fp;
+      Choice choice;
+      bool ended;
+    };
     std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
+    std::optional<Engine> scratch;
+    std::vector<Succ> succ;
     size_t depth = 0;
-    // Expands the frame at `depth` (its engine already holds the state) and makes it the top.
+    // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
+    // top.
     auto push = [&](uint32_t id) {
       Frame& f = stack[depth++];
       f.id = id;
+      f.kids.clear();
+      f.next = 0;
       res_.stats.enabled += Expand(w0_, f.engine);
       ++res_.stats.expanded;
-      f.choices.swap(w0_.choices);
-      f.take.swap(w0_.take);
-      f.next = 0;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
+      if (scratch) {
+        *scratch = f.engine;
+      } else {
+        scratch.emplace(f.engine);
+      }
+      succ.clear();
+      for (size_t i = 0; i < w0_.choices.size(); ++i) {
+        if (!w0_.take[i]) continue;
+        scratch->Step(w0_.choices[i]);
+        const uint64_t fp = VisitedFp(*scratch);
+        seen_.Prefetch(fp);
+        succ.push_back({fp, w0_.choices[i], scratch->outcome() != Outcome::kRunning});
+        scratch->RestoreStep(f.engine);
+      }
+      for (const Succ& s : succ) {
+        if (done_ || OutOfBounds()) return;
+        const uint32_t kid = Insert(s.fp, id, s.choice);
+        if (kid == kRoot) continue;
+        if (!s.ended && !options_.collect_barrier_states) {
+          f.kids.push_back({kid, s.choice, s.fp});
+          continue;
+        }
+        scratch->Step(s.choice);
+        bool keep = false;
+        Reached(*scratch, s.fp, kid, &keep);
+        scratch->RestoreStep(f.engine);
+        if (keep) f.kids.push_back({kid, s.choice, s.fp});
+      }
     };
-    stack.push_back({std::move(root), 0, {}, {}, 0});
+    stack.push_back({std::move(root), 0, {}, 0});
     push(0);
-    while (depth != 0 && !done_) {
+    while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack[depth - 1];
-      if (f.next == f.choices.size()) {
+      if (f.next == f.kids.size()) {
         --depth;
         continue;
       }
-      const size_t i = f.next++;
-      if (!f.take[i]) continue;
-      if (OutOfBounds()) break;
+      const Frame::Kid kid = f.kids[f.next++];
       if (depth == stack.size()) {
-        stack.push_back({f.engine, 0, {}, {}, 0});
+        stack.push_back({f.engine, 0, {}, 0});
       } else {
         stack[depth].engine = f.engine;
       }
       Engine& child = stack[depth].engine;
-      child.Step(f.choices[i]);
-      bool keep = false;
-      const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
-      if (keep) push(id);
+      child.Step(kid.choice);
+      // Also leaves the child's fingerprint cache clean, which RestoreStep needs.
+      [[maybe_unused]] const uint64_t fp = VisitedFp(child);
+      assert(fp == kid.fp);
+      push(kid.id);
     }
     res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path
   }

@@ -694,9 +694,90 @@ void Engine::CopyState(const Engine& o) {
   events_ = o.events_;
   trace_ = o.trace_;
   fpc_ = o.fpc_;
+  // RestoreStep can undo steps from here on when every change they make is marked: the
+  // source's marks are all clear (its fingerprint is up to date), so a step's changes are
+  // exactly the objects whose mark it sets.
+  step_log_.clear();
+  step_log_ok_ = fpc_.valid;
+  if (step_log_ok_) {
+    const uint32_t words = (num_objects() + 63) / 64;
+    for (uint32_t w = 0; w < words; ++w) step_log_ok_ = step_log_ok_ && fpc_.w[w] == 0;
+  }
 }
-// A member added to Engine (or to RunResult) must be copied by CopyState too.
-static_assert(sizeof(Engine) == 768, "Engine changed: update CopyState (x86-64, libstdc++)");
+// A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
+// RestoreStep).
+static_assert(sizeof(Engine) == 800, "Engine changed: update CopyState (x86-64, libstdc++)");
+
+void Engine::RestoreStep(const Engine& p) {
+  if (!step_log_ok_ || code_ != p.code_) {
+    CopyState(p);
+    return;
+  }
+  const Code& c = *code_;
+  const uint32_t nslots = static_cast<uint32_t>(barriers_.size());
+  const uint32_t first_named = nslots + c.clusters;
+  const uint32_t first_agent = first_named + c.num_ctas;
+  for (const uint32_t o : step_log_) {
+    if (o < nslots) {
+      barriers_[o] = p.barriers_[o];
+    } else if (o < first_named) {
+      clusters_[o - nslots] = p.clusters_[o - nslots];
+    } else if (o < first_agent) {
+      named_[o - first_named] = p.named_[o - first_named];
+    } else {
+      const uint32_t a = o - first_agent;
+      const uint32_t begin = c.var_offset[a];
+      const uint32_t end = a + 1 < c.var_offset.size() ? c.var_offset[a + 1]
+                                                       : static_cast<uint32_t>(vars_.size());
+      std::copy(p.vars_.begin() + begin, p.vars_.begin() + end, vars_.begin() + begin);
+      const uint32_t g = c.group_state[a];
+      if (g != kNoGroups) {
+        cp_[g] = p.cp_[g];
+        bulk_[g] = p.bulk_[g];
+      }
+    }
+  }
+  step_log_.clear();
+  agents_ = p.agents_;
+  if (!smem_data_.empty() || !global_data_.empty()) {
+    smem_data_ = p.smem_data_;
+    global_data_ = p.global_data_;
+  }
+  in_flight_ = p.in_flight_;
+  deferred_ = p.deferred_;
+  ready_ = p.ready_;
+  exited_count_ = p.exited_count_;
+  rng_ = p.rng_;
+  rr_cursor_ = p.rr_cursor_;
+  rr_async_turn_ = p.rr_async_turn_;
+  outcome_ = p.outcome_;
+  if (OnlyScalars(p.result_) && OnlyScalars(result_)) {
+    result_.outcome = p.result_.outcome;
+    result_.steps = p.result_.steps;
+    result_.events = p.result_.events;
+  } else {
+    result_ = p.result_;
+  }
+  steps_ = p.steps_;
+  events_ = p.events_;
+  if (!trace_.empty() || !p.trace_.empty()) trace_ = p.trace_;
+  fpc_.valid = p.fpc_.valid;
+  fpc_.shared_sum = p.fpc_.shared_sum;
+  fpc_.agents_sum = p.fpc_.agents_sum;
+  std::copy(p.fpc_.w.begin(), p.fpc_.w.end(), fpc_.w.begin());
+#ifndef NDEBUG
+  thread_local uint32_t calls = 0;
+  if ((calls++ & 7) == 0) {
+    bool same = StateHash() == p.StateHash() && vars_ == p.vars_ && barriers_ == p.barriers_ &&
+                fpc_.w == p.fpc_.w && Fingerprint() == p.Fingerprint() &&
+                clusters_ == p.clusters_ && named_ == p.named_;
+    for (size_t i = 0; same && i < agents_.size(); ++i) {
+      same = std::memcmp(&agents_[i], &p.agents_[i], sizeof(AgentState)) == 0;
+    }
+    PARITY_CHECK(same, "RestoreStep: a step changed state that it did not mark (Exec::Dirty)");
+  }
+#endif
+}
 static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
 
 Engine::Engine(const Engine&) = default;
@@ -753,7 +834,12 @@ struct Engine::Exec {
     if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
   }
   __attribute__((always_inline)) void Dirty(uint32_t object) {
-    if (mark_) e.fpc_.w[object >> 6] |= uint64_t{1} << (object & 63);  // FpCache's dirty bits
+    if (!mark_) return;
+    uint64_t& word = e.fpc_.w[object >> 6];  // FpCache's dirty bits
+    const uint64_t bit = uint64_t{1} << (object & 63);
+    if ((word & bit) != 0) return;
+    word |= bit;
+    e.step_log_.push_back(object);  // RestoreStep
   }
   // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
   // component is stale.

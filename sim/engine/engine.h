@@ -460,6 +460,17 @@ class Engine {
   // isolated on another thread) and keeps this engine's compiled program: a thread steps a
   // state made by another thread on an engine of its own. `other` is only read.
   void AssignState(const Engine& other);
+  // Undoes the steps taken since this engine was made a copy of `parent` (operator= or
+  // AssignState; `parent` unchanged since): afterwards this engine's state equals parent's. It
+  // copies back only what those steps changed (the explorer's successor loop: copy once, then
+  // step, fingerprint and restore per successor), and falls back to a whole copy when it cannot
+  // tell: parent's fingerprint cache was not clean (valid, no stale component) at the copy, so
+  // the steps' changes were not all recorded. Every change of a step marks an object
+  // (Exec::Dirty, the incremental fingerprint's marks); the objects marked since the copy are
+  // listed (step_log_) and restored, and the small whole vectors (agents, in-flight operations,
+  // ready list, fingerprint cache) are copied. Builds with assertions check the result against
+  // `parent` every 8th time.
+  void RestoreStep(const Engine& parent);
 
   Engine(const Engine&);
   Engine& operator=(const Engine&);
@@ -528,6 +539,11 @@ class Engine {
   uint64_t events_ = 0;
   std::vector<trace::TraceEvent> trace_;
   mutable FpCache fpc_;  // Fingerprint's components (a cache: const methods refresh it)
+  // RestoreStep: the objects whose fingerprint mark a step set since the last copy (their mark
+  // went from clear to set; not part of the state, not copied), and whether that lists every
+  // change since the copy (the copy's source had a clean fingerprint cache).
+  std::vector<uint32_t> step_log_;
+  bool step_log_ok_ = false;
 };
 
 }  // namespace parity::engine

@@ -69,6 +69,7 @@ class NamedBarriers {
   uint32_t arrived(uint32_t id) const { return slots_[id].arrived; }
   uint32_t count(uint32_t id) const { return slots_[id].count; }
   uint32_t generation(uint32_t id) const { return slots_[id].generation; }
+  bool operator==(const NamedBarriers&) const = default;
 
  private:
   struct Slot {
@@ -76,6 +77,7 @@ class NamedBarriers {
     uint32_t arrived = 0;      // 0: idle
     uint32_t count = 0;        // count of the instance in progress
     bool all_threads = false;  // the instance uses "all CTA threads" (no operand b)
+    bool operator==(const Slot&) const = default;
   };
   std::array<Slot, kNamedBarrierCount> slots_{};
   uint32_t live_cta_threads_;
@@ -122,6 +124,7 @@ class ClusterBarrier {
   }
   uint32_t expected() const { return expected_; }
   uint32_t arrived() const { return arrived_; }
+  bool operator==(const ClusterBarrier&) const = default;
 
  private:
   static constexpr uint32_t kNotArrived = UINT32_MAX;
@@ -130,6 +133,7 @@ class ClusterBarrier {
   struct Participant {
     uint32_t arrived_phase = kNotArrived;  // the phase it arrived in
     bool exited = false;
+    bool operator==(const Participant&) const = default;
   };
   // One vector of PODs, not two (one a std::vector<bool>): the explorer copies the state at
   // every transition, and this copies as one memmove.
