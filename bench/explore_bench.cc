@@ -3,8 +3,10 @@
 // reduced search), on the 2-producer 2-consumer 4-stage ring
 // (sim/examples/explore/ring_2p2c.pipe) and on the 2x2 multicast GEMM main loop
 // (sim/examples/gemm_tma_multicast_2x2.pipe).
-//   bazel run -c opt //bench:explore_bench -- [--seconds S] [--skip-brute]
+//   bazel run -c opt //bench:explore_bench -- [--seconds S] [--skip-brute] [--skip-reduced]
 //   bazel run -c opt //bench:explore_bench -- --file F.pipe [-D NAME=V ...] [--seconds S]
+//   ... --max-states N: every search stops after storing N states (equal work for comparing
+//   builds; a time bound gives the faster build a larger table).
 //   ... --threads T: also the breadth-first search on one thread and on T threads (the
 //   parallel search is breadth-first), with the speed-up.
 // Each search has a time bound; a search that hits it is reported as incomplete, and a reduction
@@ -39,11 +41,23 @@ double CpuSeconds() {
   return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
 }
 
+// A search that takes less than a second of CPU is repeated until the repetitions took one (at
+// most 1000 times): *cpu and the result's seconds are then per search, averaged, so that a small
+// search's rate is not a single timer reading of a few milliseconds.
 ExploreResult Timed(const parity::ir::Program& p, const std::vector<int64_t>& v,
                     const ExploreOptions& o, double* cpu) {
   const double c0 = CpuSeconds();
   ExploreResult r = Explore(p, v, o);
-  *cpu = CpuSeconds() - c0;
+  double total = CpuSeconds() - c0, wall = r.stats.seconds;
+  int reps = 1;
+  while (total < 1.0 && reps < 1000) {
+    const double c1 = CpuSeconds();
+    wall += Explore(p, v, o).stats.seconds;
+    total += CpuSeconds() - c1;
+    ++reps;
+  }
+  *cpu = total / reps;
+  r.stats.seconds = wall / reps;
   return r;
 }
 
@@ -73,7 +87,7 @@ std::string PeakRss() {
 
 int Bench(const char* title, const std::string& path,
           const std::vector<std::pair<std::string, int64_t>>& defs, double seconds,
-          bool brute, int threads) {
+          uint64_t max_states, bool reduced, bool brute, int threads) {
   auto p = parity::ir::ParseFile(path);
   if (!p.ok()) {
     std::fprintf(stderr, "%s\n", p.status().ToString().c_str());
@@ -87,12 +101,16 @@ int Bench(const char* title, const std::string& path,
   std::printf("%s\n", title);
   ExploreOptions o;
   o.time_limit_s = seconds;
+  if (max_states != 0) o.max_states = max_states;
   o.stop_at_first = false;
   o.check_rules = false;  // raw search throughput
   double cpu = 0;
-  const ExploreResult red = Timed(*p, *v, o, &cpu);
-  Line("reduced", red, cpu);
-  std::printf("  %s\n", red.symmetry.c_str());
+  ExploreResult red;
+  if (reduced) {
+    red = Timed(*p, *v, o, &cpu);
+    Line("reduced", red, cpu);
+    std::printf("  %s\n", red.symmetry.c_str());
+  }
   if (threads > 1) {
     // The parallel search is breadth-first: compare with the breadth-first search on one thread.
     ExploreOptions b = o;
@@ -113,6 +131,7 @@ int Bench(const char* title, const std::string& path,
   o.reduction = false;
   const ExploreResult full = Timed(*p, *v, o, &cpu);
   Line("brute force", full, cpu);
+  if (!reduced) return 0;
   std::printf("  reduction factor %.1fx%s\n",
               double(full.stats.states) / double(red.stats.states ? red.stats.states : 1),
               red.verdict == ExploreVerdict::kIncomplete ? " (reduced search incomplete: no factor)"
@@ -126,7 +145,9 @@ int Bench(const char* title, const std::string& path,
 
 int main(int argc, char** argv) {
   double seconds = 60;
+  uint64_t max_states = 0;  // 0: the explorer's default
   bool brute = true;
+  bool reduced = true;
   int threads = 1;
   std::string file;
   std::vector<std::pair<std::string, int64_t>> defs;
@@ -134,8 +155,12 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--seconds" && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (a == "--max-states" && i + 1 < argc) {
+      max_states = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--threads" && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
+    } else if (a == "--skip-reduced") {
+      reduced = false;
     } else if (a == "--skip-brute") {
       brute = false;
     } else if (a == "--file" && i + 1 < argc) {
@@ -152,17 +177,20 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   if (!file.empty()) {
-    rc = Bench(file.c_str(), file, defs, seconds, brute, threads);
+    rc = Bench(file.c_str(), file, defs, seconds, max_states, reduced, brute, threads);
   } else {
     // bazel run: the runfiles tree holds the schedules under their workspace paths.
     rc |= Bench("ring_2p2c: 2 producers, 2 consumers, 4 stages, 8 k-tiles, 1 CTA",
-                "sim/examples/explore/ring_2p2c.pipe", {}, seconds, brute, threads);
+                "sim/examples/explore/ring_2p2c.pipe", {}, seconds, max_states, reduced, brute,
+                threads);
     rc |= Bench("gemm_tma_multicast_2x2: STAGES=2 K_TILES=2 CONSUMERS=1",
                 "sim/examples/gemm_tma_multicast_2x2.pipe",
-                {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}, seconds, brute, threads);
+                {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}, seconds, max_states, reduced,
+                brute, threads);
     rc |= Bench("gemm_tma_multicast_2x2: STAGES=4 K_TILES=3 CONSUMERS=2",
                 "sim/examples/gemm_tma_multicast_2x2.pipe",
-                {{"STAGES", 4}, {"K_TILES", 3}, {"CONSUMERS", 2}}, seconds, false, threads);
+                {{"STAGES", 4}, {"K_TILES", 3}, {"CONSUMERS", 2}}, seconds, max_states, reduced,
+                false, threads);
   }
   std::printf("peak resident memory:%s\n", PeakRss().c_str());
   return rc;

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "sim/common/check.h"
+#include "verifier/fingerprint_set.h"
 #include "verifier/rules.h"
 
 namespace parity::verifier {
@@ -23,54 +24,6 @@ using engine::Choice;
 using engine::Engine;
 using engine::Footprint;
 using engine::Outcome;
-
-// Open-addressing set of 64-bit fingerprints (0 marks an empty slot; a fingerprint of 0 is
-// stored as 1, which merges two of 2^64 values).
-class FingerprintSet {
- public:
-  FingerprintSet() : slots_(1u << 10, 0), mask_((1u << 10) - 1) {}
-  // True if newly inserted.
-  bool Insert(uint64_t fp) {
-    if (fp == 0) fp = 1;
-    if ((size_ + 1) * 4 > slots_.size() * 3) Grow();
-    return InsertNoGrow(fp);
-  }
-  // Read-only lookup (safe from several threads while nobody inserts).
-  bool Contains(uint64_t fp) const { return slots_[Find(fp == 0 ? 1 : fp)] != 0; }
-  // Starts loading the table line where fp's probe begins (an Insert soon after finds it in
-  // cache: the depth-first search fingerprints all successors of a state first, so that their
-  // cache misses overlap).
-  void Prefetch(uint64_t fp) const { __builtin_prefetch(&slots_[(fp == 0 ? 1 : fp) & mask_]); }
-  size_t bytes() const { return slots_.size() * sizeof(uint64_t); }
-
- private:
-  // The slot holding fp (non-zero), or the empty slot where it would go. The fingerprint is
-  // already well mixed: its low bits index the table.
-  size_t Find(uint64_t fp) const {
-    size_t i = fp & mask_;
-    while (slots_[i] != fp && slots_[i] != 0) i = (i + 1) & mask_;
-    return i;
-  }
-  bool InsertNoGrow(uint64_t fp) {
-    const size_t i = Find(fp);
-    if (slots_[i] != 0) return false;
-    slots_[i] = fp;
-    ++size_;
-    return true;
-  }
-  void Grow() {
-    std::vector<uint64_t> old = std::move(slots_);
-    slots_.assign(old.size() * 2, 0);
-    mask_ = slots_.size() - 1;
-    size_ = 0;
-    for (uint64_t fp : old) {
-      if (fp != 0) InsertNoGrow(fp);
-    }
-  }
-  std::vector<uint64_t> slots_;
-  size_t mask_;
-  size_t size_ = 0;
-};
 
 // Per stored state: the state it was reached from and the step (for the counterexample).
 struct Record {
@@ -2348,15 +2301,16 @@ class Search {
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
   // A successor is stepped directly in the next level's frame (one engine copy per transition).
-  // Depth-first. A state's successors are generated together when it is expanded: each taken
-  // step is applied to one scratch copy of the state, fingerprinted, and undone
-  // (Engine::RestoreStep copies back only what the step changed), and the fingerprint's table
-  // line is prefetched; then the fingerprints are inserted (their cache misses overlapped) and
-  // only the new running successors are kept, as (record, step) pairs, and re-stepped from the
-  // state when the search descends into them. Most steps lead to states seen before, so most
-  // successors cost a step, a fingerprint and an undo, not a whole copy. Every successor is
-  // marked visited when its parent is expanded (not when it is descended into); the stored
-  // states are the same (the persistent sets depend only on the state).
+  // Depth-first. A state's successors are generated together when it is expanded: the engine
+  // of the next level is made a copy of the state once, and each taken step is applied to it,
+  // fingerprinted and undone (Engine::RestoreStep copies back only what the step changed),
+  // prefetching the fingerprint's table line; then the fingerprints are inserted (their cache
+  // misses overlapped) and only the new running successors are kept, as (record, step) pairs.
+  // Descending into one re-steps that engine from the state (after undoing the previous
+  // successor's step). Most steps lead to states seen before, so most successors cost a step, a
+  // fingerprint and an undo, not a whole copy. Every successor is marked visited when its
+  // parent is expanded (not when it is descended into); the stored states are the same (the
+  // persistent sets depend only on the state).
   void Dfs(Engine root) {
     struct Frame {
       Engine engine;
@@ -2375,11 +2329,10 @@ class Search {
       bool ended;
     };
     std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
-    std::optional<Engine> scratch;
     std::vector<Succ> succ;
     size_t depth = 0;
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
-    // top.
+    // top; the next frame's engine is left equal to the state.
     auto push = [&](uint32_t id) {
       Frame& f = stack[depth++];
       f.id = id;
@@ -2388,19 +2341,20 @@ class Search {
       res_.stats.enabled += Expand(w0_, f.engine);
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
-      if (scratch) {
-        *scratch = f.engine;
+      if (depth == stack.size()) {
+        stack.push_back({f.engine, 0, {}, 0});
       } else {
-        scratch.emplace(f.engine);
+        stack[depth].engine = f.engine;
       }
+      Engine& e = stack[depth].engine;
       succ.clear();
       for (size_t i = 0; i < w0_.choices.size(); ++i) {
         if (!w0_.take[i]) continue;
-        scratch->Step(w0_.choices[i]);
-        const uint64_t fp = VisitedFp(*scratch);
+        e.Step(w0_.choices[i]);
+        const uint64_t fp = VisitedFp(e);
         seen_.Prefetch(fp);
-        succ.push_back({fp, w0_.choices[i], scratch->outcome() != Outcome::kRunning});
-        scratch->RestoreStep(f.engine);
+        succ.push_back({fp, w0_.choices[i], e.outcome() != Outcome::kRunning});
+        e.RestoreStep(f.engine);
       }
       for (const Succ& s : succ) {
         if (done_ || OutOfBounds()) return;
@@ -2410,10 +2364,10 @@ class Search {
           f.kids.push_back({kid, s.choice, s.fp});
           continue;
         }
-        scratch->Step(s.choice);
+        e.Step(s.choice);
         bool keep = false;
-        Reached(*scratch, s.fp, kid, &keep);
-        scratch->RestoreStep(f.engine);
+        Reached(e, s.fp, kid, &keep);
+        e.RestoreStep(f.engine);
         if (keep) f.kids.push_back({kid, s.choice, s.fp});
       }
     };
@@ -2426,12 +2380,9 @@ class Search {
         continue;
       }
       const Frame::Kid kid = f.kids[f.next++];
-      if (depth == stack.size()) {
-        stack.push_back({f.engine, 0, {}, 0});
-      } else {
-        stack[depth].engine = f.engine;
-      }
       Engine& child = stack[depth].engine;
+      // It holds f's state, or the previous successor's (its subtree used the engines below).
+      if (f.next > 1) child.RestoreStep(f.engine);
       child.Step(kid.choice);
       // Also leaves the child's fingerprint cache clean, which RestoreStep needs.
       [[maybe_unused]] const uint64_t fp = VisitedFp(child);

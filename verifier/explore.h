@@ -17,7 +17,8 @@
 // is needed for either form.
 //
 // Visited states are stored as 64-bit fingerprints (Engine::Fingerprint) in an open-addressing
-// table with linear probing (max load 3/4, doubling), plus per state its parent's number and the
+// table with linear probing (max load 3/4, doubling; verifier/fingerprint_set.h, on transparent
+// huge pages once it is 2 MiB), plus per state its parent's number and the
 // choice that reached it (8 bytes) for the counterexample: at most 8 / 0.375 + 8 ≈ 29 and at
 // least 8 / 0.75 + 8 ≈ 19 bytes per state. Two distinct states with the same fingerprint make
 // the second look visited (the search could then miss what lies only behind it): with n states
@@ -156,7 +157,10 @@
 // and ExploreResult::terminals holds symmetric fingerprints in every search of such a schedule.
 // Not done: interchangeable CTAs (e.g. rotations of a ring cluster), which would also have to
 // permute barrier slots, CTA-relative masks and the builtins cta_x/cta_y.
-// Search order: depth-first by default (memory: one engine per level); on a finding a
+// Search order: depth-first by default (memory: one engine per level); a state's successors are
+// generated together when it is expanded (stepped, fingerprinted and undone on the next level's
+// engine, their table lines prefetched, then inserted), so every successor is marked visited
+// when its parent is expanded; on a finding a
 // breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
 // first path the search stored), not on every path: a rule violation that occurs only on other

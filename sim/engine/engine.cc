@@ -717,7 +717,18 @@ void Engine::RestoreStep(const Engine& p) {
   const uint32_t nslots = static_cast<uint32_t>(barriers_.size());
   const uint32_t first_named = nslots + c.clusters;
   const uint32_t first_agent = first_named + c.num_ctas;
+  const uint32_t n_agents = static_cast<uint32_t>(agents_.size());
+  // The fingerprint cache (FpCache's layout): the marks, and the entries of what changed.
+  const uint32_t words = (first_agent + n_agents + 63) / 64;
+  uint64_t* const w = fpc_.w.data();
+  const uint64_t* const pw = p.fpc_.w.data();
+  std::copy(pw, pw + words, w);
+  fpc_.shared_sum = p.fpc_.shared_sum;
+  fpc_.agents_sum = p.fpc_.agents_sum;
+  const uint32_t objects = first_agent + n_agents;
+  const uint32_t ops = words + objects, fin = ops + n_agents;
   for (const uint32_t o : step_log_) {
+    w[words + o] = pw[words + o];
     if (o < nslots) {
       barriers_[o] = p.barriers_[o];
     } else if (o < first_named) {
@@ -726,6 +737,10 @@ void Engine::RestoreStep(const Engine& p) {
       named_[o - first_named] = p.named_[o - first_named];
     } else {
       const uint32_t a = o - first_agent;
+      agents_[a] = p.agents_[a];
+      w[ops + a] = pw[ops + a];
+      w[fin + a] = pw[fin + a];
+      w[fin + n_agents + a] = pw[fin + n_agents + a];
       const uint32_t begin = c.var_offset[a];
       const uint32_t end = a + 1 < c.var_offset.size() ? c.var_offset[a + 1]
                                                        : static_cast<uint32_t>(vars_.size());
@@ -738,14 +753,16 @@ void Engine::RestoreStep(const Engine& p) {
     }
   }
   step_log_.clear();
-  agents_ = p.agents_;
+  // An agent's state changes only in the steps that mark it, except its position in the ready
+  // list (another agent leaving the list moves the last one).
+  ready_ = p.ready_;
+  for (uint32_t i = 0; i < ready_.size(); ++i) agents_[ready_[i]].ready_pos = i;
   if (!smem_data_.empty() || !global_data_.empty()) {
     smem_data_ = p.smem_data_;
     global_data_ = p.global_data_;
   }
   in_flight_ = p.in_flight_;
   deferred_ = p.deferred_;
-  ready_ = p.ready_;
   exited_count_ = p.exited_count_;
   rng_ = p.rng_;
   rr_cursor_ = p.rr_cursor_;
@@ -761,10 +778,6 @@ void Engine::RestoreStep(const Engine& p) {
   steps_ = p.steps_;
   events_ = p.events_;
   if (!trace_.empty() || !p.trace_.empty()) trace_ = p.trace_;
-  fpc_.valid = p.fpc_.valid;
-  fpc_.shared_sum = p.fpc_.shared_sum;
-  fpc_.agents_sum = p.fpc_.agents_sum;
-  std::copy(p.fpc_.w.begin(), p.fpc_.w.end(), fpc_.w.begin());
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) == 0) {
@@ -839,7 +852,7 @@ struct Engine::Exec {
     const uint64_t bit = uint64_t{1} << (object & 63);
     if ((word & bit) != 0) return;
     word |= bit;
-    e.step_log_.push_back(object);  // RestoreStep
+    if (e.step_log_ok_) e.LogStep(object);  // RestoreStep
   }
   // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
   // component is stale.
@@ -2730,6 +2743,9 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
     const uint32_t g = group != nullptr ? (*group)[a] : kNoGroup;
     const uint64_t key = g == kNoGroup ? (uint64_t{1} << 40) | a : (uint64_t{2} << 40) | g;
     if (fin[n + a] == key) continue;
+    // Asked for with another key (not stale: FpRefresh did not see it change): RestoreStep
+    // must copy its entries back too.
+    if (fin[n + a] != kStaleKey && &k == &fpc_ && step_log_ok_) LogStep(first_agent + a);
     const uint64_t c = FpFinal(FpWord(FpWord(obj[first_agent + a], key), ops[a]));
     k.agents_sum += c - fin[a];
     fin[a] = c;

@@ -467,8 +467,8 @@ class Engine {
   // tell: parent's fingerprint cache was not clean (valid, no stale component) at the copy, so
   // the steps' changes were not all recorded. Every change of a step marks an object
   // (Exec::Dirty, the incremental fingerprint's marks); the objects marked since the copy are
-  // listed (step_log_) and restored, and the small whole vectors (agents, in-flight operations,
-  // ready list, fingerprint cache) are copied. Builds with assertions check the result against
+  // listed (step_log_) and restored with their fingerprint entries, and the small whole
+  // vectors (in-flight operations, ready list) are copied. Builds with assertions check the result against
   // `parent` every 8th time.
   void RestoreStep(const Engine& parent);
 
@@ -542,8 +542,18 @@ class Engine {
   // RestoreStep: the objects whose fingerprint mark a step set since the last copy (their mark
   // went from clear to set; not part of the state, not copied), and whether that lists every
   // change since the copy (the copy's source had a clean fingerprint cache).
-  std::vector<uint32_t> step_log_;
-  bool step_log_ok_ = false;
+  mutable std::vector<uint32_t> step_log_;  // FpCombine adds to it
+  mutable bool step_log_ok_ = false;
+  // Adds to step_log_; an engine that steps on and on without a copy stops logging (RestoreStep
+  // then copies everything) rather than grow the log without bound.
+  void LogStep(uint32_t object) const {
+    if (step_log_.size() < 4096) {
+      step_log_.push_back(object);
+    } else {
+      step_log_.clear();
+      step_log_ok_ = false;
+    }
+  }
 };
 
 }  // namespace parity::engine

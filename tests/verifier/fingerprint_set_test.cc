@@ -1,0 +1,51 @@
+#include "verifier/fingerprint_set.h"
+
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+namespace parity::verifier {
+namespace {
+
+uint64_t SplitMix(uint64_t* x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Grows from the small heap table through the huge-page mappings (16 MiB at the end) and keeps
+// every fingerprint: each insert of a new one says new, each repeat says seen, and values never
+// inserted are not found.
+TEST(FingerprintSetTest, KeepsEveryFingerprintAcrossGrowth) {
+  FingerprintSet set;
+  constexpr uint64_t kN = 1'000'000;
+  uint64_t x = 1;
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_TRUE(set.Insert(SplitMix(&x))) << i;
+  EXPECT_EQ(set.size(), kN);
+  EXPECT_EQ(set.bytes(), (size_t{1} << 21) * sizeof(uint64_t));  // load at most 3/4
+  x = 1;
+  for (uint64_t i = 0; i < kN; ++i) {
+    const uint64_t fp = SplitMix(&x);
+    ASSERT_TRUE(set.Contains(fp)) << i;
+    ASSERT_FALSE(set.Insert(fp)) << i;
+  }
+  uint64_t y = 12345;
+  int found = 0;
+  for (uint64_t i = 0; i < 100'000; ++i) found += set.Contains(SplitMix(&y) | 1) ? 1 : 0;
+  EXPECT_EQ(found, 0);
+  EXPECT_EQ(set.size(), kN);
+}
+
+// 0 marks an empty slot: the fingerprint 0 is stored as 1 (the two merge).
+TEST(FingerprintSetTest, ZeroIsStoredAsOne) {
+  FingerprintSet set;
+  EXPECT_FALSE(set.Contains(0));
+  EXPECT_TRUE(set.Insert(0));
+  EXPECT_TRUE(set.Contains(1));
+  EXPECT_FALSE(set.Insert(1));
+  EXPECT_EQ(set.size(), 1u);
+}
+
+}  // namespace
+}  // namespace parity::verifier
