@@ -706,7 +706,7 @@ void Engine::CopyState(const Engine& o) {
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 800, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 848, "Engine changed: update CopyState (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -725,6 +725,8 @@ void Engine::RestoreStep(const Engine& p) {
   std::copy(pw, pw + words, w);
   fpc_.shared_sum = p.fpc_.shared_sum;
   fpc_.agents_sum = p.fpc_.agents_sum;
+  fpc_.keys = p.fpc_.keys;
+  fpc_.n_stale = p.fpc_.n_stale;
   const uint32_t objects = first_agent + n_agents;
   const uint32_t ops = words + objects, fin = ops + n_agents;
   for (const uint32_t o : step_log_) {
@@ -2705,6 +2707,8 @@ void Engine::FpRefresh(FpCache& k) const {
     for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
     k.agents_sum = 0;
+    k.keys = nullptr;
+    k.n_stale = 0;
     k.valid = true;
   }
   uint64_t* const obj = k.w.data() + words;
@@ -2724,6 +2728,11 @@ void Engine::FpRefresh(FpCache& k) const {
         obj[o] = FpAgentContent(o - first_agent);
         ops[o - first_agent] = FpAgentOps(o - first_agent);
         fin[agents_.size() + (o - first_agent)] = kStaleKey;
+        if (k.n_stale < FpCache::kMaxStale) {
+          k.stale[k.n_stale++] = o - first_agent;
+        } else {
+          k.keys = nullptr;  // too many to list: FpCombine looks at every agent
+        }
       }
     }
   }
@@ -2736,7 +2745,15 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
   const uint64_t* const obj = k.w.data() + (objects + 63) / 64;
   const uint64_t* const ops = obj + objects;
   uint64_t* const fin = k.w.data() + ((objects + 63) / 64 + objects + n);
-  for (uint32_t a = 0; a < n; ++a) {
+  // Asked for with the same keys as last time (k.keys: the group vector, or kAgentIds): only
+  // the agents FpRefresh made stale can need a new keyed component (their key is kStaleKey).
+  static constexpr char kAgentIds = 0;
+  const void* const keys = group != nullptr ? static_cast<const void*>(group) : &kAgentIds;
+  const bool only_stale = k.keys == keys;
+  k.keys = keys;
+  const uint32_t count = only_stale ? k.n_stale : n;
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t a = only_stale ? k.stale[i] : i;
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
     // An agent's keyed component is recomputed when its content changed (FpRefresh made its
     // key stale) or it is asked for with another key.
@@ -2751,6 +2768,7 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
     fin[a] = c;
     fin[n + a] = key;
   }
+  k.n_stale = 0;
   uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.
   if (!smem_data_.empty() || !global_data_.empty()) {

@@ -496,6 +496,12 @@ class Engine {
     uint64_t shared_sum = 0;
     uint64_t agents_sum = 0;
     std::vector<uint64_t> w;
+    // FpCombine: the keys the keyed components were made with (the group vector, or a constant
+    // for agent ids; null: unknown), and the agents FpRefresh made stale since then.
+    static constexpr uint32_t kMaxStale = 8;
+    const void* keys = nullptr;
+    uint32_t n_stale = 0;
+    uint32_t stale[kMaxStale] = {};
   };
   static constexpr uint64_t kStaleKey = ~uint64_t{0};
   void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
