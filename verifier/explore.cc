@@ -2301,27 +2301,34 @@ class Search {
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
   // A successor is stepped directly in the next level's frame (one engine copy per transition).
-  // Depth-first. A state's successors are generated together when it is expanded: the engine
-  // of the next level is made a copy of the state once, and each taken step is applied to it,
-  // fingerprinted and undone (Engine::RestoreStep copies back only what the step changed),
-  // prefetching the fingerprint's table line; then the fingerprints are inserted (their cache
-  // misses overlapped) and only the new running successors are kept, as (record, step) pairs.
-  // Descending into one re-steps that engine from the state (after undoing the previous
-  // successor's step). Most steps lead to states seen before, so most successors cost a step, a
-  // fingerprint and an undo, not a whole copy. Every successor is marked visited when its
-  // parent is expanded (not when it is descended into); the stored states are the same (the
-  // persistent sets depend only on the state).
+  // Depth-first. While the visited table is small (below options_.batch_table_bytes) a state's
+  // successors are made one at a time when the search comes to them: a copy of the state in the
+  // next level's engine, stepped, looked up, and descended into when new (a "lazy" frame). Once
+  // it is large, a state's successors are generated together when it is expanded (a "batched"
+  // frame): each taken step is applied to the next level's engine (a copy of the state, made
+  // once), fingerprinted and undone (Engine::RestoreStep copies back only what the step
+  // changed), prefetching the fingerprint's table line; then the fingerprints are inserted
+  // (their cache misses overlap) and only the new running successors are kept, as (record,
+  // step) pairs; descending into one re-steps that engine from the state (after undoing the
+  // previous successor's step). A batched frame marks its successors visited when it is
+  // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
+  // sets depend only on the state).
   void Dfs(Engine root) {
     struct Frame {
       Engine engine;
       uint32_t id = 0;
+      bool batched = false;
+      size_t next = 0;
+      // Lazy: the enabled steps and the ones to take.
+      std::vector<Choice> choices;
+      std::vector<uint8_t> take;
+      // Batched: the new running successors.
       struct Kid {
         uint32_t id;  // its record
         Choice choice;
         uint64_t fp;
       };
-      std::vector<Kid> kids;  // the new running successors
-      size_t next = 0;
+      std::vector<Kid> kids;
     };
     struct Succ {
       uint64_t fp;
@@ -2332,17 +2339,23 @@ class Search {
     std::vector<Succ> succ;
     size_t depth = 0;
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
-    // top; the next frame's engine is left equal to the state.
+    // top.
     auto push = [&](uint32_t id) {
       Frame& f = stack[depth++];
       f.id = id;
-      f.kids.clear();
       f.next = 0;
       res_.stats.enabled += Expand(w0_, f.engine);
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
+      f.batched = seen_.bytes() >= options_.batch_table_bytes;
+      if (!f.batched) {
+        f.choices.swap(w0_.choices);
+        f.take.swap(w0_.take);
+        return;
+      }
+      f.kids.clear();
       if (depth == stack.size()) {
-        stack.push_back({f.engine, 0, {}, 0});
+        stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
       } else {
         stack[depth].engine = f.engine;
       }
@@ -2371,10 +2384,30 @@ class Search {
         if (keep) f.kids.push_back({kid, s.choice, s.fp});
       }
     };
-    stack.push_back({std::move(root), 0, {}, 0});
+    stack.push_back({std::move(root), 0, false, 0, {}, {}, {}});
     push(0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack[depth - 1];
+      if (!f.batched) {
+        if (f.next == f.choices.size()) {
+          --depth;
+          continue;
+        }
+        const size_t i = f.next++;
+        if (!f.take[i]) continue;
+        if (OutOfBounds()) break;
+        if (depth == stack.size()) {
+          stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
+        } else {
+          stack[depth].engine = f.engine;
+        }
+        Engine& child = stack[depth].engine;
+        child.Step(f.choices[i]);
+        bool keep = false;
+        const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
+        if (keep) push(id);
+        continue;
+      }
       if (f.next == f.kids.size()) {
         --depth;
         continue;

@@ -157,10 +157,12 @@
 // and ExploreResult::terminals holds symmetric fingerprints in every search of such a schedule.
 // Not done: interchangeable CTAs (e.g. rotations of a ring cluster), which would also have to
 // permute barrier slots, CTA-relative masks and the builtins cta_x/cta_y.
-// Search order: depth-first by default (memory: one engine per level); a state's successors are
-// generated together when it is expanded (stepped, fingerprinted and undone on the next level's
-// engine, their table lines prefetched, then inserted), so every successor is marked visited
-// when its parent is expanded; on a finding a
+// Search order: depth-first by default (memory: one engine per level); once the table is large
+// (ExploreOptions::batch_table_bytes) a state's successors are generated together when it is
+// expanded (stepped, fingerprinted and undone on the next level's engine, their table lines
+// prefetched, then inserted), and are marked visited then rather than when the search descends
+// into them (the stored states are the same; which finding comes first may differ); on a
+// finding a
 // breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
 // first path the search stored), not on every path: a rule violation that occurs only on other
@@ -231,6 +233,13 @@ struct ExploreOptions {
   // state at most 64 units (Reducer::ChooseMasks in explore.cc), else object by object. Both
   // give the same persistent sets (the tests compare them); false is for those tests.
   bool mask_closure = true;
+  // Depth-first search: once the visited table is this large (bytes), a state's successors are
+  // generated together (stepped, fingerprinted and undone on one engine, their table lines
+  // prefetched, then inserted): the lookups of a table that does not fit in cache overlap.
+  // Below it each successor is a copy of the state, stepped and looked up at once (fewer
+  // instructions while the table is in cache). Both store the same states; 0 (tests) batches
+  // from the start.
+  uint64_t batch_table_bytes = uint64_t{4} << 20;
   // With reduction: a barrier's updates count as balanced (they commute) when what can happen
   // before its current phase completes balances, cutting each agent's future at its first
   // blocking wait on a phase that cannot complete first (explore.cc, GatedSums). This is what

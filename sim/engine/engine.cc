@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <deque>
 #include <utility>
 #include <variant>
@@ -660,21 +661,35 @@ Engine& Engine::operator=(const Engine& o) {
   return *this;
 }
 
+namespace {
+// dst = src for a vector of trivially copyable elements: one memcpy when the sizes agree (the
+// explorer's copies are between states of one program, whose vectors mostly have equal sizes).
+template <typename T>
+inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (dst.size() == src.size()) {
+    if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size() * sizeof(T));
+  } else {
+    dst = src;
+  }
+}
+}  // namespace
+
 void Engine::CopyState(const Engine& o) {
   // Every member but code_ (keep this list in step with the members: the size check below).
   options_ = o.options_;
-  agents_ = o.agents_;
-  vars_ = o.vars_;
+  AssignPod(agents_, o.agents_);
+  AssignPod(vars_, o.vars_);
   cp_ = o.cp_;
   bulk_ = o.bulk_;
-  barriers_ = o.barriers_;
-  smem_data_ = o.smem_data_;
-  global_data_ = o.global_data_;
-  in_flight_ = o.in_flight_;
+  AssignPod(barriers_, o.barriers_);
+  AssignPod(smem_data_, o.smem_data_);
+  AssignPod(global_data_, o.global_data_);
+  AssignPod(in_flight_, o.in_flight_);
   clusters_ = o.clusters_;
-  deferred_ = o.deferred_;
-  named_ = o.named_;
-  ready_ = o.ready_;
+  AssignPod(deferred_, o.deferred_);
+  AssignPod(named_, o.named_);
+  AssignPod(ready_, o.ready_);
   exited_count_ = o.exited_count_;
   rng_ = o.rng_;
   rr_cursor_ = o.rr_cursor_;
@@ -692,12 +707,18 @@ void Engine::CopyState(const Engine& o) {
   }
   steps_ = o.steps_;
   events_ = o.events_;
-  trace_ = o.trace_;
-  fpc_ = o.fpc_;
+  if (!trace_.empty() || !o.trace_.empty()) trace_ = o.trace_;
+  fpc_.valid = o.fpc_.valid;
+  fpc_.shared_sum = o.fpc_.shared_sum;
+  fpc_.agents_sum = o.fpc_.agents_sum;
+  AssignPod(fpc_.w, o.fpc_.w);
+  fpc_.keys = o.fpc_.keys;
+  fpc_.n_stale = o.fpc_.n_stale;
+  std::copy(o.fpc_.stale, o.fpc_.stale + FpCache::kMaxStale, fpc_.stale);
   // RestoreStep can undo steps from here on when every change they make is marked: the
   // source's marks are all clear (its fingerprint is up to date), so a step's changes are
   // exactly the objects whose mark it sets.
-  step_log_.clear();
+  step_log_n_ = 0;
   step_log_ok_ = fpc_.valid;
   if (step_log_ok_) {
     const uint32_t words = (num_objects() + 63) / 64;
@@ -706,7 +727,7 @@ void Engine::CopyState(const Engine& o) {
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 848, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 1080, "Engine changed: update CopyState (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -729,7 +750,8 @@ void Engine::RestoreStep(const Engine& p) {
   fpc_.n_stale = p.fpc_.n_stale;
   const uint32_t objects = first_agent + n_agents;
   const uint32_t ops = words + objects, fin = ops + n_agents;
-  for (const uint32_t o : step_log_) {
+  for (uint32_t i = 0; i < step_log_n_; ++i) {
+    const uint32_t o = step_log_[i];
     w[words + o] = pw[words + o];
     if (o < nslots) {
       barriers_[o] = p.barriers_[o];
@@ -754,23 +776,22 @@ void Engine::RestoreStep(const Engine& p) {
       }
     }
   }
-  step_log_.clear();
+  step_log_n_ = 0;
   // An agent's state changes only in the steps that mark it, except its position in the ready
   // list (another agent leaving the list moves the last one).
-  ready_ = p.ready_;
+  AssignPod(ready_, p.ready_);
   for (uint32_t i = 0; i < ready_.size(); ++i) agents_[ready_[i]].ready_pos = i;
-  if (!smem_data_.empty() || !global_data_.empty()) {
-    smem_data_ = p.smem_data_;
-    global_data_ = p.global_data_;
-  }
-  in_flight_ = p.in_flight_;
-  deferred_ = p.deferred_;
+  AssignPod(smem_data_, p.smem_data_);
+  AssignPod(global_data_, p.global_data_);
+  AssignPod(in_flight_, p.in_flight_);
+  AssignPod(deferred_, p.deferred_);
   exited_count_ = p.exited_count_;
   rng_ = p.rng_;
   rr_cursor_ = p.rr_cursor_;
   rr_async_turn_ = p.rr_async_turn_;
   outcome_ = p.outcome_;
-  if (OnlyScalars(p.result_) && OnlyScalars(result_)) {
+  // A step only adds to the result's lists: when this one has none, the parent had none.
+  if (OnlyScalars(result_)) {
     result_.outcome = p.result_.outcome;
     result_.steps = p.result_.steps;
     result_.events = p.result_.events;

@@ -548,15 +548,17 @@ class Engine {
   // RestoreStep: the objects whose fingerprint mark a step set since the last copy (their mark
   // went from clear to set; not part of the state, not copied), and whether that lists every
   // change since the copy (the copy's source had a clean fingerprint cache).
-  mutable std::vector<uint32_t> step_log_;  // FpCombine adds to it
+  static constexpr uint32_t kStepLogMax = 64;
+  mutable uint32_t step_log_[kStepLogMax];  // FpCombine adds to it
+  mutable uint32_t step_log_n_ = 0;
   mutable bool step_log_ok_ = false;
-  // Adds to step_log_; an engine that steps on and on without a copy stops logging (RestoreStep
-  // then copies everything) rather than grow the log without bound.
+  // Adds to step_log_; more objects than it holds (an engine that steps on without a copy)
+  // stop the logging (RestoreStep then copies everything).
   void LogStep(uint32_t object) const {
-    if (step_log_.size() < 4096) {
-      step_log_.push_back(object);
+    if (step_log_n_ < kStepLogMax) {
+      step_log_[step_log_n_++] = object;
     } else {
-      step_log_.clear();
+      step_log_n_ = 0;
       step_log_ok_ = false;
     }
   }

@@ -150,11 +150,10 @@ std::vector<BadCase> Bad() {
   using V = ExploreVerdict;
   return {
       {{"tma_async_gemm/bad_release_own_cta.pipe", gemm}, V::kDeadlock, "P2001", "empty"},
-      // The first finding depends on the search order (shortest_counterexample is off): the
-      // depth-first search, which marks every successor of a state when it expands it, reaches
-      // a peer's multicast onto a barrier that is not initialised yet (what `check --policy
-      // eager` reports) before a completed run that breaks P2007.
-      {{"tma_async_gemm/bad_syncthreads_not_cluster.pipe", gemm}, V::kViolation, "M1001", "full"},
+      {{"tma_async_gemm/bad_syncthreads_not_cluster.pipe", gemm},
+       V::kRuleViolation,
+       "P2007",
+       "full"},
       {{"tma_async_gemm/bad_tx_own_slices.pipe", gemm}, V::kRuleViolation, "P2002", "full"},
       {{"ws_gemm/bad_coop_empty_one_warpgroup.pipe", ws}, V::kViolation, "M1009", "empty"},
       {{"ws_gemm/bad_coop_empty_threads.pipe", ws}, V::kDeadlock, "P2001", "empty"},
@@ -166,13 +165,11 @@ std::vector<BadCase> Bad() {
       {{"tma_store/bad_no_tail_wait.pipe", {}}, V::kViolation, "A1003", ""},
       {{"tma_store/bad_commit_other_thread.pipe", {}}, V::kViolation, "A1003", ""},
       {{"cuda_pipeline/bad_no_initial_ready.pipe", {}}, V::kDeadlock, "P2001", "ready"},
-      // M1009, as `check` reports under every policy (an earlier depth-first order reached a
-      // deadlock on filled first).
-      {{"cuda_pipeline/bad_count_consumers_only.pipe", {}}, V::kViolation, "M1009", "ready"},
-      // M1009 on filled is also the shortest counterexample (breadth-first); an earlier
-      // depth-first order first reached a completed run in which the stray asynchronous arrivals
-      // count toward later phases, so the consumers read buf before its bytes (P2005).
-      {{"cuda_pipeline/bad_arrive_on_noinc.pipe", {}}, V::kViolation, "M1009", "filled"},
+      {{"cuda_pipeline/bad_count_consumers_only.pipe", {}}, V::kDeadlock, "P2001", "filled"},
+      // Depth-first, the first end state is a completed run in which the stray asynchronous
+      // arrivals count toward later phases, so the consumers read buf before its bytes (the
+      // shortest counterexample, breadth-first, is M1009 on filled).
+      {{"cuda_pipeline/bad_arrive_on_noinc.pipe", {}}, V::kRuleViolation, "P2005", "buf"},
       {{"cuda_pipeline/bad_count_budgets_arrive_on.pipe", {}}, V::kDeadlock, "P2001", "filled"},
       {{"cuda_pipeline/bad_prefetch_tail_wait.pipe", {{"BATCHES", 4}}}, V::kViolation, "A1003", ""},
       {{"cuda_pipeline/bad_prefetch_no_commit.pipe", {{"BATCHES", 3}}}, V::kViolation, "A1003", ""},

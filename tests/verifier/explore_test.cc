@@ -851,26 +851,78 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
   EXPECT_GT(undone, size_t{5000});
 }
 
-// The brute-force depth-first search (which undoes steps) and the breadth-first one (which
-// copies) store the same number of states on schedules with `readback` data and cp.async.
-TEST(RestoreStepTest, DepthFirstAndBreadthFirstStoreTheSameStates) {
-  for (const std::string f : {"litmus/bulk_store_readback_after_wait.pipe",
-                              "litmus/bulk_store_overwrite_after_read.pipe",
-                              "pipelines/cuda_pipeline/cp_async_arrive_on.pipe"}) {
+// The depth-first search with successors generated in batches from the start (which undoes
+// steps: ExploreOptions::batch_table_bytes = 0), the default one (one copy per successor while
+// the table is small) and the breadth-first one store the same states and reach the same end
+// states, brute force and reduced (symmetry off: with it the representative stored for a class
+// may differ), on schedules with `readback` data, cp.async, bar.sync (the ping-pong turns) and
+// multicast TMA.
+TEST(RestoreStepTest, BatchedDepthFirstStoresTheSameStates) {
+  struct Case {
+    std::string file;
+    std::vector<std::pair<std::string, int64_t>> defs;
+    bool brute;  // the brute-force search is small enough too
+  };
+  const std::vector<Case> cases = {
+      {"litmus/bulk_store_readback_after_wait.pipe", {}, true},
+      {"litmus/bulk_store_overwrite_after_read.pipe", {}, true},
+      {"pipelines/cuda_pipeline/cp_async_arrive_on.pipe", {}, true},
+      {"sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 3}}, true},
+      {"pipelines/ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}, true},
+      {"sim/examples/gemm_tma_multicast_2x2.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}},
+       false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    Loaded l = Load(c.file, c.defs);
+    for (const bool reduction : {false, true}) {
+      if (!reduction && !c.brute) continue;
+      SCOPED_TRACE(reduction ? "reduced" : "brute force");
+      ExploreOptions o;
+      o.reduction = reduction;
+      o.symmetry = false;
+      o.stop_at_first = false;
+      o.check_rules = false;
+      o.collect_terminals = true;
+      o.max_states = 3'000'000;
+      const ExploreResult lazy = Explore(l.program, l.params, o);
+      o.batch_table_bytes = 0;
+      const ExploreResult batched = Explore(l.program, l.params, o);
+      o.breadth_first = true;
+      const ExploreResult bfs = Explore(l.program, l.params, o);
+      EXPECT_EQ(lazy.verdict, ExploreVerdict::kVerified);
+      EXPECT_EQ(batched.verdict, lazy.verdict);
+      EXPECT_EQ(bfs.verdict, lazy.verdict);
+      EXPECT_EQ(batched.stats.states, lazy.stats.states);
+      EXPECT_EQ(bfs.stats.states, lazy.stats.states);
+      EXPECT_EQ(batched.terminals, lazy.terminals);
+      EXPECT_EQ(bfs.terminals, lazy.terminals);
+      EXPECT_GT(lazy.stats.states, 10u);
+    }
+  }
+}
+
+// On a violation, the batched depth-first search finds one too, and its counterexample replays
+// to a violation.
+TEST(RestoreStepTest, BatchedDepthFirstFindsViolations) {
+  for (const std::string f : {"sim/examples/explore/phase_overrun.pipe",
+                              "sim/examples/explore/exit_with_copies_in_flight.pipe",
+                              "sim/examples/explore/poll_instead_of_wait.pipe"}) {
     SCOPED_TRACE(f);
     Loaded l = Load(f);
     ExploreOptions o;
-    o.reduction = false;
-    o.stop_at_first = false;
-    o.check_rules = false;
-    o.collect_terminals = true;
-    const ExploreResult dfs = Explore(l.program, l.params, o);
-    o.breadth_first = true;
-    const ExploreResult bfs = Explore(l.program, l.params, o);
-    EXPECT_EQ(dfs.verdict, bfs.verdict);
-    EXPECT_EQ(dfs.stats.states, bfs.stats.states);
-    EXPECT_EQ(dfs.terminals, bfs.terminals);
-    EXPECT_GT(dfs.stats.states, 10u);
+    o.batch_table_bytes = 0;
+    o.shortest_counterexample = false;
+    const ExploreResult r = Explore(l.program, l.params, o);
+    ExploreOptions d;
+    d.shortest_counterexample = false;
+    const ExploreResult lazy = Explore(l.program, l.params, d);
+    EXPECT_EQ(r.verdict, lazy.verdict);
+    ASSERT_TRUE(r.verdict == ExploreVerdict::kViolation || r.verdict == ExploreVerdict::kDeadlock)
+        << ExploreVerdictName(r.verdict);
+    const engine::RunResult end = ReplayEnd(l, r);
+    EXPECT_EQ(end.outcome, r.verdict == ExploreVerdict::kViolation ? Outcome::kViolation
+                                                                    : Outcome::kDeadlock);
   }
 }
 
