@@ -675,21 +675,8 @@ inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
 }
 }  // namespace
 
-void Engine::CopyState(const Engine& o) {
-  // Every member but code_ (keep this list in step with the members: the size check below).
-  options_ = o.options_;
-  AssignPod(agents_, o.agents_);
-  AssignPod(vars_, o.vars_);
-  cp_ = o.cp_;
-  bulk_ = o.bulk_;
-  AssignPod(barriers_, o.barriers_);
-  AssignPod(smem_data_, o.smem_data_);
-  AssignPod(global_data_, o.global_data_);
-  AssignPod(in_flight_, o.in_flight_);
-  clusters_ = o.clusters_;
-  AssignPod(deferred_, o.deferred_);
-  AssignPod(named_, o.named_);
-  AssignPod(ready_, o.ready_);
+// The run's counters, outcome, result and trace (CopyState and RestoreStep).
+void Engine::CopyRun(const Engine& o) {
   exited_count_ = o.exited_count_;
   rng_ = o.rng_;
   rr_cursor_ = o.rr_cursor_;
@@ -708,6 +695,24 @@ void Engine::CopyState(const Engine& o) {
   steps_ = o.steps_;
   events_ = o.events_;
   if (!trace_.empty() || !o.trace_.empty()) trace_ = o.trace_;
+}
+
+void Engine::CopyState(const Engine& o) {
+  // Every member but code_ (keep this list in step with the members: the size check below).
+  options_ = o.options_;
+  AssignPod(agents_, o.agents_);
+  AssignPod(vars_, o.vars_);
+  cp_ = o.cp_;
+  bulk_ = o.bulk_;
+  AssignPod(barriers_, o.barriers_);
+  AssignPod(smem_data_, o.smem_data_);
+  AssignPod(global_data_, o.global_data_);
+  AssignPod(in_flight_, o.in_flight_);
+  clusters_ = o.clusters_;
+  AssignPod(deferred_, o.deferred_);
+  AssignPod(named_, o.named_);
+  AssignPod(ready_, o.ready_);
+  CopyRun(o);
   fpc_.valid = o.fpc_.valid;
   fpc_.shared_sum = o.fpc_.shared_sum;
   fpc_.agents_sum = o.fpc_.agents_sum;
@@ -785,22 +790,7 @@ void Engine::RestoreStep(const Engine& p) {
   AssignPod(global_data_, p.global_data_);
   AssignPod(in_flight_, p.in_flight_);
   AssignPod(deferred_, p.deferred_);
-  exited_count_ = p.exited_count_;
-  rng_ = p.rng_;
-  rr_cursor_ = p.rr_cursor_;
-  rr_async_turn_ = p.rr_async_turn_;
-  outcome_ = p.outcome_;
-  // A step only adds to the result's lists: when this one has none, the parent had none.
-  if (OnlyScalars(result_)) {
-    result_.outcome = p.result_.outcome;
-    result_.steps = p.result_.steps;
-    result_.events = p.result_.events;
-  } else {
-    result_ = p.result_;
-  }
-  steps_ = p.steps_;
-  events_ = p.events_;
-  if (!trace_.empty() || !p.trace_.empty()) trace_ = p.trace_;
+  CopyRun(p);
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) == 0) {
@@ -816,7 +806,9 @@ void Engine::RestoreStep(const Engine& p) {
 }
 static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
 
-Engine::Engine(const Engine&) = default;
+// Through CopyState, so that a copy's RestoreStep log starts at the copy (a defaulted copy
+// would inherit its source's log, which is relative to the source's own copy).
+Engine::Engine(const Engine& o) : code_(o.code_) { CopyState(o); }
 Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 Engine::~Engine() = default;

@@ -468,8 +468,8 @@ class Engine {
   // the steps' changes were not all recorded. Every change of a step marks an object
   // (Exec::Dirty, the incremental fingerprint's marks); the objects marked since the copy are
   // listed (step_log_) and restored with their fingerprint entries, and the small whole
-  // vectors (in-flight operations, ready list) are copied. Builds with assertions check the result against
-  // `parent` every 8th time.
+  // vectors (in-flight operations, ready list) are copied. Builds with assertions check the
+  // result against `parent` every 8th time.
   void RestoreStep(const Engine& parent);
 
   Engine(const Engine&);
@@ -512,6 +512,7 @@ class Engine {
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
   // Copies every member but code_ (operator= and AssignState).
   void CopyState(const Engine& o);
+  void CopyRun(const Engine& o);  // the counters, outcome, result and trace
   // Agent a's cp.async and bulk async-group states (the initial ones when its role issues no
   // such operation: cp_ and bulk_ hold only the other agents').
   const model::CpAsyncState& CpState(uint32_t a) const;
