@@ -675,8 +675,9 @@ inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
 }
 }  // namespace
 
-// The run's counters, outcome, result and trace (CopyState and RestoreStep).
-void Engine::CopyRun(const Engine& o) {
+// The run's counters, outcome, result and trace (CopyState and RestoreStep; undo: o is the state
+// this one was copied from, so this one's result lists hold o's).
+__attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool undo) {
   exited_count_ = o.exited_count_;
   rng_ = o.rng_;
   rr_cursor_ = o.rr_cursor_;
@@ -685,7 +686,7 @@ void Engine::CopyRun(const Engine& o) {
   // The explorer copies a state per transition, almost always a running one into a running
   // one: their results differ only in the scalars, and assigning the rest (three strings of
   // the error status, vectors, an optional) would cost as much as the rest of the copy.
-  if (OnlyScalars(o.result_) && OnlyScalars(result_)) {
+  if ((undo || OnlyScalars(o.result_)) && OnlyScalars(result_)) {
     result_.outcome = o.result_.outcome;
     result_.steps = o.result_.steps;
     result_.events = o.result_.events;
@@ -712,7 +713,7 @@ void Engine::CopyState(const Engine& o) {
   AssignPod(deferred_, o.deferred_);
   AssignPod(named_, o.named_);
   AssignPod(ready_, o.ready_);
-  CopyRun(o);
+  CopyRun(o, false);
   fpc_.valid = o.fpc_.valid;
   fpc_.shared_sum = o.fpc_.shared_sum;
   fpc_.agents_sum = o.fpc_.agents_sum;
@@ -790,7 +791,7 @@ void Engine::RestoreStep(const Engine& p) {
   AssignPod(global_data_, p.global_data_);
   AssignPod(in_flight_, p.in_flight_);
   AssignPod(deferred_, p.deferred_);
-  CopyRun(p);
+  CopyRun(p, true);
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) == 0) {

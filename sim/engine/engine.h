@@ -512,7 +512,7 @@ class Engine {
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
   // Copies every member but code_ (operator= and AssignState).
   void CopyState(const Engine& o);
-  void CopyRun(const Engine& o);  // the counters, outcome, result and trace
+  void CopyRun(const Engine& o, bool undo);  // the counters, outcome, result and trace
   // Agent a's cp.async and bulk async-group states (the initial ones when its role issues no
   // such operation: cp_ and bulk_ hold only the other agents').
   const model::CpAsyncState& CpState(uint32_t a) const;
