@@ -2305,8 +2305,7 @@ class Search {
   }
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
-  // A successor is stepped directly in the next level's frame (one engine copy per transition).
-  // Depth-first. While the visited table is small (below options_.batch_table_bytes) a state's
+  // While the visited table is small (below options_.batch_table_bytes) a state's
   // successors are made one at a time when the search comes to them: a copy of the state in the
   // next level's engine, stepped, looked up, and descended into when new (a "lazy" frame). Once
   // it is large, a state's successors are generated together when it is expanded (a "batched"
@@ -2343,6 +2342,15 @@ class Search {
     std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
     std::vector<Succ> succ;
     size_t depth = 0;
+    // The engine of the level below f (at `depth`), made a copy of f's state.
+    auto copy_below = [&](const Frame& f) -> Engine& {
+      if (depth == stack.size()) {
+        stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
+      } else {
+        stack[depth].engine = f.engine;
+      }
+      return stack[depth].engine;
+    };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
     // top.
     auto push = [&](uint32_t id) {
@@ -2359,12 +2367,7 @@ class Search {
         return;
       }
       f.kids.clear();
-      if (depth == stack.size()) {
-        stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
-      } else {
-        stack[depth].engine = f.engine;
-      }
-      Engine& e = stack[depth].engine;
+      Engine& e = copy_below(f);
       succ.clear();
       for (size_t i = 0; i < w0_.choices.size(); ++i) {
         if (!w0_.take[i]) continue;
@@ -2401,12 +2404,7 @@ class Search {
         const size_t i = f.next++;
         if (!f.take[i]) continue;
         if (OutOfBounds()) break;
-        if (depth == stack.size()) {
-          stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
-        } else {
-          stack[depth].engine = f.engine;
-        }
-        Engine& child = stack[depth].engine;
+        Engine& child = copy_below(f);
         child.Step(f.choices[i]);
         bool keep = false;
         const uint32_t id = Visit(child, f.id, f.choices[i], &keep);

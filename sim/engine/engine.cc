@@ -718,22 +718,19 @@ void Engine::CopyState(const Engine& o) {
   fpc_.shared_sum = o.fpc_.shared_sum;
   fpc_.agents_sum = o.fpc_.agents_sum;
   AssignPod(fpc_.w, o.fpc_.w);
-  fpc_.keys = o.fpc_.keys;
-  fpc_.n_stale = o.fpc_.n_stale;
-  std::copy(o.fpc_.stale, o.fpc_.stale + FpCache::kMaxStale, fpc_.stale);
   // RestoreStep can undo steps from here on when every change they make is marked: the
   // source's marks are all clear (its fingerprint is up to date), so a step's changes are
   // exactly the objects whose mark it sets.
   step_log_n_ = 0;
   step_log_ok_ = fpc_.valid;
   if (step_log_ok_) {
-    const uint32_t words = (num_objects() + 63) / 64;
+    const uint32_t words = FpParts().obj;
     for (uint32_t w = 0; w < words; ++w) step_log_ok_ = step_log_ok_ && fpc_.w[w] == 0;
   }
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 1080, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 1032, "Engine changed: update CopyState (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -745,20 +742,16 @@ void Engine::RestoreStep(const Engine& p) {
   const uint32_t first_named = nslots + c.clusters;
   const uint32_t first_agent = first_named + c.num_ctas;
   const uint32_t n_agents = static_cast<uint32_t>(agents_.size());
-  // The fingerprint cache (FpCache's layout): the marks, and the entries of what changed.
-  const uint32_t words = (first_agent + n_agents + 63) / 64;
+  // The fingerprint cache: the marks, and the entries of what changed.
+  const FpLayout at = FpParts();
   uint64_t* const w = fpc_.w.data();
   const uint64_t* const pw = p.fpc_.w.data();
-  std::copy(pw, pw + words, w);
+  std::copy(pw, pw + at.obj, w);
   fpc_.shared_sum = p.fpc_.shared_sum;
   fpc_.agents_sum = p.fpc_.agents_sum;
-  fpc_.keys = p.fpc_.keys;
-  fpc_.n_stale = p.fpc_.n_stale;
-  const uint32_t objects = first_agent + n_agents;
-  const uint32_t ops = words + objects, fin = ops + n_agents;
   for (uint32_t i = 0; i < step_log_n_; ++i) {
     const uint32_t o = step_log_[i];
-    w[words + o] = pw[words + o];
+    w[at.obj + o] = pw[at.obj + o];
     if (o < nslots) {
       barriers_[o] = p.barriers_[o];
     } else if (o < first_named) {
@@ -768,13 +761,11 @@ void Engine::RestoreStep(const Engine& p) {
     } else {
       const uint32_t a = o - first_agent;
       agents_[a] = p.agents_[a];
-      w[ops + a] = pw[ops + a];
-      w[fin + a] = pw[fin + a];
-      w[fin + n_agents + a] = pw[fin + n_agents + a];
+      w[at.ops + a] = pw[at.ops + a];
+      w[at.fin + a] = pw[at.fin + a];
+      w[at.fin + n_agents + a] = pw[at.fin + n_agents + a];
       const uint32_t begin = c.var_offset[a];
-      const uint32_t end = a + 1 < c.var_offset.size() ? c.var_offset[a + 1]
-                                                       : static_cast<uint32_t>(vars_.size());
-      std::copy(p.vars_.begin() + begin, p.vars_.begin() + end, vars_.begin() + begin);
+      std::copy_n(p.vars_.data() + begin, agent_num_vars(a), vars_.data() + begin);
       const uint32_t g = c.group_state[a];
       if (g != kNoGroups) {
         cp_[g] = p.cp_[g];
@@ -2715,19 +2706,18 @@ uint64_t Engine::FpAgentOps(uint32_t a) const {
 void Engine::FpRefresh(FpCache& k) const {
   const uint32_t n = num_objects();
   const uint32_t first_agent = n - static_cast<uint32_t>(agents_.size());
-  const uint32_t words = (n + 63) / 64;
+  const FpLayout at = FpParts();
+  const uint32_t words = at.obj;
   if (!k.valid) {
-    k.w.assign(words + n + 3 * agents_.size(), 0);
+    k.w.assign(at.fin + 2 * agents_.size(), 0);
     for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
     k.agents_sum = 0;
-    k.keys = nullptr;
-    k.n_stale = 0;
     k.valid = true;
   }
-  uint64_t* const obj = k.w.data() + words;
-  uint64_t* const ops = obj + n;
-  uint64_t* const fin = ops + agents_.size();
+  uint64_t* const obj = k.w.data() + at.obj;
+  uint64_t* const ops = k.w.data() + at.ops;
+  uint64_t* const fin = k.w.data() + at.fin;
   for (uint32_t w = 0; w < words; ++w) {
     uint64_t bits = k.w[w];
     k.w[w] = 0;
@@ -2742,11 +2732,6 @@ void Engine::FpRefresh(FpCache& k) const {
         obj[o] = FpAgentContent(o - first_agent);
         ops[o - first_agent] = FpAgentOps(o - first_agent);
         fin[agents_.size() + (o - first_agent)] = kStaleKey;
-        if (k.n_stale < FpCache::kMaxStale) {
-          k.stale[k.n_stale++] = o - first_agent;
-        } else {
-          k.keys = nullptr;  // too many to list: FpCombine looks at every agent
-        }
       }
     }
   }
@@ -2756,18 +2741,11 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
   const uint32_t n = static_cast<uint32_t>(agents_.size());
   const uint32_t objects = num_objects();
   const uint32_t first_agent = objects - n;
-  const uint64_t* const obj = k.w.data() + (objects + 63) / 64;
-  const uint64_t* const ops = obj + objects;
-  uint64_t* const fin = k.w.data() + ((objects + 63) / 64 + objects + n);
-  // Asked for with the same keys as last time (k.keys: the group vector, or kAgentIds): only
-  // the agents FpRefresh made stale can need a new keyed component (their key is kStaleKey).
-  static constexpr char kAgentIds = 0;
-  const void* const keys = group != nullptr ? static_cast<const void*>(group) : &kAgentIds;
-  const bool only_stale = k.keys == keys;
-  k.keys = keys;
-  const uint32_t count = only_stale ? k.n_stale : n;
-  for (uint32_t i = 0; i < count; ++i) {
-    const uint32_t a = only_stale ? k.stale[i] : i;
+  const FpLayout at = FpParts();
+  const uint64_t* const obj = k.w.data() + at.obj;
+  const uint64_t* const ops = k.w.data() + at.ops;
+  uint64_t* const fin = k.w.data() + at.fin;
+  for (uint32_t a = 0; a < n; ++a) {
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
     // An agent's keyed component is recomputed when its content changed (FpRefresh made its
     // key stale) or it is asked for with another key.
@@ -2782,7 +2760,6 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
     fin[a] = c;
     fin[n + a] = key;
   }
-  k.n_stale = 0;
   uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.
   if (!smem_data_.empty() || !global_data_.empty()) {

@@ -496,14 +496,16 @@ class Engine {
     uint64_t shared_sum = 0;
     uint64_t agents_sum = 0;
     std::vector<uint64_t> w;
-    // FpCombine: the keys the keyed components were made with (the group vector, or a constant
-    // for agent ids; null: unknown), and the agents FpRefresh made stale since then.
-    static constexpr uint32_t kMaxStale = 8;
-    const void* keys = nullptr;
-    uint32_t n_stale = 0;
-    uint32_t stale[kMaxStale] = {};
   };
   static constexpr uint64_t kStaleKey = ~uint64_t{0};
+  // Where FpCache::w's parts start (words): the marks at 0, then obj, ops and fin.
+  struct FpLayout {
+    uint32_t obj, ops, fin;
+  };
+  FpLayout FpParts() const {
+    const uint32_t n = num_objects(), words = (n + 63) / 64;
+    return {words, words + n, words + n + static_cast<uint32_t>(agents_.size())};
+  }
   void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
   uint64_t FpCombine(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
