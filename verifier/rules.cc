@@ -153,9 +153,15 @@ struct GenericWrite {
 struct CpCopy {
   uint32_t agent = 0;
   uint32_t pc = 0;
-  uint32_t seq = 0;       // the issuer's how-manieth cp.async (from 0)
-  bool waited = false;    // covered by a group wait of the issuer ...
-  uint32_t epoch = 0;     // ... at this clock of the issuer
+  uint32_t seq = 0;  // the issuer's how-manieth cp.async (from 0)
+};
+// A cp.async.wait_group / wait_all that completed groups: every copy of its issuer with a
+// sequence number below `upto` has landed, as seen by a thread whose clock of the issuer has
+// reached `epoch`. (A thread's copies are numbered in issue order and a group is a contiguous
+// run of them, so a group is its end number.)
+struct CpWait {
+  uint32_t upto = 0;
+  uint32_t epoch = 0;
 };
 // A cp.async.mbarrier.arrive that landed: it covers its issuer's first `upto` copies, and a
 // thread that observed `phase` of the barrier slot sees their bytes.
@@ -241,10 +247,7 @@ class Analysis {
   void OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a);
   void OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a);
   // cp.async.commit_group: agent a's open copies become its newest group.
-  void CpCommit(uint32_t a) {
-    cp_groups_[a].push_back(std::move(cp_open_[a]));
-    cp_open_[a].clear();
-  }
+  void CpCommit(uint32_t a) { cp_groups_[a].push_back(cp_issued_[a]); }
   bool CpCopyVisible(const CpCopy& c, uint32_t reader) const;
   void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                       uint32_t pc, const char* what);
@@ -280,10 +283,10 @@ class Analysis {
   std::vector<PendingCopy> pending_;               // copies in flight
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;  // cp.async.mbarrier.arrive by (cta, pc)
   std::vector<CpCopy> cp_copies_;
-  // Per agent: its cp.async copies not yet committed, and its committed groups (oldest first)
-  // whose copies it has not waited for.
-  std::vector<std::vector<uint32_t>> cp_open_;
-  std::vector<std::deque<std::vector<uint32_t>>> cp_groups_;
+  // Per agent: the ends (CpWait::upto) of its committed groups that it has not waited for,
+  // oldest first, and its group waits.
+  std::vector<std::deque<uint32_t>> cp_groups_;
+  std::vector<std::vector<CpWait>> cp_waits_;
   std::vector<uint32_t> cp_issued_;               // per agent: cp.async copies issued
   std::vector<std::vector<CpCover>> cp_covers_;   // per agent: its landed cp.async arrives
   std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
@@ -345,8 +348,8 @@ void Analysis::Setup() {
   }
   clocks_.assign(num_agents_, Clock(width_, 0));
   fence_init_.resize(num_agents_);
-  cp_open_.resize(num_agents_);
   cp_groups_.resize(num_agents_);
+  cp_waits_.resize(num_agents_);
   cp_issued_.assign(num_agents_, 0);
   cp_covers_.resize(num_agents_);
   fence_proxy_.resize(num_agents_);
@@ -627,7 +630,9 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
 
 bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
   const Clock& k = clocks_[reader];
-  if (c.waited && k[c.agent] >= c.epoch) return true;
+  for (const CpWait& w : cp_waits_[c.agent]) {
+    if (w.upto > c.seq && k[c.agent] >= w.epoch) return true;
+  }
   for (const CpCover& v : cp_covers_[c.agent]) {
     if (v.upto > c.seq && k[Comp(v.slot_id)] >= v.phase + 1) return true;
   }
@@ -654,21 +659,17 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   c.pc = ev.pc;
   c.seq = cp_issued_[a]++;
   cp_copies_.push_back(c);
-  cp_open_[a].push_back(id);
   loc.cp_writes[a] = id;
 }
 
 void Analysis::OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a) {
   // wait_group N: every committed group but the newest N has completed.
-  std::deque<std::vector<uint32_t>>& groups = cp_groups_[a];
+  std::deque<uint32_t>& groups = cp_groups_[a];
   const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
-  while (groups.size() > keep) {
-    for (uint32_t c : groups.front()) {
-      cp_copies_[c].waited = true;
-      cp_copies_[c].epoch = clocks_[a][a];
-    }
-    groups.pop_front();
-  }
+  if (groups.size() <= keep) return;
+  const uint32_t upto = groups[groups.size() - keep - 1];
+  groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
+  cp_waits_[a].push_back(CpWait{upto, clocks_[a][a]});
 }
 
 // PTX ISA, memory consistency model (proxies): a TMA/bulk store reads shared memory through the

@@ -250,6 +250,11 @@ TEST(RulesTest, CpAsyncRaces) {
        head + "role w threads 32 {\n  cp.async buf[0]\n  cp.async.commit\n"
               "  cp.async.wait 1\n  use buf[0]\n  cp.async.wait_all\n}\n",
        1},
+      {"own read, wait_group 1 of two groups completes the older one only",
+       head + "role w threads 32 {\n  cp.async buf[1]\n  cp.async.commit\n"
+              "  cp.async buf[0]\n  cp.async.commit\n  cp.async.wait 1\n  use buf[1]\n"
+              "  use buf[0]\n  cp.async.wait_all\n}\n",
+       1},
       {"own read, copy never committed (wait_group 0 does not cover it)",
        head + "role w threads 32 {\n  cp.async buf[0]\n  cp.async.wait 0\n  use buf[0]\n"
               "  cp.async.wait_all\n}\n",
