@@ -592,20 +592,54 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
 
   e.code_ = code;
   e.options_ = options;
-  e.agents_.resize(c.agents.size());
-  for (AgentState& s : e.agents_) s.gen = NextAgentGen();
-  e.vars_.assign(var_total, 0);
+  // The state block: every part at an 8-byte aligned offset.
+  Layout l;
+  uint64_t bytes = 0;
+  auto place = [&](uint32_t count, size_t size) {
+    const uint64_t at = bytes;
+    bytes += (count * size + 7) & ~size_t{7};
+    return static_cast<uint32_t>(at);
+  };
+  const uint32_t n_agents = static_cast<uint32_t>(c.agents.size());
+  l.n_agents = n_agents;
+  l.agents = place(n_agents, sizeof(AgentState));
+  l.n_vars = var_total;
+  l.vars = place(var_total, sizeof(int64_t));
+  l.n_barriers = static_cast<uint32_t>(c.barrier_count.size());
+  l.barriers = place(l.n_barriers, sizeof(model::MbarrierState));
+  l.n_named = c.num_ctas;
+  l.named = place(l.n_named, sizeof(model::NamedBarriers));
+  if (c.tracks_data) {
+    l.n_smem = c.num_ctas * c.buffer_slots;
+    l.n_global = c.buffer_slots;
+  }
+  l.smem = place(l.n_smem, sizeof(uint16_t));
+  l.global = place(l.n_global, sizeof(uint16_t));
+  l.ready = place(n_agents, sizeof(uint32_t));
+  l.ready_len = place(1, sizeof(uint32_t));
+  {  // the fingerprint cache's words (FpParts): marks, objects, agents' operations, finals
+    const uint32_t objects = l.n_barriers + c.clusters + c.num_ctas + n_agents;
+    l.n_fp = (objects + 63) / 64 + objects + 3 * n_agents;
+  }
+  l.fp = place(l.n_fp, sizeof(uint64_t));
+  PARITY_CHECK(bytes < (uint64_t{1} << 31), "Engine: the state is too large");
+  l.words = static_cast<uint32_t>(bytes / 8);
+  static std::atomic<uint64_t> layouts{0};
+  l.id = layouts.fetch_add(1, std::memory_order_relaxed) + 1;
+  e.Allocate(l);
+  for (AgentState& s : e.agents_) {
+    new (&s) AgentState();
+    s.gen = NextAgentGen();
+  }
   uint32_t group_states = 0;
   for (const AgentInfo& info : c.agents) {
     c.group_state.push_back(c.role_groups[info.role] ? group_states++ : kNoGroups);
   }
   e.cp_.resize(group_states);
   e.bulk_.resize(group_states);
-  e.barriers_.resize(c.barrier_count.size());
-  if (c.tracks_data) {
-    e.smem_data_.assign(static_cast<size_t>(c.num_ctas) * c.buffer_slots, kDataOther);
-    e.global_data_.assign(c.buffer_slots, kDataInitial);
-  }
+  for (model::MbarrierState& b : e.barriers_) new (&b) model::MbarrierState();
+  std::fill(e.smem_data_.begin(), e.smem_data_.end(), kDataOther);
+  std::fill(e.global_data_.begin(), e.global_data_.end(), kDataInitial);
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
     e.clusters_.emplace_back(c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl]);
   }
@@ -614,9 +648,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
       threads += c.agents[a].threads;
     }
-    e.named_.emplace_back(threads);
+    new (&e.named_[cta]) model::NamedBarriers(threads);
   }
-  e.ready_.reserve(c.agents.size());
   for (uint32_t a = 0; a < c.agents.size(); ++a) {
     e.agents_[a].ready_pos = static_cast<uint32_t>(e.ready_.size());
     e.ready_.push_back(a);
@@ -638,7 +671,7 @@ namespace {
 
 // Whether a run result holds nothing but its scalars (no finding, warning, error or deadlock
 // report): that of every state a run or a search passes through before its end.
-bool OnlyScalars(const RunResult& r) {
+[[maybe_unused]] bool OnlyScalars(const RunResult& r) {
   return !r.violation && r.deadlock.blocked.empty() && r.deadlock.exited.empty() &&
          r.warnings.empty() && r.error.ok() && r.error.rule().empty() &&
          r.error.message().empty() && r.error.where().file.empty() &&
@@ -646,6 +679,18 @@ bool OnlyScalars(const RunResult& r) {
 }
 
 }  // namespace
+
+// Whether e's result holds only its scalars and warnings that nobody added (what OnlyScalars
+// checks, cheaply): while a run goes on, no violation, deadlock or error is recorded (each ends
+// it; the look-ahead that evaluates ahead clears the error it may cause), so only warnings can
+// be there.
+bool Engine::Running(const Engine& e) {
+  const bool running = e.outcome_ == Outcome::kRunning && e.result_.warnings.empty();
+#ifndef NDEBUG
+  PARITY_CHECK(!running || OnlyScalars(e.result_), "Engine: a running engine holds a result");
+#endif
+  return running;
+}
 
 void Engine::AssignState(const Engine& o) {
   PARITY_CHECK(code_->program == o.code_->program && agents_.size() == o.agents_.size(),
@@ -678,6 +723,7 @@ inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
 // The run's counters, outcome, result and trace (CopyState and RestoreStep; undo: o is the state
 // this one was copied from, so this one's result lists hold o's).
 __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool undo) {
+  const bool scalars = (undo || Running(o)) && Running(*this);  // before outcome_ changes
   exited_count_ = o.exited_count_;
   rng_ = o.rng_;
   rr_cursor_ = o.rr_cursor_;
@@ -686,7 +732,7 @@ __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool
   // The explorer copies a state per transition, almost always a running one into a running
   // one: their results differ only in the scalars, and assigning the rest (three strings of
   // the error status, vectors, an optional) would cost as much as the rest of the copy.
-  if ((undo || OnlyScalars(o.result_)) && OnlyScalars(result_)) {
+  if (scalars) {
     result_.outcome = o.result_.outcome;
     result_.steps = o.result_.steps;
     result_.events = o.result_.events;
@@ -698,26 +744,46 @@ __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool
   if (!trace_.empty() || !o.trace_.empty()) trace_ = o.trace_;
 }
 
+void Engine::Allocate(const Layout& l) {
+  layout_ = l;
+  block_ = std::make_unique<uint64_t[]>(l.words);  // zeroed
+  uint8_t* const b = reinterpret_cast<uint8_t*>(block_.get());
+  agents_ = {reinterpret_cast<AgentState*>(b + l.agents), l.n_agents};
+  vars_ = {reinterpret_cast<int64_t*>(b + l.vars), l.n_vars};
+  barriers_ = {reinterpret_cast<model::MbarrierState*>(b + l.barriers), l.n_barriers};
+  named_ = {reinterpret_cast<model::NamedBarriers*>(b + l.named), l.n_named};
+  smem_data_ = {reinterpret_cast<uint16_t*>(b + l.smem), l.n_smem};
+  global_data_ = {reinterpret_cast<uint16_t*>(b + l.global), l.n_global};
+  ready_.p = reinterpret_cast<uint32_t*>(b + l.ready);
+  ready_.len = reinterpret_cast<uint32_t*>(b + l.ready_len);
+  fpc_.w = {reinterpret_cast<uint64_t*>(b + l.fp), l.n_fp};
+}
+
 void Engine::CopyState(const Engine& o) {
   // Every member but code_ (keep this list in step with the members: the size check below).
   options_ = o.options_;
-  AssignPod(agents_, o.agents_);
-  AssignPod(vars_, o.vars_);
-  cp_ = o.cp_;
-  bulk_ = o.bulk_;
-  AssignPod(barriers_, o.barriers_);
-  AssignPod(smem_data_, o.smem_data_);
-  AssignPod(global_data_, o.global_data_);
+  // The state block: agents, variables, mbarriers, named barriers, readback data, the ready
+  // list and the fingerprint cache's words.
+  static_assert(std::is_trivially_copyable_v<AgentState> &&
+                std::is_trivially_copyable_v<model::MbarrierState> &&
+                std::is_trivially_copyable_v<model::NamedBarriers>);
+  if (block_ == nullptr || layout_.id != o.layout_.id) Allocate(o.layout_);
+  if (layout_.words != 0) std::memcpy(block_.get(), o.block_.get(), layout_.words * 8);
+  if (!cp_.empty() || !o.cp_.empty()) {
+    cp_ = o.cp_;
+    bulk_ = o.bulk_;
+  }
   AssignPod(in_flight_, o.in_flight_);
-  clusters_ = o.clusters_;
+  if (clusters_.size() == o.clusters_.size()) {
+    for (size_t i = 0; i < clusters_.size(); ++i) clusters_[i].AssignFrom(o.clusters_[i]);
+  } else {
+    clusters_ = o.clusters_;
+  }
   AssignPod(deferred_, o.deferred_);
-  AssignPod(named_, o.named_);
-  AssignPod(ready_, o.ready_);
   CopyRun(o, false);
   fpc_.valid = o.fpc_.valid;
   fpc_.shared_sum = o.fpc_.shared_sum;
   fpc_.agents_sum = o.fpc_.agents_sum;
-  AssignPod(fpc_.w, o.fpc_.w);
   // RestoreStep can undo steps from here on when every change they make is marked: the
   // source's marks are all clear (its fingerprint is up to date), so a step's changes are
   // exactly the objects whose mark it sets.
@@ -730,7 +796,7 @@ void Engine::CopyState(const Engine& o) {
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 1032, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 1056, "Engine changed: update CopyState (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -776,19 +842,24 @@ void Engine::RestoreStep(const Engine& p) {
   step_log_n_ = 0;
   // An agent's state changes only in the steps that mark it, except its position in the ready
   // list (another agent leaving the list moves the last one).
-  AssignPod(ready_, p.ready_);
+  *ready_.len = *p.ready_.len;
+  std::copy(p.ready_.begin(), p.ready_.end(), ready_.p);
   for (uint32_t i = 0; i < ready_.size(); ++i) agents_[ready_[i]].ready_pos = i;
-  AssignPod(smem_data_, p.smem_data_);
-  AssignPod(global_data_, p.global_data_);
+  std::copy(p.smem_data_.begin(), p.smem_data_.end(), smem_data_.begin());
+  std::copy(p.global_data_.begin(), p.global_data_.end(), global_data_.begin());
   AssignPod(in_flight_, p.in_flight_);
   AssignPod(deferred_, p.deferred_);
   CopyRun(p, true);
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) == 0) {
-    bool same = StateHash() == p.StateHash() && vars_ == p.vars_ && barriers_ == p.barriers_ &&
-                fpc_.w == p.fpc_.w && Fingerprint() == p.Fingerprint() &&
-                clusters_ == p.clusters_ && named_ == p.named_;
+    auto equal = [](const auto& x, const auto& y) {
+      return std::equal(x.begin(), x.end(), y.begin(), y.end());
+    };
+    bool same = StateHash() == p.StateHash() && equal(vars_, p.vars_) &&
+                equal(barriers_, p.barriers_) && equal(fpc_.w, p.fpc_.w) &&
+                Fingerprint() == p.Fingerprint() && clusters_ == p.clusters_ &&
+                equal(named_, p.named_);
     for (size_t i = 0; same && i < agents_.size(); ++i) {
       same = std::memcmp(&agents_[i], &p.agents_[i], sizeof(AgentState)) == 0;
     }
@@ -2678,12 +2749,17 @@ uint64_t Engine::FpAgentContent(uint32_t a) const {
   if (s.wait != WaitKind::kNone) {
     c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
   }
-  const model::CpAsyncState& cp = CpState(a);
-  const model::BulkAsyncState& bulk = BulkState(a);
-  c = FpWord(c, (static_cast<uint64_t>(cp.committed_groups()) << 32) | cp.uncommitted_count());
-  c = FpWord(c, (static_cast<uint64_t>(bulk.committed_groups()) << 32) |
-                    bulk.uncommitted_count());
-  c = FpWord(c, cp.untracked_in_flight());  // decides A1003 at exit
+  // The async-group states, unless the agent's role issues no async-group operation (then
+  // they are the initial ones in every state: Code::role_groups).
+  const uint32_t g = code_->group_state[a];
+  if (g != kNoGroups) {
+    const model::CpAsyncState& cp = cp_[g];
+    const model::BulkAsyncState& bulk = bulk_[g];
+    c = FpWord(c, (static_cast<uint64_t>(cp.committed_groups()) << 32) | cp.uncommitted_count());
+    c = FpWord(c, (static_cast<uint64_t>(bulk.committed_groups()) << 32) |
+                      bulk.uncommitted_count());
+    c = FpWord(c, cp.untracked_in_flight());  // decides A1003 at exit
+  }
   const int64_t* v = agent_vars(a);
   const uint32_t nv = agent_num_vars(a);
   for (uint32_t i = 0; i < nv; ++i) c = FpWord(c, static_cast<uint64_t>(v[i]));
@@ -2709,7 +2785,8 @@ void Engine::FpRefresh(FpCache& k) const {
   const FpLayout at = FpParts();
   const uint32_t words = at.obj;
   if (!k.valid) {
-    k.w.assign(at.fin + 2 * agents_.size(), 0);
+    PARITY_CHECK(k.w.size() == at.fin + 2 * agents_.size(), "FpRefresh: cache of another size");
+    std::fill(k.w.begin(), k.w.end(), 0);
     for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
     k.agents_sum = 0;
@@ -2783,8 +2860,10 @@ uint64_t Engine::FpChecked(const std::vector<uint32_t>* group) const {
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) != 0) return h;
-  thread_local FpCache fresh;  // scratch (the explorer's hot path does not allocate)
-  fresh.valid = false;
+  thread_local std::vector<uint64_t> words;  // scratch (the explorer's hot path does not allocate)
+  words.resize(fpc_.w.size());
+  FpCache fresh;
+  fresh.w = {words.data(), static_cast<uint32_t>(words.size())};
   FpRefresh(fresh);
   PARITY_CHECK(FpCombine(fresh, group) == h,
                "Fingerprint: a step changed state that it did not mark (Exec::Dirty)");

@@ -491,11 +491,43 @@ class Engine {
   // component and fin[A + a] the key it was made with (kStaleKey: recompute), agents_sum their
   // sum. Invalid until the first fingerprint (then every component is computed), and after
   // Run().
+  // A fixed-size array of the mutable state, inside the engine's state block (block_): the
+  // sizes are the program's, so a copy of the whole block copies them all at once.
+  template <typename T>
+  struct Slice {
+    T* p = nullptr;
+    uint32_t n = 0;
+    T& operator[](size_t i) { return p[i]; }
+    const T& operator[](size_t i) const { return p[i]; }
+    size_t size() const { return n; }
+    bool empty() const { return n == 0; }
+    T* data() { return p; }
+    const T* data() const { return p; }
+    T* begin() { return p; }
+    T* end() { return p + n; }
+    const T* begin() const { return p; }
+    const T* end() const { return p + n; }
+  };
+  // The runnable agents (unordered), at most one entry per agent: its entries and its length
+  // are in the state block.
+  struct ReadyList {
+    uint32_t* p = nullptr;
+    uint32_t* len = nullptr;
+    uint32_t& operator[](size_t i) { return p[i]; }
+    uint32_t operator[](size_t i) const { return p[i]; }
+    size_t size() const { return *len; }
+    bool empty() const { return *len == 0; }
+    uint32_t back() const { return p[*len - 1]; }
+    void push_back(uint32_t a) { p[(*len)++] = a; }
+    void pop_back() { --*len; }
+    const uint32_t* begin() const { return p; }
+    const uint32_t* end() const { return p + *len; }
+  };
   struct FpCache {
     bool valid = false;
     uint64_t shared_sum = 0;
     uint64_t agents_sum = 0;
-    std::vector<uint64_t> w;
+    Slice<uint64_t> w;  // the engine's: in its state block; a scratch cache: its own vector
   };
   static constexpr uint64_t kStaleKey = ~uint64_t{0};
   // Where FpCache::w's parts start (words): the marks at 0, then obj, ops and fin.
@@ -522,21 +554,37 @@ class Engine {
 
   std::shared_ptr<const Code> code_;
   EngineOptions options_;
-  // Mutable state.
-  std::vector<AgentState> agents_;
-  std::vector<int64_t> vars_;
+  // Mutable state. The parts whose sizes the program fixes (the Slices, the ready list and the
+  // fingerprint cache's words) are laid out in one block (Layout, made at Create), so that a
+  // copy of a state between engines of one program is one memcpy for all of them.
+  struct Layout {
+    uint32_t agents = 0, vars = 0, barriers = 0, named = 0, smem = 0, global = 0, fp = 0,
+             ready = 0, ready_len = 0;  // byte offsets
+    uint32_t n_agents = 0, n_vars = 0, n_barriers = 0, n_named = 0, n_smem = 0, n_global = 0,
+             n_fp = 0;
+    uint32_t words = 0;  // the block's size in 8-byte words
+    // Made at Create, never reused (isolated copies of a program share it): engines with
+    // blocks of one id have equal layouts.
+    uint64_t id = 0;
+  };
+  static bool Running(const Engine& e);  // kRunning and no warnings: the result is scalars only
+  Layout layout_;
+  std::unique_ptr<uint64_t[]> block_;
+  void Allocate(const Layout& l);  // a new block of layout l (zeroed), the slices bound to it
+  Slice<AgentState> agents_;
+  Slice<int64_t> vars_;
   std::vector<model::CpAsyncState> cp_;      // per agent of a role with async groups (CpState)
   std::vector<model::BulkAsyncState> bulk_;  // the same
-  std::vector<model::MbarrierState> barriers_;
+  Slice<model::MbarrierState> barriers_;
   // `readback` data tracking (empty unless the program has a readback; engine.cc Code):
   // content tag per (CTA, buffer slot) of shared memory and per buffer slot of the global image.
-  std::vector<uint16_t> smem_data_;
-  std::vector<uint16_t> global_data_;
+  Slice<uint16_t> smem_data_;
+  Slice<uint16_t> global_data_;
   std::vector<InFlight> in_flight_;
   std::vector<model::ClusterBarrier> clusters_;  // per cluster; participant = agent in cluster
   std::vector<InFlight> deferred_;  // cp.async.mbarrier.arrive waiting for prior cp.async
-  std::vector<model::NamedBarriers> named_;        // per CTA
-  std::vector<uint32_t> ready_;                    // runnable agents (unordered)
+  Slice<model::NamedBarriers> named_;  // per CTA
+  ReadyList ready_;                    // runnable agents (unordered)
   uint32_t exited_count_ = 0;
   uint64_t rng_ = 0;
   uint32_t rr_cursor_ = 0;

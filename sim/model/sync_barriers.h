@@ -19,6 +19,7 @@
 #ifndef PARITY_SIM_MODEL_SYNC_BARRIERS_H_
 #define PARITY_SIM_MODEL_SYNC_BARRIERS_H_
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -125,6 +126,18 @@ class ClusterBarrier {
   uint32_t expected() const { return expected_; }
   uint32_t arrived() const { return arrived_; }
   bool operator==(const ClusterBarrier&) const = default;
+  // *this = o, without a reallocation or an element loop when the participant counts agree
+  // (the explorer copies states of one program at every transition).
+  void AssignFrom(const ClusterBarrier& o) {
+    if (participants_.size() == o.participants_.size()) {
+      std::copy(o.participants_.begin(), o.participants_.end(), participants_.begin());
+    } else {
+      participants_ = o.participants_;
+    }
+    expected_ = o.expected_;
+    arrived_ = o.arrived_;
+    phase_ = o.phase_;
+  }
 
  private:
   static constexpr uint32_t kNotArrived = UINT32_MAX;
