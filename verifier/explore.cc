@@ -1922,7 +1922,15 @@ class Search {
     return e.SymmetricFingerprint(classes_);
   }
 
-  bool OutOfBounds() {
+  // Inlined where it runs per transition: the common case is two compares.
+  __attribute__((always_inline)) bool OutOfBounds() {
+    if (records_.size() < options_.max_states &&
+        (options_.time_limit_s <= 0 || (res_.stats.expanded & 255) != 0)) {
+      return false;
+    }
+    return OutOfBoundsSlow();
+  }
+  bool OutOfBoundsSlow() {
     if (records_.size() >= options_.max_states) {
       res_.bound = "--max-states " + std::to_string(options_.max_states);
       stopped_ = true;
@@ -2322,6 +2330,9 @@ class Search {
       Engine engine;
       uint32_t id = 0;
       bool batched = false;
+      // Lazy: the engine of the level below holds a successor of this frame's state, one step
+      // from it (RestoreStep brings it back instead of a copy).
+      bool below_ok = false;
       size_t next = 0;
       // Lazy: the enabled steps and the ones to take.
       std::vector<Choice> choices;
@@ -2339,24 +2350,28 @@ class Search {
       Choice choice;
       bool ended;
     };
-    std::deque<Frame> stack;  // a deque: pushing keeps references to lower frames valid
+    // Frames at fixed addresses (pushing keeps references to lower frames valid), indexed
+    // without a deque's arithmetic.
+    std::vector<std::unique_ptr<Frame>> frames;
+    auto stack = [&](size_t i) -> Frame& { return *frames[i]; };
     std::vector<Succ> succ;
     size_t depth = 0;
     // The engine of the level below f (at `depth`), made a copy of f's state.
     auto copy_below = [&](const Frame& f) -> Engine& {
-      if (depth == stack.size()) {
-        stack.push_back({f.engine, 0, false, 0, {}, {}, {}});
+      if (depth == frames.size()) {
+        frames.push_back(std::make_unique<Frame>(Frame{f.engine, 0, false, false, 0, {}, {}, {}}));
       } else {
-        stack[depth].engine = f.engine;
+        stack(depth).engine = f.engine;
       }
-      return stack[depth].engine;
+      return stack(depth).engine;
     };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
     // top.
     auto push = [&](uint32_t id) {
-      Frame& f = stack[depth++];
+      Frame& f = stack(depth++);
       f.id = id;
       f.next = 0;
+      f.below_ok = false;
       res_.stats.enabled += Expand(w0_, f.engine);
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
@@ -2392,10 +2407,11 @@ class Search {
         if (keep) f.kids.push_back({kid, s.choice, s.fp});
       }
     };
-    stack.push_back({std::move(root), 0, false, 0, {}, {}, {}});
+    frames.push_back(
+        std::make_unique<Frame>(Frame{std::move(root), 0, false, false, 0, {}, {}, {}}));
     push(0);
     while (depth != 0 && !done_ && !stopped_) {
-      Frame& f = stack[depth - 1];
+      Frame& f = stack(depth - 1);
       if (!f.batched) {
         if (f.next == f.choices.size()) {
           --depth;
@@ -2404,7 +2420,11 @@ class Search {
         const size_t i = f.next++;
         if (!f.take[i]) continue;
         if (OutOfBounds()) break;
-        Engine& child = copy_below(f);
+        // The previous successor's engine (or the state of its subtree's root: the subtree
+        // used the engines below it) is brought back to f's state: cheaper than a copy.
+        Engine& child = f.below_ok ? stack(depth).engine : copy_below(f);
+        if (f.below_ok) child.RestoreStep(f.engine);
+        f.below_ok = true;
         child.Step(f.choices[i]);
         bool keep = false;
         const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
@@ -2416,7 +2436,7 @@ class Search {
         continue;
       }
       const Frame::Kid kid = f.kids[f.next++];
-      Engine& child = stack[depth].engine;
+      Engine& child = stack(depth).engine;
       // It holds f's state, or the previous successor's (its subtree used the engines below).
       if (f.next > 1) child.RestoreStep(f.engine);
       child.Step(kid.choice);

@@ -784,6 +784,7 @@ void Engine::CopyState(const Engine& o) {
   fpc_.valid = o.fpc_.valid;
   fpc_.shared_sum = o.fpc_.shared_sum;
   fpc_.agents_sum = o.fpc_.agents_sum;
+  fpc_.plain = o.fpc_.plain;
   // RestoreStep can undo steps from here on when every change they make is marked: the
   // source's marks are all clear (its fingerprint is up to date), so a step's changes are
   // exactly the objects whose mark it sets.
@@ -815,6 +816,7 @@ void Engine::RestoreStep(const Engine& p) {
   std::copy(pw, pw + at.obj, w);
   fpc_.shared_sum = p.fpc_.shared_sum;
   fpc_.agents_sum = p.fpc_.agents_sum;
+  fpc_.plain = p.fpc_.plain;
   for (uint32_t i = 0; i < step_log_n_; ++i) {
     const uint32_t o = step_log_[i];
     w[at.obj + o] = pw[at.obj + o];
@@ -957,6 +959,12 @@ struct Engine::Exec {
   TraceEvent& Emit(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
                    uint32_t index, int64_t value, int64_t value2, uint32_t pc,
                    bool async = false) {
+    // Not recording (exploration): only counted; a violation's event is kept in its
+    // ViolationInfo, so it is filled in. Callers may write more fields: into the scratch.
+    if (!e.options_.record_trace && kind != EventKind::kViolation) {
+      ++e.events_;
+      return scratch_;
+    }
     const AgentInfo& info = c.agents[agent];
     // Fields are written in place (building the record on the stack and copying it costs a
     // store-forwarding stall per event).
@@ -2511,7 +2519,8 @@ Outcome Engine::Step(Choice choice, Footprint* touched) {
   if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
     outcome_ = Outcome::kStepLimit;
   }
-  x.CheckEnd();
+  // (CheckEnd returns at once unless both are empty.)
+  if (ready_.empty() && in_flight_.empty()) x.CheckEnd();
   result_.outcome = outcome_;
   result_.steps = steps_;
   result_.events = events_;
@@ -2779,7 +2788,15 @@ uint64_t Engine::FpAgentOps(uint32_t a) const {
   return sum;
 }
 
-void Engine::FpRefresh(FpCache& k) const {
+namespace {
+// An agent's keyed component: its content hash, the key, and its in-flight operations.
+inline uint64_t FpKeyed(uint64_t content, uint64_t key, uint64_t ops) {
+  return FpFinal(FpWord(FpWord(content, key), ops));
+}
+inline uint64_t FpPlainKey(uint32_t a) { return (uint64_t{1} << 40) | a; }
+}  // namespace
+
+void Engine::FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const {
   const uint32_t n = num_objects();
   const uint32_t first_agent = n - static_cast<uint32_t>(agents_.size());
   const FpLayout at = FpParts();
@@ -2790,6 +2807,7 @@ void Engine::FpRefresh(FpCache& k) const {
     for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
     k.agents_sum = 0;
+    k.plain = true;  // every component is stale
     k.valid = true;
   }
   uint64_t* const obj = k.w.data() + at.obj;
@@ -2806,9 +2824,17 @@ void Engine::FpRefresh(FpCache& k) const {
         k.shared_sum += h - obj[o];
         obj[o] = h;
       } else {
-        obj[o] = FpAgentContent(o - first_agent);
-        ops[o - first_agent] = FpAgentOps(o - first_agent);
-        fin[agents_.size() + (o - first_agent)] = kStaleKey;
+        const uint32_t a = o - first_agent;
+        obj[o] = FpAgentContent(a);
+        ops[a] = FpAgentOps(a);
+        if (group == nullptr && k.plain) {
+          const uint64_t c = FpKeyed(obj[o], FpPlainKey(a), ops[a]);
+          k.agents_sum += c - fin[a];
+          fin[a] = c;
+          fin[agents_.size() + a] = FpPlainKey(a);
+        } else {
+          fin[agents_.size() + a] = kStaleKey;
+        }
       }
     }
   }
@@ -2822,21 +2848,23 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
   const uint64_t* const obj = k.w.data() + at.obj;
   const uint64_t* const ops = k.w.data() + at.ops;
   uint64_t* const fin = k.w.data() + at.fin;
-  for (uint32_t a = 0; a < n; ++a) {
+  // Plain after plain: FpRefresh keyed the agents it recomputed, every other key is plain.
+  for (uint32_t a = 0; a < n && !(group == nullptr && k.plain); ++a) {
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
     // An agent's keyed component is recomputed when its content changed (FpRefresh made its
     // key stale) or it is asked for with another key.
     const uint32_t g = group != nullptr ? (*group)[a] : kNoGroup;
-    const uint64_t key = g == kNoGroup ? (uint64_t{1} << 40) | a : (uint64_t{2} << 40) | g;
+    const uint64_t key = g == kNoGroup ? FpPlainKey(a) : (uint64_t{2} << 40) | g;
     if (fin[n + a] == key) continue;
     // Asked for with another key (not stale: FpRefresh did not see it change): RestoreStep
     // must copy its entries back too.
     if (fin[n + a] != kStaleKey && &k == &fpc_ && step_log_ok_) LogStep(first_agent + a);
-    const uint64_t c = FpFinal(FpWord(FpWord(obj[first_agent + a], key), ops[a]));
+    const uint64_t c = FpKeyed(obj[first_agent + a], key, ops[a]);
     k.agents_sum += c - fin[a];
     fin[a] = c;
     fin[n + a] = key;
   }
+  k.plain = group == nullptr;
   uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.
   if (!smem_data_.empty() || !global_data_.empty()) {
@@ -2855,7 +2883,7 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
 // mark is caught (a missing mark recurs along a search; checking all of them made the explorer's
 // ASan tests 40 % slower).
 uint64_t Engine::FpChecked(const std::vector<uint32_t>* group) const {
-  FpRefresh(fpc_);
+  FpRefresh(fpc_, group);
   const uint64_t h = FpCombine(fpc_, group);
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
@@ -2864,7 +2892,7 @@ uint64_t Engine::FpChecked(const std::vector<uint32_t>* group) const {
   words.resize(fpc_.w.size());
   FpCache fresh;
   fresh.w = {words.data(), static_cast<uint32_t>(words.size())};
-  FpRefresh(fresh);
+  FpRefresh(fresh, group);
   PARITY_CHECK(FpCombine(fresh, group) == h,
                "Fingerprint: a step changed state that it did not mark (Exec::Dirty)");
 #endif

@@ -525,6 +525,10 @@ class Engine {
   };
   struct FpCache {
     bool valid = false;
+    // Every agent's keyed component that is not stale is keyed by the agent's id (the plain
+    // fingerprint's key): FpRefresh then makes the components of the agents it recomputes
+    // with that key at once, and a plain FpCombine has nothing left to check.
+    bool plain = false;
     uint64_t shared_sum = 0;
     uint64_t agents_sum = 0;
     Slice<uint64_t> w;  // the engine's: in its state block; a scratch cache: its own vector
@@ -538,7 +542,8 @@ class Engine {
     const uint32_t n = num_objects(), words = (n + 63) / 64;
     return {words, words + n, words + n + static_cast<uint32_t>(agents_.size())};
   }
-  void FpRefresh(FpCache& k) const;  // recomputes k's dirty components (all if !k.valid)
+  // Recomputes k's dirty components (all if !k.valid); group: the FpCombine to follow.
+  void FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpCombine(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
