@@ -2314,8 +2314,10 @@ class Search {
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
   // While the visited table is small (below options_.batch_table_bytes) a state's
-  // successors are made one at a time when the search comes to them: a copy of the state in the
-  // next level's engine, stepped, looked up, and descended into when new (a "lazy" frame). Once
+  // successors are made one at a time when the search comes to them: the next level's engine is
+  // made the state (a copy for the first successor, then Engine::RestoreStep undoing the
+  // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
+  // frame). Once
   // it is large, a state's successors are generated together when it is expanded (a "batched"
   // frame): each taken step is applied to the next level's engine (a copy of the state, made
   // once), fingerprinted and undone (Engine::RestoreStep copies back only what the step

@@ -237,8 +237,8 @@ struct ExploreOptions {
   // Depth-first search: once the visited table is this large (bytes), a state's successors are
   // generated together (stepped, fingerprinted and undone on one engine, their table lines
   // prefetched, then inserted): the lookups of a table that does not fit in cache overlap.
-  // Below it each successor is a copy of the state, stepped and looked up at once (fewer
-  // instructions while the table is in cache). Both store the same states; 0 (tests) batches
+  // Below it each successor is made (the state restored on the next level's engine), stepped
+  // and looked up at once (fewer instructions while the table is in cache). Both store the same states; 0 (tests) batches
   // from the start.
   uint64_t batch_table_bytes = uint64_t{4} << 20;
   // With reduction: a barrier's updates count as balanced (they commute) when what can happen

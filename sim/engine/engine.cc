@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -781,7 +782,13 @@ void Engine::CopyState(const Engine& o) {
   static_assert(std::is_trivially_copyable_v<AgentState> &&
                 std::is_trivially_copyable_v<model::MbarrierState> &&
                 std::is_trivially_copyable_v<model::NamedBarriers>);
-  if (block_ == nullptr || layout_.id != o.layout_.id) Allocate(o.layout_);
+  // Same id: same layout (the common case, one compare). Else compare the shapes (engines of
+  // one program made by two Create calls); reallocate only when they differ.
+  if (block_ == nullptr ||
+      (layout_.id != o.layout_.id &&
+       std::memcmp(&layout_, &o.layout_, offsetof(Layout, id)) != 0)) {
+    Allocate(o.layout_);
+  }
   if (layout_.words != 0) std::memcpy(block_.get(), o.block_.get(), layout_.words * 8);
   if (!cp_.empty() || !o.cp_.empty()) {
     cp_ = o.cp_;

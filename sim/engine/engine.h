@@ -23,8 +23,9 @@
 //
 // Driving it: Run() applies the configured Policy until the run ends. An explorer instead calls
 // Choices() and Step(choice) itself, and copies the Engine (value semantics: the immutable compiled
-// program is shared, the mutable state is a handful of flat vectors of PODs, so a copy is a few
-// memcpys) or hashes it with StateHash().
+// program is shared; the mutable state whose size the program fixes is one block, and the rest a
+// few vectors of PODs, so a copy is a few memcpys), undoes a step with RestoreStep, or hashes it
+// with StateHash() / Fingerprint().
 //
 // How a run ends (Outcome):
 //   kCompleted  every agent exited and nothing is in flight.
@@ -482,15 +483,6 @@ class Engine {
   Engine() = default;
 
   struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
-  // Incremental fingerprint (Fingerprint): the components' hashes kept with the state, in one
-  // vector `w` (the explorer copies it with every state: one copy, not four), for n objects and
-  // A agents: dirty = w[0, D), D = ceil(n / 64): a bit per object (agent a at GroupsObject(a))
-  // whose entry is stale; obj = w[D, D + n): obj[o] a shared object's keyed hash, or for
-  // o = GroupsObject(a) agent a's unkeyed content hash; ops = the next A words: ops[a] the sum of
-  // agent a's in-flight operations' hashes; fin = the last 2A words: fin[a] agent a's keyed
-  // component and fin[A + a] the key it was made with (kStaleKey: recompute), agents_sum their
-  // sum. Invalid until the first fingerprint (then every component is computed), and after
-  // Run().
   // A fixed-size array of the mutable state, inside the engine's state block (block_): the
   // sizes are the program's, so a copy of the whole block copies them all at once.
   template <typename T>
@@ -523,6 +515,15 @@ class Engine {
     const uint32_t* begin() const { return p; }
     const uint32_t* end() const { return p + *len; }
   };
+  // Incremental fingerprint (Fingerprint): the components' hashes kept with the state, in the
+  // words `w` (in the state block: copied with every state), for n objects and A agents:
+  // dirty = w[0, D), D = ceil(n / 64): a bit per object (agent a at GroupsObject(a))
+  // whose entry is stale; obj = w[D, D + n): obj[o] a shared object's keyed hash, or for
+  // o = GroupsObject(a) agent a's unkeyed content hash; ops = the next A words: ops[a] the sum of
+  // agent a's in-flight operations' hashes; fin = the last 2A words: fin[a] agent a's keyed
+  // component and fin[A + a] the key it was made with (kStaleKey: recompute), agents_sum their
+  // sum. Invalid until the first fingerprint (then every component is computed), and after
+  // Run().
   struct FpCache {
     bool valid = false;
     // Every agent's keyed component that is not stale is keyed by the agent's id (the plain
@@ -568,8 +569,10 @@ class Engine {
     uint32_t n_agents = 0, n_vars = 0, n_barriers = 0, n_named = 0, n_smem = 0, n_global = 0,
              n_fp = 0;
     uint32_t words = 0;  // the block's size in 8-byte words
+    uint32_t unused = 0;  // (explicit: no padding before id)
     // Made at Create, never reused (isolated copies of a program share it): engines with
-    // blocks of one id have equal layouts.
+    // blocks of one id have equal layouts. Last: the fields before it have no padding and are
+    // compared bytewise.
     uint64_t id = 0;
   };
   static bool Running(const Engine& e);  // kRunning and no warnings: the result is scalars only

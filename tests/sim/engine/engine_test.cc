@@ -291,6 +291,51 @@ TEST(EngineTest, AssignmentCopiesTheRunResultBothWays) {
   EXPECT_EQ(r.deadlock.blocked.size(), 4u);
 }
 
+// The state block (one memcpy per copy) between engines whose blocks were laid out by different
+// Create calls, an isolated copy, and an engine of another program: the copy is whole, and the
+// source stays unchanged.
+TEST(EngineTest, StateCopiesBetweenEnginesOfSeparateCreates) {
+  GemmPipelineShape g;
+  g.cluster_m = 2;
+  g.stages = 2;
+  g.k_tiles = 4;
+  const ir::Program p = GemmPipeline(g);
+  auto a = Engine::Create(p, Defaults(p));
+  auto b = Engine::Create(p, Defaults(p));
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<Choice> choices;
+  for (int i = 0; i < 7; ++i) {
+    a->Choices(&choices);
+    ASSERT_FALSE(choices.empty());
+    a->Step(choices.back());
+  }
+  const uint64_t a_hash = a->StateHash(), a_fp = a->Fingerprint();
+  ASSERT_NE(a_hash, b->StateHash());
+  b->AssignState(*a);  // another Create: same shape, another layout id
+  EXPECT_EQ(b->StateHash(), a_hash);
+  EXPECT_EQ(b->Fingerprint(), a_fp);
+  EXPECT_EQ(b->in_flight(), a->in_flight());
+  Engine iso = a->IsolatedCopy();
+  EXPECT_EQ(iso.StateHash(), a_hash);
+  // Both go on independently, to the same end.
+  const RunResult ra = a->Run(), rb = b->Run();
+  EXPECT_EQ(ra.outcome, rb.outcome);
+  EXPECT_EQ(ra.steps, rb.steps);
+  EXPECT_EQ(iso.StateHash(), a_hash);  // the copy's block is its own
+
+  GemmPipelineShape g2 = g;
+  g2.cluster_m = 1;
+  g2.stages = 3;
+  const ir::Program p2 = GemmPipeline(g2);
+  auto other = Engine::Create(p2, Defaults(p2));
+  ASSERT_TRUE(other.ok());
+  Engine x = *other;
+  x = iso;  // another program: another block shape
+  EXPECT_EQ(x.StateHash(), a_hash);
+  EXPECT_EQ(x.num_agents(), iso.num_agents());
+  EXPECT_EQ(x.Run().steps, ra.steps);
+}
+
 TEST(EngineTest, EmptyCountTooHighDeadlocks) {
   GemmPipelineShape g;
   g.cluster_m = 2;
