@@ -977,15 +977,20 @@ struct Engine::Exec {
   model::BulkAsyncState& Bulk(uint32_t a) { return e.bulk_[c.group_state[a]]; }
 
   // --- trace ---
-  TraceEvent& Emit(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
-                   uint32_t index, int64_t value, int64_t value2, uint32_t pc,
-                   bool async = false) {
-    // Not recording (exploration): only counted; a violation's event is kept in its
-    // ViolationInfo, so it is filled in. Callers may write more fields: into the scratch.
-    if (!e.options_.record_trace && kind != EventKind::kViolation) {
+  // Not recording (exploration): only counted; a violation's event is kept in its
+  // ViolationInfo, so it is filled in. Callers may write more fields: into the scratch.
+  __attribute__((always_inline)) TraceEvent& Emit(EventKind kind, uint32_t agent,
+                                                  uint32_t target_cta, uint32_t object,
+                                                  uint32_t index, int64_t value, int64_t value2,
+                                                  uint32_t pc, bool async = false) {
+    if (!e.options_.record_trace && kind != EventKind::kViolation) [[likely]] {
       ++e.events_;
       return scratch_;
     }
+    return Record(kind, agent, target_cta, object, index, value, value2, pc, async);
+  }
+  TraceEvent& Record(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
+                     uint32_t index, int64_t value, int64_t value2, uint32_t pc, bool async) {
     const AgentInfo& info = c.agents[agent];
     // Fields are written in place (building the record on the stack and copying it costs a
     // store-forwarding stall per event).
@@ -1078,7 +1083,7 @@ struct Engine::Exec {
         }
         case Code::FastExpr::kBinary: {
           int64_t x = 0, y = 0;
-          if (FastOperand(f.a, env, &x) && FastOperand(f.b, env, &y) &&
+          if (FastLeaf(f.a, env, &x) && FastLeaf(f.b, env, &y) &&
               FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out)) {
             return true;
           }
@@ -1110,13 +1115,27 @@ struct Engine::Exec {
       }
       case Code::FastExpr::kBinary: {
         int64_t x = 0, y = 0;
-        return FastOperand(f.a, env, &x) && FastOperand(f.b, env, &y) &&
+        return FastLeaf(f.a, env, &x) && FastLeaf(f.b, env, &y) &&
                FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out);
       }
       case Code::FastExpr::kGeneral:
         return false;
     }
     return false;
+  }
+  // FastOperand with its two commonest cases, a constant and a variable, inline (no call).
+  __attribute__((always_inline)) bool FastLeaf(ir::ExprId id, const ir::EvalEnv& env,
+                                               int64_t* out) {
+    const Code::FastExpr& f = c.fast[id];
+    if (f.cls == Code::FastExpr::kConst) {
+      *out = f.value;
+      return true;
+    }
+    if (f.cls == Code::FastExpr::kVar && f.arg < env.num_vars) {
+      *out = env.vars[f.arg];
+      return true;
+    }
+    return FastOperand(id, env, out);
   }
   // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
   __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
@@ -1153,7 +1172,8 @@ struct Engine::Exec {
     }
     return true;
   }
-  bool EvOr(ir::ExprId id, const ir::EvalEnv& env, int64_t dflt, int64_t* out) {
+  __attribute__((always_inline)) bool EvOr(ir::ExprId id, const ir::EvalEnv& env, int64_t dflt,
+                                            int64_t* out) {
     if (id == ir::kNoExpr) {
       *out = dflt;
       return true;
@@ -1170,8 +1190,9 @@ struct Engine::Exec {
   uint32_t SlotOf(uint32_t cluster, uint32_t cta, uint32_t barrier, uint32_t index) const {
     return (cluster * c.cluster_size + cta) * c.barriers_per_cta + c.barrier_base[barrier] + index;
   }
-  bool ResolveBar(uint32_t a, const ir::BarrierRef& ref, const ir::EvalEnv& env,
-                  const SourceLocation* where, BarAddr* out) {
+  __attribute__((always_inline)) bool ResolveBar(uint32_t a, const ir::BarrierRef& ref,
+                                                 const ir::EvalEnv& env,
+                                                 const SourceLocation* where, BarAddr* out) {
     const AgentInfo& info = c.agents[a];
     int64_t idx = 0, cta = info.cta;
     if (!Ev(ref.index, env, &idx) || !EvOr(ref.cta, env, info.cta, &cta)) return false;
