@@ -2071,7 +2071,7 @@ class Search {
     // Grown by a quarter, not doubled: the records' unused capacity counts in the bytes per
     // state (explore.h), at most 2 of the 8 bytes this way.
     if (records_.size() == records_.capacity()) {
-      records_.reserve(records_.capacity() + records_.capacity() / 4 + 1024);
+      records_.reserve(records_.capacity() + std::max<size_t>(records_.capacity() / 4, 64));
     }
     records_.push_back({parent, EncodeChoice(c)});
     return id;

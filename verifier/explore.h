@@ -21,7 +21,8 @@
 // huge pages once it is 2 MiB), plus per state its parent's number and the
 // choice that reached it (8 bytes; their vector grows by a quarter) for the counterexample: at
 // most 8 / 0.375 + 8 * 1.25 ≈ 31.3 and at least 8 / 0.75 + 8 ≈ 18.7 bytes per state (table and
-// records as allocated). Two distinct states with the same fingerprint make
+// records as allocated; the first allocations, 64 slots and 65 records, hold a few hundred
+// states within the same bounds, below a hundred or so they dominate). Two distinct states with the same fingerprint make
 // the second look visited (the search could then miss what lies only behind it): with n states
 // and a well-mixed 64-bit fingerprint the probability that any pair collides is about
 // n^2 / 2^65 (1e6 states: 3e-8; 1e8 states: 3e-4). The fingerprint is a sum mod 2^64 of
