@@ -591,8 +591,6 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
   }
 }
 
-// The 2x2 multicast GEMM main loop with two consumers per CTA, smallest size: verified, in a few
-// thousand states (was > 5.4M states unfinished before guarded waits).
 // Issue 8's memory target: at most 32 bytes per stored state (table and records as allocated,
 // explore.h), on the benchmark's searches (bench/explore_bench), brute force and reduced, small
 // and large. Deterministic: the allocations follow the state counts alone.
@@ -626,6 +624,8 @@ TEST(ExploreMemoryTest, AtMost32BytesPerStateOnTheBenchmarkSearches) {
   }
 }
 
+// The 2x2 multicast GEMM main loop with two consumers per CTA, smallest size: verified, in a few
+// thousand states (was > 5.4M states unfinished before guarded waits).
 TEST(ExploreGemmTest, Multicast2x2TwoConsumersIsVerified) {
   Loaded l = Load("sim/examples/gemm_tma_multicast_2x2.pipe",
                   {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 2}});
