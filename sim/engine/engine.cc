@@ -865,9 +865,12 @@ void Engine::RestoreStep(const Engine& p) {
   step_log_n_ = 0;
   // An agent's state changes only in the steps that mark it, except its position in the ready
   // list (another agent leaving the list moves the last one).
-  *ready_.len = *p.ready_.len;
-  std::copy(p.ready_.begin(), p.ready_.end(), ready_.p);
-  for (uint32_t i = 0; i < ready_.size(); ++i) agents_[ready_[i]].ready_pos = i;
+  // (Unchanged by most steps: then nothing to do.)
+  if (*ready_.len != *p.ready_.len || !std::equal(p.ready_.begin(), p.ready_.end(), ready_.p)) {
+    *ready_.len = *p.ready_.len;
+    std::copy(p.ready_.begin(), p.ready_.end(), ready_.p);
+    for (uint32_t i = 0; i < ready_.size(); ++i) agents_[ready_[i]].ready_pos = i;
+  }
   std::copy(p.smem_data_.begin(), p.smem_data_.end(), smem_data_.begin());
   std::copy(p.global_data_.begin(), p.global_data_.end(), global_data_.begin());
   AssignPod(in_flight_, p.in_flight_);
@@ -2884,6 +2887,24 @@ void Engine::FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const {
 }
 
 uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const {
+  // Plain after plain: FpRefresh keyed the agents it recomputed, every other key is plain.
+  if (!(group == nullptr && k.plain)) FpRekey(k, group);
+  k.plain = group == nullptr;
+  uint64_t total = k.shared_sum + k.agents_sum;
+  // `readback` data (empty unless the program has one): hashed whole.
+  if (!smem_data_.empty() || !global_data_.empty()) {
+    uint64_t h = 0x3f84d5b5b5470917ull;
+    for (uint16_t d : smem_data_) h = FpWord(h, d);
+    for (uint16_t d : global_data_) h = FpWord(h, d);
+    total += FpFinal(h);
+  }
+  // The outcome is part of the state: a violating step leaves the state as it was before the
+  // operation (the model rejects it), and must not look like that already-visited state.
+  return FpFinal(FpWord(FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_)), total));
+}
+
+// FpCombine's agents keyed for `group` (each recomputed when stale or keyed otherwise).
+void Engine::FpRekey(FpCache& k, const std::vector<uint32_t>* group) const {
   const uint32_t n = static_cast<uint32_t>(agents_.size());
   const uint32_t objects = num_objects();
   const uint32_t first_agent = objects - n;
@@ -2891,8 +2912,7 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
   const uint64_t* const obj = k.w.data() + at.obj;
   const uint64_t* const ops = k.w.data() + at.ops;
   uint64_t* const fin = k.w.data() + at.fin;
-  // Plain after plain: FpRefresh keyed the agents it recomputed, every other key is plain.
-  for (uint32_t a = 0; a < n && !(group == nullptr && k.plain); ++a) {
+  for (uint32_t a = 0; a < n; ++a) {
     // The key: the agent's id, or its symmetry class (distinct seeds keep the two apart).
     // An agent's keyed component is recomputed when its content changed (FpRefresh made its
     // key stale) or it is asked for with another key.
@@ -2907,18 +2927,6 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
     fin[a] = c;
     fin[n + a] = key;
   }
-  k.plain = group == nullptr;
-  uint64_t total = k.shared_sum + k.agents_sum;
-  // `readback` data (empty unless the program has one): hashed whole.
-  if (!smem_data_.empty() || !global_data_.empty()) {
-    uint64_t h = 0x3f84d5b5b5470917ull;
-    for (uint16_t d : smem_data_) h = FpWord(h, d);
-    for (uint16_t d : global_data_) h = FpWord(h, d);
-    total += FpFinal(h);
-  }
-  // The outcome is part of the state: a violating step leaves the state as it was before the
-  // operation (the model rejects it), and must not look like that already-visited state.
-  return FpFinal(FpWord(FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_)), total));
 }
 
 // The incremental fingerprint; in builds with assertions (tests) every 8th one of a thread is

@@ -546,6 +546,7 @@ class Engine {
   // Recomputes k's dirty components (all if !k.valid); group: the FpCombine to follow.
   void FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpCombine(FpCache& k, const std::vector<uint32_t>* group) const;
+  void FpRekey(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
