@@ -632,10 +632,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   l.global = place(l.n_global, sizeof(uint16_t));
   l.ready = place(n_agents, sizeof(uint32_t));
   l.ready_len = place(1, sizeof(uint32_t));
-  {  // the fingerprint cache's words (FpParts): marks, objects, agents' operations, finals
-    const uint32_t objects = l.n_barriers + c.clusters + c.num_ctas + n_agents;
-    l.n_fp = (objects + 63) / 64 + objects + 3 * n_agents;
-  }
+  // The fingerprint cache's words (FpParts); the objects are num_objects()'s.
+  l.n_fp = FpWords(l.n_barriers + c.clusters + c.num_ctas + n_agents, n_agents);
   l.fp = place(l.n_fp, sizeof(uint64_t));
   PARITY_CHECK(bytes < (uint64_t{1} << 31), "Engine: the state is too large");
   l.words = static_cast<uint32_t>(bytes / 8);
@@ -2469,9 +2467,14 @@ struct Engine::Exec {
   }
 
   // --- end of run ---
-  void CheckEnd() {
+  // Inlined into every step: the common case (something can still run) is two compares.
+  __attribute__((always_inline)) void CheckEnd() {
     if (e.outcome_ != Outcome::kRunning) return;
     if (!e.ready_.empty() || !e.in_flight_.empty()) return;
+    End();
+  }
+  // Nothing can run: completed or deadlocked.
+  void End() {
     PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
     if (e.exited_count_ == c.agents.size()) {
       e.outcome_ = Outcome::kCompleted;
@@ -2564,8 +2567,7 @@ Outcome Engine::Step(Choice choice, Footprint* touched) {
   if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
     outcome_ = Outcome::kStepLimit;
   }
-  // (CheckEnd returns at once unless both are empty.)
-  if (ready_.empty() && in_flight_.empty()) x.CheckEnd();
+  x.CheckEnd();
   result_.outcome = outcome_;
   result_.steps = steps_;
   result_.events = events_;
@@ -2624,7 +2626,7 @@ RunResult Engine::Run() {
     if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
       outcome_ = Outcome::kStepLimit;
     }
-    if ((ready_.empty() && in_flight_.empty()) || outcome_ != Outcome::kRunning) x.CheckEnd();
+    x.CheckEnd();
   }
   // The steps above did not renew AgentState::gen (the hot path of a run): renew them now.
   for (AgentState& s : agents_) s.gen = NextAgentGen();
@@ -2848,7 +2850,8 @@ void Engine::FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const {
   const FpLayout at = FpParts();
   const uint32_t words = at.obj;
   if (!k.valid) {
-    PARITY_CHECK(k.w.size() == at.fin + 2 * agents_.size(), "FpRefresh: cache of another size");
+    PARITY_CHECK(k.w.size() == FpWords(n, static_cast<uint32_t>(agents_.size())),
+                 "FpRefresh: cache of another size");
     std::fill(k.w.begin(), k.w.end(), 0);
     for (uint32_t o = 0; o < n; ++o) k.w[o >> 6] |= uint64_t{1} << (o & 63);
     k.shared_sum = 0;
@@ -2939,7 +2942,8 @@ uint64_t Engine::FpChecked(const std::vector<uint32_t>* group) const {
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) != 0) return h;
-  thread_local std::vector<uint64_t> words;  // scratch (the explorer's hot path does not allocate)
+  // Scratch (the explorer's hot path does not allocate).
+  thread_local std::vector<uint64_t> words;
   words.resize(fpc_.w.size());
   FpCache fresh;
   fresh.w = {words.data(), static_cast<uint32_t>(words.size())};

@@ -539,9 +539,16 @@ class Engine {
   struct FpLayout {
     uint32_t obj, ops, fin;
   };
+  static FpLayout FpParts(uint32_t objects, uint32_t agents) {
+    const uint32_t words = (objects + 63) / 64;
+    return {words, words + objects, words + objects + agents};
+  }
   FpLayout FpParts() const {
-    const uint32_t n = num_objects(), words = (n + 63) / 64;
-    return {words, words + n, words + n + static_cast<uint32_t>(agents_.size())};
+    return FpParts(num_objects(), static_cast<uint32_t>(agents_.size()));
+  }
+  // The cache's size in words (fin holds two words per agent).
+  static uint32_t FpWords(uint32_t objects, uint32_t agents) {
+    return FpParts(objects, agents).fin + 2 * agents;
   }
   // Recomputes k's dirty components (all if !k.valid); group: the FpCombine to follow.
   void FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const;
