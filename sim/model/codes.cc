@@ -43,7 +43,16 @@ constexpr bool IdsAndSlugsUnique() {
 }
 static_assert(IdsAndSlugsUnique(), "violation code ids and slugs must be unique");
 
-const CodeInfo& Info(Code code) { return kCodeInfo[static_cast<size_t>(code)]; }
+// A value outside the enum (a corrupt or foreign trace's violation event) reads as "unknown"
+// rather than past the table.
+constexpr CodeInfo kUnknownCode{"?", "unknown-code", Severity::kError, "unknown violation code",
+                                "This value is not a violation code of this version of Parity "
+                                "(the trace may come from another version, or be damaged)."};
+
+const CodeInfo& Info(Code code) {
+  const size_t i = static_cast<size_t>(code);
+  return i < kCodeInfo.size() ? kCodeInfo[i] : kUnknownCode;
+}
 
 std::string N(int64_t v) { return std::to_string(v); }
 

@@ -157,5 +157,19 @@ TEST(CodesTest, DescribeEveryCode) {
   EXPECT_EQ(covered.size(), AllCodes().size()) << "a code has no Describe() case";
 }
 
+// A violation event's code comes from a trace (possibly of another version, or damaged): a value
+// outside the enum reads as unknown instead of past the table.
+TEST(CodesTest, ValuesOutsideTheEnumReadAsUnknown) {
+  for (uint32_t raw : {static_cast<uint32_t>(AllCodes().size()), 1024u, 65535u}) {
+    const Code c = static_cast<Code>(raw);
+    EXPECT_EQ(CodeId(c), "?");
+    EXPECT_EQ(CodeSlug(c), "unknown-code");
+    EXPECT_EQ(CodeTitle(c), "unknown violation code");
+    EXPECT_EQ(CodeSeverity(c), Severity::kError);
+    EXPECT_FALSE(CodeExplanation(c).empty());
+    EXPECT_EQ(Describe({c, 1, 2}), "? unknown-code: unknown violation");
+  }
+}
+
 }  // namespace
 }  // namespace parity::model
