@@ -95,7 +95,9 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kTmaIssue:
       os << "tma.load " << Tm(program, e) << " (" << e.value << " bytes)";
-      if (e.flags & trace::kFlagMulticast) os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
+      if (e.flags & trace::kFlagMulticast) {
+        os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
+      }
       break;
     case EventKind::kTmaStoreIssue:
       os << "tma.store " << Tm(program, e) << " (" << e.value << " bytes)";
@@ -125,6 +127,78 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kClusterWaitEnd:
       os << "barrier.cluster.wait returns";
+      break;
+    case EventKind::kTmaStoreRead:
+      os << "TMA store has read its source " << Buf(program, e) << " (" << e.value
+         << " bytes): the buffer may be written again";
+      break;
+    case EventKind::kTmaStoreWrite:
+      os << "TMA store's " << e.value << " bytes from " << Buf(program, e)
+         << " are written to global memory";
+      break;
+    case EventKind::kBulkIssue:
+      os << "cp.async.bulk issued on " << Buf(program, e) << " (" << e.value << " bytes)";
+      if (e.flags & trace::kFlagMulticast) {
+        os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
+      }
+      break;
+    case EventKind::kBulkComplete:
+      os << "bulk copy bytes land: complete_tx " << Bar(program, e) << " -" << e.value
+         << " bytes -> tx " << e.value2;
+      break;
+    case EventKind::kBulkCommit:
+      os << "cp.async.bulk.commit_group (this agent's bulk group " << e.value << ")";
+      break;
+    case EventKind::kBulkWaitBegin:
+      os << "cp.async.bulk.wait_group" << (e.value2 ? ".read " : " ") << e.value
+         << " (waits until at most " << e.value << " of its bulk groups are still "
+         << (e.value2 ? "reading their source" : "pending") << ")";
+      break;
+    case EventKind::kBulkWaitEnd:
+      os << "cp.async.bulk.wait_group" << (e.value2 ? ".read " : " ") << e.value << " returns";
+      break;
+    case EventKind::kCpAsyncIssue:
+      os << "cp.async -> " << Buf(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kCpAsyncComplete:
+      os << "cp.async bytes land in " << Buf(program, e) << " (" << e.value << " bytes)";
+      break;
+    case EventKind::kCpAsyncCommit:
+      os << "cp.async.commit_group (this agent's cp.async group " << e.value << ")";
+      break;
+    case EventKind::kCpAsyncWaitBegin:
+      os << "cp.async.wait_group " << e.value << " (waits until at most " << e.value
+         << " of its cp.async groups are pending)";
+      break;
+    case EventKind::kCpAsyncWaitEnd:
+      os << "cp.async.wait_group " << e.value << " returns";
+      break;
+    case EventKind::kCpAsyncArrive:
+      os << "cp.async.mbarrier.arrive" << (e.value ? ".noinc " : " ") << Bar(program, e)
+         << " (the arrive happens once this agent's earlier cp.async copies have landed)";
+      break;
+    case EventKind::kStAsync:
+      os << "st.async " << e.value << " bytes, complete_tx on " << Bar(program, e)
+         << " when they land";
+      break;
+    case EventKind::kNamedBarrierArrive:
+    case EventKind::kNamedBarrierSyncBegin:
+      os << (kind == EventKind::kNamedBarrierArrive ? "bar.arrive " : "bar.sync ") << e.object
+         << ", " << e.value << " threads";
+      if (e.value2 == 0) {
+        os << " (all arrived: the barrier completes)";
+      } else {
+        os << " (" << e.value2 << " of " << e.value << " arrived";
+        if (kind == EventKind::kNamedBarrierSyncBegin) os << "; blocks until all have";
+        os << ")";
+      }
+      break;
+    case EventKind::kNamedBarrierSyncEnd:
+      os << "bar.sync " << e.object << " returns";
+      break;
+    case EventKind::kWaitTimeout:
+      os << "wait " << Bar(program, e) << " parity " << int{e.parity}
+         << " timed out (the GPU's bounded wait gave up: the phase never completed)";
       break;
     case EventKind::kViolation: {
       model::Violation v{static_cast<model::Code>(e.value), e.value2, 0};
@@ -172,6 +246,36 @@ std::string NarrateEvent(const ir::Program& program, const engine::Engine& engin
       break;
     case EventKind::kWaitBegin:
       os << "\n      the agent spins in try_wait until that phase completes.";
+      break;
+    case EventKind::kCpAsyncCommit:
+    case EventKind::kBulkCommit:
+      os << "\n      every copy this agent issued since its last commit forms one group; a later "
+            "wait_group N waits until at most the N newest groups are pending.";
+      break;
+    case EventKind::kCpAsyncWaitEnd:
+      os << "\n      the copies of every older group have landed and are visible to this agent; "
+            "other agents see them only after a barrier (e.g. bar.sync).";
+      break;
+    case EventKind::kBulkWaitEnd:
+      os << (e.value2 ? "\n      .read: the older groups have finished reading their sources (which "
+                        "may now be overwritten); their writes may still be in flight."
+                      : "\n      the older groups are complete: their writes are done.");
+      break;
+    case EventKind::kCpAsyncArrive:
+      os << (e.value ? "\n      .noinc: the arrive counts toward the barrier's expected count "
+                       "(the init count must include it)."
+                     : "\n      without .noinc the pending count is raised by one now and lowered "
+                       "by the arrive later: it does not count toward the init count.");
+      break;
+    case EventKind::kStAsync:
+      os << "\n      the bytes go to the target CTA's shared memory; its barrier must expect them "
+            "(expect_tx) in the same phase, before or after they land (until then its tx-count "
+            "is negative).";
+      break;
+    case EventKind::kNamedBarrierSyncBegin:
+    case EventKind::kNamedBarrierArrive:
+      os << "\n      bar.sync waits until the barrier's thread count has arrived; bar.arrive "
+            "arrives without waiting.";
       break;
     default:
       break;
