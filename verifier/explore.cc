@@ -1854,6 +1854,7 @@ class Search {
     std::vector<const Footprint*> gfps;
     std::vector<size_t> gmap;
     std::vector<uint8_t> gtake;
+    size_t selected = 0;  // Expand: how many of `take` are set
   };
 
  public:
@@ -1899,7 +1900,6 @@ class Search {
     if (stopped_ && !found_ && !done_) res_.verdict = ExploreVerdict::kIncomplete;
     res_.stats.states = records_.size();
     res_.stats.table_bytes = seen_.bytes() + records_.capacity() * sizeof(Record);
-    res_.stats.pruned = res_.stats.enabled - res_.stats.transitions;
     res_.stats.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     std::sort(res_.terminals.begin(), res_.terminals.end());
     // Distinct end states can share a symmetric fingerprint (searches without symmetry).
@@ -2028,6 +2028,8 @@ class Search {
     } else {
       w.take.assign(n, 1);
     }
+    w.selected = static_cast<size_t>(
+        std::count_if(w.take.begin(), w.take.end(), [](uint8_t t) { return t != 0; }));
     return n;
   }
 
@@ -2144,6 +2146,7 @@ class Search {
         const size_t n = Expand(w0_, node.engine);
         ++res_.stats.expanded;
         res_.stats.enabled += n;
+        res_.stats.pruned += n - w0_.selected;
         for (size_t i = 0; i < n && !done_; ++i) {
           if (!w0_.take[i]) continue;
           // The successor is stepped in the next frontier's free slot (one engine copy per
@@ -2289,6 +2292,7 @@ class Search {
           ++res_.stats.expanded;
           const NodeOut& no = p.nodes[k];
           res_.stats.enabled += no.enabled;
+          res_.stats.pruned += no.enabled - (no.end - no.begin);
           for (uint32_t j = no.begin; j < no.end && !done_; ++j) {
             const Succ& sc = p.succ[j];
             if (sc.engine == kSeen) {
@@ -2375,6 +2379,7 @@ class Search {
       f.next = 0;
       f.below_ok = false;
       res_.stats.enabled += Expand(w0_, f.engine);
+      res_.stats.pruned += w0_.choices.size() - w0_.selected;
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
       f.batched = seen_.bytes() >= options_.batch_table_bytes;

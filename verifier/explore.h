@@ -278,7 +278,10 @@ struct ExploreStats {
   uint64_t expanded = 0;          // states whose successors were generated
   uint64_t transitions = 0;       // steps taken in the explored (reduced) graph
   uint64_t enabled = 0;           // steps enabled at the expanded states (sum)
-  uint64_t pruned = 0;            // enabled - transitions: steps the reduction did not take
+  uint64_t pruned = 0;            // steps the reduction left out at the expanded states (0
+                                  // without reduction); enabled - pruned - transitions: steps
+                                  // it chose that a bound (--max-states, --time-limit) left
+                                  // untaken
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states

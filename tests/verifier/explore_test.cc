@@ -173,6 +173,42 @@ TEST(ExploreTest, StateBoundGivesIncompleteNotVerified) {
   EXPECT_LE(r.stats.states, 50u + 64u);
 }
 
+// ExploreStats::pruned counts what the reduction left out, never what a bound left untaken: a
+// stopped brute-force search prunes nothing (the CLI printed "N pruned by the reduction" for the
+// frames in progress when --max-states or the time bound stopped a search without reduction).
+TEST(ExploreTest, PrunedCountsOnlyWhatTheReductionLeftOut) {
+  Loaded l = Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 4}});
+  for (bool bfs : {false, true}) {
+    for (int threads : {1, 2}) {
+      if (!bfs && threads > 1) continue;
+      SCOPED_TRACE(std::string(bfs ? "bfs" : "dfs") + " threads " + std::to_string(threads));
+      ExploreOptions o;
+      o.breadth_first = bfs;
+      o.threads = threads;
+      o.reduction = false;
+      o.max_states = 50;
+      const ExploreResult cut = Explore(l.program, l.params, o);
+      EXPECT_EQ(cut.verdict, ExploreVerdict::kIncomplete);
+      EXPECT_EQ(cut.stats.pruned, 0u);
+      // The depth-first search stops with frames half expanded: steps chosen, not taken.
+      if (!bfs) {
+        EXPECT_LT(cut.stats.transitions, cut.stats.enabled);
+      }
+      EXPECT_LE(cut.stats.transitions, cut.stats.enabled);
+      o.max_states = 20'000'000;
+      const ExploreResult full = Explore(l.program, l.params, o);
+      EXPECT_EQ(full.verdict, ExploreVerdict::kVerified);
+      EXPECT_EQ(full.stats.pruned, 0u);
+      EXPECT_EQ(full.stats.transitions, full.stats.enabled);
+      o.reduction = true;
+      const ExploreResult reduced = Explore(l.program, l.params, o);
+      EXPECT_EQ(reduced.verdict, ExploreVerdict::kVerified);
+      EXPECT_GT(reduced.stats.pruned, 0u);
+      EXPECT_EQ(reduced.stats.pruned + reduced.stats.transitions, reduced.stats.enabled);
+    }
+  }
+}
+
 TEST(ExploreTest, BadInputIsReported) {
   Loaded l = Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 0}});
   ExploreResult r = Search(l, true);

@@ -41,15 +41,21 @@ std::string StepLabel(const ir::Program& program, const engine::Engine& before,
 }
 
 void PrintStats(const verifier::ExploreStats& s, const char* label) {
+  // Enabled steps are taken, pruned by the reduction, or (a bound stopped the search) left.
+  const uint64_t chosen = s.enabled - s.pruned;
+  const uint64_t left = chosen > s.transitions ? chosen - s.transitions : 0;
+  std::string not_taken = std::to_string(s.pruned) + " pruned by the reduction";
+  if (left != 0) {
+    not_taken += ", " + std::to_string(left) + " left when the bound stopped the search";
+  }
   std::printf(
       "%s: %llu states explored (%llu expanded), %llu transitions taken of %llu enabled "
-      "(%llu pruned by the reduction), depth %u, %.3f s, %.0f states/s, "
+      "(%s), depth %u, %.3f s, %.0f states/s, "
       "%.1f bytes/state (fingerprint table + parent records), %llu engine copies held at most\n",
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      static_cast<unsigned long long>(s.pruned), s.depth, s.seconds,
-      s.states_per_second(), s.bytes_per_state(),
+      not_taken.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(),
       static_cast<unsigned long long>(s.peak_frontier));
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
               "rules (P2002..P2008) run on %llu completed paths (one per distinct completed "
