@@ -112,6 +112,8 @@ TEST(CountsCommand, BadInputExitsTwo) {
       {"counts", "single-tma"},                                  // box missing
       {"counts", "tma-store", "--stages", "0"},                  // out of range
       {"counts", "tma-store", "--check", "init.full=1"},         // no mbarriers in tma-store
+      Gemm2x2({"--consumers", "-2"}),  // negative (it was read as "the default", 1)
+      {"counts", "async", "--consumers", "-5"},
   };
   for (const auto& args : bad) {
     CliResult r = RunParity(args);

@@ -58,5 +58,31 @@ TEST(CliExplore, BadInputIsExitTwoNamingTheProblem) {
   EXPECT_THAT(r.err, HasSubstr("no/such/file.pipe"));
 }
 
+// Bounds that cannot mean anything are usage errors, not a search (--threads 0 and -3 ran
+// on one thread; --max-states 0 stored one state and called the search incomplete; a negative
+// --time-limit meant no limit).
+TEST(CliExplore, MeaninglessBoundsAreExitTwo) {
+  const struct {
+    const char* option;
+    const char* value;
+    const char* message;
+  } cases[] = {
+      {"--threads", "0", "--threads: Value 0 not in range 1 to 1024"},
+      {"--threads", "-3", "--threads: Value -3 not in range 1 to 1024"},
+      {"--max-states", "0", "--max-states: must be at least 1 (got 0)"},
+      {"--time-limit", "-1", "--time-limit: must be at least 0 (0: no time limit) (got -1)"},
+  };
+  for (const auto& c : cases) {
+    CliResult r =
+        RunParity({"explore", "pipelines/single_tma_load/count1.pipe", c.option, c.value});
+    EXPECT_EQ(r.exit_code, 2) << c.option << " " << c.value << "\n" << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message));
+    EXPECT_THAT(r.out, Not(HasSubstr("search (depth-first)")));
+  }
+  CliResult ok = RunParity({"explore", "pipelines/single_tma_load/count1.pipe", "--time-limit",
+                            "0", "--max-states", "1", "--threads", "1"});
+  EXPECT_EQ(ok.exit_code, 4) << ok.out << ok.err;  // one state stored: incomplete, not verified
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -27,7 +27,7 @@ struct CountsOptions {
   std::string kind;
   std::string cluster = "1x1";
   std::string multicast = "ab";
-  int consumers = -1;  // -1: the kind's default
+  int consumers = 1;
   int producers = 1;
   std::string signal = "auto";
   std::string tile_a;
@@ -53,7 +53,6 @@ Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
   r.threads = o.threads;
   r.consumers = o.consumers;
   if (r.kind == pipelines::PipelineKind::kTmaAsync) {
-    if (r.consumers < 0) r.consumers = 1;
     auto cluster = pipelines::ParsePair(o.cluster);
     if (!cluster.ok()) return cluster.status();
     if (cluster->first > 16 || cluster->second > 16) {
@@ -79,7 +78,6 @@ Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
     r.tile_b_n = b->first;
     r.tile_b_k = b->second;
   } else if (r.kind == pipelines::PipelineKind::kAsync) {
-    if (r.consumers < 0) r.consumers = 1;
   } else if (r.kind == pipelines::PipelineKind::kSingleTma) {
     if (o.box.empty()) return Status("counts.param", "single-tma needs --box W[xH...]");
     auto box = pipelines::ParseDims(o.box);

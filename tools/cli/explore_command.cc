@@ -2,6 +2,7 @@
 // (verifier/explore.h), with the shortest counterexample as numbered states.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,19 @@ namespace {
 
 // A bounded search that found nothing is not a verification: it gets its own exit code.
 constexpr int kExitIncomplete = 4;
+
+// A numeric option that must be at least `lo` (CLI11's own range checks print DBL_MAX as the
+// upper end). The conversion itself is CLI11's.
+CLI::Validator AtLeast(double lo, const std::string& meaning) {
+  return CLI::Validator(
+      [lo, meaning](std::string& in) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(in.c_str(), &end);
+        if (end == in.c_str() || *end != '\0' || v >= lo) return "";
+        return "must be at least " + meaning + " (got " + in + ")";
+      },
+      "", "at least " + meaning);
+}
 
 struct ExploreCliOptions {
   ScheduleOptions schedule;
@@ -245,12 +259,15 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
                   "override a param: -D STAGES=4 (repeatable)")
       ->take_all();
   sub->add_option("--max-states", opt->max_states, "stop after storing this many states")
+      ->check(AtLeast(1, "1"))
       ->capture_default_str();
   sub->add_option("--time-limit", opt->time_limit, "stop after this many seconds (0: none)")
+      ->check(AtLeast(0, "0 (0: no time limit)"))
       ->capture_default_str();
   sub->add_option("--threads", opt->threads,
                   "worker threads; more than one: breadth-first, level by level, with the same "
                   "result as --bfs on one thread (only a --time-limit cut varies)")
+      ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_flag("--no-reduction", opt->no_reduction,
                 "explore every interleaving without partial-order reduction (brute force; the "
