@@ -39,11 +39,6 @@ Choice DecodeChoice(uint32_t v) {
   return {(v & 0x80000000u) ? Choice::Kind::kAsync : Choice::Kind::kAgent, v & 0x7fffffffu};
 }
 
-struct Node {
-  Engine engine;
-  uint32_t id;
-};
-
 // Persistent-set computation (explore.h): units are the enabled choices followed by the blocked
 // agents. A unit's *future* is a dense array over Engine::num_objects() holding how it may access
 // each object from now on (engine::Access, or kNone).
@@ -2134,38 +2129,61 @@ class Search {
     if (options_.stop_at_first) done_ = true;
   }
 
+  // Breadth-first, level by level. The frontier holds its states packed (Engine::Pack against
+  // the initial state: the words of the state block that differ from it, the in-flight
+  // operations and a few counters; a few hundred bytes) rather than as engines (about 2 KB
+  // each on the 2x2 GEMM: a brute-force breadth-first search of it filled 4.7 GB in 20 s).
+  // Each state is unpacked once, to be expanded; its successors are stepped on one engine,
+  // undone with RestoreStep.
   void Bfs(Engine root) {
-    std::vector<Node> frontier, next;
-    size_t frontier_size = 1, next_size = 0;
-    frontier.push_back({std::move(root), 0});
-    while (frontier_size != 0 && !stopped_ && !done_) {
-      res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier_size);
-      for (size_t fi = 0; fi < frontier_size && !done_; ++fi) {
+    struct Packed {
+      uint64_t at;   // its bytes in the level's arena
+      uint32_t len;
+      uint32_t id;   // its record
+    };
+    const Engine base = root;
+    Engine cur = root, succ = root;
+    std::vector<uint8_t> bytes, next_bytes;
+    std::vector<Packed> frontier, next;
+    root.Pack(base, &bytes);
+    frontier.push_back({0, static_cast<uint32_t>(bytes.size()), 0});
+    while (!frontier.empty() && !stopped_ && !done_) {
+      res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier.size());
+      for (size_t fi = 0; fi < frontier.size() && !done_; ++fi) {
         if (OutOfBounds()) break;
-        Node& node = frontier[fi];
-        const size_t n = Expand(w0_, node.engine);
+        const Packed node = frontier[fi];
+        cur.Unpack(base, bytes.data() + node.at, node.len);
+        cur.Fingerprint();  // a clean cache: the successors' fingerprints are incremental
+        const size_t n = Expand(w0_, cur);
         ++res_.stats.expanded;
         res_.stats.enabled += n;
         res_.stats.pruned += n - w0_.selected;
+        bool succ_from_cur = false;  // succ is cur plus a step (RestoreStep undoes it)
         for (size_t i = 0; i < n && !done_; ++i) {
           if (!w0_.take[i]) continue;
-          // The successor is stepped in the next frontier's free slot (one engine copy per
-          // transition); a seen or terminal one leaves the slot free.
-          if (next_size == next.size()) next.push_back({node.engine, 0});
-          Node& slot = next[next_size];
-          slot.engine = node.engine;
-          slot.engine.Step(w0_.choices[i]);
+          if (succ_from_cur) {
+            succ.RestoreStep(cur);
+          } else {
+            succ = cur;
+            succ_from_cur = true;
+          }
+          succ.Step(w0_.choices[i]);
           bool keep = false;
-          const uint32_t id = Visit(slot.engine, node.id, w0_.choices[i], &keep);
+          const uint32_t id = Visit(succ, node.id, w0_.choices[i], &keep);
           if (!keep) continue;
-          slot.id = id;
-          ++next_size;
+          const uint64_t at = next_bytes.size();
+          succ.Pack(base, &next_bytes);
+          next.push_back({at, static_cast<uint32_t>(next_bytes.size() - at), id});
         }
       }
+      res_.stats.frontier_bytes = std::max<uint64_t>(
+          res_.stats.frontier_bytes, bytes.capacity() + next_bytes.capacity() +
+                                         (frontier.capacity() + next.capacity()) * sizeof(Packed));
       frontier.swap(next);
-      frontier_size = next_size;
-      next_size = 0;
-      if (!stopped_ && !done_ && frontier_size != 0) ++res_.stats.depth;
+      bytes.swap(next_bytes);
+      next.clear();
+      next_bytes.clear();
+      if (!stopped_ && !done_ && !frontier.empty()) ++res_.stats.depth;
     }
   }
 
@@ -2181,21 +2199,25 @@ class Search {
   // findings and runs the rules, and builds the next frontier from the threads' engines.
   void ParallelBfs(Engine root) {
     constexpr size_t kBlock = 16;
+    constexpr uint32_t kSeen = 0xffffffffu;
     struct Succ {
       uint64_t fp;
       Choice choice;
-      uint32_t engine;  // index into the thread's engines of this level, or kSeen
+      uint32_t where;  // kSeen; else with len == 0 an end state (index into Par::ends)
+      uint32_t len;    // > 0: a running state packed at `at` in the thread's arena
+      uint64_t at;
     };
-    constexpr uint32_t kSeen = 0xffffffffu;
     struct NodeOut {
       uint32_t enabled;
       uint32_t begin, end;  // the node's taken successors in Par::succ
     };
     struct Par {
       Worker w;
-      Engine cur;  // the state being expanded (this thread's program copy)
-      std::vector<Engine> engines[2];  // successors of the level, by level parity
-      size_t used = 0;
+      Engine cur;   // the state being expanded (this thread's program copy)
+      Engine step;  // its successors, stepped one at a time (RestoreStep undoes each)
+      std::vector<uint8_t> bytes[2];  // packed successors of the level, by level parity
+      std::vector<Engine> ends;       // successors that end the run (not packed), this level
+      size_t n_ends = 0;
       std::vector<Succ> succ;
       std::vector<NodeOut> nodes;
     };
@@ -2204,28 +2226,43 @@ class Search {
       uint32_t node_begin = 0, node_end = 0;  // in the thread's nodes
       bool done = false;
     };
+    // A frontier state: packed (Bfs) in a thread's arena, or in root_bytes (thread == nt).
     struct Entry {
-      const Engine* engine;
+      uint32_t thread;
+      uint32_t len;
+      uint64_t at;
       uint32_t id;
     };
     const uint32_t nt = static_cast<uint32_t>(options_.threads);
     std::vector<std::unique_ptr<Par>> par;
     for (uint32_t t = 0; t < nt; ++t) {
-      par.push_back(std::make_unique<Par>(Par{Worker{}, root.IsolatedCopy(), {}, 0, {}, {}}));
+      Engine own = root.IsolatedCopy();
+      par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}}));
       par.back()->w.reducer =
           std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
                                     options_.phase_bounded_balance);
     }
-    std::vector<Entry> frontier{{&root, 0}}, next;
+    // root: the base of every packed state (only read while the threads run).
+    const Engine& base = root;
+    Engine merge = root;  // the merge's view of a new packed state (Visit)
+    std::vector<uint8_t> root_bytes;
+    root.Pack(base, &root_bytes);
+    std::vector<Entry> frontier{{nt, static_cast<uint32_t>(root_bytes.size()), 0, 0}}, next;
     std::vector<BlockOut> blocks;
     std::atomic<size_t> next_block{0};
     std::atomic<bool> timed_out{false};
     uint32_t level = 0;
+    // The arena of a frontier state of `level`: written while level - 1 was expanded.
+    auto bytes_of = [&](const Entry& x) -> const uint8_t* {
+      if (x.thread == nt) return root_bytes.data() + x.at;
+      return par[x.thread]->bytes[level & 1].data() + x.at;
+    };
     auto work = [&](uint32_t t) {
       Par& p = *par[t];
       const int parity = (level + 1) & 1;
-      std::vector<Engine>& out = p.engines[parity];
-      p.used = 0;
+      std::vector<uint8_t>& out = p.bytes[parity];
+      out.clear();
+      p.n_ends = 0;
       p.succ.clear();
       p.nodes.clear();
       const size_t nb = blocks.size();
@@ -2242,19 +2279,35 @@ class Search {
         bo.node_begin = static_cast<uint32_t>(p.nodes.size());
         const size_t end = std::min(frontier.size(), (b + 1) * kBlock);
         for (size_t fi = b * kBlock; fi < end; ++fi) {
-          p.cur.AssignState(*frontier[fi].engine);
+          p.cur.Unpack(base, bytes_of(frontier[fi]), frontier[fi].len);
+          p.cur.Fingerprint();  // a clean cache: the successors' fingerprints are incremental
           const size_t n = Expand(p.w, p.cur);
           NodeOut no{static_cast<uint32_t>(n), static_cast<uint32_t>(p.succ.size()), 0};
+          bool step_from_cur = false;  // p.step is p.cur plus a step
           for (size_t i = 0; i < n; ++i) {
             if (!p.w.take[i]) continue;
-            if (p.used == out.size()) out.push_back(p.cur);
-            Engine& dst = out[p.used];
-            dst.AssignState(p.cur);
-            dst.Step(p.w.choices[i]);
-            const uint64_t fp = VisitedFp(dst);
-            const bool seen = seen_.Contains(fp);
-            p.succ.push_back({fp, p.w.choices[i], seen ? kSeen : static_cast<uint32_t>(p.used)});
-            if (!seen) ++p.used;
+            if (step_from_cur) {
+              p.step.RestoreStep(p.cur);
+            } else {
+              p.step.AssignState(p.cur);
+              step_from_cur = true;
+            }
+            p.step.Step(p.w.choices[i]);
+            const uint64_t fp = VisitedFp(p.step);
+            Succ sc{fp, p.w.choices[i], kSeen, 0, 0};
+            if (!seen_.Contains(fp)) {  // else stored in an earlier level
+              if (p.step.outcome() == Outcome::kRunning) {  // kept by Visit: packed
+                sc.where = 0;
+                sc.at = out.size();
+                p.step.Pack(base, &out);
+                sc.len = static_cast<uint32_t>(out.size() - sc.at);
+              } else {
+                if (p.n_ends == p.ends.size()) p.ends.push_back(p.step);
+                p.ends[p.n_ends].AssignState(p.step);
+                sc.where = static_cast<uint32_t>(p.n_ends++);
+              }
+            }
+            p.succ.push_back(sc);
           }
           no.end = static_cast<uint32_t>(p.succ.size());
           p.nodes.push_back(no);
@@ -2295,17 +2348,25 @@ class Search {
           res_.stats.pruned += no.enabled - (no.end - no.begin);
           for (uint32_t j = no.begin; j < no.end && !done_; ++j) {
             const Succ& sc = p.succ[j];
-            if (sc.engine == kSeen) {
-              ++res_.stats.transitions;  // stored in an earlier level: Visit would skip it
+            // Stored in an earlier level, or earlier in this one: Visit would skip it.
+            if (sc.where == kSeen || (sc.len != 0 && seen_.Contains(sc.fp))) {
+              ++res_.stats.transitions;
               continue;
             }
-            const Engine& se = p.engines[parity][sc.engine];
+            const Engine* se = &p.ends[sc.where];
+            if (sc.len != 0) {
+              merge.Unpack(base, p.bytes[parity].data() + sc.at, sc.len);
+              se = &merge;
+            }
             bool keep = false;
-            const uint32_t id = Visit(se, sc.fp, frontier[fi].id, sc.choice, &keep);
-            if (keep) next.push_back({&se, id});
+            const uint32_t id = Visit(*se, sc.fp, frontier[fi].id, sc.choice, &keep);
+            if (keep) next.push_back({bo.thread, sc.len, sc.at, id});
           }
         }
       }
+      uint64_t held = (frontier.capacity() + next.capacity()) * sizeof(Entry);
+      for (const auto& p : par) held += p->bytes[0].capacity() + p->bytes[1].capacity();
+      res_.stats.frontier_bytes = std::max(res_.stats.frontier_bytes, held);
       if (partial && !done_ && !stopped_) {
         res_.bound = "--time-limit";
         stopped_ = true;

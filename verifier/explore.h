@@ -184,7 +184,8 @@
 // the persistent sets are the same functions of the state, so without symmetry the stored
 // states are the same set; with symmetry the representative stored for a class (the first
 // reached) may differ, and so may the state count. Memory: the frontier of a level plus, per
-// thread, the level's new successors, as engine copies.
+// thread, the level's new successors, packed (Engine::Pack, as the one-thread breadth-first
+// search holds its frontier), and per thread two engines.
 //
 // What is not done: symmetry over interchangeable CTAs, rules on every path.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
@@ -219,7 +220,8 @@ struct ExploreOptions {
   // Run the protocol rules (verifier/rules.h) on a path to every distinct completed end state
   // and on the counterexample.
   bool check_rules = true;
-  // Breadth-first search throughout (memory: the whole frontier as engine copies). Default:
+  // Breadth-first search throughout (memory: two levels of the frontier, packed by
+  // Engine::Pack: a few hundred bytes a state). Default:
   // depth-first (memory: the fingerprint table and one engine per level of the current path),
   // and on a finding a breadth-first search for the shortest counterexample.
   bool breadth_first = false;
@@ -288,9 +290,12 @@ struct ExploreStats {
   uint64_t rule_paths = 0;        // completed paths the protocol rules were run on
   uint64_t rule_violation_ends = 0;  // of those, paths with an error finding
   uint32_t depth = 0;             // deepest level (breadth-first) or path length (depth-first)
-  uint64_t peak_frontier = 0;     // most states held as engine copies at once (BFS frontier,
-                                  // or DFS stack depth)
+  uint64_t peak_frontier = 0;     // most states held at once besides the table: the
+                                  // breadth-first frontier (packed), or the depth-first path
+                                  // (an engine per level)
   uint64_t table_bytes = 0;       // fingerprint table + per-state parent records
+  uint64_t frontier_bytes = 0;    // breadth-first: the most bytes the packed frontier (two
+                                  // levels, Engine::Pack) held
   double seconds = 0;
   double bytes_per_state() const { return states ? double(table_bytes) / double(states) : 0; }
   double states_per_second() const { return seconds > 0 ? double(states) / seconds : 0; }

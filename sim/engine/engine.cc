@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "sim/common/bytes.h"
 #include "sim/common/check.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
@@ -892,6 +893,157 @@ void Engine::RestoreStep(const Engine& p) {
 #endif
 }
 static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
+
+namespace {
+// Engine::Pack's block encoding: runs of (words equal to base's, words that differ, the
+// differing words xor base's), each number a LEB128 varint (a variable or counter xor its
+// initial value is mostly small).
+void PutVarint(std::vector<uint8_t>* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<uint8_t>(v));
+}
+const uint8_t* GetVarint(const uint8_t* p, uint64_t* v) {
+  uint64_t r = 0;
+  for (uint32_t shift = 0;; shift += 7) {
+    const uint8_t b = *p++;
+    r |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  *v = r;
+  return p;
+}
+}  // namespace
+
+void Engine::Pack(const Engine& base, std::vector<uint8_t>* out) const {
+  // A running state's result holds only its counters and warnings (Running); the warnings
+  // (which the explorer does not read) are not kept.
+  PARITY_CHECK(outcome_ == Outcome::kRunning && trace_.empty() &&
+                   code_->program == base.code_->program && layout_.words == base.layout_.words,
+               "Pack: a running state without a trace, of base's program");
+  // The block without the fingerprint cache's words [fp_begin, fp_end) (recomputed by the next
+  // Fingerprint after Unpack).
+  const uint64_t* const w = block_.get();
+  const uint64_t* const b = base.block_.get();
+  const uint32_t fp_begin = layout_.fp / 8, fp_end = fp_begin + layout_.n_fp;
+  const uint32_t words = layout_.words;
+  for (uint32_t i = 0; i < words;) {
+    uint32_t same = i;
+    while (same < words && (w[same] == b[same] || (same >= fp_begin && same < fp_end))) ++same;
+    uint32_t diff = same;
+    while (diff < words && w[diff] != b[diff] && !(diff >= fp_begin && diff < fp_end)) ++diff;
+    PutVarint(out, same - i);
+    PutVarint(out, diff - same);
+    for (uint32_t k = same; k < diff; ++k) PutVarint(out, w[k] ^ b[k]);
+    i = diff;
+  }
+  for (const std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
+    PutVarint(out, ops->size());
+    for (const InFlight& f : *ops) {
+      PutVarint(out, f.kind | uint64_t{f.flags} << 8 | uint64_t{f.object} << 16);
+      for (uint64_t v : {uint64_t{f.agent}, uint64_t{f.target_cta}, uint64_t{f.slot},
+                         uint64_t{f.index}, uint64_t{f.bytes}, uint64_t{f.pc}, f.id}) {
+        PutVarint(out, v);
+      }
+    }
+  }
+  PutPod(out, static_cast<uint32_t>(cp_.size()));
+  for (size_t i = 0; i < cp_.size(); ++i) {
+    cp_[i].Pack(out);
+    bulk_[i].Pack(out);
+  }
+  PutPod(out, static_cast<uint32_t>(clusters_.size()));
+  for (const model::ClusterBarrier& cb : clusters_) cb.Pack(out);
+  PutPod(out, exited_count_);
+  PutPod(out, rng_);
+  PutPod(out, rr_cursor_);
+  PutPod(out, rr_async_turn_);
+  PutPod(out, steps_);
+  PutPod(out, events_);
+  PutPod(out, result_.steps);
+  PutPod(out, result_.events);
+}
+
+void Engine::Unpack(const Engine& base, const uint8_t* p, size_t n) {
+  PARITY_CHECK(code_->program == base.code_->program, "Unpack: engines of different programs");
+  const uint8_t* const end = p + n;
+  if (block_ == nullptr || layout_.words != base.layout_.words ||
+      std::memcmp(&layout_, &base.layout_, offsetof(Layout, id)) != 0) {
+    Allocate(base.layout_);
+  }
+  uint64_t* const w = block_.get();
+  const uint64_t* const b = base.block_.get();
+  const uint32_t fp_begin = layout_.fp / 8, fp_end = fp_begin + layout_.n_fp;
+  for (uint32_t i = 0; i < layout_.words;) {
+    uint64_t same = 0, diff = 0;
+    p = GetVarint(p, &same);
+    p = GetVarint(p, &diff);
+    PARITY_CHECK(i + same + diff <= layout_.words, "Unpack: damaged packed state");
+    std::copy(b + i, b + i + same, w + i);
+    i += static_cast<uint32_t>(same);
+    for (uint64_t k = 0; k < diff; ++k, ++i) {
+      uint64_t x = 0;
+      p = GetVarint(p, &x);
+      w[i] = x ^ b[i];
+    }
+  }
+  std::fill(w + fp_begin, w + fp_end, 0);
+  for (std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
+    uint64_t count = 0;
+    p = GetVarint(p, &count);
+    PARITY_CHECK(count <= n, "Unpack: damaged packed state");
+    ops->resize(count);
+    for (InFlight& f : *ops) {
+      uint64_t head = 0;
+      p = GetVarint(p, &head);
+      f.kind = static_cast<uint8_t>(head);
+      f.flags = static_cast<uint8_t>(head >> 8);
+      f.object = static_cast<uint16_t>(head >> 16);
+      uint64_t v[7];
+      for (uint64_t& x : v) p = GetVarint(p, &x);
+      f.agent = static_cast<uint32_t>(v[0]);
+      f.target_cta = static_cast<uint32_t>(v[1]);
+      f.slot = static_cast<uint32_t>(v[2]);
+      f.index = static_cast<uint32_t>(v[3]);
+      f.bytes = static_cast<uint32_t>(v[4]);
+      f.pc = static_cast<uint32_t>(v[5]);
+      f.id = v[6];
+    }
+  }
+  uint32_t groups = 0;
+  p = GetPod(p, &groups);
+  cp_.resize(groups);
+  bulk_.resize(groups);
+  for (uint32_t i = 0; i < groups; ++i) {
+    p = cp_[i].Unpack(p);
+    p = bulk_[i].Unpack(p);
+  }
+  uint32_t clusters = 0;
+  p = GetPod(p, &clusters);
+  if (clusters_.size() != clusters) clusters_ = base.clusters_;
+  PARITY_CHECK(clusters_.size() == clusters, "Unpack: damaged packed state");
+  for (model::ClusterBarrier& cb : clusters_) p = cb.Unpack(p);
+  p = GetPod(p, &exited_count_);
+  p = GetPod(p, &rng_);
+  p = GetPod(p, &rr_cursor_);
+  p = GetPod(p, &rr_async_turn_);
+  p = GetPod(p, &steps_);
+  p = GetPod(p, &events_);
+  outcome_ = Outcome::kRunning;
+  result_ = RunResult{};
+  result_.outcome = Outcome::kRunning;
+  p = GetPod(p, &result_.steps);
+  p = GetPod(p, &result_.events);
+  PARITY_CHECK(p == end, "Unpack: damaged packed state");
+  trace_.clear();
+  fpc_.valid = false;
+  fpc_.plain = false;
+  fpc_.shared_sum = fpc_.agents_sum = 0;
+  step_log_n_ = 0;
+  step_log_ok_ = false;
+}
 
 // Through CopyState, so that a copy's RestoreStep log starts at the copy (a defaulted copy
 // would inherit its source's log, which is relative to the source's own copy).

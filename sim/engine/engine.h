@@ -472,6 +472,16 @@ class Engine {
   // vectors (in-flight operations, ready list) are copied. Builds with assertions check the
   // result against `parent` every 8th time.
   void RestoreStep(const Engine& parent);
+  // A running state (no trace kept) as bytes, compactly: the state block as its 8-byte words
+  // that differ from `base`'s (an engine of the same program, e.g. the initial state) in runs,
+  // without the fingerprint cache, then the variable parts (in-flight operations, async-group
+  // and cluster-barrier states) and the counters; not the warnings the run reported so far
+  // (the explorer does not read them). Unpack makes this engine (of the same
+  // program and options as base) that state again, with an invalid fingerprint cache (the
+  // next Fingerprint computes every component). The explorer's breadth-first frontier holds
+  // its states so: a few hundred bytes instead of an engine each.
+  void Pack(const Engine& base, std::vector<uint8_t>* out) const;
+  void Unpack(const Engine& base, const uint8_t* p, size_t n);
 
   Engine(const Engine&);
   Engine& operator=(const Engine&);

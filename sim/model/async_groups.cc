@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/common/bytes.h"
 #include "sim/common/check.h"
 
 namespace parity::model {
@@ -135,6 +136,36 @@ std::optional<Violation> BulkAsyncState::CheckExit() const {
                                     [](const InFlight& f) { return !f.read_done; });
   if (unread == 0) return std::nullopt;
   return Violation{Code::kAsyncExitInFlight, static_cast<int64_t>(unread), 0};
+}
+
+void CpAsyncState::Pack(std::vector<uint8_t>* out) const {
+  PutPod(out, next_id_);
+  PutPod(out, committed_groups_);
+  PutPod(out, uncommitted_);
+  PutPod(out, tracked_before_);
+  PutPodVector(out, in_flight_);
+}
+
+const uint8_t* CpAsyncState::Unpack(const uint8_t* p) {
+  p = GetPod(p, &next_id_);
+  p = GetPod(p, &committed_groups_);
+  p = GetPod(p, &uncommitted_);
+  p = GetPod(p, &tracked_before_);
+  return GetPodVector(p, &in_flight_);
+}
+
+void BulkAsyncState::Pack(std::vector<uint8_t>* out) const {
+  PutPod(out, next_id_);
+  PutPod(out, committed_groups_);
+  PutPod(out, uncommitted_);
+  PutPodVector(out, in_flight_);
+}
+
+const uint8_t* BulkAsyncState::Unpack(const uint8_t* p) {
+  p = GetPod(p, &next_id_);
+  p = GetPod(p, &committed_groups_);
+  p = GetPod(p, &uncommitted_);
+  return GetPodVector(p, &in_flight_);
 }
 
 }  // namespace parity::model

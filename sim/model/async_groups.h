@@ -80,6 +80,10 @@ class CpAsyncState {
   uint64_t uncommitted_count() const { return uncommitted_; }
   uint64_t in_flight_count() const { return in_flight_.size(); }
 
+  // The state as bytes (Engine::Pack, the explorer's packed frontier) and back.
+  void Pack(std::vector<uint8_t>* out) const;
+  const uint8_t* Unpack(const uint8_t* p);
+
  private:
   struct InFlight {
     uint64_t id;
@@ -119,6 +123,9 @@ class BulkAsyncState {
   uint64_t committed_groups() const { return committed_groups_; }
   uint64_t uncommitted_count() const { return uncommitted_; }
   uint64_t in_flight_count() const { return in_flight_.size(); }
+  // The state as bytes (Engine::Pack, the explorer's packed frontier) and back.
+  void Pack(std::vector<uint8_t>* out) const;
+  const uint8_t* Unpack(const uint8_t* p);
 
  private:
   struct InFlight {

@@ -1,5 +1,6 @@
 #include "sim/model/sync_barriers.h"
 
+#include "sim/common/bytes.h"
 #include "sim/common/check.h"
 
 namespace parity::model {
@@ -119,6 +120,20 @@ bool ClusterBarrier::Exit(uint32_t p) {
   if (q.arrived_phase == phase_) arrived_ -= 1;
   q.arrived_phase = kNotArrived;
   return CompleteIfDone();
+}
+
+void ClusterBarrier::Pack(std::vector<uint8_t>* out) const {
+  PutPodVector(out, participants_);
+  PutPod(out, expected_);
+  PutPod(out, arrived_);
+  PutPod(out, phase_);
+}
+
+const uint8_t* ClusterBarrier::Unpack(const uint8_t* p) {
+  p = GetPodVector(p, &participants_);
+  p = GetPod(p, &expected_);
+  p = GetPod(p, &arrived_);
+  return GetPod(p, &phase_);
 }
 
 }  // namespace parity::model

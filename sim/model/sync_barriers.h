@@ -138,6 +138,9 @@ class ClusterBarrier {
     arrived_ = o.arrived_;
     phase_ = o.phase_;
   }
+  // The state as bytes (Engine::Pack, the explorer's packed frontier) and back.
+  void Pack(std::vector<uint8_t>* out) const;
+  const uint8_t* Unpack(const uint8_t* p);
 
  private:
   static constexpr uint32_t kNotArrived = UINT32_MAX;

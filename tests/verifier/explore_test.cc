@@ -858,8 +858,8 @@ TEST(ExploreParallelTest, TwoThreadsSameResultAsOne) {
 // undone too. The schedules cover mbarriers and TMA (GEMM, ring), cp.async groups and
 // cp.async.mbarrier.arrive, bar.sync, st.async, bulk stores with `readback` data, exits and
 // cluster barriers. (Builds with assertions also compare the whole state every 8th undo.)
-TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
-  const std::vector<std::string> files = {
+const std::vector<std::string>& StepSchedules() {
+  static const std::vector<std::string> files = {
       "sim/examples/gemm_tma_multicast_2x2.pipe",
       "sim/examples/explore/ring_2p2c.pipe",
       "pipelines/ampere_multistage/sgemm_sm80.pipe",
@@ -873,6 +873,11 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
       "litmus/bulk_store_readback_after_wait.pipe",
       "litmus/bulk_store_overwrite_after_read.pipe",
   };
+  return files;
+}
+
+TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
+  const std::vector<std::string>& files = StepSchedules();
   uint64_t rng = 7;
   auto next = [&rng](size_t n) {
     rng = rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -918,6 +923,66 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
     }
   }
   EXPECT_GT(undone, size_t{5000});
+}
+
+// --- Engine::Pack / Unpack (the breadth-first frontier) ---
+
+// Along random runs of the same schedules, every running state is packed and unpacked into an
+// engine that held another state (the last one unpacked, or a fresh copy): it must be the same
+// state (fingerprint, state hash, choices) and behave the same (every enabled step gives the
+// same fingerprint on both). On the 2x2 GEMM a packed state is a few hundred bytes.
+TEST(PackTest, UnpackedStatesEqualTheOriginalsAndStepAlike) {
+  uint64_t rng = 11;
+  auto next = [&rng](size_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((rng >> 33) % n);
+  };
+  size_t checked = 0;
+  for (const std::string& f : StepSchedules()) {
+    SCOPED_TRACE(f);
+    Loaded l = Load(f);
+    engine::EngineOptions eo;
+    eo.record_trace = false;
+    auto created = Engine::Create(l.program, l.params, eo);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    const Engine base = *created;
+    Engine u = base;  // the unpack target, reused
+    uint64_t bytes = 0, packs = 0;
+    std::vector<uint8_t> packed;
+    for (int run = 0; run < 3; ++run) {
+      Engine s = base;
+      std::vector<engine::Choice> choices, uchoices;
+      for (int depth = 0; depth < 400 && s.outcome() == Outcome::kRunning; ++depth) {
+        packed.clear();
+        s.Pack(base, &packed);
+        bytes += packed.size();
+        ++packs;
+        if (next(4) == 0) u = base;  // sometimes a fresh target
+        u.Unpack(base, packed.data(), packed.size());
+        ASSERT_EQ(u.Fingerprint(), s.Fingerprint()) << "depth " << depth;
+        ASSERT_EQ(u.StateHash(), s.StateHash()) << "depth " << depth;
+        ASSERT_EQ(u.outcome(), Outcome::kRunning);
+        ASSERT_EQ(u.result().steps, s.result().steps);
+        ASSERT_EQ(u.events(), s.events());
+        s.Choices(&choices);
+        u.Choices(&uchoices);
+        ASSERT_EQ(uchoices, choices);
+        for (const engine::Choice c : choices) {
+          Engine a = s, b = u;
+          a.Step(c);
+          b.Step(c);
+          ASSERT_EQ(b.Fingerprint(), a.Fingerprint()) << "depth " << depth;
+          ASSERT_EQ(b.outcome(), a.outcome());
+          ++checked;
+        }
+        s.Step(choices[next(choices.size())]);
+      }
+    }
+    if (f == "sim/examples/gemm_tma_multicast_2x2.pipe") {
+      EXPECT_LT(bytes / packs, 800u) << "mean packed bytes";  // 684 when written
+    }
+  }
+  EXPECT_GT(checked, size_t{5000});
 }
 
 // The depth-first search with successors generated in batches from the start (which undoes

@@ -62,15 +62,24 @@ void PrintStats(const verifier::ExploreStats& s, const char* label) {
   if (left != 0) {
     not_taken += ", " + std::to_string(left) + " left when the bound stopped the search";
   }
+  // The states held besides the table: the depth-first path's engines, the parallel search's
+  // engines, or the one-thread breadth-first search's packed frontier.
+  char held[128];
+  if (s.frontier_bytes != 0) {
+    std::snprintf(held, sizeof held, "frontier of %llu states at most (%.1f MB packed)",
+                  static_cast<unsigned long long>(s.peak_frontier), double(s.frontier_bytes) / 1e6);
+  } else {
+    std::snprintf(held, sizeof held, "%llu engine copies held at most",
+                  static_cast<unsigned long long>(s.peak_frontier));
+  }
   std::printf(
       "%s: %llu states explored (%llu expanded), %llu transitions taken of %llu enabled "
       "(%s), depth %u, %.3f s, %.0f states/s, "
-      "%.1f bytes/state (fingerprint table + parent records), %llu engine copies held at most\n",
+      "%.1f bytes/state (fingerprint table + parent records), %s\n",
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      not_taken.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(),
-      static_cast<unsigned long long>(s.peak_frontier));
+      not_taken.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(), held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
               "rules (P2002..P2008) run on %llu completed paths (one per distinct completed "
               "end state), %llu with errors\n",
