@@ -2218,6 +2218,13 @@ class Search {
       std::vector<uint8_t> bytes[2];  // packed successors of the level, by level parity
       std::vector<Engine> ends;       // successors that end the run (not packed), this level
       size_t n_ends = 0;
+      // The running successors packed in this level, by fingerprint (open addressing; 0 free:
+      // a fingerprint is never 0, FingerprintSet): a state reached again from another state of
+      // the level is packed once (the merge visits the first occurrence, in frontier order,
+      // which is this thread's first).
+      std::vector<uint64_t> dedup_fp;
+      std::vector<Succ> dedup_at;
+      size_t dedup_n = 0;
       std::vector<Succ> succ;
       std::vector<NodeOut> nodes;
     };
@@ -2237,7 +2244,7 @@ class Search {
     std::vector<std::unique_ptr<Par>> par;
     for (uint32_t t = 0; t < nt; ++t) {
       Engine own = root.IsolatedCopy();
-      par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}}));
+      par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}, 0, {}, {}}));
       par.back()->w.reducer =
           std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
                                     options_.phase_bounded_balance);
@@ -2263,6 +2270,8 @@ class Search {
       std::vector<uint8_t>& out = p.bytes[parity];
       out.clear();
       p.n_ends = 0;
+      std::fill(p.dedup_fp.begin(), p.dedup_fp.end(), 0);
+      p.dedup_n = 0;
       p.succ.clear();
       p.nodes.clear();
       const size_t nb = blocks.size();
@@ -2297,10 +2306,35 @@ class Search {
             Succ sc{fp, p.w.choices[i], kSeen, 0, 0};
             if (!seen_.Contains(fp)) {  // else stored in an earlier level
               if (p.step.outcome() == Outcome::kRunning) {  // kept by Visit: packed
-                sc.where = 0;
-                sc.at = out.size();
-                p.step.Pack(base, &out);
-                sc.len = static_cast<uint32_t>(out.size() - sc.at);
+                if (2 * (p.dedup_n + 1) > p.dedup_fp.size()) {  // grow (rehash)
+                  std::vector<uint64_t> fps(std::max<size_t>(1024, 2 * p.dedup_fp.size()), 0);
+                  std::vector<Succ> at(fps.size());
+                  for (size_t k = 0; k < p.dedup_fp.size(); ++k) {
+                    if (p.dedup_fp[k] == 0) continue;
+                    size_t h = p.dedup_fp[k] & (fps.size() - 1);
+                    while (fps[h] != 0) h = (h + 1) & (fps.size() - 1);
+                    fps[h] = p.dedup_fp[k];
+                    at[h] = p.dedup_at[k];
+                  }
+                  p.dedup_fp.swap(fps);
+                  p.dedup_at.swap(at);
+                }
+                const size_t mask = p.dedup_fp.size() - 1;
+                size_t h = fp & mask;
+                while (p.dedup_fp[h] != 0 && p.dedup_fp[h] != fp) h = (h + 1) & mask;
+                if (p.dedup_fp[h] == fp) {
+                  sc.where = 0;
+                  sc.at = p.dedup_at[h].at;
+                  sc.len = p.dedup_at[h].len;
+                } else {
+                  sc.where = 0;
+                  sc.at = out.size();
+                  p.step.Pack(base, &out);
+                  sc.len = static_cast<uint32_t>(out.size() - sc.at);
+                  p.dedup_fp[h] = fp;
+                  p.dedup_at[h] = sc;
+                  ++p.dedup_n;
+                }
               } else {
                 if (p.n_ends == p.ends.size()) p.ends.push_back(p.step);
                 p.ends[p.n_ends].AssignState(p.step);

@@ -850,6 +850,29 @@ TEST(ExploreParallelTest, TwoThreadsSameResultAsOne) {
 }
 
 
+// Brute force, whose levels are wide (hundreds of states, many reached from several states of
+// the level: each thread packs such a state once): two threads store the same states as one.
+TEST(ExploreParallelTest, WideLevelsTwoThreadsSameResultAsOne) {
+  Loaded l = Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 4}});
+  ExploreOptions o;
+  o.reduction = false;
+  o.collect_terminals = true;
+  o.stop_at_first = false;
+  o.breadth_first = true;
+  const ExploreResult one = Explore(l.program, l.params, o);
+  o.threads = 2;
+  const ExploreResult two = Explore(l.program, l.params, o);
+  EXPECT_EQ(one.verdict, ExploreVerdict::kVerified);
+  EXPECT_GT(one.stats.peak_frontier, 64u);  // several blocks of 16 per level
+  EXPECT_EQ(two.verdict, one.verdict);
+  EXPECT_EQ(two.stats.states, one.stats.states);
+  EXPECT_EQ(two.stats.transitions, one.stats.transitions);
+  EXPECT_EQ(two.stats.depth, one.stats.depth);
+  EXPECT_EQ(two.terminals, one.terminals);
+  EXPECT_GT(one.stats.frontier_bytes, 0u);
+  EXPECT_GT(two.stats.frontier_bytes, 0u);
+}
+
 // --- Engine::RestoreStep (the depth-first search's undo) ---
 
 // Along a random run of each schedule, every enabled step is taken on a copy, undone with
