@@ -2387,10 +2387,11 @@ class Search {
               ++res_.stats.transitions;
               continue;
             }
-            const Engine* se = &p.ends[sc.where];
+            const Engine* se = &merge;
             if (sc.len != 0) {
               merge.Unpack(base, p.bytes[parity].data() + sc.at, sc.len);
-              se = &merge;
+            } else {
+              se = &p.ends[sc.where];
             }
             bool keep = false;
             const uint32_t id = Visit(*se, sc.fp, frontier[fi].id, sc.choice, &keep);

@@ -817,7 +817,8 @@ void Engine::CopyState(const Engine& o) {
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 1056, "Engine changed: update CopyState (x86-64, libstdc++)");
+static_assert(sizeof(Engine) == 1056,
+              "Engine changed: update CopyState and Pack/Unpack (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -939,6 +940,7 @@ void Engine::Pack(const Engine& base, std::vector<uint8_t>* out) const {
     for (uint32_t k = same; k < diff; ++k) PutVarint(out, w[k] ^ b[k]);
     i = diff;
   }
+  static_assert(sizeof(InFlight) == 40, "InFlight changed: update Pack and Unpack");
   for (const std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
     PutVarint(out, ops->size());
     for (const InFlight& f : *ops) {
