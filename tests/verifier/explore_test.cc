@@ -899,20 +899,29 @@ const std::vector<std::string>& StepSchedules() {
   return files;
 }
 
+// The random runs' choices: a fixed LCG, the same runs everywhere.
+struct Lcg {
+  uint64_t state;
+  size_t operator()(size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<size_t>((state >> 33) % n);
+  }
+};
+
+// An engine of the schedule that keeps no trace (as the explorer's).
+Expected<Engine> CreateUntraced(const Loaded& l) {
+  engine::EngineOptions eo;
+  eo.record_trace = false;
+  return Engine::Create(l.program, l.params, eo);
+}
+
 TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
-  const std::vector<std::string>& files = StepSchedules();
-  uint64_t rng = 7;
-  auto next = [&rng](size_t n) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((rng >> 33) % n);
-  };
+  Lcg next{7};
   size_t undone = 0;
-  for (const std::string& f : files) {
+  for (const std::string& f : StepSchedules()) {
     SCOPED_TRACE(f);
     Loaded l = Load(f);
-    engine::EngineOptions eo;
-    eo.record_trace = false;
-    auto created = Engine::Create(l.program, l.params, eo);
+    auto created = CreateUntraced(l);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     for (int run = 0; run < 3; ++run) {
       Engine s = *created;
@@ -955,18 +964,12 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
 // state (fingerprint, state hash, choices) and behave the same (every enabled step gives the
 // same fingerprint on both). On the 2x2 GEMM a packed state is a few hundred bytes.
 TEST(PackTest, UnpackedStatesEqualTheOriginalsAndStepAlike) {
-  uint64_t rng = 11;
-  auto next = [&rng](size_t n) {
-    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-    return static_cast<size_t>((rng >> 33) % n);
-  };
+  Lcg next{11};
   size_t checked = 0;
   for (const std::string& f : StepSchedules()) {
     SCOPED_TRACE(f);
     Loaded l = Load(f);
-    engine::EngineOptions eo;
-    eo.record_trace = false;
-    auto created = Engine::Create(l.program, l.params, eo);
+    auto created = CreateUntraced(l);
     ASSERT_TRUE(created.ok()) << created.status().ToString();
     const Engine base = *created;
     Engine u = base;  // the unpack target, reused

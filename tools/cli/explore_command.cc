@@ -81,12 +81,12 @@ void PrintStats(const verifier::ExploreStats& s, const char* label) {
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
       not_taken.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(), held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
-              "rules (P2002..P2008) run on %llu completed paths (one per distinct completed "
+              "rules (P2002..P2008) run on %llu completed path%s (one per distinct completed "
               "end state), %llu with errors\n",
               static_cast<unsigned long long>(s.completed_ends),
               static_cast<unsigned long long>(s.deadlock_ends),
               static_cast<unsigned long long>(s.violation_ends),
-              static_cast<unsigned long long>(s.rule_paths),
+              static_cast<unsigned long long>(s.rule_paths), s.rule_paths == 1 ? "" : "s",
               static_cast<unsigned long long>(s.rule_violation_ends));
 }
 
@@ -210,8 +210,9 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   switch (r.verdict) {
     case verifier::ExploreVerdict::kVerified:
       std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
-                  "distinct completed end states), no violation, no deadlock.\n",
-                  static_cast<unsigned long long>(r.stats.completed_ends));
+                  "distinct completed end state%s), no violation, no deadlock.\n",
+                  static_cast<unsigned long long>(r.stats.completed_ends),
+                  r.stats.completed_ends == 1 ? "" : "s");
       ctx.exit_code = kExitClean;
       return;
     case verifier::ExploreVerdict::kIncomplete:
