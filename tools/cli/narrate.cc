@@ -269,8 +269,8 @@ std::string NarrateEvent(const ir::Program& program, const engine::Engine& engin
       break;
     case EventKind::kStAsync:
       os << "\n      the bytes go to the target CTA's shared memory; its barrier must expect them "
-            "(expect_tx) in the same phase, before or after they land (until then its tx-count "
-            "is negative).";
+            "(expect_tx) in the same phase; if they land first, its tx-count is negative until "
+            "the expect_tx.";
       break;
     case EventKind::kNamedBarrierSyncBegin:
     case EventKind::kNamedBarrierArrive:
