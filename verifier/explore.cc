@@ -2211,6 +2211,39 @@ class Search {
       uint32_t enabled;
       uint32_t begin, end;  // the node's taken successors in Par::succ
     };
+    // The running successors a thread packed in this level, by fingerprint (open addressing;
+    // 0 is free: a fingerprint is never 0, FingerprintSet): a state reached again from another
+    // state of the level is packed once (the merge visits the first occurrence, in frontier
+    // order, which is this thread's first).
+    struct PackedOnce {
+      std::vector<uint64_t> fps;
+      std::vector<std::pair<uint64_t, uint32_t>> where;  // (at, len) in the thread's arena
+      size_t n = 0;
+      void Clear() {
+        std::fill(fps.begin(), fps.end(), 0);
+        n = 0;
+      }
+      // fp's slot: its entry, or the free slot for it (the table grows first when half full).
+      size_t Slot(uint64_t fp) {
+        if (2 * (n + 1) > fps.size()) {
+          PackedOnce g;
+          g.fps.assign(std::max<size_t>(1024, 2 * fps.size()), 0);
+          g.where.resize(g.fps.size());
+          for (size_t k = 0; k < fps.size(); ++k) {
+            if (fps[k] == 0) continue;
+            const size_t h = g.Slot(fps[k]);
+            g.fps[h] = fps[k];
+            g.where[h] = where[k];
+          }
+          fps.swap(g.fps);
+          where.swap(g.where);
+        }
+        const size_t mask = fps.size() - 1;
+        size_t h = fp & mask;
+        while (fps[h] != 0 && fps[h] != fp) h = (h + 1) & mask;
+        return h;
+      }
+    };
     struct Par {
       Worker w;
       Engine cur;   // the state being expanded (this thread's program copy)
@@ -2218,13 +2251,7 @@ class Search {
       std::vector<uint8_t> bytes[2];  // packed successors of the level, by level parity
       std::vector<Engine> ends;       // successors that end the run (not packed), this level
       size_t n_ends = 0;
-      // The running successors packed in this level, by fingerprint (open addressing; 0 free:
-      // a fingerprint is never 0, FingerprintSet): a state reached again from another state of
-      // the level is packed once (the merge visits the first occurrence, in frontier order,
-      // which is this thread's first).
-      std::vector<uint64_t> dedup_fp;
-      std::vector<Succ> dedup_at;
-      size_t dedup_n = 0;
+      PackedOnce once;
       std::vector<Succ> succ;
       std::vector<NodeOut> nodes;
     };
@@ -2244,7 +2271,7 @@ class Search {
     std::vector<std::unique_ptr<Par>> par;
     for (uint32_t t = 0; t < nt; ++t) {
       Engine own = root.IsolatedCopy();
-      par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}, 0, {}, {}}));
+      par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}, {}}));
       par.back()->w.reducer =
           std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
                                     options_.phase_bounded_balance);
@@ -2270,8 +2297,7 @@ class Search {
       std::vector<uint8_t>& out = p.bytes[parity];
       out.clear();
       p.n_ends = 0;
-      std::fill(p.dedup_fp.begin(), p.dedup_fp.end(), 0);
-      p.dedup_n = 0;
+      p.once.Clear();
       p.succ.clear();
       p.nodes.clear();
       const size_t nb = blocks.size();
@@ -2306,35 +2332,18 @@ class Search {
             Succ sc{fp, p.w.choices[i], kSeen, 0, 0};
             if (!seen_.Contains(fp)) {  // else stored in an earlier level
               if (p.step.outcome() == Outcome::kRunning) {  // kept by Visit: packed
-                if (2 * (p.dedup_n + 1) > p.dedup_fp.size()) {  // grow (rehash)
-                  std::vector<uint64_t> fps(std::max<size_t>(1024, 2 * p.dedup_fp.size()), 0);
-                  std::vector<Succ> at(fps.size());
-                  for (size_t k = 0; k < p.dedup_fp.size(); ++k) {
-                    if (p.dedup_fp[k] == 0) continue;
-                    size_t h = p.dedup_fp[k] & (fps.size() - 1);
-                    while (fps[h] != 0) h = (h + 1) & (fps.size() - 1);
-                    fps[h] = p.dedup_fp[k];
-                    at[h] = p.dedup_at[k];
-                  }
-                  p.dedup_fp.swap(fps);
-                  p.dedup_at.swap(at);
-                }
-                const size_t mask = p.dedup_fp.size() - 1;
-                size_t h = fp & mask;
-                while (p.dedup_fp[h] != 0 && p.dedup_fp[h] != fp) h = (h + 1) & mask;
-                if (p.dedup_fp[h] == fp) {
-                  sc.where = 0;
-                  sc.at = p.dedup_at[h].at;
-                  sc.len = p.dedup_at[h].len;
-                } else {
-                  sc.where = 0;
-                  sc.at = out.size();
+                const size_t h = p.once.Slot(fp);
+                sc.where = 0;
+                if (p.once.fps[h] != fp) {
+                  p.once.fps[h] = fp;
+                  p.once.where[h].first = out.size();
                   p.step.Pack(base, &out);
-                  sc.len = static_cast<uint32_t>(out.size() - sc.at);
-                  p.dedup_fp[h] = fp;
-                  p.dedup_at[h] = sc;
-                  ++p.dedup_n;
+                  p.once.where[h].second =
+                      static_cast<uint32_t>(out.size() - p.once.where[h].first);
+                  ++p.once.n;
                 }
+                sc.at = p.once.where[h].first;
+                sc.len = p.once.where[h].second;
               } else {
                 if (p.n_ends == p.ends.size()) p.ends.push_back(p.step);
                 p.ends[p.n_ends].AssignState(p.step);
