@@ -2153,7 +2153,9 @@ class Search {
         if (OutOfBounds()) break;
         const Packed node = frontier[fi];
         cur.Unpack(base, bytes.data() + node.at, node.len);
-        cur.Fingerprint();  // a clean cache: the successors' fingerprints are incremental
+        // A clean cache, keyed as the successors' will be (VisitedFp: with symmetry classes
+        // a plain fingerprint here would make every successor re-key every agent).
+        VisitedFp(cur);
         const size_t n = Expand(w0_, cur);
         ++res_.stats.expanded;
         res_.stats.enabled += n;
@@ -2315,7 +2317,7 @@ class Search {
         const size_t end = std::min(frontier.size(), (b + 1) * kBlock);
         for (size_t fi = b * kBlock; fi < end; ++fi) {
           p.cur.Unpack(base, bytes_of(frontier[fi]), frontier[fi].len);
-          p.cur.Fingerprint();  // a clean cache: the successors' fingerprints are incremental
+          VisitedFp(p.cur);  // a clean cache, keyed as the successors' will be (Bfs)
           const size_t n = Expand(p.w, p.cur);
           NodeOut no{static_cast<uint32_t>(n), static_cast<uint32_t>(p.succ.size()), 0};
           bool step_from_cur = false;  // p.step is p.cur plus a step
