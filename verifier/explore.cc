@@ -2485,8 +2485,9 @@ class Search {
       f.id = id;
       f.next = 0;
       f.below_ok = false;
-      res_.stats.enabled += Expand(w0_, f.engine);
-      res_.stats.pruned += w0_.choices.size() - w0_.selected;
+      const size_t n = Expand(w0_, f.engine);
+      res_.stats.enabled += n;
+      res_.stats.pruned += n - w0_.selected;
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
       f.batched = seen_.bytes() >= options_.batch_table_bytes;

@@ -42,6 +42,26 @@ const uint8_t* GetPodVector(const uint8_t* p, std::vector<T>* v) {
   return p + size_t{n} * sizeof(T);
 }
 
+// An unsigned number in LEB128 (7 bits a byte, low first): small numbers take one byte.
+inline void PutVarint(std::vector<uint8_t>* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<uint8_t>(v));
+}
+
+inline const uint8_t* GetVarint(const uint8_t* p, uint64_t* v) {
+  uint64_t r = 0;
+  for (uint32_t shift = 0;; shift += 7) {
+    const uint8_t b = *p++;
+    r |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  *v = r;
+  return p;
+}
+
 }  // namespace parity
 
 #endif  // PARITY_SIM_COMMON_BYTES_H_

@@ -895,29 +895,9 @@ void Engine::RestoreStep(const Engine& p) {
 }
 static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
 
-namespace {
 // Engine::Pack's block encoding: runs of (words equal to base's, words that differ, the
-// differing words xor base's), each number a LEB128 varint (a variable or counter xor its
-// initial value is mostly small).
-void PutVarint(std::vector<uint8_t>* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<uint8_t>(v));
-}
-const uint8_t* GetVarint(const uint8_t* p, uint64_t* v) {
-  uint64_t r = 0;
-  for (uint32_t shift = 0;; shift += 7) {
-    const uint8_t b = *p++;
-    r |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) break;
-  }
-  *v = r;
-  return p;
-}
-}  // namespace
-
+// differing words xor base's), each number a varint (a variable or counter xor its initial
+// value is mostly small).
 void Engine::Pack(const Engine& base, std::vector<uint8_t>* out) const {
   // A running state's result holds only its counters and warnings (Running); the warnings
   // (which the explorer does not read) are not kept.

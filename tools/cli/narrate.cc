@@ -38,6 +38,14 @@ std::string Tm(const ir::Program& program, const trace::TraceEvent& e) {
                                                : "tensormap#" + std::to_string(e.object);
 }
 
+// " multicast mask 0x.." for a multicast copy's issue (value2 holds the mask), else "".
+std::string Multicast(const trace::TraceEvent& e) {
+  if ((e.flags & trace::kFlagMulticast) == 0) return "";
+  std::ostringstream os;
+  os << " multicast mask 0x" << std::hex << e.value2;
+  return os.str();
+}
+
 }  // namespace
 
 std::string EventLine(const ir::Program& program, const engine::Engine& engine,
@@ -95,9 +103,7 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kTmaIssue:
       os << "tma.load " << Tm(program, e) << " (" << e.value << " bytes)";
-      if (e.flags & trace::kFlagMulticast) {
-        os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
-      }
+      os << Multicast(e);
       break;
     case EventKind::kTmaStoreIssue:
       os << "tma.store " << Tm(program, e) << " (" << e.value << " bytes)";
@@ -138,9 +144,7 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kBulkIssue:
       os << "cp.async.bulk issued on " << Buf(program, e) << " (" << e.value << " bytes)";
-      if (e.flags & trace::kFlagMulticast) {
-        os << " multicast mask 0x" << std::hex << e.value2 << std::dec;
-      }
+      os << Multicast(e);
       break;
     case EventKind::kBulkComplete:
       os << "bulk copy bytes land: complete_tx " << Bar(program, e) << " -" << e.value
