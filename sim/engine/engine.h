@@ -337,6 +337,13 @@ class Engine {
   // check). Equal to Fingerprint() when no agent has a class.
   static constexpr uint32_t kNoGroup = 0xffffffffu;
   uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
+  // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
+  // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
+  // the same computed from scratch, which catches a step that changes state without marking it
+  // (Exec::Dirty). Process-wide, on by default; the `parity` command turns them off (they are
+  // 15-20 % of an explore's time) unless PARITY_SELF_CHECKS=1 is set.
+  static void SetSelfChecks(bool on);
+  static bool SelfChecks();
 
   // --- Partial-order reduction support (verifier/explore.h) ---
   uint32_t num_objects() const;

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "sim/common/check.h"
+#include "sim/engine/engine.h"
 #include "tools/cli/command.h"
 
 namespace parity::cli {
@@ -23,6 +24,10 @@ namespace {
 
 int Main(int argc, char** argv) {
   SetCheckFailureHandler(&ExitInternal);
+  // The engine's self-checks of its incremental state are the tests' (sim/engine/engine.h);
+  // PARITY_SELF_CHECKS=1 keeps them on (a build with assertions, as tools/parity builds).
+  const char* self_checks = std::getenv("PARITY_SELF_CHECKS");
+  engine::Engine::SetSelfChecks(self_checks != nullptr && std::string_view(self_checks) == "1");
   Context ctx;
   CLI::App app{
       "Parity: simulate and verify NVIDIA Hopper mbarriers, TMA and asynchronous copies.\n"
