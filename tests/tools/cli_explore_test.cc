@@ -27,6 +27,15 @@ TEST(CliExplore, ScheduleDependentDeadlockIsFoundWithACounterexample) {
   EXPECT_THAT(r.out, HasSubstr("P2001 deadlock"));
 }
 
+// The steps a search did not take when it stopped at a finding are not blamed on a bound (the
+// search line said "left when the bound stopped the search" with no bound given).
+TEST(CliExplore, StepsLeftAtAFindingAreNotBlamedOnABound) {
+  CliResult r = RunParity({"explore", "sim/examples/explore/phase_overrun.pipe"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("left when the search stopped at its finding"));
+  EXPECT_THAT(r.out, Not(HasSubstr("bound")));
+}
+
 // A depth-first search stopped by a bound has covered some paths, not whole levels: it must
 // not claim that every state within its depth was reached (it did: "within 707 steps" after
 // 1000 states).
@@ -38,6 +47,7 @@ TEST(CliExplore, IncompleteDepthFirstSearchClaimsNoLevels) {
                                "search after 1000 states"));
   EXPECT_THAT(r.out, HasSubstr("only part of the state graph (depth-first"));
   EXPECT_THAT(r.out, Not(HasSubstr("every state reachable within")));
+  EXPECT_THAT(r.out, HasSubstr("left when the bound stopped the search"));
   EXPECT_THAT(r.out, Not(HasSubstr("VERIFIED")));
 }
 

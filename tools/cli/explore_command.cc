@@ -54,13 +54,16 @@ std::string StepLabel(const ir::Program& program, const engine::Engine& before,
          " completes";
 }
 
-void PrintStats(const verifier::ExploreStats& s, const char* label) {
-  // Enabled steps are taken, pruned by the reduction, or (a bound stopped the search) left.
+// found: the search stopped at a finding (else only a bound stops it early).
+void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) {
+  // Enabled steps are taken, pruned by the reduction, or (the search stopped early) left.
   const uint64_t chosen = s.enabled - s.pruned;
   const uint64_t left = chosen > s.transitions ? chosen - s.transitions : 0;
   std::string not_taken = std::to_string(s.pruned) + " pruned by the reduction";
   if (left != 0) {
-    not_taken += ", " + std::to_string(left) + " left when the bound stopped the search";
+    not_taken += ", " + std::to_string(left) +
+                 (found ? " left when the search stopped at its finding"
+                        : " left when the bound stopped the search");
   }
   // The states held besides the table: the depth-first path's engines, the parallel search's
   // engines, or the one-thread breadth-first search's packed frontier.
@@ -169,9 +172,12 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     return;
   }
   std::printf("%s\n", r.symmetry.c_str());  // applied or not, and why
-  PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)");
+  const bool found = r.verdict != verifier::ExploreVerdict::kVerified &&
+                     r.verdict != verifier::ExploreVerdict::kIncomplete;
+  PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)",
+             found);
   if (r.has_bfs_stats) {
-    PrintStats(r.bfs_stats, "breadth-first search for the shortest counterexample");
+    PrintStats(r.bfs_stats, "breadth-first search for the shortest counterexample", found);
   }
   // The reduction factor: the same search without reduction (the brute force). Unless asked
   // for in full (--measure-reduction), it is bounded by a second (or twice the search's time:
@@ -195,7 +201,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
     }
     const verifier::ExploreResult u = verifier::Explore(program, loaded->params, full);
-    PrintStats(u.stats, "brute force (no reduction, no symmetry)");
+    PrintStats(u.stats, "brute force (no reduction, no symmetry)", false);
     {
       std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
                   u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
