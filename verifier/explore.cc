@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -2438,6 +2439,54 @@ class Search {
   // previous successor's step). A batched frame marks its successors visited when it is
   // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
   // sets depend only on the state).
+  // Successor prediction (ExploreOptions::predict_successors; brute force only). What a step
+  // taken at a state did, as far as the fingerprint goes: the difference it made to
+  // Engine::FingerprintSum, and the objects it marked as changed (StepMarks) and touched
+  // (its Footprint). At a successor reached by another step t, the same step (the same agent,
+  // or an equal in-flight operation) makes the same difference when t marked none of those
+  // objects: the components it changes and everything it reads are then as they were. The
+  // step's successor there has the fingerprint FinishFingerprint(sum + delta, kRunning) (a step
+  // that ended the run is not recorded; one that would end it there only from other agents'
+  // states, a completion or a deadlock, leads to a state whose running twin was never stored,
+  // so the prediction misses and the step is taken).
+  static constexpr uint32_t kKnownObjects = 14;
+  struct Known {
+    uint64_t delta = 0;
+    bool valid = false;
+    uint8_t marks = 0;  // objects[0, marks): marked; [marks, n): only touched
+    uint8_t n = 0;
+    uint32_t objects[kKnownObjects];
+    bool Meets(const Known& t) const {  // whether t marked an object of this step
+      for (uint32_t a = 0; a < t.marks; ++a) {
+        for (uint32_t b = 0; b < n; ++b) {
+          if (t.objects[a] == objects[b]) return true;
+        }
+      }
+      return false;
+    }
+  };
+  // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did.
+  static void Learn(Known& k, const Engine& e, const engine::Footprint& touched, uint64_t sum) {
+    k.valid = false;
+    const uint32_t* marked = nullptr;
+    uint32_t n = 0;
+    if (e.outcome() != Outcome::kRunning || !e.StepMarks(&marked, &n) || touched.overflow ||
+        n > kKnownObjects) {
+      return;
+    }
+    std::copy_n(marked, n, k.objects);
+    k.marks = static_cast<uint8_t>(n);
+    for (uint32_t i = 0; i < touched.n; ++i) {
+      const uint32_t o = touched.objects[i];
+      if (std::find(k.objects, k.objects + n, o) != k.objects + n) continue;
+      if (n == kKnownObjects) return;
+      k.objects[n++] = o;
+    }
+    k.n = static_cast<uint8_t>(n);
+    k.delta = e.FingerprintSum() - sum;
+    k.valid = true;
+  }
+
   void Dfs(Engine root) {
     struct Frame {
       Engine engine;
@@ -2455,14 +2504,27 @@ class Search {
         uint32_t id;  // its record
         Choice choice;
         uint64_t fp;
+        uint32_t at;  // its index in choices
       };
       std::vector<Kid> kids;
+      // Successor prediction: the state's FingerprintSum, and per enabled step what it does
+      // (known) and its successor's fingerprint when that is known without stepping (pred; 0:
+      // not known).
+      uint64_t sum = 0;
+      std::vector<Known> known;
+      std::vector<uint64_t> pred;
     };
     struct Succ {
-      uint64_t fp;
+      uint64_t fp = 0;
       Choice choice;
-      bool ended;
+      bool ended = false;
+      bool seen = false;  // predicted to be a stored state (not stepped)
+      bool used = false;  // a step taken (else not in the persistent set)
     };
+    const bool predict = options_.predict_successors && !options_.reduction && !sym_visited_ &&
+                         std::none_of(program_.roles.begin(), program_.roles.end(),
+                                      [](const ir::Role& r) { return HasReadback(r.body); });
+    engine::Footprint touched;
     // Frames at fixed addresses (pushing keeps references to lower frames valid), indexed
     // without a deque's arithmetic.
     std::vector<std::unique_ptr<Frame>> frames;
@@ -2472,15 +2534,62 @@ class Search {
     // The engine of the level below f (at `depth`), made a copy of f's state.
     auto copy_below = [&](const Frame& f) -> Engine& {
       if (depth == frames.size()) {
-        frames.push_back(std::make_unique<Frame>(Frame{f.engine, 0, false, false, 0, {}, {}, {}}));
+        frames.push_back(std::make_unique<Frame>(Frame{f.engine, 0, false, false, 0, {}, {}, {}, 0, {}, {}}));
       } else {
         stack(depth).engine = f.engine;
       }
       return stack(depth).engine;
     };
+    // Successor prediction: what frame g (reached from the frame below it by its step `at`)
+    // knows of its steps from that frame.
+    auto carry = [&](Frame& g, size_t at) {
+      const size_t n = g.choices.size();
+      g.sum = g.engine.FingerprintSum();
+      g.known.assign(n, Known{});
+      g.pred.assign(n, 0);
+      if (depth < 2) return;
+      const Frame& p = stack(depth - 2);
+      const Known& t = p.known[at];
+      if (!t.valid) return;
+      for (size_t j = 0; j < n; ++j) {
+        const Choice c = g.choices[j];
+        size_t k = p.choices.size();
+        for (size_t q = 0; q < p.choices.size(); ++q) {
+          const Choice pc = p.choices[q];
+          if (pc.kind != c.kind) continue;
+          if (c.kind == Choice::Kind::kAgent
+                  ? pc.index == c.index
+                  : std::memcmp(&p.engine.in_flight_ops()[pc.index],
+                                &g.engine.in_flight_ops()[c.index], sizeof(Engine::InFlight)) == 0) {
+            k = q;
+            break;
+          }
+        }
+        if (k == p.choices.size() || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
+        g.known[j] = p.known[k];
+        g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
+      }
+    };
+    // Whether frame f's step i goes to a stored state, known without stepping it (then counted
+    // as a transition). Builds with assertions check every 8th such prediction by taking the step.
+    auto predicted_seen = [&](Frame& f, size_t i) {
+      if (!predict || f.pred[i] == 0 || !seen_.Contains(f.pred[i])) return false;
+#ifndef NDEBUG
+      thread_local uint32_t calls = 0;
+      if ((calls++ & 7) == 0 && Engine::SelfChecks()) {
+        Engine e = f.engine;
+        e.Step(f.choices[i]);
+        PARITY_CHECK(e.outcome() != Outcome::kRunning || VisitedFp(e) == f.pred[i],
+                     "explore: a successor's predicted fingerprint is wrong");
+      }
+#endif
+      ++res_.stats.transitions;
+      ++res_.stats.predicted;
+      return true;
+    };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
-    // top.
-    auto push = [&](uint32_t id) {
+    // top; `at`: the index of the step that led to it in the frame below (successor prediction).
+    auto push = [&](uint32_t id, size_t at) {
       Frame& f = stack(depth++);
       f.id = id;
       f.next = 0;
@@ -2491,40 +2600,69 @@ class Search {
       ++res_.stats.expanded;
       res_.stats.depth = std::max<uint32_t>(res_.stats.depth, static_cast<uint32_t>(depth));
       f.batched = seen_.bytes() >= options_.batch_table_bytes;
-      if (!f.batched) {
-        f.choices.swap(w0_.choices);
-        f.take.swap(w0_.take);
-        return;
-      }
+      f.choices.swap(w0_.choices);
+      f.take.swap(w0_.take);
+      if (predict) carry(f, at);
+      if (!f.batched) return;
       f.kids.clear();
       Engine& e = copy_below(f);
-      succ.clear();
-      for (size_t i = 0; i < w0_.choices.size(); ++i) {
-        if (!w0_.take[i]) continue;
-        e.Step(w0_.choices[i]);
-        const uint64_t fp = VisitedFp(e);
+      // The successors in the order of the steps (as without prediction); the predicted ones
+      // are looked up after the others are stepped, so that their table lines arrive meanwhile.
+      succ.assign(f.choices.size(), Succ{});
+      auto step = [&](size_t i) {
+        uint64_t fp;
+        if (predict) {
+          touched.Clear();
+          e.Step(f.choices[i], &touched);
+          Learn(f.known[i], e, touched, f.sum);
+          fp = VisitedFp(e);
+        } else {
+          e.Step(f.choices[i]);
+          fp = VisitedFp(e);
+        }
         seen_.Prefetch(fp);
-        succ.push_back({fp, w0_.choices[i], e.outcome() != Outcome::kRunning});
+        succ[i] = {fp, f.choices[i], e.outcome() != Outcome::kRunning, false, true};
         e.RestoreStep(f.engine);
+      };
+      bool deferred = false;
+      for (size_t i = 0; i < f.choices.size(); ++i) {
+        if (!f.take[i]) continue;
+        if (predict && f.pred[i] != 0) {
+          seen_.Prefetch(f.pred[i]);
+          deferred = true;
+          continue;
+        }
+        step(i);
       }
-      for (const Succ& s : succ) {
+      for (size_t i = 0; deferred && i < f.choices.size(); ++i) {
+        if (!f.take[i] || f.pred[i] == 0) continue;
+        if (seen_.Contains(f.pred[i])) {
+          succ[i] = {f.pred[i], f.choices[i], false, true, true};
+        } else {
+          step(i);
+        }
+      }
+      for (uint32_t at = 0; at < succ.size(); ++at) {
+        const Succ& s = succ[at];
+        if (!s.used) continue;
         if (done_ || OutOfBounds()) return;
+        if (s.seen && predicted_seen(f, at)) continue;
         const uint32_t kid = Insert(s.fp, id, s.choice);
         if (kid == kRoot) continue;
         if (!s.ended && !options_.collect_barrier_states) {
-          f.kids.push_back({kid, s.choice, s.fp});
+          f.kids.push_back({kid, s.choice, s.fp, at});
           continue;
         }
         e.Step(s.choice);
         bool keep = false;
         Reached(e, s.fp, kid, &keep);
         e.RestoreStep(f.engine);
-        if (keep) f.kids.push_back({kid, s.choice, s.fp});
+        if (keep) f.kids.push_back({kid, s.choice, s.fp, at});
       }
     };
     frames.push_back(
-        std::make_unique<Frame>(Frame{std::move(root), 0, false, false, 0, {}, {}, {}}));
-    push(0);
+        std::make_unique<Frame>(Frame{std::move(root), 0, false, false, 0, {}, {}, {}, 0, {}, {}}));
+    push(0, 0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack(depth - 1);
       if (!f.batched) {
@@ -2535,15 +2673,22 @@ class Search {
         const size_t i = f.next++;
         if (!f.take[i]) continue;
         if (OutOfBounds()) break;
+        if (predicted_seen(f, i)) continue;
         // The previous successor's engine (or the state of its subtree's root: the subtree
         // used the engines below it) is brought back to f's state: cheaper than a copy.
         Engine& child = f.below_ok ? stack(depth).engine : copy_below(f);
         if (f.below_ok) child.RestoreStep(f.engine);
         f.below_ok = true;
-        child.Step(f.choices[i]);
+        if (predict) {
+          touched.Clear();
+          child.Step(f.choices[i], &touched);
+          Learn(f.known[i], child, touched, f.sum);
+        } else {
+          child.Step(f.choices[i]);
+        }
         bool keep = false;
         const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
-        if (keep) push(id);
+        if (keep) push(id, i);
         continue;
       }
       if (f.next == f.kids.size()) {
@@ -2558,7 +2703,7 @@ class Search {
       // Also leaves the child's fingerprint cache clean, which RestoreStep needs.
       [[maybe_unused]] const uint64_t fp = VisitedFp(child);
       assert(fp == kid.fp);
-      push(kid.id);
+      push(kid.id, kid.at);
     }
     res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path
   }

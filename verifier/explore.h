@@ -249,6 +249,13 @@ struct ExploreOptions {
   // blocking wait on a phase that cannot complete first (explore.cc, GatedSums). This is what
   // reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
   bool phase_bounded_balance = true;
+  // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
+  // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
+  // fingerprint components changes by what the step changed at the parent. A successor
+  // predicted to be a state already stored is not stepped; any other is stepped as usual. The
+  // stored states, transitions and results are those of the search without it (the tests
+  // compare them); false is for those tests.
+  bool predict_successors = true;
   // Threads of the search. More than one: a level-synchronous breadth-first search whose
   // expansions run in parallel (see the header comment); its result does not depend on the
   // number of threads.
@@ -284,6 +291,8 @@ struct ExploreStats {
                                   // without reduction); enabled - pruned - transitions: steps
                                   // it chose that a bound (--max-states, --time-limit) left
                                   // untaken
+  uint64_t predicted = 0;         // transitions to stored states known without stepping
+                                  // (predict_successors)
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states

@@ -3024,6 +3024,10 @@ void Engine::FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const {
 }
 
 uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const {
+  return FinishFingerprint(FpTotal(k, group), outcome_);
+}
+
+uint64_t Engine::FpTotal(FpCache& k, const std::vector<uint32_t>* group) const {
   // Plain after plain: FpRefresh keyed the agents it recomputed, every other key is plain.
   if (!(group == nullptr && k.plain)) FpRekey(k, group);
   k.plain = group == nullptr;
@@ -3035,9 +3039,24 @@ uint64_t Engine::FpCombine(FpCache& k, const std::vector<uint32_t>* group) const
     for (uint16_t d : global_data_) h = FpWord(h, d);
     total += FpFinal(h);
   }
-  // The outcome is part of the state: a violating step leaves the state as it was before the
-  // operation (the model rejects it), and must not look like that already-visited state.
-  return FpFinal(FpWord(FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome_)), total));
+  return total;
+}
+
+// The outcome is part of the state: a violating step leaves the state as it was before the
+// operation (the model rejects it), and must not look like that already-visited state.
+uint64_t Engine::FinishFingerprint(uint64_t sum, Outcome outcome) {
+  return FpFinal(FpWord(FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
+}
+
+uint64_t Engine::FingerprintSum() const {
+  FpRefresh(fpc_, nullptr);
+  return FpTotal(fpc_, nullptr);
+}
+
+bool Engine::StepMarks(const uint32_t** objects, uint32_t* n) const {
+  *objects = step_log_;
+  *n = step_log_n_;
+  return step_log_ok_;
 }
 
 // FpCombine's agents keyed for `group` (each recomputed when stale or keyed otherwise).

@@ -337,6 +337,19 @@ class Engine {
   // check). Equal to Fingerprint() when no agent has a class.
   static constexpr uint32_t kNoGroup = 0xffffffffu;
   uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
+  // The fingerprint in two parts (brute-force successor prediction, verifier/explore.cc): the
+  // sum of the plain (unsymmetric) fingerprint's components, and the function that makes the
+  // fingerprint of a sum and an outcome. Fingerprint() == FinishFingerprint(FingerprintSum(),
+  // outcome()). The sum is linear: a step that changes only the components of the objects it
+  // marks (StepMarks) adds the same difference to it in every state where those components
+  // and the objects it reads are the same.
+  uint64_t FingerprintSum() const;
+  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome);
+  // The objects (fingerprint components: num_objects() numbering, an agent at GroupsObject) that
+  // the steps since this engine was made a copy of a state with a clean fingerprint cache marked
+  // as changed. False when that is not known (the copy's source was not fingerprinted, or too
+  // many steps): then *objects is not the whole list.
+  bool StepMarks(const uint32_t** objects, uint32_t* n) const;
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it
@@ -570,6 +583,7 @@ class Engine {
   // Recomputes k's dirty components (all if !k.valid); group: the FpCombine to follow.
   void FpRefresh(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpCombine(FpCache& k, const std::vector<uint32_t>* group) const;
+  uint64_t FpTotal(FpCache& k, const std::vector<uint32_t>* group) const;  // before finishing
   void FpRekey(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id

@@ -1062,6 +1062,64 @@ TEST(RestoreStepTest, BatchedDepthFirstStoresTheSameStates) {
   }
 }
 
+// Successor prediction (ExploreOptions::predict_successors, brute force): a successor that a
+// step commuting with the step before it leads to is looked up by its predicted fingerprint,
+// not stepped. The search must be the same search: the same states in the same order (the
+// same counterexample), transitions, end states and barrier values, one successor at a time
+// and batched; and the prediction must actually be used where agents run side by side.
+TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
+  struct Case {
+    std::string file;
+    std::vector<std::pair<std::string, int64_t>> defs;
+    bool predicts;  // steps commute there (else: readback data, no prediction)
+  };
+  const std::vector<Case> cases = {
+      {"sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 3}}, true},
+      {"sim/examples/explore/gemm_multicast_pair.pipe", {}, true},
+      {"sim/examples/explore/phase_overrun.pipe", {}, true},
+      {"sim/examples/explore/exit_with_copies_in_flight.pipe", {}, true},
+      {"sim/examples/explore/poll_instead_of_wait.pipe", {}, true},
+      {"pipelines/cuda_pipeline/cp_async_arrive_on.pipe", {}, true},
+      {"pipelines/ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}, true},
+      {"litmus/bulk_store_readback_after_wait.pipe", {}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    Loaded l = Load(c.file, c.defs);
+    for (const uint64_t batch : {uint64_t{4} << 20, uint64_t{0}}) {
+      SCOPED_TRACE(batch == 0 ? "batched" : "one successor at a time");
+      for (const bool stop : {false, true}) {
+        ExploreOptions o;
+        o.reduction = false;
+        o.stop_at_first = stop;
+        o.shortest_counterexample = false;
+        o.check_rules = false;
+        o.collect_terminals = true;
+        o.collect_barrier_states = true;
+        o.batch_table_bytes = batch;
+        o.max_states = 2'000'000;
+        const ExploreResult with = Explore(l.program, l.params, o);
+        o.predict_successors = false;
+        const ExploreResult without = Explore(l.program, l.params, o);
+        EXPECT_NE(with.verdict, ExploreVerdict::kIncomplete);
+        EXPECT_EQ(with.verdict, without.verdict);
+        EXPECT_EQ(with.stats.states, without.stats.states);
+        EXPECT_EQ(with.stats.expanded, without.stats.expanded);
+        EXPECT_EQ(with.stats.transitions, without.stats.transitions);
+        EXPECT_EQ(with.terminals, without.terminals);
+        EXPECT_EQ(with.barrier_states, without.barrier_states);
+        EXPECT_EQ(with.counterexample, without.counterexample);
+        EXPECT_EQ(without.stats.predicted, 0u);
+        if (c.predicts && !stop && with.stats.transitions > 1000) {
+          EXPECT_GT(with.stats.predicted, with.stats.transitions / 10);
+        } else if (!c.predicts) {
+          EXPECT_EQ(with.stats.predicted, 0u);
+        }
+      }
+    }
+  }
+}
+
 // On a violation, the batched depth-first search finds one too, and its counterexample replays
 // to a violation.
 TEST(RestoreStepTest, BatchedDepthFirstFindsViolations) {
