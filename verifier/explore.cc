@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
-#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -2449,6 +2448,12 @@ class Search {
   // that ended the run is not recorded; one that would end it there only from other agents'
   // states, a completion or a deadlock, leads to a state whose running twin was never stored,
   // so the prediction misses and the step is taken).
+  // Field by field: InFlight has padding before `id`.
+  static bool SameOp(const Engine::InFlight& x, const Engine::InFlight& y) {
+    return x.kind == y.kind && x.flags == y.flags && x.object == y.object && x.agent == y.agent &&
+           x.target_cta == y.target_cta && x.slot == y.slot && x.index == y.index &&
+           x.bytes == y.bytes && x.pc == y.pc && x.id == y.id;
+  }
   static constexpr uint32_t kKnownObjects = 14;
   struct Known {
     uint64_t delta = 0;
@@ -2559,8 +2564,7 @@ class Search {
           if (pc.kind != c.kind) continue;
           if (c.kind == Choice::Kind::kAgent
                   ? pc.index == c.index
-                  : std::memcmp(&p.engine.in_flight_ops()[pc.index],
-                                &g.engine.in_flight_ops()[c.index], sizeof(Engine::InFlight)) == 0) {
+                  : SameOp(p.engine.in_flight_ops()[pc.index], g.engine.in_flight_ops()[c.index])) {
             k = q;
             break;
           }
@@ -2579,7 +2583,8 @@ class Search {
       if ((calls++ & 7) == 0 && Engine::SelfChecks()) {
         Engine e = f.engine;
         e.Step(f.choices[i]);
-        PARITY_CHECK(e.outcome() != Outcome::kRunning || VisitedFp(e) == f.pred[i],
+        // The step must not end the run either: the prediction hit a stored running state.
+        PARITY_CHECK(e.outcome() == Outcome::kRunning && VisitedFp(e) == f.pred[i],
                      "explore: a successor's predicted fingerprint is wrong");
       }
 #endif
