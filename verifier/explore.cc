@@ -2423,21 +2423,6 @@ class Search {
     }
   }
 
-  // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
-  // While the visited table is small (below options_.batch_table_bytes) a state's
-  // successors are made one at a time when the search comes to them: the next level's engine is
-  // made the state (a copy for the first successor, then Engine::RestoreStep undoing the
-  // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
-  // frame). Once
-  // it is large, a state's successors are generated together when it is expanded (a "batched"
-  // frame): each taken step is applied to the next level's engine (a copy of the state, made
-  // once), fingerprinted and undone (Engine::RestoreStep copies back only what the step
-  // changed), prefetching the fingerprint's table line; then the fingerprints are inserted
-  // (their cache misses overlap) and only the new running successors are kept, as (record,
-  // step) pairs; descending into one re-steps that engine from the state (after undoing the
-  // previous successor's step). A batched frame marks its successors visited when it is
-  // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
-  // sets depend only on the state).
   // Successor prediction (ExploreOptions::predict_successors; brute force only). What a step
   // taken at a state did, as far as the fingerprint goes: the difference it made to
   // Engine::FingerprintSum, and the objects it marked as changed (StepMarks) and touched
@@ -2448,12 +2433,6 @@ class Search {
   // that ended the run is not recorded; one that would end it there only from other agents'
   // states, a completion or a deadlock, leads to a state whose running twin was never stored,
   // so the prediction misses and the step is taken).
-  // Field by field: InFlight has padding before `id`.
-  static bool SameOp(const Engine::InFlight& x, const Engine::InFlight& y) {
-    return x.kind == y.kind && x.flags == y.flags && x.object == y.object && x.agent == y.agent &&
-           x.target_cta == y.target_cta && x.slot == y.slot && x.index == y.index &&
-           x.bytes == y.bytes && x.pc == y.pc && x.id == y.id;
-  }
   static constexpr uint32_t kKnownObjects = 14;
   struct Known {
     uint64_t delta = 0;
@@ -2492,8 +2471,24 @@ class Search {
     k.valid = true;
   }
 
+  // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
+  // While the visited table is small (below options_.batch_table_bytes) a state's
+  // successors are made one at a time when the search comes to them: the next level's engine is
+  // made the state (a copy for the first successor, then Engine::RestoreStep undoing the
+  // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
+  // frame). Once
+  // it is large, a state's successors are generated together when it is expanded (a "batched"
+  // frame): each taken step is applied to the next level's engine (a copy of the state, made
+  // once), fingerprinted and undone (Engine::RestoreStep copies back only what the step
+  // changed), prefetching the fingerprint's table line; then the fingerprints are inserted
+  // (their cache misses overlap) and only the new running successors are kept, as (record,
+  // step) pairs; descending into one re-steps that engine from the state (after undoing the
+  // previous successor's step). A batched frame marks its successors visited when it is
+  // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
+  // sets depend only on the state).
   void Dfs(Engine root) {
     struct Frame {
+      explicit Frame(Engine e) : engine(std::move(e)) {}
       Engine engine;
       uint32_t id = 0;
       bool batched = false;
@@ -2539,7 +2534,7 @@ class Search {
     // The engine of the level below f (at `depth`), made a copy of f's state.
     auto copy_below = [&](const Frame& f) -> Engine& {
       if (depth == frames.size()) {
-        frames.push_back(std::make_unique<Frame>(Frame{f.engine, 0, false, false, 0, {}, {}, {}, 0, {}, {}}));
+        frames.push_back(std::make_unique<Frame>(f.engine));
       } else {
         stack(depth).engine = f.engine;
       }
@@ -2564,7 +2559,7 @@ class Search {
           if (pc.kind != c.kind) continue;
           if (c.kind == Choice::Kind::kAgent
                   ? pc.index == c.index
-                  : SameOp(p.engine.in_flight_ops()[pc.index], g.engine.in_flight_ops()[c.index])) {
+                  : p.engine.in_flight_ops()[pc.index] == g.engine.in_flight_ops()[c.index]) {
             k = q;
             break;
           }
@@ -2574,10 +2569,19 @@ class Search {
         g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
       }
     };
-    // Whether frame f's step i goes to a stored state, known without stepping it (then counted
-    // as a transition). Builds with assertions check every 8th such prediction by taking the step.
-    auto predicted_seen = [&](Frame& f, size_t i) {
-      if (!predict || f.pred[i] == 0 || !seen_.Contains(f.pred[i])) return false;
+    // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting.
+    auto step_learn = [&](Frame& f, size_t i, Engine& e) {
+      if (!predict) {
+        e.Step(f.choices[i]);
+        return;
+      }
+      touched.Clear();
+      e.Step(f.choices[i], &touched);
+      Learn(f.known[i], e, touched, f.sum);
+    };
+    // Counts frame f's step i, predicted to go to a stored state, as a transition. Builds with
+    // assertions check every 8th such prediction by taking the step.
+    auto count_predicted = [&](Frame& f, size_t i) {
 #ifndef NDEBUG
       thread_local uint32_t calls = 0;
       if ((calls++ & 7) == 0 && Engine::SelfChecks()) {
@@ -2590,6 +2594,11 @@ class Search {
 #endif
       ++res_.stats.transitions;
       ++res_.stats.predicted;
+    };
+    // Whether frame f's step i goes to a stored state, known without stepping it (then counted).
+    auto predicted_seen = [&](Frame& f, size_t i) {
+      if (!predict || f.pred[i] == 0 || !seen_.Contains(f.pred[i])) return false;
+      count_predicted(f, i);
       return true;
     };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
@@ -2615,16 +2624,8 @@ class Search {
       // are looked up after the others are stepped, so that their table lines arrive meanwhile.
       succ.assign(f.choices.size(), Succ{});
       auto step = [&](size_t i) {
-        uint64_t fp;
-        if (predict) {
-          touched.Clear();
-          e.Step(f.choices[i], &touched);
-          Learn(f.known[i], e, touched, f.sum);
-          fp = VisitedFp(e);
-        } else {
-          e.Step(f.choices[i]);
-          fp = VisitedFp(e);
-        }
+        step_learn(f, i, e);
+        const uint64_t fp = VisitedFp(e);
         seen_.Prefetch(fp);
         succ[i] = {fp, f.choices[i], e.outcome() != Outcome::kRunning, false, true};
         e.RestoreStep(f.engine);
@@ -2651,7 +2652,10 @@ class Search {
         const Succ& s = succ[at];
         if (!s.used) continue;
         if (done_ || OutOfBounds()) return;
-        if (s.seen && predicted_seen(f, at)) continue;
+        if (s.seen) {
+          count_predicted(f, at);
+          continue;
+        }
         const uint32_t kid = Insert(s.fp, id, s.choice);
         if (kid == kRoot) continue;
         if (!s.ended && !options_.collect_barrier_states) {
@@ -2665,8 +2669,7 @@ class Search {
         if (keep) f.kids.push_back({kid, s.choice, s.fp, at});
       }
     };
-    frames.push_back(
-        std::make_unique<Frame>(Frame{std::move(root), 0, false, false, 0, {}, {}, {}, 0, {}, {}}));
+    frames.push_back(std::make_unique<Frame>(std::move(root)));
     push(0, 0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack(depth - 1);
@@ -2684,13 +2687,7 @@ class Search {
         Engine& child = f.below_ok ? stack(depth).engine : copy_below(f);
         if (f.below_ok) child.RestoreStep(f.engine);
         f.below_ok = true;
-        if (predict) {
-          touched.Clear();
-          child.Step(f.choices[i], &touched);
-          Learn(f.known[i], child, touched, f.sum);
-        } else {
-          child.Step(f.choices[i]);
-        }
+        step_learn(f, i, child);
         bool keep = false;
         const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
         if (keep) push(id, i);

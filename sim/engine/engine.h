@@ -467,6 +467,7 @@ class Engine {
     // cp.async / stores: the model's operation id (model::CpAsyncState / BulkAsyncState);
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
+    bool operator==(const InFlight&) const = default;  // member by member (not the padding)
   };
 
   // Explorer access to the mutable state (verifier/explore.h).
