@@ -2674,10 +2674,20 @@ struct Engine::Exec {
 void Engine::Choices(std::vector<Choice>* out) const {
   out->clear();
   if (outcome_ != Outcome::kRunning) return;
-  for (uint32_t a : ready_) out->push_back({Choice::Kind::kAgent, a});
-  std::sort(out->begin(), out->end(),
-            [](const Choice& x, const Choice& y) { return x.index < y.index; });
-  for (uint32_t i = 0; i < in_flight_.size(); ++i) out->push_back({Choice::Kind::kAsync, i});
+  const size_t nr = ready_.size();
+  const uint32_t nf = static_cast<uint32_t>(in_flight_.size());
+  out->resize(nr + nf);
+  Choice* o = out->data();
+  // The ready agents by index: through a bit set when there are at most 64 agents.
+  if (agents_.size() <= 64) {
+    uint64_t m = 0;
+    for (uint32_t a : ready_) m |= uint64_t{1} << a;
+    for (; m != 0; m &= m - 1) *o++ = {Choice::Kind::kAgent, static_cast<uint32_t>(__builtin_ctzll(m))};
+  } else {
+    for (uint32_t a : ready_) *o++ = {Choice::Kind::kAgent, a};
+    std::sort(out->data(), o, [](const Choice& x, const Choice& y) { return x.index < y.index; });
+  }
+  for (uint32_t i = 0; i < nf; ++i) *o++ = {Choice::Kind::kAsync, i};
 }
 
 Outcome Engine::Step(Choice choice) { return Step(choice, nullptr); }
@@ -2865,22 +2875,9 @@ namespace parity::engine {
 
 namespace {
 
-// One word into a running fingerprint: xor, multiply by an odd constant, xorshift. For a given
-// word each step is a bijection of the running value, so two word sequences that differ first
-// at word i reach different values there, and meet again only if a later pair of words differs
-// by exactly the (well mixed) difference of the running values. Every component ends with
-// murmur3's fmix64 (FpFinal), which spreads every bit over the whole word.
-inline uint64_t FpWord(uint64_t h, uint64_t v) {
-  h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 32);
-}
-inline uint64_t FpFinal(uint64_t h) {
-  h ^= h >> 33;
-  h *= 0xff51afd7ed558ccdull;
-  h ^= h >> 33;
-  h *= 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 33);
-}
+// One word into a running fingerprint, and a component's finalisation (engine.h).
+inline uint64_t FpWord(uint64_t h, uint64_t v) { return fp::Word(h, v); }
+inline uint64_t FpFinal(uint64_t h) { return fp::Final(h); }
 
 // One in-flight operation, strongly mixed (a term of the in-flight multiset's sum). agent_word
 // is the issuing agent, or a constant when the agent is hashed with its symmetry class.
@@ -3040,12 +3037,6 @@ uint64_t Engine::FpTotal(FpCache& k, const std::vector<uint32_t>* group) const {
     total += FpFinal(h);
   }
   return total;
-}
-
-// The outcome is part of the state: a violating step leaves the state as it was before the
-// operation (the model rejects it), and must not look like that already-visited state.
-uint64_t Engine::FinishFingerprint(uint64_t sum, Outcome outcome) {
-  return FpFinal(FpWord(FpWord(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
 }
 
 uint64_t Engine::FingerprintSum() const {

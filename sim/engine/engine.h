@@ -86,6 +86,26 @@
 
 namespace parity::engine {
 
+// The fingerprint's mixing (engine.cc): one word into a running hash, and the finalisation.
+namespace fp {
+// xor, multiply by an odd constant, xorshift: for a given word each step is a bijection of the
+// running value, so two word sequences that differ first at word i reach different values
+// there, and meet again only if a later pair of words differs by exactly the (well mixed)
+// difference of the running values.
+inline uint64_t Word(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
+}
+// murmur3's fmix64: spreads every bit over the whole word (every component ends with it).
+inline uint64_t Final(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+}  // namespace fp
+
 enum class Policy : uint8_t {
   kEager,       // in-flight operations complete as soon as possible (before any agent step)
   kLazy,        // agents run as long as any can; an async op completes only when none can
@@ -344,7 +364,11 @@ class Engine {
   // marks (StepMarks) adds the same difference to it in every state where those components
   // and the objects it reads are the same.
   uint64_t FingerprintSum() const;
-  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome);
+  // The outcome is part of the state: a violating step leaves the state as it was before the
+  // operation (the model rejects it), and must not look like that already-visited state.
+  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome) {
+    return fp::Final(fp::Word(fp::Word(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
+  }
   // The objects (fingerprint components: num_objects() numbering, an agent at GroupsObject) that
   // the steps since this engine was made a copy of a state with a clean fingerprint cache marked
   // as changed. False when that is not known (the copy's source was not fingerprinted, or too
