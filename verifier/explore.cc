@@ -2433,40 +2433,28 @@ class Search {
   // that ended the run is not recorded; one that would end it there only from other agents'
   // states, a completion or a deadlock, leads to a state whose running twin was never stored,
   // so the prediction misses and the step is taken).
-  static constexpr uint32_t kKnownObjects = 14;
+  // The objects as bits: object o is bit o % 64 (exact up to 64 objects; beyond, two objects
+  // can share a bit, which only makes a step look dependent where it is not: no prediction).
+  static uint64_t ObjectBit(uint32_t o) { return uint64_t{1} << (o & 63); }
   struct Known {
     uint64_t delta = 0;
+    uint64_t marked = 0;  // the objects the step marked
+    uint64_t objects = 0;  // the objects it marked or touched
     bool valid = false;
-    uint8_t marks = 0;  // objects[0, marks): marked; [marks, n): only touched
-    uint8_t n = 0;
-    uint32_t objects[kKnownObjects];
-    bool Meets(const Known& t) const {  // whether t marked an object of this step
-      for (uint32_t a = 0; a < t.marks; ++a) {
-        for (uint32_t b = 0; b < n; ++b) {
-          if (t.objects[a] == objects[b]) return true;
-        }
-      }
-      return false;
-    }
+    bool Meets(const Known& t) const { return (t.marked & objects) != 0; }  // t marked one
   };
   // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did.
   static void Learn(Known& k, const Engine& e, const engine::Footprint& touched, uint64_t sum) {
     k.valid = false;
     const uint32_t* marked = nullptr;
     uint32_t n = 0;
-    if (e.outcome() != Outcome::kRunning || !e.StepMarks(&marked, &n) || touched.overflow ||
-        n > kKnownObjects) {
+    if (e.outcome() != Outcome::kRunning || !e.StepMarks(&marked, &n) || touched.overflow) {
       return;
     }
-    std::copy_n(marked, n, k.objects);
-    k.marks = static_cast<uint8_t>(n);
-    for (uint32_t i = 0; i < touched.n; ++i) {
-      const uint32_t o = touched.objects[i];
-      if (std::find(k.objects, k.objects + n, o) != k.objects + n) continue;
-      if (n == kKnownObjects) return;
-      k.objects[n++] = o;
-    }
-    k.n = static_cast<uint8_t>(n);
+    k.marked = 0;
+    for (uint32_t i = 0; i < n; ++i) k.marked |= ObjectBit(marked[i]);
+    k.objects = k.marked;
+    for (uint32_t i = 0; i < touched.n; ++i) k.objects |= ObjectBit(touched.objects[i]);
     k.delta = e.FingerprintSum() - sum;
     k.valid = true;
   }
@@ -2487,6 +2475,7 @@ class Search {
   // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
   // sets depend only on the state).
   void Dfs(Engine root) {
+    static constexpr size_t kNoStep = ~size_t{0};
     struct Frame {
       explicit Frame(Engine e) : engine(std::move(e)) {}
       Engine engine;
@@ -2496,6 +2485,9 @@ class Search {
       // from it (RestoreStep brings it back instead of a copy).
       bool below_ok = false;
       size_t next = 0;
+      // Batched: the engine of the level below holds this state and then this step (kNoStep:
+      // this state).
+      size_t held = kNoStep;
       // Lazy: the enabled steps and the ones to take.
       std::vector<Choice> choices;
       std::vector<uint8_t> take;
@@ -2551,22 +2543,38 @@ class Search {
       const Frame& p = stack(depth - 2);
       const Known& t = p.known[at];
       if (!t.valid) return;
+      // The same step at the parent, found by position (Engine::Choices: the ready agents by
+      // index, then the in-flight operations in their order). A delivery moves the last
+      // operation into its place (Deliver); steps append operations, never remove others.
+      const size_t np = p.choices.size();
+      size_t pa = 0;  // the parent's agent choices
+      while (pa < np && p.choices[pa].kind == Choice::Kind::kAgent) ++pa;
+      const size_t ops = np - pa;
+      const Choice tc = p.choices[at];
+      size_t q = 0;
       for (size_t j = 0; j < n; ++j) {
         const Choice c = g.choices[j];
-        size_t k = p.choices.size();
-        for (size_t q = 0; q < p.choices.size(); ++q) {
-          const Choice pc = p.choices[q];
-          if (pc.kind != c.kind) continue;
-          if (c.kind == Choice::Kind::kAgent
-                  ? pc.index == c.index
-                  : p.engine.in_flight_ops()[pc.index] == g.engine.in_flight_ops()[c.index]) {
-            k = q;
-            break;
+        size_t k = np;
+        if (c.kind == Choice::Kind::kAgent) {
+          while (q < pa && p.choices[q].index < c.index) ++q;
+          if (q < pa && p.choices[q].index == c.index) k = q;
+        } else {
+          size_t y = c.index;  // its index at the parent, when it was in flight there
+          if (tc.kind == Choice::Kind::kAsync && y == tc.index) {
+            y = tc.index + 1 < ops ? ops - 1 : ops;
+          } else if (tc.kind == Choice::Kind::kAsync && y + 1 >= ops) {
+            y = ops;
+          }
+          if (y < ops) {
+            k = pa + y;
+            assert(p.engine.in_flight_ops()[y] == g.engine.in_flight_ops()[c.index]);
           }
         }
         if (k == p.choices.size() || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
         g.known[j] = p.known[k];
         g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
+        // Its table line is on its way while the other successors are stepped.
+        seen_.Prefetch(g.pred[j]);
       }
     };
     // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting.
@@ -2608,6 +2616,7 @@ class Search {
       f.id = id;
       f.next = 0;
       f.below_ok = false;
+      f.held = kNoStep;
       const size_t n = Expand(w0_, f.engine);
       res_.stats.enabled += n;
       res_.stats.pruned += n - w0_.selected;
@@ -2623,18 +2632,36 @@ class Search {
       // The successors in the order of the steps (as without prediction); the predicted ones
       // are looked up after the others are stepped, so that their table lines arrive meanwhile.
       succ.assign(f.choices.size(), Succ{});
+      // e holds f's state, or f's state and then step f.held (undone only when e is needed
+      // again: the search descends into the successor of the last step taken here without
+      // stepping it again when it is the first new one).
+      auto restore = [&] {
+        if (f.held == kNoStep) return;
+        e.RestoreStep(f.engine);
+        f.held = kNoStep;
+      };
       auto step = [&](size_t i) {
+        restore();
         step_learn(f, i, e);
         const uint64_t fp = VisitedFp(e);
         seen_.Prefetch(fp);
         succ[i] = {fp, f.choices[i], e.outcome() != Outcome::kRunning, false, true};
-        e.RestoreStep(f.engine);
+        f.held = i;
       };
       bool deferred = false;
-      for (size_t i = 0; i < f.choices.size(); ++i) {
+      // Whether a predicted successor that is not stored yet is known to be running without
+      // stepping it: the run ends only where no agent is ready and nothing is in flight (or at
+      // the step limit), and a step leaves every other enabled step's agent ready and every
+      // other operation in flight; a step that commutes with the one that led here cannot
+      // break a rule it did not break there (Learn records only running successors). Its
+      // state is needed when the search descends into it, and only then is it stepped.
+      const bool new_runs = !options_.collect_barrier_states && f.choices.size() >= 2 &&
+                            f.engine.result().steps + 1 < f.engine.options().max_steps;
+      // Last to be stepped: the first successor that is not predicted (the first new
+      // successor is often that one).
+      for (size_t i = f.choices.size(); i-- > 0;) {
         if (!f.take[i]) continue;
-        if (predict && f.pred[i] != 0) {
-          seen_.Prefetch(f.pred[i]);
+        if (predict && f.pred[i] != 0) {  // prefetched by carry
           deferred = true;
           continue;
         }
@@ -2644,6 +2671,9 @@ class Search {
         if (!f.take[i] || f.pred[i] == 0) continue;
         if (seen_.Contains(f.pred[i])) {
           succ[i] = {f.pred[i], f.choices[i], false, true, true};
+        } else if (new_runs) {
+          // A new running state: stepped only when the search descends into it.
+          succ[i] = {f.pred[i], f.choices[i], false, false, true};
         } else {
           step(i);
         }
@@ -2662,6 +2692,7 @@ class Search {
           f.kids.push_back({kid, s.choice, s.fp, at});
           continue;
         }
+        restore();
         e.Step(s.choice);
         bool keep = false;
         Reached(e, s.fp, kid, &keep);
@@ -2699,12 +2730,18 @@ class Search {
       }
       const Frame::Kid kid = f.kids[f.next++];
       Engine& child = stack(depth).engine;
-      // It holds f's state, or the previous successor's (its subtree used the engines below).
-      if (f.next > 1) child.RestoreStep(f.engine);
-      child.Step(kid.choice);
-      // Also leaves the child's fingerprint cache clean, which RestoreStep needs.
-      [[maybe_unused]] const uint64_t fp = VisitedFp(child);
-      assert(fp == kid.fp);
+      // It holds f's state, f's state and step f.held, or the previous successor's state (its
+      // subtree used the engines below).
+      if (f.next == 1 && f.held == kid.at) {
+        assert(VisitedFp(child) == kid.fp);  // stepped and fingerprinted by push
+      } else {
+        if (f.next > 1 || f.held != kNoStep) child.RestoreStep(f.engine);
+        child.Step(kid.choice);
+        // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A
+        // successor stored by its predicted fingerprint is checked here.
+        PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
+                     "explore: a successor's predicted fingerprint is wrong");
+      }
       push(kid.id, kid.at);
     }
     res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path

@@ -252,9 +252,10 @@ struct ExploreOptions {
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
   // fingerprint components changes by what the step changed at the parent. A successor
-  // predicted to be a state already stored is not stepped; any other is stepped as usual. The
-  // stored states, transitions and results are those of the search without it (the tests
-  // compare them); false is for those tests.
+  // predicted to be a state already stored is not stepped; a new one is stepped only when the
+  // search descends into it (when its state is known to be running: another step is enabled),
+  // where its fingerprint is checked. The stored states, transitions and results are those of
+  // the search without it (the tests compare them); false is for those tests.
   bool predict_successors = true;
   // Threads of the search. More than one: a level-synchronous breadth-first search whose
   // expansions run in parallel (see the header comment); its result does not depend on the

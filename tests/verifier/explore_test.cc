@@ -1088,14 +1088,18 @@ TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
     Loaded l = Load(c.file, c.defs);
     for (const uint64_t batch : {uint64_t{4} << 20, uint64_t{0}}) {
       SCOPED_TRACE(batch == 0 ? "batched" : "one successor at a time");
-      for (const bool stop : {false, true}) {
+      // Barrier values collected: every new successor is stepped when stored (Reached);
+      // not collected: a new one predicted is stepped only when the search descends into it.
+      for (const auto& [stop, collect] : {std::pair{false, true}, std::pair{true, true},
+                                          std::pair{false, false}, std::pair{true, false}}) {
+        SCOPED_TRACE(collect ? "barrier values collected" : "barrier values not collected");
         ExploreOptions o;
         o.reduction = false;
         o.stop_at_first = stop;
         o.shortest_counterexample = false;
         o.check_rules = false;
         o.collect_terminals = true;
-        o.collect_barrier_states = true;
+        o.collect_barrier_states = collect;
         o.batch_table_bytes = batch;
         o.max_states = 2'000'000;
         const ExploreResult with = Explore(l.program, l.params, o);
