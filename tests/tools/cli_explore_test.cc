@@ -1,5 +1,7 @@
 // `parity explore`: its verdicts, exit codes (0 verified, 1 found, 2 bad input, 4 incomplete)
 // and what it claims to have covered when a bound stops it.
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,19 @@ TEST(CliExplore, CorrectPipelineIsVerified) {
   EXPECT_THAT(r.out, HasSubstr("VERIFIED: the search was complete"));
   EXPECT_THAT(r.out, HasSubstr("reduction factor"));
   EXPECT_THAT(r.out, HasSubstr("bytes/state"));
+}
+
+// The brute-force search behind the reduction factor says how many of its transitions it
+// took without stepping (successor prediction); the reduced search predicts none.
+TEST(CliExplore, BruteForceLineCountsPredictedTransitions) {
+  CliResult r = RunParity({"explore", "sim/examples/explore/ring_2p2c.pipe", "-D", "STAGES=2",
+                           "-D", "K_TILES=3"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const size_t brute = r.out.find("brute force (no reduction");
+  ASSERT_NE(brute, std::string::npos) << r.out;
+  const size_t predicted = r.out.find("to stored states predicted without stepping");
+  EXPECT_NE(predicted, std::string::npos) << r.out;
+  EXPECT_GT(predicted, brute) << r.out;
 }
 
 TEST(CliExplore, ScheduleDependentDeadlockIsFoundWithACounterexample) {

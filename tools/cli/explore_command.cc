@@ -65,6 +65,12 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
                  (found ? " left when the search stopped at its finding"
                         : " left when the bound stopped the search");
   }
+  // Brute force: transitions whose successor's fingerprint was predicted and found stored.
+  std::string predicted;
+  if (s.predicted != 0) {
+    predicted = ", " + std::to_string(s.predicted) +
+                " of them to stored states predicted without stepping";
+  }
   // The states held besides the table: the depth-first path's engines, the parallel search's
   // engines, or the one-thread breadth-first search's packed frontier.
   char held[128];
@@ -77,12 +83,12 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
   }
   std::printf(
       "%s: %llu states explored (%llu expanded), %llu transitions taken of %llu enabled "
-      "(%s), depth %u, %.3f s, %.0f states/s, "
+      "(%s)%s, depth %u, %.3f s, %.0f states/s, "
       "%.1f bytes/state (fingerprint table + parent records), %s\n",
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      not_taken.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(), held);
+      not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(), held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
               "rules (P2002..P2008) run on %llu completed path%s (one per distinct completed "
               "end state), %llu with errors\n",
