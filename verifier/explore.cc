@@ -2020,11 +2020,12 @@ class Search {
         w.take.assign(n, 0);
         for (size_t j = 0; j < w.gmap.size(); ++j) w.take[w.gmap[j]] = w.gtake[j];
       }
+      w.selected = static_cast<size_t>(
+          std::count_if(w.take.begin(), w.take.end(), [](uint8_t t) { return t != 0; }));
     } else {
       w.take.assign(n, 1);
+      w.selected = n;
     }
-    w.selected = static_cast<size_t>(
-        std::count_if(w.take.begin(), w.take.end(), [](uint8_t t) { return t != 0; }));
     return n;
   }
 
@@ -2570,7 +2571,7 @@ class Search {
             assert(p.engine.in_flight_ops()[y] == g.engine.in_flight_ops()[c.index]);
           }
         }
-        if (k == p.choices.size() || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
+        if (k == np || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
         g.known[j] = p.known[k];
         g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
         // Its table line is on its way while the other successors are stepped.
@@ -2657,9 +2658,10 @@ class Search {
       // state is needed when the search descends into it, and only then is it stepped.
       const bool new_runs = !options_.collect_barrier_states && f.choices.size() >= 2 &&
                             f.engine.result().steps + 1 < f.engine.options().max_steps;
+      const size_t n_choices = f.choices.size();
       // Last to be stepped: the first successor that is not predicted (the first new
       // successor is often that one).
-      for (size_t i = f.choices.size(); i-- > 0;) {
+      for (size_t i = n_choices; i-- > 0;) {
         if (!f.take[i]) continue;
         if (predict && f.pred[i] != 0) {  // prefetched by carry
           deferred = true;
@@ -2667,7 +2669,7 @@ class Search {
         }
         step(i);
       }
-      for (size_t i = 0; deferred && i < f.choices.size(); ++i) {
+      for (size_t i = 0; deferred && i < n_choices; ++i) {
         if (!f.take[i] || f.pred[i] == 0) continue;
         if (seen_.Contains(f.pred[i])) {
           succ[i] = {f.pred[i], f.choices[i], false, true, true};
@@ -2678,7 +2680,7 @@ class Search {
           step(i);
         }
       }
-      for (uint32_t at = 0; at < succ.size(); ++at) {
+      for (uint32_t at = 0; at < n_choices; ++at) {
         const Succ& s = succ[at];
         if (!s.used) continue;
         if (done_ || OutOfBounds()) return;
