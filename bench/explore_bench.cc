@@ -66,7 +66,8 @@ void Line(const char* what, const ExploreResult& r, double cpu) {
       "  %-18s %-10s %11llu states %8.2f s %10.0f states/s %5.1f B/state (table) "
       "peak frontier %llu depth %u\n"
       "  %-18s CPU %.2f s (%.0f states per CPU-second); %llu expanded, %llu transitions taken "
-      "of %llu enabled (%llu to stored states predicted without stepping)\n",
+      "of %llu enabled (%llu to stored states predicted without stepping, %llu new states "
+      "stored by their predicted fingerprint)\n",
       what, ExploreVerdictName(r.verdict), static_cast<unsigned long long>(r.stats.states),
       r.stats.seconds, r.stats.states_per_second(), r.stats.bytes_per_state(),
       static_cast<unsigned long long>(r.stats.peak_frontier), r.stats.depth, "", cpu,
@@ -74,7 +75,8 @@ void Line(const char* what, const ExploreResult& r, double cpu) {
       static_cast<unsigned long long>(r.stats.expanded),
       static_cast<unsigned long long>(r.stats.transitions),
       static_cast<unsigned long long>(r.stats.enabled),
-      static_cast<unsigned long long>(r.stats.predicted));
+      static_cast<unsigned long long>(r.stats.predicted),
+      static_cast<unsigned long long>(r.stats.predicted_new));
 }
 
 std::string PeakRss() {

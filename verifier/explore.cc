@@ -2433,7 +2433,8 @@ class Search {
   // step's successor there has the fingerprint FinishFingerprint(sum + delta, kRunning) (a step
   // that ended the run is not recorded; one that would end it there only from other agents'
   // states, a completion or a deadlock, leads to a state whose running twin was never stored,
-  // so the prediction misses and the step is taken).
+  // so the lookup misses; such a successor is then stepped, unless another step is enabled,
+  // which rules both out: see defer_new in Dfs).
   // The objects as bits: object o is bit o % 64 (exact up to 64 objects; beyond, two objects
   // can share a bit, which only makes a step look dependent where it is not: no prediction).
   static uint64_t ObjectBit(uint32_t o) { return uint64_t{1} << (o & 63); }
@@ -2465,16 +2466,17 @@ class Search {
   // successors are made one at a time when the search comes to them: the next level's engine is
   // made the state (a copy for the first successor, then Engine::RestoreStep undoing the
   // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
-  // frame). Once
-  // it is large, a state's successors are generated together when it is expanded (a "batched"
-  // frame): each taken step is applied to the next level's engine (a copy of the state, made
-  // once), fingerprinted and undone (Engine::RestoreStep copies back only what the step
-  // changed), prefetching the fingerprint's table line; then the fingerprints are inserted
-  // (their cache misses overlap) and only the new running successors are kept, as (record,
-  // step) pairs; descending into one re-steps that engine from the state (after undoing the
-  // previous successor's step). A batched frame marks its successors visited when it is
-  // expanded, a lazy one when it comes to them; the stored states are the same (the persistent
-  // sets depend only on the state).
+  // frame). Once it is large, a state's successors are generated together when it is expanded
+  // (a "batched" frame): each taken step is applied to the next level's engine (a copy of the
+  // state, made once), fingerprinted and undone (Engine::RestoreStep copies back only what the
+  // step changed), prefetching the fingerprint's table line; then the fingerprints are
+  // inserted (their cache misses overlap) and only the new running successors are kept, as
+  // (record, step) pairs. The engine is left holding the last successor stepped (Frame::held);
+  // descending into a successor takes it as it is when it is that one, else undoes the held
+  // step and steps it. With successor prediction, a new successor whose fingerprint was
+  // predicted is not stepped at all until the search descends into it. A batched frame marks
+  // its successors visited when it is expanded, a lazy one when it comes to them; the stored
+  // states are the same (the persistent sets depend only on the state).
   void Dfs(Engine root) {
     static constexpr size_t kNoStep = ~size_t{0};
     struct Frame {
@@ -2487,7 +2489,7 @@ class Search {
       bool below_ok = false;
       size_t next = 0;
       // Batched: the engine of the level below holds this state and then this step (kNoStep:
-      // this state).
+      // this state). Set by the expansion (the last successor it stepped) and by each descent.
       size_t held = kNoStep;
       // Lazy: the enabled steps and the ones to take.
       std::vector<Choice> choices;
@@ -2650,14 +2652,16 @@ class Search {
         f.held = i;
       };
       bool deferred = false;
-      // Whether a predicted successor that is not stored yet is known to be running without
-      // stepping it: the run ends only where no agent is ready and nothing is in flight (or at
-      // the step limit), and a step leaves every other enabled step's agent ready and every
-      // other operation in flight; a step that commutes with the one that led here cannot
-      // break a rule it did not break there (Learn records only running successors). Its
-      // state is needed when the search descends into it, and only then is it stepped.
-      const bool new_runs = !options_.collect_barrier_states && f.choices.size() >= 2 &&
-                            f.engine.result().steps + 1 < f.engine.options().max_steps;
+      // Whether a predicted successor that is not stored yet is stored without stepping it
+      // (its state is needed when the search descends into it, and only then is it stepped,
+      // its fingerprint checked): it is known to be running. The run ends only where no agent
+      // is ready and nothing is in flight (Exec::CheckEnd), or at the step limit; a step
+      // leaves every other agent that is ready ready and every other operation in flight, so
+      // with another step enabled it cannot end the run; and a step that commutes with the
+      // one that led here cannot violate or fault where it did not (Learn records only
+      // running successors). Collected barrier values need the state when it is stored.
+      const bool defer_new = !options_.collect_barrier_states && f.choices.size() >= 2 &&
+                             f.engine.result().steps + 1 < f.engine.options().max_steps;
       const size_t n_choices = f.choices.size();
       // Last to be stepped: the first successor that is not predicted (the first new
       // successor is often that one).
@@ -2673,9 +2677,10 @@ class Search {
         if (!f.take[i] || f.pred[i] == 0) continue;
         if (seen_.Contains(f.pred[i])) {
           succ[i] = {f.pred[i], f.choices[i], false, true, true};
-        } else if (new_runs) {
+        } else if (defer_new) {
           // A new running state: stepped only when the search descends into it.
           succ[i] = {f.pred[i], f.choices[i], false, false, true};
+          ++res_.stats.predicted_new;
         } else {
           step(i);
         }
@@ -2694,11 +2699,13 @@ class Search {
           f.kids.push_back({kid, s.choice, s.fp, at});
           continue;
         }
-        restore();
-        e.Step(s.choice);
+        if (f.held != at) {  // else e holds it
+          restore();
+          e.Step(s.choice);
+          f.held = at;
+        }
         bool keep = false;
         Reached(e, s.fp, kid, &keep);
-        e.RestoreStep(f.engine);
         if (keep) f.kids.push_back({kid, s.choice, s.fp, at});
       }
     };
@@ -2732,18 +2739,17 @@ class Search {
       }
       const Frame::Kid kid = f.kids[f.next++];
       Engine& child = stack(depth).engine;
-      // It holds f's state, f's state and step f.held, or the previous successor's state (its
-      // subtree used the engines below).
-      if (f.next == 1 && f.held == kid.at) {
-        assert(VisitedFp(child) == kid.fp);  // stepped and fingerprinted by push
-      } else {
-        if (f.next > 1 || f.held != kNoStep) child.RestoreStep(f.engine);
+      // It holds f's state, or f's state and then step f.held (the subtrees below used the
+      // engines below it).
+      if (f.held != kid.at) {
+        if (f.held != kNoStep) child.RestoreStep(f.engine);
         child.Step(kid.choice);
-        // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A
-        // successor stored by its predicted fingerprint is checked here.
-        PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
-                     "explore: a successor's predicted fingerprint is wrong");
+        f.held = kid.at;
       }
+      // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A successor
+      // stored by its predicted fingerprint is checked here, at its first step.
+      PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
+                   "explore: a stored successor is not the state its step leads to");
       push(kid.id, kid.at);
     }
     res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path

@@ -162,10 +162,11 @@
 // Search order: depth-first by default (memory: one engine per level); once the table is large
 // (ExploreOptions::batch_table_bytes) a state's successors are generated together when it is
 // expanded (stepped, fingerprinted and undone on the next level's engine, their table lines
-// prefetched, then inserted), and are marked visited then rather than when the search descends
-// into them (the stored states are the same; which finding comes first may differ); on a
-// finding a
-// breadth-first search (same reduction) gives the shortest counterexample in the explored graph.
+// prefetched, then inserted; without reduction, those whose fingerprint is predicted are not
+// stepped: predict_successors), and are marked visited then rather than when the search
+// descends into them (the stored states are the same; which finding comes first may differ);
+// on a finding a breadth-first search (same reduction) gives the shortest counterexample in the
+// explored graph.
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
 // first path the search stored), not on every path: a rule violation that occurs only on other
 // paths to the same end state is missed.
@@ -241,8 +242,8 @@ struct ExploreOptions {
   // generated together (stepped, fingerprinted and undone on one engine, their table lines
   // prefetched, then inserted): the lookups of a table that does not fit in cache overlap.
   // Below it each successor is made (the state restored on the next level's engine), stepped
-  // and looked up at once (fewer instructions while the table is in cache). Both store the same states; 0 (tests) batches
-  // from the start.
+  // and looked up at once (fewer instructions while the table is in cache). Both store the
+  // same states; 0 (tests) batches from the start.
   uint64_t batch_table_bytes = uint64_t{4} << 20;
   // With reduction: a barrier's updates count as balanced (they commute) when what can happen
   // before its current phase completes balances, cutting each agent's future at its first
@@ -252,10 +253,11 @@ struct ExploreOptions {
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
   // fingerprint components changes by what the step changed at the parent. A successor
-  // predicted to be a state already stored is not stepped; a new one is stepped only when the
-  // search descends into it (when its state is known to be running: another step is enabled),
-  // where its fingerprint is checked. The stored states, transitions and results are those of
-  // the search without it (the tests compare them); false is for those tests.
+  // predicted to be a state already stored is not stepped; in a batched expansion
+  // (batch_table_bytes) without collect_barrier_states, a new one is stepped only when the
+  // search descends into it (where its state is known to be running: another step is
+  // enabled), and its fingerprint is checked there. The stored states, transitions and results
+  // are those of the search without it (the tests compare them); false is for those tests.
   bool predict_successors = true;
   // Threads of the search. More than one: a level-synchronous breadth-first search whose
   // expansions run in parallel (see the header comment); its result does not depend on the
@@ -294,6 +296,8 @@ struct ExploreStats {
                                   // untaken
   uint64_t predicted = 0;         // transitions to stored states known without stepping
                                   // (predict_successors)
+  uint64_t predicted_new = 0;     // new states stored by their predicted fingerprint (stepped
+                                  // when the search descended into them)
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states

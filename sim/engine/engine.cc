@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -2682,7 +2683,10 @@ void Engine::Choices(std::vector<Choice>* out) const {
   if (agents_.size() <= 64) {
     uint64_t m = 0;
     for (uint32_t a : ready_) m |= uint64_t{1} << a;
-    for (; m != 0; m &= m - 1) *o++ = {Choice::Kind::kAgent, static_cast<uint32_t>(__builtin_ctzll(m))};
+    for (; m != 0; m &= m - 1) {
+      *o++ = {Choice::Kind::kAgent, static_cast<uint32_t>(__builtin_ctzll(m))};
+    }
+    assert(o == out->data() + nr);  // an agent is in the ready list once
   } else {
     for (uint32_t a : ready_) *o++ = {Choice::Kind::kAgent, a};
     std::sort(out->data(), o, [](const Choice& x, const Choice& y) { return x.index < y.index; });
@@ -2876,8 +2880,8 @@ namespace parity::engine {
 namespace {
 
 // One word into a running fingerprint, and a component's finalisation (engine.h).
-inline uint64_t FpWord(uint64_t h, uint64_t v) { return fp::Word(h, v); }
-inline uint64_t FpFinal(uint64_t h) { return fp::Final(h); }
+inline uint64_t FpWord(uint64_t h, uint64_t v) { return fpmix::Word(h, v); }
+inline uint64_t FpFinal(uint64_t h) { return fpmix::Final(h); }
 
 // One in-flight operation, strongly mixed (a term of the in-flight multiset's sum). agent_word
 // is the issuing agent, or a constant when the agent is hashed with its symmetry class.

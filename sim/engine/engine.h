@@ -87,7 +87,7 @@
 namespace parity::engine {
 
 // The fingerprint's mixing (engine.cc): one word into a running hash, and the finalisation.
-namespace fp {
+namespace fpmix {
 // xor, multiply by an odd constant, xorshift: for a given word each step is a bijection of the
 // running value, so two word sequences that differ first at word i reach different values
 // there, and meet again only if a later pair of words differs by exactly the (well mixed)
@@ -104,7 +104,7 @@ inline uint64_t Final(uint64_t h) {
   h *= 0xc4ceb9fe1a85ec53ull;
   return h ^ (h >> 33);
 }
-}  // namespace fp
+}  // namespace fpmix
 
 enum class Policy : uint8_t {
   kEager,       // in-flight operations complete as soon as possible (before any agent step)
@@ -320,7 +320,9 @@ class Engine {
 
   // --- Explorer API ---
   // The enabled steps now: runnable agents (ascending id), then every in-flight op that may
-  // complete. Empty once the run has ended.
+  // complete, in in_flight_ops() order. Empty once the run has ended. The explorer's successor
+  // prediction relies on how that list changes with a step: delivering op i moves the last op
+  // into slot i; a step appends ops and removes none other.
   void Choices(std::vector<Choice>* out) const;
   // Takes one step. The choice must be one of Choices(). Returns the outcome after the step
   // (kRunning while the run goes on).
@@ -367,7 +369,8 @@ class Engine {
   // The outcome is part of the state: a violating step leaves the state as it was before the
   // operation (the model rejects it), and must not look like that already-visited state.
   static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome) {
-    return fp::Final(fp::Word(fp::Word(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
+    return fpmix::Final(
+        fpmix::Word(fpmix::Word(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
   }
   // The objects (fingerprint components: num_objects() numbering, an agent at GroupsObject) that
   // the steps since this engine was made a copy of a state with a clean fingerprint cache marked

@@ -22,7 +22,8 @@ TEST(CliExplore, CorrectPipelineIsVerified) {
 }
 
 // The brute-force search behind the reduction factor says how many of its transitions it
-// took without stepping (successor prediction); the reduced search predicts none.
+// took without stepping (successor prediction); the reduced search predicts none, so its line
+// (printed first) does not say it: the first mention comes after the brute-force label.
 TEST(CliExplore, BruteForceLineCountsPredictedTransitions) {
   CliResult r = RunParity({"explore", "sim/examples/explore/ring_2p2c.pipe", "-D", "STAGES=2",
                            "-D", "K_TILES=3"});

@@ -1081,18 +1081,23 @@ TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
       {"sim/examples/explore/poll_instead_of_wait.pipe", {}, true},
       {"pipelines/cuda_pipeline/cp_async_arrive_on.pipe", {}, true},
       {"pipelines/ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}, true},
+      // Bulk stores: a delivery that appends an operation (the read done, the write in flight).
+      {"pipelines/tma_store/tma_store.pipe", {}, true},
       {"litmus/bulk_store_readback_after_wait.pipe", {}, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     Loaded l = Load(c.file, c.defs);
-    for (const uint64_t batch : {uint64_t{4} << 20, uint64_t{0}}) {
-      SCOPED_TRACE(batch == 0 ? "batched" : "one successor at a time");
+    // One successor at a time until the table is 4 MiB (no batching in these searches), from
+    // 4 KiB on (both kinds of frames on one path), and batched from the start.
+    for (const uint64_t batch : {uint64_t{4} << 20, uint64_t{4} << 10, uint64_t{0}}) {
+      SCOPED_TRACE("batch_table_bytes " + std::to_string(batch));
       // Barrier values collected: every new successor is stepped when stored (Reached);
       // not collected: a new one predicted is stepped only when the search descends into it.
       for (const auto& [stop, collect] : {std::pair{false, true}, std::pair{true, true},
                                           std::pair{false, false}, std::pair{true, false}}) {
         SCOPED_TRACE(collect ? "barrier values collected" : "barrier values not collected");
+        SCOPED_TRACE(stop ? "stop at the first finding" : "complete search");
         ExploreOptions o;
         o.reduction = false;
         o.stop_at_first = stop;
@@ -1110,14 +1115,27 @@ TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
         EXPECT_EQ(with.stats.states, without.stats.states);
         EXPECT_EQ(with.stats.expanded, without.stats.expanded);
         EXPECT_EQ(with.stats.transitions, without.stats.transitions);
+        EXPECT_EQ(with.stats.enabled, without.stats.enabled);
+        EXPECT_EQ(with.stats.depth, without.stats.depth);
+        EXPECT_EQ(with.stats.completed_ends, without.stats.completed_ends);
+        EXPECT_EQ(with.stats.deadlock_ends, without.stats.deadlock_ends);
+        EXPECT_EQ(with.stats.violation_ends, without.stats.violation_ends);
         EXPECT_EQ(with.terminals, without.terminals);
         EXPECT_EQ(with.barrier_states, without.barrier_states);
         EXPECT_EQ(with.counterexample, without.counterexample);
         EXPECT_EQ(without.stats.predicted, 0u);
+        EXPECT_EQ(without.stats.predicted_new, 0u);
         if (c.predicts && !stop && with.stats.transitions > 1000) {
           EXPECT_GT(with.stats.predicted, with.stats.transitions / 10);
+          // Batched, without barrier values: new states stored without a step.
+          if (batch == 0 && !collect) {
+            EXPECT_GT(with.stats.predicted_new, with.stats.states / 20);
+          }
         } else if (!c.predicts) {
           EXPECT_EQ(with.stats.predicted, 0u);
+        }
+        if (collect) {
+          EXPECT_EQ(with.stats.predicted_new, 0u);
         }
       }
     }

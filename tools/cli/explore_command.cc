@@ -88,7 +88,8 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second(), s.bytes_per_state(), held);
+      not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second(),
+      s.bytes_per_state(), held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
               "rules (P2002..P2008) run on %llu completed path%s (one per distinct completed "
               "end state), %llu with errors\n",
