@@ -2428,8 +2428,9 @@ class Search {
   // taken at a state did, as far as the fingerprint goes: the difference it made to
   // Engine::FingerprintSum, and the objects it marked as changed (StepMarks) and touched
   // (its Footprint). At a successor reached by another step t, the same step (the same agent,
-  // or an equal in-flight operation) makes the same difference when t marked none of those
-  // objects: the components it changes and everything it reads are then as they were. The
+  // or the same in-flight operation, found by position: carry) makes the same difference when
+  // t marked none of those objects: the components it changes and everything it reads are then
+  // as they were. The
   // step's successor there has the fingerprint FinishFingerprint(sum + delta, kRunning) (a step
   // that ended the run is not recorded; one that would end it there only from other agents'
   // states, a completion or a deadlock, leads to a state whose running twin was never stored,
@@ -2497,9 +2498,8 @@ class Search {
       // Batched: the new running successors.
       struct Kid {
         uint32_t id;  // its record
-        Choice choice;
         uint64_t fp;
-        uint32_t at;  // its index in choices
+        uint32_t at;  // its step: choices[at]
       };
       std::vector<Kid> kids;
       // Successor prediction: the state's FingerprintSum, and per enabled step what it does
@@ -2509,9 +2509,8 @@ class Search {
       std::vector<Known> known;
       std::vector<uint64_t> pred;
     };
-    struct Succ {
+    struct Succ {  // of the step choices[i] of the frame being expanded, at succ[i]
       uint64_t fp = 0;
-      Choice choice;
       bool ended = false;
       bool seen = false;  // predicted to be a stored state (not stepped)
       bool used = false;  // a step taken (else not in the persistent set)
@@ -2636,8 +2635,7 @@ class Search {
       // are looked up after the others are stepped, so that their table lines arrive meanwhile.
       succ.assign(f.choices.size(), Succ{});
       // e holds f's state, or f's state and then step f.held (undone only when e is needed
-      // again: the search descends into the successor of the last step taken here without
-      // stepping it again when it is the first new one).
+      // again: the search descends into the successor e holds without stepping it again).
       auto restore = [&] {
         if (f.held == kNoStep) return;
         e.RestoreStep(f.engine);
@@ -2648,7 +2646,7 @@ class Search {
         step_learn(f, i, e);
         const uint64_t fp = VisitedFp(e);
         seen_.Prefetch(fp);
-        succ[i] = {fp, f.choices[i], e.outcome() != Outcome::kRunning, false, true};
+        succ[i] = {fp, e.outcome() != Outcome::kRunning, false, true};
         f.held = i;
       };
       bool deferred = false;
@@ -2676,10 +2674,10 @@ class Search {
       for (size_t i = 0; deferred && i < n_choices; ++i) {
         if (!f.take[i] || f.pred[i] == 0) continue;
         if (seen_.Contains(f.pred[i])) {
-          succ[i] = {f.pred[i], f.choices[i], false, true, true};
+          succ[i] = {f.pred[i], false, true, true};
         } else if (defer_new) {
           // A new running state: stepped only when the search descends into it.
-          succ[i] = {f.pred[i], f.choices[i], false, false, true};
+          succ[i] = {f.pred[i], false, false, true};
           ++res_.stats.predicted_new;
         } else {
           step(i);
@@ -2693,20 +2691,20 @@ class Search {
           count_predicted(f, at);
           continue;
         }
-        const uint32_t kid = Insert(s.fp, id, s.choice);
+        const uint32_t kid = Insert(s.fp, id, f.choices[at]);
         if (kid == kRoot) continue;
         if (!s.ended && !options_.collect_barrier_states) {
-          f.kids.push_back({kid, s.choice, s.fp, at});
+          f.kids.push_back({kid, s.fp, at});
           continue;
         }
         if (f.held != at) {  // else e holds it
           restore();
-          e.Step(s.choice);
+          e.Step(f.choices[at]);
           f.held = at;
         }
         bool keep = false;
         Reached(e, s.fp, kid, &keep);
-        if (keep) f.kids.push_back({kid, s.choice, s.fp, at});
+        if (keep) f.kids.push_back({kid, s.fp, at});
       }
     };
     frames.push_back(std::make_unique<Frame>(std::move(root)));
@@ -2743,7 +2741,7 @@ class Search {
       // engines below it).
       if (f.held != kid.at) {
         if (f.held != kNoStep) child.RestoreStep(f.engine);
-        child.Step(kid.choice);
+        child.Step(f.choices[kid.at]);
         f.held = kid.at;
       }
       // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A successor

@@ -380,8 +380,8 @@ class Engine {
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it
-  // (Exec::Dirty). Process-wide, on by default; the `parity` command turns them off (they are
-  // 15-20 % of an explore's time) unless PARITY_SELF_CHECKS=1 is set.
+  // (Exec::Dirty). Process-wide, on by default; the `parity` command turns them off (they took
+  // half of a brute-force explore's time) unless PARITY_SELF_CHECKS=1 is set.
   static void SetSelfChecks(bool on);
   static bool SelfChecks();
 
