@@ -2446,20 +2446,23 @@ class Search {
     bool valid = false;
     bool Meets(const Known& t) const { return (t.marked & objects) != 0; }  // t marked one
   };
-  // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did.
-  static void Learn(Known& k, const Engine& e, const engine::Footprint& touched, uint64_t sum) {
+  // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did; returns
+  // the successor's fingerprint (e.Fingerprint()).
+  static uint64_t Learn(Known& k, const Engine& e, const engine::Footprint& touched,
+                        uint64_t sum) {
+    const uint64_t after = e.FingerprintSum();
     k.valid = false;
     const uint32_t* marked = nullptr;
     uint32_t n = 0;
-    if (e.outcome() != Outcome::kRunning || !e.StepMarks(&marked, &n) || touched.overflow) {
-      return;
+    if (e.outcome() == Outcome::kRunning && e.StepMarks(&marked, &n) && !touched.overflow) {
+      k.marked = 0;
+      for (uint32_t i = 0; i < n; ++i) k.marked |= ObjectBit(marked[i]);
+      k.objects = k.marked;
+      for (uint32_t i = 0; i < touched.n; ++i) k.objects |= ObjectBit(touched.objects[i]);
+      k.delta = after - sum;
+      k.valid = true;
     }
-    k.marked = 0;
-    for (uint32_t i = 0; i < n; ++i) k.marked |= ObjectBit(marked[i]);
-    k.objects = k.marked;
-    for (uint32_t i = 0; i < touched.n; ++i) k.objects |= ObjectBit(touched.objects[i]);
-    k.delta = e.FingerprintSum() - sum;
-    k.valid = true;
+    return Engine::FinishFingerprint(after, e.outcome());
   }
 
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
@@ -2534,15 +2537,10 @@ class Search {
       }
       return stack(depth).engine;
     };
-    // Successor prediction: what frame g (reached from the frame below it by its step `at`)
-    // knows of its steps from that frame.
-    auto carry = [&](Frame& g, size_t at) {
+    // The part of carry that frame g takes over from its parent p (g is p's state after p's step
+    // `at`).
+    auto carry_from = [&](Frame& g, const Frame& p, size_t at) {
       const size_t n = g.choices.size();
-      g.sum = g.engine.FingerprintSum();
-      g.known.assign(n, Known{});
-      g.pred.assign(n, 0);
-      if (depth < 2) return;
-      const Frame& p = stack(depth - 2);
       const Known& t = p.known[at];
       if (!t.valid) return;
       // The same step at the parent, found by position (Engine::Choices: the ready agents by
@@ -2579,15 +2577,40 @@ class Search {
         seen_.Prefetch(g.pred[j]);
       }
     };
-    // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting.
-    auto step_learn = [&](Frame& f, size_t i, Engine& e) {
+    // Successor prediction: what frame g (reached from the frame below it by its step `at`)
+    // knows of its steps from that frame.
+    auto carry = [&](Frame& g, size_t at) {
+      const size_t n = g.choices.size();
+      g.sum = g.engine.FingerprintSum();
+      g.known.assign(n, Known{});
+      g.pred.assign(n, 0);
+      if (depth >= 2) carry_from(g, stack(depth - 2), at);
+      // Deliveries that the engine fingerprints without stepping (Engine::PeekDeliveryDelta:
+      // byte deliveries that complete no phase): they change an mbarrier slot's tx-count and
+      // their issuer's in-flight operations, which is what the step would mark.
+      const std::vector<engine::Engine::InFlight>& ops = g.engine.in_flight_ops();
+      for (size_t j = n; j-- > 0 && g.choices[j].kind == Choice::Kind::kAsync;) {
+        if (g.pred[j] != 0) continue;
+        Known& k = g.known[j];
+        if (!g.engine.PeekDeliveryDelta(g.choices[j].index, &k.delta)) continue;
+        const engine::Engine::InFlight& op = ops[g.choices[j].index];
+        k.marked = ObjectBit(op.slot) | ObjectBit(g.engine.GroupsObject(op.agent));
+        k.objects = k.marked;
+        k.valid = true;
+        g.pred[j] = Engine::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
+        seen_.Prefetch(g.pred[j]);
+      }
+    };
+    // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting;
+    // returns the successor's VisitedFp (with a clean fingerprint cache).
+    auto step_learn = [&](Frame& f, size_t i, Engine& e) -> uint64_t {
       if (!predict) {
         e.Step(f.choices[i]);
-        return;
+        return VisitedFp(e);
       }
       touched.Clear();
       e.Step(f.choices[i], &touched);
-      Learn(f.known[i], e, touched, f.sum);
+      return Learn(f.known[i], e, touched, f.sum);  // (predict: VisitedFp is Fingerprint)
     };
     // Counts frame f's step i, predicted to go to a stored state, as a transition. Builds with
     // assertions check every 8th such prediction by taking the step.
@@ -2643,8 +2666,7 @@ class Search {
       };
       auto step = [&](size_t i) {
         restore();
-        step_learn(f, i, e);
-        const uint64_t fp = VisitedFp(e);
+        const uint64_t fp = step_learn(f, i, e);
         seen_.Prefetch(fp);
         succ[i] = {fp, e.outcome() != Outcome::kRunning, false, true};
         f.held = i;
@@ -2725,9 +2747,9 @@ class Search {
         Engine& child = f.below_ok ? stack(depth).engine : copy_below(f);
         if (f.below_ok) child.RestoreStep(f.engine);
         f.below_ok = true;
-        step_learn(f, i, child);
+        const uint64_t fp = step_learn(f, i, child);
         bool keep = false;
-        const uint32_t id = Visit(child, f.id, f.choices[i], &keep);
+        const uint32_t id = Visit(child, fp, f.id, f.choices[i], &keep);
         if (keep) push(id, i);
         continue;
       }

@@ -2898,19 +2898,23 @@ uint64_t FpOp(const Engine::InFlight& f, uint64_t agent_word, uint64_t salt) {
 
 // A shared object's component: its number and state, finalised (objects below
 // num_objects(): mbarrier slots, cluster barriers, each CTA's named barriers).
+namespace {
+// An mbarrier slot's component (FpObject).
+uint64_t FpSlot(uint32_t o, const model::MbarrierState& b) {
+  uint64_t h = FpWord(0x452821e638d01377ull, o);
+  h = FpWord(h, static_cast<uint64_t>(b.life) |
+                    (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                    (static_cast<uint64_t>(b.phase) << 32));
+  h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
+                    (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+  h = FpWord(h, static_cast<uint32_t>(b.tx_count));
+  return FpFinal(h);
+}
+}  // namespace
+
 uint64_t Engine::FpObject(uint32_t o) const {
   const uint32_t nslots = static_cast<uint32_t>(barriers_.size());
-  if (o < nslots) {
-    const model::MbarrierState& b = barriers_[o];
-    uint64_t h = FpWord(0x452821e638d01377ull, o);
-    h = FpWord(h, static_cast<uint64_t>(b.life) |
-                      (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                      (static_cast<uint64_t>(b.phase) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
-                      (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-    h = FpWord(h, static_cast<uint32_t>(b.tx_count));
-    return FpFinal(h);
-  }
+  if (o < nslots) return FpSlot(o, barriers_[o]);
   if (o < nslots + code_->clusters) {
     const model::ClusterBarrier& cb = clusters_[o - nslots];
     uint64_t h = FpWord(0xbe5466cf34e90c6cull, o);
@@ -3046,6 +3050,40 @@ uint64_t Engine::FpTotal(FpCache& k, const std::vector<uint32_t>* group) const {
 uint64_t Engine::FingerprintSum() const {
   FpRefresh(fpc_, nullptr);
   return FpTotal(fpc_, nullptr);
+}
+
+bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta) const {
+  if (outcome_ != Outcome::kRunning || !fpc_.valid || !fpc_.plain || code_->tracks_data ||
+      i >= in_flight_.size() || steps_ + 1 >= options_.max_steps ||
+      (ready_.empty() && in_flight_.size() < 2)) {
+    return false;
+  }
+  const InFlight& f = in_flight_[i];
+  if (f.kind != InFlight::kTmaDeliver && f.kind != InFlight::kBulkDeliver &&
+      f.kind != InFlight::kStAsync) {
+    return false;
+  }
+  const uint32_t n = static_cast<uint32_t>(agents_.size());
+  const uint32_t agent_obj = num_objects() - n + f.agent;
+  const FpLayout at = FpParts();
+  const uint64_t* const w = fpc_.w.data();
+  // Both components must be current (no mark pending) and the agent's keyed plainly.
+  if (((w[f.slot >> 6] >> (f.slot & 63)) & 1) != 0 ||
+      ((w[agent_obj >> 6] >> (agent_obj & 63)) & 1) != 0 ||
+      w[at.fin + n + f.agent] != FpPlainKey(f.agent)) {
+    return false;
+  }
+  // Exec::Deliver and CompleteTx without a violation or a completed phase: the slot's tx-count
+  // goes down, the operation leaves its issuer's in-flight multiset, nothing else changes but
+  // the trace and the counters (the run goes on: another agent is ready or another operation
+  // in flight, and the step limit is not reached).
+  model::MbarrierState st = barriers_[f.slot];
+  const model::MbarrierResult r = model::MbarrierCompleteTx(st, f.bytes);
+  if (r.violation || r.phase_completed) return false;
+  const uint64_t ops = w[at.ops + f.agent] - FpOp(f, 0xffffffffu, 1);
+  *delta = (FpSlot(f.slot, st) - w[at.obj + f.slot]) +
+           (FpKeyed(w[at.obj + agent_obj], FpPlainKey(f.agent), ops) - w[at.fin + f.agent]);
+  return true;
 }
 
 bool Engine::StepMarks(const uint32_t** objects, uint32_t* n) const {

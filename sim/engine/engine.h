@@ -377,6 +377,15 @@ class Engine {
   // as changed. False when that is not known (the copy's source was not fingerprinted, or too
   // many steps): then *objects is not the whole list.
   bool StepMarks(const uint32_t** objects, uint32_t* n) const;
+  // What delivering in-flight operation i would add to FingerprintSum(), computed from the
+  // cached components without taking the step (successor prediction), when the delivery is a
+  // byte delivery (TMA, bulk copy, st.async) that reports no violation and completes no phase
+  // and the run goes on after it (another agent is ready or another operation in flight, the
+  // step limit is not reached): it then changes only the slot's tx-count and its issuer's
+  // in-flight operations (it marks both; it touches the slot). The successor is running.
+  // Needs the two components current (a FingerprintSum() since the last step) and the
+  // program without `readback`; false otherwise, or for any other delivery: take the step.
+  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta) const;
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it

@@ -957,6 +957,69 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
   EXPECT_GT(undone, size_t{5000});
 }
 
+// Engine::PeekDeliveryDelta against the step itself, along random runs: where it answers, the
+// step leaves the run going, adds exactly that to FingerprintSum, and marks the two objects the
+// explorer's prediction records (the barrier slot and the issuer); where it declines a byte
+// delivery, the step completes a phase or fails (so the shortcut would have been wrong).
+TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
+  Lcg next{11};
+  size_t peeked = 0, declined_phase = 0;
+  for (const std::string& f : StepSchedules()) {
+    SCOPED_TRACE(f);
+    Loaded l = Load(f);
+    auto created = CreateUntraced(l);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    for (int run = 0; run < 3; ++run) {
+      Engine s = *created;
+      Engine t = s;
+      std::vector<engine::Choice> choices;
+      for (int depth = 0; depth < 400 && s.outcome() == Outcome::kRunning; ++depth) {
+        const uint64_t sum = s.FingerprintSum();
+        s.Choices(&choices);
+        for (const engine::Choice c : choices) {
+          if (c.kind != engine::Choice::Kind::kAsync) continue;
+          const Engine::InFlight op = s.in_flight_ops()[c.index];
+          uint64_t delta = 0;
+          const bool peek = s.PeekDeliveryDelta(c.index, &delta);
+          t = s;
+          t.Step(c);
+          if (peek) {
+            ++peeked;
+            ASSERT_EQ(t.outcome(), Outcome::kRunning) << "depth " << depth;
+            ASSERT_EQ(t.FingerprintSum(), sum + delta) << "depth " << depth;
+            ASSERT_EQ(t.Fingerprint(), Engine::FinishFingerprint(sum + delta, Outcome::kRunning));
+            const uint32_t* marked = nullptr;
+            uint32_t n = 0;
+            ASSERT_TRUE(t.StepMarks(&marked, &n));
+            std::vector<uint32_t> got(marked, marked + n), want = {op.slot,
+                                                                    t.GroupsObject(op.agent)};
+            std::sort(got.begin(), got.end());
+            std::sort(want.begin(), want.end());
+            ASSERT_EQ(got, want) << "depth " << depth;
+          } else if (op.kind == Engine::InFlight::kTmaDeliver ||
+                     op.kind == Engine::InFlight::kBulkDeliver ||
+                     op.kind == Engine::InFlight::kStAsync) {
+            const bool other_runnable = !choices.empty() && choices.size() >= 2;
+            if (t.outcome() == Outcome::kRunning && other_runnable &&
+                t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) {
+              ++declined_phase;
+            } else {
+              // Declined for another reason: the step fails, ends the run or the schedule
+              // tracks readback data.
+              EXPECT_TRUE(t.outcome() != Outcome::kRunning || !other_runnable ||
+                          f.find("readback") != std::string::npos)
+                  << "depth " << depth;
+            }
+          }
+        }
+        s.Step(choices[next(choices.size())]);
+      }
+    }
+  }
+  EXPECT_GT(peeked, size_t{5000});
+  EXPECT_GT(declined_phase, size_t{1000});
+}
+
 // --- Engine::Pack / Unpack (the breadth-first frontier) ---
 
 // Along random runs of the same schedules, every running state is packed and unpacked into an
