@@ -2472,7 +2472,7 @@ class Search {
   // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
   // frame). Once it is large, a state's successors are generated together when it is expanded
   // (a "batched" frame): each taken step is applied to the next level's engine (a copy of the
-  // state, made once), fingerprinted and undone (Engine::RestoreStep copies back only what the
+  // state, made once, when a step is first needed), fingerprinted and undone (Engine::RestoreStep copies back only what the
   // step changed), prefetching the fingerprint's table line; then the fingerprints are
   // inserted (their cache misses overlap) and only the new running successors are kept, as
   // (record, step) pairs. The engine is left holding the last successor stepped (Frame::held);
@@ -2483,6 +2483,7 @@ class Search {
   // states are the same (the persistent sets depend only on the state).
   void Dfs(Engine root) {
     static constexpr size_t kNoStep = ~size_t{0};
+    static constexpr size_t kNothing = ~size_t{0} - 1;
     struct Frame {
       explicit Frame(Engine e) : engine(std::move(e)) {}
       Engine engine;
@@ -2493,6 +2494,7 @@ class Search {
       bool below_ok = false;
       size_t next = 0;
       // Batched: the engine of the level below holds this state and then this step (kNoStep:
+      // this state; kNothing: no state of this frame, it is made a copy when first needed).
       // this state). Set by the expansion (the last successor it stepped) and by each descent.
       size_t held = kNoStep;
       // Lazy: the enabled steps and the ones to take.
@@ -2586,15 +2588,21 @@ class Search {
       g.pred.assign(n, 0);
       if (depth >= 2) carry_from(g, stack(depth - 2), at);
       // Deliveries that the engine fingerprints without stepping (Engine::PeekDeliveryDelta:
-      // byte deliveries that complete no phase): they change an mbarrier slot's tx-count and
-      // their issuer's in-flight operations, which is what the step would mark.
+      // byte deliveries): they change an mbarrier slot, their issuer's in-flight operations
+      // and the status of the agents a completed phase wakes, which is what the step would
+      // mark.
       const std::vector<engine::Engine::InFlight>& ops = g.engine.in_flight_ops();
+      uint32_t woken[Engine::kPeekWokenMax];
+      uint32_t n_woken = 0;
       for (size_t j = n; j-- > 0 && g.choices[j].kind == Choice::Kind::kAsync;) {
         if (g.pred[j] != 0) continue;
         Known& k = g.known[j];
-        if (!g.engine.PeekDeliveryDelta(g.choices[j].index, &k.delta)) continue;
+        if (!g.engine.PeekDeliveryDelta(g.choices[j].index, &k.delta, woken, &n_woken)) {
+          continue;
+        }
         const engine::Engine::InFlight& op = ops[g.choices[j].index];
         k.marked = ObjectBit(op.slot) | ObjectBit(g.engine.GroupsObject(op.agent));
+        for (uint32_t x = 0; x < n_woken; ++x) k.marked |= ObjectBit(g.engine.GroupsObject(woken[x]));
         k.objects = k.marked;
         k.valid = true;
         g.pred[j] = Engine::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
@@ -2641,7 +2649,7 @@ class Search {
       f.id = id;
       f.next = 0;
       f.below_ok = false;
-      f.held = kNoStep;
+      f.held = kNothing;
       const size_t n = Expand(w0_, f.engine);
       res_.stats.enabled += n;
       res_.stats.pruned += n - w0_.selected;
@@ -2653,22 +2661,27 @@ class Search {
       if (predict) carry(f, at);
       if (!f.batched) return;
       f.kids.clear();
-      Engine& e = copy_below(f);
+      // The engine below, made a copy of f's state only when a step is taken (often every
+      // successor is predicted and none is new: no copy).
+      Engine* e = nullptr;
       // The successors in the order of the steps (as without prediction); the predicted ones
       // are looked up after the others are stepped, so that their table lines arrive meanwhile.
       succ.assign(f.choices.size(), Succ{});
       // e holds f's state, or f's state and then step f.held (undone only when e is needed
       // again: the search descends into the successor e holds without stepping it again).
       auto restore = [&] {
-        if (f.held == kNoStep) return;
-        e.RestoreStep(f.engine);
+        if (f.held == kNothing) {
+          e = &copy_below(f);
+        } else if (f.held != kNoStep) {
+          e->RestoreStep(f.engine);
+        }
         f.held = kNoStep;
       };
       auto step = [&](size_t i) {
         restore();
-        const uint64_t fp = step_learn(f, i, e);
+        const uint64_t fp = step_learn(f, i, *e);
         seen_.Prefetch(fp);
-        succ[i] = {fp, e.outcome() != Outcome::kRunning, false, true};
+        succ[i] = {fp, e->outcome() != Outcome::kRunning, false, true};
         f.held = i;
       };
       bool deferred = false;
@@ -2721,11 +2734,11 @@ class Search {
         }
         if (f.held != at) {  // else e holds it
           restore();
-          e.Step(f.choices[at]);
+          e->Step(f.choices[at]);
           f.held = at;
         }
         bool keep = false;
-        Reached(e, s.fp, kid, &keep);
+        Reached(*e, s.fp, kid, &keep);
         if (keep) f.kids.push_back({kid, s.fp, at});
       }
     };
@@ -2758,11 +2771,11 @@ class Search {
         continue;
       }
       const Frame::Kid kid = f.kids[f.next++];
-      Engine& child = stack(depth).engine;
       // It holds f's state, or f's state and then step f.held (the subtrees below used the
-      // engines below it).
+      // engines below it), or none of f's states yet.
+      Engine& child = f.held == kNothing ? copy_below(f) : stack(depth).engine;
       if (f.held != kid.at) {
-        if (f.held != kNoStep) child.RestoreStep(f.engine);
+        if (f.held != kNoStep && f.held != kNothing) child.RestoreStep(f.engine);
         child.Step(f.choices[kid.at]);
         f.held = kid.at;
       }

@@ -2934,9 +2934,12 @@ uint64_t Engine::FpObject(uint32_t o) const {
 }
 
 // An agent's private state without its id (the key is added in FpCombine).
-uint64_t Engine::FpAgentContent(uint32_t a) const {
+uint64_t Engine::FpAgentContent(uint32_t a) const { return FpAgentContent(a, agents_[a].status); }
+
+// The same as if its status were `status`.
+uint64_t Engine::FpAgentContent(uint32_t a, uint8_t status) const {
   const AgentState& s = agents_[a];
-  uint64_t c = FpWord(0x13198a2e03707344ull, (static_cast<uint64_t>(s.pc) << 32) | s.status |
+  uint64_t c = FpWord(0x13198a2e03707344ull, (static_cast<uint64_t>(s.pc) << 32) | status |
                                                  (static_cast<uint64_t>(s.wait) << 8) |
                                                  (static_cast<uint64_t>(s.cluster_arrived) << 16));
   // wait_slot / wait_arg are dead once the wait is over (wait == kNone): a stale value
@@ -3052,7 +3055,9 @@ uint64_t Engine::FingerprintSum() const {
   return FpTotal(fpc_, nullptr);
 }
 
-bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta) const {
+bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken,
+                               uint32_t* n_woken) const {
+  *n_woken = 0;
   if (outcome_ != Outcome::kRunning || !fpc_.valid || !fpc_.plain || code_->tracks_data ||
       i >= in_flight_.size() || steps_ + 1 >= options_.max_steps ||
       (ready_.empty() && in_flight_.size() < 2)) {
@@ -3073,16 +3078,38 @@ bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta) const {
       w[at.fin + n + f.agent] != FpPlainKey(f.agent)) {
     return false;
   }
-  // Exec::Deliver and CompleteTx without a violation or a completed phase: the slot's tx-count
-  // goes down, the operation leaves its issuer's in-flight multiset, nothing else changes but
-  // the trace and the counters (the run goes on: another agent is ready or another operation
-  // in flight, and the step limit is not reached).
+  // Exec::Deliver and CompleteTx without a violation: the slot's state changes (its tx-count
+  // goes down; when that completes the phase, Exec::PhaseCompleted wakes the agents of the
+  // slot's CTA that wait on it: their status becomes ready), the operation leaves its issuer's
+  // in-flight multiset, nothing else changes but the trace, the ready list and the counters
+  // (the run goes on: another agent is ready or another operation in flight, and the step
+  // limit is not reached).
   model::MbarrierState st = barriers_[f.slot];
   const model::MbarrierResult r = model::MbarrierCompleteTx(st, f.bytes);
-  if (r.violation || r.phase_completed) return false;
+  if (r.violation) return false;
   const uint64_t ops = w[at.ops + f.agent] - FpOp(f, 0xffffffffu, 1);
-  *delta = (FpSlot(f.slot, st) - w[at.obj + f.slot]) +
-           (FpKeyed(w[at.obj + agent_obj], FpPlainKey(f.agent), ops) - w[at.fin + f.agent]);
+  uint64_t d = (FpSlot(f.slot, st) - w[at.obj + f.slot]) +
+               (FpKeyed(w[at.obj + agent_obj], FpPlainKey(f.agent), ops) - w[at.fin + f.agent]);
+  if (r.phase_completed) {  // Exec::WakeBarrier
+    const uint32_t cta = f.slot / code_->barriers_per_cta;
+    for (uint32_t a = code_->cta_first_agent[cta]; a < code_->cta_first_agent[cta + 1]; ++a) {
+      const AgentState& s = agents_[a];
+      if (s.status != kBlocked || s.wait_slot != f.slot ||
+          (s.wait != WaitKind::kMbarrierParity && s.wait != WaitKind::kMbarrierToken)) {
+        continue;
+      }
+      const uint32_t o = num_objects() - n + a;
+      if (((w[o >> 6] >> (o & 63)) & 1) != 0 || w[at.fin + n + a] != FpPlainKey(a) ||
+          *n_woken == kPeekWokenMax) {
+        return false;
+      }
+      woken[(*n_woken)++] = a;
+      const uint64_t x = a == f.agent ? ops : w[at.ops + a];
+      d += FpKeyed(FpAgentContent(a, kReady), FpPlainKey(a), x) -
+           FpKeyed(w[at.obj + o], FpPlainKey(a), x);
+    }
+  }
+  *delta = d;
   return true;
 }
 

@@ -379,13 +379,16 @@ class Engine {
   bool StepMarks(const uint32_t** objects, uint32_t* n) const;
   // What delivering in-flight operation i would add to FingerprintSum(), computed from the
   // cached components without taking the step (successor prediction), when the delivery is a
-  // byte delivery (TMA, bulk copy, st.async) that reports no violation and completes no phase
-  // and the run goes on after it (another agent is ready or another operation in flight, the
-  // step limit is not reached): it then changes only the slot's tx-count and its issuer's
-  // in-flight operations (it marks both; it touches the slot). The successor is running.
-  // Needs the two components current (a FingerprintSum() since the last step) and the
-  // program without `readback`; false otherwise, or for any other delivery: take the step.
-  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta) const;
+  // byte delivery (TMA, bulk copy, st.async) that reports no violation and the run goes on
+  // after it (another agent is ready or another operation in flight, the step limit is not
+  // reached): it then changes only the slot's state, its issuer's in-flight operations and,
+  // when it completes the slot's phase, the status of the agents that wait on the slot (it
+  // marks these; it touches the slot). The successor is running. Needs those components
+  // current (a FingerprintSum() since the last step) and the program without `readback`;
+  // false otherwise, or for any other delivery: take the step. woken[0, *n_woken): the
+  // agents it wakes (at most kPeekWokenMax: else false).
+  static constexpr uint32_t kPeekWokenMax = 8;
+  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken, uint32_t* n_woken) const;
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it
@@ -624,6 +627,7 @@ class Engine {
   void FpRekey(FpCache& k, const std::vector<uint32_t>* group) const;
   uint64_t FpObject(uint32_t o) const;        // a shared object's keyed hash
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
+  uint64_t FpAgentContent(uint32_t a, uint8_t status) const;  // the same with another status
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
   // Copies every member but code_ (operator= and AssignState).

@@ -958,12 +958,14 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
 }
 
 // Engine::PeekDeliveryDelta against the step itself, along random runs: where it answers, the
-// step leaves the run going, adds exactly that to FingerprintSum, and marks the two objects the
-// explorer's prediction records (the barrier slot and the issuer); where it declines a byte
-// delivery, the step completes a phase or fails (so the shortcut would have been wrong).
+// step leaves the run going, adds exactly that to FingerprintSum, marks the objects the
+// explorer's prediction records (the barrier slot, the issuer and the agents it wakes: exactly
+// those whose status went from blocked to ready); where it declines a byte delivery, the step
+// fails or ends the run, or the schedule tracks readback data (so the shortcut would have been
+// wrong). Phase completions are among the peeks.
 TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
   Lcg next{11};
-  size_t peeked = 0, declined_phase = 0;
+  size_t peeked = 0, peeked_phase = 0, woke = 0;
   for (const std::string& f : StepSchedules()) {
     SCOPED_TRACE(f);
     Loaded l = Load(f);
@@ -980,36 +982,39 @@ TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
           if (c.kind != engine::Choice::Kind::kAsync) continue;
           const Engine::InFlight op = s.in_flight_ops()[c.index];
           uint64_t delta = 0;
-          const bool peek = s.PeekDeliveryDelta(c.index, &delta);
+          uint32_t woken[Engine::kPeekWokenMax];
+          uint32_t n_woken = 0;
+          const bool peek = s.PeekDeliveryDelta(c.index, &delta, woken, &n_woken);
           t = s;
           t.Step(c);
           if (peek) {
             ++peeked;
+            if (t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) ++peeked_phase;
+            woke += n_woken;
             ASSERT_EQ(t.outcome(), Outcome::kRunning) << "depth " << depth;
             ASSERT_EQ(t.FingerprintSum(), sum + delta) << "depth " << depth;
             ASSERT_EQ(t.Fingerprint(), Engine::FinishFingerprint(sum + delta, Outcome::kRunning));
             const uint32_t* marked = nullptr;
             uint32_t n = 0;
             ASSERT_TRUE(t.StepMarks(&marked, &n));
-            std::vector<uint32_t> got(marked, marked + n), want = {op.slot,
-                                                                    t.GroupsObject(op.agent)};
+            std::vector<uint32_t> got(marked, marked + n);
+            std::vector<uint32_t> want = {op.slot, t.GroupsObject(op.agent)};
+            for (uint32_t a = 0; a < s.num_agents(); ++a) {
+              const bool wakes = std::find(woken, woken + n_woken, a) != woken + n_woken;
+              ASSERT_EQ(wakes, s.agent_state(a).status == 1 && t.agent_state(a).status == 0)
+                  << "agent " << a << " depth " << depth;
+              if (wakes) want.push_back(t.GroupsObject(a));
+            }
             std::sort(got.begin(), got.end());
             std::sort(want.begin(), want.end());
+            want.erase(std::unique(want.begin(), want.end()), want.end());
             ASSERT_EQ(got, want) << "depth " << depth;
           } else if (op.kind == Engine::InFlight::kTmaDeliver ||
                      op.kind == Engine::InFlight::kBulkDeliver ||
                      op.kind == Engine::InFlight::kStAsync) {
-            const bool other_runnable = !choices.empty() && choices.size() >= 2;
-            if (t.outcome() == Outcome::kRunning && other_runnable &&
-                t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) {
-              ++declined_phase;
-            } else {
-              // Declined for another reason: the step fails, ends the run or the schedule
-              // tracks readback data.
-              EXPECT_TRUE(t.outcome() != Outcome::kRunning || !other_runnable ||
-                          f.find("readback") != std::string::npos)
-                  << "depth " << depth;
-            }
+            EXPECT_TRUE(t.outcome() != Outcome::kRunning || choices.size() < 2 ||
+                        f.find("readback") != std::string::npos)
+                << "depth " << depth;
           }
         }
         s.Step(choices[next(choices.size())]);
@@ -1017,7 +1022,8 @@ TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
     }
   }
   EXPECT_GT(peeked, size_t{5000});
-  EXPECT_GT(declined_phase, size_t{1000});
+  EXPECT_GT(peeked_phase, size_t{1000});
+  EXPECT_GT(woke, size_t{800});
 }
 
 // --- Engine::Pack / Unpack (the breadth-first frontier) ---
