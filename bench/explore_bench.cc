@@ -67,7 +67,7 @@ void Line(const char* what, const ExploreResult& r, double cpu) {
       "peak frontier %llu depth %u\n"
       "  %-18s CPU %.2f s (%.0f states per CPU-second); %llu expanded, %llu transitions taken "
       "of %llu enabled (%llu to stored states predicted without stepping, %llu new states "
-      "stored by their predicted fingerprint)\n",
+      "stored by their predicted fingerprint; %llu agent steps from the memo)\n",
       what, ExploreVerdictName(r.verdict), static_cast<unsigned long long>(r.stats.states),
       r.stats.seconds, r.stats.states_per_second(), r.stats.bytes_per_state(),
       static_cast<unsigned long long>(r.stats.peak_frontier), r.stats.depth, "", cpu,
@@ -76,7 +76,8 @@ void Line(const char* what, const ExploreResult& r, double cpu) {
       static_cast<unsigned long long>(r.stats.transitions),
       static_cast<unsigned long long>(r.stats.enabled),
       static_cast<unsigned long long>(r.stats.predicted),
-      static_cast<unsigned long long>(r.stats.predicted_new));
+      static_cast<unsigned long long>(r.stats.predicted_new),
+      static_cast<unsigned long long>(r.stats.memo_hits));
 }
 
 std::string PeakRss() {

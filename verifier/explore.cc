@@ -2465,6 +2465,93 @@ class Search {
     return Engine::FinishFingerprint(after, e.outcome());
   }
 
+  // Successor prediction for agent steps: a memo of what an agent's step did, keyed by what
+  // it read. A step that did not look at other agents (Engine::StepScanned: no phase, cluster
+  // or named barrier woke anyone), changed only its own agent and objects it touched, and left
+  // the run going is a function of its agent's state and the touched objects' states: in any
+  // state where the agent's content hash and those objects' components are the same, the same
+  // step changes those objects' components by the same amounts, sets the agent's content hash
+  // to the same value and adds the same operations to its in-flight multiset. (An agent whose
+  // steps read its own in-flight operations, through async groups, is keyed by them too.) Its successor's
+  // sum follows from the state's cached components (the agent's component is remade with the
+  // state's own in-flight operations). Direct-mapped by (agent, content hash).
+  struct AgentMemo {
+    uint32_t agent = ~uint32_t{0};  // none
+    uint32_t n = 0;                 // touched shared objects
+    uint64_t content = 0;           // the agent's content hash before the step
+    uint32_t obj[4] = {};
+    uint64_t val[4] = {};           // their components before the step
+    uint64_t shared_delta = 0;      // what the step added to their components' sum
+    uint64_t content_after = 0;
+    uint64_t ops_added = 0;         // what it added to the agent's in-flight operations' hash
+    // The agent's in-flight operations' hash before the step, when its steps may read them
+    // (Engine::AgentStepsReadOwnOps: a key too); else 0 and not compared.
+    bool ops_keyed = false;
+    uint64_t ops_before = 0;
+    uint64_t marked = 0, objects = 0;  // Known's masks
+  };
+  static constexpr size_t kAgentMemo = size_t{1} << 14;
+  std::vector<AgentMemo> agent_memo_;
+  static size_t MemoIndex(uint32_t a, uint64_t content) {
+    return static_cast<size_t>(((content ^ (uint64_t{a} << 48)) * 0x9e3779b97f4a7c15ull) >> 50);
+  }
+  // Records agent a's step from `before` (a clean fingerprint cache) to `after` (stepped with
+  // `touched`, FingerprintSum() taken), whose Known k is valid, when it is a function of what
+  // it touched (AgentMemo).
+  void MemoStore(const Engine& before, const Engine& after, uint32_t a,
+                 const engine::Footprint& touched, const Known& k) {
+    if (after.StepScanned()) return;
+    const uint32_t first = before.GroupsObject(0);
+    const uint32_t self = before.GroupsObject(a);
+    AgentMemo m;
+    for (uint32_t i = 0; i < touched.n; ++i) {
+      const uint32_t o = touched.objects[i];
+      if (o >= first) {
+        if (o != self) return;  // another agent's state read
+        continue;
+      }
+      if (std::find(m.obj, m.obj + m.n, o) != m.obj + m.n) continue;
+      if (m.n == 4) return;
+      m.obj[m.n] = o;
+      m.val[m.n++] = before.FpCachedObject(o);
+    }
+    const uint32_t* marked = nullptr;
+    uint32_t nm = 0;
+    if (!after.StepMarks(&marked, &nm)) return;
+    for (uint32_t i = 0; i < nm; ++i) {
+      const uint32_t o = marked[i];
+      if (o == self) continue;
+      if (o >= first || std::find(m.obj, m.obj + m.n, o) == m.obj + m.n) return;
+      m.shared_delta += after.FpCachedObject(o) - before.FpCachedObject(o);
+    }
+    m.agent = a;
+    m.content = before.FpCachedObject(self);
+    m.content_after = after.FpCachedObject(self);
+    m.ops_added = after.FpCachedOps(a) - before.FpCachedOps(a);
+    m.ops_keyed = before.AgentStepsReadOwnOps(a);
+    if (m.ops_keyed) m.ops_before = before.FpCachedOps(a);
+    m.marked = k.marked;
+    m.objects = k.objects;
+    agent_memo_[MemoIndex(a, m.content)] = m;
+  }
+  // What agent a's step from g (a clean fingerprint cache) does, when the memo knows.
+  bool MemoFind(const Engine& g, uint32_t a, Known* k) const {
+    const uint64_t content = g.FpCachedObject(g.GroupsObject(a));
+    const AgentMemo& m = agent_memo_[MemoIndex(a, content)];
+    if (m.agent != a || m.content != content) return false;
+    if (m.ops_keyed && g.FpCachedOps(a) != m.ops_before) return false;
+    for (uint32_t i = 0; i < m.n; ++i) {
+      if (g.FpCachedObject(m.obj[i]) != m.val[i]) return false;
+    }
+    k->delta = m.shared_delta +
+               Engine::FpAgentComponent(a, m.content_after, g.FpCachedOps(a) + m.ops_added) -
+               g.FpCachedAgent(a);
+    k->marked = m.marked;
+    k->objects = m.objects;
+    k->valid = true;
+    return true;
+  }
+
   // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
   // While the visited table is small (below options_.batch_table_bytes) a state's
   // successors are made one at a time when the search comes to them: the next level's engine is
@@ -2524,6 +2611,7 @@ class Search {
                          std::none_of(program_.roles.begin(), program_.roles.end(),
                                       [](const ir::Role& r) { return HasReadback(r.body); });
     engine::Footprint touched;
+    if (predict) agent_memo_.assign(kAgentMemo, AgentMemo{});
     // Frames at fixed addresses (pushing keeps references to lower frames valid), indexed
     // without a deque's arithmetic.
     std::vector<std::unique_ptr<Frame>> frames;
@@ -2608,6 +2696,15 @@ class Search {
         g.pred[j] = Engine::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
         seen_.Prefetch(g.pred[j]);
       }
+      // Agent steps the memo knows (AgentMemo). Their successors are running where another
+      // step is enabled and the step limit is not reached (see defer_new in push).
+      if (n < 2 || g.engine.result().steps + 1 >= g.engine.options().max_steps) return;
+      for (size_t j = 0; j < n && g.choices[j].kind == Choice::Kind::kAgent; ++j) {
+        if (g.pred[j] != 0 || !MemoFind(g.engine, g.choices[j].index, &g.known[j])) continue;
+        g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
+        seen_.Prefetch(g.pred[j]);
+        ++res_.stats.memo_hits;
+      }
     };
     // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting;
     // returns the successor's VisitedFp (with a clean fingerprint cache).
@@ -2618,7 +2715,11 @@ class Search {
       }
       touched.Clear();
       e.Step(f.choices[i], &touched);
-      return Learn(f.known[i], e, touched, f.sum);  // (predict: VisitedFp is Fingerprint)
+      const uint64_t fp = Learn(f.known[i], e, touched, f.sum);  // (VisitedFp is Fingerprint)
+      if (f.known[i].valid && f.choices[i].kind == Choice::Kind::kAgent) {
+        MemoStore(f.engine, e, f.choices[i].index, touched, f.known[i]);
+      }
+      return fp;
     };
     // Counts frame f's step i, predicted to go to a stored state, as a transition. Builds with
     // assertions check every 8th such prediction by taking the step.

@@ -252,7 +252,10 @@ struct ExploreOptions {
   bool phase_bounded_balance = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
-  // fingerprint components changes by what the step changed at the parent. A successor
+  // fingerprint components changes by what the step changed at the parent; where the step is
+  // a byte delivery (Engine::PeekDeliveryDelta computes the change from the state); and where
+  // it is an agent step that the memo of agent steps knows (explore.cc, AgentMemo: the same
+  // agent state and the same states of the objects the step touched, no wake-up). A successor
   // predicted to be a state already stored is not stepped; in a batched expansion
   // (batch_table_bytes) without collect_barrier_states, a new one is stepped only when the
   // search descends into it (where its state is known to be running: another step is
@@ -298,6 +301,7 @@ struct ExploreStats {
                                   // (predict_successors)
   uint64_t predicted_new = 0;     // new states stored by their predicted fingerprint (stepped
                                   // when the search descended into them)
+  uint64_t memo_hits = 0;         // agent steps predicted from the memo of agent steps
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states

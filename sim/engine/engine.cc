@@ -1462,6 +1462,7 @@ struct Engine::Exec {
   // Wakes agents of the barrier's CTA blocked on that slot: they re-run their wait. Only the
   // owning CTA's agents can wait on a barrier (PTX: waits are on shared::cta barriers).
   void WakeBarrier(uint32_t slot) {
+    e.step_scanned_ = true;
     const uint32_t cta = slot / c.barriers_per_cta;
     for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
       const AgentState& s = e.agents_[a];
@@ -1487,6 +1488,7 @@ struct Engine::Exec {
     return a - c.cluster_first_agent[c.agents[a].cluster];
   }
   void WakeCluster(uint32_t cluster) {
+    e.step_scanned_ = true;
     for (uint32_t a = c.cluster_first_agent[cluster]; a < c.cluster_first_agent[cluster + 1];
          ++a) {
       if (e.agents_[a].status == kBlocked && e.agents_[a].wait == WaitKind::kClusterBarrier) {
@@ -1495,6 +1497,7 @@ struct Engine::Exec {
     }
   }
   void WakeNamed(uint32_t cta_global, uint32_t id_mask) {
+    e.step_scanned_ = true;
     for (uint32_t o = c.cta_first_agent[cta_global]; o < c.cta_first_agent[cta_global + 1]; ++o) {
       const AgentState& os = e.agents_[o];
       if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier &&
@@ -2698,6 +2701,7 @@ Outcome Engine::Step(Choice choice) { return Step(choice, nullptr); }
 
 Outcome Engine::Step(Choice choice, Footprint* touched) {
   if (touched != nullptr) touched->Clear();
+  step_scanned_ = false;
   if (outcome_ != Outcome::kRunning) return outcome_;
   Exec x(*this);
   x.fp_ = touched;
@@ -3111,6 +3115,12 @@ bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken,
   }
   *delta = d;
   return true;
+}
+
+bool Engine::AgentStepsReadOwnOps(uint32_t a) const { return code_->group_state[a] != kNoGroups; }
+
+uint64_t Engine::FpAgentComponent(uint32_t a, uint64_t content, uint64_t ops) {
+  return FpKeyed(content, FpPlainKey(a), ops);
 }
 
 bool Engine::StepMarks(const uint32_t** objects, uint32_t* n) const {

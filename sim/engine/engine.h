@@ -377,6 +377,24 @@ class Engine {
   // as changed. False when that is not known (the copy's source was not fingerprinted, or too
   // many steps): then *objects is not the whole list.
   bool StepMarks(const uint32_t** objects, uint32_t* n) const;
+  // Whether the last Step read other agents' states besides the objects it touched (to find
+  // the agents a completed phase, cluster barrier or named barrier wakes). A step that did
+  // not, and that changed (StepMarks) only objects it touched and its own agent, did what it
+  // did as a function of its agent's state and the touched objects' states alone (the
+  // explorer's memo of agent steps relies on it).
+  bool StepScanned() const { return step_scanned_; }
+  // Whether agent a's steps may depend on its in-flight operations (besides its content): its
+  // role issues async-group operations (cp.async, bulk groups), whose waits and arrive-on
+  // fences read which of its operations have completed.
+  bool AgentStepsReadOwnOps(uint32_t a) const;
+  // The fingerprint cache's current entries (valid after FingerprintSum() with no step since):
+  // object o's component (an agent's object, GroupsObject(a): its content hash, without its
+  // in-flight operations), agent a's in-flight operations' hash, and agent a's component.
+  uint64_t FpCachedObject(uint32_t o) const { return fpc_.w[FpParts().obj + o]; }
+  uint64_t FpCachedOps(uint32_t a) const { return fpc_.w[FpParts().ops + a]; }
+  uint64_t FpCachedAgent(uint32_t a) const { return fpc_.w[FpParts().fin + a]; }
+  // Agent a's (plain) component from its content hash and its operations' hash.
+  static uint64_t FpAgentComponent(uint32_t a, uint64_t content, uint64_t ops);
   // What delivering in-flight operation i would add to FingerprintSum(), computed from the
   // cached components without taking the step (successor prediction), when the delivery is a
   // byte delivery (TMA, bulk copy, st.async) that reports no violation and the run goes on
@@ -691,6 +709,9 @@ class Engine {
   mutable uint32_t step_log_[kStepLogMax];  // FpCombine adds to it
   mutable uint32_t step_log_n_ = 0;
   mutable bool step_log_ok_ = false;
+  // The last Step looked at other agents' states to wake them (a completed phase, cluster or
+  // named barrier: Exec::WakeBarrier, WakeCluster, WakeNamed). Not part of the state.
+  bool step_scanned_ = false;
   // Adds to step_log_; more objects than it holds (an engine that steps on without a copy)
   // stop the logging (RestoreStep then copies everything).
   void LogStep(uint32_t object) const {
