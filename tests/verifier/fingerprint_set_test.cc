@@ -1,6 +1,7 @@
 #include "verifier/fingerprint_set.h"
 
 #include <cstdint>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -35,6 +36,41 @@ TEST(FingerprintSetTest, KeepsEveryFingerprintAcrossGrowth) {
   for (uint64_t i = 0; i < 100'000; ++i) found += set.Contains(SplitMix(&y) | 1) ? 1 : 0;
   EXPECT_EQ(found, 0);
   EXPECT_EQ(set.size(), kN);
+}
+
+// Growth in place (the huge-page tables double inside one reservation and rehash where they
+// are): long probe runs that wrap from the end of the table to its start at every size. Among
+// uniform fingerprints, a few thousand have their low 22 bits close to all ones (their first
+// slot is near the end of every table up to 4M slots, so their runs wrap), some sharing the
+// low 22 bits entirely. After every doubling every fingerprint inserted so far is found.
+TEST(FingerprintSetTest, GrowsInPlaceKeepingWrappedRuns) {
+  FingerprintSet set;
+  std::vector<uint64_t> all;
+  uint64_t x = 7, y = 99;
+  size_t bytes = set.bytes();
+  int doublings = 0;
+  for (uint64_t i = 0; i < 1'600'000; ++i) {
+    uint64_t fp = SplitMix(&x);
+    if (i % 500 == 0) {  // 3,200 wrapping ones
+      const uint64_t low = (uint64_t{1} << 22) - 1 - (SplitMix(&y) & 0x3f);
+      fp = (fp & ~((uint64_t{1} << 22) - 1)) | low;
+    }
+    fp |= 1;  // not 0 (stored as 1)
+    ASSERT_TRUE(set.Insert(fp)) << i;
+    all.push_back(fp);
+    if (set.bytes() != bytes) {
+      bytes = set.bytes();
+      ++doublings;
+      for (const uint64_t v : all) ASSERT_TRUE(set.Contains(v)) << "after growing to " << bytes;
+    }
+  }
+  EXPECT_GE(doublings, 15);  // 64 slots to 4M slots: the last four in place
+  EXPECT_EQ(set.size(), all.size());
+  for (const uint64_t v : all) ASSERT_FALSE(set.Insert(v));
+  uint64_t z = 4242;
+  int found = 0;
+  for (uint64_t i = 0; i < 100'000; ++i) found += set.Contains(SplitMix(&z) & ~uint64_t{1}) ? 1 : 0;
+  EXPECT_EQ(found, 0);
 }
 
 // 0 marks an empty slot: the fingerprint 0 is stored as 1 (the two merge).
