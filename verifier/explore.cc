@@ -2667,6 +2667,19 @@ class Search {
         seen_.Prefetch(g.pred[j]);
       }
     };
+    // Before descending into p's successor by step `at`: starts loading the table lines of the
+    // successors carry_from will predict there (p's steps that commute with it, from p's sum
+    // and their differences), so that they arrive while the successor is stepped.
+    auto prefetch_carried = [&](const Frame& p, size_t at) {
+      const Known& t = p.known[at];
+      if (!t.valid) return;
+      const uint64_t base = p.sum + t.delta;
+      for (size_t k = 0; k < p.known.size(); ++k) {
+        const Known& u = p.known[k];
+        if (k == at || !u.valid || u.Meets(t)) continue;
+        seen_.Prefetch(Engine::FinishFingerprint(base + u.delta, Outcome::kRunning));
+      }
+    };
     // Successor prediction: what frame g (reached from the frame below it by its step `at`)
     // knows of its steps from that frame.
     auto carry = [&](Frame& g, size_t at) {
@@ -2872,6 +2885,7 @@ class Search {
         continue;
       }
       const Frame::Kid kid = f.kids[f.next++];
+      if (predict) prefetch_carried(f, kid.at);
       // It holds f's state, or f's state and then step f.held (the subtrees below used the
       // engines below it), or none of f's states yet.
       Engine& child = f.held == kNothing ? copy_below(f) : stack(depth).engine;
