@@ -2472,9 +2472,9 @@ class Search {
   // state where the agent's content hash and those objects' components are the same, the same
   // step changes those objects' components by the same amounts, sets the agent's content hash
   // to the same value and adds the same operations to its in-flight multiset. (An agent whose
-  // steps read its own in-flight operations, through async groups, is keyed by them too.) Its successor's
-  // sum follows from the state's cached components (the agent's component is remade with the
-  // state's own in-flight operations). Direct-mapped by (agent, content hash).
+  // steps read its own in-flight operations, through async groups, is keyed by them too.) Its
+  // successor's sum follows from the state's cached components (the agent's component is
+  // remade with the state's own in-flight operations). Direct-mapped by (agent, content hash).
   struct AgentMemo {
     uint32_t agent = ~uint32_t{0};  // none
     uint32_t n = 0;                 // touched shared objects
@@ -2559,26 +2559,33 @@ class Search {
   // previous successor's step), stepped, looked up, and descended into when new (a "lazy"
   // frame). Once it is large, a state's successors are generated together when it is expanded
   // (a "batched" frame): each taken step is applied to the next level's engine (a copy of the
-  // state, made once, when a step is first needed), fingerprinted and undone (Engine::RestoreStep copies back only what the
-  // step changed), prefetching the fingerprint's table line; then the fingerprints are
-  // inserted (their cache misses overlap) and only the new running successors are kept, as
-  // (record, step) pairs. The engine is left holding the last successor stepped (Frame::held);
-  // descending into a successor takes it as it is when it is that one, else undoes the held
-  // step and steps it. With successor prediction, a new successor whose fingerprint was
-  // predicted is not stepped at all until the search descends into it. A batched frame marks
-  // its successors visited when it is expanded, a lazy one when it comes to them; the stored
-  // states are the same (the persistent sets depend only on the state).
+  // state, made once, when a step is first needed), fingerprinted and undone
+  // (Engine::RestoreStep copies back only what the step changed), prefetching the fingerprint's
+  // table line; then the fingerprints are inserted (their cache misses overlap) and only the new
+  // running successors are kept, as (record, step) pairs. The engine is left holding the last
+  // successor stepped (Frame::held); descending into a successor takes it as it is when it is
+  // that one, else undoes the held step and steps it. The last successor of a frame that the
+  // engine below does not hold takes the frame's own engine instead, stepped (the frame's state
+  // is not needed again): no copy. With successor prediction, a new successor whose fingerprint
+  // was predicted is not stepped at all until the search descends into it. A batched frame
+  // marks its successors visited when it is expanded, a lazy one when it comes to them; the
+  // stored states are the same (the persistent sets depend only on the state).
   void Dfs(Engine root) {
     static constexpr size_t kNoStep = ~size_t{0};
     static constexpr size_t kNothing = ~size_t{0} - 1;
     struct Frame {
-      explicit Frame(Engine e) : engine(std::move(e)) {}
-      Engine engine;
+      explicit Frame(std::unique_ptr<Engine> e) : eng(std::move(e)) {}
+      // The frame's engine, by pointer: the last successor takes it over by a swap.
+      std::unique_ptr<Engine> eng;
+      Engine& engine() { return *eng; }
+      const Engine& engine() const { return *eng; }
       uint32_t id = 0;
       bool batched = false;
       // Lazy: the engine of the level below holds a successor of this frame's state, one step
       // from it (RestoreStep brings it back instead of a copy).
       bool below_ok = false;
+      // The engine holds this frame's state (false once its last successor took it over).
+      bool holds_state = true;
       size_t next = 0;
       // Batched: the engine of the level below holds this state and then this step (kNoStep:
       // this state; kNothing: no state of this frame, it is made a copy when first needed).
@@ -2621,11 +2628,11 @@ class Search {
     // The engine of the level below f (at `depth`), made a copy of f's state.
     auto copy_below = [&](const Frame& f) -> Engine& {
       if (depth == frames.size()) {
-        frames.push_back(std::make_unique<Frame>(f.engine));
+        frames.push_back(std::make_unique<Frame>(std::make_unique<Engine>(f.engine())));
       } else {
-        stack(depth).engine = f.engine;
+        stack(depth).engine() = f.engine();
       }
-      return stack(depth).engine;
+      return stack(depth).engine();
     };
     // The part of carry that frame g takes over from its parent p (g is p's state after p's step
     // `at`).
@@ -2657,7 +2664,8 @@ class Search {
           }
           if (y < ops) {
             k = pa + y;
-            assert(p.engine.in_flight_ops()[y] == g.engine.in_flight_ops()[c.index]);
+            assert(!p.holds_state ||
+                   p.engine().in_flight_ops()[y] == g.engine().in_flight_ops()[c.index]);
           }
         }
         if (k == np || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
@@ -2684,7 +2692,7 @@ class Search {
     // knows of its steps from that frame.
     auto carry = [&](Frame& g, size_t at) {
       const size_t n = g.choices.size();
-      g.sum = g.engine.FingerprintSum();
+      g.sum = g.engine().FingerprintSum();
       g.known.assign(n, Known{});
       g.pred.assign(n, 0);
       if (depth >= 2) carry_from(g, stack(depth - 2), at);
@@ -2692,18 +2700,20 @@ class Search {
       // byte deliveries): they change an mbarrier slot, their issuer's in-flight operations
       // and the status of the agents a completed phase wakes, which is what the step would
       // mark.
-      const std::vector<engine::Engine::InFlight>& ops = g.engine.in_flight_ops();
+      const std::vector<engine::Engine::InFlight>& ops = g.engine().in_flight_ops();
       uint32_t woken[Engine::kPeekWokenMax];
       uint32_t n_woken = 0;
       for (size_t j = n; j-- > 0 && g.choices[j].kind == Choice::Kind::kAsync;) {
         if (g.pred[j] != 0) continue;
         Known& k = g.known[j];
-        if (!g.engine.PeekDeliveryDelta(g.choices[j].index, &k.delta, woken, &n_woken)) {
+        if (!g.engine().PeekDeliveryDelta(g.choices[j].index, &k.delta, woken, &n_woken)) {
           continue;
         }
         const engine::Engine::InFlight& op = ops[g.choices[j].index];
-        k.marked = ObjectBit(op.slot) | ObjectBit(g.engine.GroupsObject(op.agent));
-        for (uint32_t x = 0; x < n_woken; ++x) k.marked |= ObjectBit(g.engine.GroupsObject(woken[x]));
+        k.marked = ObjectBit(op.slot) | ObjectBit(g.engine().GroupsObject(op.agent));
+        for (uint32_t x = 0; x < n_woken; ++x) {
+          k.marked |= ObjectBit(g.engine().GroupsObject(woken[x]));
+        }
         k.objects = k.marked;
         k.valid = true;
         g.pred[j] = Engine::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
@@ -2711,9 +2721,9 @@ class Search {
       }
       // Agent steps the memo knows (AgentMemo). Their successors are running where another
       // step is enabled and the step limit is not reached (see defer_new in push).
-      if (n < 2 || g.engine.result().steps + 1 >= g.engine.options().max_steps) return;
+      if (n < 2 || g.engine().result().steps + 1 >= g.engine().options().max_steps) return;
       for (size_t j = 0; j < n && g.choices[j].kind == Choice::Kind::kAgent; ++j) {
-        if (g.pred[j] != 0 || !MemoFind(g.engine, g.choices[j].index, &g.known[j])) continue;
+        if (g.pred[j] != 0 || !MemoFind(g.engine(), g.choices[j].index, &g.known[j])) continue;
         g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
         seen_.Prefetch(g.pred[j]);
         ++res_.stats.memo_hits;
@@ -2730,7 +2740,7 @@ class Search {
       e.Step(f.choices[i], &touched);
       const uint64_t fp = Learn(f.known[i], e, touched, f.sum);  // (VisitedFp is Fingerprint)
       if (f.known[i].valid && f.choices[i].kind == Choice::Kind::kAgent) {
-        MemoStore(f.engine, e, f.choices[i].index, touched, f.known[i]);
+        MemoStore(f.engine(), e, f.choices[i].index, touched, f.known[i]);
       }
       return fp;
     };
@@ -2740,7 +2750,7 @@ class Search {
 #ifndef NDEBUG
       thread_local uint32_t calls = 0;
       if ((calls++ & 7) == 0 && Engine::SelfChecks()) {
-        Engine e = f.engine;
+        Engine e = f.engine();
         e.Step(f.choices[i]);
         // The step must not end the run either: the prediction hit a stored running state.
         PARITY_CHECK(e.outcome() == Outcome::kRunning && VisitedFp(e) == f.pred[i],
@@ -2763,8 +2773,9 @@ class Search {
       f.id = id;
       f.next = 0;
       f.below_ok = false;
+      f.holds_state = true;
       f.held = kNothing;
-      const size_t n = Expand(w0_, f.engine);
+      const size_t n = Expand(w0_, f.engine());
       res_.stats.enabled += n;
       res_.stats.pruned += n - w0_.selected;
       ++res_.stats.expanded;
@@ -2787,7 +2798,7 @@ class Search {
         if (f.held == kNothing) {
           e = &copy_below(f);
         } else if (f.held != kNoStep) {
-          e->RestoreStep(f.engine);
+          e->RestoreStep(f.engine());
         }
         f.held = kNoStep;
       };
@@ -2808,7 +2819,7 @@ class Search {
       // one that led here cannot violate or fault where it did not (Learn records only
       // running successors). Collected barrier values need the state when it is stored.
       const bool defer_new = !options_.collect_barrier_states && f.choices.size() >= 2 &&
-                             f.engine.result().steps + 1 < f.engine.options().max_steps;
+                             f.engine().result().steps + 1 < f.engine().options().max_steps;
       const size_t n_choices = f.choices.size();
       // Last to be stepped: the first successor that is not predicted (the first new
       // successor is often that one).
@@ -2856,7 +2867,7 @@ class Search {
         if (keep) f.kids.push_back({kid, s.fp, at});
       }
     };
-    frames.push_back(std::make_unique<Frame>(std::move(root)));
+    frames.push_back(std::make_unique<Frame>(std::make_unique<Engine>(std::move(root))));
     push(0, 0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack(depth - 1);
@@ -2871,8 +2882,8 @@ class Search {
         if (predicted_seen(f, i)) continue;
         // The previous successor's engine (or the state of its subtree's root: the subtree
         // used the engines below it) is brought back to f's state: cheaper than a copy.
-        Engine& child = f.below_ok ? stack(depth).engine : copy_below(f);
-        if (f.below_ok) child.RestoreStep(f.engine);
+        Engine& child = f.below_ok ? stack(depth).engine() : copy_below(f);
+        if (f.below_ok) child.RestoreStep(f.engine());
         f.below_ok = true;
         const uint64_t fp = step_learn(f, i, child);
         bool keep = false;
@@ -2886,11 +2897,36 @@ class Search {
       }
       const Frame::Kid kid = f.kids[f.next++];
       if (predict) prefetch_carried(f, kid.at);
+      if (f.next == f.kids.size() && f.held != kid.at) {
+        // f's last successor, not held below: f's state is needed no more, so f's own engine
+        // is stepped and handed to the successor's frame (no copy of the state), and the
+        // engine below f takes its place. The frame below f (f's parent) no longer has f's
+        // state in the engine above it.
+        f.engine().Step(f.choices[kid.at]);
+        if (depth == frames.size()) {
+          frames.push_back(std::make_unique<Frame>(std::move(f.eng)));
+          // (A placeholder: any engine of the program will do.)
+          f.eng = std::make_unique<Engine>(stack(depth).engine());
+        } else {
+          std::swap(f.eng, stack(depth).eng);
+        }
+        f.holds_state = false;
+        f.held = kNothing;
+        if (depth >= 2) {
+          stack(depth - 2).held = kNothing;
+          stack(depth - 2).below_ok = false;
+        }
+        const Engine& child = stack(depth).engine();
+        PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
+                     "explore: a stored successor is not the state its step leads to");
+        push(kid.id, kid.at);
+        continue;
+      }
       // It holds f's state, or f's state and then step f.held (the subtrees below used the
       // engines below it), or none of f's states yet.
-      Engine& child = f.held == kNothing ? copy_below(f) : stack(depth).engine;
+      Engine& child = f.held == kNothing ? copy_below(f) : stack(depth).engine();
       if (f.held != kid.at) {
-        if (f.held != kNoStep && f.held != kNothing) child.RestoreStep(f.engine);
+        if (f.held != kNoStep && f.held != kNothing) child.RestoreStep(f.engine());
         child.Step(f.choices[kid.at]);
         f.held = kid.at;
       }
