@@ -2449,8 +2449,9 @@ class Search {
   // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did; returns
   // the successor's fingerprint (e.Fingerprint()).
   static uint64_t Learn(Known& k, const Engine& e, const engine::Footprint& touched,
-                        uint64_t sum) {
+                        uint64_t sum, uint64_t* after_sum) {
     const uint64_t after = e.FingerprintSum();
+    *after_sum = after;
     k.valid = false;
     const uint32_t* marked = nullptr;
     uint32_t n = 0;
@@ -2690,9 +2691,12 @@ class Search {
     };
     // Successor prediction: what frame g (reached from the frame below it by its step `at`)
     // knows of its steps from that frame.
-    auto carry = [&](Frame& g, size_t at) {
+    auto carry = [&](Frame& g, size_t at, uint64_t sum) {
       const size_t n = g.choices.size();
-      g.sum = g.engine().FingerprintSum();
+      g.sum = sum;
+#ifndef NDEBUG
+      assert(sum == g.engine().FingerprintSum());
+#endif
       g.known.assign(n, Known{});
       g.pred.assign(n, 0);
       if (depth >= 2) carry_from(g, stack(depth - 2), at);
@@ -2729,16 +2733,27 @@ class Search {
         ++res_.stats.memo_hits;
       }
     };
+    // The VisitedFp of a state the search descends into, and when predicting its FingerprintSum
+    // (the same hash, before FinishFingerprint) in *sum.
+    auto descent_fp = [&](const Engine& e, uint64_t* sum) -> uint64_t {
+      if (!predict) {
+        *sum = 0;
+        return VisitedFp(e);
+      }
+      *sum = e.FingerprintSum();
+      return Engine::FinishFingerprint(*sum, e.outcome());
+    };
     // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting;
-    // returns the successor's VisitedFp (with a clean fingerprint cache).
-    auto step_learn = [&](Frame& f, size_t i, Engine& e) -> uint64_t {
+    // returns the successor's VisitedFp (with a clean fingerprint cache), and when predicting
+    // its FingerprintSum in *sum.
+    auto step_learn = [&](Frame& f, size_t i, Engine& e, uint64_t* sum) -> uint64_t {
       if (!predict) {
         e.Step(f.choices[i]);
         return VisitedFp(e);
       }
       touched.Clear();
       e.Step(f.choices[i], &touched);
-      const uint64_t fp = Learn(f.known[i], e, touched, f.sum);  // (VisitedFp is Fingerprint)
+      const uint64_t fp = Learn(f.known[i], e, touched, f.sum, sum);  // (VisitedFp: Fingerprint)
       if (f.known[i].valid && f.choices[i].kind == Choice::Kind::kAgent) {
         MemoStore(f.engine(), e, f.choices[i].index, touched, f.known[i]);
       }
@@ -2768,7 +2783,9 @@ class Search {
     };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
     // top; `at`: the index of the step that led to it in the frame below (successor prediction).
-    auto push = [&](uint32_t id, size_t at) {
+    // Descends into frame g's state, g being its parent's step `at`; `sum` is the state's
+    // FingerprintSum when predicting (carry takes it; not computed again).
+    auto push = [&](uint32_t id, size_t at, uint64_t sum) {
       Frame& f = stack(depth++);
       f.id = id;
       f.next = 0;
@@ -2783,7 +2800,7 @@ class Search {
       f.batched = seen_.bytes() >= options_.batch_table_bytes;
       f.choices.swap(w0_.choices);
       f.take.swap(w0_.take);
-      if (predict) carry(f, at);
+      if (predict) carry(f, at, sum);
       if (!f.batched) return;
       f.kids.clear();
       // The engine below, made a copy of f's state only when a step is taken (often every
@@ -2804,7 +2821,8 @@ class Search {
       };
       auto step = [&](size_t i) {
         restore();
-        const uint64_t fp = step_learn(f, i, *e);
+        uint64_t sum;
+        const uint64_t fp = step_learn(f, i, *e, &sum);
         seen_.Prefetch(fp);
         succ[i] = {fp, e->outcome() != Outcome::kRunning, false, true};
         f.held = i;
@@ -2868,7 +2886,7 @@ class Search {
       }
     };
     frames.push_back(std::make_unique<Frame>(std::make_unique<Engine>(std::move(root))));
-    push(0, 0);
+    push(0, 0, predict ? stack(0).engine().FingerprintSum() : 0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack(depth - 1);
       if (!f.batched) {
@@ -2885,10 +2903,11 @@ class Search {
         Engine& child = f.below_ok ? stack(depth).engine() : copy_below(f);
         if (f.below_ok) child.RestoreStep(f.engine());
         f.below_ok = true;
-        const uint64_t fp = step_learn(f, i, child);
+        uint64_t sum = 0;
+        const uint64_t fp = step_learn(f, i, child, &sum);
         bool keep = false;
         const uint32_t id = Visit(child, fp, f.id, f.choices[i], &keep);
-        if (keep) push(id, i);
+        if (keep) push(id, i, sum);
         continue;
       }
       if (f.next == f.kids.size()) {
@@ -2916,10 +2935,11 @@ class Search {
           stack(depth - 2).held = kNothing;
           stack(depth - 2).below_ok = false;
         }
-        const Engine& child = stack(depth).engine();
-        PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
+        uint64_t sum;
+        const uint64_t fp = descent_fp(stack(depth).engine(), &sum);
+        PARITY_CHECK(fp == kid.fp && stack(depth).engine().outcome() == Outcome::kRunning,
                      "explore: a stored successor is not the state its step leads to");
-        push(kid.id, kid.at);
+        push(kid.id, kid.at, sum);
         continue;
       }
       // It holds f's state, or f's state and then step f.held (the subtrees below used the
@@ -2932,9 +2952,11 @@ class Search {
       }
       // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A successor
       // stored by its predicted fingerprint is checked here, at its first step.
-      PARITY_CHECK(VisitedFp(child) == kid.fp && child.outcome() == Outcome::kRunning,
+      uint64_t sum;
+      const uint64_t fp = descent_fp(child, &sum);
+      PARITY_CHECK(fp == kid.fp && child.outcome() == Outcome::kRunning,
                    "explore: a stored successor is not the state its step leads to");
-      push(kid.id, kid.at);
+      push(kid.id, kid.at, sum);
     }
     res_.stats.peak_frontier = res_.stats.depth;  // engines on the deepest path
   }
