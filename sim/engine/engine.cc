@@ -635,7 +635,13 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   l.ready = place(n_agents, sizeof(uint32_t));
   l.ready_len = place(1, sizeof(uint32_t));
   // The fingerprint cache's words (FpParts); the objects are num_objects()'s.
-  l.n_fp = FpWords(l.n_barriers + c.clusters + c.num_ctas + n_agents, n_agents);
+  l.first_agent_object = l.n_barriers + c.clusters + c.num_ctas;
+  l.n_objects = l.first_agent_object + n_agents;
+  const FpLayout parts = FpParts(l.n_objects, n_agents);
+  l.fp_obj = parts.obj;
+  l.fp_ops = parts.ops;
+  l.fp_fin = parts.fin;
+  l.n_fp = FpWords(l.n_objects, n_agents);
   l.fp = place(l.n_fp, sizeof(uint64_t));
   PARITY_CHECK(bytes < (uint64_t{1} << 31), "Engine: the state is too large");
   l.words = static_cast<uint32_t>(bytes / 8);
@@ -818,7 +824,7 @@ void Engine::CopyState(const Engine& o) {
 }
 // A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
 // RestoreStep).
-static_assert(sizeof(Engine) == 1056,
+static_assert(sizeof(Engine) == 1072,
               "Engine changed: update CopyState and Pack/Unpack (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
@@ -3190,18 +3196,11 @@ uint64_t Engine::SymmetricFingerprint(const std::vector<uint32_t>& group) const 
   return FpChecked(&group);
 }
 
-uint32_t Engine::num_objects() const {
-  return static_cast<uint32_t>(barriers_.size()) + code_->clusters + code_->num_ctas +
-         static_cast<uint32_t>(agents_.size());
-}
 uint32_t Engine::ClusterObject(uint32_t cluster) const {
   return static_cast<uint32_t>(barriers_.size()) + cluster;
 }
 uint32_t Engine::NamedObject(uint32_t cta_global) const {
   return static_cast<uint32_t>(barriers_.size()) + code_->clusters + cta_global;
-}
-uint32_t Engine::GroupsObject(uint32_t agent) const {
-  return static_cast<uint32_t>(barriers_.size()) + code_->clusters + code_->num_ctas + agent;
 }
 uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
   return code_->cta_first_agent[cta_global];

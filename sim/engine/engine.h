@@ -69,6 +69,7 @@
 #ifndef PARITY_SIM_ENGINE_ENGINE_H_
 #define PARITY_SIM_ENGINE_ENGINE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -416,10 +417,10 @@ class Engine {
   static bool SelfChecks();
 
   // --- Partial-order reduction support (verifier/explore.h) ---
-  uint32_t num_objects() const;
+  uint32_t num_objects() const { return layout_.n_objects; }
   uint32_t ClusterObject(uint32_t cluster) const;
   uint32_t NamedObject(uint32_t cta_global) const;
-  uint32_t GroupsObject(uint32_t agent) const;
+  uint32_t GroupsObject(uint32_t agent) const { return layout_.first_agent_object + agent; }
   // Every object that agent `agent` or an asynchronous operation it issues may touch from now
   // until the end of the run, a static over-approximation from the role's code (every op of the
   // role; a barrier reference with a CTA operand, a mask or a multicast counts for every CTA of
@@ -631,9 +632,7 @@ class Engine {
     const uint32_t words = (objects + 63) / 64;
     return {words, words + objects, words + objects + agents};
   }
-  FpLayout FpParts() const {
-    return FpParts(num_objects(), static_cast<uint32_t>(agents_.size()));
-  }
+  FpLayout FpParts() const { return {layout_.fp_obj, layout_.fp_ops, layout_.fp_fin}; }
   // The cache's size in words (fin holds two words per agent).
   static uint32_t FpWords(uint32_t objects, uint32_t agents) {
     return FpParts(objects, agents).fin + 2 * agents;
@@ -667,12 +666,17 @@ class Engine {
     uint32_t n_agents = 0, n_vars = 0, n_barriers = 0, n_named = 0, n_smem = 0, n_global = 0,
              n_fp = 0;
     uint32_t words = 0;  // the block's size in 8-byte words
-    uint32_t unused = 0;  // (explicit: no padding before id)
+    // num_objects() and GroupsObject(0) (the first agent's object), and the fingerprint
+    // cache's parts (FpParts): constant for a program, kept here so the hot paths do not
+    // recompute them.
+    uint32_t n_objects = 0, first_agent_object = 0;
+    uint32_t fp_obj = 0, fp_ops = 0, fp_fin = 0;  // (22 words in all: no padding before id)
     // Made at Create, never reused (isolated copies of a program share it): engines with
     // blocks of one id have equal layouts. Last: the fields before it have no padding and are
     // compared bytewise.
     uint64_t id = 0;
   };
+  static_assert(offsetof(Layout, id) == 22 * sizeof(uint32_t), "Layout: padding before id");
   static bool Running(const Engine& e);  // kRunning and no warnings: the result is scalars only
   Layout layout_;
   std::unique_ptr<uint64_t[]> block_;
