@@ -2958,16 +2958,14 @@ uint64_t Engine::FpAgentContent(uint32_t a, uint8_t status) const {
   if (s.wait != WaitKind::kNone) {
     c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
   }
-  // The async-group states, unless the agent's role issues no async-group operation (then
+  // The async-group states, whole (which group each copy in flight belongs to decides what
+  // a wait_group waits for), unless the agent's role issues no async-group operation (then
   // they are the initial ones in every state: Code::role_groups).
   const uint32_t g = code_->group_state[a];
   if (g != kNoGroups) {
-    const model::CpAsyncState& cp = cp_[g];
-    const model::BulkAsyncState& bulk = bulk_[g];
-    c = FpWord(c, (static_cast<uint64_t>(cp.committed_groups()) << 32) | cp.uncommitted_count());
-    c = FpWord(c, (static_cast<uint64_t>(bulk.committed_groups()) << 32) |
-                      bulk.uncommitted_count());
-    c = FpWord(c, cp.untracked_in_flight());  // decides A1003 at exit
+    auto word = [&c](uint64_t v) { c = FpWord(c, v); };
+    cp_[g].ForEachWord(word);
+    bulk_[g].ForEachWord(word);
   }
   const int64_t* v = agent_vars(a);
   const uint32_t nv = agent_num_vars(a);

@@ -80,6 +80,21 @@ class CpAsyncState {
   uint64_t uncommitted_count() const { return uncommitted_; }
   uint64_t in_flight_count() const { return in_flight_.size(); }
 
+  // Calls f(word) for every word of the state, so that a hash of them tells states apart
+  // exactly where the answers to the waits may differ (Engine's fingerprint): the counters and
+  // each in-flight copy's id and group.
+  template <typename F>
+  void ForEachWord(F&& f) const {
+    f(next_id_);
+    f(committed_groups_);
+    f(uncommitted_);
+    f(tracked_before_);
+    for (const InFlight& c : in_flight_) {
+      f(c.id);
+      f(c.group);
+    }
+  }
+
   // The state as bytes (Engine::Pack, the explorer's packed frontier) and back.
   void Pack(std::vector<uint8_t>* out) const;
   const uint8_t* Unpack(const uint8_t* p);
@@ -123,6 +138,17 @@ class BulkAsyncState {
   uint64_t committed_groups() const { return committed_groups_; }
   uint64_t uncommitted_count() const { return uncommitted_; }
   uint64_t in_flight_count() const { return in_flight_.size(); }
+  // Calls f(word) for every word of the state (see CpAsyncState::ForEachWord).
+  template <typename F>
+  void ForEachWord(F&& f) const {
+    f(next_id_);
+    f(committed_groups_);
+    f(uncommitted_);
+    for (const InFlight& o : in_flight_) {
+      f(o.id);
+      f(o.group | (static_cast<uint64_t>(o.read_done) << 63));
+    }
+  }
   // The state as bytes (Engine::Pack, the explorer's packed frontier) and back.
   void Pack(std::vector<uint8_t>* out) const;
   const uint8_t* Unpack(const uint8_t* p);

@@ -221,6 +221,52 @@ struct NaiveOp {
   bool written = false;
 };
 
+// The engine's fingerprint hashes ForEachWord: states whose waits answer differently must
+// differ there, even where the counters the old fingerprint hashed (committed groups,
+// uncommitted copies, copies in flight) are equal. Here one copy is in flight in both, two
+// groups are committed and none is open, but the copy belongs to group 0 in one (an empty group
+// 1 follows) and to group 1 in the other: wait_group 1 passes only in the second.
+template <typename State>
+std::vector<uint64_t> Words(const State& s) {
+  std::vector<uint64_t> w;
+  s.ForEachWord([&w](uint64_t v) { w.push_back(v); });
+  return w;
+}
+
+TEST(AsyncGroupsTest, WordsTellApartStatesWhoseWaitsDiffer) {
+  CpAsyncState first, later;
+  first.Issue();
+  EXPECT_EQ(first.Commit(), std::nullopt);
+  EXPECT_NE(first.Commit(), std::nullopt);  // empty group 1 (a warning)
+  EXPECT_NE(later.Commit(), std::nullopt);  // empty group 0
+  later.Issue();
+  EXPECT_EQ(later.Commit(), std::nullopt);
+  ASSERT_EQ(first.committed_groups(), later.committed_groups());
+  ASSERT_EQ(first.uncommitted_count(), later.uncommitted_count());
+  ASSERT_EQ(first.in_flight_count(), later.in_flight_count());
+  ASSERT_EQ(first.untracked_in_flight(), later.untracked_in_flight());
+  EXPECT_FALSE(first.WaitGroupSatisfied(1));
+  EXPECT_TRUE(later.WaitGroupSatisfied(1));
+  EXPECT_NE(Words(first), Words(later));
+
+  BulkAsyncState bfirst, blater;
+  bfirst.Issue();
+  EXPECT_EQ(bfirst.Commit(), std::nullopt);
+  EXPECT_NE(bfirst.Commit(), std::nullopt);
+  EXPECT_NE(blater.Commit(), std::nullopt);
+  blater.Issue();
+  EXPECT_EQ(blater.Commit(), std::nullopt);
+  ASSERT_EQ(bfirst.committed_groups(), blater.committed_groups());
+  ASSERT_EQ(bfirst.uncommitted_count(), blater.uncommitted_count());
+  EXPECT_FALSE(bfirst.WaitGroupSatisfied(1, false));
+  EXPECT_TRUE(blater.WaitGroupSatisfied(1, false));
+  EXPECT_NE(Words(bfirst), Words(blater));
+  // Reading done changes what wait_group.read answers: a word too.
+  const std::vector<uint64_t> before = Words(bfirst);
+  bfirst.ReadDone(0);
+  EXPECT_NE(Words(bfirst), before);
+}
+
 TEST(AsyncGroupsTest, RandomSequencesMatchBruteForce) {
   int64_t satisfied_checks = 0, unsatisfied_checks = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
