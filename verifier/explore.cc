@@ -2449,10 +2449,22 @@ class Search {
   };
   // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did; returns
   // the successor's fingerprint (e.Fingerprint()).
+  // e's fingerprint (Engine::Fingerprint) and, in *sum, the sum it finishes. In builds with
+  // assertions it is also taken through Fingerprint(), which checks every 8th fingerprint
+  // against one made from scratch (Engine::FpChecked: a step that changed state it did not
+  // mark), the check that predictions (carry, PeekDeliveryDelta, the memo) rely on.
+  static uint64_t FingerprintAndSum(const Engine& e, uint64_t* sum) {
+    *sum = e.FingerprintSum();
+    const uint64_t fp = Engine::FinishFingerprint(*sum, e.outcome());
+#ifndef NDEBUG
+    PARITY_CHECK(e.Fingerprint() == fp, "explore: FingerprintSum disagrees with Fingerprint");
+#endif
+    return fp;
+  }
   static uint64_t Learn(Known& k, const Engine& e, const engine::Footprint& touched,
                         uint64_t sum, uint64_t* after_sum) {
-    const uint64_t after = e.FingerprintSum();
-    *after_sum = after;
+    const uint64_t fp = FingerprintAndSum(e, after_sum);
+    const uint64_t after = *after_sum;
     k.valid = false;
     const uint32_t* marked = nullptr;
     uint32_t n = 0;
@@ -2464,7 +2476,7 @@ class Search {
       k.delta = after - sum;
       k.valid = true;
     }
-    return Engine::FinishFingerprint(after, e.outcome());
+    return fp;
   }
 
   // Successor prediction for agent steps: a memo of what an agent's step did, keyed by what
@@ -2594,9 +2606,10 @@ class Search {
       // The engine holds this frame's state (false once its last successor took it over).
       bool holds_state = true;
       size_t next = 0;
-      // Batched: the engine of the level below holds this state and then this step (kNoStep:
-      // this state; kNothing: no state of this frame, it is made a copy when first needed).
-      // this state). Set by the expansion (the last successor it stepped) and by each descent.
+      // Batched: the engine of the level below holds this state and then this step (kNothing:
+      // no state of this frame, it is made a copy when first needed; kNoStep, only inside the
+      // expansion between an undo and the next step: this state). Set by the expansion (the
+      // last successor it stepped) and by each descent.
       size_t held = kNoStep;
       // Lazy: the enabled steps and the ones to take.
       std::vector<Choice> choices;
@@ -2703,9 +2716,6 @@ class Search {
     auto carry = [&](Frame& g, size_t at, uint64_t sum) {
       const size_t n = g.choices.size();
       g.sum = sum;
-#ifndef NDEBUG
-      assert(sum == g.engine().FingerprintSum());
-#endif
       g.known.assign(n, Known{});
       g.pred.assign(n, 0);
       if (depth >= 2) carry_from(g, stack(depth - 2), at);
@@ -2749,8 +2759,7 @@ class Search {
         *sum = 0;
         return VisitedFp(e);
       }
-      *sum = e.FingerprintSum();
-      return Engine::FinishFingerprint(*sum, e.outcome());
+      return FingerprintAndSum(e, sum);
     };
     // Takes frame f's step i on e (a copy of f's state), learning what it does when predicting;
     // returns the successor's VisitedFp (with a clean fingerprint cache), and when predicting
@@ -2791,9 +2800,8 @@ class Search {
       return true;
     };
     // Expands the frame at `depth` (its engine holds the state, fingerprinted) and makes it the
-    // top; `at`: the index of the step that led to it in the frame below (successor prediction).
-    // Descends into frame g's state, g being its parent's step `at`; `sum` is the state's
-    // FingerprintSum when predicting (carry takes it; not computed again).
+    // top; `at`: the index of the step that led to it in the frame below, and `sum` the state's
+    // FingerprintSum when predicting (for carry: not computed again).
     auto push = [&](uint32_t id, size_t at, uint64_t sum) {
       Frame& f = stack(depth++);
       f.id = id;
@@ -2819,7 +2827,8 @@ class Search {
       // are looked up after the others are stepped, so that their table lines arrive meanwhile.
       succ.assign(f.choices.size(), Succ{});
       // e holds f's state, or f's state and then step f.held (undone only when e is needed
-      // again: the search descends into the successor e holds without stepping it again).
+      // again: the search descends into the successor e holds without stepping it again), or
+      // is null while f.held is kNothing (no step taken yet: no copy made).
       auto restore = [&] {
         if (f.held == kNothing) {
           e = &copy_below(f);

@@ -39,6 +39,8 @@ class FingerprintSet {
   void Prefetch(uint64_t fp) const { __builtin_prefetch(&slots_[(fp == 0 ? 1 : fp) & mask_]); }
   size_t bytes() const { return (mask_ + 1) * sizeof(uint64_t); }
   size_t size() const { return size_; }
+  // Whether the table lies in the reservation (its growths from 2 MiB on are in place).
+  bool in_place() const { return InReservation(); }
 
  private:
   static constexpr size_t kHuge = size_t{2} << 20;  // 2 MiB: an x86-64 huge page
@@ -137,7 +139,10 @@ class FingerprintSet {
     }
     if (old_mapped) {
       munmap(old_map, old_map_bytes);
-    } else if (!old_reserved) {
+    } else if (old_reserved) {  // outgrew the reservation: its pages go with it
+      munmap(reserved_, kReserve + kHuge);
+      reserved_ = nullptr;
+    } else {
       delete[] old;
     }
   }
@@ -146,9 +151,10 @@ class FingerprintSet {
   // table), visiting the old slots in cyclic order from just after an empty one. Then every
   // slot between a fingerprint's first slot and its old place has been redone when it is put
   // back (its old probe run does not cross the empty slot), so it lands at or before its old
-  // place or in the new half, never over a fingerprint not yet redone; one that wraps from the
-  // end of the larger table into slots not yet redone lands before its old place there and is
-  // redone again when the visit reaches it.
+  // place or in the new half, never over a fingerprint not yet redone. None wraps from the end
+  // of the larger table before the visit has passed slot 0 (the fingerprints whose homes lie
+  // in a tail of the new half came from the same tail of the old table: no more than its
+  // slots); after that, one that wraps lands at or before its old place, in slots redone.
   void RehashDoubled(size_t old_n) {
     mask_ = 2 * old_n - 1;
     size_t e = 0;

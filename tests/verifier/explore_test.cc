@@ -917,11 +917,13 @@ Expected<Engine> CreateUntraced(const Loaded& l) {
 }
 
 // Three random runs of up to 400 steps of each of StepSchedules(), seeded: visit(file, state,
-// its choices, depth, the generator) at each running state, before the run's random step.
+// its choices, depth, the generator, a scratch engine) at each running state, before the run's
+// random step. The scratch engine (for copies of the state) is emptied before its program goes.
 // Stops at the first fatal failure (an ASSERT in visit).
 template <typename Visit>
 void ForEachStateOfRandomRuns(uint64_t seed, Visit visit) {
   Lcg next{seed};
+  std::optional<Engine> scratch;
   for (const std::string& f : StepSchedules()) {
     SCOPED_TRACE(f);
     Loaded l = Load(f);
@@ -932,21 +934,21 @@ void ForEachStateOfRandomRuns(uint64_t seed, Visit visit) {
       std::vector<engine::Choice> choices;
       for (int depth = 0; depth < 400 && s.outcome() == Outcome::kRunning; ++depth) {
         s.Choices(&choices);
-        visit(f, s, choices, depth, next);
+        visit(f, s, choices, depth, next, scratch);
         if (::testing::Test::HasFatalFailure()) return;
         s.Step(choices[next(choices.size())]);
       }
     }
+    scratch.reset();
   }
 }
 
 TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
   size_t undone = 0;
-  std::optional<Engine> t;
   std::vector<engine::Choice> later;
   ForEachStateOfRandomRuns(
       7, [&](const std::string&, const Engine& s, const std::vector<engine::Choice>& choices,
-             int depth, Lcg& next) {
+             int depth, Lcg& next, std::optional<Engine>& t) {
         const uint64_t fp = s.Fingerprint();
         const uint64_t hash = s.StateHash();
         t = s;
@@ -980,51 +982,51 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
 // wrong). Phase completions are among the peeks.
 TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
   size_t peeked = 0, peeked_phase = 0, woke = 0;
-  std::optional<Engine> copy;  // s, then the step (reused)
-  ForEachStateOfRandomRuns(11, [&](const std::string& f, const Engine& s,
-                                   const std::vector<engine::Choice>& choices, int depth, Lcg&) {
-    const uint64_t sum = s.FingerprintSum();
-    for (const engine::Choice c : choices) {
-      if (c.kind != engine::Choice::Kind::kAsync) continue;
-      const Engine::InFlight op = s.in_flight_ops()[c.index];
-      uint64_t delta = 0;
-      uint32_t woken[Engine::kPeekWokenMax];
-      uint32_t n_woken = 0;
-      const bool peek = s.PeekDeliveryDelta(c.index, &delta, woken, &n_woken);
-      copy = s;
-      Engine& t = *copy;
-      t.Step(c);
-      if (peek) {
-        ++peeked;
-        if (t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) ++peeked_phase;
-        woke += n_woken;
-        ASSERT_EQ(t.outcome(), Outcome::kRunning) << "depth " << depth;
-        ASSERT_EQ(t.FingerprintSum(), sum + delta) << "depth " << depth;
-        ASSERT_EQ(t.Fingerprint(), Engine::FinishFingerprint(sum + delta, Outcome::kRunning));
-        const uint32_t* marked = nullptr;
-        uint32_t n = 0;
-        ASSERT_TRUE(t.StepMarks(&marked, &n));
-        std::vector<uint32_t> got(marked, marked + n);
-        std::vector<uint32_t> want = {op.slot, t.GroupsObject(op.agent)};
-        for (uint32_t a = 0; a < s.num_agents(); ++a) {
-          const bool wakes = std::find(woken, woken + n_woken, a) != woken + n_woken;
-          ASSERT_EQ(wakes, s.agent_state(a).status == 1 && t.agent_state(a).status == 0)
-              << "agent " << a << " depth " << depth;
-          if (wakes) want.push_back(t.GroupsObject(a));
+  ForEachStateOfRandomRuns(
+      11, [&](const std::string& f, const Engine& s, const std::vector<engine::Choice>& choices,
+              int depth, Lcg&, std::optional<Engine>& copy) {
+        const uint64_t sum = s.FingerprintSum();
+        for (const engine::Choice c : choices) {
+          if (c.kind != engine::Choice::Kind::kAsync) continue;
+          const Engine::InFlight op = s.in_flight_ops()[c.index];
+          uint64_t delta = 0;
+          uint32_t woken[Engine::kPeekWokenMax];
+          uint32_t n_woken = 0;
+          const bool peek = s.PeekDeliveryDelta(c.index, &delta, woken, &n_woken);
+          copy = s;
+          Engine& t = *copy;
+          t.Step(c);
+          if (peek) {
+            ++peeked;
+            if (t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) ++peeked_phase;
+            woke += n_woken;
+            ASSERT_EQ(t.outcome(), Outcome::kRunning) << "depth " << depth;
+            ASSERT_EQ(t.FingerprintSum(), sum + delta) << "depth " << depth;
+            ASSERT_EQ(t.Fingerprint(), Engine::FinishFingerprint(sum + delta, Outcome::kRunning));
+            const uint32_t* marked = nullptr;
+            uint32_t n = 0;
+            ASSERT_TRUE(t.StepMarks(&marked, &n));
+            std::vector<uint32_t> got(marked, marked + n);
+            std::vector<uint32_t> want = {op.slot, t.GroupsObject(op.agent)};
+            for (uint32_t a = 0; a < s.num_agents(); ++a) {
+              const bool wakes = std::find(woken, woken + n_woken, a) != woken + n_woken;
+              ASSERT_EQ(wakes, s.agent_state(a).status == 1 && t.agent_state(a).status == 0)
+                  << "agent " << a << " depth " << depth;
+              if (wakes) want.push_back(t.GroupsObject(a));
+            }
+            std::sort(got.begin(), got.end());
+            std::sort(want.begin(), want.end());
+            want.erase(std::unique(want.begin(), want.end()), want.end());
+            ASSERT_EQ(got, want) << "depth " << depth;
+          } else if (op.kind == Engine::InFlight::kTmaDeliver ||
+                     op.kind == Engine::InFlight::kBulkDeliver ||
+                     op.kind == Engine::InFlight::kStAsync) {
+            EXPECT_TRUE(t.outcome() != Outcome::kRunning || choices.size() < 2 ||
+                        f.find("readback") != std::string::npos)
+                << "depth " << depth;
+          }
         }
-        std::sort(got.begin(), got.end());
-        std::sort(want.begin(), want.end());
-        want.erase(std::unique(want.begin(), want.end()), want.end());
-        ASSERT_EQ(got, want) << "depth " << depth;
-      } else if (op.kind == Engine::InFlight::kTmaDeliver ||
-                 op.kind == Engine::InFlight::kBulkDeliver ||
-                 op.kind == Engine::InFlight::kStAsync) {
-        EXPECT_TRUE(t.outcome() != Outcome::kRunning || choices.size() < 2 ||
-                    f.find("readback") != std::string::npos)
-            << "depth " << depth;
-      }
-    }
-  });
+      });
   EXPECT_GT(peeked, size_t{5000});
   EXPECT_GT(peeked_phase, size_t{1000});
   EXPECT_GT(woke, size_t{800});
