@@ -2447,8 +2447,6 @@ class Search {
     bool valid = false;
     bool Meets(const Known& t) const { return (t.marked & objects) != 0; }  // t marked one
   };
-  // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did; returns
-  // the successor's fingerprint (e.Fingerprint()).
   // e's fingerprint (Engine::Fingerprint) and, in *sum, the sum it finishes. In builds with
   // assertions it is also taken through Fingerprint(), which checks every 8th fingerprint
   // against one made from scratch (Engine::FpChecked: a step that changed state it did not
@@ -2461,6 +2459,8 @@ class Search {
 #endif
     return fp;
   }
+  // Records what step `k` (just taken on `e`, a copy of a state with sum `sum`) did; returns
+  // the successor's fingerprint (e.Fingerprint()) and, in *after_sum, its sum.
   static uint64_t Learn(Known& k, const Engine& e, const engine::Footprint& touched,
                         uint64_t sum, uint64_t* after_sum) {
     const uint64_t fp = FingerprintAndSum(e, after_sum);
@@ -2953,23 +2953,19 @@ class Search {
           stack(depth - 2).held = kNothing;
           stack(depth - 2).below_ok = false;
         }
-        uint64_t sum;
-        const uint64_t fp = descent_fp(stack(depth).engine(), &sum);
-        PARITY_CHECK(fp == kid.fp && stack(depth).engine().outcome() == Outcome::kRunning,
-                     "explore: a stored successor is not the state its step leads to");
-        push(kid.id, kid.at, sum);
-        continue;
-      }
-      // It holds f's state, or f's state and then step f.held (the subtrees below used the
-      // engines below it), or none of f's states yet.
-      Engine& child = f.held == kNothing ? copy_below(f) : stack(depth).engine();
-      if (f.held != kid.at) {
-        if (f.held != kNoStep && f.held != kNothing) child.RestoreStep(f.engine());
-        child.Step(f.choices[kid.at]);
-        f.held = kid.at;
+      } else {
+        // The engine below holds f's state, or f's state and then step f.held (the subtrees
+        // below used the engines below it), or none of f's states yet.
+        Engine& below = f.held == kNothing ? copy_below(f) : stack(depth).engine();
+        if (f.held != kid.at) {
+          if (f.held != kNoStep && f.held != kNothing) below.RestoreStep(f.engine());
+          below.Step(f.choices[kid.at]);
+          f.held = kid.at;
+        }
       }
       // Also leaves the child's fingerprint cache clean, which RestoreStep needs. A successor
       // stored by its predicted fingerprint is checked here, at its first step.
+      const Engine& child = stack(depth).engine();
       uint64_t sum;
       const uint64_t fp = descent_fp(child, &sum);
       PARITY_CHECK(fp == kid.fp && child.outcome() == Outcome::kRunning,
