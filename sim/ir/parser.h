@@ -1,5 +1,5 @@
-// The `.pipe` schedule language -> ir::Program (language: docs in sim/examples/*.pipe and
-// /work/notes/language.md; the IR: sim/ir/ir.h).
+// The `.pipe` schedule language -> ir::Program (the language by example: sim/examples/*.pipe and
+// pipelines/README.md; the IR: sim/ir/ir.h).
 //
 // A hand-written lexer and recursive-descent parser. Names are resolved while parsing:
 // role-local variables (let / for / `-> tok`, lexically scoped, one slot each), then params
@@ -13,7 +13,7 @@
 // to set the variable on every path or before the block, as a kernel declares `uint64_t tok;`
 // before the branch.
 //
-// Decisions beyond the draft in /work/notes/language.md:
+// Language decisions this parser implements:
 //  - Newlines inside ( ) and [ ] do not end a statement (long coordinate lists may wrap); a
 //    `{` or `}` resets that, so an unclosed `(` is reported at the next brace, not at EOF.
 //  - `else` may start the line after a `}`. `cluster.sync` becomes ClusterArrive + ClusterWait.
