@@ -57,7 +57,11 @@
 #ifndef PARITY_SIM_TRACE_EVENT_H_
 #define PARITY_SIM_TRACE_EVENT_H_
 
+#include <bit>
+#include <cstddef>
 #include <cstdint>
+
+#include "sim/common/host_device.h"
 
 namespace parity::trace {
 
@@ -128,7 +132,80 @@ struct TraceEvent {
   uint16_t pc;          // instruction index of the agent (source line via the program)
 };
 
+// The layout is part of the trace file and of the GPU ring: every field at a fixed offset, no
+// padding, so that the file reader, the GPU packing below and the writer agree on every ABI.
 static_assert(sizeof(TraceEvent) == 32, "TraceEvent is part of the file and GPU ring format");
+static_assert(offsetof(TraceEvent, time) == 0, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, kind) == 8, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, flags) == 9, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, cluster) == 10, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, cta) == 12, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, target_cta) == 13, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, agent) == 14, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, object) == 16, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, index) == 18, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, value) == 20, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, value2) == 24, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, phase) == 28, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, parity) == 29, "TraceEvent layout");
+static_assert(offsetof(TraceEvent, pc) == 30, "TraceEvent layout");
+#if !defined(__CUDA_ARCH__)
+// The file format and the GPU ring are little-endian; PackTraceEvent's words match the struct's
+// bytes only on a little-endian host (x86-64 and aarch64 Linux both are).
+static_assert(std::endian::native == std::endian::little, "TraceEvent words are little-endian");
+#endif
+
+// A TraceEvent as eight 32-bit words (word k = bytes 4k..4k+3, little-endian): what a GPU agent
+// builds in registers and writes to its ring with two 16-byte stores, without a byte-wise struct
+// in local memory. Each field goes to the word and bit position of its offsetof above.
+struct TraceEventWords {
+  uint32_t w[8];
+};
+
+namespace internal {
+// ORs `v` into the words at the field of byte offset kOffset and size kSize.
+template <size_t kOffset, size_t kSize>
+PARITY_HD constexpr void PutField(TraceEventWords& e, uint64_t v) {
+  static_assert(kOffset + kSize <= sizeof(TraceEvent), "field inside the record");
+  if constexpr (kSize == 8) {
+    static_assert(kOffset % 8 == 0, "64-bit field on a 64-bit boundary");
+    e.w[kOffset / 4] = static_cast<uint32_t>(v);
+    e.w[kOffset / 4 + 1] = static_cast<uint32_t>(v >> 32);
+  } else {
+    static_assert(kOffset / 4 == (kOffset + kSize - 1) / 4, "a field within one word");
+    constexpr uint32_t kMask = kSize == 4 ? 0xffffffffu : (1u << (8 * kSize)) - 1u;
+    e.w[kOffset / 4] |= (static_cast<uint32_t>(v) & kMask) << (8 * (kOffset % 4));
+  }
+}
+}  // namespace internal
+
+// The words of the TraceEvent with these fields (same order and meaning as the struct's).
+PARITY_HD constexpr TraceEventWords PackTraceEvent(uint64_t time, EventKind kind, uint32_t flags,
+                                                   uint32_t cluster, uint32_t cta,
+                                                   uint32_t target_cta, uint32_t agent,
+                                                   uint32_t object, uint32_t index, int32_t value,
+                                                   int32_t value2, uint32_t phase, uint32_t parity,
+                                                   uint32_t pc) {
+  TraceEventWords e{};
+#define PARITY_TRACE_PUT(field, v) \
+  internal::PutField<offsetof(TraceEvent, field), sizeof(TraceEvent::field)>(e, v)
+  PARITY_TRACE_PUT(time, time);
+  PARITY_TRACE_PUT(kind, static_cast<uint32_t>(kind));
+  PARITY_TRACE_PUT(flags, flags);
+  PARITY_TRACE_PUT(cluster, cluster);
+  PARITY_TRACE_PUT(cta, cta);
+  PARITY_TRACE_PUT(target_cta, target_cta);
+  PARITY_TRACE_PUT(agent, agent);
+  PARITY_TRACE_PUT(object, object);
+  PARITY_TRACE_PUT(index, index);
+  PARITY_TRACE_PUT(value, static_cast<uint32_t>(value));
+  PARITY_TRACE_PUT(value2, static_cast<uint32_t>(value2));
+  PARITY_TRACE_PUT(phase, phase);
+  PARITY_TRACE_PUT(parity, parity);
+  PARITY_TRACE_PUT(pc, pc);
+#undef PARITY_TRACE_PUT
+  return e;
+}
 
 inline constexpr uint8_t kFlagRemote = 1;      // the event acts on another CTA's object
 inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk, masked arrive)
