@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "gpu/executor.h"
+#include "gpu/resolve.h"
 #include "gpu/host.cuh"
 #include "gpu/ptx.cuh"
 #include "gpu/use_check.cuh"
@@ -36,9 +37,10 @@ namespace ptx = parity::gpu::ptx;
 using trace::EventKind;
 using trace::TraceEvent;
 
-constexpr uint32_t kNone = 0xffffffffu;
+using exec::kNone;
+using exec::OpKind;
+using exec::ResolvedOp;
 constexpr uint32_t kFull = 0xffffffffu;
-constexpr uint32_t kStackDepth = 24;
 // Dynamic shared memory the kernel may ask for: 227 KB per block on sm_90, less what the kernel
 // declares statically (the DeviceConfig copy).
 constexpr uint64_t kMaxDynamicSmem = 227 * 1024 - 1024;
@@ -47,25 +49,16 @@ struct TensorMaps {
   CUtensorMap map[kMaxTensorMaps];
 };
 
-struct ResolvedOp;
-
-// Everything the kernel needs besides the tensor maps (passed by value).
-struct DeviceConfig {
-  const uint32_t* words;
+// Everything the kernel needs besides the tensor maps (passed by value): the schedule's layout
+// that the shared executor reads (exec::Layout, filled by FillLayout), and the launch's own.
+struct DeviceConfig : exec::Layout {
   const AgentSlot* agents;
-  uint32_t pool;  // expression pool word offset
   uint32_t num_words;
   uint32_t words_in_smem;  // 1: the kernel copies `words` to dynamic shared memory at smem_bytes
-  uint32_t cluster_m, cluster_n, clusters, warps_per_cta;
-  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles], role_threads[kMaxRoles];
-  uint32_t named_threads[16], named_hw_threads[16];  // LaunchSpec's
-  uint32_t num_barriers, barrier_elements, init_bitmap_offset;
-  uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
-  uint32_t barrier_count_ref[kMaxBarrierDecls];
-  uint32_t num_buffers, buffers_begin, smem_bytes;
-  uint32_t buffer_offset[kMaxBufferDecls], buffer_slot_bytes[kMaxBufferDecls],
-      buffer_stages[kMaxBufferDecls];
-  uint32_t num_maps, map_rank[kMaxTensorMaps], map_box_bytes[kMaxTensorMaps];
+  uint32_t clusters, warps_per_cta;
+  uint32_t barrier_elements, init_bitmap_offset;
+  uint32_t buffers_begin, smem_bytes;
+  uint32_t map_rank[kMaxTensorMaps], map_box_bytes[kMaxTensorMaps];
   long long budget_cycles;
   // Results.
   TraceEvent* ring;             // [agent_global * ring_capacity]
@@ -90,20 +83,18 @@ struct DeviceConfig {
   const uint32_t* resolved_index;
 };
 
-// The scalars of an agent, everything but its variables.
-struct AgentCore {
-  uint32_t lane, warp, cta, cta_x, cta_y, cluster, cta_global, agent_global;
-  AgentSlot slot;
+// The scalars of an agent, everything but its variables (exec::AgentPlace: its place, fault and
+// loop count, which the shared executor reads and writes).
+struct AgentCore : exec::AgentPlace {
+  uint32_t lane, warp, cta_global, agent_global;
   uint32_t smem_base;  // 1024-aligned shared-window address
   uint8_t* smem_ptr;   // generic pointer to the same byte
   uint32_t events;
   uint32_t capacity;  // c.ring_capacity (read per event: kept with the agent, not in shared memory)
   TraceEvent* ring;  // this agent's trace ring
-  uint32_t fault;
   uint32_t bulk_groups;  // bulk async-groups committed so far
   uint32_t cp_groups;    // cp.async-groups committed so far
   uint32_t ops;          // ops issued (seeds the litmus jitter)
-  uint32_t iters;        // loop iterations (the abort flag is read every 16th)
   unsigned long long uses, used_chunks, bad_chunks, zero_chunks;  // `use` statistics
 };
 
@@ -113,6 +104,11 @@ struct Agent : AgentCore {
   // For a variable holding a state token: the parity of the phase the arrive was counted in,
   // probed just before the arrive (the token itself is opaque, PTX ISA mbarrier.arrive).
   uint8_t token_parity[kMaxVars];
+  // A loop starts another iteration: leave after another agent's timeout. Checked every 16th
+  // iteration (and in every wait and before the unbounded barriers), not per op: the flag is an
+  // L2 load.
+  template <typename C>
+  PARITY_HD bool OnLoopBack(const C& c);
 };
 
 // An agent's scalars without its variables, for RunResolved: a local copy that nothing takes
@@ -149,20 +145,14 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, A& a, EventKind kind
     // lane 0 stores it.
     {
       if (a.events < a.capacity) {  // the ring's capacity, in a register
-        // The 32-byte TraceEvent as two 16-byte stores of packed words (little-endian field
-        // order of sim/trace/event.h), streaming past L1: the ring is only read by the host.
-        const uint64_t t = static_cast<uint64_t>(clock64());
+        // The 32-byte TraceEvent as two 16-byte stores of its words (trace::PackTraceEvent:
+        // the field layout of sim/trace/event.h), streaming past L1: only the host reads it.
         const uint32_t fl = flags | (target_cta != a.cta ? trace::kFlagRemote : 0);
-        uint4 lo, hi;
-        lo.x = static_cast<uint32_t>(t);
-        lo.y = static_cast<uint32_t>(t >> 32);
-        lo.z = (static_cast<uint32_t>(kind) & 0xffu) | (fl & 0xffu) << 8 | (a.cluster & 0xffffu) << 16;
-        lo.w = (a.cta & 0xffu) | (target_cta & 0xffu) << 8 |
-               static_cast<uint32_t>(a.slot.index_in_cta) << 16;
-        hi.x = (object & 0xffffu) | (index & 0xffffu) << 16;
-        hi.y = static_cast<uint32_t>(value);
-        hi.z = static_cast<uint32_t>(value2);
-        hi.w = (phase & 0xffu) | (parity & 0xffu) << 8 | (pc & 0xffffu) << 16;
+        const trace::TraceEventWords e = trace::PackTraceEvent(
+            static_cast<uint64_t>(clock64()), kind, fl, a.cluster, a.cta, target_cta,
+            a.slot.index_in_cta, object, index, value, value2, phase, parity, pc);
+        const uint4 lo = make_uint4(e.w[0], e.w[1], e.w[2], e.w[3]);
+        const uint4 hi = make_uint4(e.w[4], e.w[5], e.w[6], e.w[7]);
         uint4* dst = reinterpret_cast<uint4*>(a.ring + a.events);
         if (a.lane == 0) {
           __stcs(dst, lo);
@@ -174,106 +164,37 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, A& a, EventKind kind
   }
 }
 
-// Evaluates the expression record at pool offset `ref` (sim/ir/encoding.h bytecode).
-__host__ __device__ __noinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
-  if (ref == kNone) return 0;
-  const uint32_t* w = c.words + c.pool + ref;
-  const uint32_t n = w[0];
-  // Fast paths for the common one-operand records (a constant, a variable), which need no stack.
-  if (n == 3 && (w[1] & 0xff) == 1) {
-    return static_cast<int64_t>(static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32));
-  }
-  if (n == 1 && (w[1] & 0xff) == 2) return (w[1] >> 8) < kMaxVars ? a.vars[w[1] >> 8] : 0;
-  int64_t st[kStackDepth];
-  int sp = 0;
-  uint32_t pc = 1;
-  while (pc <= n) {
-    const uint32_t word = w[pc];
-    const uint32_t op = word & 0xff, arg = word >> 8;
-    if (sp >= static_cast<int>(kStackDepth) - 1) { a.fault = kFaultStack; return 0; }
-    switch (op) {
-      case 1:  // kConst
-        st[sp++] = static_cast<int64_t>(static_cast<uint64_t>(w[pc + 1]) |
-                                        (static_cast<uint64_t>(w[pc + 2]) << 32));
-        pc += 3;
-        continue;
-      case 2:  // kVar
-        st[sp++] = arg < kMaxVars ? a.vars[arg] : 0;
-        break;
-      case 3: {  // kBuiltin (ir::Builtin order)
-        int64_t v = 0;
-        switch (arg) {
-          case 0: v = a.cta; break;
-          case 1: v = a.cta_x; break;
-          case 2: v = a.cta_y; break;
-          case 3: v = c.cluster_m; break;
-          case 4: v = c.cluster_n; break;
-          case 5: v = c.cluster_m * c.cluster_n; break;
-          case 6: v = a.cluster; break;
-          case 7: v = a.slot.index_in_role; break;
-          default: a.fault = kFaultBadWord; return 0;
-        }
-        st[sp++] = v;
-        break;
-      }
-      case 4: {  // kUnary: kNeg, kNot, kBitNot
-        int64_t& x = st[sp - 1];
-        x = arg == 0 ? -x : arg == 1 ? (x == 0 ? 1 : 0) : ~x;
-        break;
-      }
-      case 5: {  // kBinary (ir::BinaryOp order)
-        const int64_t y = st[--sp];
-        int64_t& x = st[sp - 1];
-        switch (arg) {
-          case 0: x = x + y; break;
-          case 1: x = x - y; break;
-          case 2: x = x * y; break;
-          case 3: if (y == 0) { a.fault = kFaultEval; return 0; } x = x / y; break;
-          case 4: if (y == 0) { a.fault = kFaultEval; return 0; } x = x % y; break;
-          case 5: if (y < 0 || y > 63) { a.fault = kFaultEval; return 0; } x = static_cast<int64_t>(static_cast<uint64_t>(x) << y); break;
-          case 6: if (y < 0 || y > 63) { a.fault = kFaultEval; return 0; } x = x >> y; break;
-          case 7: x = x & y; break;
-          case 8: x = x | y; break;
-          case 9: x = x ^ y; break;
-          case 10: x = x == y; break;
-          case 11: x = x != y; break;
-          case 12: x = x < y; break;
-          case 13: x = x <= y; break;
-          case 14: x = x > y; break;
-          case 15: x = x >= y; break;
-          case 18: x = x < y ? x : y; break;
-          case 19: x = x > y ? x : y; break;
-          default: a.fault = kFaultBadWord; return 0;
-        }
-        break;
-      }
-      case 6:  // kJumpIfZero
-        if (st[--sp] == 0) { pc += 1 + arg; continue; }
-        break;
-      case 7:  // kJump
-        pc += 1 + arg;
-        continue;
-      case 8:  // kAndJump
-        if (st[sp - 1] == 0) { pc += 1 + arg; continue; }
-        --sp;
-        break;
-      case 9:  // kOrJump
-        if (st[sp - 1] != 0) { st[sp - 1] = 1; pc += 1 + arg; continue; }
-        --sp;
-        break;
-      case 10:  // kBool
-        st[sp - 1] = st[sp - 1] != 0;
-        break;
-      default:
-        a.fault = kFaultBadWord;
-        return 0;
-    }
-    ++pc;
-  }
-  return sp > 0 ? st[sp - 1] : 0;
+__device__ __forceinline__ bool Aborted(const DeviceConfig& c) { return *c.abort_flag != 0; }
+
+// The kernel's form of the shared evaluator (sim/ir/exec.h).
+__device__ __forceinline__ int64_t Eval(const DeviceConfig& c, Agent& a, uint32_t ref) {
+  return exec::EvalExpr(c, a, ref);
 }
 
-__device__ __forceinline__ bool Aborted(const DeviceConfig& c) { return *c.abort_flag != 0; }
+// Operands as shared-window addresses (the shared resolver gives offsets from the CTA's base).
+__device__ __forceinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f,
+                                            uint32_t* bar, uint32_t* index, uint32_t* cta,
+                                            uint32_t* addr) {
+  if (!exec::BarrierOperand(c, a, f, bar, index, cta, addr)) return false;
+  *addr += a.smem_base;
+  return true;
+}
+__device__ __forceinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f,
+                                           uint32_t* buf, uint32_t* slot, uint32_t* offset,
+                                           uint32_t* bytes, uint32_t* addr) {
+  if (!exec::BufferOperand(c, a, f, buf, slot, offset, bytes, addr)) return false;
+  *addr += a.smem_base;
+  return true;
+}
+
+template <typename C>
+PARITY_HD bool Agent::OnLoopBack(const C& c) {
+#ifdef __CUDA_ARCH__
+  return (++iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0;
+#else
+  return false;  // the kernel's agents run on the device only
+#endif
+}
 
 template <bool kTrace, typename A>
 __device__ __forceinline__ void Abort(const DeviceConfig& c, A& a, uint32_t kind, uint32_t barrier,
@@ -289,44 +210,13 @@ __device__ __forceinline__ void Abort(const DeviceConfig& c, A& a, uint32_t kind
       c.hang->parity = parity;
       c.hang->pc = pc;
       c.hang->fault = a.fault;
+      c.hang->eval_error = a.eval_error;
       __threadfence();
     }
     *c.abort_flag = 1;
     __threadfence();
   }
   __syncwarp();
-}
-
-// Resolves a barrier ref (3 words at `f`): local shared-window address; target CTA in *cta.
-__host__ __device__ __noinline__ bool BarrierAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* bar,
-                            uint32_t* index, uint32_t* cta, uint32_t* addr) {
-  *bar = f[0];
-  const int64_t i = Eval(c, a, f[1]);
-  const int64_t t = f[2] == kNone ? a.cta : Eval(c, a, f[2]);
-  if (*bar >= c.num_barriers || i < 0 || i >= c.barrier_size[*bar]) { a.fault = kFaultIndex; return false; }
-  if (t < 0 || t >= c.cluster_m * c.cluster_n) { a.fault = kFaultRange; return false; }
-  *index = static_cast<uint32_t>(i);
-  *cta = static_cast<uint32_t>(t);
-  *addr = a.smem_base + 8u * (c.barrier_first[*bar] + *index);
-  return a.fault == 0;
-}
-
-// Resolves a buffer ref (5 words): shared-window address of the region and its bytes.
-__host__ __device__ __noinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, const uint32_t* f, uint32_t* buf,
-                           uint32_t* slot, uint32_t* offset, uint32_t* bytes, uint32_t* addr) {
-  *buf = f[0];
-  if (*buf >= c.num_buffers) { a.fault = kFaultIndex; return false; }
-  const int64_t s = Eval(c, a, f[1]);
-  const int64_t o = f[2] == kNone ? 0 : Eval(c, a, f[2]);
-  const uint32_t slot_bytes = c.buffer_slot_bytes[*buf];
-  const int64_t n = f[3] == kNone ? static_cast<int64_t>(slot_bytes) - o : Eval(c, a, f[3]);
-  if (s < 0 || s >= c.buffer_stages[*buf]) { a.fault = kFaultIndex; return false; }
-  if (o < 0 || n < 0 || o + n > slot_bytes) { a.fault = kFaultRange; return false; }
-  *slot = static_cast<uint32_t>(s);
-  *offset = static_cast<uint32_t>(o);
-  *bytes = static_cast<uint32_t>(n);
-  *addr = a.smem_base + c.buffer_offset[*buf] + *slot * slot_bytes + *offset;
-  return a.fault == 0;
 }
 
 // Bounded try_wait.parity loop run by all 32 lanes (each lane acquires, so every lane may read
@@ -385,152 +275,21 @@ __device__ __noinline__ uint2 CheckOrWrite(uint8_t* p, uint32_t addr, uint32_t o
 // into a ResolvedOp, and Execute issues the instruction from that record. The interpreter does
 // both on the device, statement by statement. For an agent whose whole run is fixed before the
 // launch (it runs only these ops, none of which writes a variable from the hardware: no state
-// token, no test_wait result), the host runs the same Advance and Resolve (both __host__
-// __device__) over the agent's program once, and the kernel executes the agent's stream of
-// records (RunResolved) without decoding a statement or evaluating an expression: the same
-// instructions, in the same order, with the same operands and trace records.
-// Fields are 32-bit words: w[0] = op | statement pc << 16; addresses are offsets from the CTA's
-// 1024-aligned shared-window base.
-struct alignas(16) ResolvedOp {
-  uint32_t w[16];
-};
-static_assert(sizeof(ResolvedOp) == 64, "four 16-byte loads per record");
-
-enum ResolveResult : uint32_t { kResolveFault = 0, kResolved = 1, kNotResolvable = 2 };
-
-// Resolves op `op` (statement words at `f`) for agent `a`. kResolveFault where the interpreter
-// stops before issuing (a.fault set); kNotResolvable for ops the interpreter runs directly.
-__host__ __device__ __forceinline__ uint32_t Resolve(const DeviceConfig& c, Agent& a, uint32_t op, const uint32_t* f,
-                                     uint32_t spc, ResolvedOp* r) {
-  uint32_t* w = r->w;
-  w[0] = op | spc << 16;
-  switch (op) {
-    case 0: {  // init bar, count -> b, i, t, addr, count
-      uint32_t b, i, t, addr;
-      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
-      const int64_t n = Eval(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base; w[5] = static_cast<uint32_t>(n);
-      return kResolved;
-    }
-    case 1:    // inval bar -> b, i, t, addr
-    case 3:    // expect_tx bar, bytes -> b, i, t, addr, bytes
-    case 4: {  // complete_tx bar, bytes -> b, i, t, addr, bytes
-      uint32_t b, i, t, addr;
-      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base;
-      w[5] = op == 1 ? 0u : static_cast<uint32_t>(Eval(c, a, f[3]));
-      return kResolved;
-    }
-    case 2: {  // arrive kind, bar, count, expect_tx, mask, token
-      // -> kind, b, i, t, addr, count, tx, has_tx | masked << 1, mask, token var
-      uint32_t b, i, t, addr;
-      if (!BarrierAddr(c, a, f + 1, &b, &i, &t, &addr)) return kResolveFault;
-      const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(Eval(c, a, f[4]));
-      const bool has_tx = f[5] != kNone;
-      const uint32_t tx = has_tx ? static_cast<uint32_t>(Eval(c, a, f[5])) : 0u;
-      const uint32_t mask = f[6] == kNone ? (1u << t) : static_cast<uint32_t>(Eval(c, a, f[6]));
-      if (a.fault != 0) return kResolveFault;
-      w[1] = f[0]; w[2] = b; w[3] = i; w[4] = t; w[5] = addr - a.smem_base; w[6] = count;
-      w[7] = tx; w[8] = (has_tx ? 1u : 0u) | (f[6] != kNone ? 2u : 0u); w[9] = mask; w[10] = f[7];
-      return kResolved;
-    }
-    case 5: {  // wait bar, parity, token, test_only, result
-      // -> b, i, t, addr, parity, token var, test_only, result var
-      uint32_t b, i, t, addr;
-      if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
-      const uint32_t token_var = f[4];
-      // Token waits are traced with the parity of the token's phase (probed at the arrive).
-      const uint32_t parity = token_var < kMaxVars ? a.token_parity[token_var]
-                                                   : static_cast<uint32_t>(Eval(c, a, f[3])) & 1u;
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr - a.smem_base; w[5] = parity; w[6] = token_var;
-      w[7] = f[5]; w[8] = f[6];
-      return kResolved;
-    }
-    case 6: {  // tma.load map, buf(5), bar(3), multicast, n, coords
-      // -> map, slot, dst, b, i, t, bar, multicast, mask, n, x[5]
-      uint32_t buf, slot, off, bytes, dst, b, i, t, bar;
-      if (f[0] >= c.num_maps) { a.fault = kFaultIndex; return kResolveFault; }
-      if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) return kResolveFault;
-      if (!BarrierAddr(c, a, f + 6, &b, &i, &t, &bar)) return kResolveFault;
-      const bool mc = f[9] != kNone;
-      w[9] = mc ? static_cast<uint32_t>(Eval(c, a, f[9])) & 0xffffu : 0u;
-      const uint32_t n = f[10];
-      for (uint32_t k = 0; k < 5; ++k) {
-        w[11 + k] = k < n ? static_cast<uint32_t>(static_cast<int32_t>(Eval(c, a, f[11 + k]))) : 0u;
-      }
-      if (a.fault != 0) return kResolveFault;
-      w[1] = f[0]; w[2] = slot; w[3] = dst - a.smem_base; w[4] = b; w[5] = i; w[6] = t;
-      w[7] = bar - a.smem_base; w[8] = mc ? 1u : 0u; w[10] = n;
-      return kResolved;
-    }
-    case 7: {  // tma.store map, buf(5), n, coords -> map, slot, src, n, x[5] (w[5..9])
-      uint32_t buf, slot, off, bytes, src;
-      if (f[0] >= c.num_maps) { a.fault = kFaultIndex; return kResolveFault; }
-      if (!BufferAddr(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) return kResolveFault;
-      const uint32_t n = f[6];
-      for (uint32_t k = 0; k < 5; ++k) {
-        w[5 + k] = k < n ? static_cast<uint32_t>(static_cast<int32_t>(Eval(c, a, f[7 + k]))) : 0u;
-      }
-      if (a.fault != 0) return kResolveFault;
-      w[1] = f[0]; w[2] = slot; w[3] = src - a.smem_base; w[4] = n;
-      return kResolved;
-    }
-    case 10:  // bulk.commit
-    case 19:  // cluster.wait
-    case 22:  // exit
-      return kResolved;
-    case 11: {  // bulk.wait pending, read -> n, read
-      const uint32_t n = f[0] == kNone ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
-      if (n > 7) { a.fault = kFaultCount; return kResolveFault; }
-      w[1] = n; w[2] = f[1] != 0 ? 1u : 0u;
-      return kResolved;
-    }
-    case 17:    // fence kind -> kind
-    case 18: {  // cluster.arrive relaxed -> relaxed
-      w[1] = f[0];
-      return kResolved;
-    }
-    case 20: {  // bar.sync / bar.arrive id, threads, sync -> id, threads, hardware threads, sync
-      const int64_t id = Eval(c, a, f[0]);
-      const int64_t threads = Eval(c, a, f[1]);
-      // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
-      // The runner's table gives the warps of barriers shared by roles of different `threads`.
-      const int64_t per_agent = c.role_threads[a.slot.role];
-      int64_t hw = 0;
-      if (id >= 0 && id <= 15 && c.named_threads[id] != 0 && threads == c.named_threads[id]) {
-        hw = c.named_hw_threads[id];
-      } else if (id < 0 || id > 15 || per_agent < 1 || threads % per_agent != 0 ||
-                 threads / per_agent * 32 > 1024) {
-        a.fault = kFaultCount;
-        return kResolveFault;
-      } else {
-        hw = threads / per_agent * 32;
-      }
-      if (a.fault != 0) return kResolveFault;
-      w[1] = static_cast<uint32_t>(id); w[2] = static_cast<uint32_t>(threads);
-      w[3] = static_cast<uint32_t>(hw); w[4] = f[2] != 0 ? 1u : 0u;
-      return kResolved;
-    }
-    case 21: {  // use / write buf, write flag -> buf, slot, off, bytes, addr, write
-      uint32_t buf, slot, off, bytes, addr;
-      if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) return kResolveFault;
-      w[1] = buf; w[2] = slot; w[3] = off; w[4] = bytes; w[5] = addr - a.smem_base;
-      w[6] = f[5] != 0 ? 1u : 0u;
-      return kResolved;
-    }
-    default:
-      return kNotResolvable;
-  }
-}
+// token, no test_wait result), the host runs the same Advance and Resolve (sim/ir/exec.h,
+// compiled for both sides; gpu/resolve.cc) over the agent's program once, and the kernel executes
+// the agent's stream of records (RunResolved) without decoding a statement or evaluating an
+// expression: the same instructions, in the same order, with the same operands and trace
+// records. exec::ResolvedOp lists the fields of each op's record.
 
 // Issues a resolved op. Returns true when the agent must stop (exit, wait timeout or abort).
 template <bool kTrace, typename A>
 __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps& maps, A& a,
                                         const ResolvedOp& r) {
   const uint32_t* w = r.w;
-  const uint32_t op = w[0] & 0xffu, spc = w[0] >> 16;
+  const OpKind op = exec::ResolvedKind(r);
+  const uint32_t spc = exec::ResolvedPc(r);
   switch (op) {
-    case 0: {  // init
+    case OpKind::kMbarrierInit: {  // init
       const uint32_t addr = a.smem_base + w[4];
       if (a.lane == 0) {
         ptx::MbarrierInit(addr, w[5]);
@@ -539,13 +298,13 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       Emit<kTrace>(c, a, EventKind::kInit, w[3], w[1], w[2], static_cast<int32_t>(w[5]), 0, 0, 0, spc);
       return false;
     }
-    case 1: {  // inval
+    case OpKind::kMbarrierInval: {  // inval
       if (a.lane == 0) ptx::MbarrierInval(a.smem_base + w[4]);
       Emit<kTrace>(c, a, EventKind::kInval, w[3], w[1], w[2], 0, 0, 0, 0, spc);
       __syncwarp();
       return false;
     }
-    case 2: {  // arrive
+    case OpKind::kMbarrierArrive: {  // arrive
       // kind: 0 arrive, 1 arrive.noComplete, 2 arrive_drop (ir::MbarrierArrive::Kind). The
       // runner refuses the forms PTX lacks (noComplete or a token on a remote barrier).
       const uint32_t akind = w[1], b = w[2], i = w[3], addr = a.smem_base + w[5];
@@ -609,23 +368,23 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
-    case 3:    // expect_tx
-    case 4: {  // complete_tx
+    case OpKind::kMbarrierExpectTx:    // expect_tx
+    case OpKind::kMbarrierCompleteTx: {  // complete_tx
       const uint32_t t = w[3], addr = a.smem_base + w[4], n = w[5];
       if (a.lane == 0) {
         if (t == a.cta) {
-          if (op == 3) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
+          if (op == OpKind::kMbarrierExpectTx) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
         } else {
           const uint32_t remote = ptx::MapaSharedCluster(addr, t);
-          if (op == 3) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
+          if (op == OpKind::kMbarrierExpectTx) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
         }
       }
-      Emit<kTrace>(c, a, op == 3 ? EventKind::kExpectTx : EventKind::kCompleteTx, t, w[1], w[2],
+      Emit<kTrace>(c, a, op == OpKind::kMbarrierExpectTx ? EventKind::kExpectTx : EventKind::kCompleteTx, t, w[1], w[2],
                    static_cast<int32_t>(n), 0, 0, 0, spc);
       __syncwarp();
       return false;
     }
-    case 5: {  // wait
+    case OpKind::kMbarrierWait: {  // wait
       const uint32_t b = w[1], i = w[2], t = w[3], addr = a.smem_base + w[4], parity = w[5];
       const uint32_t token_var = A::kVars ? w[6] : kNone;
       const bool by_token = token_var < kMaxVars;
@@ -660,7 +419,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       }
       return true;
     }
-    case 6: {  // tma.load
+    case OpKind::kTmaLoad: {  // tma.load
       const uint32_t m = w[1], dst = a.smem_base + w[3], bar = a.smem_base + w[7];
       const bool mc = w[8] != 0;
       const uint32_t mask = w[9], n = w[10];
@@ -683,7 +442,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
-    case 7: {  // tma.store
+    case OpKind::kTmaStore: {  // tma.store
       const uint32_t m = w[1], src = a.smem_base + w[3], n = w[4];
       const int32_t x0 = static_cast<int32_t>(w[5]), x1 = static_cast<int32_t>(w[6]),
                     x2 = static_cast<int32_t>(w[7]), x3 = static_cast<int32_t>(w[8]),
@@ -703,7 +462,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
-    case 10: {  // bulk.commit
+    case OpKind::kBulkCommit: {  // bulk.commit
       // value: the group's number, counted from 0 (as sim/engine numbers them).
       if (a.lane == 0) ptx::BulkCommitGroup();
       Emit<kTrace>(c, a, EventKind::kBulkCommit, a.cta, 0, 0, static_cast<int32_t>(a.bulk_groups), 0, 0, 0, spc);
@@ -711,7 +470,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
-    case 11: {  // bulk.wait
+    case OpKind::kBulkWait: {  // bulk.wait
       const uint32_t n = w[1];
       const bool read = w[2] != 0;
       Emit<kTrace>(c, a, EventKind::kBulkWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
@@ -720,7 +479,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       Emit<kTrace>(c, a, EventKind::kBulkWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
       return false;
     }
-    case 17: {  // fence
+    case OpKind::kFence: {  // fence
       switch (w[1]) {
         case 0: ptx::FenceMbarrierInit(); break;
         case 1: ptx::FenceProxyAsyncSharedCta(); break;
@@ -730,19 +489,19 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       Emit<kTrace>(c, a, EventKind::kFence, a.cta, w[1], 0, 0, 0, 0, 0, spc);
       return false;
     }
-    case 18: {  // cluster.arrive
+    case OpKind::kClusterArrive: {  // cluster.arrive
       __syncwarp();
       if (w[1]) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
       Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(w[1]), 0, 0, 0, spc);
       return false;
     }
-    case 19: {  // cluster.wait
+    case OpKind::kClusterWait: {  // cluster.wait
       Emit<kTrace>(c, a, EventKind::kClusterWaitBegin, a.cta, 0, 0, 0, 0, 0, 0, spc);
       ptx::ClusterWait();
       Emit<kTrace>(c, a, EventKind::kClusterWaitEnd, a.cta, 0, 0, 0, 0, 0, 0, spc);
       return false;
     }
-    case 20: {  // bar.sync / bar.arrive
+    case OpKind::kNamedBarrier: {  // bar.sync / bar.arrive
       const uint32_t id = w[1], hw = w[3];
       const int32_t threads = static_cast<int32_t>(w[2]);
       __syncwarp();
@@ -756,7 +515,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       }
       return false;
     }
-    case 21: {  // use / write
+    case OpKind::kBufferAccess: {  // use / write
       const uint32_t off = w[3], bytes = w[4];
       const bool write = w[6] != 0;
       const uint2 r2 = CheckOrWrite(a.smem_ptr + w[5], a.smem_base + w[5], off, bytes, write, a.lane,
@@ -773,102 +532,12 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
-    case 22:  // exit
+    case OpKind::kExit:  // exit
       Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
       return true;
     default:
-      a.fault = kFaultBadWord;
+      exec::Fail(a, exec::kFaultBadWord);
       return false;
-  }
-}
-
-// The control flow of a role's program (let, for, if): Advance moves `pc` to the next op
-// statement, evaluating what lies between. Shared by the interpreter and the host's resolution.
-struct Frame {
-  uint32_t rec;     // record start
-  uint32_t end;     // where the body ends (pc reaching it closes the frame)
-  uint32_t after;   // record end
-  uint32_t is_for;
-};
-struct Walk {
-  Frame frames[kMaxNesting];
-  uint32_t depth, pc, body, body_end;
-};
-enum AdvanceResult : int { kAtOp = 0, kEnded = 1, kFaulted = 2, kAbortSeen = 3 };
-
-__host__ __device__ int Advance(const DeviceConfig& c, Agent& a, Walk& k) {
-  const uint32_t* W = c.words;
-  while (true) {
-    if (a.fault != 0) return kFaulted;
-    if (k.depth > 0 && k.pc == k.frames[k.depth - 1].end) {
-      Frame& fr = k.frames[k.depth - 1];
-      if (fr.is_for) {
-        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
-        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
-        if (step <= 0) { a.fault = kFaultEval; continue; }  // the engine requires step > 0
-        a.vars[f[0]] += step;
-        const int64_t hi = Eval(c, a, f[2]);
-        if (a.vars[f[0]] < hi) {
-#ifdef __CUDA_ARCH__
-          // Leave after another agent's timeout: checked every 16th iteration (and in every
-          // wait and before unbounded barriers), not per op: the flag is an L2 load.
-          if ((++a.iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return kAbortSeen;
-#else
-          // The host gives up resolving an agent after 2^24 loop iterations.
-          if (++a.iters > (1u << 24)) { a.fault = kFaultNesting; continue; }
-#endif
-          k.pc = fr.rec + 6;
-          continue;
-        }
-      }
-      k.pc = fr.after;
-      --k.depth;
-      continue;
-    }
-    if (k.pc >= k.body_end) return kEnded;
-    const uint32_t head = W[k.pc];
-    const uint32_t kind = head & 0xff, len = head >> 8;
-    const uint32_t* f = W + k.pc + 1;
-    const uint32_t pc = k.pc;
-    if (len == 0) { a.fault = kFaultBadWord; continue; }
-    if (kind == 1) {  // let
-      const int64_t v = Eval(c, a, f[1]);
-      if (f[0] < kMaxVars) a.vars[f[0]] = v;
-      k.pc += len;
-      continue;
-    }
-    if (kind == 2) {  // for var, lo, hi, step, n, body
-      if (k.depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
-      a.vars[f[0]] = Eval(c, a, f[1]);
-      const int64_t hi = Eval(c, a, f[2]);
-      if (a.vars[f[0]] < hi && f[4] > 0) {
-        k.frames[k.depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
-        k.pc += 6;
-      } else {
-        // An empty body still leaves the variable where the loop would have (first value >= hi).
-        const int64_t step = f[3] == kNone ? 1 : Eval(c, a, f[3]);
-        if (a.vars[f[0]] < hi) {
-          if (step <= 0) { a.fault = kFaultEval; continue; }
-          a.vars[f[0]] += (hi - a.vars[f[0]] + step - 1) / step * step;
-        }
-        k.pc += len;
-      }
-      continue;
-    }
-    if (kind == 3) {  // if cond, then n, else n, then, else
-      if (k.depth >= kMaxNesting) { a.fault = kFaultNesting; continue; }
-      const bool cond = Eval(c, a, f[0]) != 0;
-      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
-      if (cond) {
-        k.frames[k.depth++] = Frame{pc, else_begin, pc + len, 0};
-        k.pc = then_begin;
-      } else {
-        k.frames[k.depth++] = Frame{pc, pc + len, pc + len, 0};
-        k.pc = else_begin;
-      }
-      continue;
-    }
-    return kAtOp;
   }
 }
 
@@ -876,8 +545,10 @@ __host__ __device__ int Advance(const DeviceConfig& c, Agent& a, Walk& k) {
 // cluster.arrive/wait and bar.sync, where no budget applies), then the litmus jitter.
 // Returns true when the agent must leave.
 template <typename A>
-__device__ __forceinline__ bool BeforeOp(const DeviceConfig& c, A& a, uint32_t op) {
-  if (op >= 18 && op <= 20 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return true;
+__device__ __forceinline__ bool BeforeOp(const DeviceConfig& c, A& a, OpKind op) {
+  const bool unbounded = op == OpKind::kClusterArrive || op == OpKind::kClusterWait ||
+                         op == OpKind::kNamedBarrier;
+  if (unbounded && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return true;
   if (c.op_jitter != 0) {
     // Seeded, per agent and op: the same seed gives the same delays (recorded by the runner).
     // (a.ops counts only here: the agent lives in local memory, and with the buffers taking
@@ -890,42 +561,36 @@ __device__ __forceinline__ bool BeforeOp(const DeviceConfig& c, A& a, uint32_t o
 
 template <bool kTrace>
 __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
-  const uint32_t role = a.slot.role;
-  Walk k;
-  k.depth = 0;
-  k.body = c.role_body_begin[role];
-  k.body_end = c.role_body_end[role];
-  k.pc = k.body;
+  exec::Walk k = exec::StartWalk(c, a);
   const uint32_t* W = c.words;
   while (true) {
-    const int adv = Advance(c, a, k);
-    if (adv == kFaulted) {
+    const int adv = exec::Advance(c, a, k);
+    if (adv == exec::kFaulted) {
       Abort<kTrace>(c, a, 2, 0, 0, 0, k.pc - k.body);
       return;
     }
-    if (adv != kAtOp) return;
-    const uint32_t head = W[k.pc];
+    if (adv != exec::kAtOp) return;
+    const OpKind op = exec::OpAt(c, k);
     const uint32_t* f = W + k.pc + 1;
     const uint32_t spc = k.pc - k.body;  // statement pc: word offset in the role body
-    const uint32_t op = (head & 0xff) - 16;
-    k.pc += head >> 8;
+    k.pc += W[k.pc] >> 8;
     if (BeforeOp(c, a, op)) return;
     ResolvedOp r;
-    const uint32_t res = Resolve(c, a, op, f, spc, &r);
-    if (res == kResolved) {
+    const uint32_t res = exec::Resolve(c, a, op, f, spc, &r);
+    if (res == exec::kResolved) {
       if (Execute<kTrace>(c, maps, a, r)) return;
       continue;
     }
-    if (res == kResolveFault) continue;  // Advance reports the fault
+    if (res == exec::kResolveFault) continue;  // Advance reports the fault
     switch (op) {
-      case 8: {  // bulk.load buf(5), bar(3), multicast
+      case OpKind::kBulkLoad: {  // bulk.load buf(5), bar(3), multicast
         uint32_t buf, slot, off, bytes, dst;
         uint32_t b, i, t, bar;
         if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
         if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
         const bool mc = f[8] != kNone;
         const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[8])) & 0xffffu : 0u;
-        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         if (a.fault != 0) break;
         const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
         if (a.lane == 0) {
@@ -940,10 +605,10 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 9: {  // bulk.store buf(5)
+      case OpKind::kBulkStore: {  // bulk.store buf(5)
         uint32_t buf, slot, off, bytes, src;
         if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &src)) break;
-        if (bytes % 16 != 0 || (src - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        if (bytes % 16 != 0 || (src - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         uint8_t* dstg = c.bulk_global + (src - a.smem_base - c.buffers_begin);
         if (a.lane == 0) ptx::BulkStore(dstg, src, bytes);
         Emit<kTrace>(c, a, EventKind::kBulkIssue, a.cta, buf, slot, static_cast<int32_t>(bytes), 0,
@@ -951,12 +616,12 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 12: {  // cp.async buf(5)
+      case OpKind::kCpAsync: {  // cp.async buf(5)
         // Lane 0 issues every copy of the agent, so that the agent's cp.async-groups and a
         // cp.async.mbarrier.arrive cover them all (both are per thread, PTX ISA cp.async).
         uint32_t buf, slot, off, bytes, dst;
         if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
-        if (bytes % 4 != 0 || (dst - a.smem_base) % 4 != 0) { a.fault = kFaultRange; break; }
+        if (bytes % 4 != 0 || (dst - a.smem_base) % 4 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
         if (a.lane == 0) {
           uint32_t k = 0;
@@ -969,7 +634,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 13: {  // cp.async.commit
+      case OpKind::kCpAsyncCommit: {  // cp.async.commit
         if (a.lane == 0) ptx::CpAsyncCommitGroup();
         Emit<kTrace>(c, a, EventKind::kCpAsyncCommit, a.cta, 0, 0, static_cast<int32_t>(a.cp_groups),
                      0, 0, 0, spc);
@@ -977,10 +642,10 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 14: {  // cp.async.wait pending (kNone: cp.async.wait_all)
+      case OpKind::kCpAsyncWait: {  // cp.async.wait pending (kNone: cp.async.wait_all)
         const bool all = f[0] == kNone;
         const uint32_t n = all ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
-        if (n > 7) { a.fault = kFaultCount; break; }
+        if (n > 7) { exec::Fail(a, exec::kFaultCount); break; }
         if (a.fault != 0) break;
         Emit<kTrace>(c, a, EventKind::kCpAsyncWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
         if (a.lane == 0) {
@@ -997,7 +662,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         Emit<kTrace>(c, a, EventKind::kCpAsyncWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
         break;
       }
-      case 15: {  // cp.async.arrive bar(3), noinc
+      case OpKind::kCpAsyncMbarrierArrive: {  // cp.async.arrive bar(3), noinc
         uint32_t b, i, t, addr;
         if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
         const bool noinc = f[3] != 0;
@@ -1008,7 +673,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 16: {  // st.async buf(5) with @cta, bar(3)
+      case OpKind::kStAsync: {  // st.async buf(5) with @cta, bar(3)
         // The barrier is in the destination CTA (st.async's mbarrier operand, PTX ISA st.async);
         // every lane stores 16-byte `write`-pattern chunks, each completing 16 bytes of tx.
         uint32_t buf, slot, off, bytes, dst;
@@ -1016,9 +681,9 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
         if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
         const int64_t dcta = f[4] == kNone ? a.cta : Eval(c, a, f[4]);
-        if (dcta < 0 || dcta >= c.cluster_m * c.cluster_n) { a.fault = kFaultRange; break; }
+        if (dcta < 0 || dcta >= c.cluster_m * c.cluster_n) { exec::Fail(a, exec::kFaultRange); break; }
         if (f[7] == kNone) t = static_cast<uint32_t>(dcta);
-        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { a.fault = kFaultRange; break; }
+        if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         if (a.fault != 0) break;
         const uint32_t rdst = ptx::MapaSharedCluster(dst, static_cast<uint32_t>(dcta));
         const uint32_t rbar = ptx::MapaSharedCluster(bar, t);
@@ -1032,8 +697,8 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         __syncwarp();
         break;
       }
-      case 23: {  // pending_count token var, result var
-        // Every lane holds lane 0's token (case 2 broadcasts it), so every lane reads the same
+      case OpKind::kMbarrierPendingCount: {  // pending_count token var, result var
+        // Every lane holds lane 0's token (the arrive broadcasts it), so every lane reads the same
         // count. A token of a plain arrive gives whatever the H100 gives (undefined in PTX).
         const uint32_t token_var = f[0], result_var = f[1];
         const uint32_t n =
@@ -1042,11 +707,11 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
         Emit<kTrace>(c, a, EventKind::kPendingCount, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
         break;
       }
-      case 24: {  // readback buf(5), result var
+      case OpKind::kGlobalReadback: {  // readback buf(5), result var
         // What a generic-proxy read of the bulk.store destination of the region sees, per 4-byte
         // word against two images (ir::GlobalReadback): the runner's initial bulk pattern (tag
         // 0xfe, chunk index K from the start of the buffer area) and this agent's own `write`
-        // pattern of the region (case 21). Class 0 all old, 1 all new, 2 only old and new words,
+        // pattern of the region (use/write). Class 0 all old, 1 all new, 2 only old and new words,
         // 3 any other word.
         uint32_t buf, slot, off, bytes, addr;
         if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) break;
@@ -1082,7 +747,7 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
       }
       default:
         // The runner refuses schedules with other ops; reaching here is a bad encoding.
-        a.fault = kFaultBadWord;
+        exec::Fail(a, exec::kFaultBadWord);
         break;
     }
   }
@@ -1102,13 +767,13 @@ __device__ __forceinline__ void RunResolvedOn(const DeviceConfig& c, const Tenso
     q0 = q1;
     q1 = q2;
     if (k + kAhead < n) q2 = ops[k + kAhead];
-    const uint32_t op = cur.w[0] & 0xffu;
+    const OpKind op = exec::ResolvedKind(cur);
     // As the interpreter checks at every 16th loop iteration: leave after another agent's timeout.
     if ((k & 15) == 15 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
     if (BeforeOp(c, h, op)) return;
     if (Execute<kTrace>(c, maps, h, cur)) return;
     if (h.fault != 0) {
-      Abort<kTrace>(c, h, 2, 0, 0, 0, cur.w[0] >> 16);
+      Abort<kTrace>(c, h, 2, 0, 0, 0, exec::ResolvedPc(cur));
       return;
     }
   }
@@ -1182,6 +847,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.iters = 0;
   a.uses = a.used_chunks = a.bad_chunks = a.zero_chunks = 0;
   a.fault = 0;
+  a.eval_error = 0;
   for (uint32_t v = 0; v < kMaxVars; ++v) {
     a.vars[v] = 0;
     a.token_parity[v] = 0;
@@ -1243,145 +909,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-// The fields of the kernel's configuration that come from the schedule alone (what Advance,
-// Resolve and the interpreter read besides the run-time pointers).
-void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* cp) {
-  DeviceConfig& c = *cp;
-  auto copy = [](const auto& from, auto& to) { std::copy(std::begin(from), std::end(from), std::begin(to)); };
-  c.pool = s.words[8];
-  c.cluster_m = s.cluster_m;
-  c.cluster_n = s.cluster_n;
-  c.clusters = s.clusters;
-  c.warps_per_cta = s.warps_per_cta;
-  copy(s.role_body_begin, c.role_body_begin);
-  copy(s.role_body_end, c.role_body_end);
-  copy(s.role_threads, c.role_threads);
-  copy(s.named_threads, c.named_threads);
-  copy(s.named_hw_threads, c.named_hw_threads);
-  c.num_barriers = s.num_barriers;
-  c.barrier_elements = s.barrier_elements;
-  c.init_bitmap_offset = s.init_bitmap_offset;
-  copy(s.barrier_first, c.barrier_first);
-  copy(s.barrier_size, c.barrier_size);
-  copy(s.barrier_count_ref, c.barrier_count_ref);
-  c.num_buffers = s.num_buffers;
-  c.buffers_begin = s.buffers_begin;
-  c.smem_bytes = s.smem_bytes;
-  copy(s.buffer_offset, c.buffer_offset);
-  copy(s.buffer_slot_bytes, c.buffer_slot_bytes);
-  copy(s.buffer_stages, c.buffer_stages);
-  c.num_maps = static_cast<uint32_t>(s.maps.size());
+// The fields of the kernel's configuration besides the shared layout (gpu/resolve.h, FillLayout)
+// and the run-time pointers.
+void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* c) {
+  FillLayout(s, c);
+  c->clusters = s.clusters;
+  c->warps_per_cta = s.warps_per_cta;
+  c->barrier_elements = s.barrier_elements;
+  c->init_bitmap_offset = s.init_bitmap_offset;
+  c->buffers_begin = s.buffers_begin;
+  c->smem_bytes = s.smem_bytes;
   for (size_t m = 0; m < s.maps.size(); ++m) {
-    c.map_rank[m] = s.maps[m].rank;
-    c.map_box_bytes[m] = s.maps[m].box_bytes;
+    c->map_rank[m] = s.maps[m].rank;
+    c->map_box_bytes[m] = s.maps[m].box_bytes;
   }
-}
-
-// Records the host resolves at most, over all agents (64 B each: 64 MiB).
-constexpr size_t kMaxResolvedOps = size_t{1} << 20;
-
-// Runs agent `g`'s program on the host with the kernel's own Advance and Resolve (the agent's
-// place and builtins as the kernel computes them) and appends its records to `out`. False, with
-// the reason in *why and `out` unchanged, when the run is not fixed before the launch (an op that
-// only the interpreter runs, a state token or a test_wait result the hardware decides) or it
-// faults (the interpreter then reports the fault on the device) or it is too long.
-bool ResolveAgent(const DeviceConfig& hc, const LaunchSpec& s, uint32_t g,
-                  std::vector<ResolvedOp>* out, std::string* why) {
-  const uint32_t csize = s.cluster_m * s.cluster_n;
-  Agent a{};
-  a.warp = g % s.warps_per_cta;
-  a.cta_global = g / s.warps_per_cta;
-  a.cluster = a.cta_global / csize;
-  a.cta = a.cta_global % csize;
-  a.cta_x = a.cta % s.cluster_m;
-  a.cta_y = a.cta / s.cluster_m;
-  a.agent_global = g;
-  a.slot = s.agents[g];
-  Walk k{};
-  k.body = hc.role_body_begin[a.slot.role];
-  k.body_end = hc.role_body_end[a.slot.role];
-  k.pc = k.body;
-  const size_t start = out->size();
-  auto refuse = [&](const char* reason) {
-    out->resize(start);
-    *why = reason;
-    return false;
-  };
-  while (true) {
-    const int adv = Advance(hc, a, k);
-    if (adv == kFaulted) return refuse("its program faults (the interpreter reports where)");
-    if (adv != kAtOp) return true;
-    const uint32_t head = hc.words[k.pc];
-    const uint32_t* f = hc.words + k.pc + 1;
-    const uint32_t spc = k.pc - k.body;
-    const uint32_t op = (head & 0xff) - 16;
-    k.pc += head >> 8;
-    if (op == 2 && f[7] < kMaxVars) return refuse("an arrive keeps a state token");
-    if (op == 5 && (f[4] < kMaxVars || f[5] != 0)) return refuse("a token wait or a test_wait result");
-    ResolvedOp r;
-    const uint32_t res = Resolve(hc, a, op, f, spc, &r);
-    if (res == kNotResolvable) return refuse("an op the interpreter runs directly (cp.async, bulk copies, st.async, pending_count, readback)");
-    if (res != kResolved || a.fault != 0) return refuse("its program faults (the interpreter reports where)");
-    if (out->size() >= kMaxResolvedOps) return refuse("the resolved streams would exceed 1M records");
-    out->push_back(r);
-    if (op == 22) return true;
-  }
-}
-
-
-// Resolves every valid agent of the launch (all or none, see RunOnGpu): fills `ops` and `index`
-// ([2 g] first record, [2 g + 1] count) and returns true, or returns false with the first agent
-// that cannot be resolved and why.
-bool ResolveAll(const LaunchSpec& s, std::vector<ResolvedOp>* ops, std::vector<uint32_t>* index,
-                uint32_t* failed_agent, std::string* why) {
-  DeviceConfig hc{};
-  FillScheduleConfig(s, &hc);
-  hc.words = s.words.data();
-  const uint32_t num_agents = static_cast<uint32_t>(s.agents.size());
-  index->assign(2 * num_agents, kNone);
-  for (uint32_t g = 0; g < num_agents; ++g) {
-    if (!s.agents[g].valid) continue;
-    const size_t first = ops->size();
-    if (!ResolveAgent(hc, s, g, ops, why)) {
-      *failed_agent = g;
-      ops->clear();
-      return false;
-    }
-    (*index)[2 * g] = static_cast<uint32_t>(first);
-    (*index)[2 * g + 1] = static_cast<uint32_t>(ops->size() - first);
-  }
-  return true;
 }
 
 }  // namespace
-
-const char* FaultName(uint32_t code) {
-  switch (code) {
-    case kFaultEval: return "expression fault (division by zero or shift range)";
-    case kFaultIndex: return "barrier index or buffer slot out of range";
-    case kFaultNesting: return "for/if nested too deeply";
-    case kFaultBadWord: return "bad statement or expression word";
-    case kFaultStack: return "expression stack overflow";
-    case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
-    case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
-    default: return "none";
-  }
-}
-
-ResolveReport ResolveOnHost(const LaunchSpec& s) {
-  ResolveReport r;
-  std::vector<ResolvedOp> ops;
-  std::vector<uint32_t> index;
-  r.resolved = ResolveAll(s, &ops, &index, &r.failed_agent, &r.reason);
-  if (r.resolved) {
-    r.ops_per_agent.assign(s.agents.size(), 0);
-    for (size_t g = 0; g < s.agents.size(); ++g) {
-      if (index[2 * g + 1] != kNone) r.ops_per_agent[g] = index[2 * g + 1];
-    }
-    r.bytes = ops.size() * sizeof(ResolvedOp);
-  }
-  return r;
-}
 
 std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   int device = 0;
@@ -1472,9 +1016,9 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   PARITY_CUDA_CHECK(cudaMalloc(&d_agents, s.agents.size() * sizeof(AgentSlot)));
   PARITY_CUDA_CHECK(cudaMemcpy(d_agents, s.agents.data(), s.agents.size() * sizeof(AgentSlot),
                                cudaMemcpyHostToDevice));
-  c.words = d_words;
-  c.agents = d_agents;
   FillScheduleConfig(s, &c);
+  c.words = d_words;  // FillLayout's are the host's
+  c.agents = d_agents;
   c.budget_cycles = static_cast<long long>(s.timeout_ms * clock_khz);
   c.ring_capacity = s.trace ? s.ring_capacity : 1;
   PARITY_CUDA_CHECK(cudaMalloc(&c.ring, sizeof(TraceEvent) * num_agents * c.ring_capacity));

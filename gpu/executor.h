@@ -14,16 +14,20 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/host_device.h"
+#include "sim/ir/exec.h"
 #include "sim/trace/event.h"
 
 namespace parity::gpu {
 
-inline constexpr uint32_t kMaxRoles = 8;
-inline constexpr uint32_t kMaxBarrierDecls = 16;
-inline constexpr uint32_t kMaxBufferDecls = 16;
-inline constexpr uint32_t kMaxTensorMaps = 4;
-inline constexpr uint32_t kMaxVars = 48;        // variable slots per role
-inline constexpr uint32_t kMaxNesting = 12;     // nested for/if
+// The limits and types of the shared executor (sim/ir/exec.h).
+using exec::AgentSlot;
+using exec::kMaxBarrierDecls;
+using exec::kMaxBufferDecls;
+using exec::kMaxNesting;
+using exec::kMaxRoles;
+using exec::kMaxTensorMaps;
+using exec::kMaxVars;
 inline constexpr uint32_t kMaxWarpsPerCta = 32; // 1024 threads
 
 // TraceEvent::flags bits the executor adds (kind-specific, next to kFlagRemote/kFlagMulticast).
@@ -35,12 +39,7 @@ inline constexpr uint16_t kProbePc = 0xffff;
 
 // The 16-byte pattern chunk that global tensor `map` holds at chunk index `i` (byte offset 16 i):
 // self-validating, so that a consumer can tell pattern bytes from poison or zeros.
-#if defined(__CUDACC__)
-#define PARITY_HOST_DEVICE __host__ __device__
-#else
-#define PARITY_HOST_DEVICE
-#endif
-PARITY_HOST_DEVICE inline uint32_t PatternHash(uint32_t i, uint32_t tag) {
+PARITY_HD inline uint32_t PatternHash(uint32_t i, uint32_t tag) {
   uint32_t h = i * 0x9E3779B1u ^ tag * 0x85EBCA77u;
   h ^= h >> 15;
   h *= 0x2C1B3C6Du;
@@ -58,13 +57,6 @@ struct TensorMapSpec {
   uint64_t global_bytes = 0;
 };
 
-struct AgentSlot {
-  uint16_t role = 0;
-  uint16_t index_in_role = 0;
-  uint16_t index_in_cta = 0;
-  uint16_t valid = 0;
-};
-
 struct LaunchSpec {
   std::vector<uint32_t> words;  // ir::Encode output
   uint32_t cluster_m = 1, cluster_n = 1, clusters = 1;
@@ -76,7 +68,7 @@ struct LaunchSpec {
   // Named barrier id -> the schedule's thread count of its bar.sync/bar.arrive and the hardware
   // count (32 x participating agents) where the runner could tell them apart statically; 0: scale
   // by the executing role's threads.
-  uint32_t named_threads[16] = {}, named_hw_threads[16] = {};
+  uint32_t named_threads[exec::kMaxNamedBarriers] = {}, named_hw_threads[exec::kMaxNamedBarriers] = {};
   uint32_t num_roles = 0;
   // Shared memory, byte offsets from a 1024-byte aligned base. Barrier elements are numbered
   // barrier_first[b] + index; element e lives at 8 e.
@@ -113,20 +105,20 @@ struct HangReport {
   uint32_t kind = 0;  // 0 none, 1 wait timeout, 2 interpreter fault
   uint32_t cluster = 0, cta = 0, agent = 0, barrier = 0, index = 0, parity = 0, pc = 0;
   uint32_t fault = 0;  // kind 2: FaultCode
+  uint32_t eval_error = 0;  // fault kFaultEval: the ir::EvalError (0: a loop step not positive)
 };
 
-// Interpreter faults (device-side checks that stop the run instead of issuing a bad instruction).
-enum FaultCode : uint32_t {
-  kFaultNone = 0,
-  kFaultEval = 1,        // division by zero / shift range in an expression
-  kFaultIndex = 2,       // barrier index or buffer slot out of range
-  kFaultNesting = 3,     // deeper than kMaxNesting
-  kFaultBadWord = 4,     // unknown statement or expression word
-  kFaultStack = 5,       // expression stack overflow
-  kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
-  kFaultCount = 7,       // bulk.wait N > 7, or a bar.sync thread count that is not whole warps
-};
-const char* FaultName(uint32_t code);
+// Interpreter faults (checks that stop the run instead of issuing a bad instruction).
+using exec::FaultCode;
+using exec::kFaultBadWord;
+using exec::kFaultCount;
+using exec::kFaultEval;
+using exec::kFaultIndex;
+using exec::kFaultNesting;
+using exec::kFaultNone;
+using exec::kFaultRange;
+using exec::kFaultStack;
+const char* FaultName(uint32_t code);  // gpu/resolve.cc
 
 struct AgentRecord {
   uint32_t cta_global = 0, warp = 0, smid = 0, events = 0, dropped = 0;
@@ -157,7 +149,7 @@ struct RunOutput {
   std::string interpret_reason;
 };
 
-// What the host's resolution makes of a launch (gpu/executor.cu, ResolvedOp), without CUDA:
+// What the host's resolution makes of a launch (gpu/resolve.cc, exec::ResolvedOp), without CUDA:
 // either every agent's run is fixed before the launch (resolved: ops per agent, indexed like
 // LaunchSpec::agents, 0 for an invalid slot) or the first agent that is not, and why.
 struct ResolveReport {
@@ -167,7 +159,7 @@ struct ResolveReport {
   uint32_t failed_agent = 0;
   std::string reason;
 };
-ResolveReport ResolveOnHost(const LaunchSpec& spec);
+ResolveReport ResolveOnHost(const LaunchSpec& spec);  // gpu/resolve.cc
 
 // Runs the schedule on GPU 0. Returns "" or an error message (CUDA failure, bad spec).
 std::string RunOnGpu(const LaunchSpec& spec, RunOutput* out);

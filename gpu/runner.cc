@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
 #include <tuple>
@@ -573,8 +574,18 @@ int Run(int argc, char** argv) {
                   e.parity, e.cluster, e.cta, e.agent);
     }
   } else if (out.hang.kind == 2) {
-    std::printf("parity_gpu: interpreter fault: %s in cluster %u CTA %u agent %u (pc %u)\n",
-                FaultName(out.hang.fault), out.hang.cluster, out.hang.cta, out.hang.agent, out.hang.pc);
+    // The expression faults are ir::EvalError's (sim/ir/exec.h evaluates as sim/ir/eval.h).
+    static const char* const kEvalErrors[] = {"a for loop step that is not positive",
+                                              "division by zero", "overflow",
+                                              "shift count outside 0..63", "bad reference",
+                                              "malformed expression"};
+    const std::string detail =
+        out.hang.fault == kFaultEval && out.hang.eval_error < std::size(kEvalErrors)
+            ? std::string(": ") + kEvalErrors[out.hang.eval_error]
+            : std::string();
+    std::printf("parity_gpu: interpreter fault: %s%s in cluster %u CTA %u agent %u (pc %u)\n",
+                FaultName(out.hang.fault), detail.c_str(), out.hang.cluster, out.hang.cta,
+                out.hang.agent, out.hang.pc);
   } else {
     std::printf("parity_gpu: %s\n", out.completed ? "completed" : "did not complete (some agent never finished)");
   }

@@ -13,6 +13,40 @@ namespace {
 
 constexpr uint32_t kMaxArg = (1u << 24) - 1;
 
+// OpKind (sim/ir/ops.h, what the executor switches on) names the alternatives of ir::Op by the
+// index that Encode writes.
+template <OpKind kKind, typename T>
+constexpr bool IsAlternative() {
+  return std::is_same_v<std::variant_alternative_t<static_cast<size_t>(kKind), Op>, T>;
+}
+static_assert(std::variant_size_v<Op> == kNumOpKinds, "an op without an OpKind");
+static_assert(IsAlternative<OpKind::kMbarrierInit, MbarrierInit>() &&
+              IsAlternative<OpKind::kMbarrierInval, MbarrierInval>() &&
+              IsAlternative<OpKind::kMbarrierArrive, MbarrierArrive>() &&
+              IsAlternative<OpKind::kMbarrierExpectTx, MbarrierExpectTx>() &&
+              IsAlternative<OpKind::kMbarrierCompleteTx, MbarrierCompleteTx>() &&
+              IsAlternative<OpKind::kMbarrierWait, MbarrierWait>() &&
+              IsAlternative<OpKind::kTmaLoad, TmaLoad>() &&
+              IsAlternative<OpKind::kTmaStore, TmaStore>() &&
+              IsAlternative<OpKind::kBulkLoad, BulkLoad>() &&
+              IsAlternative<OpKind::kBulkStore, BulkStore>() &&
+              IsAlternative<OpKind::kBulkCommit, BulkCommit>() &&
+              IsAlternative<OpKind::kBulkWait, BulkWait>() &&
+              IsAlternative<OpKind::kCpAsync, CpAsync>() &&
+              IsAlternative<OpKind::kCpAsyncCommit, CpAsyncCommit>() &&
+              IsAlternative<OpKind::kCpAsyncWait, CpAsyncWait>() &&
+              IsAlternative<OpKind::kCpAsyncMbarrierArrive, CpAsyncMbarrierArrive>() &&
+              IsAlternative<OpKind::kStAsync, StAsync>() &&
+              IsAlternative<OpKind::kFence, Fence>() &&
+              IsAlternative<OpKind::kClusterArrive, ClusterArrive>() &&
+              IsAlternative<OpKind::kClusterWait, ClusterWait>() &&
+              IsAlternative<OpKind::kNamedBarrier, NamedBarrier>() &&
+              IsAlternative<OpKind::kBufferAccess, BufferAccess>() &&
+              IsAlternative<OpKind::kExit, Exit>() &&
+              IsAlternative<OpKind::kMbarrierPendingCount, MbarrierPendingCount>() &&
+              IsAlternative<OpKind::kGlobalReadback, GlobalReadback>(),
+              "OpKind and ir::Op disagree");
+
 const char* const kDtypes[] = {"u8",  "u16", "u32",  "s32",    "u64",  "s64",    "f16",
                                "f32", "f64", "bf16", "f32ftz", "tf32", "tf32ftz"};
 const char* const kSwizzles[] = {"none", "32B", "64B", "128B"};

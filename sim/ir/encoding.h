@@ -86,11 +86,8 @@ inline constexpr uint32_t kEncodingVersion = 2;
 inline constexpr uint32_t kEncodingHeaderWords = 24;
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 
-enum class EncodedExprOp : uint8_t {
-  kConst = 1, kVar = 2, kBuiltin = 3, kUnary = 4, kBinary = 5,
-  kJumpIfZero = 6, kJump = 7, kAndJump = 8, kOrJump = 9, kBool = 10,
-};
-enum class EncodedStmtKind : uint8_t { kLet = 1, kFor = 2, kIf = 3, kOpBase = 16 };
+// EncodedExprOp, EncodedStmtKind and OpKind: sim/ir/ops.h. The executor of this encoding,
+// shared by the GPU kernel and the host: sim/ir/exec.h.
 
 // The program with params substituted: every kParam expression becomes the constant of
 // `values` (from BindParams), params keep their names with default_value = the bound value and

@@ -22,7 +22,7 @@
 
 namespace parity::ir {
 
-inline constexpr size_t kNumBuiltins = 8;  // one per ir::Builtin
+inline constexpr size_t kNumBuiltins = kNumBuiltinCodes;  // one per ir::Builtin
 
 // Values of the builtins, indexed by static_cast<size_t>(Builtin).
 using BuiltinValues = std::array<int64_t, kNumBuiltins>;
@@ -41,15 +41,7 @@ struct EvalEnv {
   const BuiltinValues* builtins = nullptr;  // null: any builtin is an error ("eval.builtin")
 };
 
-// Why an evaluation failed. Rule names (Status::rule()) in parentheses.
-enum class EvalError : uint8_t {
-  kNone = 0,
-  kDivByZero,       // "eval.div-by-zero": x / 0 or x % 0
-  kOverflow,        // "eval.overflow": result outside int64 (incl. INT64_MIN / -1)
-  kShiftRange,      // "eval.shift-range": shift count outside 0..63
-  kBadReference,    // "eval.bad-reference": param/var slot out of range, no builtins, bad id
-  kBadOp,           // "eval.bad-op": malformed node (unknown operator or missing operand)
-};
+// EvalError: sim/ir/ops.h (the GPU executor reports the same errors, sim/ir/exec.h).
 
 // The first failure of an evaluation: what, where, and the operand values involved.
 struct EvalFault {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "sim/common/status.h"
+#include "sim/ir/ops.h"
 
 namespace parity::ir {
 
@@ -25,23 +26,7 @@ namespace parity::ir {
 using ExprId = uint32_t;
 inline constexpr ExprId kNoExpr = 0xffffffffu;
 
-// Values known per agent at run time (PTX special registers and schedule facts).
-enum class Builtin : uint8_t {
-  kCtaRank,      // %cluster_ctarank: 0 .. cluster_size-1, x fastest
-  kCtaX,         // %cluster_ctaid.x: 0 .. cluster_m-1
-  kCtaY,         // %cluster_ctaid.y: 0 .. cluster_n-1
-  kClusterM,     // %cluster_nctaid.x
-  kClusterN,     // %cluster_nctaid.y
-  kClusterSize,  // cluster_m * cluster_n
-  kClusterId,    // which cluster of the grid (0 .. clusters-1)
-  kAgent,        // index of this agent within its role in its CTA (0 .. count-1)
-};
-
-enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
-enum class BinaryOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kMod, kShl, kShr, kBitAnd, kBitOr, kBitXor,
-  kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kMin, kMax,
-};
+// Builtin, UnaryOp and BinaryOp: sim/ir/ops.h (shared with the GPU executor).
 
 struct Expr {
   enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect };

@@ -1,0 +1,123 @@
+#include "gpu/resolve.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace parity::gpu {
+
+void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
+  exec::Layout& c = *layout;
+  c = exec::Layout{};
+  auto copy = [](const auto& from, auto& to) {
+    std::copy(std::begin(from), std::end(from), std::begin(to));
+  };
+  c.words = s.words.data();
+  c.pool = s.words.size() > 8 ? s.words[8] : 0;
+  c.cluster_m = s.cluster_m;
+  c.cluster_n = s.cluster_n;
+  copy(s.role_body_begin, c.role_body_begin);
+  copy(s.role_body_end, c.role_body_end);
+  copy(s.role_threads, c.role_threads);
+  copy(s.role_num_vars, c.role_num_vars);
+  copy(s.named_threads, c.named_threads);
+  copy(s.named_hw_threads, c.named_hw_threads);
+  c.num_barriers = s.num_barriers;
+  copy(s.barrier_first, c.barrier_first);
+  copy(s.barrier_size, c.barrier_size);
+  copy(s.barrier_count_ref, c.barrier_count_ref);
+  c.num_buffers = s.num_buffers;
+  copy(s.buffer_offset, c.buffer_offset);
+  copy(s.buffer_slot_bytes, c.buffer_slot_bytes);
+  copy(s.buffer_stages, c.buffer_stages);
+  c.num_maps = static_cast<uint32_t>(s.maps.size());
+}
+
+bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
+                  std::vector<exec::ResolvedOp>* out, std::string* why) {
+  exec::HostAgent a =
+      exec::MakeHostAgent(g, s.agents[g], s.cluster_m, s.cluster_n, s.warps_per_cta);
+  exec::Walk k = exec::StartWalk(layout, a);
+  const size_t start = out->size();
+  auto refuse = [&](const char* reason) {
+    out->resize(start);
+    *why = reason;
+    return false;
+  };
+  while (true) {
+    const int adv = exec::Advance(layout, a, k);
+    if (adv == exec::kFaulted) return refuse("its program faults (the interpreter reports where)");
+    if (adv != exec::kAtOp) return true;
+    const exec::OpKind op = exec::OpAt(layout, k);
+    const uint32_t* f = layout.words + k.pc + 1;
+    const uint32_t spc = k.pc - k.body;
+    k.pc += layout.words[k.pc] >> 8;
+    if (op == exec::OpKind::kMbarrierArrive && f[7] < exec::kMaxVars) {
+      return refuse("an arrive keeps a state token");
+    }
+    if (op == exec::OpKind::kMbarrierWait && (f[4] < exec::kMaxVars || f[5] != 0)) {
+      return refuse("a token wait or a test_wait result");
+    }
+    exec::ResolvedOp r;
+    const uint32_t res = exec::Resolve(layout, a, op, f, spc, &r);
+    if (res == exec::kNotResolvable) {
+      return refuse("an op the interpreter runs directly (cp.async, bulk copies, st.async, "
+                    "pending_count, readback)");
+    }
+    if (res != exec::kResolved || a.fault != 0) {
+      return refuse("its program faults (the interpreter reports where)");
+    }
+    if (out->size() >= kMaxResolvedOps) return refuse("the resolved streams would exceed 1M records");
+    out->push_back(r);
+    if (op == exec::OpKind::kExit) return true;
+  }
+}
+
+bool ResolveAll(const LaunchSpec& s, std::vector<exec::ResolvedOp>* ops,
+                std::vector<uint32_t>* index, uint32_t* failed_agent, std::string* why) {
+  exec::Layout layout;
+  FillLayout(s, &layout);
+  const uint32_t num_agents = static_cast<uint32_t>(s.agents.size());
+  index->assign(2 * num_agents, exec::kNone);
+  for (uint32_t g = 0; g < num_agents; ++g) {
+    if (!s.agents[g].valid) continue;
+    const size_t first = ops->size();
+    if (!ResolveAgent(layout, s, g, ops, why)) {
+      *failed_agent = g;
+      ops->clear();
+      return false;
+    }
+    (*index)[2 * g] = static_cast<uint32_t>(first);
+    (*index)[2 * g + 1] = static_cast<uint32_t>(ops->size() - first);
+  }
+  return true;
+}
+
+const char* FaultName(uint32_t code) {
+  switch (code) {
+    case kFaultEval: return "expression fault (division by zero, overflow, shift range or a loop step that is not positive)";
+    case kFaultIndex: return "barrier index or buffer slot out of range";
+    case kFaultNesting: return "for/if nested too deeply";
+    case kFaultBadWord: return "bad statement or expression word";
+    case kFaultStack: return "expression stack overflow";
+    case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
+    case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
+    default: return "none";
+  }
+}
+
+ResolveReport ResolveOnHost(const LaunchSpec& s) {
+  ResolveReport r;
+  std::vector<exec::ResolvedOp> ops;
+  std::vector<uint32_t> index;
+  r.resolved = ResolveAll(s, &ops, &index, &r.failed_agent, &r.reason);
+  if (r.resolved) {
+    r.ops_per_agent.assign(s.agents.size(), 0);
+    for (size_t g = 0; g < s.agents.size(); ++g) {
+      if (index[2 * g + 1] != exec::kNone) r.ops_per_agent[g] = index[2 * g + 1];
+    }
+    r.bytes = ops.size() * sizeof(exec::ResolvedOp);
+  }
+  return r;
+}
+
+}  // namespace parity::gpu

@@ -1,0 +1,735 @@
+// The executor of the compact encoding (sim/ir/encoding.h), compiled by g++ and by nvcc: the GPU
+// kernel (gpu/executor.cu) interprets schedules with it, the host resolves agents' op streams
+// with it before a launch (gpu/resolve.cc), and CPU tests check it against ir::Eval and the
+// engine (tests/sim/ir/exec_test.cc). Three parts, shared by every side:
+//   EvalExpr  evaluates an expression record, with ir::Eval's semantics (sim/ir/eval.h): C
+//             truncating / and %, and division by zero, INT64_MIN / -1, shift counts outside
+//             0..63 and signed overflow of + - * << and unary minus are faults, not values;
+//   Advance   walks a role's control flow (let, for, if) to its next op statement;
+//   Resolve   evaluates an op's operands (barrier element and CTA, buffer region, counts) into
+//             a ResolvedOp, with the range checks that stop a run before a bad instruction.
+//
+// Device-safe by construction: fixed-size arrays, no std:: containers, no allocation, no
+// exceptions. The agent type is a template parameter (the GPU's agent lives in registers and
+// local memory, the host's in a plain struct); it needs the fields of AgentPlace, int64_t
+// vars[kMaxVars], uint8_t token_parity[kMaxVars] and `bool OnLoopBack(const C&)` (called when
+// a loop starts another iteration; true: leave, with kAbortSeen).
+#ifndef PARITY_SIM_IR_EXEC_H_
+#define PARITY_SIM_IR_EXEC_H_
+
+#include <cstdint>
+
+#include "sim/common/host_device.h"
+#include "sim/ir/ops.h"
+
+namespace parity::exec {
+
+using ir::BinaryOp;
+using ir::Builtin;
+using ir::EncodedExprOp;
+using ir::EncodedStmtKind;
+using ir::EvalError;
+using ir::OpKind;
+using ir::UnaryOp;
+
+inline constexpr uint32_t kNone = 0xffffffffu;  // "no expression / no variable" in a record
+inline constexpr uint32_t kMaxRoles = 8;
+inline constexpr uint32_t kMaxBarrierDecls = 16;
+inline constexpr uint32_t kMaxBufferDecls = 16;
+inline constexpr uint32_t kMaxTensorMaps = 4;
+inline constexpr uint32_t kMaxVars = 48;     // variable slots per role
+inline constexpr uint32_t kMaxNesting = 12;  // nested for/if
+inline constexpr uint32_t kStackDepth = 24;  // expression stack (values)
+inline constexpr uint32_t kMaxNamedBarriers = 16;
+
+// Faults: checks that stop a run instead of issuing a bad instruction.
+enum FaultCode : uint32_t {
+  kFaultNone = 0,
+  kFaultEval = 1,        // an expression fault (AgentPlace::eval_error says which)
+  kFaultIndex = 2,       // barrier index or buffer slot out of range
+  kFaultNesting = 3,     // deeper than kMaxNesting, or a host walk past its iteration cap
+  kFaultBadWord = 4,     // unknown statement or expression word
+  kFaultStack = 5,       // expression stack overflow
+  kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
+  kFaultCount = 7,       // bulk.wait N > 7, or a bar.sync thread count that is not whole warps
+};
+
+// Where an agent runs (one per role instance; the GPU gives each agent a warp).
+struct AgentSlot {
+  uint16_t role = 0;
+  uint16_t index_in_role = 0;
+  uint16_t index_in_cta = 0;
+  uint16_t valid = 0;
+};
+
+// The scalars the executor reads and writes besides the variables.
+struct AgentPlace {
+  uint32_t cta, cta_x, cta_y, cluster;
+  AgentSlot slot;
+  uint32_t fault;       // FaultCode of the first fault, 0: none
+  uint32_t eval_error;  // kFaultEval: the ir::EvalError
+  uint32_t iters;       // loop iterations taken (OnLoopBack's count)
+};
+
+// The schedule facts the executor reads: the encoded words and the per-CTA layout the runner
+// computed from them (gpu/runner.cc; shared-memory byte offsets from the CTA's aligned base).
+struct Layout {
+  const uint32_t* words;
+  uint32_t pool;  // expression pool word offset (header word 8)
+  uint32_t cluster_m, cluster_n;
+  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles];  // word offsets
+  uint32_t role_threads[kMaxRoles];  // the schedule's `threads` per agent (bar.sync counts)
+  uint32_t role_num_vars[kMaxRoles];
+  // Named barrier id -> the schedule's thread count and the hardware count where the runner
+  // could tell them apart statically; 0: scale by the executing role's threads.
+  uint32_t named_threads[kMaxNamedBarriers], named_hw_threads[kMaxNamedBarriers];
+  uint32_t num_barriers;
+  uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
+  uint32_t barrier_count_ref[kMaxBarrierDecls];  // expression ref: the declared count
+  uint32_t num_buffers;
+  uint32_t buffer_offset[kMaxBufferDecls], buffer_slot_bytes[kMaxBufferDecls],
+      buffer_stages[kMaxBufferDecls];
+  uint32_t num_maps;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Checked int64 arithmetic (no compiler builtins: the same code runs on both sides).
+
+PARITY_HD inline bool AddOverflows(int64_t a, int64_t b, int64_t* r) {
+  const int64_t s = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  *r = s;
+  return ((a ^ s) & (b ^ s)) < 0;  // both operands' signs differ from the result's
+}
+
+PARITY_HD inline bool SubOverflows(int64_t a, int64_t b, int64_t* r) {
+  const int64_t d = static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+  *r = d;
+  return ((a ^ b) & (a ^ d)) < 0;  // operands of different signs, result's sign not a's
+}
+
+// The high 64 bits of the 128-bit product of a and b.
+PARITY_HD inline uint64_t MulHi64(uint64_t a, uint64_t b) {
+  const uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+PARITY_HD inline bool MulOverflows(int64_t a, int64_t b, int64_t* r) {
+  const bool negative = (a < 0) != (b < 0);
+  const uint64_t ua = a < 0 ? 0 - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
+  const uint64_t ub = b < 0 ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
+  const uint64_t lo = ua * ub;
+  *r = static_cast<int64_t>(negative ? 0 - lo : lo);
+  if (MulHi64(ua, ub) != 0) return true;
+  const uint64_t limit = (uint64_t{1} << 63) - (negative ? 0 : 1);  // |INT64_MIN|, INT64_MAX
+  return lo > limit;
+}
+
+// Records the first fault only.
+template <typename A>
+PARITY_HD inline void Fail(A& a, uint32_t code, EvalError error = EvalError::kNone) {
+  if (a.fault == kFaultNone) {
+    a.fault = code;
+    a.eval_error = static_cast<uint32_t>(error);
+  }
+}
+
+// The value of builtin `id` for agent `a` (ir::MakeBuiltins' values); false: no such builtin.
+template <typename C, typename A>
+PARITY_HD inline bool BuiltinValue(const C& c, const A& a, uint32_t id, int64_t* v) {
+  switch (static_cast<Builtin>(id)) {
+    case Builtin::kCtaRank: *v = a.cta; return true;
+    case Builtin::kCtaX: *v = a.cta_x; return true;
+    case Builtin::kCtaY: *v = a.cta_y; return true;
+    case Builtin::kClusterM: *v = c.cluster_m; return true;
+    case Builtin::kClusterN: *v = c.cluster_n; return true;
+    case Builtin::kClusterSize: *v = static_cast<int64_t>(c.cluster_m) * c.cluster_n; return true;
+    case Builtin::kClusterId: *v = a.cluster; return true;
+    case Builtin::kAgent: *v = a.slot.index_in_role; return true;
+  }
+  return false;
+}
+
+// a op b for the binary operators of a kBinary word (never && and ||, which are jumps), or a
+// fault: the checks and their order are ir::Eval's.
+template <typename A>
+PARITY_HD inline int64_t Binary(A& a, uint32_t op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  switch (static_cast<BinaryOp>(op)) {
+    case BinaryOp::kAdd:
+      if (AddOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
+      return r;
+    case BinaryOp::kSub:
+      if (SubOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
+      return r;
+    case BinaryOp::kMul:
+      if (MulOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
+      return r;
+    case BinaryOp::kDiv:
+    case BinaryOp::kMod:
+      if (y == 0) {
+        Fail(a, kFaultEval, EvalError::kDivByZero);
+        return 0;
+      }
+      if (x == INT64_MIN && y == -1) {
+        Fail(a, kFaultEval, EvalError::kOverflow);
+        return 0;
+      }
+      return static_cast<BinaryOp>(op) == BinaryOp::kDiv ? x / y : x % y;
+    case BinaryOp::kShl:
+      if (y < 0 || y > 63) {
+        Fail(a, kFaultEval, EvalError::kShiftRange);
+        return 0;
+      }
+      if (y > 0 && (x > (INT64_MAX >> y) || x < (INT64_MIN >> y))) {
+        Fail(a, kFaultEval, EvalError::kOverflow);
+        return 0;
+      }
+      return static_cast<int64_t>(static_cast<uint64_t>(x) << y);
+    case BinaryOp::kShr:
+      if (y < 0 || y > 63) {
+        Fail(a, kFaultEval, EvalError::kShiftRange);
+        return 0;
+      }
+      return x >> y;  // arithmetic
+    case BinaryOp::kBitAnd: return x & y;
+    case BinaryOp::kBitOr: return x | y;
+    case BinaryOp::kBitXor: return x ^ y;
+    case BinaryOp::kEq: return x == y;
+    case BinaryOp::kNe: return x != y;
+    case BinaryOp::kLt: return x < y;
+    case BinaryOp::kLe: return x <= y;
+    case BinaryOp::kGt: return x > y;
+    case BinaryOp::kGe: return x >= y;
+    case BinaryOp::kMin: return x < y ? x : y;
+    case BinaryOp::kMax: return x > y ? x : y;
+    case BinaryOp::kAnd:
+    case BinaryOp::kOr:
+      break;
+  }
+  Fail(a, kFaultBadWord, EvalError::kBadOp);
+  return 0;
+}
+
+// Evaluates the expression record at pool offset `ref` for agent `a` (0 for kNone). On a fault
+// returns 0 and records it in `a` (the first one wins), as ir::EvalFast does.
+template <typename C, typename A>
+PARITY_HD_NOINLINE int64_t EvalExpr(const C& c, A& a, uint32_t ref) {
+  if (ref == kNone) return 0;
+  const uint32_t* w = c.words + c.pool + ref;
+  const uint32_t n = w[0];
+  const uint32_t num_vars = c.role_num_vars[a.slot.role];
+  // The common one-operand records (a constant, a variable) need no stack.
+  if (n == 3 && (w[1] & 0xffu) == static_cast<uint32_t>(EncodedExprOp::kConst)) {
+    return static_cast<int64_t>(static_cast<uint64_t>(w[2]) | (static_cast<uint64_t>(w[3]) << 32));
+  }
+  if (n == 1 && (w[1] & 0xffu) == static_cast<uint32_t>(EncodedExprOp::kVar) &&
+      (w[1] >> 8) < num_vars) {
+    return a.vars[w[1] >> 8];
+  }
+  int64_t st[kStackDepth];
+  uint32_t sp = 0;
+  uint32_t pc = 1;
+  while (pc <= n) {
+    if (a.fault != kFaultNone) return 0;
+    const uint32_t word = w[pc];
+    const uint32_t arg = word >> 8;
+    if (sp >= kStackDepth - 1) {
+      Fail(a, kFaultStack, EvalError::kBadOp);
+      return 0;
+    }
+    switch (static_cast<EncodedExprOp>(word & 0xffu)) {
+      case EncodedExprOp::kConst:
+        if (pc + 2 > n) break;
+        st[sp++] = static_cast<int64_t>(static_cast<uint64_t>(w[pc + 1]) |
+                                        (static_cast<uint64_t>(w[pc + 2]) << 32));
+        pc += 3;
+        continue;
+      case EncodedExprOp::kVar:
+        if (arg >= num_vars || arg >= kMaxVars) {
+          Fail(a, kFaultBadWord, EvalError::kBadReference);
+          return 0;
+        }
+        st[sp++] = a.vars[arg];
+        ++pc;
+        continue;
+      case EncodedExprOp::kBuiltin: {
+        int64_t v = 0;
+        if (!BuiltinValue(c, a, arg, &v)) {
+          Fail(a, kFaultBadWord, EvalError::kBadReference);
+          return 0;
+        }
+        st[sp++] = v;
+        ++pc;
+        continue;
+      }
+      case EncodedExprOp::kUnary: {
+        if (sp < 1) break;
+        int64_t& x = st[sp - 1];
+        switch (static_cast<UnaryOp>(arg)) {
+          case UnaryOp::kNeg:
+            if (x == INT64_MIN) {
+              Fail(a, kFaultEval, EvalError::kOverflow);
+              return 0;
+            }
+            x = -x;
+            break;
+          case UnaryOp::kNot: x = x == 0 ? 1 : 0; break;
+          case UnaryOp::kBitNot: x = ~x; break;
+          default:
+            Fail(a, kFaultBadWord, EvalError::kBadOp);
+            return 0;
+        }
+        ++pc;
+        continue;
+      }
+      case EncodedExprOp::kBinary: {
+        if (sp < 2) break;
+        const int64_t y = st[--sp];
+        st[sp - 1] = Binary(a, arg, st[sp - 1], y);
+        ++pc;
+        continue;
+      }
+      case EncodedExprOp::kJumpIfZero:
+        if (sp < 1) break;
+        pc += st[--sp] == 0 ? 1 + arg : 1;
+        continue;
+      case EncodedExprOp::kJump:
+        pc += 1 + arg;
+        continue;
+      case EncodedExprOp::kAndJump:  // && : a zero left operand is the result
+        if (sp < 1) break;
+        if (st[sp - 1] == 0) {
+          pc += 1 + arg;
+        } else {
+          --sp;
+          ++pc;
+        }
+        continue;
+      case EncodedExprOp::kOrJump:  // || : a non-zero left operand makes the result 1
+        if (sp < 1) break;
+        if (st[sp - 1] != 0) {
+          st[sp - 1] = 1;
+          pc += 1 + arg;
+        } else {
+          --sp;
+          ++pc;
+        }
+        continue;
+      case EncodedExprOp::kBool:
+        if (sp < 1) break;
+        st[sp - 1] = st[sp - 1] != 0;
+        ++pc;
+        continue;
+    }
+    // An unknown opcode, a missing operand or a truncated constant: a malformed record.
+    Fail(a, kFaultBadWord, EvalError::kBadOp);
+    return 0;
+  }
+  if (a.fault != kFaultNone) return 0;
+  if (sp != 1) {
+    Fail(a, kFaultBadWord, EvalError::kBadOp);
+    return 0;
+  }
+  return st[0];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operand resolution.
+
+// A barrier ref (3 words at `f`: barrier, index ref, cta ref): the barrier declaration, element
+// and target CTA, and the element's byte offset from the CTA's shared-memory base.
+template <typename C, typename A>
+PARITY_HD_NOINLINE bool BarrierOperand(const C& c, A& a, const uint32_t* f, uint32_t* bar,
+                                     uint32_t* index, uint32_t* cta, uint32_t* offset) {
+  *bar = f[0];
+  if (*bar >= c.num_barriers) {
+    Fail(a, kFaultIndex);
+    return false;
+  }
+  const int64_t i = EvalExpr(c, a, f[1]);
+  const int64_t t = f[2] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[2]);
+  if (a.fault != kFaultNone) return false;
+  if (i < 0 || i >= c.barrier_size[*bar]) {
+    Fail(a, kFaultIndex);
+    return false;
+  }
+  if (t < 0 || t >= static_cast<int64_t>(c.cluster_m) * c.cluster_n) {
+    Fail(a, kFaultRange);
+    return false;
+  }
+  *index = static_cast<uint32_t>(i);
+  *cta = static_cast<uint32_t>(t);
+  *offset = 8u * (c.barrier_first[*bar] + *index);
+  return true;
+}
+
+// A buffer ref (5 words: buffer, slot, offset, bytes, cta refs; the cta word is the caller's):
+// the region's slot, offset in the slot, bytes, and byte offset from the CTA's base.
+template <typename C, typename A>
+PARITY_HD_NOINLINE bool BufferOperand(const C& c, A& a, const uint32_t* f, uint32_t* buf,
+                                    uint32_t* slot, uint32_t* offset, uint32_t* bytes,
+                                    uint32_t* at) {
+  *buf = f[0];
+  if (*buf >= c.num_buffers) {
+    Fail(a, kFaultIndex);
+    return false;
+  }
+  const int64_t s = EvalExpr(c, a, f[1]);
+  const int64_t o = f[2] == kNone ? 0 : EvalExpr(c, a, f[2]);
+  const int64_t slot_bytes = c.buffer_slot_bytes[*buf];
+  const int64_t n = f[3] == kNone ? slot_bytes - o : EvalExpr(c, a, f[3]);
+  if (a.fault != kFaultNone) return false;
+  if (s < 0 || s >= c.buffer_stages[*buf]) {
+    Fail(a, kFaultIndex);
+    return false;
+  }
+  if (o < 0 || n < 0 || o + n > slot_bytes) {
+    Fail(a, kFaultRange);
+    return false;
+  }
+  *slot = static_cast<uint32_t>(s);
+  *offset = static_cast<uint32_t>(o);
+  *bytes = static_cast<uint32_t>(n);
+  *at = c.buffer_offset[*buf] + *slot * static_cast<uint32_t>(slot_bytes) + *offset;
+  return true;
+}
+
+// An op with its operands evaluated: w[0] = OpKind | statement pc << 16, then by op (addresses
+// are byte offsets from the CTA's 1024-aligned shared-memory base):
+//   init         b, i, t, addr, count
+//   inval        b, i, t, addr
+//   arrive       kind, b, i, t, addr, count, tx, has_tx | masked << 1, mask, token var
+//   expect_tx / complete_tx   b, i, t, addr, bytes
+//   wait         b, i, t, addr, parity, token var, test_only, result var
+//   tma.load     map, slot, dst, b, i, t, bar, multicast, mask, #coords, coords[5]
+//   tma.store    map, slot, src, #coords, coords[5]
+//   bulk.wait    pending, read        fence  kind        cluster.arrive  relaxed
+//   bar.sync     id, threads, hardware threads, sync
+//   use / write  buf, slot, offset, bytes, addr, write
+//   bulk.commit, cluster.wait, exit: no fields
+struct alignas(16) ResolvedOp {
+  uint32_t w[16];
+};
+static_assert(sizeof(ResolvedOp) == 64, "four 16-byte loads per record");
+
+PARITY_HD inline OpKind ResolvedKind(const ResolvedOp& r) {
+  return static_cast<OpKind>(r.w[0] & 0xffu);
+}
+PARITY_HD inline uint32_t ResolvedPc(const ResolvedOp& r) { return r.w[0] >> 16; }
+
+enum ResolveResult : uint32_t { kResolveFault = 0, kResolved = 1, kNotResolvable = 2 };
+
+// Resolves op `op` (statement fields at `f`, statement pc `spc`) for agent `a`. kResolveFault
+// where the interpreter stops before issuing (a.fault set); kNotResolvable for the ops the
+// interpreter runs itself (copies that need the global source, st.async, pending_count,
+// readback).
+template <typename C, typename A>
+PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f, uint32_t spc,
+                                  ResolvedOp* r) {
+  uint32_t* w = r->w;
+  w[0] = static_cast<uint32_t>(op) | spc << 16;
+  switch (op) {
+    case OpKind::kMbarrierInit: {
+      uint32_t b, i, t, addr;
+      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      const int64_t n = EvalExpr(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = static_cast<uint32_t>(n);
+      return kResolved;
+    }
+    case OpKind::kMbarrierInval:
+    case OpKind::kMbarrierExpectTx:
+    case OpKind::kMbarrierCompleteTx: {
+      uint32_t b, i, t, addr;
+      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      const int64_t n = op == OpKind::kMbarrierInval ? 0 : EvalExpr(c, a, f[3]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = static_cast<uint32_t>(n);
+      return kResolved;
+    }
+    case OpKind::kMbarrierArrive: {  // kind, bar(3), count, expect_tx, mask, token
+      uint32_t b, i, t, addr;
+      if (!BarrierOperand(c, a, f + 1, &b, &i, &t, &addr)) return kResolveFault;
+      const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(EvalExpr(c, a, f[4]));
+      const bool has_tx = f[5] != kNone;
+      const uint32_t tx = has_tx ? static_cast<uint32_t>(EvalExpr(c, a, f[5])) : 0u;
+      const uint32_t mask =
+          f[6] == kNone ? (1u << t) : static_cast<uint32_t>(EvalExpr(c, a, f[6]));
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = f[0]; w[2] = b; w[3] = i; w[4] = t; w[5] = addr; w[6] = count; w[7] = tx;
+      w[8] = (has_tx ? 1u : 0u) | (f[6] != kNone ? 2u : 0u); w[9] = mask; w[10] = f[7];
+      return kResolved;
+    }
+    case OpKind::kMbarrierWait: {  // bar(3), parity, token, test_only, result
+      uint32_t b, i, t, addr;
+      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+      const uint32_t token_var = f[4];
+      // Token waits are traced with the parity of the token's phase (probed at the arrive).
+      const uint32_t parity = token_var < kMaxVars
+                                  ? a.token_parity[token_var]
+                                  : static_cast<uint32_t>(EvalExpr(c, a, f[3])) & 1u;
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = parity; w[6] = token_var;
+      w[7] = f[5]; w[8] = f[6];
+      return kResolved;
+    }
+    case OpKind::kTmaLoad: {  // map, buf(5), bar(3), multicast, n, coords
+      uint32_t buf, slot, off, bytes, dst, b, i, t, bar;
+      if (f[0] >= c.num_maps) {
+        Fail(a, kFaultIndex);
+        return kResolveFault;
+      }
+      if (!BufferOperand(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) return kResolveFault;
+      if (!BarrierOperand(c, a, f + 6, &b, &i, &t, &bar)) return kResolveFault;
+      const bool mc = f[9] != kNone;
+      w[9] = mc ? static_cast<uint32_t>(EvalExpr(c, a, f[9])) & 0xffffu : 0u;
+      const uint32_t n = f[10];
+      for (uint32_t k = 0; k < 5; ++k) {
+        w[11 + k] =
+            k < n ? static_cast<uint32_t>(static_cast<int32_t>(EvalExpr(c, a, f[11 + k]))) : 0u;
+      }
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = f[0]; w[2] = slot; w[3] = dst; w[4] = b; w[5] = i; w[6] = t; w[7] = bar;
+      w[8] = mc ? 1u : 0u; w[10] = n;
+      return kResolved;
+    }
+    case OpKind::kTmaStore: {  // map, buf(5), n, coords
+      uint32_t buf, slot, off, bytes, src;
+      if (f[0] >= c.num_maps) {
+        Fail(a, kFaultIndex);
+        return kResolveFault;
+      }
+      if (!BufferOperand(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) return kResolveFault;
+      const uint32_t n = f[6];
+      for (uint32_t k = 0; k < 5; ++k) {
+        w[5 + k] =
+            k < n ? static_cast<uint32_t>(static_cast<int32_t>(EvalExpr(c, a, f[7 + k]))) : 0u;
+      }
+      if (a.fault != kFaultNone) return kResolveFault;
+      w[1] = f[0]; w[2] = slot; w[3] = src; w[4] = n;
+      return kResolved;
+    }
+    case OpKind::kBulkCommit:
+    case OpKind::kClusterWait:
+    case OpKind::kExit:
+      return kResolved;
+    case OpKind::kBulkWait: {  // pending, read
+      const int64_t n = f[0] == kNone ? 0 : EvalExpr(c, a, f[0]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      if (n < 0 || n > 7) {
+        Fail(a, kFaultCount);
+        return kResolveFault;
+      }
+      w[1] = static_cast<uint32_t>(n); w[2] = f[1] != 0 ? 1u : 0u;
+      return kResolved;
+    }
+    case OpKind::kFence:
+    case OpKind::kClusterArrive:
+      w[1] = f[0];
+      return kResolved;
+    case OpKind::kNamedBarrier: {  // id, threads, sync
+      const int64_t id = EvalExpr(c, a, f[0]);
+      const int64_t threads = EvalExpr(c, a, f[1]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
+      // The runner's table gives the warps of barriers shared by roles of different `threads`.
+      const int64_t per_agent = c.role_threads[a.slot.role];
+      int64_t hw = 0;
+      if (id >= 0 && id < kMaxNamedBarriers && c.named_threads[id] != 0 &&
+          threads == c.named_threads[id]) {
+        hw = c.named_hw_threads[id];
+      } else if (id < 0 || id >= kMaxNamedBarriers || per_agent < 1 || threads % per_agent != 0 ||
+                 threads / per_agent * 32 > 1024) {
+        Fail(a, kFaultCount);
+        return kResolveFault;
+      } else {
+        hw = threads / per_agent * 32;
+      }
+      w[1] = static_cast<uint32_t>(id); w[2] = static_cast<uint32_t>(threads);
+      w[3] = static_cast<uint32_t>(hw); w[4] = f[2] != 0 ? 1u : 0u;
+      return kResolved;
+    }
+    case OpKind::kBufferAccess: {  // buf(5), write
+      uint32_t buf, slot, off, bytes, addr;
+      if (!BufferOperand(c, a, f, &buf, &slot, &off, &bytes, &addr)) return kResolveFault;
+      w[1] = buf; w[2] = slot; w[3] = off; w[4] = bytes; w[5] = addr;
+      w[6] = f[5] != 0 ? 1u : 0u;
+      return kResolved;
+    }
+    default:
+      return kNotResolvable;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control flow.
+
+struct Frame {
+  uint32_t rec;     // record start
+  uint32_t end;     // where the body ends (pc reaching it closes the frame)
+  uint32_t after;   // record end
+  uint32_t is_for;
+};
+// Where an agent is in its role's program.
+struct Walk {
+  Frame frames[kMaxNesting];
+  uint32_t depth, pc, body, body_end;
+};
+enum AdvanceResult : int { kAtOp = 0, kEnded = 1, kFaulted = 2, kAbortSeen = 3 };
+
+// A walk at the start of agent `a`'s role body.
+template <typename C, typename A>
+PARITY_HD inline Walk StartWalk(const C& c, const A& a) {
+  Walk k{};
+  k.body = c.role_body_begin[a.slot.role];
+  k.body_end = c.role_body_end[a.slot.role];
+  k.pc = k.body;
+  return k;
+}
+
+// Moves `k.pc` to the next op statement, running the lets, loops and ifs before it as the engine
+// does (sim/engine/engine.cc, StepAgent: a `for` sets its variable to lo, tests it against hi,
+// and after each pass adds the step, which must be positive, and tests against hi again).
+template <typename C, typename A>
+PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
+  const uint32_t* W = c.words;
+  const uint32_t num_vars = c.role_num_vars[a.slot.role];
+  while (true) {
+    if (a.fault != kFaultNone) return kFaulted;
+    if (k.depth > 0 && k.pc == k.frames[k.depth - 1].end) {
+      Frame& fr = k.frames[k.depth - 1];
+      if (fr.is_for) {
+        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
+        const int64_t step = f[3] == kNone ? 1 : EvalExpr(c, a, f[3]);
+        if (a.fault != kFaultNone) continue;
+        if (step <= 0) {
+          Fail(a, kFaultEval, EvalError::kNone);
+          continue;
+        }
+        int64_t next = 0;
+        if (AddOverflows(a.vars[f[0]], step, &next)) {
+          Fail(a, kFaultEval, EvalError::kOverflow);
+          continue;
+        }
+        a.vars[f[0]] = next;
+        const int64_t hi = EvalExpr(c, a, f[2]);
+        if (a.fault != kFaultNone) continue;
+        if (a.vars[f[0]] < hi) {
+          if (a.OnLoopBack(c)) return kAbortSeen;
+          if (a.fault != kFaultNone) continue;
+          k.pc = fr.rec + 6;
+          continue;
+        }
+      }
+      k.pc = fr.after;
+      --k.depth;
+      continue;
+    }
+    if (k.pc >= k.body_end) return kEnded;
+    const uint32_t head = W[k.pc];
+    const uint32_t kind = head & 0xffu, len = head >> 8;
+    const uint32_t* f = W + k.pc + 1;
+    const uint32_t pc = k.pc;
+    if (len == 0) {
+      Fail(a, kFaultBadWord);
+      continue;
+    }
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kLet)) {  // var, value
+      const int64_t v = EvalExpr(c, a, f[1]);
+      if (f[0] >= num_vars || f[0] >= kMaxVars) {
+        Fail(a, kFaultBadWord, EvalError::kBadReference);
+        continue;
+      }
+      a.vars[f[0]] = v;
+      k.pc += len;
+      continue;
+    }
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kFor)) {  // var, lo, hi, step, n, body
+      if (k.depth >= kMaxNesting) {
+        Fail(a, kFaultNesting);
+        continue;
+      }
+      if (f[0] >= num_vars || f[0] >= kMaxVars) {
+        Fail(a, kFaultBadWord, EvalError::kBadReference);
+        continue;
+      }
+      // As the engine: the variable takes `lo` before `hi` is evaluated; an empty body still
+      // steps the variable to the first value >= hi, one iteration at a time.
+      a.vars[f[0]] = EvalExpr(c, a, f[1]);
+      if (a.fault != kFaultNone) continue;
+      const int64_t hi = EvalExpr(c, a, f[2]);
+      if (a.fault != kFaultNone) continue;
+      if (a.vars[f[0]] < hi) {
+        k.frames[k.depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
+        k.pc += 6;
+      } else {
+        k.pc += len;
+      }
+      continue;
+    }
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kIf)) {  // cond, then n, else n, bodies
+      if (k.depth >= kMaxNesting) {
+        Fail(a, kFaultNesting);
+        continue;
+      }
+      const bool cond = EvalExpr(c, a, f[0]) != 0;
+      if (a.fault != kFaultNone) continue;
+      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
+      if (cond) {
+        k.frames[k.depth++] = Frame{pc, else_begin, pc + len, 0};
+        k.pc = then_begin;
+      } else {
+        k.frames[k.depth++] = Frame{pc, pc + len, pc + len, 0};
+        k.pc = else_begin;
+      }
+      continue;
+    }
+    if (kind < static_cast<uint32_t>(EncodedStmtKind::kOpBase) ||
+        kind - static_cast<uint32_t>(EncodedStmtKind::kOpBase) >= ir::kNumOpKinds) {
+      Fail(a, kFaultBadWord);
+      continue;
+    }
+    return kAtOp;
+  }
+}
+
+// The op of the statement at `k.pc` after Advance returned kAtOp.
+template <typename C>
+PARITY_HD inline OpKind OpAt(const C& c, const Walk& k) {
+  return static_cast<OpKind>((c.words[k.pc] & 0xffu) -
+                             static_cast<uint32_t>(EncodedStmtKind::kOpBase));
+}
+
+// A plain agent for host-side walks (the GPU runner's resolution, tests): gives up after
+// kMaxHostIterations loop iterations (kFaultNesting).
+inline constexpr uint32_t kMaxHostIterations = 1u << 24;
+struct HostAgent : AgentPlace {
+  int64_t vars[kMaxVars];
+  uint8_t token_parity[kMaxVars];
+  template <typename C>
+  PARITY_HD bool OnLoopBack(const C&) {
+    if (++iters > kMaxHostIterations) Fail(*this, kFaultNesting);
+    return false;
+  }
+};
+
+// Agent `g` of a launch whose agents are numbered [cta_global * warps_per_cta + warp] (the GPU
+// runner's numbering), with every variable 0.
+PARITY_HD inline HostAgent MakeHostAgent(uint32_t g, AgentSlot slot, uint32_t cluster_m,
+                                         uint32_t cluster_n, uint32_t warps_per_cta) {
+  HostAgent a{};
+  const uint32_t csize = cluster_m * cluster_n;
+  const uint32_t cta_global = g / warps_per_cta;
+  a.cluster = cta_global / csize;
+  a.cta = cta_global % csize;
+  a.cta_x = a.cta % cluster_m;
+  a.cta_y = a.cta / cluster_m;
+  a.slot = slot;
+  return a;
+}
+
+}  // namespace parity::exec
+
+#endif  // PARITY_SIM_IR_EXEC_H_
