@@ -1,6 +1,6 @@
 // Engine throughput: events per second on one core for a large schedule.
 //
-// The schedule is the CUTLASS-style TMA multicast main loop (tests/sim/engine/pipelines.h):
+// The schedule is the CUTLASS-style TMA multicast main loop (sim/testing/pipelines.h):
 // 132 CTAs in 2x1 clusters (66 clusters, the H100 SXM SM count), 4 stages, 1000 k-tiles, one
 // producer (expect_tx + two TMA loads per k-tile, B multicast to both CTAs) and one consumer per
 // CTA. The engine is created once; every iteration copies the pristine engine (which reuses the
@@ -13,7 +13,7 @@
 
 #include "benchmark/benchmark.h"
 #include "sim/engine/engine.h"
-#include "tests/sim/engine/pipelines.h"
+#include "sim/testing/pipelines.h"
 
 namespace parity::engine {
 namespace {

@@ -12,8 +12,8 @@
 #include "sim/model/codes.h"
 #include "sim/trace/event.h"
 #include "sim/trace/trace_file.h"
-#include "tests/sim/engine/pipelines.h"
-#include "tests/sim/engine/program_builder.h"
+#include "sim/testing/pipelines.h"
+#include "sim/testing/program_builder.h"
 
 namespace parity::engine {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/sim/engine/program_builder.h"
+#include "sim/testing/program_builder.h"
 
 namespace parity::ir {
 namespace {

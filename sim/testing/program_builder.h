@@ -1,6 +1,6 @@
-// Test helper: builds ir::Program values by hand (until/besides the parser) with terse calls.
-#ifndef PARITY_TESTS_SIM_ENGINE_PROGRAM_BUILDER_H_
-#define PARITY_TESTS_SIM_ENGINE_PROGRAM_BUILDER_H_
+// Test and benchmark helper (testonly): builds ir::Program values by hand (until/besides the parser) with terse calls.
+#ifndef PARITY_SIM_TESTING_PROGRAM_BUILDER_H_
+#define PARITY_SIM_TESTING_PROGRAM_BUILDER_H_
 
 #include <cstdint>
 #include <string>
@@ -141,4 +141,4 @@ class ProgramBuilder {
 
 }  // namespace parity::testing
 
-#endif  // PARITY_TESTS_SIM_ENGINE_PROGRAM_BUILDER_H_
+#endif  // PARITY_SIM_TESTING_PROGRAM_BUILDER_H_

@@ -1,12 +1,12 @@
 // Hand-built schedules shared by the engine tests and bench/engine_bench: the CUTLASS-style TMA
 // multicast main loop (sm90 PipelineTmaAsync), written with ProgramBuilder.
-#ifndef PARITY_TESTS_SIM_ENGINE_PIPELINES_H_
-#define PARITY_TESTS_SIM_ENGINE_PIPELINES_H_
+#ifndef PARITY_SIM_TESTING_PIPELINES_H_
+#define PARITY_SIM_TESTING_PIPELINES_H_
 
 #include <cstdint>
 
 #include "sim/ir/ir.h"
-#include "tests/sim/engine/program_builder.h"
+#include "sim/testing/program_builder.h"
 
 namespace parity::testing {
 
@@ -154,4 +154,4 @@ inline ir::Program GemmPipeline(const GemmPipelineShape& g) {
 
 }  // namespace parity::testing
 
-#endif  // PARITY_TESTS_SIM_ENGINE_PIPELINES_H_
+#endif  // PARITY_SIM_TESTING_PIPELINES_H_
