@@ -4,7 +4,9 @@
 // barrier its header promises. pipelines_test.cc holds the same variants against `check`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
 #include "verifier/deadlock.h"
+#include "verifier/expect.h"
 #include "verifier/explore.h"
 
 namespace parity {
@@ -96,11 +99,15 @@ TEST(PipelinesExploreTest, EveryCorrectPipelineIsVerifiedAtASmallSize) {
   }
 }
 
+// A known-bad variant and what `parity explore` must find on it (its `# expect: ... explore`
+// line, verifier/expect.h): the code, and the barrier or buffer the finding names (no object:
+// none, as for the async-group codes). The verdict follows from the code: P2001 a deadlock,
+// P2002..P2008 a rule violation, any other a violation.
 struct BadCase {
   Case c;
   ExploreVerdict verdict;
-  std::string code;     // model code of the violation / rule finding; "P2001" for a deadlock
-  std::string barrier;  // the barrier the finding names ("" for async-group findings)
+  std::string code;
+  std::string barrier;
 };
 
 // The code and barrier a finding names: a model violation's or a protocol finding's code and
@@ -143,56 +150,28 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
 }
 
 std::vector<BadCase> Bad() {
-  const Defines gemm = {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}};
-  const Defines ws = {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}};
-  const Defines pa = {{"ITERS", 4}, {"CONSUMER_WARPS", 2}};
-  const Defines ring = {{"CTAS", 2}, {"ITEMS", 4}};
-  using V = ExploreVerdict;
-  return {
-      {{"tma_async_gemm/bad_release_own_cta.pipe", gemm}, V::kDeadlock, "P2001", "empty"},
-      {{"tma_async_gemm/bad_syncthreads_not_cluster.pipe", gemm},
-       V::kRuleViolation,
-       "P2007",
-       "full"},
-      {{"tma_async_gemm/bad_tx_own_slices.pipe", gemm}, V::kRuleViolation, "P2002", "full"},
-      {{"ws_gemm/bad_coop_empty_one_warpgroup.pipe", ws}, V::kViolation, "M1009", "empty"},
-      {{"ws_gemm/bad_coop_empty_threads.pipe", ws}, V::kDeadlock, "P2001", "empty"},
-      {{"ws_gemm/bad_pingpong_no_first_turn.pipe", ws}, V::kDeadlock, "P2001", "bar.sync"},
-      {{"ws_gemm/bad_pingpong_no_turn_order.pipe", ws}, V::kViolation, "M1005", "full"},
-      {{"pipeline_async/bad_count_warps.pipe", pa}, V::kViolation, "M1005", "full"},
-      {{"pipeline_async/bad_consumer_phase.pipe", pa}, V::kDeadlock, "P2001", "empty"},
-      {{"tma_store/bad_no_proxy_fence.pipe", {}}, V::kRuleViolation, "P2006", "out"},
-      {{"tma_store/bad_no_tail_wait.pipe", {}}, V::kViolation, "A1003", ""},
-      {{"tma_store/bad_commit_other_thread.pipe", {}}, V::kViolation, "A1003", ""},
-      {{"cuda_pipeline/bad_no_initial_ready.pipe", {}}, V::kDeadlock, "P2001", "ready"},
-      {{"cuda_pipeline/bad_count_consumers_only.pipe", {}}, V::kDeadlock, "P2001", "filled"},
-      // Depth-first, the first end state is a completed run in which the stray asynchronous
-      // arrivals count toward later phases, so the consumers read buf before its bytes (the
-      // shortest counterexample, breadth-first, is M1009 on filled).
-      {{"cuda_pipeline/bad_arrive_on_noinc.pipe", {}}, V::kRuleViolation, "P2005", "buf"},
-      {{"cuda_pipeline/bad_count_budgets_arrive_on.pipe", {}}, V::kDeadlock, "P2001", "filled"},
-      {{"cuda_pipeline/bad_prefetch_tail_wait.pipe", {{"BATCHES", 4}}}, V::kViolation, "A1003", ""},
-      {{"cuda_pipeline/bad_prefetch_no_commit.pipe", {{"BATCHES", 3}}}, V::kViolation, "A1003", ""},
-      {{"ampere_multistage/bad_no_drain.pipe", {{"K_TILES", 3}, {"WARPS", 2}}},
-       V::kViolation,
-       "A1003",
-       ""},
-      {{"single_tma_load/bad_count1_arrive_without_expect.pipe", {}},
-       V::kRuleViolation,
-       "P2002",
-       "full"},
-      {{"single_tma_load/bad_count1_expect_f32_bytes.pipe", {}}, V::kDeadlock, "P2001", "full"},
-      {{"single_tma_load/bad_countN_init_count_one.pipe", {}}, V::kViolation, "M1005", "full"},
-      {{"single_tma_load/bad_countN_no_syncthreads.pipe", {}}, V::kViolation, "M1001", "full"},
-      {{"st_async_ring/bad_expect_ring_bytes.pipe", ring}, V::kDeadlock, "P2001", "filled"},
-      {{"st_async_ring/bad_no_backpressure.pipe", ring}, V::kViolation, "M1009", "ready"},
-      // Copies never committed to a group: no wait covers them, so the reads of the stage race
-      // with them (the warning A1001 ends no run).
-      {{"ampere_multistage/bad_mainloop_no_commit.pipe", {{"K_TILES", 3}}},
-       V::kRuleViolation,
-       "P2005",
-       "sA"},
-  };
+  std::vector<BadCase> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator("pipelines")) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("bad_", 0) != 0 || e.path().extension() != ".pipe") continue;
+    auto expects = verifier::ReadExpectationsFile(e.path().string());
+    EXPECT_TRUE(expects.ok()) << expects.status().ToString();
+    if (!expects.ok()) continue;
+    for (const verifier::Expectation& x : *expects) {
+      if (!x.explore) continue;
+      const bool finding = x.code.rfind("P2", 0) == 0 && x.code != "P2001";
+      out.push_back({{e.path().string().substr(std::string("pipelines/").size()), x.defines},
+                     x.code == "P2001" ? ExploreVerdict::kDeadlock
+                     : finding         ? ExploreVerdict::kRuleViolation
+                                       : ExploreVerdict::kViolation,
+                     x.code,
+                     x.object});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const BadCase& a, const BadCase& b) { return a.c.file < b.c.file; });
+  EXPECT_GE(out.size(), 26u);
+  return out;
 }
 
 TEST(PipelinesExploreTest, EveryKnownBadVariantIsFoundWithItsCode) {
