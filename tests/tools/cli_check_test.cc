@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/cli_runner.h"
@@ -13,8 +14,16 @@ namespace parity::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Example(const std::string& name) { return Runfile("sim/examples/" + name + ".pipe"); }
+
+std::string ReadRunfile(const std::string& path) {
+  std::ifstream in(Runfile(path));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
 
 std::string TempFile(const std::string& name, const std::string& text) {
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -45,6 +54,34 @@ TEST(CliCheck, DeadlockExitsOneWithDiagnosisAndBehaviour) {
   EXPECT_THAT(r.out, HasSubstr("full[0] of CTA 0"));
   EXPECT_THAT(r.out, HasSubstr("| wait full[s] parity"));  // the quoted source line
   EXPECT_THAT(r.out, HasSubstr("earlier events (--full prints all)"));
+}
+
+// The file's own `# expect:` lines that apply to the run are shown with their verdict; a
+// mismatch is shown, and changes no exit code (the run's result decides it).
+TEST(CliCheck, ShowsTheFilesExpectations) {
+  CliResult r = RunParity({"check", Example("gemm_tx_overcount")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("expected by the file (line "));
+  EXPECT_THAT(r.out, HasSubstr("P2001 (deadlock) on full[0] of CTA 0 by CTA 0 consumer[0], cause "
+                               "tx-over-expected, policy eager (the code under every policy) — "
+                               "matched"));
+  CliResult lazy = RunParity({"check", Example("gemm_tx_overcount"), "--policy", "lazy"});
+  EXPECT_THAT(lazy.out, HasSubstr("P2001 (deadlock), policy lazy (the code under every policy) — "
+                                  "matched"));
+  EXPECT_THAT(lazy.out, Not(HasSubstr("P2003 (")));  // an eager-only expectation
+
+  const std::string wrong = TempFile(
+      "wrong_expect.pipe", ReadRunfile("sim/examples/gemm_tx_overcount.pipe") +
+                               "# expect: P2001 object=empty[0] cause=count-too-high\n");
+  CliResult w = RunParity({"check", wrong});
+  EXPECT_EQ(w.exit_code, 1) << w.err;
+  EXPECT_THAT(w.out, HasSubstr("— NOT matched: primary wait on full[0], not empty[0]; cause "
+                               "tx-over-expected, not count-too-high"));
+  CliResult j = RunParity({"check", Example("gemm_tx_overcount"), "--format", "json"});
+  const nlohmann::json parsed = nlohmann::json::parse(j.out);
+  ASSERT_EQ(parsed["expected_by_file"].size(), 2u);
+  EXPECT_EQ(parsed["expected_by_file"][0]["matched"], true);
+  EXPECT_EQ(parsed["expected_by_file"][0]["difference"], "");
 }
 
 TEST(CliCheck, JsonNamesBarrierCtaAndCause) {

@@ -14,6 +14,7 @@
 #include "tools/cli/narrate.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
+#include "verifier/expect.h"
 #include "verifier/rules.h"
 
 namespace parity::cli {
@@ -100,6 +101,53 @@ nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
           {"from_async", v.from_async}};
 }
 
+// The file's own `# expect:` lines (verifier/expect.h) that apply to this run: check lines whose
+// -D values bind the params as this run's did and whose policy is this run's (or that hold under
+// every policy: then their code). Each with "" if the run matches it, else what differs.
+struct ExpectedByFile {
+  verifier::Expectation expect;
+  std::string difference;
+};
+std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran,
+                                               const std::vector<verifier::Finding>& findings,
+                                               const verifier::DeadlockReport& report) {
+  std::vector<ExpectedByFile> out;
+  Expected<std::vector<verifier::Expectation>> expects =
+      verifier::ReadExpectations(opt.schedule.file, ran.loaded.source);
+  if (!expects.ok()) {  // a comment: reported, never a reason to refuse the schedule
+    std::fprintf(stderr, "parity check: ignoring the file's expect lines: %s\n",
+                 expects.status().ToString().c_str());
+    return out;
+  }
+  const ir::Program& program = *ran.loaded.program;
+  const engine::EngineOptions& o = ran.loaded.engine_options;
+  for (const verifier::Expectation& x : *expects) {
+    if (x.explore) continue;
+    Expected<std::vector<int64_t>> params = ir::BindParams(program, x.defines);
+    if (!params.ok() || *params != ran.loaded.params) continue;
+    const bool same_policy =
+        x.policy == o.policy && (o.policy != engine::Policy::kRandom || x.seed == o.seed);
+    if (!same_policy && !x.every_policy) continue;
+    verifier::Expectation applied = x;
+    if (!same_policy) {  // every policy: the code
+      applied = verifier::Expectation{};
+      applied.code = x.code;
+      applied.where = x.where;
+      applied.policy = o.policy;
+      applied.seed = o.seed;
+      applied.every_policy = true;
+    }
+    verifier::CheckRun run;
+    run.program = &program;
+    run.engine = ran.engine.get();
+    run.result = &ran.result;
+    run.findings = &findings;
+    run.deadlock = ran.result.outcome == engine::Outcome::kDeadlock ? &report : nullptr;
+    out.push_back({applied, verifier::MatchCheck(applied, run)});
+  }
+  return out;
+}
+
 void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
   const ir::Program& program = *ran.loaded.program;
   const engine::RunResult& r = ran.result;
@@ -119,9 +167,17 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
       }
     }
   }
+  const std::vector<ExpectedByFile> expected = ExpectationsOfFile(opt, ran, findings, report);
   if (opt.format == "json") {
     nlohmann::json j;
     j["file"] = opt.schedule.file;
+    j["expected_by_file"] = nlohmann::json::array();
+    for (const ExpectedByFile& x : expected) {
+      j["expected_by_file"].push_back({{"expect", x.expect.Text()},
+                                       {"line", x.expect.where.line},
+                                       {"matched", x.difference.empty()},
+                                       {"difference", x.difference}});
+    }
     j["schedule"] = program.name;
     j["hash"] = ir::ContentHashHex(program);
     j["policy"] = PolicyText(ran.loaded.engine_options);
@@ -216,6 +272,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
                       ? "-"
                       : verifier::AgentLabel(program, *ran.engine, f.agent).c_str(),
                   f.where.ToString().c_str());
+    }
+    for (const ExpectedByFile& x : expected) {
+      std::printf("expected by the file (line %d): %s — %s\n", x.expect.where.line,
+                  x.expect.Text().c_str(),
+                  x.difference.empty() ? "matched" : ("NOT matched: " + x.difference).c_str());
     }
   }
   ctx.exit_code = ExitFor(r);
