@@ -285,32 +285,35 @@ __device__ __noinline__ uint2 CheckOrWrite(uint8_t* p, uint32_t addr, uint32_t o
 template <bool kTrace, typename A>
 __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps& maps, A& a,
                                         const ResolvedOp& r) {
-  const uint32_t* w = r.w;
   const OpKind op = exec::ResolvedKind(r);
   const uint32_t spc = exec::ResolvedPc(r);
   switch (op) {
     case OpKind::kMbarrierInit: {  // init
-      const uint32_t addr = a.smem_base + w[4];
+      const exec::BarrierOperands& b = r.barrier.b;
+      const uint32_t addr = a.smem_base + b.addr;
       if (a.lane == 0) {
-        ptx::MbarrierInit(addr, w[5]);
-        SetInitBit(c, a, c.barrier_first[w[1]] + w[2]);
+        ptx::MbarrierInit(addr, r.barrier.value);
+        SetInitBit(c, a, c.barrier_first[b.bar] + b.index);
       }
-      Emit<kTrace>(c, a, EventKind::kInit, w[3], w[1], w[2], static_cast<int32_t>(w[5]), 0, 0, 0, spc);
+      Emit<kTrace>(c, a, EventKind::kInit, b.cta, b.bar, b.index, static_cast<int32_t>(r.barrier.value),
+                   0, 0, 0, spc);
       return false;
     }
     case OpKind::kMbarrierInval: {  // inval
-      if (a.lane == 0) ptx::MbarrierInval(a.smem_base + w[4]);
-      Emit<kTrace>(c, a, EventKind::kInval, w[3], w[1], w[2], 0, 0, 0, 0, spc);
+      const exec::BarrierOperands& b = r.barrier.b;
+      if (a.lane == 0) ptx::MbarrierInval(a.smem_base + b.addr);
+      Emit<kTrace>(c, a, EventKind::kInval, b.cta, b.bar, b.index, 0, 0, 0, 0, spc);
       __syncwarp();
       return false;
     }
     case OpKind::kMbarrierArrive: {  // arrive
       // kind: 0 arrive, 1 arrive.noComplete, 2 arrive_drop (ir::MbarrierArrive::Kind). The
       // runner refuses the forms PTX lacks (noComplete or a token on a remote barrier).
-      const uint32_t akind = w[1], b = w[2], i = w[3], addr = a.smem_base + w[5];
-      const uint32_t count = w[6], tx = w[7], mask = w[9];
-      const uint32_t token_var = A::kVars ? w[10] : kNone;
-      const bool has_tx = (w[8] & 1u) != 0, masked = (w[8] & 2u) != 0;
+      const exec::ResolvedArrive& x = r.arrive;
+      const uint32_t akind = x.kind, b = x.b.bar, i = x.b.index, addr = a.smem_base + x.b.addr;
+      const uint32_t count = x.count, tx = x.tx, mask = x.mask;
+      const uint32_t token_var = A::kVars ? x.token_var : kNone;
+      const bool has_tx = x.has_tx != 0, masked = x.masked != 0;
       const uint32_t csize = c.cluster_m * c.cluster_n;
       for (uint32_t rk = 0; rk < csize; ++rk) {
         if ((mask >> rk & 1u) == 0) continue;
@@ -370,7 +373,8 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
     }
     case OpKind::kMbarrierExpectTx:    // expect_tx
     case OpKind::kMbarrierCompleteTx: {  // complete_tx
-      const uint32_t t = w[3], addr = a.smem_base + w[4], n = w[5];
+      const exec::BarrierOperands& b = r.barrier.b;
+      const uint32_t t = b.cta, addr = a.smem_base + b.addr, n = r.barrier.value;
       if (a.lane == 0) {
         if (t == a.cta) {
           if (op == OpKind::kMbarrierExpectTx) ptx::MbarrierExpectTx(addr, n); else ptx::MbarrierCompleteTx(addr, n);
@@ -379,20 +383,22 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
           if (op == OpKind::kMbarrierExpectTx) ptx::MbarrierExpectTxRemote(remote, n); else ptx::MbarrierCompleteTxRemote(remote, n);
         }
       }
-      Emit<kTrace>(c, a, op == OpKind::kMbarrierExpectTx ? EventKind::kExpectTx : EventKind::kCompleteTx, t, w[1], w[2],
+      Emit<kTrace>(c, a, op == OpKind::kMbarrierExpectTx ? EventKind::kExpectTx : EventKind::kCompleteTx, t, b.bar, b.index,
                    static_cast<int32_t>(n), 0, 0, 0, spc);
       __syncwarp();
       return false;
     }
     case OpKind::kMbarrierWait: {  // wait
-      const uint32_t b = w[1], i = w[2], t = w[3], addr = a.smem_base + w[4], parity = w[5];
-      const uint32_t token_var = A::kVars ? w[6] : kNone;
+      const exec::ResolvedWait& x = r.wait;
+      const uint32_t b = x.b.bar, i = x.b.index, t = x.b.cta, addr = a.smem_base + x.b.addr;
+      const uint32_t parity = x.parity;
+      const uint32_t token_var = A::kVars ? x.token_var : kNone;
       const bool by_token = token_var < kMaxVars;
       uint64_t token = 0;
       if constexpr (A::kVars) {
         if (by_token) token = static_cast<uint64_t>(a.vars[token_var]);
       }
-      if (w[7] != 0) {  // test_wait: one non-blocking probe into the result variable
+      if (x.test_only != 0) {  // test_wait: one non-blocking probe into the result variable
         uint32_t ok = 0;
         if (a.lane == 0) {
           ok = (by_token ? ptx::MbarrierTestWaitToken(addr, token)
@@ -400,7 +406,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
         }
         ok = __shfl_sync(kFull, ok, 0);
         if constexpr (A::kVars) {
-          if (w[8] < kMaxVars) a.vars[w[8]] = ok;
+          if (x.result_var < kMaxVars) a.vars[x.result_var] = ok;
         }
         Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
         return false;
@@ -420,12 +426,12 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       return true;
     }
     case OpKind::kTmaLoad: {  // tma.load
-      const uint32_t m = w[1], dst = a.smem_base + w[3], bar = a.smem_base + w[7];
-      const bool mc = w[8] != 0;
-      const uint32_t mask = w[9], n = w[10];
-      const int32_t x0 = static_cast<int32_t>(w[11]), x1 = static_cast<int32_t>(w[12]),
-                    x2 = static_cast<int32_t>(w[13]), x3 = static_cast<int32_t>(w[14]),
-                    x4 = static_cast<int32_t>(w[15]);
+      const exec::ResolvedTmaLoad& x = r.tma_load;
+      const uint32_t m = x.map, dst = a.smem_base + x.dst, bar = a.smem_base + x.b.addr;
+      const bool mc = x.multicast != 0;
+      const uint32_t mask = x.mask, n = x.rank;
+      const int32_t x0 = x.coords[0], x1 = x.coords[1], x2 = x.coords[2], x3 = x.coords[3],
+                    x4 = x.coords[4];
       if (a.lane == 0) {
         const void* tm = &maps.map[m];
         const uint16_t cm = static_cast<uint16_t>(mask);
@@ -437,16 +443,16 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
           default: mc ? ptx::TmaLoadMulticast5D(dst, tm, bar, cm, x0, x1, x2, x3, x4) : ptx::TmaLoad5D(dst, tm, bar, x0, x1, x2, x3, x4); break;
         }
       }
-      Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, w[2], static_cast<int32_t>(c.map_box_bytes[m]),
+      Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, x.slot, static_cast<int32_t>(c.map_box_bytes[m]),
                    static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
       __syncwarp();
       return false;
     }
     case OpKind::kTmaStore: {  // tma.store
-      const uint32_t m = w[1], src = a.smem_base + w[3], n = w[4];
-      const int32_t x0 = static_cast<int32_t>(w[5]), x1 = static_cast<int32_t>(w[6]),
-                    x2 = static_cast<int32_t>(w[7]), x3 = static_cast<int32_t>(w[8]),
-                    x4 = static_cast<int32_t>(w[9]);
+      const exec::ResolvedTmaStore& x = r.tma_store;
+      const uint32_t m = x.map, src = a.smem_base + x.src, n = x.rank;
+      const int32_t x0 = x.coords[0], x1 = x.coords[1], x2 = x.coords[2], x3 = x.coords[3],
+                    x4 = x.coords[4];
       if (a.lane == 0) {
         const void* tm = &maps.map[m];
         switch (n) {
@@ -457,7 +463,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
           default: ptx::TmaStore5D(tm, src, x0, x1, x2, x3, x4); break;
         }
       }
-      Emit<kTrace>(c, a, EventKind::kTmaStoreIssue, a.cta, m, w[2],
+      Emit<kTrace>(c, a, EventKind::kTmaStoreIssue, a.cta, m, x.slot,
                    static_cast<int32_t>(c.map_box_bytes[m]), 0, 0, 0, spc);
       __syncwarp();
       return false;
@@ -471,8 +477,8 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       return false;
     }
     case OpKind::kBulkWait: {  // bulk.wait
-      const uint32_t n = w[1];
-      const bool read = w[2] != 0;
+      const uint32_t n = r.bulk_wait.pending;
+      const bool read = r.bulk_wait.read != 0;
       Emit<kTrace>(c, a, EventKind::kBulkWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), read ? 1 : 0, 0, 0, spc);
       if (a.lane == 0) ptx::BulkWaitGroupDynamic(n, read);
       __syncwarp();
@@ -480,19 +486,19 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       return false;
     }
     case OpKind::kFence: {  // fence
-      switch (w[1]) {
+      switch (r.fence_kind) {
         case 0: ptx::FenceMbarrierInit(); break;
         case 1: ptx::FenceProxyAsyncSharedCta(); break;
         case 2: ptx::FenceProxyAsyncGlobal(); break;
         default: ptx::FenceAcqRelCluster(); break;
       }
-      Emit<kTrace>(c, a, EventKind::kFence, a.cta, w[1], 0, 0, 0, 0, 0, spc);
+      Emit<kTrace>(c, a, EventKind::kFence, a.cta, r.fence_kind, 0, 0, 0, 0, 0, spc);
       return false;
     }
     case OpKind::kClusterArrive: {  // cluster.arrive
       __syncwarp();
-      if (w[1]) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
-      Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(w[1]), 0, 0, 0, spc);
+      if (r.relaxed) ptx::ClusterArriveRelaxed(); else ptx::ClusterArrive();
+      Emit<kTrace>(c, a, EventKind::kClusterArrive, a.cta, 0, 0, static_cast<int32_t>(r.relaxed), 0, 0, 0, spc);
       return false;
     }
     case OpKind::kClusterWait: {  // cluster.wait
@@ -502,10 +508,10 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       return false;
     }
     case OpKind::kNamedBarrier: {  // bar.sync / bar.arrive
-      const uint32_t id = w[1], hw = w[3];
-      const int32_t threads = static_cast<int32_t>(w[2]);
+      const uint32_t id = r.named.id, hw = r.named.hw_threads;
+      const int32_t threads = static_cast<int32_t>(r.named.threads);
       __syncwarp();
-      if (w[4] != 0) {
+      if (r.named.sync != 0) {
         Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncBegin, a.cta, id, 0, threads, 0, 0, 0, spc);
         ptx::NamedBarrierSync(id, hw);
         Emit<kTrace>(c, a, EventKind::kNamedBarrierSyncEnd, a.cta, id, 0, 0, 0, 0, 0, spc);
@@ -516,9 +522,10 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       return false;
     }
     case OpKind::kBufferAccess: {  // use / write
-      const uint32_t off = w[3], bytes = w[4];
-      const bool write = w[6] != 0;
-      const uint2 r2 = CheckOrWrite(a.smem_ptr + w[5], a.smem_base + w[5], off, bytes, write, a.lane,
+      const exec::ResolvedAccess& x = r.access;
+      const uint32_t off = x.offset, bytes = x.bytes;
+      const bool write = x.write != 0;
+      const uint2 r2 = CheckOrWrite(a.smem_ptr + x.addr, a.smem_base + x.addr, off, bytes, write, a.lane,
                                     static_cast<uint32_t>(a.slot.index_in_cta) << 20);
       if (!write) {  // summed per agent, added to the global stats once at its end
         a.uses += 1;
@@ -526,7 +533,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
         a.bad_chunks += r2.x;
         a.zero_chunks += r2.y;
       }
-      Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, w[1], w[2],
+      Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, x.buf, x.slot,
                    static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
                    r2.x != 0 ? kFlagDataBad : 0);
       __syncwarp();

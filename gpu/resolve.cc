@@ -57,7 +57,7 @@ bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
     if (op == exec::OpKind::kMbarrierWait && (f[4] < exec::kMaxVars || f[5] != 0)) {
       return refuse("a token wait or a test_wait result");
     }
-    exec::ResolvedOp r;
+    exec::ResolvedOp r{};  // the unused words 0: the same streams byte for byte
     const uint32_t res = exec::Resolve(layout, a, op, f, spc, &r);
     if (res == exec::kNotResolvable) {
       return refuse("an op the interpreter runs directly (cp.async, bulk copies, st.async, "

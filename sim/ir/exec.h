@@ -396,28 +396,73 @@ PARITY_HD_NOINLINE bool BufferOperand(const C& c, A& a, const uint32_t* f, uint3
   return true;
 }
 
-// An op with its operands evaluated: w[0] = OpKind | statement pc << 16, then by op (addresses
-// are byte offsets from the CTA's 1024-aligned shared-memory base):
-//   init         b, i, t, addr, count
-//   inval        b, i, t, addr
-//   arrive       kind, b, i, t, addr, count, tx, has_tx | masked << 1, mask, token var
-//   expect_tx / complete_tx   b, i, t, addr, bytes
-//   wait         b, i, t, addr, parity, token var, test_only, result var
-//   tma.load     map, slot, dst, b, i, t, bar, multicast, mask, #coords, coords[5]
-//   tma.store    map, slot, src, #coords, coords[5]
-//   bulk.wait    pending, read        fence  kind        cluster.arrive  relaxed
-//   bar.sync     id, threads, hardware threads, sync
-//   use / write  buf, slot, offset, bytes, addr, write
-//   bulk.commit, cluster.wait, exit: no fields
+// An op with its operands evaluated, as the kernel issues it: `head` = OpKind | statement pc << 16,
+// then the op's fields (addresses are byte offsets from the CTA's 1024-aligned shared-memory
+// base). 64 bytes: the kernel loads a record with four 16-byte loads.
+struct BarrierOperands {
+  uint32_t bar;    // Program::barriers index
+  uint32_t index;  // array element
+  uint32_t cta;    // target CTA rank
+  uint32_t addr;   // the element's offset
+};
+struct ResolvedBarrierOp {  // init (value: count), inval, expect_tx / complete_tx (value: bytes)
+  BarrierOperands b;
+  uint32_t value;
+};
+struct ResolvedArrive {
+  uint32_t kind;  // ir::MbarrierArrive::Kind
+  BarrierOperands b;
+  uint32_t count, tx;
+  uint32_t has_tx, masked;
+  uint32_t mask;       // CTAs the arrive goes to (bit r: CTA rank r)
+  uint32_t token_var;  // kNone: no state token kept
+};
+struct ResolvedWait {
+  BarrierOperands b;
+  uint32_t parity;  // of the phase waited for (a token wait: of the token's phase)
+  uint32_t token_var, test_only, result_var;
+};
+struct ResolvedTmaLoad {
+  uint32_t map, slot, dst;
+  BarrierOperands b;
+  uint32_t multicast, mask, rank;
+  int32_t coords[5];
+};
+struct ResolvedTmaStore {
+  uint32_t map, slot, src, rank;
+  int32_t coords[5];
+};
+struct ResolvedBulkWait {
+  uint32_t pending, read;
+};
+struct ResolvedNamedBarrier {
+  uint32_t id, threads, hw_threads, sync;
+};
+struct ResolvedAccess {  // use / write
+  uint32_t buf, slot, offset, bytes, addr, write;
+};
 struct alignas(16) ResolvedOp {
-  uint32_t w[16];
+  uint32_t head;
+  union {
+    ResolvedBarrierOp barrier;  // init, inval, expect_tx, complete_tx
+    ResolvedArrive arrive;
+    ResolvedWait wait;
+    ResolvedTmaLoad tma_load;
+    ResolvedTmaStore tma_store;
+    ResolvedBulkWait bulk_wait;
+    uint32_t fence_kind;        // ir::Fence::Kind
+    uint32_t relaxed;           // cluster.arrive
+    ResolvedNamedBarrier named;
+    ResolvedAccess access;
+    uint32_t words[15];         // bulk.commit, cluster.wait, exit: none
+  };
 };
 static_assert(sizeof(ResolvedOp) == 64, "four 16-byte loads per record");
 
 PARITY_HD inline OpKind ResolvedKind(const ResolvedOp& r) {
-  return static_cast<OpKind>(r.w[0] & 0xffu);
+  return static_cast<OpKind>(r.head & 0xffu);
 }
-PARITY_HD inline uint32_t ResolvedPc(const ResolvedOp& r) { return r.w[0] >> 16; }
+PARITY_HD inline uint32_t ResolvedPc(const ResolvedOp& r) { return r.head >> 16; }
 
 enum ResolveResult : uint32_t { kResolveFault = 0, kResolved = 1, kNotResolvable = 2 };
 
@@ -428,87 +473,87 @@ enum ResolveResult : uint32_t { kResolveFault = 0, kResolved = 1, kNotResolvable
 template <typename C, typename A>
 PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f, uint32_t spc,
                                   ResolvedOp* r) {
-  uint32_t* w = r->w;
-  w[0] = static_cast<uint32_t>(op) | spc << 16;
+  r->head = static_cast<uint32_t>(op) | spc << 16;
   switch (op) {
-    case OpKind::kMbarrierInit: {
-      uint32_t b, i, t, addr;
-      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
-      const int64_t n = EvalExpr(c, a, f[3] == kNone ? c.barrier_count_ref[b] : f[3]);
+    case OpKind::kMbarrierInit: {  // bar(3), count
+      BarrierOperands& b = r->barrier.b;
+      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
+      const int64_t n = EvalExpr(c, a, f[3] == kNone ? c.barrier_count_ref[b.bar] : f[3]);
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = static_cast<uint32_t>(n);
+      r->barrier.value = static_cast<uint32_t>(n);
       return kResolved;
     }
-    case OpKind::kMbarrierInval:
-    case OpKind::kMbarrierExpectTx:
-    case OpKind::kMbarrierCompleteTx: {
-      uint32_t b, i, t, addr;
-      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
+    case OpKind::kMbarrierInval:         // bar(3)
+    case OpKind::kMbarrierExpectTx:      // bar(3), bytes
+    case OpKind::kMbarrierCompleteTx: {  // bar(3), bytes
+      BarrierOperands& b = r->barrier.b;
+      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
       const int64_t n = op == OpKind::kMbarrierInval ? 0 : EvalExpr(c, a, f[3]);
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = static_cast<uint32_t>(n);
+      r->barrier.value = static_cast<uint32_t>(n);
       return kResolved;
     }
     case OpKind::kMbarrierArrive: {  // kind, bar(3), count, expect_tx, mask, token
-      uint32_t b, i, t, addr;
-      if (!BarrierOperand(c, a, f + 1, &b, &i, &t, &addr)) return kResolveFault;
-      const uint32_t count = f[4] == kNone ? 1u : static_cast<uint32_t>(EvalExpr(c, a, f[4]));
-      const bool has_tx = f[5] != kNone;
-      const uint32_t tx = has_tx ? static_cast<uint32_t>(EvalExpr(c, a, f[5])) : 0u;
-      const uint32_t mask =
-          f[6] == kNone ? (1u << t) : static_cast<uint32_t>(EvalExpr(c, a, f[6]));
+      ResolvedArrive& x = r->arrive;
+      BarrierOperands& b = x.b;
+      if (!BarrierOperand(c, a, f + 1, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
+      x.count = f[4] == kNone ? 1u : static_cast<uint32_t>(EvalExpr(c, a, f[4]));
+      x.has_tx = f[5] != kNone ? 1u : 0u;
+      x.tx = x.has_tx ? static_cast<uint32_t>(EvalExpr(c, a, f[5])) : 0u;
+      x.masked = f[6] != kNone ? 1u : 0u;
+      x.mask = x.masked ? static_cast<uint32_t>(EvalExpr(c, a, f[6])) : (1u << b.cta);
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = f[0]; w[2] = b; w[3] = i; w[4] = t; w[5] = addr; w[6] = count; w[7] = tx;
-      w[8] = (has_tx ? 1u : 0u) | (f[6] != kNone ? 2u : 0u); w[9] = mask; w[10] = f[7];
+      x.kind = f[0];
+      x.token_var = f[7];
       return kResolved;
     }
     case OpKind::kMbarrierWait: {  // bar(3), parity, token, test_only, result
-      uint32_t b, i, t, addr;
-      if (!BarrierOperand(c, a, f, &b, &i, &t, &addr)) return kResolveFault;
-      const uint32_t token_var = f[4];
+      ResolvedWait& x = r->wait;
+      BarrierOperands& b = x.b;
+      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
+      x.token_var = f[4];
       // Token waits are traced with the parity of the token's phase (probed at the arrive).
-      const uint32_t parity = token_var < kMaxVars
-                                  ? a.token_parity[token_var]
-                                  : static_cast<uint32_t>(EvalExpr(c, a, f[3])) & 1u;
+      x.parity = x.token_var < kMaxVars ? a.token_parity[x.token_var]
+                                        : static_cast<uint32_t>(EvalExpr(c, a, f[3])) & 1u;
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = b; w[2] = i; w[3] = t; w[4] = addr; w[5] = parity; w[6] = token_var;
-      w[7] = f[5]; w[8] = f[6];
+      x.test_only = f[5];
+      x.result_var = f[6];
       return kResolved;
     }
     case OpKind::kTmaLoad: {  // map, buf(5), bar(3), multicast, n, coords
-      uint32_t buf, slot, off, bytes, dst, b, i, t, bar;
+      ResolvedTmaLoad& x = r->tma_load;
+      BarrierOperands& b = x.b;
+      uint32_t buf, off, bytes;
       if (f[0] >= c.num_maps) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
-      if (!BufferOperand(c, a, f + 1, &buf, &slot, &off, &bytes, &dst)) return kResolveFault;
-      if (!BarrierOperand(c, a, f + 6, &b, &i, &t, &bar)) return kResolveFault;
-      const bool mc = f[9] != kNone;
-      w[9] = mc ? static_cast<uint32_t>(EvalExpr(c, a, f[9])) & 0xffffu : 0u;
-      const uint32_t n = f[10];
+      if (!BufferOperand(c, a, f + 1, &buf, &x.slot, &off, &bytes, &x.dst)) return kResolveFault;
+      if (!BarrierOperand(c, a, f + 6, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
+      x.multicast = f[9] != kNone ? 1u : 0u;
+      x.mask = x.multicast ? static_cast<uint32_t>(EvalExpr(c, a, f[9])) & 0xffffu : 0u;
+      x.rank = f[10];
       for (uint32_t k = 0; k < 5; ++k) {
-        w[11 + k] =
-            k < n ? static_cast<uint32_t>(static_cast<int32_t>(EvalExpr(c, a, f[11 + k]))) : 0u;
+        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[11 + k])) : 0;
       }
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = f[0]; w[2] = slot; w[3] = dst; w[4] = b; w[5] = i; w[6] = t; w[7] = bar;
-      w[8] = mc ? 1u : 0u; w[10] = n;
+      x.map = f[0];
       return kResolved;
     }
     case OpKind::kTmaStore: {  // map, buf(5), n, coords
-      uint32_t buf, slot, off, bytes, src;
+      ResolvedTmaStore& x = r->tma_store;
+      uint32_t buf, off, bytes;
       if (f[0] >= c.num_maps) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
-      if (!BufferOperand(c, a, f + 1, &buf, &slot, &off, &bytes, &src)) return kResolveFault;
-      const uint32_t n = f[6];
+      if (!BufferOperand(c, a, f + 1, &buf, &x.slot, &off, &bytes, &x.src)) return kResolveFault;
+      x.rank = f[6];
       for (uint32_t k = 0; k < 5; ++k) {
-        w[5 + k] =
-            k < n ? static_cast<uint32_t>(static_cast<int32_t>(EvalExpr(c, a, f[7 + k]))) : 0u;
+        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[7 + k])) : 0;
       }
       if (a.fault != kFaultNone) return kResolveFault;
-      w[1] = f[0]; w[2] = slot; w[3] = src; w[4] = n;
+      x.map = f[0];
       return kResolved;
     }
     case OpKind::kBulkCommit:
@@ -522,12 +567,15 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
         Fail(a, kFaultCount);
         return kResolveFault;
       }
-      w[1] = static_cast<uint32_t>(n); w[2] = f[1] != 0 ? 1u : 0u;
+      r->bulk_wait.pending = static_cast<uint32_t>(n);
+      r->bulk_wait.read = f[1] != 0 ? 1u : 0u;
       return kResolved;
     }
     case OpKind::kFence:
+      r->fence_kind = f[0];
+      return kResolved;
     case OpKind::kClusterArrive:
-      w[1] = f[0];
+      r->relaxed = f[0];
       return kResolved;
     case OpKind::kNamedBarrier: {  // id, threads, sync
       const int64_t id = EvalExpr(c, a, f[0]);
@@ -547,15 +595,18 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       } else {
         hw = threads / per_agent * 32;
       }
-      w[1] = static_cast<uint32_t>(id); w[2] = static_cast<uint32_t>(threads);
-      w[3] = static_cast<uint32_t>(hw); w[4] = f[2] != 0 ? 1u : 0u;
+      r->named.id = static_cast<uint32_t>(id);
+      r->named.threads = static_cast<uint32_t>(threads);
+      r->named.hw_threads = static_cast<uint32_t>(hw);
+      r->named.sync = f[2] != 0 ? 1u : 0u;
       return kResolved;
     }
     case OpKind::kBufferAccess: {  // buf(5), write
-      uint32_t buf, slot, off, bytes, addr;
-      if (!BufferOperand(c, a, f, &buf, &slot, &off, &bytes, &addr)) return kResolveFault;
-      w[1] = buf; w[2] = slot; w[3] = off; w[4] = bytes; w[5] = addr;
-      w[6] = f[5] != 0 ? 1u : 0u;
+      ResolvedAccess& x = r->access;
+      if (!BufferOperand(c, a, f, &x.buf, &x.slot, &x.offset, &x.bytes, &x.addr)) {
+        return kResolveFault;
+      }
+      x.write = f[5] != 0 ? 1u : 0u;
       return kResolved;
     }
     default:

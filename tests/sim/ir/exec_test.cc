@@ -352,21 +352,22 @@ AgentWalk WalkAgent(const Layout& l, const engine::AgentInfo& info) {
     if (op != OpKind::kMbarrierInit && op != OpKind::kTmaLoad && op != OpKind::kBufferAccess) {
       continue;
     }
-    ResolvedOp r;
+    ResolvedOp r{};
     if (Resolve(l, a, op, f, spc, &r) != kResolved) break;
-    const uint32_t* w = r.w;
     switch (op) {
       case OpKind::kMbarrierInit:
-        out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kInit), w[1], w[2],
-                             static_cast<int32_t>(w[5]), 0);
+        out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kInit), r.barrier.b.bar,
+                             r.barrier.b.index, static_cast<int32_t>(r.barrier.value), 0);
         break;
       case OpKind::kTmaLoad:
-        out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kTmaIssue), w[1], w[2], 0, 0);
+        out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kTmaIssue), r.tma_load.map,
+                             r.tma_load.slot, 0, 0);
         break;
       default:
-        out.ops.emplace_back(static_cast<uint32_t>(w[6] != 0 ? trace::EventKind::kWrite
-                                                             : trace::EventKind::kUse),
-                             w[1], w[2], static_cast<int32_t>(w[4]), static_cast<int32_t>(w[3]));
+        out.ops.emplace_back(static_cast<uint32_t>(r.access.write != 0 ? trace::EventKind::kWrite
+                                                                       : trace::EventKind::kUse),
+                             r.access.buf, r.access.slot, static_cast<int32_t>(r.access.bytes),
+                             static_cast<int32_t>(r.access.offset));
         break;
     }
   }
