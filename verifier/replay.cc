@@ -148,6 +148,7 @@ class Replayer {
         if (!path.diverged) {
           CopyCounters(path, result);
           result.model_outcome = path.engine.outcome();
+          DescribeModel(path.engine, result);
           result.eager_completions = eager;
           return result;
         }
@@ -166,6 +167,7 @@ class Replayer {
     result.diverged = true;
     result.divergence = best.divergence;
     result.model_outcome = best.engine.outcome();
+    DescribeModel(best.engine, result);
     result.search_exhausted = exhausted;
     return result;
   }
@@ -185,6 +187,22 @@ class Replayer {
     ReplayDivergence divergence;
     std::vector<TraceEvent> pending;  // produced by the model, not yet seen (executor traces)
   };
+
+  static void DescribeModel(const engine::Engine& e, ReplayResult& r) {
+    for (uint32_t a = 0; a < e.num_agents(); ++a) {
+      const uint8_t status = e.agent_state(a).status;
+      if (status != 2) ++r.model_agents_left;
+      if (status == 1) ++r.model_agents_blocked;
+    }
+    std::vector<engine::Choice> choices;
+    if (e.outcome() == engine::Outcome::kRunning) e.Choices(&choices);
+    r.model_enabled_steps = choices.size();
+    r.model_trace = e.trace();
+    if (e.outcome() == engine::Outcome::kRunning) {
+      engine::Engine on(e);
+      r.model_run_on = on.Run().outcome;
+    }
+  }
 
   static void CopyCounters(const Path& p, ReplayResult& r) {
     r.replayed = p.replayed;
@@ -768,6 +786,48 @@ Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector
   return replayer.Run();
 }
 
+std::string ModelStateSentence(const ReplayResult& r) {
+  const std::string prefix = "the model after the last event: ";
+  const std::string left = std::to_string(r.model_agents_left) + " agent(s) not exited, " +
+                           std::to_string(r.model_agents_blocked) + " of them blocked in a wait";
+  const bool hang = r.timeouts > 0;
+  switch (r.model_outcome) {
+    case engine::Outcome::kCompleted:
+      return prefix + "completed (every agent exited)";
+    case engine::Outcome::kDeadlock:
+      return prefix + "deadlocked (" + left + ", no step left)" +
+             (hang ? ": the GPU's hang is a deadlock of the schedule itself"
+                   : ": the trace ends where the schedule deadlocks");
+    case engine::Outcome::kViolation:
+      return prefix + "stopped at a protocol violation";
+    case engine::Outcome::kError:
+    case engine::Outcome::kStepLimit:
+      return prefix + engine::OutcomeName(r.model_outcome);
+    case engine::Outcome::kRunning:
+      break;
+  }
+  std::string out = prefix + "not finished (" + left + ", " +
+                    std::to_string(r.model_enabled_steps) + " step(s) still enabled); run on from "
+                    "there (copies still in flight landing first) it ";
+  switch (r.model_run_on) {
+    case engine::Outcome::kDeadlock:
+      return out + "deadlocks" +
+             (hang ? ": the GPU's hang is a deadlock of the schedule itself, not a wait timeout "
+                     "that was too short"
+                   : ": the schedule deadlocks after the trace's last event");
+    case engine::Outcome::kCompleted:
+      return out + "completes" +
+             (hang ? ": the model could still finish the run, so the GPU's wait timeout may have "
+                     "been too short for this schedule (try a longer --timeout-ms)"
+                   : " (an H100 trace leaves out the exits and the asynchronous completions it "
+                     "cannot observe)");
+    case engine::Outcome::kViolation:
+      return out + "reaches a protocol violation (`parity check` reports it)";
+    default:
+      return out + "stops: " + engine::OutcomeName(r.model_run_on);
+  }
+}
+
 std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& trace) {
   std::string out;
   if (!r.diverged) {
@@ -783,7 +843,7 @@ std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& tr
     if (r.after_abort) {
       out += ", " + std::to_string(r.after_abort) + " event(s) after the hang abort not replayed";
     }
-    out += "); the model is now: " + std::string(engine::OutcomeName(r.model_outcome)) + "\n";
+    out += ")\n" + ModelStateSentence(r) + "\n";
     return out;
   }
   const ReplayDivergence& d = r.divergence;

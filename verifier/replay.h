@@ -74,6 +74,18 @@ struct ReplayResult {
   // (the lazy order, taking one only when nothing else could go on, could not produce it).
   bool eager_completions = false;
   engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
+  // The model after the last event, when it is still kRunning: agents that have not exited, of
+  // those the ones blocked in a wait, and the steps it could still take (agent steps and
+  // in-flight completions). No step left with agents not exited = the model is stuck too.
+  size_t model_agents_left = 0;
+  size_t model_agents_blocked = 0;
+  size_t model_enabled_steps = 0;
+  // Where the model goes from there when it runs on alone (eager policy: in-flight copies land
+  // first): kCompleted, kDeadlock, ... (kRunning when it was not run on).
+  engine::Outcome model_run_on = engine::Outcome::kRunning;
+  // The model's own events in the order the replay took them (unrecorded completions included):
+  // what `parity replay --html` draws.
+  std::vector<trace::TraceEvent> model_trace;
   std::vector<uint8_t> unobserved_kinds;
 };
 
@@ -93,6 +105,10 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 // be built. Divergence is a result, not an error.
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
                                    const trace::TraceFile& trace);
+
+// What the model's state after the last replayed event means (one sentence): completed, stuck
+// like the GPU (a hang the schedule explains), or not finished with steps still enabled.
+std::string ModelStateSentence(const ReplayResult& result);
 
 // A report: "replayed N events ..." or the divergence with its context.
 std::string FormatReplayResult(const ReplayResult& result, const trace::TraceFile& trace);
