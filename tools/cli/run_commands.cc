@@ -351,9 +351,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     const ir::Program& program = *ran.loaded.program;
     std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(), opt->file.c_str(),
                 PolicyText(ran.loaded.engine_options).c_str());
-    size_t n = 0;
-    for (const trace::TraceEvent& e : ran.engine->trace()) {
-      std::printf("%4zu. %s\n", ++n, NarrateEvent(program, *ran.engine, e).c_str());
+    for (const Narration& n : NarrateRun(program, *ran.engine, ran.engine->trace())) {
+      std::printf("%s\n", n.Text().c_str());
     }
     std::printf("\nOutcome: %s\n", engine::OutcomeName(ran.result.outcome));
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
