@@ -82,8 +82,12 @@ uint8_t CompletionKind(uint8_t in_flight_kind) {
 class Replayer {
  public:
   Replayer(const ir::Program& program, const std::vector<int64_t>& params,
-           const trace::TraceFile& trace, engine::Engine engine)
-      : program_(program), params_(params), trace_(trace), initial_(std::move(engine)) {
+           const trace::TraceFile& trace, engine::Engine engine, bool keep_model)
+      : program_(program),
+        params_(params),
+        trace_(trace),
+        initial_(std::move(engine)),
+        keep_model_(keep_model) {
     check_state_ = trace.header.source == "sim";
     if (!check_state_) {
       for (EventKind k : kMaybeUnobserved) {
@@ -149,6 +153,7 @@ class Replayer {
           CopyCounters(path, result);
           result.model_outcome = path.engine.outcome();
           DescribeModel(path.engine, result);
+          result.model_trace = std::move(path.model);
           result.eager_completions = eager;
           return result;
         }
@@ -168,6 +173,7 @@ class Replayer {
     result.divergence = best.divergence;
     result.model_outcome = best.engine.outcome();
     DescribeModel(best.engine, result);
+    result.model_trace = std::move(best.model);
     result.search_exhausted = exhausted;
     return result;
   }
@@ -186,6 +192,7 @@ class Replayer {
     bool diverged = false;
     ReplayDivergence divergence;
     std::vector<TraceEvent> pending;  // produced by the model, not yet seen (executor traces)
+    std::vector<TraceEvent> model;    // every event of the model's steps (keep_model_)
   };
 
   static void DescribeModel(const engine::Engine& e, ReplayResult& r) {
@@ -197,7 +204,6 @@ class Replayer {
     std::vector<engine::Choice> choices;
     if (e.outcome() == engine::Outcome::kRunning) e.Choices(&choices);
     r.model_enabled_steps = choices.size();
-    r.model_trace = e.trace();
     if (e.outcome() == engine::Outcome::kRunning) {
       engine::Engine on(e);
       r.model_run_on = on.Run().outcome;
@@ -286,6 +292,7 @@ class Replayer {
         if (e.kind == K(EventKind::kTestWait)) before = p.engine;
         p.engine.ClearTrace();
         p.engine.Step(cands.front());
+        Took(p);
         ++steps_;
         std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
         if (produced.empty()) {
@@ -414,6 +421,7 @@ class Replayer {
       }
       p.engine.ClearTrace();
       p.engine.Step(cands.front());
+      Took(p);
       ++steps_;
       std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
       if (produced.empty()) {
@@ -572,6 +580,17 @@ class Replayer {
   // `blocked` lists trace events the model cannot take yet: an unobserved completion that acts
   // on the barrier one of their waits names is taken first (completing an unrelated one early
   // could complete another phase before the trace's test_waits saw it complete).
+  // Keeps the events of the step just taken (keep_model_), each at the time of the trace event
+  // being replayed: an unrecorded completion gets the time of the event that needed it.
+  void Took(Path& p) const {
+    if (!keep_model_ || trace_.events.empty()) return;
+    const uint64_t t = trace_.events[std::min(p.i, trace_.events.size() - 1)].time;
+    for (TraceEvent e : p.engine.trace()) {
+      e.time = t;
+      p.model.push_back(e);
+    }
+  }
+
   bool AnyUnobserved() const {
     for (int k = 0; k < 64; ++k) {
       if (unobserved_[k] || unobserved_async_[k]) return true;
@@ -607,6 +626,7 @@ class Replayer {
     for (const engine::Choice& c : pick ? std::vector<engine::Choice>{*pick} : cands) {
       p.engine.ClearTrace();
       p.engine.Step(c);
+      Took(p);
       ++steps_;
       ++p.inferred;
       std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
@@ -726,6 +746,7 @@ class Replayer {
   const std::vector<int64_t>& params_;
   const trace::TraceFile& trace_;
   engine::Engine initial_;
+  bool keep_model_ = false;
   bool check_state_ = true;
   bool unobserved_[64] = {};        // kinds the trace never records
   bool unobserved_async_[64] = {};  // kinds the trace records from agents only (never kNoAgent)
@@ -776,13 +797,13 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 }
 
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
-                                   const trace::TraceFile& trace) {
+                                   const trace::TraceFile& trace, bool keep_model_trace) {
   PARITY_RETURN_IF_ERROR(CheckTraceSchedule(program, trace.header));
   engine::EngineOptions options;
   options.record_trace = true;
   Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
   if (!engine.ok()) return engine.status();
-  Replayer replayer(program, params, trace, std::move(engine).value());
+  Replayer replayer(program, params, trace, std::move(engine).value(), keep_model_trace);
   return replayer.Run();
 }
 

@@ -83,8 +83,9 @@ struct ReplayResult {
   // Where the model goes from there when it runs on alone (eager policy: in-flight copies land
   // first): kCompleted, kDeadlock, ... (kRunning when it was not run on).
   engine::Outcome model_run_on = engine::Outcome::kRunning;
-  // The model's own events in the order the replay took them (unrecorded completions included):
-  // what `parity replay --html` draws.
+  // With keep_model_trace: the model's own events in the order the replay took them, unrecorded
+  // completions included, each stamped with the time of the trace event being replayed when it
+  // happened (what `parity replay --html` and an H100 trace's Perfetto export draw).
   std::vector<trace::TraceEvent> model_trace;
   std::vector<uint8_t> unobserved_kinds;
 };
@@ -104,7 +105,7 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 // hash that differs from ir::ContentHash(program) ("replay.hash-mismatch"), an engine that cannot
 // be built. Divergence is a result, not an error.
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
-                                   const trace::TraceFile& trace);
+                                   const trace::TraceFile& trace, bool keep_model_trace = false);
 
 // What the model's state after the last replayed event means (one sentence): completed, stuck
 // like the GPU (a hang the schedule explains), or not finished with steps still enabled.
