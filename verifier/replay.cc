@@ -154,6 +154,7 @@ class Replayer {
           result.model_outcome = path.engine.outcome();
           DescribeModel(path.engine, result);
           result.model_trace = std::move(path.model);
+          if (keep_model_) result.model_engine = std::make_shared<engine::Engine>(path.engine);
           result.eager_completions = eager;
           return result;
         }
@@ -174,6 +175,7 @@ class Replayer {
     result.model_outcome = best.engine.outcome();
     DescribeModel(best.engine, result);
     result.model_trace = std::move(best.model);
+    if (keep_model_) result.model_engine = std::make_shared<engine::Engine>(best.engine);
     result.search_exhausted = exhausted;
     return result;
   }

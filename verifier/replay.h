@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,9 @@ struct ReplayResult {
   // completions included, each stamped with the time of the trace event being replayed when it
   // happened (what `parity replay --html` and an H100 trace's Perfetto export draw).
   std::vector<trace::TraceEvent> model_trace;
+  // With keep_model_trace: the model after the last event (its own trace holds only the last
+  // step; model_trace has the run).
+  std::shared_ptr<const engine::Engine> model_engine;
   std::vector<uint8_t> unobserved_kinds;
 };
 

@@ -10,7 +10,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 all=(bazel-bootstrap g++ libspdlog-dev libfmt-dev libboost-graph-dev libgtest-dev libgmock-dev
-     libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev)
+     libbenchmark-dev libcli11-dev nlohmann-json3-dev libsimdjson-dev chromium)
 
 # A fake machine: $tmp/<case>/installed lists "package status" lines; apt-get installs by
 # appending "package install ok installed"; every apt-get and sudo call is logged.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "sim/trace/perfetto.h"
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
+#include "tools/cli/phase_picture.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
 #include "verifier/replay.h"
@@ -21,6 +23,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   struct Options {
     ScheduleOptions schedule;
     std::string trace;
+    std::string html;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -32,6 +35,9 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   sub->add_option("trace", opt->trace, "the trace file")->required();
   sub->add_option("-D,--define", opt->schedule.defines,
                   "a param value (must agree with the value the trace header records)");
+  sub->add_option("--html", opt->html,
+                  "also write the phase picture of the replayed run (the model's events in the "
+                  "trace's order, unrecorded completions included, then the model running on)");
   sub->callback([&ctx, opt] {
     Expected<trace::TraceFile> trace = trace::ReadTraceFile(opt->trace);
     if (!trace.ok()) return ReportBadInput(ctx, trace.status());
@@ -49,7 +55,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
                       SourceLocation{opt->trace, 0, 0}));
     }
     Expected<verifier::ReplayResult> result =
-        verifier::ReplayTrace(program, *params, *trace);
+        verifier::ReplayTrace(program, *params, *trace, !opt->html.empty());
     if (!result.ok()) {
       return ReportBadInput(ctx, result.status().At(SourceLocation{opt->trace, 0, 0}));
     }
@@ -58,6 +64,40 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
                 trace->events.size());
     std::printf("%s", verifier::FormatReplayResult(*result, *trace).c_str());
     ctx.exit_code = result->diverged ? kExitViolations : kExitClean;
+    if (!opt->html.empty() && result->model_engine) {
+      // The replayed run, then the model running on alone from where the trace ends, so that a
+      // hang shows where the model gets stuck and why.
+      engine::Engine on(*result->model_engine);
+      const size_t before = on.trace().size();
+      const engine::RunResult run = on.Run();
+      PictureInput in;
+      in.program = &program;
+      in.engine = &on;
+      in.events = result->model_trace;
+      in.recorded_events = in.events.size();
+      in.events.insert(in.events.end(), on.trace().begin() + before, on.trace().end());
+      std::optional<verifier::DeadlockReport> report;
+      if (run.outcome == engine::Outcome::kDeadlock) {
+        report = verifier::DiagnoseDeadlock(program, on, run, &in.events);
+        in.deadlock = &*report;
+      }
+      in.title = "parity replay " + opt->schedule.file + " " + opt->trace + " (" +
+                 trace->header.source + ", " + trace->header.policy + ")";
+      in.outcome = result->diverged
+                       ? "DIVERGENCE at event " +
+                             std::to_string(result->divergence.event_number) + ": " +
+                             result->divergence.reason
+                       : verifier::ModelStateSentence(*result);
+      if (report) in.outcome += ". " + report->summary;
+      std::ofstream out(opt->html, std::ios::binary);
+      out << PhasePictureHtml(in);
+      out.close();
+      if (!out) {
+        return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
+                                          SourceLocation{opt->html, 0, 0}));
+      }
+      std::printf("wrote the phase picture to %s\n", opt->html.c_str());
+    }
   });
 }
 
