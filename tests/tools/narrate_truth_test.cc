@@ -100,10 +100,15 @@ bool CheckRun(const std::string& file, const ir::Program& program,
       const std::string where = file + " seed " + std::to_string(seed) + " event " +
                                 std::to_string(i + 1) + ": " + n.Text();
       ++tally.events;
-      if (!n.rule.empty()) {
-        EXPECT_TRUE(concepts.insert(n.concept_name).second) << "rule stated twice: " << where;
-        EXPECT_EQ(n.Text().find("rule (" + n.concept_name + "): "), n.Text().find("rule ("))
+      for (const Narration::Rule& rule : n.rules) {
+        EXPECT_TRUE(concepts.insert(rule.concept_name).second) << "rule stated twice: " << where;
+        EXPECT_NE(n.Text().find("rule (" + rule.concept_name + "): " + rule.text),
+                  std::string::npos)
             << where;
+      }
+      // A wait or test_wait is never narrated before the parity rule has been stated.
+      if (e.kind == K(EventKind::kWaitBegin) || e.kind == K(EventKind::kTestWait)) {
+        EXPECT_TRUE(concepts.count("parity waits")) << where;
       }
       const TraceEvent* next = i + 1 < t.size() ? &t[i + 1] : nullptr;
       // A wait begin's verdict: the engine ends the wait in the same step exactly when it
@@ -269,8 +274,9 @@ TEST(NarrateTruthTest, Count1WaitOnACompletedPhaseReturnsAtOnce) {
             std::string::npos)
       << n[6].Text();
   for (const std::string& s : n[6].sentences) EXPECT_EQ(s.find("not complete"), std::string::npos);
-  EXPECT_EQ(n[6].concept_name, "parity waits");
-  EXPECT_NE(n[6].rule.find("the current one or the immediately preceding one"),
+  ASSERT_EQ(n[6].rules.size(), 1u);
+  EXPECT_EQ(n[6].rules[0].concept_name, "parity waits");
+  EXPECT_NE(n[6].rules[0].text.find("the current one or the immediately preceding one"),
             std::string::npos);
   for (const Narration& x : n) EXPECT_EQ(x.Text().find("more arrivals needed"), std::string::npos);
 }

@@ -271,7 +271,7 @@ std::string Narration::Text() const {
   if (num.size() < 4) num.insert(0, 4 - num.size(), ' ');
   os << num << ". " << line;
   for (const std::string& s : sentences) os << "\n      " << s;
-  if (!rule.empty()) os << "\n      rule (" << concept_name << "): " << rule;
+  for (const Rule& r : rules) os << "\n      rule (" << r.concept_name << "): " << r.text;
   return os.str();
 }
 
@@ -327,9 +327,8 @@ std::string Narrator::StateText(const BarKey& k) const {
 }
 
 void Narrator::Concept(Narration& n, const std::string& name, const std::string& rule) {
-  if (!n.rule.empty() || !concepts_.insert(name).second) return;
-  n.concept_name = name;
-  n.rule = rule;
+  if (!concepts_.insert(name).second) return;
+  n.rules.push_back({name, rule});
 }
 
 model::MbarrierArriveResult Narrator::ApplyArrive(const trace::TraceEvent& e,
@@ -519,6 +518,7 @@ Narration Narrator::Next(const trace::TraceEvent& e) {
       break;
     }
     case EventKind::kTestWait: {
+      Concept(n, "parity waits", kParityRule);  // test_wait asks the same question
       Concept(n, "test_wait", kTestWaitRule);
       const bool complete = model::MbarrierTestWaitParity(st, e.parity).complete;
       n.wait = complete ? WaitVerdict::kTestTrue : WaitVerdict::kTestFalse;

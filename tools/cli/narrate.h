@@ -53,8 +53,12 @@ struct Narration {
   WaitVerdict wait = WaitVerdict::kNone;
   bool completes_phase = false;        // this event completes its barrier's current phase
   size_t completed_phase = 0;          // which phase it completes (completes_phase)
-  std::string concept_name;            // a concept met here for the first time ("" none)
-  std::string rule;                    // that concept's general rule, stated once
+  // Concepts met here for the first time, each with its general rule (stated once per run).
+  struct Rule {
+    std::string concept_name;
+    std::string text;
+  };
+  std::vector<Rule> rules;
 
   // "  7. line\n      sentence ...\n      rule: ...".
   std::string Text() const;
