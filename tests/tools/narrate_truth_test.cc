@@ -281,5 +281,26 @@ TEST(NarrateTruthTest, Count1WaitOnACompletedPhaseReturnsAtOnce) {
   for (const Narration& x : n) EXPECT_EQ(x.Text().find("more arrivals needed"), std::string::npos);
 }
 
+// The op kind of an arrive comes from the program: an arrive_drop is named so and says what it
+// does to the expected count.
+TEST(NarrateTruthTest, ArriveDropIsNamed) {
+  const std::string file = "litmus/arrive_drop_lowers_expected.pipe";
+  auto program = ir::ParseProgram(ReadFile(file), file);
+  ASSERT_TRUE(program.ok());
+  auto params = ir::BindParams(*program, {});
+  ASSERT_TRUE(params.ok());
+  auto eng = engine::Engine::Create(*program, *params, engine::EngineOptions{});
+  ASSERT_TRUE(eng.ok());
+  eng->Run();
+  const std::vector<Narration> n = NarrateRun(*program, *eng, eng->trace());
+  ASSERT_GT(n.size(), 4u);
+  EXPECT_EQ(n[2].line, "CTA 0 t[0]: arrive_drop b[0] of CTA 0 count 1");
+  EXPECT_EQ(n[2].sentences.front(),
+            "arrive_drop lowers the expected count by 1 (to 1) for the phases after this one, "
+            "and arrives in this one.");
+  EXPECT_EQ(n[2].claim->state.expected_count, 1);
+  EXPECT_EQ(n[4].line, "CTA 0 t[0]: arrive b[0] of CTA 0 count 1");
+}
+
 }  // namespace
 }  // namespace parity::cli

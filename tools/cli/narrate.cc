@@ -61,7 +61,9 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "inval " << Bar(program, e);
       break;
     case EventKind::kArrive:
-      os << "arrive " << Bar(program, e) << " count " << e.value << " -> pending " << e.value2;
+      // No "-> pending": the recorded count after an arrive that completes its phase is already
+      // the next phase's (reset to the expected count); explain states the state in full.
+      os << "arrive " << Bar(program, e) << " count " << e.value;
       break;
     case EventKind::kArriveExpectTx:
       os << "arrive.expect_tx " << Bar(program, e) << " count " << e.value << ", +" << e.value2
@@ -338,9 +340,11 @@ model::MbarrierArriveResult Narrator::ApplyArrive(const trace::TraceEvent& e,
   const ir::Op* op = r == role_.end() ? nullptr : pcs_.op(r->second, e.pc);
   const auto* arrive = op == nullptr ? nullptr : std::get_if<ir::MbarrierArrive>(op);
   if (arrive != nullptr && arrive->kind == ir::MbarrierArrive::Kind::kDrop) {
+    arrive_form_ = "arrive_drop";
     return model::MbarrierArriveDrop(s, e.value);
   }
   if (arrive != nullptr && arrive->kind == ir::MbarrierArrive::Kind::kNoComplete) {
+    arrive_form_ = "arrive.noComplete";
     return model::MbarrierArriveNoComplete(s, e.value);
   }
   return model::MbarrierArrive(s, e.value);
@@ -373,9 +377,21 @@ Narration Narrator::Next(const trace::TraceEvent& e) {
       model::MbarrierInval(st);
       on_barrier = true;
       break;
-    case EventKind::kArrive:
+    case EventKind::kArrive: {
+      arrive_form_ = nullptr;
       completed(ApplyArrive(e, st).phase_completed);
+      const size_t at = n.line.find(": arrive ");
+      if (arrive_form_ != nullptr && at != std::string::npos) {
+        n.line.replace(at + 2, 6, arrive_form_);
+        if (std::string(arrive_form_) == "arrive_drop") {
+          n.sentences.push_back("arrive_drop lowers the expected count by " +
+                                std::to_string(e.value) + " (to " +
+                                std::to_string(st.expected_count) +
+                                ") for the phases after this one, and arrives in this one.");
+        }
+      }
       break;
+    }
     case EventKind::kArriveExpectTx:
       completed(model::MbarrierArriveExpectTx(st, e.value2, e.value).phase_completed);
       Concept(n, "tx-count", kTxRule);

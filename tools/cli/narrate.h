@@ -102,6 +102,7 @@ class Narrator {
   std::map<AgentKey, uint32_t> role_;
   std::set<std::string> concepts_;
   size_t n_ = 0;
+  const char* arrive_form_ = nullptr;  // set by ApplyArrive for arrive_drop / noComplete
 };
 
 // The teaching form of a whole run: every event narrated in order.
