@@ -172,6 +172,7 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
       bool in_a = sa.delivery_kinds.count(k) != 0, in_b = sb.delivery_kinds.count(k) != 0;
       if (in_a != in_b) {
         skip.insert(k);
+        r.not_compared.push_back(trace::EventKindName(k) + " deliveries");
         r.notes.push_back("trace " + std::string(in_a ? "B" : "A") + " records no " +
                           trace::EventKindName(k) + " events: those deliveries are not compared");
       }
@@ -184,6 +185,7 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
   };
   const bool skip_exit = has_exit(a) != has_exit(b);
   if (skip_exit) {
+    r.not_compared.push_back("exits");
     r.notes.push_back("trace " + std::string(has_exit(a) ? "B" : "A") +
                       " records no exit events: exits are not compared");
   }
@@ -193,7 +195,9 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
   if ((sa.phase_events == 0) != (sb.phase_events == 0)) {
     r.notes.push_back("trace " + std::string(sa.phase_events == 0 ? "A" : "B") +
                       " records no phase completions: phase counts are not compared");
+    r.not_compared.push_back("phase completions");
   } else {
+    r.compared.push_back("phase completions");
     std::set<BarrierKey> keys;
     for (const auto& [k, v] : sa.phases) keys.insert(k);
     for (const auto& [k, v] : sb.phases) keys.insert(k);
@@ -210,6 +214,9 @@ Expected<CompareResult> CompareTraces(const trace::TraceFile& a, const trace::Tr
     }
   }
 
+  r.compared.push_back("program order");
+  r.compared.push_back("copies");
+  r.compared.push_back("wait timeouts");
   // Program order, first difference per agent.
   std::set<AgentKey> agents;
   for (const auto& [k, v] : sa.order) agents.insert(k);
@@ -274,8 +281,19 @@ std::string FormatCompareResult(const CompareResult& r, const trace::TraceFile& 
                     " events)\nschedule " + a.header.schedule + " (hash " +
                     Hex(a.header.schedule_hash) + ")\n";
   for (const std::string& n : r.notes) out += "note: " + n + "\n";
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i) {
+      s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    }
+    return s;
+  };
   if (r.same()) {
-    out += "SAME: phase completions, program order, copies and wait timeouts agree\n";
+    out += "SAME: " + list(r.compared) + " agree";
+    if (!r.not_compared.empty()) {
+      out += "; " + list(r.not_compared) + " could not be compared (see the notes above)";
+    }
+    out += "\n";
     return out;
   }
   out += "DIFFERENT: " + std::to_string(r.differences.size()) + " difference(s)\n";

@@ -26,6 +26,10 @@ namespace parity::verifier {
 struct CompareResult {
   std::vector<std::string> differences;  // one line each; empty: the traces agree
   std::vector<std::string> notes;        // what could not be compared and why
+  // The aspects compared ("program order", ...) and those one trace does not record, so that
+  // SAME names only what was actually held against each other.
+  std::vector<std::string> compared;
+  std::vector<std::string> not_compared;
   bool same() const { return differences.empty(); }
 };
 

@@ -123,6 +123,7 @@ using BarrierKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
 // Also fills `signalled`: agents that have signalled any barrier (arrive, expect_tx, issued a
 // copy that completes on a barrier) at least once.
 std::map<BarrierKey, PhaseStats> CollectPhaseStats(const Engine& engine,
+                                                   const std::vector<trace::TraceEvent>& events,
                                                    std::vector<bool>& signalled) {
   std::map<BarrierKey, PhaseStats> stats;
   signalled.assign(engine.num_agents(), false);
@@ -134,7 +135,7 @@ std::map<BarrierKey, PhaseStats> CollectPhaseStats(const Engine& engine,
     }
     return UINT32_MAX;
   };
-  for (const trace::TraceEvent& e : engine.trace()) {
+  for (const trace::TraceEvent& e : events) {
     auto kind = static_cast<EventKind>(e.kind);
     BarrierKey key{e.cluster, e.target_cta, e.object, e.index};
     if (e.agent != trace::kNoAgent &&
@@ -466,12 +467,13 @@ std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t 
 }
 
 DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine,
-                                const engine::RunResult& result) {
+                                const engine::RunResult& result,
+                                const std::vector<trace::TraceEvent>* events) {
   DeadlockReport report;
   const SignalTable table = BuildSignalTable(program);
   const std::vector<bool> producers = ProducerRoles(program);
   std::vector<bool> signalled;
-  const auto stats = CollectPhaseStats(engine, signalled);
+  const auto stats = CollectPhaseStats(engine, events ? *events : engine.trace(), signalled);
   std::set<uint32_t> exited(result.deadlock.exited.begin(), result.deadlock.exited.end());
 
   // Wait-for graph over all agents.

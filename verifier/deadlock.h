@@ -78,9 +78,12 @@ struct DeadlockReport {
   std::string summary;                       // one line: the headline of the diagnosis
 };
 
-// Diagnoses a run that ended in Outcome::kDeadlock. `engine` must have recorded its trace.
+// Diagnoses a run that ended in Outcome::kDeadlock. `engine` must have recorded its trace, or
+// `events` gives the run's events from the start (an engine whose trace was cleared on the way,
+// as a replay's).
 DeadlockReport DiagnoseDeadlock(const ir::Program& program, const engine::Engine& engine,
-                                const engine::RunResult& result);
+                                const engine::RunResult& result,
+                                const std::vector<trace::TraceEvent>* events = nullptr);
 
 // "CTA 1 (1,0) producer[0]" (with "cluster N " in front when the grid has several clusters).
 std::string AgentLabel(const ir::Program& program, const engine::Engine& engine, uint32_t agent);

@@ -82,8 +82,12 @@ uint8_t CompletionKind(uint8_t in_flight_kind) {
 class Replayer {
  public:
   Replayer(const ir::Program& program, const std::vector<int64_t>& params,
-           const trace::TraceFile& trace, engine::Engine engine)
-      : program_(program), params_(params), trace_(trace), initial_(std::move(engine)) {
+           const trace::TraceFile& trace, engine::Engine engine, bool keep_model)
+      : program_(program),
+        params_(params),
+        trace_(trace),
+        initial_(std::move(engine)),
+        keep_model_(keep_model) {
     check_state_ = trace.header.source == "sim";
     if (!check_state_) {
       for (EventKind k : kMaybeUnobserved) {
@@ -148,6 +152,9 @@ class Replayer {
         if (!path.diverged) {
           CopyCounters(path, result);
           result.model_outcome = path.engine.outcome();
+          DescribeModel(path.engine, result);
+          result.model_trace = std::move(path.model);
+          if (keep_model_) result.model_engine = std::make_shared<engine::Engine>(path.engine);
           result.eager_completions = eager;
           return result;
         }
@@ -166,6 +173,9 @@ class Replayer {
     result.diverged = true;
     result.divergence = best.divergence;
     result.model_outcome = best.engine.outcome();
+    DescribeModel(best.engine, result);
+    result.model_trace = std::move(best.model);
+    if (keep_model_) result.model_engine = std::make_shared<engine::Engine>(best.engine);
     result.search_exhausted = exhausted;
     return result;
   }
@@ -184,7 +194,23 @@ class Replayer {
     bool diverged = false;
     ReplayDivergence divergence;
     std::vector<TraceEvent> pending;  // produced by the model, not yet seen (executor traces)
+    std::vector<TraceEvent> model;    // every event of the model's steps (keep_model_)
   };
+
+  static void DescribeModel(const engine::Engine& e, ReplayResult& r) {
+    for (uint32_t a = 0; a < e.num_agents(); ++a) {
+      const uint8_t status = e.agent_state(a).status;
+      if (status != 2) ++r.model_agents_left;
+      if (status == 1) ++r.model_agents_blocked;
+    }
+    std::vector<engine::Choice> choices;
+    if (e.outcome() == engine::Outcome::kRunning) e.Choices(&choices);
+    r.model_enabled_steps = choices.size();
+    if (e.outcome() == engine::Outcome::kRunning) {
+      engine::Engine on(e);
+      r.model_run_on = on.Run().outcome;
+    }
+  }
 
   static void CopyCounters(const Path& p, ReplayResult& r) {
     r.replayed = p.replayed;
@@ -268,6 +294,7 @@ class Replayer {
         if (e.kind == K(EventKind::kTestWait)) before = p.engine;
         p.engine.ClearTrace();
         p.engine.Step(cands.front());
+        Took(p);
         ++steps_;
         std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
         if (produced.empty()) {
@@ -396,6 +423,7 @@ class Replayer {
       }
       p.engine.ClearTrace();
       p.engine.Step(cands.front());
+      Took(p);
       ++steps_;
       std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
       if (produced.empty()) {
@@ -554,6 +582,17 @@ class Replayer {
   // `blocked` lists trace events the model cannot take yet: an unobserved completion that acts
   // on the barrier one of their waits names is taken first (completing an unrelated one early
   // could complete another phase before the trace's test_waits saw it complete).
+  // Keeps the events of the step just taken (keep_model_), each at the time of the trace event
+  // being replayed: an unrecorded completion gets the time of the event that needed it.
+  void Took(Path& p) const {
+    if (!keep_model_ || trace_.events.empty()) return;
+    const uint64_t t = trace_.events[std::min(p.i, trace_.events.size() - 1)].time;
+    for (TraceEvent e : p.engine.trace()) {
+      e.time = t;
+      p.model.push_back(e);
+    }
+  }
+
   bool AnyUnobserved() const {
     for (int k = 0; k < 64; ++k) {
       if (unobserved_[k] || unobserved_async_[k]) return true;
@@ -589,6 +628,7 @@ class Replayer {
     for (const engine::Choice& c : pick ? std::vector<engine::Choice>{*pick} : cands) {
       p.engine.ClearTrace();
       p.engine.Step(c);
+      Took(p);
       ++steps_;
       ++p.inferred;
       std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
@@ -708,6 +748,7 @@ class Replayer {
   const std::vector<int64_t>& params_;
   const trace::TraceFile& trace_;
   engine::Engine initial_;
+  bool keep_model_ = false;
   bool check_state_ = true;
   bool unobserved_[64] = {};        // kinds the trace never records
   bool unobserved_async_[64] = {};  // kinds the trace records from agents only (never kNoAgent)
@@ -758,14 +799,56 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 }
 
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
-                                   const trace::TraceFile& trace) {
+                                   const trace::TraceFile& trace, bool keep_model_trace) {
   PARITY_RETURN_IF_ERROR(CheckTraceSchedule(program, trace.header));
   engine::EngineOptions options;
   options.record_trace = true;
   Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
   if (!engine.ok()) return engine.status();
-  Replayer replayer(program, params, trace, std::move(engine).value());
+  Replayer replayer(program, params, trace, std::move(engine).value(), keep_model_trace);
   return replayer.Run();
+}
+
+std::string ModelStateSentence(const ReplayResult& r) {
+  const std::string prefix = "the model after the last event: ";
+  const std::string left = std::to_string(r.model_agents_left) + " agent(s) not exited, " +
+                           std::to_string(r.model_agents_blocked) + " of them blocked in a wait";
+  const bool hang = r.timeouts > 0;
+  switch (r.model_outcome) {
+    case engine::Outcome::kCompleted:
+      return prefix + "completed (every agent exited)";
+    case engine::Outcome::kDeadlock:
+      return prefix + "deadlocked (" + left + ", no step left)" +
+             (hang ? ": the GPU's hang is a deadlock of the schedule itself"
+                   : ": the trace ends where the schedule deadlocks");
+    case engine::Outcome::kViolation:
+      return prefix + "stopped at a protocol violation";
+    case engine::Outcome::kError:
+    case engine::Outcome::kStepLimit:
+      return prefix + engine::OutcomeName(r.model_outcome);
+    case engine::Outcome::kRunning:
+      break;
+  }
+  std::string out = prefix + "not finished (" + left + ", " +
+                    std::to_string(r.model_enabled_steps) + " step(s) still enabled); run on from "
+                    "there (copies still in flight landing first) it ";
+  switch (r.model_run_on) {
+    case engine::Outcome::kDeadlock:
+      return out + "deadlocks" +
+             (hang ? ": the GPU's hang is a deadlock of the schedule itself, not a wait timeout "
+                     "that was too short"
+                   : ": the schedule deadlocks after the trace's last event");
+    case engine::Outcome::kCompleted:
+      return out + "completes" +
+             (hang ? ": the model could still finish the run, so the GPU's wait timeout may have "
+                     "been too short for this schedule (try a longer --timeout-ms)"
+                   : " (an H100 trace leaves out the exits and the asynchronous completions it "
+                     "cannot observe)");
+    case engine::Outcome::kViolation:
+      return out + "reaches a protocol violation (`parity check` reports it)";
+    default:
+      return out + "stops: " + engine::OutcomeName(r.model_run_on);
+  }
 }
 
 std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& trace) {
@@ -783,7 +866,7 @@ std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& tr
     if (r.after_abort) {
       out += ", " + std::to_string(r.after_abort) + " event(s) after the hang abort not replayed";
     }
-    out += "); the model is now: " + std::string(engine::OutcomeName(r.model_outcome)) + "\n";
+    out += ")\n" + ModelStateSentence(r) + "\n";
     return out;
   }
   const ReplayDivergence& d = r.divergence;

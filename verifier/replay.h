@@ -40,6 +40,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,22 @@ struct ReplayResult {
   // (the lazy order, taking one only when nothing else could go on, could not produce it).
   bool eager_completions = false;
   engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
+  // The model after the last event, when it is still kRunning: agents that have not exited, of
+  // those the ones blocked in a wait, and the steps it could still take (agent steps and
+  // in-flight completions). No step left with agents not exited = the model is stuck too.
+  size_t model_agents_left = 0;
+  size_t model_agents_blocked = 0;
+  size_t model_enabled_steps = 0;
+  // Where the model goes from there when it runs on alone (eager policy: in-flight copies land
+  // first): kCompleted, kDeadlock, ... (kRunning when it was not run on).
+  engine::Outcome model_run_on = engine::Outcome::kRunning;
+  // With keep_model_trace: the model's own events in the order the replay took them, unrecorded
+  // completions included, each stamped with the time of the trace event being replayed when it
+  // happened (what `parity replay --html` and an H100 trace's Perfetto export draw).
+  std::vector<trace::TraceEvent> model_trace;
+  // With keep_model_trace: the model after the last event (its own trace holds only the last
+  // step; model_trace has the run).
+  std::shared_ptr<const engine::Engine> model_engine;
   std::vector<uint8_t> unobserved_kinds;
 };
 
@@ -92,7 +109,11 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
 // hash that differs from ir::ContentHash(program) ("replay.hash-mismatch"), an engine that cannot
 // be built. Divergence is a result, not an error.
 Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector<int64_t>& params,
-                                   const trace::TraceFile& trace);
+                                   const trace::TraceFile& trace, bool keep_model_trace = false);
+
+// What the model's state after the last replayed event means (one sentence): completed, stuck
+// like the GPU (a hang the schedule explains), or not finished with steps still enabled.
+std::string ModelStateSentence(const ReplayResult& result);
 
 // A report: "replayed N events ..." or the divergence with its context.
 std::string FormatReplayResult(const ReplayResult& result, const trace::TraceFile& trace);

@@ -153,7 +153,10 @@ TEST(CliExplain, NarratesPhaseFlips) {
   CliResult r = RunParity({"explain", Example("single_tma_load")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("PHASE COMPLETE full[0] of CTA 0"));
-  EXPECT_THAT(r.out, HasSubstr("why: the pending count reached 0 and the tx-count is 0"));
+  EXPECT_THAT(r.out, HasSubstr("this completes phase 0 of full[0] of CTA 0: no arrival left to "
+                               "come and tx-count 0"));
+  EXPECT_THAT(r.out, HasSubstr("returns at once: parity 0 names phase 0, the preceding phase, "
+                               "complete since event 6."));
   EXPECT_THAT(r.out, HasSubstr("Outcome: completed"));
 }
 

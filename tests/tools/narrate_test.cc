@@ -150,7 +150,7 @@ TEST(NarrateTest, StAsyncAndCpAsyncArrive) {
   bool noted = false;
   for (const TraceEvent& e : a->engine->trace()) {
     if (e.kind != static_cast<uint8_t>(EventKind::kCpAsyncArrive)) continue;
-    const std::string text = NarrateEvent(a->program, *a->engine, e);
+    const std::string text = Narrator(a->program, *a->engine).Next(e).Text();
     EXPECT_NE(text.find(e.value ? ".noinc: the arrive counts" : "without .noinc"),
               std::string::npos)
         << text;

@@ -46,7 +46,7 @@ FAKE
   fi
   chmod +x "$dir/bin/"*
 }
-run_setup() { PATH="$tmp/$1/bin" DEBIAN_FRONTEND= "$setup" >"$tmp/$1/out" 2>&1; }
+run_setup() { local m="$1"; shift; PATH="$tmp/$m/bin" DEBIAN_FRONTEND= "$setup" "$@" >"$tmp/$m/out" 2>&1; }
 
 # 1. Everything installed: no apt-get at all.
 make_machine full 0 no
@@ -54,6 +54,15 @@ for p in "${all[@]}"; do echo "$p install ok installed" >>"$tmp/full/installed";
 run_setup full; rc=$?
 [ $rc -eq 0 ] || fail "all installed: exit $rc"
 [ ! -s "$tmp/full/log" ] || fail "all installed: apt-get ran: $(cat "$tmp/full/log")"
+
+# 1b. The same machine for tests (tools/test: --for-tests): only the test-only package.
+run_setup full --for-tests; rc=$?
+[ $rc -eq 0 ] || fail "for tests: exit $rc: $(cat "$tmp/full/out")"
+grep -q "install -y -qq --no-install-recommends chromium$" "$tmp/full/log" ||
+  fail "for tests: install line: $(cat "$tmp/full/log")"
+: >"$tmp/full/log"
+run_setup full --for-tests; rc=$?
+[ $rc -eq 0 ] && [ ! -s "$tmp/full/log" ] || fail "for tests, second run: exit $rc, $(cat "$tmp/full/log")"
 
 # 2. Two missing (one never installed, one removed with its config left), as root: one update,
 #    one install of exactly those two, non-interactive; a second run installs nothing.

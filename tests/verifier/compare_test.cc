@@ -54,6 +54,11 @@ TEST(CompareTest, PoliciesOfCompletingSchedulesAgree) {
       EXPECT_TRUE(r->same()) << f << " policy " << i << "\n"
                              << FormatCompareResult(*r, base.trace, other.trace);
       EXPECT_TRUE(r->notes.empty());
+      EXPECT_TRUE(r->not_compared.empty());
+      EXPECT_NE(FormatCompareResult(*r, base.trace, other.trace)
+                    .find("SAME: phase completions, program order, copies and wait timeouts "
+                          "agree\n"),
+                std::string::npos);
     }
   }
   EXPECT_GT(phases_total, 100u);  // the phase counts compared were not all zero
@@ -151,6 +156,17 @@ TEST(CompareTest, SimulatorAgainstAnH100StyleTrace) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->same()) << FormatCompareResult(*r, a.trace, h);
   EXPECT_EQ(r->notes.size(), 3u);  // pc numbering, phase completions, tma.deliver
+  // SAME names only what was held against each other: the phase completions the H100 trace
+  // does not record are said to be not compared, never to agree.
+  const std::string text = FormatCompareResult(*r, a.trace, h);
+  const size_t same = text.find("SAME: ");
+  ASSERT_NE(same, std::string::npos) << text;
+  const std::string line = text.substr(same, text.find('\n', same) - same);
+  EXPECT_EQ(line,
+            "SAME: program order, copies and wait timeouts agree; tma.deliver deliveries and "
+            "phase completions could not be compared (see the notes above)");
+  EXPECT_EQ(r->not_compared, (std::vector<std::string>{"tma.deliver deliveries",
+                                                        "phase completions"}));
   // A missing operation on the GPU side is still found.
   trace::TraceFile h2 = h;
   h2.events.erase(h2.events.begin() + IndexOf(h2, EventKind::kArriveExpectTx));

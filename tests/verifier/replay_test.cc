@@ -392,6 +392,27 @@ TEST(ReplayH100Test, CommittedTracesReplay) {
     EXPECT_EQ(r->timeouts, c.timeouts) << name;
     EXPECT_EQ(r->after_abort, 0u) << name;
     EXPECT_GT(r->replayed, t->events.size() / 2) << name;
+    // The last line says what the model's state means for the run the GPU made: a hang whose
+    // waits the model cannot get past is the schedule's deadlock; a completed GPU run whose
+    // trace leaves out the exits is a model that could still go on.
+    const std::string text = FormatReplayResult(*r, *t);
+    EXPECT_EQ(text.find("the model is now: running"), std::string::npos) << text;
+    if (c.timeouts > 0) {
+      // Replayed or run on, the model ends in the hang: the schedule's own deadlock.
+      EXPECT_EQ(r->model_agents_blocked, c.timeouts) << name;
+      EXPECT_TRUE(r->model_outcome == engine::Outcome::kDeadlock ||
+                  r->model_run_on == engine::Outcome::kDeadlock)
+          << name;
+      EXPECT_NE(text.find("the GPU's hang is a deadlock of the schedule itself"),
+                std::string::npos)
+          << text;
+    } else {
+      EXPECT_EQ(r->model_outcome, engine::Outcome::kRunning) << name;
+      EXPECT_EQ(r->model_run_on, engine::Outcome::kCompleted) << name;
+      EXPECT_NE(text.find("not finished ("), std::string::npos) << text;
+      EXPECT_NE(text.find("it completes (an H100 trace leaves out the exits"), std::string::npos)
+          << text;
+    }
   }
 }
 

@@ -61,7 +61,9 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "inval " << Bar(program, e);
       break;
     case EventKind::kArrive:
-      os << "arrive " << Bar(program, e) << " count " << e.value << " -> pending " << e.value2;
+      // No "-> pending": the recorded count after an arrive that completes its phase is already
+      // the next phase's (reset to the expected count); explain states the state in full.
+      os << "arrive " << Bar(program, e) << " count " << e.value;
       break;
     case EventKind::kArriveExpectTx:
       os << "arrive.expect_tx " << Bar(program, e) << " count " << e.value << ", +" << e.value2
@@ -77,8 +79,7 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "TMA bytes land: complete_tx " << Bar(program, e) << " -" << e.value << " bytes";
       break;
     case EventKind::kWaitBegin:
-      os << "wait " << Bar(program, e) << " parity " << int{e.parity}
-         << " (the phase with that parity is not complete yet)";
+      os << "wait " << Bar(program, e) << " parity " << int{e.parity};
       break;
     case EventKind::kWaitEnd:
       os << "wait " << Bar(program, e) << " parity " << int{e.parity} << " returns";
@@ -216,75 +217,381 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
   return os.str();
 }
 
-std::string NarrateEvent(const ir::Program& program, const engine::Engine& engine,
-                         const trace::TraceEvent& e) {
+namespace {
+
+constexpr char kPhasesRule[] =
+    "an mbarrier counts phases from 0. A phase completes when its pending count (the arrivals "
+    "still expected) is 0 and its tx-count (bytes announced by expect_tx that have not landed) "
+    "is 0; then the phase number goes up by one, so the parity (its low bit) flips, and the "
+    "pending count is reset to the expected count.";
+constexpr char kParityRule[] =
+    "a parity wait asks about one of two phases: the current one or the immediately preceding "
+    "one, whichever has that parity. The current phase is by definition not complete, so a wait "
+    "for its parity blocks until it completes; the other parity names the preceding phase, which "
+    "is complete, so that wait returns at once (on a fresh barrier in phase 0, parity 1 names "
+    "'the phase before phase 0' and passes at once). A parity cannot name an older phase: a wait "
+    "two phases behind aliases the current one.";
+constexpr char kTestWaitRule[] =
+    "test_wait asks the same question as a wait without blocking: 1 when the parity names the "
+    "preceding phase (complete), 0 when it names the current phase (not complete yet).";
+constexpr char kTxRule[] =
+    "expect_tx raises the tx-count by the bytes the phase must still receive; each complete_tx "
+    "(a TMA, bulk copy or st.async landing its bytes) lowers it. A phase cannot complete while "
+    "the tx-count is not 0, even with every arrival in; it goes negative when bytes land before "
+    "their expect_tx.";
+constexpr char kRemoteRule[] =
+    "an arrive or a copy may act on a barrier of another CTA of the cluster (shared::cluster "
+    "address): the state that changes is that CTA's barrier, and only that CTA's agents can wait "
+    "on it.";
+constexpr char kMulticastRule[] =
+    "a multicast copy writes the same bytes to every CTA of its mask, at the same offsets, and "
+    "completes tx on each destination CTA's barrier at the same offset: one issue, one delivery "
+    "per destination.";
+constexpr char kGroupsRule[] =
+    "every copy an agent issued since its last commit forms one group; a later wait_group N "
+    "waits until at most the N newest groups are pending.";
+constexpr char kCpWaitRule[] =
+    "after cp.async.wait_group the copies of every older group have landed and are visible to "
+    "this agent; other agents see them only after a barrier (e.g. bar.sync).";
+constexpr char kNamedRule[] =
+    "bar.sync waits until the barrier's thread count has arrived; bar.arrive arrives without "
+    "waiting.";
+constexpr char kStAsyncRule[] =
+    "st.async bytes go to the target CTA's shared memory; its barrier must expect them "
+    "(expect_tx) in the same phase; if they land first, its tx-count is negative until the "
+    "expect_tx.";
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+}  // namespace
+
+std::string Narration::Text() const {
   std::ostringstream os;
-  os << EventLine(program, engine, e);
-  auto kind = static_cast<EventKind>(e.kind);
+  std::string num = std::to_string(number);
+  if (num.size() < 4) num.insert(0, 4 - num.size(), ' ');
+  os << num << ". " << line;
+  for (const std::string& s : sentences) os << "\n      " << s;
+  for (const Rule& r : rules) os << "\n      rule (" << r.concept_name << "): " << r.text;
+  return os.str();
+}
+
+Narrator::Narrator(const ir::Program& program, const engine::Engine& engine)
+    : program_(program), engine_(engine), pcs_(program) {
+  for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+    const engine::AgentInfo& info = engine.agent_info(a);
+    role_[{static_cast<uint16_t>(info.cluster), static_cast<uint8_t>(info.cta),
+           static_cast<uint16_t>(info.index_in_cta)}] = info.role;
+  }
+}
+
+model::MbarrierState Narrator::State(uint16_t cluster, uint8_t cta, uint16_t barrier,
+                                     uint16_t index) const {
+  auto it = bars_.find({cluster, cta, barrier, index});
+  return it == bars_.end() ? model::MbarrierState{} : it->second;
+}
+
+std::string Narrator::Label(const BarKey& k) const {
+  return verifier::BarrierLabel(program_, std::get<2>(k), std::get<3>(k), std::get<1>(k));
+}
+
+std::string Narrator::Who(const AgentKey& k) const {
+  for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
+    const engine::AgentInfo& info = engine_.agent_info(a);
+    if (info.cluster == std::get<0>(k) && info.cta == std::get<1>(k) &&
+        info.index_in_cta == std::get<2>(k)) {
+      return verifier::AgentLabel(program_, engine_, a);
+    }
+  }
+  return "CTA " + std::to_string(std::get<1>(k)) + " agent " + std::to_string(std::get<2>(k));
+}
+
+// "full[0] of CTA 0 is now in phase 1 (parity 1): 1 of 1 arrivals still expected, tx-count 0".
+std::string Narrator::StateText(const BarKey& k) const {
+  const model::MbarrierState s = State(std::get<0>(k), std::get<1>(k), std::get<2>(k),
+                                       std::get<3>(k));
+  std::ostringstream os;
+  os << Label(k);
+  if (s.life == model::MbarrierLife::kUninitialized) return os.str() + " is not initialised";
+  if (s.life == model::MbarrierLife::kInvalidated) return os.str() + " is invalidated";
+  os << " is now in phase " << s.phase << " (parity " << s.parity() << "): ";
+  if (s.pending_count == 0) {
+    os << "every arrival is in";
+  } else {
+    os << Plural(s.pending_count, "arrival", "arrivals") << " of " << s.expected_count
+       << " still expected";
+  }
+  os << ", tx-count " << s.tx_count;
+  if (s.tx_count > 0) os << " (bytes still to land)";
+  if (s.tx_count < 0) os << " (bytes landed before their expect_tx)";
+  return os.str();
+}
+
+void Narrator::Concept(Narration& n, const std::string& name, const std::string& rule) {
+  if (!concepts_.insert(name).second) return;
+  n.rules.push_back({name, rule});
+}
+
+model::MbarrierArriveResult Narrator::ApplyArrive(const trace::TraceEvent& e,
+                                                  model::MbarrierState& s) {
+  if (e.agent == trace::kNoAgent) return model::MbarrierAsyncArriveLand(s);  // cp.async's arrive
+  auto r = role_.find({e.cluster, e.cta, e.agent});
+  const ir::Op* op = r == role_.end() ? nullptr : pcs_.op(r->second, e.pc);
+  const auto* arrive = op == nullptr ? nullptr : std::get_if<ir::MbarrierArrive>(op);
+  if (arrive != nullptr && arrive->kind == ir::MbarrierArrive::Kind::kDrop) {
+    arrive_form_ = "arrive_drop";
+    return model::MbarrierArriveDrop(s, e.value);
+  }
+  if (arrive != nullptr && arrive->kind == ir::MbarrierArrive::Kind::kNoComplete) {
+    arrive_form_ = "arrive.noComplete";
+    return model::MbarrierArriveNoComplete(s, e.value);
+  }
+  return model::MbarrierArrive(s, e.value);
+}
+
+Narration Narrator::Next(const trace::TraceEvent& e) {
+  Narration n;
+  n.number = ++n_;
+  n.line = EventLine(program_, engine_, e);
+  const auto kind = static_cast<EventKind>(e.kind);
+  const BarKey bk{e.cluster, e.target_cta, e.object, e.index};
+  const AgentKey ak{e.cluster, e.cta, e.agent};
+  model::MbarrierState& st = bars_[bk];
+  const model::MbarrierState before = st;
+  bool on_barrier = false;
+  // The transition the event performed, and whether it completed the phase it was in.
+  auto completed = [&](bool phase_completed) {
+    on_barrier = true;
+    if (!phase_completed) return;
+    n.completes_phase = true;
+    n.completed_phase = before.phase;
+  };
   switch (kind) {
     case EventKind::kInit:
-      os << "\n      phase 0 begins (parity 0): it completes after " << e.value
-         << " arrivals and once the tx-count is back to 0. A wait for parity 1 passes at once "
-            "(it asks about the phase before phase 0).";
+      model::MbarrierInit(st, e.value);
+      on_barrier = true;
+      Concept(n, "phases", kPhasesRule);
       break;
-    case EventKind::kArrive:
-    case EventKind::kArriveExpectTx:
-      if (kind == EventKind::kArriveExpectTx) {
-        os << "\n      expect_tx raises the tx-count by " << e.value2
-           << " bytes first, then the arrive lowers the pending count by " << e.value << ".";
-      } else if (e.value2 == 0) {
-        os << "\n      pending count reached 0: the phase completes as soon as the tx-count is 0.";
-      } else {
-        os << "\n      " << e.value2 << " more arrivals needed in this phase.";
+    case EventKind::kInval:
+      model::MbarrierInval(st);
+      on_barrier = true;
+      break;
+    case EventKind::kArrive: {
+      arrive_form_ = nullptr;
+      completed(ApplyArrive(e, st).phase_completed);
+      const size_t at = n.line.find(": arrive ");
+      if (arrive_form_ != nullptr && at != std::string::npos) {
+        n.line.replace(at + 2, 6, arrive_form_);
+        if (std::string(arrive_form_) == "arrive_drop") {
+          n.sentences.push_back("arrive_drop lowers the expected count by " +
+                                std::to_string(e.value) + " (to " +
+                                std::to_string(st.expected_count) +
+                                ") for the phases after this one, and arrives in this one.");
+        }
       }
       break;
-    case EventKind::kTmaDeliver:
+    }
+    case EventKind::kArriveExpectTx:
+      completed(model::MbarrierArriveExpectTx(st, e.value2, e.value).phase_completed);
+      Concept(n, "tx-count", kTxRule);
+      break;
+    case EventKind::kExpectTx:
+      completed(model::MbarrierExpectTx(st, e.value).phase_completed);
+      Concept(n, "tx-count", kTxRule);
+      break;
     case EventKind::kCompleteTx:
-      os << "\n      the copy's bytes are credited to the barrier (complete_tx); the phase can "
-            "only complete when every expected byte has landed.";
-      break;
-    case EventKind::kPhaseComplete:
-      os << "\n      why: the pending count reached 0 and the tx-count is 0. The phase bit flips to "
-         << int{e.phase} << "; waiters for parity " << (1 - e.phase)
-         << " are released, and the pending count is reset to the expected count.";
-      break;
-    case EventKind::kWaitBegin:
-      os << "\n      the agent spins in try_wait until that phase completes.";
-      break;
-    case EventKind::kCpAsyncCommit:
-    case EventKind::kBulkCommit:
-      os << "\n      every copy this agent issued since its last commit forms one group; a later "
-            "wait_group N waits until at most the N newest groups are pending.";
-      break;
-    case EventKind::kCpAsyncWaitEnd:
-      os << "\n      the copies of every older group have landed and are visible to this agent; "
-            "other agents see them only after a barrier (e.g. bar.sync).";
-      break;
-    case EventKind::kBulkWaitEnd:
-      os << (e.value2 ? "\n      .read: the older groups have finished reading their sources (which "
-                        "may now be overwritten); their writes may still be in flight."
-                      : "\n      the older groups are complete: their writes are done.");
+    case EventKind::kTmaDeliver:
+    case EventKind::kBulkComplete:
+      completed(model::MbarrierCompleteTx(st, e.value).phase_completed);
+      Concept(n, "tx-count", kTxRule);
       break;
     case EventKind::kCpAsyncArrive:
-      os << (e.value ? "\n      .noinc: the arrive counts toward the barrier's expected count "
-                       "(the init count must include it)."
-                     : "\n      without .noinc the pending count is raised by one now and lowered "
-                       "by the arrive later: it does not count toward the init count.");
+      model::MbarrierAsyncArriveIssue(st, e.value != 0);
+      on_barrier = true;
       break;
-    case EventKind::kStAsync:
-      os << "\n      the bytes go to the target CTA's shared memory; its barrier must expect them "
-            "(expect_tx) in the same phase; if they land first, its tx-count is negative until "
-            "the expect_tx.";
+    case EventKind::kPhaseComplete:
+      on_barrier = true;
+      last_completion_[bk] = n.number;
       break;
-    case EventKind::kNamedBarrierSyncBegin:
-    case EventKind::kNamedBarrierArrive:
-      os << "\n      bar.sync waits until the barrier's thread count has arrived; bar.arrive "
-            "arrives without waiting.";
+    case EventKind::kWaitBegin:
+    case EventKind::kWaitEnd:
+    case EventKind::kTestWait:
+    case EventKind::kWaitTimeout:
+      on_barrier = true;
       break;
     default:
       break;
   }
-  return os.str();
+  if ((e.flags & trace::kFlagRemote) != 0 || (on_barrier && e.target_cta != e.cta &&
+                                               e.agent != trace::kNoAgent)) {
+    Concept(n, "remote barriers", kRemoteRule);
+  }
+  if ((e.flags & trace::kFlagMulticast) != 0 &&
+      (kind == EventKind::kTmaIssue || kind == EventKind::kBulkIssue)) {
+    Concept(n, "multicast", kMulticastRule);
+  }
+  const std::string label = Label(bk);
+  const size_t done_at = last_completion_.count(bk) ? last_completion_[bk] : 0;
+  switch (kind) {
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+    case EventKind::kTmaDeliver:
+    case EventKind::kBulkComplete:
+    case EventKind::kCpAsyncArrive: {
+      if (n.completes_phase) {
+        n.sentences.push_back("this completes phase " + std::to_string(n.completed_phase) +
+                              " of " + label + ": no arrival left to come and tx-count 0 (the "
+                              "completion is the next event).");
+      } else if (st.life == model::MbarrierLife::kLive && st.pending_count == 0 &&
+                 st.tx_count != 0) {
+        n.sentences.push_back(
+            "every arrival of phase " + std::to_string(st.phase) + " is in, but the phase "
+            "completes only when the tx-count is back to 0 (" + std::to_string(st.tx_count) +
+            " now).");
+      } else if (st.life == model::MbarrierLife::kLive) {
+        n.sentences.push_back("phase " + std::to_string(st.phase) + " still needs " +
+                              Plural(st.pending_count, "arrival", "arrivals") +
+                              (st.tx_count != 0 ? " and the tx-count back to 0" : "") + ".");
+      }
+      if (kind == EventKind::kCpAsyncArrive) {
+        Concept(n, e.value ? "cp.async.mbarrier.arrive.noinc" : "cp.async.mbarrier.arrive",
+                e.value ? "with .noinc the later arrive counts toward the barrier's expected "
+                          "count (the init count must include it)."
+                        : "without .noinc the pending count is raised by one now and lowered by "
+                          "the arrive later: it does not count toward the init count.");
+      }
+      n.sentences.push_back(StateText(bk) + ".");
+      break;
+    }
+    case EventKind::kInit:
+    case EventKind::kInval:
+      n.sentences.push_back(StateText(bk) + ".");
+      break;
+    case EventKind::kPhaseComplete: {
+      const uint32_t done = st.phase - 1;
+      std::string released;
+      size_t n_released = 0;
+      for (const auto& [agent, w] : waits_) {
+        if (w.bar == bk && w.verdict == WaitVerdict::kBlocks && w.parity == (done & 1u)) {
+          released += (n_released++ ? ", " : "") + Who(agent);
+        }
+      }
+      n.sentences.push_back(
+          "phase " + std::to_string(done) + " is complete; " + StateText(bk) +
+          " (the pending count is reset to the expected count).");
+      n.sentences.push_back(
+          "from now on a wait for parity " + std::to_string(done & 1u) + " returns at once (phase " +
+          std::to_string(done) + " is the preceding phase), a wait for parity " +
+          std::to_string(st.parity()) + " blocks until phase " + std::to_string(st.phase) +
+          " completes" + (n_released ? "; this releases " + released : std::string()) + ".");
+      break;
+    }
+    case EventKind::kWaitBegin: {
+      Concept(n, "parity waits", kParityRule);
+      OpenWait w{bk, e.parity, WaitVerdict::kNone, n.number};
+      if (e.parity != st.parity()) {
+        w.verdict = WaitVerdict::kReturnsAtOnce;
+        n.sentences.push_back(
+            "returns at once: parity " + std::to_string(e.parity) + " names " +
+            (st.phase == 0 ? std::string("the phase before phase 0, which counts as complete on "
+                                         "a fresh barrier")
+                           : "phase " + std::to_string(st.phase - 1) +
+                                 ", the preceding phase, complete" +
+                                 (done_at ? " since event " + std::to_string(done_at)
+                                          : std::string())) +
+            ".");
+      } else {
+        w.verdict = WaitVerdict::kBlocks;
+        n.sentences.push_back("blocks: parity " + std::to_string(e.parity) +
+                              " names the current phase " + std::to_string(st.phase) +
+                              ", not complete yet; the agent spins in try_wait until it "
+                              "completes.");
+      }
+      n.wait = w.verdict;
+      n.sentences.push_back(StateText(bk) + ".");
+      waits_[ak] = w;
+      break;
+    }
+    case EventKind::kWaitEnd: {
+      auto it = waits_.find(ak);
+      model::MbarrierTryWaitParity(st, e.parity, false);  // marks the phase observed
+      if (it != waits_.end() && it->second.verdict == WaitVerdict::kBlocks) {
+        n.wait = WaitVerdict::kReleased;
+        n.sentences.push_back("released: the phase it waited for (phase " +
+                              std::to_string(st.phase - 1) + ") completed" +
+                              (done_at ? " at event " + std::to_string(done_at) : std::string()) +
+                              ", after blocking since event " +
+                              std::to_string(it->second.begun) + ".");
+      } else {
+        n.wait = WaitVerdict::kReturnsAtOnce;
+        n.sentences.push_back("returns at once, as the wait found its phase complete.");
+      }
+      if (it != waits_.end()) waits_.erase(it);
+      n.sentences.push_back(StateText(bk) + ".");
+      break;
+    }
+    case EventKind::kTestWait: {
+      Concept(n, "parity waits", kParityRule);  // test_wait asks the same question
+      Concept(n, "test_wait", kTestWaitRule);
+      const bool complete = model::MbarrierTestWaitParity(st, e.parity).complete;
+      n.wait = complete ? WaitVerdict::kTestTrue : WaitVerdict::kTestFalse;
+      n.sentences.push_back(
+          complete ? "= 1 because parity " + std::to_string(e.parity) + " names " +
+                         (st.phase == 0 ? std::string("the phase before phase 0 (complete on a "
+                                                      "fresh barrier)")
+                                        : "phase " + std::to_string(st.phase - 1) +
+                                              ", the preceding phase, complete") +
+                         "."
+                   : "= 0 because parity " + std::to_string(e.parity) +
+                         " names the current phase " + std::to_string(st.phase) +
+                         ", not complete yet.");
+      n.sentences.push_back(StateText(bk) + ".");
+      break;
+    }
+    case EventKind::kWaitTimeout: {
+      n.wait = WaitVerdict::kTimedOut;
+      n.sentences.push_back("the phase the wait asked about never completed before the GPU gave "
+                            "up; " + StateText(bk) + ".");
+      waits_.erase(ak);
+      break;
+    }
+    case EventKind::kCpAsyncCommit:
+    case EventKind::kBulkCommit:
+      Concept(n, "async groups", kGroupsRule);
+      break;
+    case EventKind::kCpAsyncWaitEnd:
+      Concept(n, "cp.async.wait_group", kCpWaitRule);
+      break;
+    case EventKind::kBulkWaitEnd:
+      n.sentences.push_back(e.value2 ? ".read: the older groups have finished reading their "
+                                       "sources (which may now be overwritten); their writes may "
+                                       "still be in flight."
+                                     : "the older groups are complete: their writes are done.");
+      break;
+    case EventKind::kStAsync:
+      Concept(n, "st.async", kStAsyncRule);
+      break;
+    case EventKind::kNamedBarrierSyncBegin:
+    case EventKind::kNamedBarrierArrive:
+      Concept(n, "named barriers", kNamedRule);
+      break;
+    default:
+      break;
+  }
+  if (on_barrier) n.claim = BarrierClaim{e.cluster, e.target_cta, e.object, e.index, st};
+  return n;
+}
+
+std::vector<Narration> NarrateRun(const ir::Program& program, const engine::Engine& engine,
+                                  const std::vector<trace::TraceEvent>& events) {
+  Narrator narrator(program, engine);
+  std::vector<Narration> out;
+  out.reserve(events.size());
+  for (const trace::TraceEvent& e : events) out.push_back(narrator.Next(e));
+  return out;
 }
 
 std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& engine,

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/engine/engine.h"
@@ -12,6 +13,7 @@
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
 #include "tools/cli/narrate.h"
+#include "tools/cli/phase_picture.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
@@ -341,33 +343,63 @@ void AddRunCommand(CLI::App& app, Context& ctx) {
 }
 
 void AddExplainCommand(CLI::App& app, Context& ctx) {
-  auto opt = std::make_shared<ScheduleOptions>();
+  struct ExplainOptions {
+    ScheduleOptions schedule;
+    std::string html;
+  };
+  auto opt = std::make_shared<ExplainOptions>();
   CLI::App* sub = app.add_subcommand(
       "explain", "teaching mode: narrate every event and what it does to its barrier");
-  AddScheduleOptions(sub, *opt);
+  AddScheduleOptions(sub, opt->schedule);
+  sub->add_option("--html", opt->html,
+                  "also write the phase picture: one self-contained HTML page (lanes per barrier "
+                  "and agent, phases, waits, copies and remote arrives as arrows)");
   sub->callback([&ctx, opt] {
     Ran ran;
-    if (!LoadAndRun(ctx, *opt, ran)) return;
+    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
     const ir::Program& program = *ran.loaded.program;
-    std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(), opt->file.c_str(),
-                PolicyText(ran.loaded.engine_options).c_str());
-    size_t n = 0;
-    for (const trace::TraceEvent& e : ran.engine->trace()) {
-      std::printf("%4zu. %s\n", ++n, NarrateEvent(program, *ran.engine, e).c_str());
+    std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(),
+                opt->schedule.file.c_str(), PolicyText(ran.loaded.engine_options).c_str());
+    for (const Narration& n : NarrateRun(program, *ran.engine, ran.engine->trace())) {
+      std::printf("%s\n", n.Text().c_str());
     }
     std::printf("\nOutcome: %s\n", engine::OutcomeName(ran.result.outcome));
+    std::optional<verifier::DeadlockReport> report;
+    std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      auto report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result);
-      std::printf("%s", verifier::FormatDeadlockReport(report, program, *ran.engine,
+      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result);
+      std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());
+      outcome = report->summary;
     } else if (ran.result.outcome == engine::Outcome::kViolation) {
       const auto& v = *ran.result.violation;
       std::printf("%s %s: %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
                   std::string(model::CodeTitle(v.violation.code)).c_str(),
                   model::Describe(v.violation).c_str());
+      outcome = std::string(model::CodeId(v.violation.code)) + " " +
+                std::string(model::CodeTitle(v.violation.code)) + ": " +
+                model::Describe(v.violation);
     }
     ctx.exit_code = ExitFor(ran.result);
+    if (!opt->html.empty()) {
+      PictureInput in;
+      in.program = &program;
+      in.engine = ran.engine.get();
+      in.events = ran.engine->trace();
+      in.title = "parity explain " + opt->schedule.file + " (schedule " + program.name +
+                 ", policy " + PolicyText(ran.loaded.engine_options) + ")";
+      in.outcome = outcome;
+      in.deadlock = report ? &*report : nullptr;
+      std::ofstream out(opt->html, std::ios::binary);
+      out << PhasePictureHtml(in);
+      out.close();
+      if (!out) {
+        return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
+                                          SourceLocation{opt->html, 0, 0}));
+      }
+      std::printf("wrote the phase picture to %s\n", opt->html.c_str());
+    }
   });
 }
 

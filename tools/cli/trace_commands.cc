@@ -1,14 +1,18 @@
 // `parity replay`, `parity compare` and `parity trace export`: work on recorded traces (from
 // `parity run --trace` or the H100 executor).
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "sim/trace/perfetto.h"
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
+#include "tools/cli/phase_picture.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
 #include "verifier/replay.h"
@@ -19,6 +23,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   struct Options {
     ScheduleOptions schedule;
     std::string trace;
+    std::string html;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -30,6 +35,9 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   sub->add_option("trace", opt->trace, "the trace file")->required();
   sub->add_option("-D,--define", opt->schedule.defines,
                   "a param value (must agree with the value the trace header records)");
+  sub->add_option("--html", opt->html,
+                  "also write the phase picture of the replayed run (the model's events in the "
+                  "trace's order, unrecorded completions included, then the model running on)");
   sub->callback([&ctx, opt] {
     Expected<trace::TraceFile> trace = trace::ReadTraceFile(opt->trace);
     if (!trace.ok()) return ReportBadInput(ctx, trace.status());
@@ -47,7 +55,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
                       SourceLocation{opt->trace, 0, 0}));
     }
     Expected<verifier::ReplayResult> result =
-        verifier::ReplayTrace(program, *params, *trace);
+        verifier::ReplayTrace(program, *params, *trace, !opt->html.empty());
     if (!result.ok()) {
       return ReportBadInput(ctx, result.status().At(SourceLocation{opt->trace, 0, 0}));
     }
@@ -56,6 +64,40 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
                 trace->events.size());
     std::printf("%s", verifier::FormatReplayResult(*result, *trace).c_str());
     ctx.exit_code = result->diverged ? kExitViolations : kExitClean;
+    if (!opt->html.empty() && result->model_engine) {
+      // The replayed run, then the model running on alone from where the trace ends, so that a
+      // hang shows where the model gets stuck and why.
+      engine::Engine on(*result->model_engine);
+      const size_t before = on.trace().size();
+      const engine::RunResult run = on.Run();
+      PictureInput in;
+      in.program = &program;
+      in.engine = &on;
+      in.events = result->model_trace;
+      in.recorded_events = in.events.size();
+      in.events.insert(in.events.end(), on.trace().begin() + before, on.trace().end());
+      std::optional<verifier::DeadlockReport> report;
+      if (run.outcome == engine::Outcome::kDeadlock) {
+        report = verifier::DiagnoseDeadlock(program, on, run, &in.events);
+        in.deadlock = &*report;
+      }
+      in.title = "parity replay " + opt->schedule.file + " " + opt->trace + " (" +
+                 trace->header.source + ", " + trace->header.policy + ")";
+      in.outcome = result->diverged
+                       ? "DIVERGENCE at event " +
+                             std::to_string(result->divergence.event_number) + ": " +
+                             result->divergence.reason
+                       : verifier::ModelStateSentence(*result);
+      if (report) in.outcome += ". " + report->summary;
+      std::ofstream out(opt->html, std::ios::binary);
+      out << PhasePictureHtml(in);
+      out.close();
+      if (!out) {
+        return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
+                                          SourceLocation{opt->html, 0, 0}));
+      }
+      std::printf("wrote the phase picture to %s\n", opt->html.c_str());
+    }
   });
 }
 
@@ -82,10 +124,62 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
   });
 }
 
+namespace {
+
+// Lane names from the schedule: barriers, buffers, tensor maps and agents ("producer[0]").
+trace::TraceNames NamesOf(const ir::Program& program, const engine::Engine& engine) {
+  trace::TraceNames n;
+  for (const auto& b : program.barriers) n.barriers.push_back(b.name);
+  for (const auto& b : program.buffers) n.buffers.push_back(b.name);
+  for (const auto& t : program.tensor_maps) n.tensor_maps.push_back(t.name);
+  for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+    const engine::AgentInfo& info = engine.agent_info(a);
+    n.agents[{static_cast<int>(info.cluster), static_cast<int>(info.cta),
+              static_cast<int>(info.index_in_cta)}] =
+        engine.role_name(a) + "[" + std::to_string(info.index_in_role) + "]";
+  }
+  return n;
+}
+
+// An executor trace with the events it cannot record (phase completions, deliveries, ...)
+// filled in by replaying it on the model: the model's events in replay order at the times of
+// the trace events that drove them, those of unrecorded kinds marked inferred, plus the trace's
+// wait timeouts. Empty when the replay diverges.
+std::vector<trace::TraceEvent> WithInferredEvents(const trace::TraceFile& t,
+                                                  const verifier::ReplayResult& r) {
+  if (r.diverged) return {};
+  std::vector<trace::TraceEvent> out;
+  auto unobserved = [&](const trace::TraceEvent& e) {
+    for (uint8_t k : r.unobserved_kinds) {
+      if (k != e.kind) continue;
+      const bool agent_form_recorded = k == static_cast<uint8_t>(trace::EventKind::kArrive) ||
+                                       k == static_cast<uint8_t>(trace::EventKind::kCompleteTx);
+      if (!agent_form_recorded || e.agent == trace::kNoAgent) return true;
+    }
+    return false;
+  };
+  for (trace::TraceEvent e : r.model_trace) {
+    if (unobserved(e)) e.flags |= trace::kFlagInferred;
+    out.push_back(e);
+  }
+  for (const trace::TraceEvent& e : t.events) {
+    if (e.kind == static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) out.push_back(e);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const trace::TraceEvent& a, const trace::TraceEvent& b) {
+                     return a.time < b.time;
+                   });
+  return out;
+}
+
+}  // namespace
+
 void AddTraceCommand(CLI::App& app, Context& ctx) {
   struct Options {
     std::string perfetto;
     std::string trace;
+    std::string schedule;
+    double clock_ghz = 0;
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand("trace", "work with trace files");
@@ -94,11 +188,67 @@ void AddTraceCommand(CLI::App& app, Context& ctx) {
       "export", "export a trace as Chrome/Perfetto trace-event JSON (ui.perfetto.dev)");
   exp->add_option("--perfetto", opt->perfetto, "the JSON file to write")->required();
   exp->add_option("trace", opt->trace, "the trace file")->required();
+  exp->add_option("--schedule", opt->schedule,
+                  "the schedule (.pipe) the trace was recorded from: lanes get its names "
+                  "(full[0], producer[0]), and an H100 trace's phase completions and copy "
+                  "deliveries, which the GPU cannot record, are inferred by replaying it");
+  exp->add_option("--sm-clock-ghz", opt->clock_ghz,
+                  "H100 traces: the SM clock that converts clock64 cycles to microseconds "
+                  "(default: the one the runner recorded in TRACE.agents)");
   exp->callback([&ctx, opt] {
     Expected<trace::TraceFile> t = trace::ReadTraceFile(opt->trace);
     if (!t.ok()) return ReportBadInput(ctx, t.status());
+    trace::PerfettoOptions po;
+    trace::TraceNames names;
+    trace::TraceFile shown = *t;
+    std::vector<std::string> notes;
+    if (!opt->schedule.empty()) {
+      ScheduleOptions so;
+      so.file = opt->schedule;
+      Expected<LoadedSchedule> loaded = LoadSchedule(so);
+      if (!loaded.ok()) return ReportBadInput(ctx, loaded.status());
+      const ir::Program& program = *loaded->program;
+      Expected<std::vector<int64_t>> params = verifier::BindTraceParams(program, t->header);
+      if (!params.ok()) {
+        return ReportBadInput(ctx, params.status().At(SourceLocation{opt->trace, 0, 0}));
+      }
+      Expected<engine::Engine> eng = engine::Engine::Create(program, *params, {});
+      if (!eng.ok()) return ReportBadInput(ctx, eng.status().At(SourceLocation{so.file, 0, 0}));
+      names = NamesOf(program, *eng);
+      po.names = &names;
+      if (t->header.source != "sim") {
+        Expected<verifier::ReplayResult> r = verifier::ReplayTrace(program, *params, *t, true);
+        if (!r.ok()) return ReportBadInput(ctx, r.status().At(SourceLocation{opt->trace, 0, 0}));
+        std::vector<trace::TraceEvent> filled = WithInferredEvents(*t, *r);
+        if (filled.empty()) {
+          notes.push_back("the trace does not replay on the model (see `parity replay`): its "
+                          "phase completions and deliveries are not inferred");
+        } else {
+          shown.events = std::move(filled);
+          notes.push_back("phase completions and copy deliveries the GPU cannot record are "
+                          "inferred by replaying the trace on the model (args.inferred)");
+        }
+      }
+    } else {
+      notes.push_back("lanes are numbered (bar0[0], agent 0): pass --schedule FILE.pipe for "
+                      "the schedule's names");
+    }
+    if (t->header.source != "sim") {
+      po.clock_ghz = opt->clock_ghz;
+      if (po.clock_ghz <= 0) {
+        std::ifstream side(opt->trace + ".agents");
+        std::stringstream text;
+        text << side.rdbuf();
+        po.clock_ghz = trace::SidecarClockGhz(text.str());
+      }
+      notes.push_back(po.clock_ghz > 0
+                          ? "clock64 cycles converted to microseconds at " +
+                                std::to_string(po.clock_ghz) + " GHz"
+                          : "the SM clock is not known (no " + opt->trace +
+                                ".agents, no --sm-clock-ghz): times stay in cycles");
+    }
     std::ofstream out(opt->perfetto, std::ios::binary);
-    out << trace::ExportPerfettoJson(*t);
+    out << trace::ExportPerfettoJson(shown, po);
     out.close();
     if (!out) {
       return ReportBadInput(ctx, Status("io", "cannot write the JSON file",
@@ -106,6 +256,7 @@ void AddTraceCommand(CLI::App& app, Context& ctx) {
     }
     std::printf("%s: %zu events exported to %s\n", opt->trace.c_str(), t->events.size(),
                 opt->perfetto.c_str());
+    for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
     ctx.exit_code = kExitClean;
   });
 }

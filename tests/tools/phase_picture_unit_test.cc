@@ -1,0 +1,95 @@
+// tools/cli/phase_picture.h without a browser (//tests/tools:phase_picture_test loads the pages
+// in headless Chromium): the page is self-contained and its SVG has the lanes, phases, arrows,
+// waits and the culprit that the run contains, each mark with its narration as a tooltip.
+#include "tools/cli/phase_picture.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/parser.h"
+#include "verifier/deadlock.h"
+
+namespace parity::cli {
+namespace {
+
+size_t Count(const std::string& text, const std::string& pattern) {
+  const std::regex re(pattern);
+  return static_cast<size_t>(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
+}
+
+std::string Picture(const std::string& file, engine::Outcome expected) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto program = ir::ParseProgram(text.str(), file);
+  EXPECT_TRUE(program.ok());
+  if (!program.ok()) return "";
+  auto params = ir::BindParams(*program, {});
+  auto eng = engine::Engine::Create(*program, *params, engine::EngineOptions{});
+  EXPECT_TRUE(eng.ok());
+  if (!eng.ok()) return "";
+  const engine::RunResult r = eng->Run();
+  EXPECT_EQ(r.outcome, expected) << file;
+  verifier::DeadlockReport report;
+  PictureInput pic;
+  pic.program = &*program;
+  pic.engine = &*eng;
+  pic.events = eng->trace();
+  pic.title = file;
+  if (r.outcome == engine::Outcome::kDeadlock) {
+    report = verifier::DiagnoseDeadlock(*program, *eng, r);
+    pic.deadlock = &report;
+  }
+  return PhasePictureHtml(pic);
+}
+
+TEST(PhasePictureTest, DeadlockWithMulticast) {
+  const std::string html =
+      Picture("sim/examples/rules/multicast_disagreement.pipe", engine::Outcome::kDeadlock);
+  // Self-contained: nothing fetched.
+  EXPECT_EQ(Count(html, R"((src|href)=")"), 0u);
+  EXPECT_EQ(Count(html, "<svg "), 1u);
+  // One lane per (CTA, barrier) and per agent, with the schedule's names.
+  EXPECT_EQ(Count(html, R"(<g class="lane barrier[^"]*" data-kind="barrier" data-name="full\[0\]")"),
+            2u);
+  EXPECT_EQ(Count(html, R"(data-kind="agent" data-name="producer\[0\]")"), 2u);
+  EXPECT_EQ(Count(html, R"(data-kind="agent" data-name="consumer\[0\]")"), 2u);
+  // CTA 1 completes phase 0 (its own half lands) and starts phase 1; CTA 0's phase 0 never does.
+  EXPECT_EQ(Count(html, R"(<rect class="phase parity0 complete")"), 1u);
+  EXPECT_EQ(Count(html, R"(<rect class="phase parity0 open culprit")"), 1u);
+  EXPECT_EQ(Count(html, R"(<rect class="phase parity1 open")"), 1u);
+  EXPECT_EQ(Count(html, R"(<line class="completion")"), 1u);
+  // CTA 0 multicasts to both CTAs, CTA 1 (the bug) only to itself: three arrows.
+  EXPECT_EQ(Count(html, R"(<path class="arrow multicast")"), 3u);
+  // The consumer of CTA 0 is blocked forever; only CTA 0's full[0] is the culprit.
+  EXPECT_EQ(Count(html, R"(<rect class="wait blocked")"), 1u);
+  EXPECT_EQ(Count(html, R"(class="lane barrier culprit-lane" data-kind="barrier" data-name="full\[0\]" data-cta="0")"),
+            1u);
+  EXPECT_EQ(Count(html, R"(class="lane-frame barrier-frame culprit")"), 1u);
+  EXPECT_NE(html.find("most likely cause (tx-over-expected)"), std::string::npos);
+  // Tooltips are the narration: the blocked wait says why it blocks.
+  EXPECT_NE(html.find("blocks: parity 0 names the current phase 0, not complete yet"),
+            std::string::npos);
+}
+
+TEST(PhasePictureTest, CompletedRunWithRemoteArrives) {
+  const std::string html =
+      Picture("sim/examples/explore/gemm_multicast_pair.pipe", engine::Outcome::kCompleted);
+  EXPECT_EQ(Count(html, R"(class="[^"]*culprit)"), 0u);  // nothing highlighted
+  EXPECT_EQ(Count(html, R"(<rect class="wait blocked")"), 0u);
+  EXPECT_GT(Count(html, R"(<path class="arrow remote")"), 0u);
+  EXPECT_GT(Count(html, R"(<rect class="wait released")"), 0u);
+  EXPECT_GT(Count(html, R"(<rect class="wait at-once")"), 0u);
+  EXPECT_GT(Count(html, R"(<rect class="phase parity1)"), 0u);
+  EXPECT_GT(Count(html, R"(<polyline class="arrivals")"), 0u);
+  EXPECT_GT(Count(html, R"(<polyline class="tx")"), 0u);
+}
+
+}  // namespace
+}  // namespace parity::cli
