@@ -1,0 +1,463 @@
+#include "parity/parity.h"
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "parity/detail.h"
+#include "sim/ir/hash.h"
+#include "sim/ir/parser.h"
+#include "sim/model/codes.h"
+#include "tools/cli/narrate.h"
+
+namespace parity::api {
+
+std::string Location::ToString() const {
+  return SourceLocation{file, line, column}.ToString();
+}
+
+std::string Error::ToString() const {
+  return Status(rule, message, SourceLocation{location.file, location.line, location.column})
+      .ToString();
+}
+
+std::string Finding::ToString() const {
+  std::string out = location.ToString();
+  if (!out.empty()) out += ": ";
+  out += std::string(SeverityName(severity)) + "[" + code + "]: " + message;
+  if (!agent.empty()) out += " (by " + agent + ")";
+  return out;
+}
+
+Error ToError(const Status& status) {
+  return Error{status.rule(), status.message(), ToLocation(status.where())};
+}
+
+Location ToLocation(const SourceLocation& where) {
+  return Location{where.file, where.line, where.column};
+}
+
+const char* SeverityName(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+
+const char* OutcomeName(Outcome o) {
+  switch (o) {
+    case Outcome::kCompleted:
+      return "completed";
+    case Outcome::kDeadlock:
+      return "deadlock";
+    case Outcome::kViolation:
+      return "violation";
+    case Outcome::kStepLimit:
+      return "step-limit";
+  }
+  return "?";
+}
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kVerified:
+      return "verified";
+    case Verdict::kIncomplete:
+      return "incomplete";
+    case Verdict::kDeadlock:
+      return "deadlock";
+    case Verdict::kViolation:
+      return "violation";
+    case Verdict::kRuleViolation:
+      return "rule-violation";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- Schedule
+
+Result<Schedule> Schedule::FromString(const std::string& text, const std::string& file) {
+  Expected<ir::Program> program = ir::ParseProgram(text, file);
+  if (!program.ok()) return ToError(program.status().At(SourceLocation{file, 0, 0}));
+  auto impl = std::make_shared<Impl>();
+  impl->source = text;
+  impl->file = file;
+  impl->program = std::make_shared<const ir::Program>(std::move(program).value());
+  return Schedule(std::move(impl));
+}
+
+Result<Schedule> Schedule::FromFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error{"io", "cannot read the schedule file", Location{path, 0, 0}};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return FromString(ss.str(), path);
+}
+
+Result<bool> Schedule::SetParam(const std::string& name, int64_t value) {
+  bool known = false;
+  for (const ir::Param& p : impl_->program->params) known = known || p.name == name;
+  if (!known) {
+    std::string names;
+    for (const ir::Param& p : impl_->program->params) names += (names.empty() ? "" : ", ") + p.name;
+    return Error{"param.unknown",
+                 "the schedule has no param '" + name + "'" +
+                     (names.empty() ? " (it has none)" : " (it has " + names + ")"),
+                 Location{impl_->file, 0, 0}};
+  }
+  // Copies made before share the old overrides; this one gets its own.
+  impl_ = std::make_shared<Impl>(*impl_);
+  for (auto& [n, v] : impl_->overrides) {
+    if (n == name) {
+      v = value;
+      return true;
+    }
+  }
+  impl_->overrides.emplace_back(name, value);
+  return true;
+}
+
+std::vector<Schedule::Param> Schedule::params() const {
+  std::vector<Param> out;
+  Expected<std::vector<int64_t>> bound = ir::BindParams(*impl_->program, impl_->overrides);
+  for (size_t i = 0; i < impl_->program->params.size(); ++i) {
+    const ir::Param& p = impl_->program->params[i];
+    out.push_back(Param{p.name, bound.ok() ? (*bound)[i] : p.default_value});
+  }
+  return out;
+}
+
+const std::string& Schedule::name() const { return impl_->program->name; }
+const std::string& Schedule::file() const { return impl_->file; }
+std::string Schedule::hash() const { return ir::ContentHashHex(*impl_->program); }
+
+Result<std::vector<int64_t>> BindScheduleParams(const Schedule& schedule) {
+  const Schedule::Impl& impl = schedule.impl();
+  Expected<std::vector<int64_t>> params = ir::BindParams(*impl.program, impl.overrides);
+  if (!params.ok()) return ToError(params.status().At(SourceLocation{impl.file, 0, 0}));
+  return std::move(params).value();
+}
+
+namespace {
+
+// ---------------------------------------------------------------- findings
+
+// Maps trace events to their agents and statements.
+class Locator {
+ public:
+  Locator(const ir::Program& program, const engine::Engine& engine)
+      : program_(program), engine_(engine), pcs_(program) {
+    for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+      const engine::AgentInfo& info = engine.agent_info(a);
+      agents_[{info.cluster, info.cta, info.index_in_cta}] = a;
+    }
+  }
+
+  // The global agent of an event, or kNoFindingAgent.
+  uint32_t AgentOf(const trace::TraceEvent& e) const {
+    if (e.agent == trace::kNoAgent) return verifier::kNoFindingAgent;
+    auto it = agents_.find({e.cluster, e.cta, e.agent});
+    return it == agents_.end() ? verifier::kNoFindingAgent : it->second;
+  }
+
+  std::string Label(uint32_t agent) const {
+    return agent == verifier::kNoFindingAgent ? std::string()
+                                              : verifier::AgentLabel(program_, engine_, agent);
+  }
+
+  Location Where(const trace::TraceEvent& e) const {
+    uint32_t agent = AgentOf(e);
+    if (agent == verifier::kNoFindingAgent) return {};
+    const ir::Stmt* s = pcs_.stmt(engine_.agent_info(agent).role, e.pc);
+    if (s != nullptr) return ToLocation(s->where);
+    return ToLocation(program_.roles[engine_.agent_info(agent).role].where);
+  }
+
+  Event MakeEvent(const trace::TraceEvent& e) const {
+    return Event{cli::EventLine(program_, engine_, e), Label(AgentOf(e)), Where(e)};
+  }
+
+  // Where `agent` last acted at or before trace event `before` (its role's declaration when it
+  // has not acted).
+  Location LastPlace(uint32_t agent, size_t before) const {
+    const auto& trace = engine_.trace();
+    size_t i = std::min(before + 1, trace.size());
+    while (i-- > 0) {
+      if (AgentOf(trace[i]) == agent) return Where(trace[i]);
+    }
+    return ToLocation(program_.roles[engine_.agent_info(agent).role].where);
+  }
+
+ private:
+  const ir::Program& program_;
+  const engine::Engine& engine_;
+  verifier::PcMap pcs_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agents_;
+};
+
+Finding BaseFinding(model::Code code) {
+  Finding f;
+  f.code = std::string(model::CodeId(code));
+  f.slug = std::string(model::CodeSlug(code));
+  f.title = std::string(model::CodeTitle(code));
+  f.severity = model::CodeSeverity(code) == model::Severity::kError ? Severity::kError
+                                                                    : Severity::kWarning;
+  return f;
+}
+
+Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
+  Finding f = BaseFinding(v.violation.code);
+  f.message = model::Describe(v.violation);
+  f.agent = loc.Label(v.agent);
+  f.location = ToLocation(v.where);
+  f.related.push_back(Related{f.agent,
+                              v.from_async ? "issued the asynchronous operation whose completion "
+                                             "violates the rule"
+                                           : "the operation that violates the rule",
+                              f.location});
+  return f;
+}
+
+Finding FromRule(const Locator& loc, const verifier::Finding& r) {
+  Finding f = BaseFinding(r.code());
+  f.message = r.message;
+  f.agent = loc.Label(r.agent);
+  f.location = ToLocation(r.where);
+  if (r.agent != verifier::kNoFindingAgent) {
+    f.related.push_back(Related{f.agent, "the culprit operation", f.location});
+  }
+  if (r.other_agent != verifier::kNoFindingAgent && r.other_agent != r.agent) {
+    f.related.push_back(Related{loc.Label(r.other_agent),
+                                "the other party (its last operation before the finding)",
+                                loc.LastPlace(r.other_agent, r.event)});
+  }
+  return f;
+}
+
+std::string BlockedText(const ir::Program& program, const verifier::BlockedExplanation& x) {
+  std::string what = std::string("blocked in ") + engine::WaitKindName(x.blocked.wait);
+  if (x.blocked.wait == engine::WaitKind::kMbarrierParity ||
+      x.blocked.wait == engine::WaitKind::kMbarrierToken) {
+    what = "waits on " + verifier::BarrierLabel(program, x.blocked.barrier,
+                                                x.blocked.barrier_index, x.blocked.cta);
+    if (x.blocked.wait == engine::WaitKind::kMbarrierParity) {
+      what += " parity " + std::to_string(x.blocked.parity);
+    }
+  }
+  return what + " (" + verifier::DeadlockCauseName(x.cause) + "): " + x.cause_text;
+}
+
+Finding FromDeadlock(const ir::Program& program, const Locator& loc,
+                     const verifier::DeadlockReport& report) {
+  Finding f = BaseFinding(model::Code::kDeadlock);
+  f.message = report.summary;
+  if (!report.blocked.empty()) {
+    const verifier::BlockedExplanation& primary =
+        report.blocked[std::min(report.primary, report.blocked.size() - 1)];
+    f.agent = loc.Label(primary.blocked.agent);
+    f.location = ToLocation(primary.blocked.where);
+  }
+  for (const verifier::BlockedExplanation& x : report.blocked) {
+    f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
+                                ToLocation(x.blocked.where)});
+  }
+  return f;
+}
+
+engine::Policy ToEnginePolicy(Policy p) {
+  switch (p) {
+    case Policy::kEager:
+      return engine::Policy::kEager;
+    case Policy::kLazy:
+      return engine::Policy::kLazy;
+    case Policy::kRoundRobin:
+      return engine::Policy::kRoundRobin;
+    case Policy::kRandom:
+      return engine::Policy::kRandom;
+  }
+  return engine::Policy::kEager;
+}
+
+std::vector<std::pair<std::string, int64_t>> ParamValues(const ir::Program& program,
+                                                         const std::vector<int64_t>& params) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t i = 0; i < program.params.size() && i < params.size(); ++i) {
+    out.emplace_back(program.params[i].name, params[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool CheckReport::has_errors() const {
+  if (outcome != Outcome::kCompleted) return true;
+  for (const Finding& f : findings) {
+    if (f.severity == Severity::kError) return true;
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- Check
+
+Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options) {
+  const Schedule::Impl& impl = schedule.impl();
+  const SourceLocation file{impl.file, 0, 0};
+  Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
+  if (!params.ok()) return params.error();
+  auto d = std::make_shared<CheckReport::Detail>();
+  d->program = impl.program;
+  d->source = impl.source;
+  d->params = *params;
+  d->param_values = ParamValues(*impl.program, d->params);
+  d->engine_options.policy = ToEnginePolicy(options.policy);
+  d->engine_options.seed = options.seed;
+  Expected<engine::Engine> engine =
+      engine::Engine::Create(*d->program, d->params, d->engine_options);
+  if (!engine.ok()) return ToError(engine.status().At(file));
+  d->engine = std::make_unique<engine::Engine>(std::move(engine).value());
+  d->result = d->engine->Run();
+  if (d->result.outcome == engine::Outcome::kError) return ToError(d->result.error.At(file));
+
+  const ir::Program& program = *d->program;
+  const engine::Engine& e = *d->engine;
+  const engine::RunResult& r = d->result;
+  CheckReport report;
+  switch (r.outcome) {
+    case engine::Outcome::kDeadlock:
+      report.outcome = Outcome::kDeadlock;
+      break;
+    case engine::Outcome::kViolation:
+      report.outcome = Outcome::kViolation;
+      break;
+    case engine::Outcome::kStepLimit:
+      report.outcome = Outcome::kStepLimit;
+      break;
+    default:
+      report.outcome = Outcome::kCompleted;
+      break;
+  }
+  report.events_count = r.events;
+  d->rule_findings = verifier::CheckRules(program, e, e.trace());
+  Locator loc(program, e);
+  if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
+  if (r.outcome == engine::Outcome::kDeadlock) {
+    d->deadlock = verifier::DiagnoseDeadlock(program, e, r);
+    report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
+  }
+  for (const engine::ViolationInfo& w : r.warnings) report.findings.push_back(FromViolation(loc, w));
+  for (const verifier::Finding& f : d->rule_findings) report.findings.push_back(FromRule(loc, f));
+  if (options.collect_events) {
+    report.events.reserve(e.trace().size());
+    for (const trace::TraceEvent& ev : e.trace()) report.events.push_back(loc.MakeEvent(ev));
+  }
+  report.detail = std::move(d);
+  return report;
+}
+
+// ---------------------------------------------------------------- Explore
+
+Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options) {
+  const Schedule::Impl& impl = schedule.impl();
+  const SourceLocation file{impl.file, 0, 0};
+  Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
+  if (!params.ok()) return params.error();
+  auto d = std::make_shared<ExploreReport::Detail>();
+  d->program = impl.program;
+  d->source = impl.source;
+  d->params = *params;
+  d->param_values = ParamValues(*impl.program, d->params);
+  d->options.threads = std::max(1, options.threads);
+  d->options.max_states = options.max_states;
+  d->options.time_limit_s = options.time_limit_s;
+  d->options.reduction = options.reduction;
+  d->options.breadth_first = options.breadth_first || d->options.threads > 1;
+  d->result = verifier::Explore(*d->program, d->params, d->options);
+  const verifier::ExploreResult& r = d->result;
+  if (r.verdict == verifier::ExploreVerdict::kBadInput) return ToError(r.error.At(file));
+
+  ExploreReport report;
+  switch (r.verdict) {
+    case verifier::ExploreVerdict::kVerified:
+      report.verdict = Verdict::kVerified;
+      break;
+    case verifier::ExploreVerdict::kIncomplete:
+      report.verdict = Verdict::kIncomplete;
+      break;
+    case verifier::ExploreVerdict::kDeadlock:
+      report.verdict = Verdict::kDeadlock;
+      break;
+    case verifier::ExploreVerdict::kViolation:
+      report.verdict = Verdict::kViolation;
+      break;
+    case verifier::ExploreVerdict::kRuleViolation:
+    case verifier::ExploreVerdict::kBadInput:
+      report.verdict = Verdict::kRuleViolation;
+      break;
+  }
+  report.states = r.stats.states;
+  report.transitions = r.stats.transitions;
+  report.depth = r.stats.depth;
+  report.seconds = r.stats.seconds;
+  report.bound = r.bound;
+  report.symmetry = r.symmetry;
+  report.counterexample_shortest = r.counterexample_shortest;
+
+  if (report.verdict != Verdict::kVerified && report.verdict != Verdict::kIncomplete) {
+    const ir::Program& program = *d->program;
+    Expected<engine::Engine> e = engine::Engine::Create(program, d->params, {});
+    if (!e.ok()) return ToError(e.status().At(file));
+    d->end = std::make_unique<engine::Engine>(std::move(e).value());
+    engine::Engine& end = *d->end;
+    for (const engine::Choice& c : r.counterexample) {
+      Step step;
+      uint32_t agent = c.kind == engine::Choice::Kind::kAgent
+                           ? c.index
+                           : end.in_flight_ops()[c.index].agent;
+      step.agent = verifier::AgentLabel(program, end, agent);
+      step.asynchronous = c.kind == engine::Choice::Kind::kAsync;
+      step.label = step.asynchronous
+                       ? "an asynchronous operation of " + step.agent + " completes"
+                       : step.agent + " takes a step";
+      const size_t before = end.trace().size();
+      end.Step(c);
+      Locator loc(program, end);
+      for (size_t i = before; i < end.trace().size(); ++i) {
+        step.events.push_back(loc.MakeEvent(end.trace()[i]));
+      }
+      report.counterexample.push_back(std::move(step));
+    }
+    Locator loc(program, end);
+    const engine::RunResult& rr = end.result();
+    if (rr.outcome == engine::Outcome::kDeadlock) {
+      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr);
+      report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
+    } else if (!r.findings.empty()) {
+      for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));
+    } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
+      report.findings.push_back(FromViolation(loc, *rr.violation));
+    }
+  }
+  report.detail = std::move(d);
+  return report;
+}
+
+// ---------------------------------------------------------------- Rules
+
+std::vector<Rule> Rules() {
+  std::vector<Rule> out;
+  for (model::Code c : model::AllCodes()) {
+    Rule rule;
+    rule.code = std::string(model::CodeId(c));
+    rule.slug = std::string(model::CodeSlug(c));
+    rule.severity = model::CodeSeverity(c) == model::Severity::kError ? Severity::kError
+                                                                      : Severity::kWarning;
+    rule.title = std::string(model::CodeTitle(c));
+    rule.explanation = std::string(model::CodeExplanation(c));
+    // The explanations name their source as "PTX ISA (section)"; that is the citation.
+    size_t at = rule.explanation.find("PTX ISA (");
+    if (at != std::string::npos) {
+      size_t close = rule.explanation.find(')', at);
+      if (close != std::string::npos) rule.citation = rule.explanation.substr(at, close - at + 1);
+    }
+    out.push_back(std::move(rule));
+  }
+  return out;
+}
+
+}  // namespace parity::api

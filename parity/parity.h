@@ -1,0 +1,229 @@
+// Parity's C++ API for kernel projects: check a pipeline schedule from your own unit tests.
+//
+//   #include "parity/parity.h"            // Bazel: deps = ["@parity//:parity"] or "//parity"
+//
+//   auto schedule = parity::api::Schedule::FromFile("my_kernel.pipe");
+//   if (!schedule.ok()) FAIL() << schedule.error().ToString();
+//   schedule->SetParam("STAGES", 4);
+//   auto report = parity::api::Explore(*schedule, {.max_states = 1'000'000});
+//   EXPECT_EQ(report->verdict, parity::api::Verdict::kVerified);
+//   for (const auto& f : report->findings) ADD_FAILURE() << f.ToString();
+//
+// Check runs the schedule once (one interleaving, chosen by a policy); Explore searches every
+// interleaving of agent steps and asynchronous completions and, when it finds a violation or a
+// deadlock, returns the steps that reach it. Both report findings: a stable rule code (the table
+// of `parity rules`), a severity, a message, the source location of the culprit operation and
+// the locations of every other agent involved.
+//
+// Errors in the input (a malformed file, an unknown or illegal parameter) are returned as an
+// Error, never thrown; a finding in a well-formed schedule is a result, not an error.
+//
+// This header needs nothing but the C++ standard library; the `parity` command line is a client
+// of the same functions.
+#ifndef PARITY_PARITY_PARITY_H_
+#define PARITY_PARITY_PARITY_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace parity::api {
+
+// A place in a schedule file. line and column are 1-based; 0 means unknown.
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+
+  bool known() const { return !file.empty() || line != 0; }
+  std::string ToString() const;  // "file:line:col" (as much as is known)
+};
+
+// Bad input: which rule of the input format it broke ("parse", "param.unknown", ...), a message,
+// and where.
+struct Error {
+  std::string rule;
+  std::string message;
+  Location location;
+
+  std::string ToString() const;  // "file:line:col: error[rule]: message"
+};
+
+// A value or an Error.
+template <typename T>
+class Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}    // NOLINT: implicit by design.
+  Result(Error error) : v_(std::move(error)) {}  // NOLINT: implicit by design.
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  // value() of an error, or error() of a value, is a programming error (std::bad_variant_access).
+  const T& value() const& { return std::get<0>(v_); }
+  T& value() & { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  const T& operator*() const& { return value(); }
+  T& operator*() & { return value(); }
+  const T* operator->() const { return &value(); }
+  T* operator->() { return &value(); }
+  const Error& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+// A parsed schedule (.pipe) with its parameters. Copying shares the parsed program.
+class Schedule {
+ public:
+  // Reads and parses a file; errors name the file, line, column and rule.
+  static Result<Schedule> FromFile(const std::string& path);
+  // Parses text; `file` is the name locations and messages use.
+  static Result<Schedule> FromString(const std::string& text, const std::string& file = "<string>");
+
+  // Overrides a `param` of the schedule (as `parity check -D NAME=VALUE` does). An unknown name
+  // is an Error; a value the schedule rejects (a `require` or a derived count out of range) is
+  // reported by Check/Explore.
+  Result<bool> SetParam(const std::string& name, int64_t value);
+
+  struct Param {
+    std::string name;
+    int64_t value = 0;  // the override, else the default of the file
+  };
+  // Every param of the schedule, in declaration order, with the value Check/Explore will use.
+  std::vector<Param> params() const;
+
+  const std::string& name() const;   // `schedule NAME` (default: the file's stem)
+  const std::string& file() const;
+  std::string hash() const;          // content hash of the program (hex), as in the reports
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  explicit Schedule(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<Impl> impl_;
+};
+
+enum class Severity { kError, kWarning };
+
+// Another place a finding involves: an agent's operation (a blocked wait, the other side of a
+// race, the waiter a phase was not observed by).
+struct Related {
+  std::string agent;    // "CTA 0 consumer[1]"
+  std::string message;  // what that agent does there
+  Location location;
+};
+
+struct Finding {
+  std::string code;      // stable rule id, "M1005", "P2001" (parity rules CODE explains it)
+  std::string slug;      // "mbarrier-over-arrival"
+  std::string title;     // one line
+  Severity severity = Severity::kError;
+  std::string message;   // this occurrence, with names and numbers
+  std::string agent;     // the agent whose operation is the culprit ("" when none)
+  Location location;     // that operation (for an asynchronous copy: the statement issuing it)
+  std::vector<Related> related;  // every agent involved, the culprit included
+
+  std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
+};
+
+// One event of a run: what happened, in words, and the statement that did it.
+struct Event {
+  std::string text;      // "CTA 0 producer[0]: arrive.expect_tx full[1] of CTA 0 (...)"
+  std::string agent;     // "" for events of no agent
+  Location location;     // unknown for events of no statement (a copy landing)
+};
+
+// One step of a counterexample: an agent takes a step, or an asynchronous operation completes.
+struct Step {
+  std::string label;          // "CTA 0 producer[0] takes a step"
+  std::string agent;          // the stepping agent, or the agent whose operation completes
+  bool asynchronous = false;  // an in-flight operation completes (a copy lands, ...)
+  std::vector<Event> events;  // what the step did
+};
+
+enum class Policy { kEager, kLazy, kRoundRobin, kRandom };
+
+struct CheckOptions {
+  Policy policy = Policy::kEager;
+  uint64_t seed = 0;           // of Policy::kRandom
+  bool collect_events = true;  // fill CheckReport::events (the whole run, narrated)
+};
+
+enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
+
+struct CheckReport {
+  Outcome outcome = Outcome::kCompleted;
+  uint64_t events_count = 0;
+  // The engine's violation or the deadlock (P2001) first, then warnings and protocol-rule
+  // findings (P2002..P2008) in the order found.
+  std::vector<Finding> findings;
+  std::vector<Event> events;  // CheckOptions::collect_events
+
+  // Errors (not warnings) among the findings, or an outcome other than completed.
+  bool has_errors() const;
+
+  struct Detail;  // the engine after the run, for the command line's narration
+  std::shared_ptr<const Detail> detail;
+};
+
+struct ExploreOptions {
+  uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
+  double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0: none
+  int threads = 1;                   // more than one: breadth-first on parallel threads
+  bool reduction = true;             // partial-order reduction (false: every interleaving)
+  bool breadth_first = false;        // breadth-first throughout (default: depth-first first)
+};
+
+enum class Verdict {
+  kVerified,       // complete search, every run completes, no finding
+  kIncomplete,     // a bound stopped the search with nothing found: NOT verified
+  kDeadlock,       // a reachable interleaving deadlocks
+  kViolation,      // a reachable interleaving violates a rule of the model
+  kRuleViolation,  // a reachable interleaving completes but breaks a protocol rule
+};
+
+struct ExploreReport {
+  Verdict verdict = Verdict::kVerified;
+  uint64_t states = 0;
+  uint64_t transitions = 0;
+  uint32_t depth = 0;
+  double seconds = 0;
+  std::string bound;      // kIncomplete: which bound stopped the search
+  std::string symmetry;   // whether symmetry reduction was applied, and why not
+  // The findings at the end of the counterexample (empty when verified or incomplete).
+  std::vector<Finding> findings;
+  std::vector<Step> counterexample;  // from the initial state to the finding
+  bool counterexample_shortest = true;
+
+  struct Detail;  // the search's statistics, for the command line
+  std::shared_ptr<const Detail> detail;
+};
+
+// Runs the schedule once. An Error when the schedule cannot run (bad parameters, ...).
+Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options = {});
+// Searches every interleaving. An Error when the schedule cannot run.
+Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options = {});
+
+const char* SeverityName(Severity s);  // "error", "warning"
+const char* OutcomeName(Outcome o);    // "completed", "deadlock", "violation", "step-limit"
+const char* VerdictName(Verdict v);    // "verified", "incomplete", "deadlock", "violation",
+                                       // "rule-violation"
+
+// The rule table behind `parity rules`: every code Parity reports.
+struct Rule {
+  std::string code;         // "M1005"
+  std::string slug;         // "mbarrier-over-arrival"
+  Severity severity = Severity::kError;
+  std::string title;        // one line
+  std::string explanation;  // the rule, why it matters, the usual bug
+  std::string citation;     // the specification it comes from ("PTX ISA (mbarrier)"), or ""
+};
+std::vector<Rule> Rules();
+
+}  // namespace parity::api
+
+#endif  // PARITY_PARITY_PARITY_H_
