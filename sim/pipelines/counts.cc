@@ -16,6 +16,13 @@ constexpr int64_t kMaxTx = (int64_t{1} << 20) - 1;
 constexpr int kThreadsPerWarpgroup = 128;
 constexpr int kWarpsPerWarpgroup = 4;
 constexpr int kMaxClusterSize = 16;  // non-portable maximum on sm_90 (portable: 8)
+// cp.async copies 4, 8 or 16 bytes (.cg: 16 only); multistage mainloops use 16-byte copies.
+constexpr int64_t kCpAsyncBytes = 16;
+// The largest shared memory a block may opt into: compute capability 8.0 (A100) 163 KB,
+// 9.0 (H100) 227 KB (CUDA C++ Programming Guide, technical specifications per compute
+// capability).
+constexpr int64_t kMaxSmemSm80 = 163 * 1024;
+constexpr int64_t kMaxSmemSm90 = 227 * 1024;
 
 std::string Str(int64_t v) { return std::to_string(v); }
 
@@ -232,6 +239,76 @@ Expected<CountsResult> TmaStore(const CountsRequest& r) {
   return out;
 }
 
+Expected<CountsResult> CpAsync(const CountsRequest& r) {
+  if (r.stages < 2 || r.stages > 64) {
+    return Param("--stages " + Str(r.stages) +
+                 " must be 2..64: a multistage loop reads one stage while the others fill");
+  }
+  const bool tiles = r.tile_a_m != 0 || r.tile_a_k != 0 || r.tile_b_n != 0 || r.tile_b_k != 0;
+  if (tiles) {
+    if (r.tile_a_m < 1 || r.tile_a_k < 1 || r.tile_b_n < 1 || r.tile_b_k < 1) {
+      return Param("--tile-a MxK and --tile-b NxK go together and must be positive");
+    }
+    if (r.tile_a_k != r.tile_b_k) {
+      return Param("--tile-a K (" + Str(r.tile_a_k) + ") differs from --tile-b K (" +
+                   Str(r.tile_b_k) + "): both tiles of a stage cover the same K slice");
+    }
+  }
+  if (r.threads < 1 || r.threads > 1024) return Param("--threads must be 1..1024");
+  CountsResult out;
+  out.notes.push_back(
+      "no mbarriers: cp.async copies complete through cp.async-groups (cp.async.commit_group / "
+      "cp.async.wait_group), and __syncthreads after each wait makes every thread's landed "
+      "copies visible to the block");
+  out.items.push_back(Item("stages", "stages", r.stages, "",
+                           "shared-memory buffers of A and B; one is read by the MMAs while the "
+                           "others are being filled"));
+  out.items.push_back(Item("prefetch", "prefetch", r.stages - 1, "stages - 1",
+                           "the prologue issues this many k-tiles (one group each) before the "
+                           "main loop, and each iteration issues one more into the stage read "
+                           "last; the stage being read cannot be filled at the same time"));
+  out.items.push_back(Item("commit.per_ktile", "commit", 1, "",
+                           "one cp.async.commit_group per k-tile (also in the tail, where the "
+                           "group may be empty) keeps one group per stage, which wait_group N "
+                           "counts"));
+  out.items.push_back(Item("wait_group", "wait_group", r.stages - 2, "prefetch - 1 = stages - 2",
+                           "when a stage is about to be read, up to `prefetch` committed groups "
+                           "are pending and the oldest of them holds that stage; "
+                           "cp.async.wait_group N lets only the N youngest stay pending, so "
+                           "N = prefetch - 1 waits for exactly the oldest"));
+  if (tiles) {
+    const int64_t a = r.tile_a_m * r.tile_a_k * r.elem_bytes;
+    const int64_t b = r.tile_b_n * r.tile_b_k * r.elem_bytes;
+    out.items.push_back(Item("bytes.stage", "stage bytes", a + b,
+                             "A " + Str(r.tile_a_m) + "x" + Str(r.tile_a_k) + " + B " +
+                                 Str(r.tile_b_n) + "x" + Str(r.tile_b_k) + " elements x " +
+                                 Str(r.elem_bytes) + " bytes = " + Str(a) + " + " + Str(b),
+                             "one k-tile of A and of B per stage"));
+    const int64_t smem = r.stages * (a + b);
+    out.items.push_back(Item("smem.bytes", "shared memory", smem, "stages x stage bytes",
+                             "every stage is resident at once"));
+    if (smem > kMaxSmemSm90) {
+      out.notes.push_back("smem.bytes = " + Str(smem) + " exceeds the 227 KB a block can have "
+                          "even on sm_90: fewer stages or smaller tiles");
+    } else if (smem > kMaxSmemSm80) {
+      out.notes.push_back("smem.bytes = " + Str(smem) + " exceeds the 163 KB a block can have "
+                          "on sm_80 (A100); it fits sm_90's 227 KB");
+    }
+    const int64_t per_copy = kCpAsyncBytes * r.threads;
+    const int64_t copies = (a + b + per_copy - 1) / per_copy;
+    out.items.push_back(Item("copies.per_thread", "copies", copies,
+                             "ceil(stage bytes / (16 bytes x " + Str(r.threads) + " threads))",
+                             "16-byte cp.async per thread and stage (cp.async.cg copies 16 "
+                             "bytes)"));
+    if ((a % (kCpAsyncBytes * r.threads)) != 0 || (b % (kCpAsyncBytes * r.threads)) != 0) {
+      out.notes.push_back("a tile's bytes are not a multiple of 16 x " + Str(r.threads) +
+                          " threads: some threads copy less than the others, or a tail needs "
+                          "narrower (4- or 8-byte .ca) copies");
+    }
+  }
+  return out;
+}
+
 Expected<CountsResult> SingleTma(const CountsRequest& r) {
   if (r.box.empty() || r.box.size() > 5) return Param("--box needs 1..5 extents");
   for (int64_t e : r.box) {
@@ -344,6 +421,40 @@ std::string ExplainTmaAsync(const CountsRequest& r, const std::string& key, int6
   return "";
 }
 
+std::string ExplainCpAsync(const CountsRequest& r, const std::string& key, int64_t yours,
+                           int64_t correct) {
+  if (key == "wait_group") {
+    if (yours > correct) {
+      return "wait_group " + Str(yours) + " lets the group of the stage about to be read stay "
+             "pending: the MMAs read shared memory the copies are still writing (a race; `parity "
+             "check` reports P2005 on such a schedule)";
+    }
+    return "safe, but it also waits for the " + Str(correct - yours) + " youngest prefetch" +
+           (correct - yours == 1 ? "" : "es") + ", so fewer copies overlap the MMAs" +
+           (yours == 0 ? " (wait_group 0 drains the whole pipeline every k-tile)" : "");
+  }
+  if (key == "prefetch") {
+    if (yours >= r.stages) {
+      return "one stage is always being read, so at most stages - 1 can be filling; prefetching " +
+             Str(yours) + " overwrites a stage the MMAs still read";
+    }
+    return "legal, but " + Str(correct - yours) + " stage" + (correct - yours == 1 ? "" : "s") +
+           " stay idle; and wait_group must then be " + Str(yours) + " - 1, not stages - 2";
+  }
+  if (key == "commit.per_ktile") {
+    if (yours == 0) {
+      return "copies issued after the last commit join no group, and cp.async.wait_group waits "
+             "for committed groups only (A1001): the stage is read before it lands";
+    }
+    return "with " + Str(yours) + " groups per k-tile, wait_group N counts groups, not stages: "
+           "N must become (stages - 2) x " + Str(yours);
+  }
+  if (key == "copies.per_thread" && yours * 2 == correct) {
+    return "you counted one of the two tiles (A and B both land in every stage)";
+  }
+  return "";
+}
+
 std::string ExplainOther(const CountsRequest& r, const std::string& key, int64_t yours,
                          int64_t correct) {
   if (yours == 0 && key.rfind("init.", 0) == 0) {
@@ -397,6 +508,8 @@ std::string_view KindName(PipelineKind kind) {
       return "tma-store";
     case PipelineKind::kSingleTma:
       return "single-tma";
+    case PipelineKind::kCpAsync:
+      return "cp-async";
   }
   return "?";
 }
@@ -411,6 +524,8 @@ Expected<CountsResult> ComputeCounts(const CountsRequest& request) {
       return TmaStore(request);
     case PipelineKind::kSingleTma:
       return SingleTma(request);
+    case PipelineKind::kCpAsync:
+      return CpAsync(request);
   }
   return Param("unknown pipeline kind");
 }
@@ -439,6 +554,8 @@ Expected<std::vector<CheckOutcome>> CheckCounts(
     if (!o.match) {
       std::string why = request.kind == PipelineKind::kTmaAsync
                             ? ExplainTmaAsync(request, key, yours)
+                        : request.kind == PipelineKind::kCpAsync
+                            ? ExplainCpAsync(request, key, yours, item->value)
                             : ExplainOther(request, key, yours, item->value);
       o.explanation = key + ": you have " + Str(yours) + ", correct is " + Str(item->value) +
                       (item->formula.empty() ? "" : " = " + item->formula) + ": " +
@@ -451,11 +568,11 @@ Expected<std::vector<CheckOutcome>> CheckCounts(
 
 Expected<PipelineKind> ParseKind(std::string_view text) {
   for (PipelineKind k : {PipelineKind::kTmaAsync, PipelineKind::kAsync, PipelineKind::kTmaStore,
-                         PipelineKind::kSingleTma}) {
+                         PipelineKind::kSingleTma, PipelineKind::kCpAsync}) {
     if (text == KindName(k)) return k;
   }
   return Status("counts.parse", "unknown pipeline kind '" + std::string(text) +
-                                    "' (tma-async, async, tma-store, single-tma)");
+                                    "' (tma-async, async, tma-store, single-tma, cp-async)");
 }
 
 Expected<Signal> ParseSignal(std::string_view text) {

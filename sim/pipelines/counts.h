@@ -19,6 +19,12 @@
 //   PipelineTmaStore: no mbarriers; producer_acquire waits with tma_store_wait<Stages - 1>
 //     (cp.async.bulk.wait_group.read), so at most Stages - 1 committed store groups still read
 //     shared memory when a buffer is rewritten.
+//   Ampere multistage cp.async loop (CUTLASS's MmaMultistage, CuTe's sgemm_sm80 tutorial): no
+//     mbarriers; Stages shared-memory buffers, one cp.async-group committed per k-tile; the
+//     prologue issues Stages - 1 k-tiles, and before a stage is read cp.async.wait_group
+//     Stages - 2 (then __syncthreads) lets only the Stages - 2 youngest groups stay pending, so
+//     the oldest (the stage about to be read) has landed (PTX ISA 9.7.9.25.3.5
+//     cp.async.wait_group: it waits for committed groups only).
 // Count ranges: PTX ISA 9.7.13.15 (mbarrier): count 1..2^20-1, tx-count -(2^20-1)..2^20-1.
 //
 // Pure library: no I/O. Bad input is reported through Status (rule "counts.*").
@@ -35,7 +41,7 @@
 
 namespace parity::pipelines {
 
-enum class PipelineKind { kTmaAsync, kAsync, kTmaStore, kSingleTma };
+enum class PipelineKind { kTmaAsync, kAsync, kTmaStore, kSingleTma, kCpAsync };
 
 // How often a consumer warpgroup arrives on each empty barrier it releases.
 // kAuto = what CUTLASS's PipelineTmaAsync does: kThread for a 1-CTA cluster, kWarpgroup otherwise.
@@ -53,16 +59,18 @@ struct CountsRequest {
   Multicast multicast = Multicast::kAB;
   int consumers = 1;  // tma-async: consumer warpgroups per CTA; async: consumer arriving threads
   Signal signal = Signal::kAuto;
+  // tma-async (required), cp-async (optional: the bytes of a stage and the copies per thread)
   int64_t tile_a_m = 0, tile_a_k = 0;  // A tile of one CTA, elements
   int64_t tile_b_n = 0, tile_b_k = 0;  // B tile of one CTA, elements
   int elem_bytes = 2;
   // async
   int producers = 1;  // producer arriving threads
-  // tma-async, async, tma-store
+  // tma-async, async, tma-store, cp-async
   int stages = 2;
   // single-tma
   std::vector<int64_t> box;  // box extents, elements
-  int threads = 1;           // threads arriving on the barrier
+  int threads = 1;           // single-tma: threads arriving on the barrier; cp-async: threads
+                             // issuing the copies (the block)
 };
 
 // One computed number: key (e.g. "init.empty", "tx.full", "wait_group.read"), value, and a
@@ -100,7 +108,8 @@ Expected<std::vector<CheckOutcome>> CheckCounts(
     const std::vector<std::pair<std::string, int64_t>>& claims);
 
 // Parsers for the command line; rule "counts.parse" on malformed text.
-Expected<PipelineKind> ParseKind(std::string_view text);  // tma-async async tma-store single-tma
+// tma-async async tma-store single-tma cp-async
+Expected<PipelineKind> ParseKind(std::string_view text);
 Expected<Signal> ParseSignal(std::string_view text);      // auto warpgroup warp thread
 Expected<Multicast> ParseMulticast(std::string_view text);  // none a b ab
 // Element bytes: f8/e4m3/e5m2/s8/u8 1, f16/bf16/s16/u16 2, f32/tf32/s32/u32 4, f64/s64/u64 8.

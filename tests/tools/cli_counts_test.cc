@@ -85,6 +85,33 @@ TEST(CountsCommand, OtherKinds) {
   EXPECT_THAT(async.out, HasSubstr("MISMATCH init.empty: you have 4, correct is 128"));
 }
 
+TEST(CountsCommand, CpAsyncMultistageLoop) {
+  CliResult r = RunParity({"counts", "cp-async", "--stages", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("prefetch = 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("wait_group = 1\n    wait_group = prefetch - 1 = stages - 2 = 1:"));
+  EXPECT_THAT(r.out, HasSubstr("commit.per_ktile = 1\n"));
+
+  CliResult tiles = RunParity({"counts", "cp-async", "--stages", "4", "--tile-a", "128x32",
+                               "--tile-b", "128x32", "--threads", "128", "--check",
+                               "wait_group=2", "--check", "copies.per_thread=8", "--format",
+                               "json"});
+  ASSERT_EQ(tiles.exit_code, 0) << tiles.err;
+  const nlohmann::json j = nlohmann::json::parse(tiles.out);
+  EXPECT_EQ(j["kind"], "cp-async");
+  EXPECT_EQ(j["counts"]["smem.bytes"]["value"], 65536);
+  EXPECT_EQ(j["checks"].size(), 2u);
+
+  CliResult racy = RunParity({"counts", "cp-async", "--stages", "4", "--check", "wait_group=3"});
+  EXPECT_EQ(racy.exit_code, 1);
+  EXPECT_THAT(racy.out, HasSubstr("MISMATCH wait_group: you have 3, correct is 2"));
+  EXPECT_THAT(racy.out, HasSubstr("still writing"));
+
+  EXPECT_EQ(RunParity({"counts", "cp-async", "--stages", "1"}).exit_code, 2);
+  EXPECT_EQ(RunParity({"counts", "cp-async", "--tile-a", "128x32"}).exit_code, 2);
+  EXPECT_EQ(RunParity({"counts", "cp-async", "--check", "init.full=1"}).exit_code, 2);
+}
+
 TEST(CountsCommand, JsonCarriesCountsAndChecks) {
   CliResult r = RunParity(Gemm2x2({"--format", "json", "--check", "init.empty=8"}));
   ASSERT_EQ(r.exit_code, 1) << r.err;

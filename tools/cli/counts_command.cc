@@ -78,6 +78,21 @@ Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
     r.tile_b_n = b->first;
     r.tile_b_k = b->second;
   } else if (r.kind == pipelines::PipelineKind::kAsync) {
+  } else if (r.kind == pipelines::PipelineKind::kCpAsync) {
+    // The tiles are optional: without them, the stage arithmetic alone.
+    if (!o.tile_a.empty() || !o.tile_b.empty()) {
+      if (o.tile_a.empty() || o.tile_b.empty()) {
+        return Status("counts.param", "cp-async takes --tile-a MxK and --tile-b NxK together");
+      }
+      auto a = pipelines::ParsePair(o.tile_a);
+      if (!a.ok()) return a.status();
+      auto b = pipelines::ParsePair(o.tile_b);
+      if (!b.ok()) return b.status();
+      r.tile_a_m = a->first;
+      r.tile_a_k = a->second;
+      r.tile_b_n = b->first;
+      r.tile_b_k = b->second;
+    }
   } else if (r.kind == pipelines::PipelineKind::kSingleTma) {
     if (o.box.empty()) return Status("counts.param", "single-tma needs --box W[xH...]");
     auto box = pipelines::ParseDims(o.box);
@@ -138,7 +153,8 @@ void AddCountsCommand(CLI::App& app, Context& ctx) {
       "counts",
       "print the correct barrier init counts and tx bytes of a well-known pipeline, with "
       "derivations; --check compares yours");
-  sub->add_option("kind", opts->kind, "tma-async, async, tma-store or single-tma")->required();
+  sub->add_option("kind", opts->kind, "tma-async, async, tma-store, single-tma or cp-async")
+      ->required();
   sub->add_option("--cluster", opts->cluster, "tma-async: cluster MxN (default 1x1)");
   sub->add_option("--multicast", opts->multicast,
                   "tma-async: none, a (A along N), b (B along M) or ab (default ab)");
@@ -149,18 +165,22 @@ void AddCountsCommand(CLI::App& app, Context& ctx) {
   sub->add_option("--signal", opts->signal,
                   "tma-async: arrivals per consumer warpgroup: warpgroup, warp, thread or auto "
                   "(CUTLASS: thread for a 1-CTA cluster, else warpgroup; default auto)");
-  sub->add_option("--tile-a", opts->tile_a, "tma-async: A tile of one CTA, MxK elements");
-  sub->add_option("--tile-b", opts->tile_b, "tma-async: B tile of one CTA, NxK elements");
+  sub->add_option("--tile-a", opts->tile_a,
+                  "tma-async, cp-async (optional): A tile of one CTA, MxK elements");
+  sub->add_option("--tile-b", opts->tile_b,
+                  "tma-async, cp-async (optional): B tile of one CTA, NxK elements");
   sub->add_option("--dtype", opts->dtype,
                   "element type (f8 e4m3 e5m2 s8 u8 f16 bf16 s16 u16 f32 tf32 s32 u32 f64 s64 "
                   "u64; default f16)");
   sub->add_option("--stages", opts->stages, "pipeline stages (default 2)");
   sub->add_option("--box", opts->box, "single-tma: box extents WxH... (elements)");
   sub->add_option("--threads", opts->threads,
-                  "single-tma: threads arriving on the barrier (default 1)");
+                  "single-tma: threads arriving on the barrier; cp-async: threads of the block "
+                  "issuing the copies (default 1)");
   sub->add_option("--check", opts->checks,
                   "KEY=VALUE to compare (repeatable): init.full, init.empty, tx.full, "
-                  "wait_group.read, stages");
+                  "wait_group.read, stages; cp-async: prefetch, wait_group, commit.per_ktile, "
+                  "bytes.stage, smem.bytes, copies.per_thread");
   sub->add_option("--format", opts->format, "text or json (default text)")
       ->check(CLI::IsMember({"text", "json"}));
   sub->callback([opts, &ctx] {

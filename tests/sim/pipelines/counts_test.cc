@@ -266,5 +266,103 @@ TEST(Parsers, AcceptWellFormedAndRejectMalformedText) {
   EXPECT_FALSE(ParseClaim("init.empty=8x").ok());
 }
 
+
+// ---------------------------------------------------------------- cp-async (Ampere multistage)
+
+CountsRequest Multistage(int stages) {
+  CountsRequest r;
+  r.kind = PipelineKind::kCpAsync;
+  r.stages = stages;
+  return r;
+}
+
+TEST(CpAsyncCounts, PrefetchAndWaitGroupFollowTheStages) {
+  for (int stages : {2, 3, 4, 5, 8}) {
+    Expected<CountsResult> r = ComputeCounts(Multistage(stages));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Value(*r, "stages"), stages);
+    EXPECT_EQ(Value(*r, "prefetch"), stages - 1);
+    EXPECT_EQ(Value(*r, "wait_group"), stages - 2);
+    EXPECT_EQ(Value(*r, "commit.per_ktile"), 1);
+    // Without tiles, no byte counts.
+    for (const CountItem& i : r->items) EXPECT_NE(i.key, "bytes.stage");
+  }
+  Expected<CountsResult> r = ComputeCounts(Multistage(3));
+  EXPECT_EQ(Find(*r, "wait_group").derivation.substr(0, 47),
+            "wait_group = prefetch - 1 = stages - 2 = 1: whe");
+  ASSERT_FALSE(r->notes.empty());
+  EXPECT_NE(r->notes[0].find("no mbarriers"), std::string::npos);
+}
+
+TEST(CpAsyncCounts, TilesGiveStageBytesSharedMemoryAndCopiesPerThread) {
+  CountsRequest req = Multistage(4);
+  req.tile_a_m = 128;
+  req.tile_a_k = 32;
+  req.tile_b_n = 128;
+  req.tile_b_k = 32;
+  req.elem_bytes = 2;
+  req.threads = 128;
+  Expected<CountsResult> r = ComputeCounts(req);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Value(*r, "bytes.stage"), 16384);
+  EXPECT_EQ(Value(*r, "smem.bytes"), 65536);
+  EXPECT_EQ(Value(*r, "copies.per_thread"), 8);  // 16384 / (16 x 128)
+  EXPECT_EQ(r->notes.size(), 1u);                // fits sm_80; 16-byte copies divide evenly
+
+  // 5 stages of 128x64 f32 tiles: 320 KB, beyond even sm_90's 227 KB.
+  req.stages = 5;
+  req.tile_a_k = req.tile_b_k = 64;
+  req.elem_bytes = 4;
+  r = ComputeCounts(req);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Value(*r, "smem.bytes"), 5 * 65536);
+  bool over = false;
+  for (const std::string& n : r->notes) over = over || n.find("227 KB") != std::string::npos;
+  EXPECT_TRUE(over);
+}
+
+TEST(CpAsyncCounts, RejectsBadParameters) {
+  EXPECT_EQ(ComputeCounts(Multistage(1)).status().rule(), "counts.param");
+  EXPECT_EQ(ComputeCounts(Multistage(65)).status().rule(), "counts.param");
+  CountsRequest half = Multistage(3);
+  half.tile_a_m = 128;
+  half.tile_a_k = 32;  // no B tile
+  EXPECT_EQ(ComputeCounts(half).status().rule(), "counts.param");
+  CountsRequest k = Multistage(3);
+  k.tile_a_m = k.tile_b_n = 128;
+  k.tile_a_k = 32;
+  k.tile_b_k = 16;
+  EXPECT_EQ(ComputeCounts(k).status().rule(), "counts.param");
+  EXPECT_TRUE(ParseKind("cp-async").ok());
+  EXPECT_EQ(KindName(PipelineKind::kCpAsync), "cp-async");
+}
+
+TEST(CpAsyncCheck, ExplainsEachClassOfMistake) {
+  const CountsRequest req = Multistage(4);
+  Expected<CountsResult> r = ComputeCounts(req);
+  ASSERT_TRUE(r.ok());
+  auto check = [&](const std::string& key, int64_t yours) {
+    Expected<std::vector<CheckOutcome>> c = CheckCounts(req, *r, {{key, yours}});
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? (*c)[0] : CheckOutcome{};
+  };
+  EXPECT_TRUE(check("wait_group", 2).match);
+  EXPECT_TRUE(check("prefetch", 3).match);
+  const CheckOutcome racy = check("wait_group", 3);
+  EXPECT_FALSE(racy.match);
+  EXPECT_NE(racy.explanation.find("still writing"), std::string::npos) << racy.explanation;
+  const CheckOutcome slow = check("wait_group", 0);
+  EXPECT_NE(slow.explanation.find("drains the whole pipeline"), std::string::npos);
+  const CheckOutcome over = check("prefetch", 4);
+  EXPECT_NE(over.explanation.find("overwrites a stage"), std::string::npos) << over.explanation;
+  const CheckOutcome idle = check("prefetch", 2);
+  EXPECT_NE(idle.explanation.find("1 stage stay idle"), std::string::npos) << idle.explanation;
+  const CheckOutcome nocommit = check("commit.per_ktile", 0);
+  EXPECT_NE(nocommit.explanation.find("A1001"), std::string::npos);
+  const CheckOutcome two = check("commit.per_ktile", 2);
+  EXPECT_NE(two.explanation.find("(stages - 2) x 2"), std::string::npos) << two.explanation;
+  EXPECT_EQ(CheckCounts(req, *r, {{"init.full", 1}}).status().rule(), "counts.key");
+}
+
 }  // namespace
 }  // namespace parity::pipelines
