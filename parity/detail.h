@@ -34,7 +34,7 @@ struct CheckReport::Detail {
   std::vector<int64_t> params;
   std::vector<std::pair<std::string, int64_t>> param_values;  // name = value, for reports
   engine::EngineOptions engine_options;
-  std::unique_ptr<engine::Engine> engine;
+  std::shared_ptr<engine::Engine> engine;  // shared: the command line's report reads it too
   engine::RunResult result;
   std::vector<verifier::Finding> rule_findings;    // P2002..P2008 on the run's trace
   std::optional<verifier::DeadlockReport> deadlock;  // Outcome::kDeadlock
@@ -51,6 +51,13 @@ struct ExploreReport::Detail {
   std::unique_ptr<engine::Engine> end;
   std::optional<verifier::DeadlockReport> deadlock;
 };
+
+// Check and Explore with the internal options in full (what the command line sets beyond the
+// public options: event caps, memory bounds, ...). Check and Explore call these.
+Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
+                              bool collect_events);
+Result<ExploreReport> ExploreWith(const Schedule& schedule,
+                                  const verifier::ExploreOptions& options);
 
 // The program with the schedule's overrides bound; the Error names the file, line and rule.
 Result<std::vector<int64_t>> BindScheduleParams(const Schedule& schedule);

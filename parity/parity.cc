@@ -1,8 +1,13 @@
 #include "parity/parity.h"
 
-#include <fstream>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <map>
-#include <sstream>
+#include <memory>
 #include <tuple>
 
 #include "parity/detail.h"
@@ -82,12 +87,54 @@ Result<Schedule> Schedule::FromString(const std::string& text, const std::string
   return Schedule(std::move(impl));
 }
 
+namespace {
+
+// The most of a schedule file Parity reads: a wrong path (a device, a huge file) is an error,
+// not unbounded memory.
+constexpr uint64_t kMaxScheduleBytes = uint64_t{16} << 20;
+
+// A schedule file's text. Directories and devices are refused (a directory reads as nothing, and
+// /dev/zero never ends); regular files and pipes are read, at most kMaxScheduleBytes.
+Result<std::string> ReadScheduleFile(const std::string& path) {
+  const Location at{path, 0, 0};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
+  }
+  if (S_ISDIR(st.st_mode)) return Error{"io", "is a directory, not a schedule file", at};
+  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+    return Error{"io", "is not a regular file (a device or socket), not a schedule file", at};
+  }
+  const Error too_large{"io",
+                        "the schedule file is larger than " +
+                            std::to_string(kMaxScheduleBytes >> 20) + " MiB, the most Parity reads",
+                        at};
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxScheduleBytes) {
+    return too_large;
+  }
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) {
+    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
+  }
+  std::string text;
+  char buf[1 << 16];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    if (text.size() + n > kMaxScheduleBytes) return too_large;
+    text.append(buf, n);
+  }
+  if (std::ferror(f.get())) {
+    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
+  }
+  return text;
+}
+
+}  // namespace
+
 Result<Schedule> Schedule::FromFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"io", "cannot read the schedule file", Location{path, 0, 0}};
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return FromString(ss.str(), path);
+  Result<std::string> text = ReadScheduleFile(path);
+  if (!text.ok()) return text.error();
+  return FromString(*text, path);
 }
 
 Result<bool> Schedule::SetParam(const std::string& name, int64_t value) {
@@ -97,8 +144,8 @@ Result<bool> Schedule::SetParam(const std::string& name, int64_t value) {
     std::string names;
     for (const ir::Param& p : impl_->program->params) names += (names.empty() ? "" : ", ") + p.name;
     return Error{"param.unknown",
-                 "the schedule has no param '" + name + "'" +
-                     (names.empty() ? " (it has none)" : " (it has " + names + ")"),
+                 "unknown parameter `" + name + "` (set to " + std::to_string(value) + "; " +
+                     impl_->file + " declares " + (names.empty() ? "no params" : names) + ")",
                  Location{impl_->file, 0, 0}};
   }
   // Copies made before share the old overrides; this one gets its own.
@@ -173,12 +220,30 @@ class Locator {
     return Event{cli::EventLine(program_, engine_, e), Label(AgentOf(e)), Where(e)};
   }
 
-  // Where `agent` last acted at or before trace event `before` (its role's declaration when it
-  // has not acted).
-  Location LastPlace(uint32_t agent, size_t before) const {
+  // Where `agent` acted on the finding's object (a buffer slot or a barrier element): its last
+  // such event at or before trace event `before`, else its first one after; without one, its
+  // last event at or before `before`; without any, its role's declaration.
+  Location PlaceOn(uint32_t agent, size_t before, bool is_buffer, uint32_t object,
+                   uint32_t index) const {
     const auto& trace = engine_.trace();
-    size_t i = std::min(before + 1, trace.size());
-    while (i-- > 0) {
+    auto on_object = [&](const trace::TraceEvent& e) {
+      using K = trace::EventKind;
+      const auto k = static_cast<K>(e.kind);
+      const bool buffer_event = k == K::kUse || k == K::kWrite;
+      const bool barrier_event = (e.kind >= static_cast<uint8_t>(K::kInit) &&
+                                  e.kind <= static_cast<uint8_t>(K::kTestWait)) ||
+                                 k == K::kCpAsyncArrive;
+      return (is_buffer ? buffer_event : barrier_event) && e.object == object &&
+             e.index == index && AgentOf(e) == agent;
+    };
+    const size_t end = std::min(before + 1, trace.size());
+    for (size_t i = end; i-- > 0;) {
+      if (on_object(trace[i])) return Where(trace[i]);
+    }
+    for (size_t i = end; i < trace.size(); ++i) {
+      if (on_object(trace[i])) return Where(trace[i]);
+    }
+    for (size_t i = end; i-- > 0;) {
       if (AgentOf(trace[i]) == agent) return Where(trace[i]);
     }
     return ToLocation(program_.roles[engine_.agent_info(agent).role].where);
@@ -224,8 +289,10 @@ Finding FromRule(const Locator& loc, const verifier::Finding& r) {
   }
   if (r.other_agent != verifier::kNoFindingAgent && r.other_agent != r.agent) {
     f.related.push_back(Related{loc.Label(r.other_agent),
-                                "the other party (its last operation before the finding)",
-                                loc.LastPlace(r.other_agent, r.event)});
+                                r.object_is_buffer ? "the other party: its access to the buffer"
+                                                   : "the other party: its use of the barrier",
+                                loc.PlaceOn(r.other_agent, r.event, r.object_is_buffer, r.object,
+                                            r.index)});
   }
   return f;
 }
@@ -296,6 +363,14 @@ bool CheckReport::has_errors() const {
 // ---------------------------------------------------------------- Check
 
 Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options) {
+  engine::EngineOptions eo;
+  eo.policy = ToEnginePolicy(options.policy);
+  eo.seed = options.seed;
+  return CheckWith(schedule, eo, options.collect_events);
+}
+
+Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
+                              bool collect_events) {
   const Schedule::Impl& impl = schedule.impl();
   const SourceLocation file{impl.file, 0, 0};
   Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
@@ -305,8 +380,7 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
   d->source = impl.source;
   d->params = *params;
   d->param_values = ParamValues(*impl.program, d->params);
-  d->engine_options.policy = ToEnginePolicy(options.policy);
-  d->engine_options.seed = options.seed;
+  d->engine_options = options;
   Expected<engine::Engine> engine =
       engine::Engine::Create(*d->program, d->params, d->engine_options);
   if (!engine.ok()) return ToError(engine.status().At(file));
@@ -340,9 +414,11 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
     d->deadlock = verifier::DiagnoseDeadlock(program, e, r);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
   }
-  for (const engine::ViolationInfo& w : r.warnings) report.findings.push_back(FromViolation(loc, w));
+  for (const engine::ViolationInfo& w : r.warnings) {
+    report.findings.push_back(FromViolation(loc, w));
+  }
   for (const verifier::Finding& f : d->rule_findings) report.findings.push_back(FromRule(loc, f));
-  if (options.collect_events) {
+  if (collect_events) {
     report.events.reserve(e.trace().size());
     for (const trace::TraceEvent& ev : e.trace()) report.events.push_back(loc.MakeEvent(ev));
   }
@@ -353,6 +429,17 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
 // ---------------------------------------------------------------- Explore
 
 Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options) {
+  verifier::ExploreOptions eo;
+  eo.threads = std::max(1, options.threads);
+  eo.max_states = options.max_states;
+  eo.time_limit_s = options.time_limit_s;
+  eo.reduction = options.reduction;
+  eo.breadth_first = options.breadth_first || eo.threads > 1;
+  return ExploreWith(schedule, eo);
+}
+
+Result<ExploreReport> ExploreWith(const Schedule& schedule,
+                                  const verifier::ExploreOptions& options) {
   const Schedule::Impl& impl = schedule.impl();
   const SourceLocation file{impl.file, 0, 0};
   Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
@@ -362,11 +449,7 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   d->source = impl.source;
   d->params = *params;
   d->param_values = ParamValues(*impl.program, d->params);
-  d->options.threads = std::max(1, options.threads);
-  d->options.max_states = options.max_states;
-  d->options.time_limit_s = options.time_limit_s;
-  d->options.reduction = options.reduction;
-  d->options.breadth_first = options.breadth_first || d->options.threads > 1;
+  d->options = options;
   d->result = verifier::Explore(*d->program, d->params, d->options);
   const verifier::ExploreResult& r = d->result;
   if (r.verdict == verifier::ExploreVerdict::kBadInput) return ToError(r.error.At(file));

@@ -87,8 +87,8 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
 }
 
 TEST(ParityApi, BadInputIsAnErrorNamingFileLineAndRule) {
-  auto bad = Schedule::FromString("cluster 1x1\nbarrier full[1] count 1\nrole p {\n  arrive full[0\n}\n",
-                                  "bad.pipe");
+  auto bad = Schedule::FromString(
+      "cluster 1x1\nbarrier full[1] count 1\nrole p {\n  arrive full[0\n}\n", "bad.pipe");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().rule, "parse");
   EXPECT_EQ(bad.error().location.file, "bad.pipe");
@@ -105,6 +105,15 @@ TEST(ParityApi, BadInputIsAnErrorNamingFileLineAndRule) {
   auto missing = Schedule::FromFile("no/such/file.pipe");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().rule, "io");
+  EXPECT_EQ(missing.error().location.file, "no/such/file.pipe");
+
+  // Not a file: refused, not read (a directory reads as nothing, /dev/zero never ends).
+  auto dir = Schedule::FromFile("pipelines");
+  ASSERT_FALSE(dir.ok());
+  EXPECT_THAT(dir.error().message, HasSubstr("is a directory"));
+  auto device = Schedule::FromFile("/dev/zero");
+  ASSERT_FALSE(device.ok());
+  EXPECT_THAT(device.error().message, HasSubstr("not a regular file"));
 }
 
 TEST(ParityApi, ExploreVerifiesTheCorrectLoad) {

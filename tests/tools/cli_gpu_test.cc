@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "tests/tools/cli_runner.h"
@@ -182,6 +183,47 @@ TEST_F(GpuCommand, TheBundledRunnerIsFoundAndSaysWhatIsMissing) {
   const bool stub = r.err.find("was built without CUDA") != std::string::npos;
   const bool no_gpu = r.err.find("no NVIDIA GPU was found on this machine") != std::string::npos;
   EXPECT_TRUE(stub || no_gpu) << r.err;
+}
+
+TEST_F(GpuCommand, JsonCarriesTheRunnersOutputExitCodeAndTheTracesTimeouts) {
+  // A runner that "observes a hang": it writes a recorded H100 trace of a deadlocking schedule
+  // where --trace asks and exits 1.
+  const std::string recorded = Runfile("traces/h100/gemm_empty_count_high.trace");
+  setenv("PARITY_GPU",
+         WriteScript("fake_hang",
+                     "if [ $# -eq 0 ]; then echo 'usage: parity_gpu run FILE.pipe' >&2; "
+                     "exit 2; fi\n"
+                     "out=''; prev=''\n"
+                     "for a in \"$@\"; do if [ \"$prev\" = --trace ]; then out=\"$a\"; fi; "
+                     "prev=\"$a\"; done\n"
+                     "cp '" + recorded + "' \"$out\"\n"
+                     "echo 'parity_gpu: hang observed'\n"
+                     "exit 1\n")
+             .c_str(),
+         1);
+  const std::string pipe = Runfile("sim/examples/gemm_empty_count_high.pipe");
+  const std::string trace = TmpDir() + "/json_hang.trace";
+  CliResult r = RunParity({"gpu", "run", pipe, "--trace", trace, "--format", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "parity.gpu-run/1");
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["outcome"], "hang-or-wrong-data");
+  EXPECT_EQ(j["output"][0], "parity_gpu: hang observed");
+  EXPECT_EQ(j["params"]["STAGES"], 4);
+  EXPECT_EQ(j["trace"]["source"], "h100");
+  ASSERT_FALSE(j["trace"]["wait_timeouts"].empty());
+  EXPECT_THAT(j["trace"]["wait_timeouts"][0]["barrier"].get<std::string>(), HasSubstr("empty["));
+  EXPECT_THAT(j["trace"]["wait_timeouts"][0]["agent"].get<std::string>(), HasSubstr("producer"));
+
+  // A runner that cannot run is a JSON error too.
+  setenv("PARITY_GPU", (TmpDir() + "/no_such_runner").c_str(), 1);
+  CliResult missing = RunParity({"gpu", "run", pipe, "--format", "json"});
+  EXPECT_EQ(missing.exit_code, 2);
+  const nlohmann::json e = nlohmann::json::parse(missing.out);
+  EXPECT_EQ(e["schema"], "parity.gpu-run/1");
+  EXPECT_EQ(e["error"]["rule"], "gpu.runner");
+  EXPECT_THAT(e["error"]["message"].get<std::string>(), HasSubstr("is not an executable file"));
 }
 
 TEST_F(GpuCommand, HelpNamesTheRunnerAndTheExitCodes) {

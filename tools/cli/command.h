@@ -3,6 +3,7 @@
 #define PARITY_TOOLS_CLI_COMMAND_H_
 
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "sim/common/status.h"
 
@@ -19,9 +20,14 @@ enum ExitCode : int {
 // Set by a subcommand's callback; returned by main.
 struct Context {
   int exit_code = kExitClean;
+  // The subcommand ("check") and the --format it was asked for ("text", "json", "sarif"): a bad
+  // input is reported in that format too.
+  std::string command;
+  std::string format = "text";
 };
 
-// Prints an input error (file:line:col: error[rule]: message) and records exit code 2.
+// Prints an input error (file:line:col: error[rule]: message) on stderr, and as a document on
+// stdout when ctx.format is json or sarif, and records exit code 2.
 void ReportBadInput(Context& ctx, const Status& status);
 
 // Each subcommand adds itself to the app; its callback sets ctx.exit_code.

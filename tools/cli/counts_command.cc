@@ -15,6 +15,7 @@
 
 #include "sim/pipelines/counts.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 
 namespace parity::cli {
 namespace {
@@ -123,6 +124,7 @@ void PrintJson(const CountsRequest& req, const CountsResult& res,
                const std::vector<CheckOutcome>& checks) {
   using nlohmann::json;
   json j;
+  j["schema"] = SchemaId("counts");
   j["kind"] = std::string(pipelines::KindName(req.kind));
   json items = json::object();
   for (const auto& item : res.items) {
@@ -181,9 +183,9 @@ void AddCountsCommand(CLI::App& app, Context& ctx) {
                   "KEY=VALUE to compare (repeatable): init.full, init.empty, tx.full, "
                   "wait_group.read, stages; cp-async: prefetch, wait_group, commit.per_ktile, "
                   "bytes.stage, smem.bytes, copies.per_thread");
-  sub->add_option("--format", opts->format, "text or json (default text)")
-      ->check(CLI::IsMember({"text", "json"}));
+  AddFormatOption(sub, opts->format, "counts");
   sub->callback([opts, &ctx] {
+    ctx.format = opts->format;
     Expected<CountsRequest> req = BuildRequest(*opts);
     if (!req.ok()) return ReportBadInput(ctx, req.status());
     Expected<CountsResult> res = pipelines::ComputeCounts(*req);

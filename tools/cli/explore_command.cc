@@ -6,11 +6,14 @@
 #include <memory>
 #include <string>
 
+#include "parity/detail.h"
+#include "parity/parity.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/hash.h"
 #include "sim/model/codes.h"
 #include "tools/cli/command.h"
 #include "tools/cli/narrate.h"
+#include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
 #include "verifier/explore.h"
@@ -42,6 +45,7 @@ struct ExploreCliOptions {
   bool no_reduction = false;
   bool measure_reduction = false;
   bool breadth_first = false;
+  std::string format = "text";
 };
 
 std::string StepLabel(const ir::Program& program, const engine::Engine& before,
@@ -100,21 +104,19 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
               static_cast<unsigned long long>(s.rule_violation_ends));
 }
 
-void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
-                         const verifier::ExploreResult& r) {
-  const ir::Program& program = *loaded.program;
-  engine::EngineOptions eo;
-  Expected<engine::Engine> e = engine::Engine::Create(program, loaded.params, eo);
-  if (!e.ok()) {
-    ReportBadInput(ctx, e.status());
-    return;
-  }
+// The counterexample of the API's report, as numbered states: the API replayed it (d.end).
+void PrintCounterexample(const api::ExploreReport::Detail& d) {
+  const verifier::ExploreResult& r = d.result;
+  const ir::Program& program = *d.program;
   std::printf("\n%s counterexample (%zu steps%s), as numbered states from the start:\n",
               r.counterexample_shortest ? "Shortest" : "A", r.counterexample.size(),
               r.counterexample_shortest
                   ? "; breadth-first: shortest among the explored interleavings"
                   : "; NOT known to be the shortest: the breadth-first search for it hit a bound");
   std::printf("State 0: initial state\n");
+  // Narrated on a fresh replay: an event line names the barrier state at its moment.
+  Expected<engine::Engine> e = engine::Engine::Create(program, d.params, {});
+  PARITY_CHECK(e.ok(), "the API replayed this counterexample");
   size_t state = 0;
   for (const engine::Choice& c : r.counterexample) {
     const std::string label = StepLabel(program, *e, c);
@@ -127,9 +129,9 @@ void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
   }
   const engine::RunResult& rr = e->result();
   std::printf("\n");
-  if (rr.outcome == engine::Outcome::kDeadlock) {
-    verifier::DeadlockReport report = verifier::DiagnoseDeadlock(program, *e, rr);
-    std::printf("%s", verifier::FormatDeadlockReport(report, program, *e, loaded.source).c_str());
+  if (d.deadlock) {
+    std::printf("%s",
+                verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
   } else if (!r.findings.empty()) {
     std::printf("The run completes, but breaks protocol rules (verifier/rules.h):\n");
     for (const verifier::Finding& f : r.findings) {
@@ -146,25 +148,107 @@ void PrintCounterexample(Context& ctx, const LoadedSchedule& loaded,
   }
 }
 
-void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
-  Expected<LoadedSchedule> loaded = LoadSchedule(opt.schedule);
-  if (!loaded.ok()) {
-    ReportBadInput(ctx, loaded.status());
+int ExploreExit(api::Verdict v) {
+  switch (v) {
+    case api::Verdict::kVerified:
+      return kExitClean;
+    case api::Verdict::kIncomplete:
+      return kExitIncomplete;
+    default:
+      return kExitViolations;
+  }
+}
+
+nlohmann::json StatsJson(const verifier::ExploreStats& s) {
+  return {{"states", s.states},           {"expanded", s.expanded},
+          {"transitions", s.transitions}, {"enabled", s.enabled},
+          {"pruned", s.pruned},           {"depth", s.depth},
+          {"seconds", s.seconds},         {"completed_ends", s.completed_ends},
+          {"deadlock_ends", s.deadlock_ends}, {"violation_ends", s.violation_ends}};
+}
+
+// --format json (schema parity.explore/1) or sarif.
+void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api::Schedule& schedule,
+                          const api::ExploreReport& report) {
+  ctx.exit_code = ExploreExit(report.verdict);
+  if (opt.format == "sarif") {
+    // An incomplete search has no results and must not read as verified.
+    const std::string warning =
+        report.verdict == api::Verdict::kIncomplete
+            ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
+                  std::to_string(report.states) + " states; nothing was found in the part covered"
+            : "";
+    PrintDocument(SarifLog("explore", report.findings, report.counterexample, ctx.exit_code,
+                           Status(), warning));
     return;
   }
-  const ir::Program& program = *loaded->program;
-  std::printf("%s: schedule %s (hash %s)", opt.schedule.file.c_str(), program.name.c_str(),
-              ir::ContentHashHex(program).c_str());
-  for (const auto& [name, value] : loaded->param_values) {
-    std::printf(" %s=%lld", name.c_str(), static_cast<long long>(value));
+  const api::ExploreReport::Detail& d = *report.detail;
+  nlohmann::json j;
+  j["schema"] = SchemaId("explore");
+  j["file"] = opt.schedule.file;
+  j["schedule"] = schedule.name();
+  j["hash"] = schedule.hash();
+  j["params"] = nlohmann::json::object();
+  for (const auto& [name, value] : d.param_values) j["params"][name] = value;
+  j["verdict"] = api::VerdictName(report.verdict);
+  j["exit_code"] = ctx.exit_code;
+  j["complete"] = report.verdict != api::Verdict::kIncomplete;
+  j["bound"] = report.bound;
+  j["reduction"] = d.options.reduction;
+  j["breadth_first"] = d.options.breadth_first;
+  j["symmetry"] = report.symmetry;
+  j["stats"] = StatsJson(d.result.stats);
+  if (d.result.has_bfs_stats) j["shortest_search_stats"] = StatsJson(d.result.bfs_stats);
+  j["findings"] = nlohmann::json::array();
+  for (const api::Finding& f : report.findings) j["findings"].push_back(FindingJson(f));
+  if (!report.counterexample.empty()) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const api::Step& s : report.counterexample) steps.push_back(StepJson(s));
+    j["counterexample"] = {{"shortest", report.counterexample_shortest}, {"steps", steps}};
+  } else {
+    j["counterexample"] = nullptr;
   }
-  std::printf("\n");
+  PrintDocument(j);
+}
+
+void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
+  ctx.format = opt.format;
+  // A client of the C++ API (parity/parity.h), as a kernel project's test would be.
+  Expected<api::Schedule> schedule = LoadApiSchedule(opt.schedule);
+  if (!schedule.ok()) {
+    ReportBadInput(ctx, schedule.status());
+    return;
+  }
+  api::Result<std::vector<int64_t>> bound = api::BindScheduleParams(*schedule);
+  if (!bound.ok()) {
+    ReportBadInput(ctx, ToStatus(bound.error()));
+    return;
+  }
+  const bool text = opt.format == "text";
+  const ir::Program& program = *schedule->impl().program;
+  if (text) {
+    std::printf("%s: schedule %s (hash %s)", opt.schedule.file.c_str(), program.name.c_str(),
+                ir::ContentHashHex(program).c_str());
+    for (const auto& p : schedule->params()) {
+      std::printf(" %s=%lld", p.name.c_str(), static_cast<long long>(p.value));
+    }
+    std::printf("\n");
+  }
   verifier::ExploreOptions eo;
   eo.threads = std::max(1, opt.threads);
   eo.max_states = opt.max_states;
   eo.time_limit_s = opt.time_limit;
   eo.reduction = !opt.no_reduction;
   eo.breadth_first = opt.breadth_first || eo.threads > 1;
+  if (!text) {
+    api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
+    if (!report.ok()) {
+      ReportBadInput(ctx, ToStatus(report.error()));
+      return;
+    }
+    PrintExploreDocument(ctx, opt, *schedule, *report);
+    return;
+  }
   std::printf("exploring every interleaving of agent steps and asynchronous completions (%s; "
               "%s)\n",
               eo.reduction ? "partial-order reduction: persistent sets"
@@ -173,11 +257,13 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
               : eo.breadth_first ? "breadth-first"
                                  : "depth-first, then breadth-first for the shortest "
                                    "counterexample if something is found");
-  const verifier::ExploreResult r = verifier::Explore(program, loaded->params, eo);
-  if (r.verdict == verifier::ExploreVerdict::kBadInput) {
-    ReportBadInput(ctx, r.error.At(SourceLocation{opt.schedule.file, 0, 0}));
+  api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
+  if (!report.ok()) {
+    ReportBadInput(ctx, ToStatus(report.error()));
     return;
   }
+  const api::ExploreReport::Detail& detail = *report->detail;
+  const verifier::ExploreResult& r = detail.result;
   std::printf("%s\n", r.symmetry.c_str());  // applied or not, and why
   const bool found = r.verdict != verifier::ExploreVerdict::kVerified &&
                      r.verdict != verifier::ExploreVerdict::kIncomplete;
@@ -207,7 +293,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       const double cap = std::max(1.0, 2.0 * r.stats.seconds);
       full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
     }
-    const verifier::ExploreResult u = verifier::Explore(program, loaded->params, full);
+    const verifier::ExploreResult u = verifier::Explore(program, detail.params, full);
     PrintStats(u.stats, "brute force (no reduction, no symmetry)", false);
     {
       std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
@@ -261,8 +347,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     case verifier::ExploreVerdict::kBadInput:
       break;
   }
-  PrintCounterexample(ctx, *loaded, r);
-  if (ctx.exit_code == kExitClean) ctx.exit_code = kExitViolations;
+  PrintCounterexample(detail);
+  ctx.exit_code = kExitViolations;
 }
 
 }  // namespace
@@ -302,6 +388,11 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--measure-reduction", opt->measure_reduction,
                 "run the brute-force search for the reduction factor in full (default: at most "
                 "max(1 s, twice the reduced search's time); the factor is then a lower bound)");
+  sub->add_option("--format", opt->format,
+                  "text, json (schema parity.explore/1) or sarif (SARIF 2.1.0); json and sarif "
+                  "leave out the brute-force search for the reduction factor")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
+      ->capture_default_str();
   sub->callback([&ctx, opt] { RunExplore(ctx, *opt); });
 }
 

@@ -29,12 +29,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
+#include "verifier/deadlock.h"
 
 extern char** environ;
 
@@ -49,6 +53,7 @@ struct GpuRunOptions {
   bool no_trace = false;
   bool interpret = false;
   std::string ring;
+  std::string format = "text";
 };
 
 bool IsExecutableFile(const std::string& path) {
@@ -123,7 +128,9 @@ Spawned Spawn(const std::vector<std::string>& args, bool capture) {
       std::array<char, 4096> buf{};
       ssize_t n;
       while ((n = read(pipe_fds[0], buf.data(), buf.size())) > 0) {
-        if (result.output.size() < 65536) result.output.append(buf.data(), static_cast<size_t>(n));
+        if (result.output.size() < (1u << 22)) {
+          result.output.append(buf.data(), static_cast<size_t>(n));
+        }
       }
     }
     close(pipe_fds[0]);
@@ -151,7 +158,73 @@ bool HaveNvidiaDevice() {
   return false;
 }
 
+// A runner that is missing or cannot run: the message on stderr (and as a JSON error document
+// when JSON was asked for), exit 2.
+void RunnerError(Context& ctx, const std::string& message) {
+  std::fprintf(stderr, "parity gpu run: %s\n", message.c_str());
+  if (ctx.format == "json") PrintDocument(ErrorJson(ctx.command, Status("gpu.runner", message)));
+  ctx.exit_code = kExitBadInput;
+}
+
+// --format json: what the runner said, its exit code, and the trace it wrote (if any) in brief.
+void PrintGpuRunJson(Context& ctx, const GpuRunOptions& opt, const LoadedSchedule& loaded,
+                     const std::string& runner, const Spawned& run) {
+  nlohmann::json j;
+  j["schema"] = SchemaId("gpu-run");
+  j["file"] = opt.file;
+  j["schedule"] = loaded.program->name;
+  j["params"] = nlohmann::json::object();
+  for (const auto& [name, value] : loaded.param_values) j["params"][name] = value;
+  j["runner"] = runner;
+  j["exit_code"] = run.exit_code;
+  j["outcome"] = run.exit_code == kExitClean        ? "completed"
+                 : run.exit_code == kExitViolations ? "hang-or-wrong-data"
+                                                    : "error";
+  nlohmann::json lines = nlohmann::json::array();
+  size_t from = 0;
+  while (from < run.output.size()) {
+    size_t nl = run.output.find('\n', from);
+    if (nl == std::string::npos) nl = run.output.size();
+    lines.push_back(run.output.substr(from, nl - from));
+    from = nl + 1;
+  }
+  j["output"] = lines;
+  j["trace"] = nullptr;
+  if (!opt.trace.empty() && !opt.no_trace && run.exit_code != kExitBadInput) {
+    Expected<trace::TraceFile> t = trace::ReadTraceFile(opt.trace);
+    if (t.ok()) {
+      // The waits the GPU gave up on (a hang), by barrier and agent.
+      nlohmann::json timeouts = nlohmann::json::array();
+      Expected<engine::Engine> e =
+          engine::Engine::Create(*loaded.program, loaded.params, engine::EngineOptions{});
+      for (const trace::TraceEvent& ev : t->events) {
+        if (ev.kind != static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) continue;
+        nlohmann::json w = {{"cluster", ev.cluster}, {"cta", ev.cta}, {"parity", ev.parity}};
+        w["barrier"] = verifier::BarrierLabel(*loaded.program, ev.object, ev.index, ev.target_cta);
+        if (e.ok()) {
+          for (uint32_t a = 0; a < e->num_agents(); ++a) {
+            const engine::AgentInfo& info = e->agent_info(a);
+            if (info.cluster == ev.cluster && info.cta == ev.cta && info.index_in_cta == ev.agent) {
+              w["agent"] = verifier::AgentLabel(*loaded.program, *e, a);
+            }
+          }
+        }
+        timeouts.push_back(w);
+      }
+      j["trace"] = {{"file", opt.trace},
+                    {"source", t->header.source},
+                    {"device", t->header.device},
+                    {"events", t->events.size()},
+                    {"wait_timeouts", timeouts}};
+    }
+  }
+  PrintDocument(j);
+  ctx.exit_code = run.exit_code;
+}
+
 void RunGpu(Context& ctx, const GpuRunOptions& opt) {
+  ctx.format = opt.format;
+  ctx.command = "gpu-run";
   // 1. The schedule and the overrides, checked here first.
   ScheduleOptions sched;
   sched.file = opt.file;
@@ -168,12 +241,9 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
   if (env != nullptr && *env != '\0') {
     runner = env;
     if (!IsExecutableFile(runner)) {
-      std::fprintf(stderr,
-                   "parity gpu run: PARITY_GPU=%s is not an executable file; point it at a "
-                   "parity_gpu built with CUDA (bazel build //gpu:parity_gpu), or unset it\n",
-                   runner.c_str());
-      ctx.exit_code = kExitBadInput;
-      return;
+      return RunnerError(ctx, "PARITY_GPU=" + runner +
+                                  " is not an executable file; point it at a parity_gpu built "
+                                  "with CUDA (bazel build //gpu:parity_gpu), or unset it");
     }
   } else {
     std::string looked;
@@ -185,35 +255,25 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
       looked += "\n  " + c;
     }
     if (runner.empty()) {
-      std::fprintf(stderr,
-                   "parity gpu run: the GPU runner parity_gpu was not found; looked in:%s\n"
-                   "Build it with `bazel build //tools/cli:parity //gpu:parity_gpu` (tools/parity "
-                   "does this) on a machine with CUDA, or set PARITY_GPU=/path/to/parity_gpu\n",
-                   looked.c_str());
-      ctx.exit_code = kExitBadInput;
-      return;
+      return RunnerError(ctx, "the GPU runner parity_gpu was not found; looked in:" + looked +
+                                  "\nBuild it with `bazel build //tools/cli:parity "
+                                  "//gpu:parity_gpu` (tools/parity does this) on a machine with "
+                                  "CUDA, or set PARITY_GPU=/path/to/parity_gpu");
     }
   }
 
   // 3. The no-CUDA stub says "skipped" and exits 0 whatever it is given.
   const Spawned probe = Spawn({runner}, /*capture=*/true);
-  if (probe.exit_code < 0) {
-    std::fprintf(stderr, "parity gpu run: cannot start the GPU runner %s\n", runner.c_str());
-    ctx.exit_code = kExitBadInput;
-    return;
-  }
+  if (probe.exit_code < 0) return RunnerError(ctx, "cannot start the GPU runner " + runner);
   if (probe.exit_code == 0 || probe.output.find("skipped") != std::string::npos) {
     std::string said = probe.output;
     while (!said.empty() && (said.back() == '\n' || said.back() == '\r')) said.pop_back();
-    std::fprintf(stderr,
-                 "parity gpu run: %s was built without CUDA (nvcc was not found when it was "
-                 "built), so it cannot run schedules; it says: \"%s\"\n"
-                 "Install the CUDA toolkit (nvcc in $CUDA_PATH/bin or /usr/local/cuda/bin) and "
-                 "rebuild, or set PARITY_GPU to a parity_gpu built with CUDA. The simulator "
-                 "commands (check, explore, ...) need neither CUDA nor a GPU.\n",
-                 runner.c_str(), said.c_str());
-    ctx.exit_code = kExitBadInput;
-    return;
+    return RunnerError(
+        ctx, runner + " was built without CUDA (nvcc was not found when it was built), so it "
+                      "cannot run schedules; it says: \"" + said + "\"\n"
+                      "Install the CUDA toolkit (nvcc in $CUDA_PATH/bin or /usr/local/cuda/bin) "
+                      "and rebuild, or set PARITY_GPU to a parity_gpu built with CUDA. The "
+                      "simulator commands (check, explore, ...) need neither CUDA nor a GPU.");
   }
 
   // 4. Run it.
@@ -236,18 +296,17 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
     args.push_back("--ring");
     args.push_back(opt.ring);
   }
-  const Spawned run = Spawn(args, /*capture=*/false);
-  if (run.exit_code < 0) {
-    std::fprintf(stderr, "parity gpu run: cannot start the GPU runner %s\n", runner.c_str());
-    ctx.exit_code = kExitBadInput;
-    return;
-  }
+  // JSON: the runner's lines go into the document instead of through.
+  const bool json = opt.format == "json";
+  const Spawned run = Spawn(args, /*capture=*/json);
+  if (run.exit_code < 0) return RunnerError(ctx, "cannot start the GPU runner " + runner);
   if (run.signal != 0) {
     std::fprintf(stderr, "parity gpu run: the GPU runner %s was killed by signal %d\n",
                  runner.c_str(), run.signal);
     ctx.exit_code = kExitInternal;
     return;
   }
+  if (json) return PrintGpuRunJson(ctx, opt, *loaded, runner, run);
   if (run.exit_code == kExitBadInput && !HaveNvidiaDevice()) {
     std::fprintf(stderr,
                  "parity gpu run: no NVIDIA GPU was found on this machine (no /dev/nvidiactl or "
@@ -274,6 +333,7 @@ void AddGpuCommand(CLI::App& app, Context& ctx) {
   run->add_option("file", opt->file, "the schedule (.pipe)")->required()->check(CLI::ExistingFile);
   run->add_option("-D,--define", opt->defines, "override a param: -D STAGES=4 (repeatable)")
       ->take_all();
+  AddFormatOption(run, opt->format, "gpu-run");
   run->add_option("--trace", opt->trace,
                   "write the GPU trace here (header: schedule hash, device, params)");
   run->add_option("--timeout-ms", opt->timeout_ms,

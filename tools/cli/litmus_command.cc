@@ -20,6 +20,7 @@
 #include "sim/ir/parser.h"
 #include "sim/litmus/outcome.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 #include "verifier/litmus.h"
 
 namespace parity::cli {
@@ -34,6 +35,7 @@ struct LitmusOptions {
   std::string h100_dir = "traces/litmus";
   std::string write_sim;
   bool verbose = false;
+  std::string format = "text";
 };
 
 struct Row {
@@ -127,6 +129,34 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
     rows.push_back(std::move(row));
   }
 
+  if (o.format == "json") {
+    int fails = 0;
+    nlohmann::json tests = nlohmann::json::array();
+    for (const Row& r : rows) {
+      const verifier::LitmusVerdict v = r.ran ? r.cmp.verdict : verifier::LitmusVerdict::kNotRun;
+      fails += v == verifier::LitmusVerdict::kFail;
+      nlohmann::json t = {{"name", r.name},
+                          {"verdict", verifier::LitmusVerdictName(v)},
+                          {"sim_outcomes", r.sim_outcomes},
+                          {"sim_undefined", r.sim_ub},
+                          {"ran_on_h100", r.ran},
+                          {"h100_runs", r.h100_runs},
+                          {"h100_outcomes", r.h100_outcomes},
+                          {"unexpected", r.cmp.unexpected},
+                          {"never_observed", r.ran ? r.cmp.never_observed
+                                                   : std::vector<std::string>{}}};
+      if (o.verbose) {
+        t["sim"] = r.sim.counts;
+        t["h100"] = r.h100.counts;
+      }
+      tests.push_back(std::move(t));
+    }
+    const int exit_code = fails > 0 ? kExitViolations : kExitClean;
+    PrintDocument(nlohmann::json{{"schema", SchemaId("litmus")},
+                                 {"exit_code", exit_code},
+                                 {"tests", tests}});
+    return exit_code;
+  }
   std::printf("%-40s %12s %10s %14s  %s\n", "test", "sim outcomes", "h100 runs", "h100 outcomes",
               "verdict");
   int fails = 0, undefined = 0, not_run = 0, agree = 0;
@@ -191,7 +221,11 @@ void AddLitmusCommand(CLI::App& app, Context& ctx) {
                   "where the H100 histograms <test>.h100.txt are (default traces/litmus)");
   sub->add_option("--write-sim", o->write_sim, "also write <test>.sim.txt histograms here");
   sub->add_flag("--outcomes", o->verbose, "print every allowed and observed outcome");
-  sub->callback([o, &ctx] { ctx.exit_code = RunLitmus(*o, ctx); });
+  AddFormatOption(sub, o->format, "litmus");
+  sub->callback([o, &ctx] {
+    ctx.format = o->format;
+    ctx.exit_code = RunLitmus(*o, ctx);
+  });
 }
 
 }  // namespace parity::cli

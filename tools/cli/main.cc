@@ -10,15 +10,42 @@
 #include "sim/common/check.h"
 #include "sim/engine/engine.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 
 namespace parity::cli {
 
 void ReportBadInput(Context& ctx, const Status& status) {
   std::fprintf(stderr, "parity: %s\n", status.ToString().c_str());
+  if (ctx.format == "json") {
+    PrintDocument(ErrorJson(ctx.command, status));
+  } else if (ctx.format == "sarif") {
+    PrintDocument(SarifLog(ctx.command, {}, {}, kExitBadInput, status));
+  }
   ctx.exit_code = kExitBadInput;
 }
 
 namespace {
+
+// The subcommand and --format of a command line, before CLI11 parses it: a usage error (an
+// unknown option, a missing FILE) is then reported in the format that was asked for.
+void PeekFormat(int argc, char** argv, Context& ctx) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (!arg.empty() && arg[0] != '-') {
+      if (ctx.command.empty()) {
+        ctx.command = std::string(arg);
+      } else if (ctx.command == "gpu" && arg == "run") {
+        ctx.command = "gpu-run";  // schema parity.gpu-run/1
+      }
+    }
+    if (arg == "--format" && i + 1 < argc) {
+      ctx.format = argv[i + 1];
+    } else if (arg.substr(0, 9) == "--format=") {
+      ctx.format = std::string(arg.substr(9));
+    }
+  }
+  if (ctx.format != "json" && ctx.format != "sarif") ctx.format = "text";
+}
 
 [[noreturn]] void ExitInternal() { std::_Exit(kExitInternal); }
 
@@ -29,6 +56,7 @@ int Main(int argc, char** argv) {
   const char* self_checks = std::getenv("PARITY_SELF_CHECKS");
   engine::Engine::SetSelfChecks(self_checks != nullptr && std::string_view(self_checks) == "1");
   Context ctx;
+  PeekFormat(argc, argv, ctx);
   CLI::App app{
       "Parity: simulate and verify NVIDIA Hopper mbarriers, TMA and asynchronous copies.\n"
       "Exit codes: 0 clean, 1 protocol violations found, 2 bad input or usage, 3 internal error."};
@@ -71,8 +99,8 @@ int Main(int argc, char** argv) {
     bool known = !app.get_subcommands([&](const CLI::App* s) { return s->check_name(argv[i]); })
                       .empty();
     if (!known) {
-      std::fprintf(stderr, "parity: unknown subcommand '%s'; run 'parity --help' for the list\n",
-                   argv[i]);
+      ReportBadInput(ctx, Status("cli.usage", "unknown subcommand '" + std::string(argv[i]) +
+                                                  "'; run 'parity --help' for the list"));
       return kExitBadInput;
     }
     break;
@@ -85,7 +113,11 @@ int Main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);  // prints the message
+    if (ctx.format == "text") {
+      app.exit(e);  // prints the message
+      return kExitBadInput;
+    }
+    ReportBadInput(ctx, Status("cli.usage", e.what()));
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: internal error: %s\n", e.what());

@@ -9,6 +9,7 @@
 #include "tools/cli/gpu_command.cc"
 #include "tools/cli/litmus_command.cc"
 #include "tools/cli/main.cc"
+#include "tools/cli/report_format.cc"
 #include "tools/cli/rules_command.cc"
 #include "tools/cli/run_commands.cc"
 #include "tools/cli/schedule_loader.cc"

@@ -4,16 +4,36 @@
 #include <string>
 
 #include "sim/model/codes.h"
+#include "parity/parity.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 
 namespace parity::cli {
 
 void AddRulesCommand(CLI::App& app, Context& ctx) {
   auto code = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("text");
   CLI::App* sub = app.add_subcommand(
       "rules", "list the rule codes (violations Parity reports), or explain one: rules M1005");
   sub->add_option("code", *code, "a code (M1005) or slug (mbarrier-over-arrival) to explain");
-  sub->callback([&ctx, code] {
+  AddFormatOption(sub, *format, "rules");
+  sub->callback([&ctx, code, format] {
+    ctx.format = *format;
+    if (*format == "json") {
+      // The table of the C++ API (parity/parity.h), which SARIF logs carry too.
+      nlohmann::json rules = nlohmann::json::array();
+      for (const api::Rule& r : api::Rules()) {
+        if (code->empty() || r.code == *code || r.slug == *code) rules.push_back(RuleJson(r));
+      }
+      if (rules.empty()) {
+        ReportBadInput(ctx, Status("cli.rule", "unknown rule code '" + *code +
+                                                   "'; 'parity rules' lists them"));
+        return;
+      }
+      PrintDocument(nlohmann::json{{"schema", SchemaId("rules")}, {"rules", rules}});
+      ctx.exit_code = kExitClean;
+      return;
+    }
     if (code->empty()) {
       for (model::Code c : model::AllCodes()) {
         std::printf("%s  %-34s %-7s %s\n", std::string(model::CodeId(c)).c_str(),

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "parity/detail.h"
+#include "parity/parity.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/hash.h"
 #include "sim/model/codes.h"
@@ -14,6 +16,7 @@
 #include "tools/cli/command.h"
 #include "tools/cli/narrate.h"
 #include "tools/cli/phase_picture.h"
+#include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
@@ -32,7 +35,7 @@ struct CheckOptions {
 
 struct Ran {
   LoadedSchedule loaded;
-  std::unique_ptr<engine::Engine> engine;
+  std::shared_ptr<engine::Engine> engine;  // shared with the API's report (check)
   engine::RunResult result;
 };
 
@@ -82,24 +85,12 @@ int ExitFor(const engine::RunResult& r) {
   return kExitBadInput;
 }
 
-nlohmann::json FindingJson(const Ran& ran, const verifier::Finding& f) {
-  return {{"code", std::string(model::CodeId(f.code()))},
-          {"title", std::string(model::CodeTitle(f.code()))},
-          {"severity", model::CodeSeverity(f.code()) == model::Severity::kError ? "error"
-                                                                               : "warning"},
-          {"message", f.message},
-          {"agent", f.agent == verifier::kNoFindingAgent
-                        ? std::string()
-                        : verifier::AgentLabel(*ran.loaded.program, *ran.engine, f.agent)},
-          {"location", f.where.ToString()}};
-}
-
 nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
   return {{"code", std::string(model::CodeId(v.violation.code))},
           {"title", std::string(model::CodeTitle(v.violation.code))},
           {"message", model::Describe(v.violation)},
           {"agent", verifier::AgentLabel(*ran.loaded.program, *ran.engine, v.agent)},
-          {"location", v.where.ToString()},
+          {"location", LocationJson(v.where)},
           {"from_async", v.from_async}};
 }
 
@@ -150,16 +141,18 @@ std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran
   return out;
 }
 
-void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
+// The report of `parity check`: text (with the narrated behaviour), JSON (schema
+// parity.check/1) or SARIF; `checked` is the API's report (parity/parity.h) of the run in `ran`.
+void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::CheckReport& checked) {
   const ir::Program& program = *ran.loaded.program;
   const engine::RunResult& r = ran.result;
   size_t max_events = opt.full ? 0 : opt.last;
-  // The protocol rules and races of verifier/rules.h (P2002..P2008) on the run's trace.
-  const std::vector<verifier::Finding> findings =
-      verifier::CheckRules(program, *ran.engine, ran.engine->trace());
+  // The protocol rules and races of verifier/rules.h (P2002..P2008) on the run's trace, and the
+  // diagnosis of a deadlock: the API ran them.
+  const std::vector<verifier::Finding>& findings = checked.detail->rule_findings;
   verifier::DeadlockReport report;
   if (r.outcome == engine::Outcome::kDeadlock) {
-    report = verifier::DiagnoseDeadlock(program, *ran.engine, r);
+    report = *checked.detail->deadlock;
     if (!opt.dot.empty()) {
       std::ofstream dot(opt.dot);
       dot << verifier::WaitForGraphDot(report, program, *ran.engine);
@@ -170,8 +163,25 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
     }
   }
   const std::vector<ExpectedByFile> expected = ExpectationsOfFile(opt, ran, findings, report);
-  if (opt.format == "json") {
+  int exit_code = ExitFor(r);
+  if (exit_code == kExitClean && verifier::HasErrors(findings)) exit_code = kExitViolations;
+  if (opt.format == "sarif") {
+    // The behaviour that led to the findings, as each result's code flow: the last --last events
+    // (--full: all), one step each.
+    std::vector<api::Step> behaviour;
+    if (!checked.findings.empty()) {
+      const size_t n = checked.events.size();
+      const size_t from = max_events == 0 || n <= max_events ? 0 : n - max_events;
+      for (size_t i = from; i < n; ++i) {
+        behaviour.push_back(
+            api::Step{"event " + std::to_string(i + 1), checked.events[i].agent, false,
+                      {checked.events[i]}});
+      }
+    }
+    PrintDocument(SarifLog("check", checked.findings, behaviour, exit_code));
+  } else if (opt.format == "json") {
     nlohmann::json j;
+    j["schema"] = SchemaId("check");
     j["file"] = opt.schedule.file;
     j["expected_by_file"] = nlohmann::json::array();
     for (const ExpectedByFile& x : expected) {
@@ -184,14 +194,16 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
     j["hash"] = ir::ContentHashHex(program);
     j["policy"] = PolicyText(ran.loaded.engine_options);
     j["outcome"] = engine::OutcomeName(r.outcome);
+    j["exit_code"] = exit_code;
     j["events"] = r.events;
     j["params"] = nlohmann::json::object();
     for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
     if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
     j["warnings"] = nlohmann::json::array();
     for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
+    // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
     j["findings"] = nlohmann::json::array();
-    for (const auto& f : findings) j["findings"].push_back(FindingJson(ran, f));
+    for (const api::Finding& f : checked.findings) j["findings"].push_back(FindingJson(f));
     if (r.outcome == engine::Outcome::kDeadlock) {
       nlohmann::json d;
       d["code"] = "P2001";
@@ -201,7 +213,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
         nlohmann::json b;
         b["agent"] = verifier::AgentLabel(program, *ran.engine, x.blocked.agent);
         b["waits_on"] = engine::WaitKindName(x.blocked.wait);
-        b["location"] = x.blocked.where.ToString();
+        b["location"] = LocationJson(x.blocked.where);
         if (x.blocked.wait == engine::WaitKind::kMbarrierParity ||
             x.blocked.wait == engine::WaitKind::kMbarrierToken) {
           b["barrier"] = program.barriers[x.blocked.barrier].name;
@@ -220,7 +232,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
       }
       j["deadlock"] = d;
     }
-    std::printf("%s\n", j.dump(2).c_str());
+    PrintDocument(j);
   } else {
     std::printf("%s: schedule %s (hash %s), policy %s\n", opt.schedule.file.c_str(),
                 program.name.c_str(), ir::ContentHashHex(program).c_str(),
@@ -281,10 +293,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran) {
                   x.difference.empty() ? "matched" : ("NOT matched: " + x.difference).c_str());
     }
   }
-  ctx.exit_code = ExitFor(r);
-  if (ctx.exit_code == kExitClean && verifier::HasErrors(findings)) {
-    ctx.exit_code = kExitViolations;
-  }
+  ctx.exit_code = exit_code;
 }
 
 }  // namespace
@@ -295,16 +304,47 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
       "check", "run a schedule once and report whether it completes (exit 0), or the violation "
                "or deadlock it reaches (exit 1) with a diagnosis");
   AddScheduleOptions(sub, opt->schedule);
-  sub->add_option("--format", opt->format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}))
+  sub->add_option("--format", opt->format,
+                  "text, json (schema parity.check/1) or sarif (SARIF 2.1.0)")
+      ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   sub->add_flag("--full", opt->full, "print every event of the behaviour, not only the last ones");
   sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
   sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
   sub->callback([&ctx, opt] {
+    ctx.format = opt->format;
+    // A client of the C++ API (parity/parity.h), as a kernel project's test would be.
+    Expected<api::Schedule> schedule = LoadApiSchedule(opt->schedule);
+    if (!schedule.ok()) {
+      ReportBadInput(ctx, schedule.status());
+      return;
+    }
+    Expected<engine::Policy> policy = ParseSchedulePolicy(opt->schedule.policy);
+    if (!policy.ok()) {
+      ReportBadInput(ctx, policy.status());
+      return;
+    }
+    engine::EngineOptions options;
+    options.policy = *policy;
+    options.seed = opt->schedule.seed;
+    // SARIF's code flow shows the events; the text report narrates from the engine itself.
+    api::Result<api::CheckReport> report =
+        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif");
+    if (!report.ok()) {
+      ReportBadInput(ctx, ToStatus(report.error()));
+      return;
+    }
+    // The run, as the text report reads it.
+    const api::CheckReport::Detail& d = *report->detail;
     Ran ran;
-    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
-    PrintCheck(ctx, *opt, ran);
+    ran.loaded.source = d.source;
+    ran.loaded.program = d.program;
+    ran.loaded.params = d.params;
+    ran.loaded.param_values = d.param_values;
+    ran.loaded.engine_options = d.engine_options;
+    ran.engine = d.engine;
+    ran.result = d.result;
+    PrintCheck(ctx, *opt, ran, *report);
   });
 }
 

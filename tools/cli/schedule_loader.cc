@@ -88,4 +88,25 @@ Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options) {
   return out;
 }
 
+Status ToStatus(const api::Error& error) {
+  return Status(error.rule, error.message,
+                SourceLocation{error.location.file, error.location.line, error.location.column});
+}
+
+Expected<engine::Policy> ParseSchedulePolicy(const std::string& name) {
+  return ParsePolicy(name);
+}
+
+Expected<api::Schedule> LoadApiSchedule(const ScheduleOptions& options) {
+  api::Result<api::Schedule> schedule = api::Schedule::FromFile(options.file);
+  if (!schedule.ok()) return ToStatus(schedule.error());
+  for (const std::string& d : options.defines) {
+    auto parsed = ParseDefine(d);
+    if (!parsed.ok()) return parsed.status();
+    api::Result<bool> set = schedule->SetParam(parsed->first, parsed->second);
+    if (!set.ok()) return ToStatus(set.error());
+  }
+  return std::move(schedule).value();
+}
+
 }  // namespace parity::cli

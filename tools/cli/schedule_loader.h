@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "parity/parity.h"
 #include "sim/common/status.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/ir.h"
@@ -29,7 +30,7 @@ void AddScheduleOptions(CLI::App* sub, ScheduleOptions& options);
 
 struct LoadedSchedule {
   std::string source;                       // the file's text
-  std::unique_ptr<ir::Program> program;     // stable address: the engine points into it
+  std::shared_ptr<const ir::Program> program;  // stable address: the engine points into it
   std::vector<int64_t> params;
   std::vector<std::pair<std::string, int64_t>> param_values;  // name = value, for reports
   engine::EngineOptions engine_options;
@@ -37,6 +38,12 @@ struct LoadedSchedule {
 
 // Reads, parses and binds; errors name the file, line and rule.
 Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options);
+
+// The same through the C++ API (parity/parity.h): the file parsed, the -D overrides set.
+Expected<api::Schedule> LoadApiSchedule(const ScheduleOptions& options);
+// --policy: eager, lazy, round-robin (rr) or random.
+Expected<engine::Policy> ParseSchedulePolicy(const std::string& name);
+Status ToStatus(const api::Error& error);
 
 }  // namespace parity::cli
 

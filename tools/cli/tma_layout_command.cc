@@ -16,6 +16,7 @@
 
 #include "sim/model/tma.h"
 #include "tools/cli/command.h"
+#include "tools/cli/report_format.h"
 
 namespace parity::cli {
 namespace {
@@ -149,6 +150,7 @@ void PrintJson(const Request& req, const TmaLayoutOptions& o, const model::TileL
   using nlohmann::json;
   const TensorMap& m = req.map;
   json j;
+  j["schema"] = SchemaId("tma-layout");
   j["dtype"] = std::string(model::DataTypeName(m.data_type));
   j["swizzle"] = std::string(model::SwizzleName(m.swizzle));
   j["smem_base"] = o.smem_base;
@@ -210,6 +212,7 @@ void AddTmaLayoutCommand(CLI::App& app, Context& ctx) {
   sub->add_option("--format", opts->format, "csv or json (default csv)")
       ->check(CLI::IsMember({"csv", "json"}));
   sub->callback([opts, &ctx] {
+    ctx.format = opts->format;
     Expected<Request> req = BuildRequest(*opts);
     if (!req.ok()) return ReportBadInput(ctx, req.status());
     Expected<model::TileLoadPlan> plan = model::PlanTileLoad(req->map, req->coords, opts->smem_base);

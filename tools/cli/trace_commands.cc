@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -13,17 +14,85 @@
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
 #include "tools/cli/phase_picture.h"
+#include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
 #include "verifier/replay.h"
+#include "verifier/rules.h"
 
 namespace parity::cli {
+namespace {
+
+nlohmann::json TraceJson(const std::string& path, const trace::TraceFile& t) {
+  return {{"file", path},
+          {"source", t.header.source},
+          {"device", t.header.device},
+          {"schedule", t.header.schedule},
+          {"policy", t.header.policy},
+          {"events", t.events.size()}};
+}
+
+// The statement of a simulator trace's event (executor pcs number the GPU encoding's
+// instructions, not the schedule's): null where none is known.
+nlohmann::json EventLocation(const ir::Program& program, const std::vector<int64_t>& params,
+                             const trace::TraceFile& trace, const trace::TraceEvent& e) {
+  if (trace.header.source != "sim" || e.agent == trace::kNoAgent) return nullptr;
+  Expected<engine::Engine> engine = engine::Engine::Create(program, params, {});
+  if (!engine.ok()) return nullptr;
+  for (uint32_t a = 0; a < engine->num_agents(); ++a) {
+    const engine::AgentInfo& info = engine->agent_info(a);
+    if (info.cluster != e.cluster || info.cta != e.cta || info.index_in_cta != e.agent) continue;
+    const ir::Stmt* stmt = verifier::PcMap(program).stmt(info.role, e.pc);
+    return stmt == nullptr ? nullptr : LocationJson(stmt->where);
+  }
+  return nullptr;
+}
+
+nlohmann::json ReplayJson(const ir::Program& program, const std::vector<int64_t>& params,
+                          const trace::TraceFile& trace,
+                          const verifier::ReplayResult& r, const std::string& file,
+                          const std::string& trace_path, int exit_code) {
+  nlohmann::json j = {{"schema", SchemaId("replay")},
+                      {"file", file},
+                      {"schedule", program.name},
+                      {"trace", TraceJson(trace_path, trace)},
+                      {"diverged", r.diverged},
+                      {"exit_code", exit_code},
+                      {"replayed", r.replayed},
+                      {"skipped_model_events", r.skipped_model_events},
+                      {"inferred_completions", r.inferred_completions},
+                      {"timeouts", r.timeouts},
+                      {"after_abort", r.after_abort},
+                      {"probes", r.probes},
+                      {"search_exhausted", r.search_exhausted},
+                      {"eager_completions", r.eager_completions},
+                      {"model_outcome", engine::OutcomeName(r.model_outcome)}};
+  nlohmann::json kinds = nlohmann::json::array();
+  for (uint8_t k : r.unobserved_kinds) kinds.push_back(trace::EventKindName(k));
+  j["unobserved_kinds"] = kinds;
+  if (r.diverged) {
+    const verifier::ReplayDivergence& d = r.divergence;
+    j["divergence"] = {{"event_number", d.event_number},
+                       {"kind", trace::EventKindName(d.observed.kind)},
+                       {"location", EventLocation(program, params, trace, d.observed)},
+                       {"reason", d.reason},
+                       {"expected", d.expected},
+                       {"barrier_state", d.barrier_state},
+                       {"enabled", d.enabled}};
+  } else {
+    j["divergence"] = nullptr;
+  }
+  return j;
+}
+
+}  // namespace
 
 void AddReplayCommand(CLI::App& app, Context& ctx) {
   struct Options {
     ScheduleOptions schedule;
     std::string trace;
     std::string html;
+    std::string format = "text";
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -38,7 +107,9 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   sub->add_option("--html", opt->html,
                   "also write the phase picture of the replayed run (the model's events in the "
                   "trace's order, unrecorded completions included, then the model running on)");
+  AddFormatOption(sub, opt->format, "replay");
   sub->callback([&ctx, opt] {
+    ctx.format = opt->format;
     Expected<trace::TraceFile> trace = trace::ReadTraceFile(opt->trace);
     if (!trace.ok()) return ReportBadInput(ctx, trace.status());
     Expected<LoadedSchedule> loaded = LoadSchedule(opt->schedule);
@@ -59,11 +130,14 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
     if (!result.ok()) {
       return ReportBadInput(ctx, result.status().At(SourceLocation{opt->trace, 0, 0}));
     }
-    std::printf("%s: replaying %s (%s, %s, %zu events)\n", opt->schedule.file.c_str(),
-                opt->trace.c_str(), trace->header.source.c_str(), trace->header.policy.c_str(),
-                trace->events.size());
-    std::printf("%s", verifier::FormatReplayResult(*result, *trace).c_str());
     ctx.exit_code = result->diverged ? kExitViolations : kExitClean;
+    const bool json = opt->format == "json";
+    if (!json) {
+      std::printf("%s: replaying %s (%s, %s, %zu events)\n", opt->schedule.file.c_str(),
+                  opt->trace.c_str(), trace->header.source.c_str(), trace->header.policy.c_str(),
+                  trace->events.size());
+      std::printf("%s", verifier::FormatReplayResult(*result, *trace).c_str());
+    }
     if (!opt->html.empty() && result->model_engine) {
       // The replayed run, then the model running on alone from where the trace ends, so that a
       // hang shows where the model gets stuck and why.
@@ -96,7 +170,11 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
         return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
                                           SourceLocation{opt->html, 0, 0}));
       }
-      std::printf("wrote the phase picture to %s\n", opt->html.c_str());
+      if (!json) std::printf("wrote the phase picture to %s\n", opt->html.c_str());
+    }
+    if (json) {
+      PrintDocument(ReplayJson(program, *params, *trace, *result, opt->schedule.file, opt->trace,
+                               ctx.exit_code));
     }
   });
 }
@@ -104,6 +182,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
 void AddCompareCommand(CLI::App& app, Context& ctx) {
   struct Options {
     std::string a, b;
+    std::string format = "text";
   };
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
@@ -112,15 +191,28 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
       "order, copies, wait timeouts; exit 0 same, 1 different, 2 different schedules");
   sub->add_option("trace_a", opt->a, "the first trace")->required();
   sub->add_option("trace_b", opt->b, "the second trace")->required();
+  AddFormatOption(sub, opt->format, "compare");
   sub->callback([&ctx, opt] {
+    ctx.format = opt->format;
     Expected<trace::TraceFile> a = trace::ReadTraceFile(opt->a);
     if (!a.ok()) return ReportBadInput(ctx, a.status());
     Expected<trace::TraceFile> b = trace::ReadTraceFile(opt->b);
     if (!b.ok()) return ReportBadInput(ctx, b.status());
     Expected<verifier::CompareResult> r = verifier::CompareTraces(*a, *b);
     if (!r.ok()) return ReportBadInput(ctx, r.status().At(SourceLocation{opt->b, 0, 0}));
-    std::printf("%s", verifier::FormatCompareResult(*r, *a, *b).c_str());
     ctx.exit_code = r->same() ? kExitClean : kExitViolations;
+    if (opt->format == "json") {
+      nlohmann::json j = {{"schema", SchemaId("compare")},
+                          {"trace_a", TraceJson(opt->a, *a)},
+                          {"trace_b", TraceJson(opt->b, *b)},
+                          {"same", r->same()},
+                          {"exit_code", ctx.exit_code},
+                          {"differences", r->differences},
+                          {"notes", r->notes}};
+      PrintDocument(j);
+      return;
+    }
+    std::printf("%s", verifier::FormatCompareResult(*r, *a, *b).c_str());
   });
 }
 

@@ -1,0 +1,214 @@
+#include "tools/cli/report_format.h"
+
+#include <cstdio>
+#include <map>
+
+#include "sim/common/json_text.h"
+#include "tools/cli/version.h"
+
+namespace parity::cli {
+namespace {
+
+using nlohmann::json;
+// SARIF logs keep their keys in the order the format shows them ("version" first, so that
+// readers can tell the version from the first bytes).
+using ojson = nlohmann::ordered_json;
+
+// A URI for a path (SARIF's artifactLocation.uri is a URI, not a file name): a relative path
+// stays a relative reference (resolved against the repository by code-review systems), an
+// absolute one becomes a file: URI; RFC 3986 unreserved characters and '/' stay, every other
+// byte is percent-encoded.
+std::string PathUri(const std::string& path) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
+  for (unsigned char c : path) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~' || c == '/') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// A SARIF physicalLocation; the region only where a line is known (startLine is at least 1).
+ojson PhysicalLocation(const api::Location& where) {
+  ojson p = {{"artifactLocation", {{"uri", PathUri(where.file)}}}};
+  if (where.line > 0) {
+    ojson region = {{"startLine", where.line}};
+    if (where.column > 0) region["startColumn"] = where.column;
+    p["region"] = region;
+  }
+  return p;
+}
+
+const char* Level(api::Severity s) { return s == api::Severity::kError ? "error" : "warning"; }
+
+}  // namespace
+
+std::string SchemaId(const std::string& command) { return "parity." + command + "/1"; }
+
+json LocationJson(const api::Location& where) {
+  if (!where.known()) return nullptr;
+  return {{"file", where.file}, {"line", where.line}, {"column", where.column}};
+}
+
+json LocationJson(const SourceLocation& where) {
+  return LocationJson(api::Location{where.file, where.line, where.column});
+}
+
+json FindingJson(const api::Finding& f) {
+  json related = json::array();
+  for (const api::Related& r : f.related) {
+    related.push_back(
+        {{"agent", r.agent}, {"message", r.message}, {"location", LocationJson(r.location)}});
+  }
+  return {{"code", f.code},       {"slug", f.slug},
+          {"title", f.title},     {"severity", api::SeverityName(f.severity)},
+          {"message", f.message}, {"agent", f.agent},
+          {"location", LocationJson(f.location)}, {"related", related}};
+}
+
+json EventJson(const api::Event& e) {
+  return {{"text", e.text}, {"agent", e.agent}, {"location", LocationJson(e.location)}};
+}
+
+json StepJson(const api::Step& s) {
+  json events = json::array();
+  for (const api::Event& e : s.events) events.push_back(EventJson(e));
+  return {{"label", s.label},
+          {"agent", s.agent},
+          {"asynchronous", s.asynchronous},
+          {"events", events}};
+}
+
+json RuleJson(const api::Rule& r) {
+  return {{"code", r.code},
+          {"slug", r.slug},
+          {"severity", api::SeverityName(r.severity)},
+          {"title", r.title},
+          {"explanation", r.explanation},
+          {"citation", r.citation}};
+}
+
+json ErrorJson(const std::string& command, const Status& status) {
+  return {{"schema", SchemaId(command)},
+          {"error",
+           {{"rule", status.rule()},
+            {"message", status.message()},
+            {"location", LocationJson(status.where())},
+            {"text", status.ToString()}}}};
+}
+
+ojson SarifLog(const std::string& command, const std::vector<api::Finding>& findings,
+               const std::vector<api::Step>& steps, int exit_code, const Status& error,
+               const std::string& warning) {
+  ojson rules = ojson::array();
+  std::map<std::string, int> rule_index;
+  for (const api::Rule& r : api::Rules()) {
+    rule_index[r.code] = static_cast<int>(rules.size());
+    std::string help = r.explanation;
+    if (!r.citation.empty()) help += "\n\nSource: " + r.citation + ".";
+    help += "\nRun `parity rules " + r.code + "` for this text.";
+    rules.push_back({{"id", r.code},
+                     {"name", r.slug},
+                     {"shortDescription", {{"text", r.title}}},
+                     {"fullDescription", {{"text", r.explanation}}},
+                     {"help", {{"text", help}}},
+                     {"defaultConfiguration", {{"level", Level(r.severity)}}},
+                     {"properties", {{"tags", {"parity", r.slug}}}}});
+    // The specification the rule comes from, where it names one (the deadlock and the
+    // whole-program rules are Parity's own).
+    if (!r.citation.empty()) rules.back()["properties"]["citation"] = r.citation;
+  }
+
+  // The steps as one thread flow: every event with a statement, in order.
+  ojson flow_locations = ojson::array();
+  for (const api::Step& s : steps) {
+    for (const api::Event& e : s.events) {
+      if (!e.location.known()) continue;
+      flow_locations.push_back(
+          {{"location",
+            {{"physicalLocation", PhysicalLocation(e.location)},
+             {"message", {{"text", s.label + ": " + e.text}}}}}});
+    }
+  }
+
+  ojson results = ojson::array();
+  for (const api::Finding& f : findings) {
+    ojson result = {{"ruleId", f.code},
+                   {"level", Level(f.severity)},
+                   {"message", {{"text", f.title + ": " + f.message}}}};
+    auto it = rule_index.find(f.code);
+    if (it != rule_index.end()) result["ruleIndex"] = it->second;
+    if (f.location.known()) {
+      ojson loc = {{"physicalLocation", PhysicalLocation(f.location)}};
+      if (!f.agent.empty()) loc["message"] = {{"text", f.agent}};
+      result["locations"] = ojson::array({loc});
+    }
+    ojson related = ojson::array();
+    int id = 0;
+    for (const api::Related& r : f.related) {
+      if (!r.location.known()) continue;
+      related.push_back({{"id", id++},
+                         {"physicalLocation", PhysicalLocation(r.location)},
+                         {"message", {{"text", r.agent + ": " + r.message}}}});
+    }
+    if (!related.empty()) result["relatedLocations"] = related;
+    if (!flow_locations.empty()) {
+      result["codeFlows"] = ojson::array(
+          {{{"message", {{"text", command == "explore"
+                                      ? "the counterexample, from the initial state"
+                                      : "the run's last events before the finding"}}},
+            {"threadFlows", ojson::array({{{"locations", flow_locations}}})}}});
+    }
+    results.push_back(result);
+  }
+
+  ojson invocation = {{"executionSuccessful", error.ok()}, {"exitCode", exit_code},
+                     {"arguments", ojson::array({command})}};
+  if (!error.ok()) {
+    ojson notification = {{"level", "error"},
+                         {"message", {{"text", error.ToString()}}},
+                         {"descriptor", {{"id", error.rule()}}}};
+    if (!error.where().file.empty()) {
+      const SourceLocation& w = error.where();
+      ojson location = {
+          {"physicalLocation", PhysicalLocation(api::Location{w.file, w.line, w.column})}};
+      notification["locations"] = ojson::array({location});
+    }
+    invocation["toolExecutionNotifications"] = ojson::array({notification});
+  } else if (!warning.empty()) {
+    ojson notification = {{"level", "warning"}, {"message", {{"text", warning}}}};
+    invocation["toolExecutionNotifications"] = ojson::array({notification});
+  }
+
+  ojson driver = {{"name", "parity"},
+                 {"version", kParityVersion},
+                 {"semanticVersion", kParityVersion},
+                 {"rules", rules}};
+  return {{"version", "2.1.0"},
+          {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
+          {"runs", ojson::array({{{"tool", {{"driver", driver}}},
+                                 {"invocations", ojson::array({invocation})},
+                                 {"results", results}}})}};
+}
+
+void AddFormatOption(CLI::App* sub, std::string& format, const std::string& command) {
+  sub->add_option("--format", format, "text or json (schema " + SchemaId(command) + ")")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+void PrintDocument(const json& j) { std::printf("%s\n", JsonText(j, 2).c_str()); }
+// JsonText's rule (sim/common/json_text.h: invalid UTF-8 replaced, never thrown) for a document
+// whose keys keep their order.
+void PrintDocument(const ojson& j) {
+  std::printf("%s\n",
+              j.dump(2, ' ', /*ensure_ascii=*/false, ojson::error_handler_t::replace).c_str());
+}
+
+}  // namespace parity::cli
