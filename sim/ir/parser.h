@@ -1,5 +1,7 @@
-// The `.pipe` schedule language -> ir::Program (the language by example: sim/examples/*.pipe and
-// pipelines/README.md; the IR: sim/ir/ir.h).
+// The `.pipe` schedule language -> ir::Program. The language reference is docs/language.md (every
+// construct, its PTX counterpart and every parse.* rule; a rule added here must be listed there,
+// //tests/docs:language_test checks it); by example: sim/examples/*.pipe and pipelines/README.md;
+// the IR: sim/ir/ir.h.
 //
 // A hand-written lexer and recursive-descent parser. Names are resolved while parsing:
 // role-local variables (let / for / `-> tok`, lexically scoped, one slot each), then params
