@@ -448,7 +448,8 @@ class Parser {
       }
       return ExpectPunct(';', "after the .reg declaration");
     }
-    if (IsStateSpace(d)) {
+    if (IsStateSpace(d) || d == ".param") {
+      // Also a call sequence's `.param .b32 retval0;` inside its `{ }`.
       Variable v;
       PARITY_RETURN_IF_ERROR(VariableDecl(&v));
       f->variables.push_back(std::move(v));
@@ -840,26 +841,33 @@ std::string Demangle(const std::string& name) {
 }
 
 std::string BareName(const std::string& demangled) {
-  // Cut at the parameter list (the first `(` outside template brackets), drop template
-  // arguments, then keep the last `::` component.
-  std::string head;
-  int angle = 0;
-  for (char c : demangled) {
-    if (c == '<') {
-      ++angle;
-      continue;
+  // The parameter list is the last top-level `( )` group (a name may contain
+  // `(anonymous namespace)::` before it); then drop a trailing template argument list, keep the
+  // last `::` component and, for templates' `void f<int>(...)`, the last word.
+  std::string head = demangled;
+  size_t close = head.rfind(')');
+  if (close != std::string::npos) {
+    int depth = 0;
+    for (size_t k = close + 1; k-- > 0;) {
+      if (head[k] == ')') ++depth;
+      if (head[k] == '(' && --depth == 0) {
+        head = head.substr(0, k);
+        break;
+      }
     }
-    if (c == '>') {
-      --angle;
-      continue;
+  }
+  if (!head.empty() && head.back() == '>') {
+    int depth = 0;
+    for (size_t k = head.size(); k-- > 0;) {
+      if (head[k] == '>') ++depth;
+      if (head[k] == '<' && --depth == 0) {
+        head = head.substr(0, k);
+        break;
+      }
     }
-    if (angle > 0) continue;
-    if (c == '(') break;
-    head += c;
   }
   const size_t colon = head.rfind("::");
   if (colon != std::string::npos) head = head.substr(colon + 2);
-  // A return type before the name (templates: `void f<int>(...)`): keep the last word.
   const size_t space = head.rfind(' ');
   if (space != std::string::npos) head = head.substr(space + 1);
   return head;

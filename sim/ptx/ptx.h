@@ -112,7 +112,7 @@ struct Param {
 
 // A variable declaration: .shared, .global, .const, .local (module scope or inside a body).
 struct Variable {
-  std::string space;  // shared, global, const, local
+  std::string space;  // shared, global, const, local, param (a call sequence's)
   std::string name;
   std::string type;
   int align = 0;

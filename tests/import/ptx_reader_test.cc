@@ -75,6 +75,8 @@ constexpr char kSingleCu[] = "tests/import/single_tma.cu";
 constexpr char kSinglePtx[] = "tests/import/single_tma.ptx";
 constexpr char kWsCu[] = "tests/import/ws_pipeline.cu";
 constexpr char kWsPtx[] = "tests/import/ws_pipeline.ptx";
+constexpr char kClusterCu[] = "tests/import/cluster_multicast.cu";
+constexpr char kClusterPtx[] = "tests/import/cluster_multicast.ptx";
 
 class NvccPtxTest : public ::testing::Test {
  protected:
@@ -378,7 +380,7 @@ TEST_F(NvccPtxTest, WarpSpecialisedProducerLoopHasTheProtocol) {
 }
 
 TEST_F(NvccPtxTest, EveryTruncationIsAStatusNeverACrash) {
-  for (const char* path : {kSinglePtx, kWsPtx}) {
+  for (const char* path : {kSinglePtx, kWsPtx, kClusterPtx}) {
     const std::string text = ReadText(path);
     ASSERT_FALSE(text.empty()) << path;
     int errors = 0;
@@ -401,6 +403,123 @@ TEST_F(NvccPtxTest, UnknownEntryListsTheEntries) {
   EXPECT_EQ(e.status().rule(), "import.entry-not-found");
   EXPECT_NE(e.status().message().find("single_tma_load(CUtensorMap_st"), std::string::npos)
       << e.status().message();
+}
+
+const Instruction* FindOne(const Function& f, const std::string& prefix) {
+  std::vector<int> all = FindOps(f, prefix);
+  return all.size() == 1 ? &f.instructions[all[0]] : nullptr;
+}
+
+TEST_F(NvccPtxTest, ClusterKernelDirectivesAndFunctions) {
+  auto m = ReadModule(kClusterPtx);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto e = FindEntry(*m, "cluster_multicast");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const Function& f = **e;
+  // __cluster_dims__(2, 1, 1)
+  EXPECT_EQ(f.directives.count("explicitcluster"), 1u);
+  ASSERT_EQ(f.directives.count("reqnctapercluster"), 1u);
+  EXPECT_EQ(f.directives.at("reqnctapercluster"), (std::vector<int64_t>{2, 1, 1}));
+  // The __noinline__ Checksum: a prototype and a body, neither an entry; the kernel calls it.
+  int funcs = 0;
+  for (const Function& g : m->functions) {
+    if (g.is_entry) continue;
+    ++funcs;
+    EXPECT_EQ(BareName(Demangle(g.name)), "Checksum");
+    EXPECT_EQ(g.returns.size(), 1u);
+  }
+  EXPECT_EQ(funcs, 2);
+  const Instruction* call = FindOne(f, "call");
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->operands.size(), 3u);
+  EXPECT_EQ(call->operands[0].kind, OperandKind::kList);
+  EXPECT_EQ(BareName(Demangle(call->operands[1].text)), "Checksum");
+  // An entry is found by name only among entries: the .func is not a kernel.
+  auto not_kernel = FindEntry(*m, "Checksum");
+  ASSERT_FALSE(not_kernel.ok());
+  EXPECT_EQ(not_kernel.status().rule(), "import.entry-not-found");
+}
+
+TEST_F(NvccPtxTest, ClusterKernelProtocolForms) {
+  auto m = ReadModule(kClusterPtx);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "cluster_multicast").value();
+
+  // Multicast TMA: the CTA mask is a fourth (16-bit register) operand.
+  const Instruction* cp = FindOne(f, "cp.async.bulk.tensor");
+  ASSERT_NE(cp, nullptr);
+  EXPECT_TRUE(cp->HasModifier("multicast::cluster"));
+  ASSERT_EQ(cp->operands.size(), 4u);
+  EXPECT_EQ(cp->operands[3].kind, OperandKind::kRegister);
+  EXPECT_EQ(cp->operands[3].text.rfind("%rs", 0), 0u);
+  auto [cp_first, cp_last] = AsmStatement(kClusterCu, "cp.async.bulk.tensor.2d");
+  EXPECT_GE(cp->source.line, cp_first);
+  EXPECT_LE(cp->source.line, cp_last);
+
+  // elect.sync lane|elected, 0xffffffff: two destinations, both block-scoped registers.
+  const Instruction* elect = FindOne(f, "elect.sync");
+  ASSERT_NE(elect, nullptr);
+  ASSERT_EQ(elect->operands.size(), 2u);
+  EXPECT_EQ(elect->operands[0].kind, OperandKind::kRegister);
+  EXPECT_EQ(elect->operands[0].text, "lane");
+  ASSERT_EQ(elect->operands[0].parts.size(), 1u);
+  EXPECT_EQ(elect->operands[0].parts[0].text, "elected");
+  EXPECT_EQ(elect->operands[0].parts[0].kind, OperandKind::kRegister);
+  EXPECT_EQ(elect->operands[1].integer, 0xffffffffLL);
+
+  // try_wait with an explicit parity immediate and a suspend-time hint.
+  const Instruction* wait = FindOne(f, "mbarrier.try_wait");
+  ASSERT_NE(wait, nullptr);
+  EXPECT_TRUE(wait->HasModifier("acquire"));
+  EXPECT_TRUE(wait->HasModifier("cluster"));
+  ASSERT_EQ(wait->operands.size(), 4u);
+  EXPECT_EQ(wait->operands[2].integer, 0);
+  EXPECT_EQ(wait->operands[3].integer, 10000000);
+  const int wait_index = static_cast<int>(wait - f.instructions.data());
+  EXPECT_EQ(f.instructions[wait_index + 1].BranchTarget(), wait_index);
+
+  // Remote arrives go through mapa to the peer's barrier.
+  std::vector<int> mapa = FindOps(f, "mapa.shared::cluster");
+  EXPECT_EQ(mapa.size(), 4u);
+  std::vector<int> remote_arrive = FindOps(f, "mbarrier.arrive.release.cluster.shared::cluster");
+  ASSERT_EQ(remote_arrive.size(), 2u);
+  for (int a : remote_arrive) {
+    const std::string& bar = f.instructions[a].operands[1].AddressBase()->text;
+    bool from_mapa = false;
+    for (int p : mapa) from_mapa |= p < a && f.instructions[p].operands[0].text == bar;
+    EXPECT_TRUE(from_mapa) << bar;
+  }
+  // st.async [remote], value, [remote barrier]
+  const Instruction* st = FindOne(f, "st.async");
+  ASSERT_NE(st, nullptr);
+  EXPECT_TRUE(st->HasModifier("mbarrier::complete_tx::bytes"));
+  ASSERT_EQ(st->operands.size(), 3u);
+  EXPECT_EQ(st->operands[2].kind, OperandKind::kAddress);
+
+  // Ampere cp.async and its group / mbarrier tracking.
+  const Instruction* ca = FindOne(f, "cp.async.ca");
+  ASSERT_NE(ca, nullptr);
+  ASSERT_EQ(ca->operands.size(), 3u);
+  EXPECT_EQ(ca->operands[2].integer, 4);
+  EXPECT_NE(FindOne(f, "cp.async.mbarrier.arrive.noinc"), nullptr);
+  EXPECT_NE(FindOne(f, "cp.async.commit_group"), nullptr);
+  const Instruction* wg = FindOne(f, "cp.async.wait_group");
+  ASSERT_NE(wg, nullptr);
+  EXPECT_EQ(wg->operands[0].integer, 0);
+
+  // Two asm statements of two instructions each: barrier.cluster arrive + wait, twice.
+  EXPECT_EQ(FindOps(f, "barrier.cluster.arrive").size(), 2u);
+  EXPECT_EQ(FindOps(f, "barrier.cluster.wait").size(), 2u);
+  EXPECT_NE(FindOne(f, "fence.proxy.async"), nullptr);
+  const Instruction* maxnreg = FindOne(f, "setmaxnreg");
+  ASSERT_NE(maxnreg, nullptr);
+  EXPECT_EQ(maxnreg->operands[0].integer, 232);
+  // %cluster_ctarank is read as a special register.
+  bool saw_rank = false;
+  for (const Instruction& i : f.instructions) {
+    for (const Operand& o : i.operands) saw_rank |= o.text == "%cluster_ctarank";
+  }
+  EXPECT_TRUE(saw_rank);
 }
 
 // Bad input written here (no nvcc needed).
@@ -526,6 +645,8 @@ TEST(PtxReaderBadInputTest, BareNames) {
   EXPECT_EQ(BareName("ns::ws_good<128>(CUtensorMap_st, int*)"), "ws_good");
   EXPECT_EQ(BareName("void f<int>(int)"), "f");
   EXPECT_EQ(BareName("plain"), "plain");
+  EXPECT_EQ(BareName("(anonymous namespace)::Checksum(unsigned short const*, int)"), "Checksum");
+  EXPECT_EQ(BareName("a::b<(anonymous namespace)::T>::run<2>(int) const"), "run");
   EXPECT_EQ(Demangle("_Z7ws_good14CUtensorMap_stPii"), "ws_good(CUtensorMap_st, int*, int)");
   EXPECT_EQ(Demangle("not_mangled"), "not_mangled");
 }
