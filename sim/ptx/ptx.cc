@@ -62,6 +62,8 @@ bool ParseIntegerText(const std::string& text, int64_t* out) {
   return true;
 }
 
+constexpr int kMaxOperandDepth = 8;
+
 class Parser {
  public:
   Parser(std::vector<Token> tokens, std::string path) : t_(std::move(tokens)) {
@@ -557,14 +559,14 @@ class Parser {
     }
   }
 
-  Status ParseElements(char close, std::vector<Operand>* out) {
+  Status ParseElements(char close, std::vector<Operand>* out, int depth) {
     if (Peek().IsPunct(close)) {
       Next();
       return Status::Ok();
     }
     while (true) {
       Operand o;
-      PARITY_RETURN_IF_ERROR(ParseOperand(&o));
+      PARITY_RETURN_IF_ERROR(ParseOperand(&o, depth));
       out->push_back(std::move(o));
       if (Peek().IsPunct(',')) {
         Next();
@@ -574,19 +576,24 @@ class Parser {
     }
   }
 
-  Status ParseOperand(Operand* o) {
+  // `depth` bounds the nesting of vectors, lists, addresses and `!` so that hostile input cannot
+  // exhaust the stack; PTX nests at most an address holding a vector.
+  Status ParseOperand(Operand* o, int depth = 0) {
     const Token& t = Peek();
+    if (depth > kMaxOperandDepth) {
+      return Status("import.ptx-syntax", "operands nested too deeply", Where(t));
+    }
     o->line = t.line;
     o->column = t.column;
     if (t.IsPunct('{')) {
       Next();
       o->kind = OperandKind::kVector;
-      return ParseElements('}', &o->parts);
+      return ParseElements('}', &o->parts, depth + 1);
     }
     if (t.IsPunct('(')) {
       Next();
       o->kind = OperandKind::kList;
-      return ParseElements(')', &o->parts);
+      return ParseElements(')', &o->parts, depth + 1);
     }
     if (t.IsPunct('[')) {
       Next();
@@ -609,7 +616,7 @@ class Parser {
       while (Peek().IsPunct(',')) {
         Next();
         Operand extra;
-        PARITY_RETURN_IF_ERROR(ParseOperand(&extra));
+        PARITY_RETURN_IF_ERROR(ParseOperand(&extra, depth + 1));
         o->parts.push_back(std::move(extra));
       }
       return ExpectPunct(']', "to close the address");
@@ -640,7 +647,7 @@ class Parser {
     }
     if (t.IsPunct('!')) {
       Next();
-      PARITY_RETURN_IF_ERROR(ParseOperand(o));
+      PARITY_RETURN_IF_ERROR(ParseOperand(o, depth + 1));
       o->negated = true;
       return Status::Ok();
     }
@@ -657,7 +664,7 @@ class Parser {
         // setp's second destination: %p|%q.
         Next();
         Operand second;
-        PARITY_RETURN_IF_ERROR(ParseOperand(&second));
+        PARITY_RETURN_IF_ERROR(ParseOperand(&second, depth + 1));
         o->parts.push_back(std::move(second));
       }
       return Status::Ok();

@@ -2,6 +2,7 @@
 // input. The source lines asserted are found in the .cu files themselves, not hard-coded.
 #include <algorithm>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -70,6 +71,8 @@ std::vector<int> FindOps(const Function& f, const std::string& prefix) {
   }
   return out;
 }
+
+constexpr char kHeader[] = ".version 9.0\n.target sm_90a\n.address_size 64\n";
 
 constexpr char kSingleCu[] = "tests/import/single_tma.cu";
 constexpr char kSinglePtx[] = "tests/import/single_tma.ptx";
@@ -395,6 +398,42 @@ TEST_F(NvccPtxTest, EveryTruncationIsAStatusNeverACrash) {
   }
 }
 
+TEST_F(NvccPtxTest, MutatedPtxIsAStatusNeverACrash) {
+  // Each mutation swaps one byte of real PTX for a character that matters to the grammar.
+  const std::string alphabet = "{}[]();:,.@!%_|+-<>0x9f\"/*\n a";
+  for (const char* path : {kSinglePtx, kWsPtx, kClusterPtx}) {
+    const std::string text = ReadText(path);
+    ASSERT_FALSE(text.empty()) << path;
+    std::mt19937 rng(28);
+    int errors = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+      std::string mutated = text;
+      for (int k = 0; k < 3; ++k) {
+        mutated[rng() % mutated.size()] = alphabet[rng() % alphabet.size()];
+      }
+      auto m = ParseModule(mutated, "mutated.ptx");
+      if (m.ok()) {
+        for (const Function& f : m->functions) {
+          for (const Instruction& i : f.instructions) {
+            EXPECT_LT(i.BranchTarget(), static_cast<int>(f.instructions.size()) + 1);
+          }
+        }
+        continue;
+      }
+      ++errors;
+      EXPECT_EQ(m.status().rule().rfind("import.", 0), 0u) << m.status().ToString();
+      EXPECT_GT(m.status().where().line, 0) << m.status().ToString();
+    }
+    EXPECT_GT(errors, 100) << path;
+  }
+  // Deep nesting is refused, not recursed into.
+  auto deep = ParseModule(std::string(kHeader) + ".visible .entry k()\n{\n\tmov.b32 " +
+                              std::string(100000, '{') + "%r1;\n}\n",
+                          "deep.ptx");
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().rule(), "import.ptx-syntax");
+}
+
 TEST_F(NvccPtxTest, UnknownEntryListsTheEntries) {
   auto m = ReadModule(kSinglePtx);
   ASSERT_TRUE(m.ok());
@@ -523,8 +562,6 @@ TEST_F(NvccPtxTest, ClusterKernelProtocolForms) {
 }
 
 // Bad input written here (no nvcc needed).
-
-constexpr char kHeader[] = ".version 9.0\n.target sm_90a\n.address_size 64\n";
 
 TEST(PtxReaderBadInputTest, NotPtx) {
   auto m = ParseModule("#include <cstdio>\nint main() { return 0; }\n", "k.cu");
