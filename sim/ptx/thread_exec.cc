@@ -1,0 +1,444 @@
+#include "sim/ptx/thread_exec.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <unordered_map>
+
+namespace parity::ptx {
+namespace {
+
+// The width in bits and signedness of an instruction's operation type (its last type modifier).
+struct OpType {
+  int bits = 64;
+  bool is_signed = false;
+  bool is_pred = false;
+  bool is_float = false;
+};
+
+std::optional<OpType> ParseType(const std::string& m) {
+  if (m == "pred") return OpType{1, false, true, false};
+  if (m.size() < 2) return std::nullopt;
+  const char k = m[0];
+  if (k != 'b' && k != 'u' && k != 's' && k != 'f') return std::nullopt;
+  int bits = 0;
+  for (size_t i = 1; i < m.size(); ++i) {
+    if (m[i] < '0' || m[i] > '9') return std::nullopt;
+    bits = bits * 10 + (m[i] - '0');
+  }
+  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) return std::nullopt;
+  return OpType{bits, k == 's', false, k == 'f'};
+}
+
+// The types among an instruction's modifiers, in order (cvt.u32.u16 -> u32, u16).
+std::vector<OpType> Types(const Instruction& inst) {
+  std::vector<OpType> out;
+  for (const std::string& m : inst.modifiers) {
+    if (auto t = ParseType(m)) out.push_back(*t);
+  }
+  return out;
+}
+
+uint64_t Mask(uint64_t v, int bits) {
+  return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1));
+}
+int64_t SignExtend(uint64_t v, int bits) {
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t sign = uint64_t{1} << (bits - 1);
+  v = Mask(v, bits);
+  return static_cast<int64_t>((v ^ sign) - sign);
+}
+
+class ThreadRunner {
+ public:
+  ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx)
+      : m_(m), f_(f), ctx_(ctx) {}
+
+  Expected<std::vector<ProtocolEvent>> Run() {
+    int pc = 0;
+    int64_t steps = 0;
+    const int n = static_cast<int>(f_.instructions.size());
+    while (pc < n) {
+      if (++steps > ctx_.max_steps) {
+        return Fail(f_.instructions[pc], "the thread runs more than " +
+                                              std::to_string(ctx_.max_steps) +
+                                              " instructions; is a loop bound an unknown value?");
+      }
+      const Instruction& inst = f_.instructions[pc];
+      bool enabled = true;
+      if (!inst.guard.empty()) {
+        const Value g = Reg(inst.guard);
+        if (g.kind != Value::Kind::kInt) {
+          if (inst.base == "bra" || IsProtocolInstruction(inst)) {
+            return Fail(inst, "the guard " + inst.guard +
+                                  " depends on data the importer does not know (a loaded value)");
+          }
+          ClobberDestinations(inst);
+          ++pc;
+          continue;
+        }
+        enabled = (g.bits != 0) != inst.guard_negated;
+      }
+      if (!enabled) {
+        ++pc;
+        continue;
+      }
+      if (inst.base == "bra") {
+        const int target = inst.BranchTarget();
+        if (target < 0) return Fail(inst, "branch without a resolved label");
+        pc = target;
+        continue;
+      }
+      if (inst.base == "ret" || inst.base == "exit") break;
+      PARITY_RETURN_IF_ERROR(Execute(inst, pc));
+      ++pc;
+    }
+    return std::move(events_);
+  }
+
+ private:
+  Status Fail(const Instruction& inst, const std::string& why) const {
+    return Status("import.unsupported-control", "`" + inst.opcode + "`: " + why,
+                  {m_.path, inst.line, inst.column});
+  }
+
+  Value Reg(const std::string& name) const {
+    static const char* const kDims = "xyz";
+    if (name.size() > 2 && name[0] == '%') {
+      const size_t dot = name.find('.');
+      if (dot != std::string::npos && dot + 2 == name.size()) {
+        const std::string base = name.substr(1, dot - 1);
+        const char* d = std::strchr(kDims, name[dot + 1]);
+        if (d != nullptr) {
+          const int i = static_cast<int>(d - kDims);
+          if (base == "tid") return Value::Int(ctx_.tid[i]);
+          if (base == "ntid") return Value::Int(ctx_.ntid[i]);
+          if (base == "ctaid") return Value::Int(ctx_.ctaid[i]);
+          if (base == "nctaid") return Value::Int(ctx_.nctaid[i]);
+        }
+      }
+      if (name == "%laneid") return Value::Int(LinearTid() % 32);
+      if (name == "%warpid") return Value::Int(LinearTid() / 32);
+      if (name == "%cluster_ctarank") return Value::Int(ctx_.cluster_ctarank);
+      if (name == "%cluster_nctarank") return Value::Int(ctx_.cluster_nctarank);
+    }
+    auto it = regs_.find(name);
+    return it == regs_.end() ? Value::Unknown() : it->second;
+  }
+
+  uint32_t LinearTid() const {
+    return ctx_.tid[0] + ctx_.ntid[0] * (ctx_.tid[1] + ctx_.ntid[1] * ctx_.tid[2]);
+  }
+
+  bool IsSharedVariable(const std::string& name) const {
+    for (const Variable& v : f_.variables) {
+      if (v.name == name && v.space == "shared") return true;
+    }
+    for (const Variable& v : m_.globals) {
+      if (v.name == name && v.space == "shared") return true;
+    }
+    return false;
+  }
+
+  Value Eval(const Operand& o) const {
+    switch (o.kind) {
+      case OperandKind::kRegister:
+        return Reg(o.text);
+      case OperandKind::kInteger:
+        return Value::Int(static_cast<uint64_t>(o.integer));
+      case OperandKind::kFloat:
+        return Value::Int(o.bits);
+      case OperandKind::kSymbol:
+        if (f_.FindParam(o.text) != nullptr || IsSharedVariable(o.text)) {
+          return Value::Address(o.text, static_cast<uint64_t>(o.integer));
+        }
+        return Value::Unknown();
+      case OperandKind::kAddress: {
+        if (o.address_is_absolute) return Value::Int(static_cast<uint64_t>(o.integer));
+        Value base = Eval(o.parts[0]);
+        if (base.kind == Value::Kind::kUnknown) return base;
+        base.bits += static_cast<uint64_t>(o.integer);
+        return base;
+      }
+      default:
+        return Value::Unknown();
+    }
+  }
+
+  void Set(const Operand& dst, Value v, int bits) {
+    if (dst.kind != OperandKind::kRegister) return;
+    if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, bits);
+    regs_[dst.text] = std::move(v);
+  }
+
+  // Marks every register an instruction may write as unknown.
+  void ClobberDestinations(const Instruction& inst) {
+    if (inst.operands.empty() || inst.base == "st" || inst.base == "bar" ||
+        inst.base == "barrier" || inst.base == "fence" || inst.base == "bra") {
+      return;
+    }
+    const Operand& d = inst.operands[0];
+    if (d.kind == OperandKind::kRegister) {
+      regs_[d.text] = Value::Unknown();
+      for (const Operand& p : d.parts) regs_[p.text] = Value::Unknown();
+    } else if (d.kind == OperandKind::kVector || d.kind == OperandKind::kList) {
+      for (const Operand& p : d.parts) {
+        if (p.kind == OperandKind::kRegister) regs_[p.text] = Value::Unknown();
+      }
+    }
+  }
+
+  // Integer binary arithmetic on known values; addresses take integer offsets.
+  static Value Arith(const std::string& op, const Value& a, const Value& b, const OpType& t) {
+    using K = Value::Kind;
+    if (op == "add") {
+      if (a.kind == K::kInt && b.kind == K::kInt) return Value::Int(a.bits + b.bits);
+      if (a.kind == K::kAddress && b.kind == K::kInt) return Value::Address(a.symbol, a.bits + b.bits);
+      if (a.kind == K::kInt && b.kind == K::kAddress) return Value::Address(b.symbol, a.bits + b.bits);
+      return Value::Unknown();
+    }
+    if (op == "sub") {
+      if (a.kind == K::kInt && b.kind == K::kInt) return Value::Int(a.bits - b.bits);
+      if (a.kind == K::kAddress && b.kind == K::kInt) return Value::Address(a.symbol, a.bits - b.bits);
+      if (a.kind == K::kAddress && b.kind == K::kAddress && a.symbol == b.symbol) {
+        return Value::Int(a.bits - b.bits);
+      }
+      return Value::Unknown();
+    }
+    if (a.kind != K::kInt || b.kind != K::kInt) return Value::Unknown();
+    const uint64_t x = Mask(a.bits, t.bits);
+    const uint64_t y = Mask(b.bits, t.bits);
+    const int64_t sx = SignExtend(a.bits, t.bits);
+    const int64_t sy = SignExtend(b.bits, t.bits);
+    if (op == "and") return Value::Int(x & y);
+    if (op == "or") return Value::Int(x | y);
+    if (op == "xor") return Value::Int(x ^ y);
+    if (op == "shl") return Value::Int(y >= static_cast<uint64_t>(t.bits) ? 0 : x << y);
+    if (op == "shr") {
+      const uint64_t s = std::min<uint64_t>(y, t.bits - 1);
+      if (t.is_signed) return Value::Int(static_cast<uint64_t>(sx >> s));
+      return Value::Int(y >= static_cast<uint64_t>(t.bits) ? 0 : x >> y);
+    }
+    if (op == "min") return Value::Int(t.is_signed ? static_cast<uint64_t>(std::min(sx, sy)) : std::min(x, y));
+    if (op == "max") return Value::Int(t.is_signed ? static_cast<uint64_t>(std::max(sx, sy)) : std::max(x, y));
+    if (op == "div" || op == "rem") {
+      if (y == 0) return Value::Unknown();
+      if (t.is_signed) {
+        return Value::Int(static_cast<uint64_t>(op == "div" ? sx / sy : sx % sy));
+      }
+      return Value::Int(op == "div" ? x / y : x % y);
+    }
+    return Value::Unknown();
+  }
+
+  static bool Compare(const std::string& cmp, const Value& a, const Value& b, const OpType& t,
+                      bool* out) {
+    if (a.kind != Value::Kind::kInt || b.kind != Value::Kind::kInt) return false;
+    const uint64_t x = Mask(a.bits, t.bits);
+    const uint64_t y = Mask(b.bits, t.bits);
+    const int64_t sx = SignExtend(a.bits, t.bits);
+    const int64_t sy = SignExtend(b.bits, t.bits);
+    if (cmp == "eq") *out = x == y;
+    else if (cmp == "ne") *out = x != y;
+    else if (cmp == "lt") *out = t.is_signed ? sx < sy : x < y;
+    else if (cmp == "le") *out = t.is_signed ? sx <= sy : x <= y;
+    else if (cmp == "gt") *out = t.is_signed ? sx > sy : x > y;
+    else if (cmp == "ge") *out = t.is_signed ? sx >= sy : x >= y;
+    else if (cmp == "lo") *out = x < y;
+    else if (cmp == "ls") *out = x <= y;
+    else if (cmp == "hi") *out = x > y;
+    else if (cmp == "hs") *out = x >= y;
+    else return false;
+    return true;
+  }
+
+  Status Execute(const Instruction& inst, int pc) {
+    const std::vector<OpType> types = Types(inst);
+    const OpType t = types.empty() ? OpType{} : types.back();
+    const std::string& op = inst.base;
+    const auto& o = inst.operands;
+    if (IsProtocolInstruction(inst)) {
+      Record(inst, pc);
+      if (op == "mbarrier" && (inst.HasModifier("try_wait") || inst.HasModifier("test_wait"))) {
+        // The schedule's wait blocks until the phase completes: the loop exits.
+        if (!o.empty()) Set(o[0], Value::Int(1), 1);
+      } else if (op == "elect") {
+        // A convergent warp elects its first lane.
+        const bool elected = LinearTid() % 32 == 0;
+        if (!o.empty()) {
+          Set(o[0], Value::Int(0), 32);
+          if (!o[0].parts.empty()) Set(o[0].parts[0], Value::Int(elected ? 1 : 0), 1);
+        }
+      } else {
+        ClobberDestinations(inst);
+      }
+      return Status::Ok();
+    }
+    if (t.is_float && op != "mov") {
+      ClobberDestinations(inst);
+      return Status::Ok();
+    }
+    if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister) {
+      Set(o[0], Eval(o[1]), t.bits);
+    } else if ((op == "add" || op == "sub" || op == "and" || op == "or" || op == "xor" ||
+                op == "shl" || op == "shr" || op == "min" || op == "max" || op == "div" ||
+                op == "rem") &&
+               o.size() == 3) {
+      if (t.is_pred) {
+        const Value a = Eval(o[1]), b = Eval(o[2]);
+        Value r = Value::Unknown();
+        if (a.kind == Value::Kind::kInt && b.kind == Value::Kind::kInt) {
+          const bool x = a.bits != 0, y = b.bits != 0;
+          r = Value::Int(op == "and" ? (x && y) : op == "or" ? (x || y) : (x != y));
+        }
+        Set(o[0], r, 1);
+      } else {
+        Set(o[0], Arith(op, Eval(o[1]), Eval(o[2]), t), t.bits);
+      }
+    } else if ((op == "not" || op == "neg") && o.size() == 2) {
+      const Value a = Eval(o[1]);
+      Value r = Value::Unknown();
+      if (a.kind == Value::Kind::kInt) {
+        if (t.is_pred) r = Value::Int(a.bits == 0);
+        else r = Value::Int(op == "not" ? ~a.bits : uint64_t{0} - a.bits);
+      }
+      Set(o[0], r, t.bits);
+    } else if ((op == "mul" || op == "mad") && o.size() >= 3) {
+      const Value a = Eval(o[1]), b = Eval(o[2]);
+      const bool wide = inst.HasModifier("wide");
+      Value r = Value::Unknown();
+      if (a.kind == Value::Kind::kInt && b.kind == Value::Kind::kInt && !inst.HasModifier("hi")) {
+        uint64_t p;
+        if (t.is_signed) {
+          p = static_cast<uint64_t>(SignExtend(a.bits, t.bits) * SignExtend(b.bits, t.bits));
+        } else {
+          p = Mask(a.bits, t.bits) * Mask(b.bits, t.bits);
+        }
+        r = Value::Int(p);
+      }
+      if (op == "mad" && o.size() == 4) r = Arith("add", r, Eval(o[3]), {wide ? 2 * t.bits : t.bits});
+      Set(o[0], r, wide ? std::min(64, 2 * t.bits) : t.bits);
+    } else if (op == "selp" && o.size() == 4) {
+      const Value p = Eval(o[3]);
+      Set(o[0], p.kind != Value::Kind::kInt ? Value::Unknown() : (p.bits != 0 ? Eval(o[1]) : Eval(o[2])),
+          t.bits);
+    } else if (op == "setp" && o.size() >= 3 && !inst.modifiers.empty()) {
+      bool r = false;
+      const bool known = Compare(inst.modifiers[0], Eval(o[1]), Eval(o[2]), t, &r);
+      std::optional<bool> c;
+      if (o.size() == 4) {
+        const Value cv = Eval(o[3]);
+        if (cv.kind == Value::Kind::kInt) c = (cv.bits != 0) != o[3].negated;
+      }
+      Value out = Value::Unknown();
+      Value out2 = Value::Unknown();
+      if (known && (o.size() == 3 || c.has_value())) {
+        bool a = r, b = !r;
+        if (c.has_value()) {
+          const std::string& bop = inst.modifiers.size() > 1 ? inst.modifiers[1] : "and";
+          auto combine = [&](bool x) {
+            return bop == "and" ? (x && *c) : bop == "or" ? (x || *c) : (x != *c);
+          };
+          a = combine(r);
+          b = combine(!r);
+        }
+        out = Value::Int(a);
+        out2 = Value::Int(b);
+      }
+      Set(o[0], out, 1);
+      if (!o[0].parts.empty()) Set(o[0].parts[0], out2, 1);
+    } else if (op == "cvt" && o.size() == 2 && types.size() == 2 && !types[0].is_float &&
+               !types[1].is_float) {
+      const Value a = Eval(o[1]);
+      Value r = a;
+      if (a.kind == Value::Kind::kInt) {
+        r = Value::Int(types[1].is_signed ? static_cast<uint64_t>(SignExtend(a.bits, types[1].bits))
+                                          : Mask(a.bits, types[1].bits));
+      }
+      Set(o[0], r, types[0].bits);
+    } else if (op == "cvta" && o.size() == 2) {
+      Set(o[0], Eval(o[1]), 64);
+    } else if (op == "mapa" && o.size() == 3) {
+      // The same offset in the shared window of CTA `rank` of the cluster.
+      const Value a = Eval(o[1]), rank = Eval(o[2]);
+      Value r = Value::Unknown();
+      if (a.kind == Value::Kind::kAddress && rank.kind == Value::Kind::kInt) {
+        r = Value::Address(a.symbol + "@cta" + std::to_string(rank.bits), a.bits);
+      }
+      Set(o[0], r, 64);
+    } else if (op == "ld" && inst.HasModifier("param") && o.size() == 2) {
+      Set(o[0], LoadParam(Eval(o[1])), t.bits);
+    } else {
+      // Loads, floating point, warp shuffles, calls: their results are data the importer does
+      // not track.
+      ClobberDestinations(inst);
+    }
+    return Status::Ok();
+  }
+
+  Value LoadParam(const Value& addr) const {
+    if (addr.kind != Value::Kind::kAddress || addr.bits != 0) return Value::Unknown();
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      if (f_.params[i].name != addr.symbol || f_.params[i].array_size > 0) continue;
+      auto it = ctx_.args.find(static_cast<int>(i));
+      return it == ctx_.args.end() ? Value::Unknown() : Value::Int(it->second);
+    }
+    return Value::Unknown();
+  }
+
+  void Record(const Instruction& inst, int pc) {
+    ProtocolEvent e;
+    e.instruction = pc;
+    for (const Operand& o : inst.operands) {
+      e.operands.push_back(Eval(o));
+      std::vector<Value> extra;
+      const size_t first = o.kind == OperandKind::kAddress ? 1 : 0;
+      if (o.kind == OperandKind::kAddress || o.kind == OperandKind::kVector) {
+        for (size_t k = first; k < o.parts.size(); ++k) {
+          if (o.parts[k].kind == OperandKind::kVector) {
+            for (const Operand& x : o.parts[k].parts) extra.push_back(Eval(x));
+          } else {
+            extra.push_back(Eval(o.parts[k]));
+          }
+        }
+      }
+      e.elements.push_back(std::move(extra));
+    }
+    events_.push_back(std::move(e));
+  }
+
+  const Module& m_;
+  const Function& f_;
+  const ThreadContext& ctx_;
+  std::unordered_map<std::string, Value> regs_;
+  std::vector<ProtocolEvent> events_;
+};
+
+}  // namespace
+
+std::string Value::ToString() const {
+  switch (kind) {
+    case Kind::kUnknown:
+      return "?";
+    case Kind::kInt:
+      return std::to_string(bits);
+    case Kind::kAddress:
+      return symbol + "+" + std::to_string(bits);
+  }
+  return "?";
+}
+
+bool IsProtocolInstruction(const Instruction& inst) {
+  const std::string& b = inst.base;
+  if (b == "mbarrier" || b == "fence" || b == "barrier" || b == "elect") return true;
+  if (b == "bar") return !inst.HasModifier("warp");
+  if (b == "cp" || b == "st") return inst.HasModifier("async");
+  return false;
+}
+
+Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
+                                               const ThreadContext& ctx) {
+  return ThreadRunner(module, entry, ctx).Run();
+}
+
+}  // namespace parity::ptx

@@ -1,0 +1,74 @@
+// Concrete execution of one thread's control skeleton over the PTX IR (sim/ptx/ptx.h): the first
+// step of `parity import` (issue 28). Thread and block indices, cluster rank and the scalar
+// kernel arguments are concrete; data loaded from memory is unknown. Integer arithmetic, compares,
+// selects and branches are evaluated; shared-memory addresses keep their symbol (a static
+// `.shared` array or the extern dynamic segment) plus a concrete byte offset, so that barriers and
+// buffers can be recovered later. Every protocol instruction the thread issues (mbarrier.*,
+// cp.async*, st.async, fences, bar/barrier, elect.sync) is recorded with its operands' values;
+// a wait's predicate is taken as satisfied (the schedule's `wait` blocks until it is).
+//
+// A branch whose predicate depends on unknown data is `import.unsupported-control` at the PTX
+// line: the importer cannot follow it.
+#ifndef PARITY_SIM_PTX_THREAD_EXEC_H_
+#define PARITY_SIM_PTX_THREAD_EXEC_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/common/status.h"
+#include "sim/ptx/ptx.h"
+
+namespace parity::ptx {
+
+struct Value {
+  enum class Kind { kUnknown, kInt, kAddress };
+  Kind kind = Kind::kUnknown;
+  // kInt: the bits; kAddress: the byte offset from `symbol`.
+  uint64_t bits = 0;
+  // kAddress: a .shared variable, the extern dynamic segment, or a kernel parameter's name.
+  std::string symbol;
+
+  static Value Unknown() { return {}; }
+  static Value Int(uint64_t v) { return {Kind::kInt, v, ""}; }
+  static Value Address(std::string sym, uint64_t offset) {
+    return {Kind::kAddress, offset, std::move(sym)};
+  }
+  bool operator==(const Value&) const = default;
+  std::string ToString() const;
+};
+
+struct ThreadContext {
+  std::array<uint32_t, 3> tid = {0, 0, 0};
+  std::array<uint32_t, 3> ntid = {1, 1, 1};
+  std::array<uint32_t, 3> ctaid = {0, 0, 0};
+  std::array<uint32_t, 3> nctaid = {1, 1, 1};
+  uint32_t cluster_ctarank = 0;
+  uint32_t cluster_nctarank = 1;
+  // Scalar kernel arguments by parameter index (the bits of an integer or pointer argument).
+  std::map<int, uint64_t> args;
+  // Steps before the run is refused (a loop whose bound is not what the importer thinks).
+  int64_t max_steps = 1'000'000;
+};
+
+// One protocol instruction issued by the thread.
+struct ProtocolEvent {
+  int instruction = 0;  // index into Function::instructions
+  // The value of each operand (an address operand's value is base + offset; a vector's elements
+  // are flattened after it in `elements`).
+  std::vector<Value> operands;
+  std::vector<std::vector<Value>> elements;  // per operand: a vector's or an address's extras
+};
+
+// Runs one thread of `entry` to `ret`/`exit` and returns its protocol events in issue order.
+Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
+                                               const ThreadContext& ctx);
+
+// Whether an instruction belongs to the protocol the importer records.
+bool IsProtocolInstruction(const Instruction& inst);
+
+}  // namespace parity::ptx
+
+#endif  // PARITY_SIM_PTX_THREAD_EXEC_H_

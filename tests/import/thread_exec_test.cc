@@ -1,0 +1,207 @@
+// One thread's control skeleton executed over the PTX nvcc emits for the kernels of
+// tests/import/: which protocol instructions each thread issues, on which barrier and buffer
+// (symbol + offset), with which byte counts, coordinates and parities.
+#include "sim/ptx/thread_exec.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "sim/ptx/ptx.h"
+
+namespace parity::ptx {
+namespace {
+
+class ThreadExecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifdef PARITY_NO_NVCC
+    GTEST_SKIP() << "CUDA (nvcc) was not found when this was built; the kernels' PTX is missing";
+#endif
+  }
+};
+
+// "mbarrier.init", "cp.async.bulk.tensor", ... of each event, shortened to base + 2 modifiers.
+std::vector<std::string> Names(const Function& f, const std::vector<ProtocolEvent>& events) {
+  std::vector<std::string> out;
+  for (const ProtocolEvent& e : events) {
+    const Instruction& i = f.instructions[e.instruction];
+    std::string n = i.base;
+    for (size_t k = 0; k < i.modifiers.size() && k < 2; ++k) n += "." + i.modifiers[k];
+    out.push_back(n);
+  }
+  return out;
+}
+
+TEST_F(ThreadExecTest, SingleTmaThreadZeroIssuesTheWholeProtocol) {
+  auto m = ReadModule("tests/import/single_tma.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "single_tma_load").value();
+  ThreadContext ctx;
+  ctx.ntid = {128, 1, 1};
+  ctx.args = {{1, 5}, {2, 7}};  // x, y
+  auto ev = RunThread(*m, f, ctx);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_EQ(Names(f, *ev), (std::vector<std::string>{"mbarrier.init.shared::cta",
+                                                     "fence.mbarrier_init.release", "bar.sync",
+                                                     "mbarrier.arrive.expect_tx",
+                                                     "cp.async.bulk", "mbarrier.try_wait.parity"}));
+  const std::string bar = "_ZZ15single_tma_load14CUtensorMap_stiiPtE3bar";
+  const std::string tile = "_ZZ15single_tma_load14CUtensorMap_stiiPtE4tile";
+  const std::vector<ProtocolEvent>& e = *ev;
+  EXPECT_EQ(e[0].operands[0], Value::Address(bar, 0));
+  EXPECT_EQ(e[0].operands[1], Value::Int(1));
+  EXPECT_EQ(e[3].operands[1], Value::Address(bar, 0));
+  EXPECT_EQ(e[3].operands[2], Value::Int(8192));
+  // The copy: into the tile, through the tensor map parameter, at (x, y), completing on bar.
+  EXPECT_EQ(e[4].operands[0], Value::Address(tile, 0));
+  EXPECT_EQ(e[4].operands[1], Value::Address(f.params[0].name, 0));
+  EXPECT_EQ(e[4].elements[1], (std::vector<Value>{Value::Int(5), Value::Int(7)}));
+  EXPECT_EQ(e[4].operands[2], Value::Address(bar, 0));
+  EXPECT_EQ(e[5].operands[1], Value::Address(bar, 0));
+  EXPECT_EQ(e[5].operands[2], Value::Int(0));  // parity 0
+}
+
+TEST_F(ThreadExecTest, SingleTmaOtherThreadsOnlySyncAndWait) {
+  auto m = ReadModule("tests/import/single_tma.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "single_tma_load").value();
+  ThreadContext ctx;
+  ctx.ntid = {128, 1, 1};
+  ctx.tid = {37, 0, 0};
+  auto ev = RunThread(*m, f, ctx);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  EXPECT_EQ(Names(f, *ev), (std::vector<std::string>{"bar.sync", "mbarrier.try_wait.parity"}));
+}
+
+TEST_F(ThreadExecTest, WarpSpecialisedProducerAndConsumers) {
+  auto m = ReadModule("tests/import/ws_pipeline.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "ws_pipeline").value();
+  constexpr int kTiles = 7;
+  constexpr uint64_t kFull = 4 * 8192;  // barriers follow the 4 tiles in dynamic smem
+  constexpr uint64_t kEmpty = kFull + 4 * 8;
+  ThreadContext ctx;
+  ctx.ntid = {96, 1, 1};
+  ctx.args = {{1, kTiles}};
+
+  // The producer (thread 0): 8 inits, then per k: [wait empty[s] once the ring wrapped],
+  // expect_tx full[s] 8192, the copy into stage s at row k*64 completing on full[s].
+  auto prod = RunThread(*m, f, ctx);
+  ASSERT_TRUE(prod.ok()) << prod.status().ToString();
+  const std::vector<ProtocolEvent>& p = *prod;
+  size_t i = 0;
+  int inits = 0;
+  while (i < p.size() && f.instructions[p[i].instruction].HasModifier("init")) {
+    ++inits;
+    ++i;
+  }
+  EXPECT_EQ(inits, 8);
+  ASSERT_LT(i + 1, p.size());
+  EXPECT_EQ(f.instructions[p[i++].instruction].base, "fence");
+  EXPECT_EQ(f.instructions[p[i++].instruction].base, "bar");
+  for (int k = 0; k < kTiles; ++k) {
+    const uint64_t s = k % 4;
+    if (k >= 4) {
+      ASSERT_LT(i, p.size());
+      EXPECT_TRUE(f.instructions[p[i].instruction].HasModifier("try_wait")) << k;
+      EXPECT_EQ(p[i].operands[1], Value::Address("smem", kEmpty + 8 * s)) << k;
+      EXPECT_EQ(p[i].operands[2], Value::Int((k / 4 - 1) & 1)) << k;
+      ++i;
+    }
+    ASSERT_LT(i + 1, p.size());
+    EXPECT_TRUE(f.instructions[p[i].instruction].HasModifier("expect_tx")) << k;
+    EXPECT_EQ(p[i].operands[1], Value::Address("smem", kFull + 8 * s)) << k;
+    EXPECT_EQ(p[i].operands[2], Value::Int(8192)) << k;
+    ++i;
+    EXPECT_EQ(f.instructions[p[i].instruction].base, "cp") << k;
+    EXPECT_EQ(p[i].operands[0], Value::Address("smem", 8192 * s)) << k;
+    EXPECT_EQ(p[i].elements[1], (std::vector<Value>{Value::Int(0), Value::Int(64 * k)})) << k;
+    EXPECT_EQ(p[i].operands[2], Value::Address("smem", kFull + 8 * s)) << k;
+    ++i;
+  }
+  EXPECT_EQ(i, p.size());
+
+  // A consumer warp's lane 0: per k, wait full[s] with parity (k/4)&1, then arrive on empty[s].
+  ctx.tid = {64, 0, 0};
+  auto cons = RunThread(*m, f, ctx);
+  ASSERT_TRUE(cons.ok()) << cons.status().ToString();
+  const std::vector<ProtocolEvent>& c = *cons;
+  ASSERT_EQ(c.size(), 1u + 2 * kTiles);
+  for (int k = 0; k < kTiles; ++k) {
+    const uint64_t s = k % 4;
+    const ProtocolEvent& w = c[1 + 2 * k];
+    const ProtocolEvent& a = c[2 + 2 * k];
+    EXPECT_TRUE(f.instructions[w.instruction].HasModifier("try_wait")) << k;
+    EXPECT_EQ(w.operands[1], Value::Address("smem", kFull + 8 * s)) << k;
+    EXPECT_EQ(w.operands[2], Value::Int((k / 4) & 1)) << k;
+    EXPECT_TRUE(f.instructions[a.instruction].HasModifier("arrive")) << k;
+    EXPECT_EQ(a.operands[1], Value::Address("smem", kEmpty + 8 * s)) << k;
+  }
+  // Its other lanes wait but never arrive; the producer warp's other lanes only sync.
+  ctx.tid = {65, 0, 0};
+  auto lane1 = RunThread(*m, f, ctx);
+  ASSERT_TRUE(lane1.ok());
+  EXPECT_EQ(lane1->size(), 1u + kTiles);
+  ctx.tid = {5, 0, 0};
+  auto idle = RunThread(*m, f, ctx);
+  ASSERT_TRUE(idle.ok());
+  EXPECT_EQ(Names(f, *idle), (std::vector<std::string>{"bar.sync"}));
+}
+
+TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
+  auto m = ReadModule("tests/import/ws_pipeline.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "ws_pipeline").value();
+  ThreadContext ctx;
+  ctx.ntid = {96, 1, 1};  // k_tiles (argument 1) not given
+  auto ev = RunThread(*m, f, ctx);
+  ASSERT_FALSE(ev.ok());
+  EXPECT_EQ(ev.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(ev.status().where().file, "tests/import/ws_pipeline.ptx");
+  ASSERT_GT(ev.status().where().line, 0);
+  // The culprit is a guarded branch of the PTX.
+  bool is_guarded_branch = false;
+  for (const Instruction& i : f.instructions) {
+    if (i.line == ev.status().where().line) is_guarded_branch = i.base == "bra" && !i.guard.empty();
+  }
+  EXPECT_TRUE(is_guarded_branch) << ev.status().ToString();
+}
+
+TEST_F(ThreadExecTest, ClusterKernelElectsLaneZeroAndMapsPeers) {
+  auto m = ReadModule("tests/import/cluster_multicast.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "cluster_multicast").value();
+  ThreadContext ctx;
+  ctx.ntid = {128, 1, 1};
+  ctx.cluster_ctarank = 1;
+  ctx.cluster_nctarank = 2;
+  auto ev = RunThread(*m, f, ctx);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  const std::string released = "_ZZ17cluster_multicast14CUtensorMap_stPKjPjE8released";
+  std::vector<Value> remote_arrives;
+  bool multicast = false;
+  for (const ProtocolEvent& e : *ev) {
+    const Instruction& i = f.instructions[e.instruction];
+    if (i.base == "mbarrier" && i.HasModifier("shared::cluster")) remote_arrives.push_back(e.operands[1]);
+    if (i.base == "cp" && i.HasModifier("multicast::cluster")) {
+      multicast = true;
+      EXPECT_EQ(e.operands[3], Value::Int(3));          // the CTA mask
+      EXPECT_EQ(e.operands[0].bits, 4096u);             // rank 1's half of the tile
+      EXPECT_EQ(e.elements[1][1], Value::Int(32));      // row rank * 32
+    }
+  }
+  EXPECT_TRUE(multicast);
+  EXPECT_EQ(remote_arrives, (std::vector<Value>{Value::Address(released + "@cta0", 0),
+                                                Value::Address(released + "@cta1", 0)}));
+  // Lane 1 of warp 0 is not elected: no copy.
+  ctx.tid = {1, 0, 0};
+  auto other = RunThread(*m, f, ctx);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  for (const ProtocolEvent& e : *other) {
+    EXPECT_NE(f.instructions[e.instruction].opcode.rfind("cp.async.bulk", 0), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace parity::ptx
