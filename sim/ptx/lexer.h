@@ -29,7 +29,9 @@ struct Token {
   int column = 0;
 
   bool Is(TokenKind k, std::string_view t) const { return kind == k && text == t; }
-  bool IsPunct(char c) const { return kind == TokenKind::kPunct && text.size() == 1 && text[0] == c; }
+  bool IsPunct(char c) const {
+    return kind == TokenKind::kPunct && text.size() == 1 && text[0] == c;
+  }
 };
 
 // Tokenises `text`; the last token is kEnd. Errors: import.ptx-syntax (a character PTX has no use

@@ -31,9 +31,9 @@ int64_t TypeBytes(const std::string& type) {
 }
 
 bool IsTypeName(const std::string& d) {
-  static const char* const kTypes[] = {".b8",  ".b16", ".b32", ".b64", ".b128", ".u8",  ".u16",
-                                       ".u32", ".u64", ".s8",  ".s16", ".s32",  ".s64", ".f16",
-                                       ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64", ".pred"};
+  static const char* const kTypes[] = {
+      ".b8",  ".b16", ".b32", ".b64", ".b128",  ".u8",   ".u16",    ".u32", ".u64", ".s8",
+      ".s16", ".s32", ".s64", ".f16", ".f16x2", ".bf16", ".bf16x2", ".f32", ".f64", ".pred"};
   for (const char* t : kTypes) {
     if (d == t) return true;
   }
@@ -81,8 +81,7 @@ class Parser {
     }
     while (Peek().kind != TokenKind::kEnd) PARITY_RETURN_IF_ERROR(ModuleStatement());
     if (m_.target.empty()) {
-      return Status("import.not-ptx", "the module has no `.target` directive",
-                    {m_.path, 1, 1});
+      return Status("import.not-ptx", "the module has no `.target` directive", {m_.path, 1, 1});
     }
     return std::move(m_);
   }
@@ -269,7 +268,8 @@ class Parser {
         return Error(t_[i_ - 1], "unexpected directive in a " + v->space + " declaration");
       }
     }
-    if (v->type.empty()) return Error(Peek(), "expected a type in the " + v->space + " declaration");
+    if (v->type.empty())
+      return Error(Peek(), "expected a type in the " + v->space + " declaration");
     PARITY_RETURN_IF_ERROR(ExpectWord(&v->name, "of the variable"));
     while (Peek().IsPunct('[')) {
       Next();
@@ -372,8 +372,8 @@ class Parser {
 
   Status Body(Function* f) {
     f->scopes.push_back(Scope{});
-    std::vector<int> open = {0};  // scope stack
-    Next();                       // `{`
+    std::vector<int> open = {0};   // scope stack
+    Next();                        // `{`
     std::vector<SourcePos> chain;  // the .loc inlining chain, outermost first
     while (true) {
       const Token& t = Peek();
@@ -903,8 +903,8 @@ Expected<const Function*> FindEntry(const Module& module, std::string_view name)
                   {module.path, 0, 0});
   }
   return Status("import.entry-not-found",
-                "no kernel entry `" + std::string(name) + "` in the module; its entries: " +
-                    (listing.empty() ? "none" : listing),
+                "no kernel entry `" + std::string(name) +
+                    "` in the module; its entries: " + (listing.empty() ? "none" : listing),
                 {module.path, 0, 0});
 }
 
@@ -917,8 +917,9 @@ Status RequireHopperTarget(const Module& module) {
                   {module.path, module.target_line, 1});
   }
   if (module.address_size != 64) {
-    return Status("import.ptx-target", "the PTX uses " + std::to_string(module.address_size) +
-                                           "-bit addresses; Parity imports 64-bit PTX",
+    return Status("import.ptx-target",
+                  "the PTX uses " + std::to_string(module.address_size) +
+                      "-bit addresses; Parity imports 64-bit PTX",
                   {module.path, 0, 0});
   }
   return Status::Ok();

@@ -35,14 +35,14 @@ struct SourcePos {
 };
 
 enum class OperandKind {
-  kRegister,   // %r1, %tid.x, or a scoped name declared with .reg (`p` in inline asm)
-  kInteger,    // 42, -1, 0x1F (value in `integer`)
-  kFloat,      // 0f3F000000, 0d..., 1.5 (value in `real`, raw bits in `bits` for 0f/0d)
-  kSymbol,     // a variable, parameter, function or label name (+ `integer` as offset)
-  kAddress,    // [base], [base+imm], [base, extra...]: parts[0] = base, integer = offset
-  kVector,     // {a, b, ...}
-  kList,       // (a, b, ...) of call
-  kSink,       // _
+  kRegister,  // %r1, %tid.x, or a scoped name declared with .reg (`p` in inline asm)
+  kInteger,   // 42, -1, 0x1F (value in `integer`)
+  kFloat,     // 0f3F000000, 0d..., 1.5 (value in `real`, raw bits in `bits` for 0f/0d)
+  kSymbol,    // a variable, parameter, function or label name (+ `integer` as offset)
+  kAddress,   // [base], [base+imm], [base, extra...]: parts[0] = base, integer = offset
+  kVector,    // {a, b, ...}
+  kList,      // (a, b, ...) of call
+  kSink,      // _
 };
 
 struct Operand {
@@ -64,12 +64,14 @@ struct Operand {
   int line = 0;
   int column = 0;
 
+  // [imm]: an address without a base; the immediate is in `integer`.
+  bool address_is_absolute = false;
+
   // The address's base (parts[0]) or nullptr.
   const Operand* AddressBase() const {
     return kind == OperandKind::kAddress && !parts.empty() && !address_is_absolute ? &parts[0]
-                                                                                  : nullptr;
+                                                                                   : nullptr;
   }
-  bool address_is_absolute = false;  // [imm]: no base, the immediate is in `integer`
 };
 
 struct Instruction {
@@ -116,9 +118,9 @@ struct Variable {
   std::string name;
   std::string type;
   int align = 0;
-  int vector = 1;                // .v2 / .v4
-  std::vector<int64_t> dims;     // name[8192]; an unsized trailing `[]` is -1
-  bool is_extern = false;        // `.extern .shared ... name[]`: the dynamic shared segment
+  int vector = 1;             // .v2 / .v4
+  std::vector<int64_t> dims;  // name[8192]; an unsized trailing `[]` is -1
+  bool is_extern = false;     // `.extern .shared ... name[]`: the dynamic shared segment
   int line = 0;
 
   // Bytes; -1 when unsized (extern dynamic shared memory).

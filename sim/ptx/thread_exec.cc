@@ -39,9 +39,7 @@ std::vector<OpType> Types(const Instruction& inst) {
   return out;
 }
 
-uint64_t Mask(uint64_t v, int bits) {
-  return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1));
-}
+uint64_t Mask(uint64_t v, int bits) { return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1)); }
 int64_t SignExtend(uint64_t v, int bits) {
   if (bits >= 64) return static_cast<int64_t>(v);
   const uint64_t sign = uint64_t{1} << (bits - 1);
@@ -61,8 +59,8 @@ class ThreadRunner {
     while (pc < n) {
       if (++steps > ctx_.max_steps) {
         return Fail(f_.instructions[pc], "the thread runs more than " +
-                                              std::to_string(ctx_.max_steps) +
-                                              " instructions; is a loop bound an unknown value?");
+                                             std::to_string(ctx_.max_steps) +
+                                             " instructions; is a loop bound an unknown value?");
       }
       const Instruction& inst = f_.instructions[pc];
       bool enabled = true;
@@ -193,13 +191,16 @@ class ThreadRunner {
     using K = Value::Kind;
     if (op == "add") {
       if (a.kind == K::kInt && b.kind == K::kInt) return Value::Int(a.bits + b.bits);
-      if (a.kind == K::kAddress && b.kind == K::kInt) return Value::Address(a.symbol, a.bits + b.bits);
-      if (a.kind == K::kInt && b.kind == K::kAddress) return Value::Address(b.symbol, a.bits + b.bits);
+      if (a.kind == K::kAddress && b.kind == K::kInt)
+        return Value::Address(a.symbol, a.bits + b.bits);
+      if (a.kind == K::kInt && b.kind == K::kAddress)
+        return Value::Address(b.symbol, a.bits + b.bits);
       return Value::Unknown();
     }
     if (op == "sub") {
       if (a.kind == K::kInt && b.kind == K::kInt) return Value::Int(a.bits - b.bits);
-      if (a.kind == K::kAddress && b.kind == K::kInt) return Value::Address(a.symbol, a.bits - b.bits);
+      if (a.kind == K::kAddress && b.kind == K::kInt)
+        return Value::Address(a.symbol, a.bits - b.bits);
       if (a.kind == K::kAddress && b.kind == K::kAddress && a.symbol == b.symbol) {
         return Value::Int(a.bits - b.bits);
       }
@@ -219,8 +220,10 @@ class ThreadRunner {
       if (t.is_signed) return Value::Int(static_cast<uint64_t>(sx >> s));
       return Value::Int(y >= static_cast<uint64_t>(t.bits) ? 0 : x >> y);
     }
-    if (op == "min") return Value::Int(t.is_signed ? static_cast<uint64_t>(std::min(sx, sy)) : std::min(x, y));
-    if (op == "max") return Value::Int(t.is_signed ? static_cast<uint64_t>(std::max(sx, sy)) : std::max(x, y));
+    if (op == "min")
+      return Value::Int(t.is_signed ? static_cast<uint64_t>(std::min(sx, sy)) : std::min(x, y));
+    if (op == "max")
+      return Value::Int(t.is_signed ? static_cast<uint64_t>(std::max(sx, sy)) : std::max(x, y));
     if (op == "div" || op == "rem") {
       if (y == 0) return Value::Unknown();
       if (t.is_signed) {
@@ -238,17 +241,28 @@ class ThreadRunner {
     const uint64_t y = Mask(b.bits, t.bits);
     const int64_t sx = SignExtend(a.bits, t.bits);
     const int64_t sy = SignExtend(b.bits, t.bits);
-    if (cmp == "eq") *out = x == y;
-    else if (cmp == "ne") *out = x != y;
-    else if (cmp == "lt") *out = t.is_signed ? sx < sy : x < y;
-    else if (cmp == "le") *out = t.is_signed ? sx <= sy : x <= y;
-    else if (cmp == "gt") *out = t.is_signed ? sx > sy : x > y;
-    else if (cmp == "ge") *out = t.is_signed ? sx >= sy : x >= y;
-    else if (cmp == "lo") *out = x < y;
-    else if (cmp == "ls") *out = x <= y;
-    else if (cmp == "hi") *out = x > y;
-    else if (cmp == "hs") *out = x >= y;
-    else return false;
+    if (cmp == "eq")
+      *out = x == y;
+    else if (cmp == "ne")
+      *out = x != y;
+    else if (cmp == "lt")
+      *out = t.is_signed ? sx < sy : x < y;
+    else if (cmp == "le")
+      *out = t.is_signed ? sx <= sy : x <= y;
+    else if (cmp == "gt")
+      *out = t.is_signed ? sx > sy : x > y;
+    else if (cmp == "ge")
+      *out = t.is_signed ? sx >= sy : x >= y;
+    else if (cmp == "lo")
+      *out = x < y;
+    else if (cmp == "ls")
+      *out = x <= y;
+    else if (cmp == "hi")
+      *out = x > y;
+    else if (cmp == "hs")
+      *out = x >= y;
+    else
+      return false;
     return true;
   }
 
@@ -299,8 +313,10 @@ class ThreadRunner {
       const Value a = Eval(o[1]);
       Value r = Value::Unknown();
       if (a.kind == Value::Kind::kInt) {
-        if (t.is_pred) r = Value::Int(a.bits == 0);
-        else r = Value::Int(op == "not" ? ~a.bits : uint64_t{0} - a.bits);
+        if (t.is_pred)
+          r = Value::Int(a.bits == 0);
+        else
+          r = Value::Int(op == "not" ? ~a.bits : uint64_t{0} - a.bits);
       }
       Set(o[0], r, t.bits);
     } else if ((op == "mul" || op == "mad") && o.size() >= 3) {
@@ -316,11 +332,13 @@ class ThreadRunner {
         }
         r = Value::Int(p);
       }
-      if (op == "mad" && o.size() == 4) r = Arith("add", r, Eval(o[3]), {wide ? 2 * t.bits : t.bits});
+      if (op == "mad" && o.size() == 4)
+        r = Arith("add", r, Eval(o[3]), {wide ? 2 * t.bits : t.bits});
       Set(o[0], r, wide ? std::min(64, 2 * t.bits) : t.bits);
     } else if (op == "selp" && o.size() == 4) {
       const Value p = Eval(o[3]);
-      Set(o[0], p.kind != Value::Kind::kInt ? Value::Unknown() : (p.bits != 0 ? Eval(o[1]) : Eval(o[2])),
+      Set(o[0],
+          p.kind != Value::Kind::kInt ? Value::Unknown() : (p.bits != 0 ? Eval(o[1]) : Eval(o[2])),
           t.bits);
     } else if (op == "setp" && o.size() >= 3 && !inst.modifiers.empty()) {
       bool r = false;

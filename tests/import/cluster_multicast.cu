@@ -43,7 +43,8 @@ __device__ __noinline__ uint32_t Checksum(const uint16_t* tile, int n) {
 }  // namespace
 
 __global__ void __cluster_dims__(2, 1, 1)
-    cluster_multicast(const __grid_constant__ CUtensorMap tmap, const uint32_t* src, uint32_t* out) {
+    cluster_multicast(const __grid_constant__ CUtensorMap tmap, const uint32_t* src,
+                      uint32_t* out) {
   __shared__ alignas(128) uint16_t tile[32 * 64 * 2];
   __shared__ alignas(16) uint32_t staged[128];
   __shared__ alignas(8) uint64_t full;

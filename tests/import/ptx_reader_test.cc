@@ -61,7 +61,8 @@ int LineOf(const std::string& cu_path, const std::string& needle, int nth = 0) {
 }
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::vector<int> FindOps(const Function& f, const std::string& prefix) {
@@ -288,7 +289,8 @@ TEST_F(NvccPtxTest, WarpSpecialisedEntryAndDynamicShared) {
   // %tid.x is one register operand.
   bool saw_tid = false;
   for (const Instruction& i : f.instructions) {
-    for (const Operand& o : i.operands) saw_tid |= o.kind == OperandKind::kRegister && o.text == "%tid.x";
+    for (const Operand& o : i.operands)
+      saw_tid |= o.kind == OperandKind::kRegister && o.text == "%tid.x";
   }
   EXPECT_TRUE(saw_tid);
 }
@@ -572,7 +574,10 @@ TEST(PtxReaderBadInputTest, NotPtx) {
   auto empty = ParseModule("  // nothing\n", "e.ptx");
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().rule(), "import.not-ptx");
-  auto binary = ParseModule(std::string("\x7f" "ELF\x02\x01", 6), "a.out");
+  auto binary = ParseModule(std::string("\x7f"
+                                        "ELF\x02\x01",
+                                        6),
+                            "a.out");
   ASSERT_FALSE(binary.ok());
   EXPECT_EQ(binary.status().rule(), "import.not-ptx");
   auto missing = ReadModule("tests/import/does_not_exist.ptx");
@@ -615,17 +620,15 @@ TEST(PtxReaderBadInputTest, SyntaxErrorNamesLineAndColumn) {
 }
 
 TEST(PtxReaderBadInputTest, UndefinedAndDuplicateLabels) {
-  auto undefined = ParseModule(std::string(kHeader) +
-                                   ".visible .entry k()\n{\n\tbra.uni $L_nowhere;\n\tret;\n}\n",
-                               "l.ptx");
+  auto undefined = ParseModule(
+      std::string(kHeader) + ".visible .entry k()\n{\n\tbra.uni $L_nowhere;\n\tret;\n}\n", "l.ptx");
   ASSERT_FALSE(undefined.ok());
   EXPECT_EQ(undefined.status().rule(), "import.ptx-label");
   EXPECT_EQ(undefined.status().where().line, 6);
   EXPECT_EQ(undefined.status().where().column, 10);
 
-  auto twice = ParseModule(std::string(kHeader) +
-                               ".visible .entry k()\n{\nA:\n\tret;\nA:\n\tret;\n}\n",
-                           "d.ptx");
+  auto twice = ParseModule(
+      std::string(kHeader) + ".visible .entry k()\n{\nA:\n\tret;\nA:\n\tret;\n}\n", "d.ptx");
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.status().rule(), "import.ptx-label");
   EXPECT_EQ(twice.status().where().line, 8);

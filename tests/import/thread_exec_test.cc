@@ -42,10 +42,10 @@ TEST_F(ThreadExecTest, SingleTmaThreadZeroIssuesTheWholeProtocol) {
   ctx.args = {{1, 5}, {2, 7}};  // x, y
   auto ev = RunThread(*m, f, ctx);
   ASSERT_TRUE(ev.ok()) << ev.status().ToString();
-  EXPECT_EQ(Names(f, *ev), (std::vector<std::string>{"mbarrier.init.shared::cta",
-                                                     "fence.mbarrier_init.release", "bar.sync",
-                                                     "mbarrier.arrive.expect_tx",
-                                                     "cp.async.bulk", "mbarrier.try_wait.parity"}));
+  EXPECT_EQ(Names(f, *ev),
+            (std::vector<std::string>{"mbarrier.init.shared::cta", "fence.mbarrier_init.release",
+                                      "bar.sync", "mbarrier.arrive.expect_tx", "cp.async.bulk",
+                                      "mbarrier.try_wait.parity"}));
   const std::string bar = "_ZZ15single_tma_load14CUtensorMap_stiiPtE3bar";
   const std::string tile = "_ZZ15single_tma_load14CUtensorMap_stiiPtE4tile";
   const std::vector<ProtocolEvent>& e = *ev;
@@ -183,12 +183,13 @@ TEST_F(ThreadExecTest, ClusterKernelElectsLaneZeroAndMapsPeers) {
   bool multicast = false;
   for (const ProtocolEvent& e : *ev) {
     const Instruction& i = f.instructions[e.instruction];
-    if (i.base == "mbarrier" && i.HasModifier("shared::cluster")) remote_arrives.push_back(e.operands[1]);
+    if (i.base == "mbarrier" && i.HasModifier("shared::cluster"))
+      remote_arrives.push_back(e.operands[1]);
     if (i.base == "cp" && i.HasModifier("multicast::cluster")) {
       multicast = true;
-      EXPECT_EQ(e.operands[3], Value::Int(3));          // the CTA mask
-      EXPECT_EQ(e.operands[0].bits, 4096u);             // rank 1's half of the tile
-      EXPECT_EQ(e.elements[1][1], Value::Int(32));      // row rank * 32
+      EXPECT_EQ(e.operands[3], Value::Int(3));      // the CTA mask
+      EXPECT_EQ(e.operands[0].bits, 4096u);         // rank 1's half of the tile
+      EXPECT_EQ(e.elements[1][1], Value::Int(32));  // row rank * 32
     }
   }
   EXPECT_TRUE(multicast);
