@@ -459,4 +459,30 @@ Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Funct
   return ThreadRunner(module, entry, ctx).Run();
 }
 
+Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const Function& entry,
+                                                   const ThreadContext& cta) {
+  std::vector<ThreadClass> classes;
+  ThreadContext ctx = cta;
+  for (uint32_t z = 0; z < cta.ntid[2]; ++z) {
+    for (uint32_t y = 0; y < cta.ntid[1]; ++y) {
+      for (uint32_t x = 0; x < cta.ntid[0]; ++x) {
+        ctx.tid = {x, y, z};
+        auto events = RunThread(module, entry, ctx);
+        if (!events.ok()) return events.status();
+        const uint32_t linear = x + cta.ntid[0] * (y + cta.ntid[1] * z);
+        bool placed = false;
+        for (ThreadClass& c : classes) {
+          if (c.events == *events) {
+            c.threads.push_back(linear);
+            placed = true;
+            break;
+          }
+        }
+        if (!placed) classes.push_back(ThreadClass{{linear}, std::move(events).value()});
+      }
+    }
+  }
+  return classes;
+}
+
 }  // namespace parity::ptx

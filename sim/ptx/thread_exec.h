@@ -60,11 +60,26 @@ struct ProtocolEvent {
   // are flattened after it in `elements`).
   std::vector<Value> operands;
   std::vector<std::vector<Value>> elements;  // per operand: a vector's or an address's extras
+
+  bool operator==(const ProtocolEvent&) const = default;
+};
+
+// Threads of one CTA that issue the same protocol events, in the same order, on the same
+// operands: one behaviour (a candidate role of the imported schedule).
+struct ThreadClass {
+  std::vector<uint32_t> threads;  // linear thread indices, ascending
+  std::vector<ProtocolEvent> events;
 };
 
 // Runs one thread of `entry` to `ret`/`exit` and returns its protocol events in issue order.
 Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
                                                const ThreadContext& ctx);
+
+// Runs every thread of the CTA described by `cta` (its ntid; its tid is ignored) and groups the
+// threads by their event streams, in order of each class's first thread. The first thread whose
+// run fails fails the whole CTA.
+Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const Function& entry,
+                                                   const ThreadContext& cta);
 
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);

@@ -149,6 +149,48 @@ TEST_F(ThreadExecTest, WarpSpecialisedProducerAndConsumers) {
   EXPECT_EQ(Names(f, *idle), (std::vector<std::string>{"bar.sync"}));
 }
 
+std::vector<uint32_t> Range(uint32_t first, uint32_t last) {
+  std::vector<uint32_t> out;
+  for (uint32_t t = first; t <= last; ++t) out.push_back(t);
+  return out;
+}
+
+TEST_F(ThreadExecTest, ClassifyThreadsFindsEachBehaviour) {
+  auto single = ReadModule("tests/import/single_tma.ptx");
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  ThreadContext cta;
+  cta.ntid = {128, 1, 1};
+  auto sc = ClassifyThreads(*single, *FindEntry(*single, "single_tma_load").value(), cta);
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  ASSERT_EQ(sc->size(), 2u);
+  EXPECT_EQ((*sc)[0].threads, (std::vector<uint32_t>{0}));
+  EXPECT_EQ((*sc)[0].events.size(), 6u);
+  EXPECT_EQ((*sc)[1].threads, Range(1, 127));
+  EXPECT_EQ((*sc)[1].events.size(), 2u);
+
+  // The warp-specialised kernel: the producer thread, its idle warp-mates, the consumer warps'
+  // lane 0 (waits and arrives) and their other lanes (waits only).
+  auto ws = ReadModule("tests/import/ws_pipeline.ptx");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  cta.ntid = {96, 1, 1};
+  cta.args = {{1, 5}};
+  auto wc = ClassifyThreads(*ws, *FindEntry(*ws, "ws_pipeline").value(), cta);
+  ASSERT_TRUE(wc.ok()) << wc.status().ToString();
+  ASSERT_EQ(wc->size(), 4u);
+  EXPECT_EQ((*wc)[0].threads, (std::vector<uint32_t>{0}));
+  EXPECT_EQ((*wc)[1].threads, Range(1, 31));
+  EXPECT_EQ((*wc)[1].events.size(), 1u);  // bar.sync
+  EXPECT_EQ((*wc)[2].threads, (std::vector<uint32_t>{32, 64}));
+  EXPECT_EQ((*wc)[2].events.size(), 1u + 2 * 5);
+  std::vector<uint32_t> waiters = Range(33, 63);
+  for (uint32_t t : Range(65, 95)) waiters.push_back(t);
+  EXPECT_EQ((*wc)[3].threads, waiters);
+  EXPECT_EQ((*wc)[3].events.size(), 1u + 5);
+  // k_tiles changes the producer's stream: 8 inits, fence, bar.sync, 5 x (expect_tx, copy)
+  // and one wait on `empty` for k = 4.
+  EXPECT_EQ((*wc)[0].events.size(), 8u + 2 + 2 * 5 + 1);
+}
+
 TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
   auto m = ReadModule("tests/import/ws_pipeline.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
