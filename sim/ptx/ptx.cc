@@ -126,7 +126,8 @@ class Parser {
     if (!ParseIntegerText(t.text, out)) {
       return Status("import.ptx-syntax", "integer out of range: " + t.text, Where(t));
     }
-    if (negative) *out = -*out;
+    // Negated in unsigned arithmetic: -(-2^63) wraps instead of overflowing.
+    if (negative) *out = static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(*out));
     Next();
     return Status::Ok();
   }
@@ -634,7 +635,8 @@ class Parser {
         if (!ParseIntegerText(n.text, &o->integer)) {
           return Status("import.ptx-syntax", "integer out of range: " + n.text, Where(n));
         }
-        if (negative) o->integer = -o->integer;
+        if (negative)
+          o->integer = static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(o->integer));
       } else if (n.kind == TokenKind::kFloat) {
         o->kind = OperandKind::kFloat;
         PARITY_RETURN_IF_ERROR(FloatValue(n, o));

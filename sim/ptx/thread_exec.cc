@@ -227,6 +227,8 @@ class ThreadRunner {
     if (op == "div" || op == "rem") {
       if (y == 0) return Value::Unknown();
       if (t.is_signed) {
+        // -2^(n-1) / -1 overflows; PTX leaves it unspecified, so the value is unknown.
+        if (sy == -1) return op == "rem" ? Value::Int(0) : Value::Unknown();
         return Value::Int(static_cast<uint64_t>(op == "div" ? sx / sy : sx % sy));
       }
       return Value::Int(op == "div" ? x / y : x % y);
@@ -326,7 +328,9 @@ class ThreadRunner {
       if (a.kind == Value::Kind::kInt && b.kind == Value::Kind::kInt && !inst.HasModifier("hi")) {
         uint64_t p;
         if (t.is_signed) {
-          p = static_cast<uint64_t>(SignExtend(a.bits, t.bits) * SignExtend(b.bits, t.bits));
+          // The product's low 64 bits, in unsigned arithmetic (no signed overflow).
+          p = static_cast<uint64_t>(SignExtend(a.bits, t.bits)) *
+              static_cast<uint64_t>(SignExtend(b.bits, t.bits));
         } else {
           p = Mask(a.bits, t.bits) * Mask(b.bits, t.bits);
         }

@@ -1,6 +1,7 @@
 // The PTX reader on the PTX nvcc emits (in the build) for the kernels of tests/import/, and on bad
 // input. The source lines asserted are found in the .cu files themselves, not hard-coded.
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -655,7 +656,8 @@ TEST(PtxReaderBadInputTest, OperandForms) {
                            "\tsetp.lt.s32 %p1|%p2, %r1, %r2;\n"
                            "\tld.shared.u32 %r3, [buf+-4];\n"
                            "\tst.shared.u32 [64], %r3;\n"
-                           "\t@!%p1 exit;\n}\n",
+                           "\t@!%p1 exit;\n"
+                           "\tmov.b64 %rd1, -0x8000000000000000;\n}\n",
                        "o.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Function& f = m->functions[0];
@@ -663,7 +665,8 @@ TEST(PtxReaderBadInputTest, OperandForms) {
   EXPECT_EQ(f.params[0].array_size, 128);
   ASSERT_EQ(f.variables.size(), 1u);
   EXPECT_EQ(f.variables[0].SizeBytes(), 128);
-  ASSERT_EQ(f.instructions.size(), 7u);
+  ASSERT_EQ(f.instructions.size(), 8u);
+  EXPECT_EQ(f.instructions[7].operands[1].integer, INT64_MIN);
   EXPECT_EQ(f.instructions[0].operands[1].integer, 31);
   EXPECT_EQ(f.instructions[1].operands[1].integer, -7);
   EXPECT_EQ(f.instructions[2].operands[1].real, 1.0);

@@ -246,5 +246,78 @@ TEST_F(ThreadExecTest, ClusterKernelElectsLaneZeroAndMapsPeers) {
   }
 }
 
+// Arithmetic semantics on hand-written PTX (no nvcc needed): each computed value is handed to an
+// mbarrier.init so that the event shows it.
+TEST(ThreadExecSemanticsTest, IntegerOperations) {
+  const std::string text =
+      ".version 9.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k(.param .u32 k_param_0)\n{\n"
+      "\t.reg .pred %p<4>;\n\t.reg .b32 %r<20>;\n\t.reg .b64 %rd<4>;\n"
+      "\t.shared .align 8 .b8 bars[64];\n"
+      "\tld.param.u32 %r1, [k_param_0];\n"           // 10
+      "\tshr.s32 %r2, -16, 2;\n"                     // -4
+      "\tshr.u32 %r3, -16, 28;\n"                    // 15
+      "\tsetp.lt.s32 %p1, -1, 1;\n"                  // true
+      "\tsetp.lt.u32 %p2, -1, 1;\n"                  // false
+      "\tselp.b32 %r4, 7, 9, %p2;\n"                 // 9
+      "\tmul.wide.s32 %rd1, -3, 5;\n"                // -15 (64-bit)
+      "\tmul.lo.s64 %rd2, 0x7fffffffffffffff, 4;\n"  // wraps, no UB
+      "\tmad.lo.s32 %r5, %r1, 3, 2;\n"               // 32
+      "\tmov.u32 %r6, bars;\n"
+      "\tadd.s32 %r7, %r6, 16;\n"    // bars+16
+      "\trem.u32 %r8, %r1, 4;\n"     // 2
+      "\tcvt.u32.u16 %r9, 65537;\n"  // 1
+      "\tsetp.ne.s32 %p3, %r1, 10;\n"
+      "\t@%p3 bra SKIP;\n"
+      "\tmbarrier.init.shared::cta.b64 [%r7], %r2;\n"
+      "\tmbarrier.init.shared::cta.b64 [%r7+8], %r3;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %r4;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %rd1;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %r5;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %r8;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %r9;\n"
+      "\tselp.b32 %r10, 1, 0, %p1;\n"
+      "\tmbarrier.init.shared::cta.b64 [bars], %r10;\n"
+      "SKIP:\n\tret;\n}\n";
+  auto m = ParseModule(text, "alu.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ThreadContext ctx;
+  ctx.args = {{0, 10}};
+  auto ev = RunThread(*m, m->functions[0], ctx);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  ASSERT_EQ(ev->size(), 8u);
+  const std::vector<ProtocolEvent>& e = *ev;
+  EXPECT_EQ(e[0].operands[0], Value::Address("bars", 16));
+  EXPECT_EQ(e[0].operands[1], Value::Int(0xFFFFFFFCu));  // -4 as 32 bits
+  EXPECT_EQ(e[1].operands[0], Value::Address("bars", 24));
+  EXPECT_EQ(e[1].operands[1], Value::Int(15));
+  EXPECT_EQ(e[2].operands[1], Value::Int(9));
+  EXPECT_EQ(e[3].operands[1], Value::Int(static_cast<uint64_t>(int64_t{-15})));
+  EXPECT_EQ(e[4].operands[1], Value::Int(32));
+  EXPECT_EQ(e[5].operands[1], Value::Int(2));
+  EXPECT_EQ(e[6].operands[1], Value::Int(1));
+  EXPECT_EQ(e[7].operands[1], Value::Int(1));
+  // Another argument takes the other branch: no events.
+  ctx.args = {{0, 11}};
+  auto skipped = RunThread(*m, m->functions[0], ctx);
+  ASSERT_TRUE(skipped.ok());
+  EXPECT_TRUE(skipped->empty());
+}
+
+TEST(ThreadExecSemanticsTest, EndlessLoopIsRefused) {
+  auto m = ParseModule(
+      ".version 9.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k()\n{\nL:\n\tbar.sync 0;\n\tbra.uni L;\n}\n",
+      "loop.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ThreadContext ctx;
+  ctx.max_steps = 1000;
+  auto ev = RunThread(*m, m->functions[0], ctx);
+  ASSERT_FALSE(ev.ok());
+  EXPECT_EQ(ev.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(ev.status().where().file, "loop.ptx");
+  EXPECT_GE(ev.status().where().line, 7);
+}
+
 }  // namespace
 }  // namespace parity::ptx
