@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace parity::ptx {
 namespace {
@@ -487,6 +488,60 @@ Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const F
     }
   }
   return classes;
+}
+
+Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
+                                                    const std::vector<ThreadClass>& classes) {
+  struct Init {
+    std::string symbol;
+    uint64_t offset;
+    uint64_t count;
+    int line;
+  };
+  std::map<std::pair<std::string, uint64_t>, Init> inits;
+  for (const ThreadClass& c : classes) {
+    for (const ProtocolEvent& e : c.events) {
+      const Instruction& inst = entry.instructions[e.instruction];
+      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
+      const Value& addr = e.operands[0];
+      const Value& count = e.operands[1];
+      if (addr.kind != Value::Kind::kAddress || count.kind != Value::Kind::kInt) {
+        return Status("import.unsupported-barrier",
+                      "mbarrier.init on an address or with a count the importer does not know "
+                      "(address " +
+                          addr.ToString() + ", count " + count.ToString() + ")",
+                      {module.path, inst.line, inst.column});
+      }
+      inits.emplace(std::make_pair(addr.symbol, addr.bits),
+                    Init{addr.symbol, addr.bits, count.bits, inst.line});
+    }
+  }
+  std::vector<BarrierArray> out;
+  for (const auto& [key, init] : inits) {
+    if (!out.empty()) {
+      BarrierArray& last = out.back();
+      if (last.symbol == init.symbol && last.count == init.count &&
+          last.offset + 8 * static_cast<uint64_t>(last.size) == init.offset) {
+        ++last.size;
+        last.init_lines.push_back(init.line);
+        continue;
+      }
+    }
+    BarrierArray a;
+    a.symbol = init.symbol;
+    a.offset = init.offset;
+    a.count = init.count;
+    a.init_lines = {init.line};
+    // A demoted __shared__ variable demangles to `kernel(...)::name`.
+    const std::string demangled = Demangle(init.symbol);
+    const size_t colon = demangled.rfind("::");
+    a.name = colon != std::string::npos && demangled.find(')', colon) == std::string::npos
+                 ? demangled.substr(colon + 2)
+                 : init.symbol;
+    if (init.offset != 0) a.name += "_" + std::to_string(init.offset);
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 }  // namespace parity::ptx

@@ -81,6 +81,23 @@ Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Funct
 Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const Function& entry,
                                                    const ThreadContext& cta);
 
+// Barriers recovered from the mbarrier.init events of a CTA's threads: a barrier is identified by
+// its shared address (symbol + offset); runs of barriers 8 bytes apart in one symbol with the
+// same count become one array (a `full[STAGES]` ring).
+struct BarrierArray {
+  std::string name;    // the variable's source name, or the symbol and the first offset
+  std::string symbol;  // the .shared variable or the extern dynamic segment
+  uint64_t offset = 0;
+  int size = 1;
+  uint64_t count = 0;           // the arrival count of mbarrier.init
+  std::vector<int> init_lines;  // PTX lines of the inits, one per element
+};
+
+// `import.unsupported-barrier` (at the init's PTX line) when an init's address or count is not
+// known.
+Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
+                                                    const std::vector<ThreadClass>& classes);
+
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);
 

@@ -191,6 +191,43 @@ TEST_F(ThreadExecTest, ClassifyThreadsFindsEachBehaviour) {
   EXPECT_EQ((*wc)[0].events.size(), 8u + 2 + 2 * 5 + 1);
 }
 
+TEST_F(ThreadExecTest, RecoverBarriersFindsRingsAndNames) {
+  ThreadContext cta;
+  auto single = ReadModule("tests/import/single_tma.ptx");
+  ASSERT_TRUE(single.ok()) << single.status().ToString();
+  const Function& sf = *FindEntry(*single, "single_tma_load").value();
+  cta.ntid = {128, 1, 1};
+  auto sc = ClassifyThreads(*single, sf, cta);
+  ASSERT_TRUE(sc.ok()) << sc.status().ToString();
+  auto sb = RecoverBarriers(*single, sf, *sc);
+  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+  ASSERT_EQ(sb->size(), 1u);
+  EXPECT_EQ((*sb)[0].name, "bar");
+  EXPECT_EQ((*sb)[0].size, 1);
+  EXPECT_EQ((*sb)[0].count, 1u);
+
+  // full[4] (count 1) and empty[4] (count kConsumers = 2) after the tiles in dynamic smem.
+  auto ws = ReadModule("tests/import/ws_pipeline.ptx");
+  ASSERT_TRUE(ws.ok()) << ws.status().ToString();
+  const Function& wf = *FindEntry(*ws, "ws_pipeline").value();
+  cta.ntid = {96, 1, 1};
+  cta.args = {{1, 3}};
+  auto wc = ClassifyThreads(*ws, wf, cta);
+  ASSERT_TRUE(wc.ok()) << wc.status().ToString();
+  auto wb = RecoverBarriers(*ws, wf, *wc);
+  ASSERT_TRUE(wb.ok()) << wb.status().ToString();
+  ASSERT_EQ(wb->size(), 2u);
+  EXPECT_EQ((*wb)[0].symbol, "smem");
+  EXPECT_EQ((*wb)[0].offset, 32768u);
+  EXPECT_EQ((*wb)[0].size, 4);
+  EXPECT_EQ((*wb)[0].count, 1u);
+  EXPECT_EQ((*wb)[0].init_lines.size(), 4u);
+  EXPECT_EQ((*wb)[1].offset, 32800u);
+  EXPECT_EQ((*wb)[1].size, 4);
+  EXPECT_EQ((*wb)[1].count, 2u);
+  EXPECT_EQ((*wb)[1].name, "smem_32800");
+}
+
 TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
   auto m = ReadModule("tests/import/ws_pipeline.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -302,6 +339,29 @@ TEST(ThreadExecSemanticsTest, IntegerOperations) {
   auto skipped = RunThread(*m, m->functions[0], ctx);
   ASSERT_TRUE(skipped.ok());
   EXPECT_TRUE(skipped->empty());
+}
+
+TEST(ThreadExecSemanticsTest, BarrierCountFromLoadedDataIsUnsupported) {
+  auto m = ParseModule(
+      ".version 9.0\n.target sm_90a\n.address_size 64\n"
+      ".visible .entry k(.param .u64 k_param_0)\n{\n"
+      "\t.reg .b32 %r<3>;\n\t.reg .b64 %rd<3>;\n\t.shared .align 8 .u64 bar;\n"
+      "\tld.param.u64 %rd1, [k_param_0];\n"
+      "\tld.global.u32 %r1, [%rd1];\n"
+      "\tmbarrier.init.shared::cta.b64 [bar], %r1;\n\tret;\n}\n",
+      "load.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ThreadContext cta;
+  cta.ntid = {32, 1, 1};
+  cta.args = {{0, 0x1000}};
+  auto classes = ClassifyThreads(*m, m->functions[0], cta);
+  ASSERT_TRUE(classes.ok()) << classes.status().ToString();
+  ASSERT_EQ(classes->size(), 1u);
+  EXPECT_EQ((*classes)[0].threads.size(), 32u);
+  auto b = RecoverBarriers(*m, m->functions[0], *classes);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().rule(), "import.unsupported-barrier");
+  EXPECT_EQ(b.status().where().line, 11);  // the mbarrier.init
 }
 
 TEST(ThreadExecSemanticsTest, EndlessLoopIsRefused) {
