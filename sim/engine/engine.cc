@@ -1,6 +1,7 @@
 #include "sim/engine/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -109,11 +110,6 @@ void CompileBlock(const ir::Block& block, std::vector<Instr>& out) {
       out.push_back({Instr::kOp, 0, ir::kNoExpr, 0, &std::get<ir::Op>(st.node), &st.where});
     }
   }
-}
-
-uint64_t Mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h;
 }
 
 uint64_t SplitMix(uint64_t& state) {
@@ -2794,58 +2790,75 @@ RunResult Engine::Run() {
   return result_;
 }
 
-uint64_t Engine::StateHash() const {
-  uint64_t h = 0x243f6a8885a308d3ull;
-  for (const AgentState& s : agents_) {
-    h = Mix(h, s.pc);
-    h = Mix(h, s.status | (static_cast<uint64_t>(s.wait) << 8) |
-                   0);
-    h = Mix(h, s.wait_slot);
-    h = Mix(h, s.wait_arg);
-  }
+namespace {
+// One in-flight operation's words (StateWords): every field, the trace flags included.
+void OpWords(const Engine::InFlight& f, uint64_t* w) {
+  w[0] = f.kind | (static_cast<uint64_t>(f.flags) << 8) | (static_cast<uint64_t>(f.object) << 16) |
+         (static_cast<uint64_t>(f.agent) << 32);
+  w[1] = (static_cast<uint64_t>(f.target_cta) << 32) | f.slot;
+  w[2] = (static_cast<uint64_t>(f.index) << 32) | f.bytes;
+  w[3] = f.pc;
+  w[4] = f.id;
+}
+constexpr size_t kOpWords = 5;
+
+// Appends a multiset of operations in a canonical order (their count, then their words sorted):
+// the list order depends on the history, not on the state.
+void AppendOps(const std::vector<Engine::InFlight>& ops, std::vector<uint64_t>* out) {
+  thread_local std::vector<std::array<uint64_t, kOpWords>> sorted;
+  sorted.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) OpWords(ops[i], sorted[i].data());
+  std::sort(sorted.begin(), sorted.end());
+  out->push_back(ops.size());
+  for (const auto& w : sorted) out->insert(out->end(), w.begin(), w.end());
+}
+}  // namespace
+
+void Engine::StateWords(std::vector<uint64_t>* out) const {
+  out->clear();
+  out->push_back(static_cast<uint64_t>(outcome_));
+  std::vector<uint64_t>& o = *out;
+  auto word = [&o](uint64_t v) { o.push_back(v); };
   for (uint32_t a = 0; a < agents_.size(); ++a) {
-    const model::CpAsyncState& cp = CpState(a);
-    const model::BulkAsyncState& bulk = BulkState(a);
-    h = Mix(h, cp.committed_groups());
-    h = Mix(h, cp.uncommitted_count());
-    h = Mix(h, bulk.committed_groups());
-    h = Mix(h, bulk.uncommitted_count());
-    h = Mix(h, cp.untracked_in_flight());
+    const AgentState& s = agents_[a];
+    o.push_back(s.pc | (static_cast<uint64_t>(s.status) << 32) |
+                (static_cast<uint64_t>(s.wait) << 40) |
+                (static_cast<uint64_t>(s.cluster_arrived) << 48));
+    // wait_slot / wait_arg are dead once the wait is over: not state.
+    o.push_back(s.wait == WaitKind::kNone
+                    ? 0
+                    : s.wait_slot | (static_cast<uint64_t>(s.wait_arg) << 32));
+    // The async-group states have no fixed length: their length first.
+    const size_t len_at = o.size();
+    o.push_back(0);
+    CpState(a).ForEachWord(word);
+    BulkState(a).ForEachWord(word);
+    o[len_at] = o.size() - len_at - 1;
+    const int64_t* v = agent_vars(a);
+    for (uint32_t i = 0; i < agent_num_vars(a); ++i) o.push_back(static_cast<uint64_t>(v[i]));
   }
-  for (int64_t v : vars_) h = Mix(h, static_cast<uint64_t>(v));
   for (const model::MbarrierState& b : barriers_) {
-    h = Mix(h, static_cast<uint64_t>(b.life) | (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                   (static_cast<uint64_t>(b.phase) << 32));
-    h = Mix(h, static_cast<uint32_t>(b.pending_count) |
-                   (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-    h = Mix(h, static_cast<uint32_t>(b.tx_count));
+    o.push_back(static_cast<uint64_t>(b.life) |
+                (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
+                (static_cast<uint64_t>(b.phase) << 32));
+    o.push_back(static_cast<uint32_t>(b.pending_count) |
+                (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
+    o.push_back(static_cast<uint32_t>(b.tx_count));
   }
-  for (const model::ClusterBarrier& cb : clusters_) {
-    h = Mix(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
-    h = Mix(h, cb.phase());
-  }
-  for (uint16_t d : smem_data_) h = Mix(h, d);  // empty unless the program has a `readback`
-  for (uint16_t d : global_data_) h = Mix(h, d);
-  for (const model::NamedBarriers& nb : named_) {
-    for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
-      h = Mix(h, nb.arrived(id) | (static_cast<uint64_t>(nb.count(id)) << 32));
-      h = Mix(h, nb.generation(id));
-    }
-  }
-  // In-flight operations as a multiset: order-independent sum of per-op hashes.
-  uint64_t sum = 0;
-  auto op_hash = [](const InFlight& f) {
-    uint64_t x = Mix(0, f.kind | (static_cast<uint64_t>(f.object) << 16));
-    x = Mix(x, f.agent);
-    x = Mix(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
-    x = Mix(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
-    x = Mix(x, f.pc);
-    x = Mix(x, f.id);
-    return x;
-  };
-  for (const InFlight& f : in_flight_) sum += op_hash(f);
-  for (const InFlight& f : deferred_) sum += op_hash(f) * 3;
-  return Mix(h, sum);
+  for (const model::ClusterBarrier& cb : clusters_) cb.ForEachWord(word);
+  for (const model::NamedBarriers& nb : named_) nb.ForEachWord(word);
+  for (uint16_t d : smem_data_) o.push_back(d);  // empty unless the program has a `readback`
+  for (uint16_t d : global_data_) o.push_back(d);
+  AppendOps(in_flight_, out);
+  AppendOps(deferred_, out);
+}
+
+uint64_t Engine::StateHash() const {
+  thread_local std::vector<uint64_t> words;
+  StateWords(&words);
+  uint64_t h = 0x243f6a8885a308d3ull;
+  for (uint64_t w : words) h = fpmix::Word(h, w);
+  return fpmix::Final(h);
 }
 
 const char* PolicyName(Policy p) {
@@ -2937,6 +2950,7 @@ uint64_t Engine::FpObject(uint32_t o) const {
   for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
     if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
     h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
+                      (static_cast<uint64_t>(nb.all_threads(id)) << 31) |
                       (static_cast<uint64_t>(nb.count(id)) << 32));
     h = FpWord(h, nb.generation(id));
   }
@@ -2957,6 +2971,14 @@ uint64_t Engine::FpAgentContent(uint32_t a, uint8_t status) const {
   // explorer's brute-force cross-check found end states differing only there).
   if (s.wait != WaitKind::kNone) {
     c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
+  }
+  // The agent's cluster-barrier participant record (the phase it arrived in): its wait passes
+  // or blocks by it. Hashed with the agent rather than in the cluster barrier's component, so
+  // that a permutation of interchangeable agents permutes it with them (SymmetricFingerprint);
+  // it changes only by the agent's own steps. Without an arrival it is "none" (the flag).
+  if (s.cluster_arrived) {
+    const uint32_t cluster = code_->agents[a].cluster;
+    c = FpWord(c, clusters_[cluster].ParticipantWord(a - code_->cluster_first_agent[cluster]));
   }
   // The async-group states, whole (which group each copy in flight belongs to decides what
   // a wait_group waits for), unless the agent's role issues no async-group operation (then

@@ -332,8 +332,15 @@ class Engine {
   Outcome Step(Choice choice, Footprint* touched);
   Outcome outcome() const { return outcome_; }
   const RunResult& result() const { return result_; }
-  // A hash of the mutable state (agents, variables, barriers, groups, in-flight operations as a
-  // multiset), not of the trace or counters: equal states of different histories hash equal.
+  // The state as words in a canonical order, every field of it, so that two states are equal
+  // exactly when their words are: the outcome; per agent its pc, status, wait (and what it
+  // waits on while it waits), cluster-arrival flag, async-group states and variables; every
+  // mbarrier slot, cluster barrier (with its participants' records) and CTA's named barriers;
+  // the `readback` content tags; the in-flight and deferred operations as multisets (sorted).
+  // Not the trace, the counters, the ready list's order or the policy's cursor. The reference
+  // that StateHash, and the tests of Fingerprint and Pack, are held to.
+  void StateWords(std::vector<uint64_t>* out) const;
+  // A hash of StateWords: equal states of different histories hash equal.
   uint64_t StateHash() const;
   // A 64-bit fingerprint of the same state as StateHash (equal states, equal fingerprints): the
   // explorer stores only this. It is a sum (mod 2^64) of strongly mixed components (per-word
