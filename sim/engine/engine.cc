@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <deque>
 #include <utility>
@@ -818,10 +819,6 @@ void Engine::CopyState(const Engine& o) {
     for (uint32_t w = 0; w < words; ++w) step_log_ok_ = step_log_ok_ && fpc_.w[w] == 0;
   }
 }
-// A member added to Engine (or to RunResult) must be copied by CopyState too (and restored by
-// RestoreStep).
-static_assert(sizeof(Engine) == 1072,
-              "Engine changed: update CopyState and Pack/Unpack (x86-64, libstdc++)");
 
 void Engine::RestoreStep(const Engine& p) {
   if (!step_log_ok_ || code_ != p.code_) {
@@ -896,7 +893,6 @@ void Engine::RestoreStep(const Engine& p) {
   }
 #endif
 }
-static_assert(sizeof(RunResult) == 320, "RunResult changed: update CopyState (x86-64, libstdc++)");
 
 // Engine::Pack's block encoding: runs of (words equal to base's, words that differ, the
 // differing words xor base's), each number a varint (a variable or counter xor its initial
@@ -923,15 +919,11 @@ void Engine::Pack(const Engine& base, std::vector<uint8_t>* out) const {
     for (uint32_t k = same; k < diff; ++k) PutVarint(out, w[k] ^ b[k]);
     i = diff;
   }
-  static_assert(sizeof(InFlight) == 40, "InFlight changed: update Pack and Unpack");
   for (const std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
     PutVarint(out, ops->size());
     for (const InFlight& f : *ops) {
-      PutVarint(out, f.kind | uint64_t{f.flags} << 8 | uint64_t{f.object} << 16);
-      for (uint64_t v : {uint64_t{f.agent}, uint64_t{f.target_cta}, uint64_t{f.slot},
-                         uint64_t{f.index}, uint64_t{f.bytes}, uint64_t{f.pc}, f.id}) {
-        PutVarint(out, v);
-      }
+      std::apply([out](const auto&... v) { (PutVarint(out, static_cast<uint64_t>(v)), ...); },
+                 f.Fields());
     }
   }
   PutPod(out, static_cast<uint32_t>(cp_.size()));
@@ -981,20 +973,16 @@ void Engine::Unpack(const Engine& base, const uint8_t* p, size_t n) {
     PARITY_CHECK(count <= n, "Unpack: damaged packed state");
     ops->resize(count);
     for (InFlight& f : *ops) {
-      uint64_t head = 0;
-      p = GetVarint(p, &head);
-      f.kind = static_cast<uint8_t>(head);
-      f.flags = static_cast<uint8_t>(head >> 8);
-      f.object = static_cast<uint16_t>(head >> 16);
-      uint64_t v[7];
-      for (uint64_t& x : v) p = GetVarint(p, &x);
-      f.agent = static_cast<uint32_t>(v[0]);
-      f.target_cta = static_cast<uint32_t>(v[1]);
-      f.slot = static_cast<uint32_t>(v[2]);
-      f.index = static_cast<uint32_t>(v[3]);
-      f.bytes = static_cast<uint32_t>(v[4]);
-      f.pc = static_cast<uint32_t>(v[5]);
-      f.id = v[6];
+      std::apply(
+          [&p](auto&... v) {
+            auto get = [&p](auto& field) {
+              uint64_t x = 0;
+              p = GetVarint(p, &x);
+              field = static_cast<std::remove_reference_t<decltype(field)>>(x);
+            };
+            (get(v), ...);
+          },
+          f.Fields());
     }
   }
   uint32_t groups = 0;
@@ -2791,16 +2779,14 @@ RunResult Engine::Run() {
 }
 
 namespace {
-// One in-flight operation's words (StateWords): every field, the trace flags included.
+// One in-flight operation's words (StateWords): every field (InFlight::Fields), one word each.
+constexpr size_t kOpWords = std::tuple_size_v<decltype(std::declval<Engine::InFlight>().Fields())>;
 void OpWords(const Engine::InFlight& f, uint64_t* w) {
-  w[0] = f.kind | (static_cast<uint64_t>(f.flags) << 8) | (static_cast<uint64_t>(f.object) << 16) |
-         (static_cast<uint64_t>(f.agent) << 32);
-  w[1] = (static_cast<uint64_t>(f.target_cta) << 32) | f.slot;
-  w[2] = (static_cast<uint64_t>(f.index) << 32) | f.bytes;
-  w[3] = f.pc;
-  w[4] = f.id;
+  std::apply([w](const auto&... v) {
+    size_t i = 0;
+    ((w[i++] = static_cast<uint64_t>(v)), ...);
+  }, f.Fields());
 }
-constexpr size_t kOpWords = 5;
 
 // Appends a multiset of operations in a canonical order (their count, then their words sorted):
 // the list order depends on the history, not on the state.

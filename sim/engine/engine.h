@@ -74,6 +74,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/common/status.h"
@@ -533,6 +534,12 @@ class Engine {
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
     bool operator==(const InFlight&) const = default;  // member by member (not the padding)
+    // Every field, once: Pack/Unpack and StateWords go through this list, so that a field
+    // added here is packed and compared without another edit.
+    auto Fields() { return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, id); }
+    auto Fields() const {
+      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, id);
+    }
   };
 
   // Explorer access to the mutable state (verifier/explore.h).
