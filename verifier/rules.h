@@ -72,7 +72,7 @@ struct Finding {
 };
 
 // Maps an instruction index of a role (TraceEvent::pc) to its statement, compiling the role body
-// in the same order as the engine does (sim/engine/engine.cc CompileBlock: let 1, for 3 + body,
+// in the same order as the engine does (sim/engine/code.h CompileBlock: let 1, for 3 + body,
 // if 1 + then [+ 1 + else], op 1, and one implicit exit at the end). nullptr = the implicit exit.
 class PcMap {
  public:

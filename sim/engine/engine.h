@@ -88,7 +88,7 @@
 
 namespace parity::engine {
 
-// The fingerprint's mixing (engine.cc): one word into a running hash, and the finalisation.
+// The fingerprint's mixing (fingerprint.cc): one word into a running hash, and the finalisation.
 namespace fpmix {
 // xor, multiply by an odd constant, xorshift: for a given word each step is a bijection of the
 // running value, so two word sequences that differ first at word i reach different values
@@ -700,7 +700,7 @@ class Engine {
   std::vector<model::CpAsyncState> cp_;      // per agent of a role with async groups (CpState)
   std::vector<model::BulkAsyncState> bulk_;  // the same
   Slice<model::MbarrierState> barriers_;
-  // `readback` data tracking (empty unless the program has a readback; engine.cc Code):
+  // `readback` data tracking (empty unless the program has a readback; code.h Code):
   // content tag per (CTA, buffer slot) of shared memory and per buffer slot of the global image.
   Slice<uint16_t> smem_data_;
   Slice<uint16_t> global_data_;

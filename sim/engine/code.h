@@ -1,0 +1,198 @@
+// The engine's compiled program (Engine::Code) and what its parts share: the flat
+// instruction form, the agent status values, state-token encoding. Internal to sim/engine: the
+// engine's translation units (create, state, execution, fingerprint) include it.
+#ifndef PARITY_SIM_ENGINE_CODE_H_
+#define PARITY_SIM_ENGINE_CODE_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/model/tensor_map.h"
+#include "sim/model/tma.h"
+
+namespace parity::engine {
+
+using trace::EventKind;
+using trace::TraceEvent;
+
+// ---------------------------------------------------------------------------------------------
+// The compiled program.
+
+namespace internal {
+
+// One instruction of an agent's flat program. Control flow (let/for/if) is compiled to jumps so
+// that a step never walks the statement tree.
+struct Instr {
+  enum Kind : uint8_t {
+    kOp,           // op: execute *op
+    kLet,          // vars[var] = e1
+    kJump,         // pc = target
+    kJumpIfFalse,  // if (!e1) pc = target
+    kForInit,      // vars[var] = e1 (lo)
+    kForTest,      // if (!(vars[var] < e1)) pc = target (hi, exclusive)
+    kForStep,      // vars[var] += e1 (step, default 1, must be > 0); pc = target (the test)
+    kEnd,          // end of the role body: implicit exit
+  };
+  Kind kind = kOp;
+  uint32_t var = 0;
+  ir::ExprId e1 = ir::kNoExpr;
+  uint32_t target = 0;
+  const ir::Op* op = nullptr;
+  const SourceLocation* where = nullptr;
+};
+
+inline constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
+inline constexpr uint32_t kNoGroups = 0xffffffffu;  // Code::group_state of an agent without one
+
+// Content tags of the data tracked for `readback` (Code::tracks_data): the global memory's
+// initial contents, data the model does not name, or 1 + the index in its CTA of the agent whose
+// `write` the bytes are (the GPU runner's `write` data depends only on that and the offset).
+inline constexpr uint16_t kDataInitial = 0;
+inline constexpr uint16_t kDataOther = 0xffff;
+
+// A state token in an agent variable: the phase number in bits 0..31 (what waits on a token
+// read); a token of a .noComplete arrive also carries the pending count before the arrive in
+// bits 32..51 and a flag in bit 52, which mbarrier.pending_count reads (sim/model/mbarrier.h
+// MbarrierToken). Other tokens carry only the phase, so that two arrivals' tokens that differ
+// only in a count nobody may read do not split equal states.
+inline constexpr int kTokenCountShift = 32;
+inline constexpr uint64_t kTokenNoCompleteBit = uint64_t{1} << 52;
+inline int64_t EncodeToken(const model::MbarrierToken& t) {
+  uint64_t v = t.phase;
+  if (t.from_no_complete) {
+    v |= (static_cast<uint64_t>(static_cast<uint32_t>(t.pending_count)) & 0xfffffu)
+             << kTokenCountShift |
+         kTokenNoCompleteBit;
+  }
+  return static_cast<int64_t>(v);
+}
+inline model::MbarrierToken DecodeToken(int64_t var) {
+  const uint64_t v = static_cast<uint64_t>(var);
+  model::MbarrierToken t;
+  t.phase = static_cast<uint32_t>(v);
+  t.from_no_complete = (v & kTokenNoCompleteBit) != 0;
+  if (t.from_no_complete) t.pending_count = static_cast<int32_t>((v >> kTokenCountShift) & 0xfffffu);
+  return t;
+}
+
+inline void CompileBlock(const ir::Block& block, std::vector<Instr>& out) {
+  for (const ir::Stmt& st : block) {
+    if (const auto* let = std::get_if<ir::Let>(&st.node)) {
+      out.push_back({Instr::kLet, let->var, let->value, 0, nullptr, &st.where});
+    } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      out.push_back({Instr::kForInit, f->var, f->lo, 0, nullptr, &st.where});
+      const uint32_t test = static_cast<uint32_t>(out.size());
+      out.push_back({Instr::kForTest, f->var, f->hi, 0, nullptr, &st.where});
+      CompileBlock(f->body, out);
+      out.push_back({Instr::kForStep, f->var, f->step, test, nullptr, &st.where});
+      out[test].target = static_cast<uint32_t>(out.size());
+    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+      const uint32_t branch = static_cast<uint32_t>(out.size());
+      out.push_back({Instr::kJumpIfFalse, 0, i->cond, 0, nullptr, &st.where});
+      CompileBlock(i->then_body, out);
+      if (i->else_body.empty()) {
+        out[branch].target = static_cast<uint32_t>(out.size());
+      } else {
+        const uint32_t jump = static_cast<uint32_t>(out.size());
+        out.push_back({Instr::kJump, 0, ir::kNoExpr, 0, nullptr, &st.where});
+        out[branch].target = static_cast<uint32_t>(out.size());
+        CompileBlock(i->else_body, out);
+        out[jump].target = static_cast<uint32_t>(out.size());
+      }
+    } else {
+      out.push_back({Instr::kOp, 0, ir::kNoExpr, 0, &std::get<ir::Op>(st.node), &st.where});
+    }
+  }
+}
+
+inline uint64_t SplitMix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace internal
+using namespace internal;  // NOLINT: the engine's own translation units only
+
+struct Engine::Code {
+  const ir::Program* program = nullptr;
+  std::vector<int64_t> params;
+  uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
+  std::vector<std::vector<Instr>> roles;  // per role
+  std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
+  // Per role: it issues a cp.async or bulk async-group operation (a TMA or bulk store, a commit,
+  // a wait_group, cp.async.mbarrier.arrive). Only such roles' agents get an entry in Engine::cp_
+  // and bulk_: the others' stay in the initial state, and the explorer copies every state it
+  // steps, so per-agent states nobody uses would be copied (each a nested vector) for nothing.
+  std::vector<uint8_t> role_groups;
+  std::vector<uint32_t> group_state;        // per agent: its index in cp_ / bulk_, or kNoGroups
+  std::vector<AgentInfo> agents;
+  std::vector<ir::BuiltinValues> builtins;  // per agent
+  std::vector<uint32_t> var_offset;         // per agent
+  std::vector<uint32_t> cta_first_agent;    // per global CTA, plus one end entry
+  std::vector<uint32_t> cluster_first_agent;  // per cluster, plus one end entry
+  std::vector<uint32_t> barrier_base;       // per decl: first slot within a CTA
+  std::vector<uint32_t> barrier_size;       // per decl
+  uint32_t barriers_per_cta = 0;
+  std::vector<int64_t> barrier_count;       // per global slot: the declared init count
+  struct Buffer {
+    uint32_t base = 0;   // shared address of slot 0
+    uint32_t bytes = 0;  // per slot
+    uint32_t stages = 0;
+  };
+  std::vector<Buffer> buffers;
+  // Data tracking for `readback` (ir::GlobalReadback), on only when the program has one (every
+  // other program runs, hashes and explores exactly as without it): a content tag per shared
+  // buffer slot of every CTA and per global image of a buffer slot (grid-wide, as the GPU
+  // runner's one bulk global). Slot k of buffer decl b is global slot index buffer_slot_base[b]+k.
+  bool tracks_data = false;
+  std::vector<uint32_t> buffer_slot_base;  // per buffer decl
+  uint32_t buffer_slots = 0;               // slots of all buffer decls
+  struct Map {
+    model::TensorMap map;
+    uint32_t box_bytes = 0;
+    // The model's ValidateTmaSharedAddress answer per 128-byte-granular shared address
+    // (0 unknown, 1 ok, 2 rejected: ask again for the Status). Other addresses always ask.
+    mutable std::vector<uint8_t> smem_ok;
+  };
+  std::vector<Map> maps;
+  // Agent-invariant expressions (no variable reference: params, builtins, constants) are
+  // evaluated once per agent at Create: static_slot[expr] is the column in static_values (one
+  // row of num_static values per agent) or -1; static_ok says the evaluation succeeded (a fault
+  // is re-raised by evaluating at run time, with its location).
+  std::vector<int32_t> static_slot;
+  // Per expression, how the hot path evaluates it without the tree walker.
+  struct FastExpr {
+    // kBinary: a binary operator whose result the engine computes inline from its two operands
+    // (each again a FastExpr); anything that could fault (overflow, division by zero) falls back
+    // to ir::EvalFast, which reports it.
+    enum Class : uint8_t { kConst, kVar, kStatic, kBinary, kGeneral };
+    Class cls = kGeneral;
+    uint8_t op = 0;     // kBinary: ir::BinaryOp
+    uint32_t arg = 0;   // kVar: slot; kStatic: column
+    int64_t value = 0;  // kConst
+    ir::ExprId a = ir::kNoExpr, b = ir::kNoExpr;  // kBinary operands
+  };
+  std::vector<FastExpr> fast;
+  uint32_t num_static = 0;
+  std::vector<int64_t> static_values;
+  std::vector<uint8_t> static_ok;
+  // Multicast destinations by 16-bit mask, as the model answered (filled on first use).
+  // (The index is a flat 64K table so the hot path is one load; std::deque keeps the answers
+  // at stable addresses.)
+  mutable std::vector<int32_t> multicast_index;
+  mutable std::deque<Expected<std::vector<uint32_t>>> multicast;
+};
+
+// AgentState::gen values: numbers never used before by any engine on any thread (create.cc).
+uint64_t NextAgentGen();
+
+}  // namespace parity::engine
+
+#endif  // PARITY_SIM_ENGINE_CODE_H_

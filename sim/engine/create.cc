@@ -1,0 +1,516 @@
+// Engine::Create: binds the program's declarations, lays out the state block and compiles
+// each role to its flat instruction list (the Code every copy of the engine shares).
+#include "sim/engine/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "sim/common/bytes.h"
+#include "sim/common/check.h"
+#include "sim/engine/code.h"
+#include "sim/model/tensor_map.h"
+#include "sim/model/tma.h"
+
+namespace parity::engine {
+
+// ---------------------------------------------------------------------------------------------
+// Create.
+
+namespace {
+
+Expected<int64_t> EvalDecl(const ir::Program& p, const std::vector<int64_t>& params,
+                           ir::ExprId id, const ir::BuiltinValues* builtins, int64_t dflt) {
+  if (id == ir::kNoExpr) return dflt;
+  ir::EvalEnv env;
+  env.params = params.data();
+  env.num_params = params.size();
+  env.builtins = builtins;
+  return ir::Eval(p, id, env);
+}
+
+Status DeclError(const ir::Program& p, const std::string& rule, const std::string& msg,
+                 const SourceLocation& where) {
+  SourceLocation w = where;
+  if (w.file.empty()) w.file = p.file;
+  return Status(rule, msg, w);
+}
+
+std::optional<model::TmaInterleave> ParseInterleave(const std::string& s) {
+  if (s == "none") return model::TmaInterleave::kNone;
+  if (s == "16B") return model::TmaInterleave::k16B;
+  if (s == "32B") return model::TmaInterleave::k32B;
+  return std::nullopt;
+}
+
+}  // namespace
+
+// From a thread's own range (2^40 per thread) of a process-wide sequence of ranges.
+uint64_t NextAgentGen() {
+  static std::atomic<uint64_t> ranges{1};
+  thread_local uint64_t next = 0, end = 0;
+  if (next == end) {
+    next = ranges.fetch_add(1, std::memory_order_relaxed) << 40;
+    end = next + (uint64_t{1} << 40);
+  }
+  return next++;
+}
+
+Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
+                                EngineOptions options) {
+  if (params.size() != program.params.size()) {
+    return DeclError(program, "engine.params",
+                     "expected " + std::to_string(program.params.size()) +
+                         " param values, got " + std::to_string(params.size()),
+                     {});
+  }
+  auto code = std::make_shared<Code>();
+  Code& c = *code;
+  c.program = &program;
+  c.params = std::move(params);
+  const SourceLocation top{program.file, 0, 0};
+
+  // Cluster shape (params only).
+  auto m = EvalDecl(program, c.params, program.cluster_m, nullptr, 1);
+  auto n = EvalDecl(program, c.params, program.cluster_n, nullptr, 1);
+  auto k = EvalDecl(program, c.params, program.clusters, nullptr, 1);
+  if (!m.ok()) return m.status();
+  if (!n.ok()) return n.status();
+  if (!k.ok()) return k.status();
+  if (*m < 1 || *n < 1 || *m * *n > static_cast<int64_t>(model::kMaxClusterCtas)) {
+    return DeclError(program, "engine.cluster-shape",
+                     "cluster " + std::to_string(*m) + "x" + std::to_string(*n) +
+                         " is not 1..16 CTAs (sm_90 portable cluster size limit is 8, "
+                         "non-portable 16)",
+                     top);
+  }
+  if (*k < 1 || *k > 65535) {
+    return DeclError(program, "engine.clusters",
+                     "clusters = " + std::to_string(*k) + " is outside 1..65535", top);
+  }
+  c.cluster_m = static_cast<uint32_t>(*m);
+  c.cluster_n = static_cast<uint32_t>(*n);
+  c.cluster_size = c.cluster_m * c.cluster_n;
+  c.clusters = static_cast<uint32_t>(*k);
+  c.num_ctas = c.cluster_size * c.clusters;
+
+  // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations.
+  auto cta_builtins = [&](uint32_t cluster, uint32_t rank, uint32_t agent) {
+    return ir::MakeBuiltins(rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m,
+                            c.cluster_n, cluster, agent);
+  };
+  const ir::BuiltinValues b0 = cta_builtins(0, 0, 0);
+
+  // Buffers: laid out in declaration order, each aligned, slots contiguous. The layout is the
+  // same in every CTA (declarations evaluate with CTA 0's builtins).
+  uint64_t addr = 0;
+  for (const ir::BufferDecl& d : program.buffers) {
+    auto stages = EvalDecl(program, c.params, d.stages, &b0, 1);
+    auto bytes = EvalDecl(program, c.params, d.bytes, &b0, 0);
+    auto align = EvalDecl(program, c.params, d.align, &b0, 1024);
+    if (!stages.ok()) return stages.status();
+    if (!bytes.ok()) return bytes.status();
+    if (!align.ok()) return align.status();
+    if (*stages < 1 || *bytes < 1 || *align < 1 || (*align & (*align - 1)) != 0) {
+      return DeclError(program, "engine.buffer",
+                       "buffer " + d.name + ": stages and bytes must be positive and align a "
+                       "power of two",
+                       d.where);
+    }
+    addr = (addr + static_cast<uint64_t>(*align) - 1) & ~(static_cast<uint64_t>(*align) - 1);
+    c.buffers.push_back({static_cast<uint32_t>(addr), static_cast<uint32_t>(*bytes),
+                         static_cast<uint32_t>(*stages)});
+    addr += static_cast<uint64_t>(*stages) * static_cast<uint64_t>(*bytes);
+    if (addr > model::kMaxSharedBytesPerCta) {
+      return DeclError(program, "engine.smem-size",
+                       "buffers need " + std::to_string(addr) + " bytes of shared memory per CTA, "
+                       "more than the " + std::to_string(model::kMaxSharedBytesPerCta) +
+                       " bytes an sm_90 CTA can have",
+                       d.where);
+    }
+  }
+
+  for (const Code::Buffer& b : c.buffers) {
+    c.buffer_slot_base.push_back(c.buffer_slots);
+    c.buffer_slots += b.stages;
+  }
+
+  // Barrier arrays: sizes equal in every CTA; counts may depend on the CTA.
+  for (const ir::BarrierDecl& d : program.barriers) {
+    auto size = EvalDecl(program, c.params, d.size, &b0, 1);
+    if (!size.ok()) return size.status();
+    if (*size < 1 || *size > 65535) {
+      return DeclError(program, "engine.barrier",
+                       "barrier " + d.name + ": size " + std::to_string(*size) +
+                           " is outside 1..65535",
+                       d.where);
+    }
+    c.barrier_base.push_back(c.barriers_per_cta);
+    c.barrier_size.push_back(static_cast<uint32_t>(*size));
+    c.barriers_per_cta += static_cast<uint32_t>(*size);
+  }
+  c.barrier_count.resize(static_cast<size_t>(c.num_ctas) * c.barriers_per_cta);
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    for (uint32_t r = 0; r < c.cluster_size; ++r) {
+      const ir::BuiltinValues b = cta_builtins(cl, r, 0);
+      const uint32_t cta = cl * c.cluster_size + r;
+      for (size_t i = 0; i < program.barriers.size(); ++i) {
+        auto count = EvalDecl(program, c.params, program.barriers[i].count, &b, 1);
+        if (!count.ok()) return count.status();
+        for (uint32_t j = 0; j < c.barrier_size[i]; ++j) {
+          c.barrier_count[static_cast<size_t>(cta) * c.barriers_per_cta + c.barrier_base[i] + j] =
+              *count;
+        }
+      }
+    }
+  }
+
+  // Tensor maps: the model validates them (cuTensorMapEncodeTiled rules).
+  for (const ir::TensorMapDecl& d : program.tensor_maps) {
+    Code::Map mp;
+    auto dt = model::ParseDataType(d.dtype);
+    auto sw = model::ParseSwizzle(d.swizzle);
+    auto il = ParseInterleave(d.interleave);
+    if (!dt || !sw || !il || (d.oob_fill != "zero" && d.oob_fill != "nan")) {
+      return DeclError(program, "engine.tensor-map",
+                       "tensormap " + d.name + ": unknown dtype, swizzle, interleave or oob fill",
+                       d.where);
+    }
+    if (d.global_dims.empty() || d.global_dims.size() > model::kTmaMaxRank ||
+        d.box_dims.size() != d.global_dims.size()) {
+      return DeclError(program, "tensor-map.rank",
+                       "tensormap " + d.name + ": rank must be 1..5 with one box dim per dim",
+                       d.where);
+    }
+    mp.map.data_type = *dt;
+    mp.map.swizzle = *sw;
+    mp.map.interleave = *il;
+    mp.map.oob_fill =
+        d.oob_fill == "nan" ? model::TmaOobFill::kNanRequestZeroFma : model::TmaOobFill::kZero;
+    mp.map.rank = static_cast<uint32_t>(d.global_dims.size());
+    uint64_t packed = model::ElementBytes(*dt);
+    for (uint32_t i = 0; i < mp.map.rank; ++i) {
+      auto g = EvalDecl(program, c.params, d.global_dims[i], &b0, 1);
+      auto bx = EvalDecl(program, c.params, d.box_dims[i], &b0, 1);
+      if (!g.ok()) return g.status();
+      if (!bx.ok()) return bx.status();
+      mp.map.global_dim[i] = static_cast<uint64_t>(std::max<int64_t>(*g, 0));
+      mp.map.box_dim[i] = static_cast<uint32_t>(std::clamp<int64_t>(*bx, 0, 1 << 20));
+      if (i < d.element_strides.size()) {
+        auto es = EvalDecl(program, c.params, d.element_strides[i], &b0, 1);
+        if (!es.ok()) return es.status();
+        mp.map.element_strides[i] = static_cast<uint32_t>(std::clamp<int64_t>(*es, 0, 1 << 20));
+      }
+      if (i + 1 < mp.map.rank) {
+        packed *= mp.map.global_dim[i];
+        if (i < d.global_strides.size()) {
+          auto st = EvalDecl(program, c.params, d.global_strides[i], &b0, 0);
+          if (!st.ok()) return st.status();
+          mp.map.global_strides[i] = static_cast<uint64_t>(std::max<int64_t>(*st, 0));
+        } else {
+          mp.map.global_strides[i] = packed;  // packed layout
+        }
+      }
+    }
+    Status v = model::ValidateTensorMap(mp.map);
+    if (!v.ok()) return v.At(d.where.file.empty() ? top : d.where);
+    mp.box_bytes = static_cast<uint32_t>(model::BoxBytes(mp.map));
+    mp.smem_ok.assign(model::kMaxSharedBytesPerCta / 128 + 1, 0);
+    c.maps.push_back(mp);
+  }
+
+  // Roles: compile each body once.
+  for (const ir::Role& role : program.roles) {
+    std::vector<Instr> instrs;
+    CompileBlock(role.body, instrs);
+    instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
+    if (instrs.size() > 0xffff) {
+      return DeclError(program, "engine.program-size",
+                       "role " + role.name + " compiles to more than 65535 instructions",
+                       role.where);
+    }
+    // The explorer's solo look-ahead (Engine::AgentFuture) is exact only when the role's control
+    // flow and operands cannot depend on what a barrier answered: no test_wait result, no
+    // state token.
+    bool solo_ok = true;
+    for (const Instr& in : instrs) {
+      if (in.kind != Instr::kOp) continue;
+      if (const auto* w = std::get_if<ir::MbarrierWait>(in.op)) {
+        if (w->result_var != 0xffffffffu || w->token_var != 0xffffffffu) solo_ok = false;
+      } else if (const auto* ar = std::get_if<ir::MbarrierArrive>(in.op)) {
+        if (ar->token_var != 0xffffffffu) solo_ok = false;
+      } else if (std::holds_alternative<ir::MbarrierPendingCount>(*in.op) ||
+                 std::holds_alternative<ir::GlobalReadback>(*in.op)) {
+        // The result reads a token or what the stores left in global memory.
+        solo_ok = false;
+        if (std::holds_alternative<ir::GlobalReadback>(*in.op)) c.tracks_data = true;
+      }
+    }
+    c.role_solo_ok.push_back(solo_ok);
+    bool groups = false;
+    for (const Instr& in : instrs) {
+      if (in.kind != Instr::kOp) continue;
+      groups = groups || std::holds_alternative<ir::TmaStore>(*in.op) ||
+               std::holds_alternative<ir::BulkStore>(*in.op) ||
+               std::holds_alternative<ir::BulkCommit>(*in.op) ||
+               std::holds_alternative<ir::BulkWait>(*in.op) ||
+               std::holds_alternative<ir::CpAsync>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncCommit>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncWait>(*in.op) ||
+               std::holds_alternative<ir::CpAsyncMbarrierArrive>(*in.op);
+    }
+    c.role_groups.push_back(groups ? 1 : 0);
+    c.roles.push_back(std::move(instrs));
+  }
+
+  // Agents.
+  Engine e;
+  uint32_t var_total = 0;
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+    for (uint32_t r = 0; r < c.cluster_size; ++r) {
+      const uint32_t cta = cl * c.cluster_size + r;
+      c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+      const ir::BuiltinValues b = cta_builtins(cl, r, 0);
+      uint32_t in_cta = 0;
+      for (uint32_t ro = 0; ro < program.roles.size(); ++ro) {
+        const ir::Role& role = program.roles[ro];
+        auto when = EvalDecl(program, c.params, role.when, &b, 1);
+        auto count = EvalDecl(program, c.params, role.count, &b, 1);
+        auto threads = EvalDecl(program, c.params, role.threads, &b, 1);
+        if (!when.ok()) return when.status();
+        if (!count.ok()) return count.status();
+        if (!threads.ok()) return threads.status();
+        if (*when == 0) continue;
+        if (*count < 0 || *count > 1024 || *threads < 1 || *threads > 1024) {
+          return DeclError(program, "engine.role",
+                           "role " + role.name + ": count must be 0..1024 and threads 1..1024",
+                           role.where);
+        }
+        for (uint32_t i = 0; i < static_cast<uint32_t>(*count); ++i) {
+          AgentInfo info;
+          info.cluster = cl;
+          info.cta = r;
+          info.cta_global = cta;
+          info.role = ro;
+          info.index_in_role = i;
+          info.index_in_cta = in_cta++;
+          info.threads = static_cast<uint32_t>(*threads);
+          c.agents.push_back(info);
+          c.builtins.push_back(cta_builtins(cl, r, i));
+          c.var_offset.push_back(var_total);
+          var_total += role.num_vars;
+        }
+      }
+      if (in_cta > 0xfffe) {
+        return DeclError(program, "engine.role", "more than 65534 agents in one CTA", top);
+      }
+    }
+  }
+  c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+  c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+
+  // `readback` tracks only data that `write` put in a bulk.store's source: a buffer that is both
+  // a bulk.store source and a copy destination (TMA, bulk, cp.async, st.async) would hold data
+  // the model does not name, so such a program is refused rather than answered wrongly.
+  if (c.tracks_data) {
+    std::vector<uint8_t> stored(program.buffers.size(), 0), copied(program.buffers.size(), 0);
+    for (const auto& role_code : c.roles) {
+      for (const Instr& in : role_code) {
+        if (in.kind != Instr::kOp) continue;
+        if (const auto* o = std::get_if<ir::BulkStore>(in.op)) stored[o->src.buffer] = 1;
+        if (const auto* o = std::get_if<ir::TmaLoad>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::BulkLoad>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::CpAsync>(in.op)) copied[o->dst.buffer] = 1;
+        if (const auto* o = std::get_if<ir::StAsync>(in.op)) copied[o->dst.buffer] = 1;
+      }
+    }
+    for (size_t b = 0; b < program.buffers.size(); ++b) {
+      if (stored[b] && copied[b]) {
+        return DeclError(program, "engine.readback-untracked",
+                         "buffer " + program.buffers[b].name +
+                             " is both a bulk.store source and a copy destination: `readback` "
+                             "models only data written into a store source by `write`",
+                         program.buffers[b].where);
+      }
+    }
+  }
+
+  // Agent-invariant expressions (see Code::static_slot).
+  {
+    const size_t ne = program.exprs.size();
+    std::vector<int8_t> dyn(ne, -1);  // -1 unknown, 0 static, 1 depends on a variable
+    std::vector<ir::ExprId> stack;
+    auto is_dynamic = [&](ir::ExprId root) {
+      // Iterative post-order over the arena (expressions form a DAG).
+      stack.assign(1, root);
+      while (!stack.empty()) {
+        const ir::ExprId id = stack.back();
+        if (id >= ne) { stack.pop_back(); continue; }
+        if (dyn[id] >= 0) { stack.pop_back(); continue; }
+        const ir::Expr& x = program.exprs[id];
+        if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+        bool pending = false;
+        int8_t d = 0;
+        for (ir::ExprId ch : {x.a, x.b, x.c}) {
+          if (ch == ir::kNoExpr || ch >= ne) continue;
+          if (dyn[ch] < 0) { stack.push_back(ch); pending = true; }
+          else d |= dyn[ch];
+        }
+        if (!pending) { dyn[id] = d; stack.pop_back(); }
+      }
+      return dyn[root] == 1;
+    };
+    c.static_slot.assign(ne, -1);
+    for (ir::ExprId id = 0; id < ne; ++id) {
+      if (program.exprs[id].kind == ir::Expr::Kind::kConst || is_dynamic(id)) continue;
+      c.static_slot[id] = static_cast<int32_t>(c.num_static++);
+    }
+    c.fast.resize(ne);
+    for (ir::ExprId id = 0; id < ne; ++id) {
+      const ir::Expr& x = program.exprs[id];
+      Code::FastExpr& f = c.fast[id];
+      if (x.kind == ir::Expr::Kind::kConst) {
+        f.cls = Code::FastExpr::kConst;
+        f.value = x.value;
+      } else if (x.kind == ir::Expr::Kind::kVar) {
+        f.cls = Code::FastExpr::kVar;
+        f.arg = x.index;
+      } else if (c.static_slot[id] >= 0) {
+        f.cls = Code::FastExpr::kStatic;
+        f.arg = static_cast<uint32_t>(c.static_slot[id]);
+      } else if (x.kind == ir::Expr::Kind::kBinary && x.a < ne && x.b < ne) {
+        const auto op = static_cast<ir::BinaryOp>(x.op);
+        // Not the short-circuit forms (their right operand may not be evaluated) nor shifts.
+        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr && op != ir::BinaryOp::kShl &&
+            op != ir::BinaryOp::kShr) {
+          f.cls = Code::FastExpr::kBinary;
+          f.op = x.op;
+          f.a = x.a;
+          f.b = x.b;
+        }
+      }
+    }
+    c.static_values.assign(static_cast<size_t>(c.num_static) * c.agents.size(), 0);
+    c.static_ok.assign(c.static_values.size(), 0);
+    for (size_t a = 0; a < c.agents.size(); ++a) {
+      ir::EvalEnv env;
+      env.params = c.params.data();
+      env.num_params = c.params.size();
+      env.builtins = &c.builtins[a];
+      for (ir::ExprId id = 0; id < ne; ++id) {
+        if (c.static_slot[id] < 0) continue;
+        ir::EvalFault fault;
+        const int64_t v = ir::EvalFast(program, id, env, &fault);
+        const size_t at = a * c.num_static + static_cast<size_t>(c.static_slot[id]);
+        c.static_values[at] = v;
+        c.static_ok[at] = fault.ok() ? 1 : 0;
+      }
+    }
+    // An agent-invariant expression with the same value for every agent and no fault (one of
+    // params and constants only, typically) is a constant: one load less per use.
+    for (ir::ExprId id = 0; id < ne; ++id) {
+      if (c.fast[id].cls != Code::FastExpr::kStatic || c.agents.empty()) continue;
+      const uint32_t col = c.fast[id].arg;
+      bool same = true;
+      for (size_t a = 0; a < c.agents.size() && same; ++a) {
+        const size_t at = a * c.num_static + col;
+        same = c.static_ok[at] && c.static_values[at] == c.static_values[col];
+      }
+      if (!same) continue;
+      c.fast[id].cls = Code::FastExpr::kConst;
+      c.fast[id].value = c.static_values[col];
+    }
+  }
+
+  e.code_ = code;
+  e.options_ = options;
+  // The state block: every part at an 8-byte aligned offset.
+  Layout l;
+  uint64_t bytes = 0;
+  auto place = [&](uint32_t count, size_t size) {
+    const uint64_t at = bytes;
+    bytes += (count * size + 7) & ~size_t{7};
+    return static_cast<uint32_t>(at);
+  };
+  const uint32_t n_agents = static_cast<uint32_t>(c.agents.size());
+  l.n_agents = n_agents;
+  l.agents = place(n_agents, sizeof(AgentState));
+  l.n_vars = var_total;
+  l.vars = place(var_total, sizeof(int64_t));
+  l.n_barriers = static_cast<uint32_t>(c.barrier_count.size());
+  l.barriers = place(l.n_barriers, sizeof(model::MbarrierState));
+  l.n_named = c.num_ctas;
+  l.named = place(l.n_named, sizeof(model::NamedBarriers));
+  if (c.tracks_data) {
+    l.n_smem = c.num_ctas * c.buffer_slots;
+    l.n_global = c.buffer_slots;
+  }
+  l.smem = place(l.n_smem, sizeof(uint16_t));
+  l.global = place(l.n_global, sizeof(uint16_t));
+  l.ready = place(n_agents, sizeof(uint32_t));
+  l.ready_len = place(1, sizeof(uint32_t));
+  // The fingerprint cache's words (FpParts); the objects are num_objects()'s.
+  l.first_agent_object = l.n_barriers + c.clusters + c.num_ctas;
+  l.n_objects = l.first_agent_object + n_agents;
+  const FpLayout parts = FpParts(l.n_objects, n_agents);
+  l.fp_obj = parts.obj;
+  l.fp_ops = parts.ops;
+  l.fp_fin = parts.fin;
+  l.n_fp = FpWords(l.n_objects, n_agents);
+  l.fp = place(l.n_fp, sizeof(uint64_t));
+  PARITY_CHECK(bytes < (uint64_t{1} << 31), "Engine: the state is too large");
+  l.words = static_cast<uint32_t>(bytes / 8);
+  static std::atomic<uint64_t> layouts{0};
+  l.id = layouts.fetch_add(1, std::memory_order_relaxed) + 1;
+  e.Allocate(l);
+  for (AgentState& s : e.agents_) {
+    new (&s) AgentState();
+    s.gen = NextAgentGen();
+  }
+  uint32_t group_states = 0;
+  for (const AgentInfo& info : c.agents) {
+    c.group_state.push_back(c.role_groups[info.role] ? group_states++ : kNoGroups);
+  }
+  e.cp_.resize(group_states);
+  e.bulk_.resize(group_states);
+  for (model::MbarrierState& b : e.barriers_) new (&b) model::MbarrierState();
+  std::fill(e.smem_data_.begin(), e.smem_data_.end(), kDataOther);
+  std::fill(e.global_data_.begin(), e.global_data_.end(), kDataInitial);
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    e.clusters_.emplace_back(c.cluster_first_agent[cl + 1] - c.cluster_first_agent[cl]);
+  }
+  for (uint32_t cta = 0; cta < c.num_ctas; ++cta) {
+    uint32_t threads = 0;
+    for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
+      threads += c.agents[a].threads;
+    }
+    new (&e.named_[cta]) model::NamedBarriers(threads);
+  }
+  for (uint32_t a = 0; a < c.agents.size(); ++a) {
+    e.agents_[a].ready_pos = static_cast<uint32_t>(e.ready_.size());
+    e.ready_.push_back(a);
+  }
+  e.rng_ = options.seed ^ 0x5eed5eed5eed5eedull;
+  e.in_flight_.reserve(1024);
+  if (e.ready_.empty()) e.outcome_ = Outcome::kCompleted;
+  e.result_.outcome = e.outcome_;
+  return e;
+}
+
+Engine Engine::IsolatedCopy() const {
+  Engine e(*this);
+  e.code_ = std::make_shared<const Code>(*code_);
+  return e;
+}
+
+}  // namespace parity::engine
