@@ -50,15 +50,8 @@ constexpr uint8_t kCArrive = static_cast<uint8_t>(engine::Access::kClusterArrive
 constexpr uint8_t kExitAcc = static_cast<uint8_t>(engine::Access::kExit);
 constexpr uint8_t kArr = static_cast<uint8_t>(engine::Access::kArrive);
 constexpr uint8_t kWaitK = static_cast<uint8_t>(engine::Access::kWait);
+// A blocked unit's wait: what can enable it (see Conflict).
 constexpr uint8_t kWaitNes = 0xfe;
-// Seeding a second expected cluster peer (see Choose) gave more states on the 2x2 GEMM
-// (865K vs 324K at 2 stages, 2 k-tiles): off.
-constexpr bool kSeedClusterPeer = false;
-constexpr int kRulesOff = 0;  // Reducer::dbg_
-// The cluster-barrier rule in Meets (sound, but it gave more states on the 2x2 GEMM: smaller
-// persistent sets here led the search through more states overall): off.
-// (A blocked unit's wait: what can enable it, see Conflict.)
-constexpr bool kClusterHeldRule = false;
 
 // Per access kind (engine::Access, kOther .. kWait) the objects (Reducer::ObjBit) accessed so,
 // and their union.
@@ -75,7 +68,7 @@ class Reducer {
   // objects; false: the per-object one (Choose's general path) everywhere (tests compare them).
   Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true)
       : n_obj_(root.num_objects()), guarded_(guarded_waits), phase_bounded_(phase_bounded) {
-    masks_ = masks && n_obj_ <= 64 && dbg_ == 0 && !kClusterHeldRule && !kSeedClusterPeer;
+    masks_ = masks && n_obj_ <= 64;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
       n_clusters_ = std::max(n_clusters_, root.agent_info(a).cluster + 1);
@@ -176,8 +169,6 @@ class Reducer {
     }
     return &m.fp;
   }
-
-  int dbg() const { return dbg_; }
 
   // Marks in `take` (one flag per choice) the steps of the smallest persistent set found.
   // `guard` (per agent, empty for none): the mbarrier slot a runnable agent's next step would
@@ -301,28 +292,13 @@ class Reducer {
       unit_cluster_[y] = units_[y].agent != kNoAgent ? e.agent_info(units_[y].agent).cluster
                                                      : 0xffffffffu;
     }
-    if constexpr (kClusterHeldRule || kSeedClusterPeer) {
-      // Agents still expected at their cluster barrier's current phase (not exited, not
-      // arrived).
-      missing_.assign(n, 0);
-      first_missing_.assign(n_clusters_, 0xffffffffu);
-      for (size_t y = 0; y < n; ++y) {
-        const uint32_t a = units_[y].agent;
-        if (a == kNoAgent || e.agent_state(a).status == 2 || e.ClusterArrivalOutstanding(a)) {
-          continue;
-        }
-        missing_[y] = 1;
-        uint32_t& fm = first_missing_[e.agent_info(a).cluster];
-        if (fm == 0xffffffffu) fm = static_cast<uint32_t>(y);
-      }
-    }
     in_.assign(n, 0);
     fmask_.resize(n);
     // Pass 1: the first start whose closure holds one enabled step.
     size_t best = n + 1;
     for (size_t start = 0; start < n_enabled; ++start) {
       SetFutures(start);
-      if (Closure(start, n, 2) == 1) {
+      if (Closure(start, 2) == 1) {
         best = 1;
         best_set_ = in_;
         break;
@@ -331,29 +307,10 @@ class Reducer {
     // Pass 2 (no singleton): the smallest closure over every start.
     for (size_t start = 0; start < n_enabled && best > 1; ++start) {
       SetFutures(start);
-      // A second agent that still has to arrive at the same cluster barrier, seeded into the
-      // set with a start that arrives there: then no step outside the set completes that
-      // barrier's phase, and the cluster accesses outside it commute with the set's (Meets).
-      size_t seed = n;
-      if constexpr (kSeedClusterPeer) {
-        if (units_[start].agent != kNoAgent && missing_[start] &&
-            TouchesOnlyCluster(e, units_[start])) {
-          const uint32_t cl = e.agent_info(units_[start].agent).cluster;
-          for (size_t w = 0; w < n_enabled; ++w) {
-            if (w != start && units_[w].agent != kNoAgent && missing_[w] &&
-                e.agent_info(units_[w].agent).cluster == cl && TouchesOnlyCluster(e, units_[w])) {
-              seed = w;
-              break;
-            }
-          }
-        }
-      }
-      for (int variant = 0; variant < (seed < n ? 2 : 1); ++variant) {
-        const size_t enabled_in = Closure(start, variant == 1 ? seed : n, best);
-        if (enabled_in < best) {
-          best = enabled_in;
-          best_set_ = in_;
-        }
+      const size_t enabled_in = Closure(start, best);
+      if (enabled_in < best) {
+        best = enabled_in;
+        best_set_ = in_;
       }
     }
     take->assign(n_enabled, 0);
@@ -432,7 +389,7 @@ class Reducer {
     const Engine& e = *e_;
     uint32_t trunc_cluster = 0xffffffffu;
     size_t own = n_units_;  // the truncating unit itself keeps its full future
-    if ((dbg_ & 32) == 0 && units_[start].agent != kNoAgent && units_[start].enabled &&
+    if (units_[start].agent != kNoAgent && units_[start].enabled &&
         !e.ClusterArrivalOutstanding(units_[start].agent)) {
       trunc_cluster = e.agent_info(units_[start].agent).cluster;
       own = start;
@@ -488,20 +445,15 @@ class Reducer {
     fmask_[y] = u.future_mask;
   }
 
-  // The closure of {start} (and `seed` when < n) under Meets (explore.h); stops as soon as it
-  // holds `bound` enabled units. Returns the number of enabled units in it (>= bound: stopped).
-  size_t Closure(size_t start, size_t seed, size_t bound) {
+  // The closure of {start} under Meets (explore.h); stops as soon as it holds `bound` enabled
+  // units. Returns the number of enabled units in it (>= bound: stopped).
+  size_t Closure(size_t start, size_t bound) {
     const size_t n = n_units_;
     std::fill(in_.begin(), in_.end(), 0);
     work_.clear();
     in_[start] = 1;
     work_.push_back(start);
     size_t enabled_in = 1;
-    if (seed < n) {
-      in_[seed] = 1;
-      work_.push_back(seed);
-      ++enabled_in;
-    }
     while (!work_.empty() && enabled_in < bound) {
       const size_t x = work_.back();
       work_.pop_back();
@@ -542,7 +494,7 @@ class Reducer {
   // and only arrivals lower it, so no complete_tx can complete the phase on any path of steps
   // outside the set (engine.h, Access::kCompleteTx).
   bool TxCommutes(uint32_t o) const {
-    if ((dbg_ & 16) != 0 || o >= n_slots_) return false;
+    if (o >= n_slots_) return false;
     const model::MbarrierState& st = e_->slot_state(o);
     return st.life == model::MbarrierLife::kLive && st.pending_count > 0;
   }
@@ -644,8 +596,8 @@ class Reducer {
       }
     }
     for (uint32_t o = 0; o < n_slots; ++o) {
-      balanced_[o] = (dbg_ & 8) == 0 && BalancedSlot(e.slot_state(o), sum_[o]);
-      if (balanced_[o] || (dbg_ & 8) != 0 || !asked_[o] || !MayGate(e, o)) continue;
+      balanced_[o] = BalancedSlot(e.slot_state(o), sum_[o]);
+      if (balanced_[o] || !asked_[o] || !MayGate(e, o)) continue;
       const engine::UpdateTally t = GatedSums(e, o);
       if (!BalancedSlot(e.slot_state(o), t)) continue;
       balanced_[o] = 1;
@@ -967,13 +919,13 @@ class Reducer {
       if (TxCommutes(o)) return fk == kOther || fk == kArr;
       return fk != kWaitK;  // another wait never enables it
     }
-    if ((dbg_ & 1) == 0 && k == kWaitK && fk == kWaitK) return false;  // two waits commute
+    if (k == kWaitK && fk == kWaitK) return false;  // two waits commute
     if (k == kOther || fk == kOther) return true;
     const bool bal = o < balanced_.size() && balanced_[o];
     if (k == kTx && fk == kTx) return !(bal || TxCommutes(o));
     if ((k == kTx || k == kArr) && (fk == kTx || fk == kArr)) return !bal;
-    if ((dbg_ & 64) == 0 && k == kCArrive && fk == kCArrive) return false;
-    if ((dbg_ & 64) == 0 && k == kExitAcc && fk == kExitAcc) return false;
+    if (k == kCArrive && fk == kCArrive) return false;
+    if (k == kExitAcc && fk == kExitAcc) return false;
     return true;
   }
   // Whether unit y (not in the set) must join because of unit x (in the set).
@@ -991,19 +943,6 @@ class Reducer {
         if (!StuckMay(units_[x].agent, units_[y].agent)) continue;
         if (fk == kTx || (fk == kArr && e_->slot_state(o).preceding_phase_observed)) continue;
       }
-      if (kClusterHeldRule && o >= n_slots_ && o < n_slots_ + n_clusters_) {
-        // A cluster barrier (accesses: arrive, wait, exit). While an agent of the set other
-        // than x is still expected in the current phase, no step outside the set completes the
-        // phase, and accesses that do not complete it commute: arrivals and exits only count,
-        // waits only read the phase (and their own arrival). A blocked wait needs every
-        // expected agent to arrive or exit: one of them is a necessary enabling set.
-        const uint32_t cl = o - n_slots_;
-        if (MissingInSet(cl, x)) continue;
-        if (k == kWaitNes && first_missing_[cl] != 0xffffffffu) {
-          if (first_missing_[cl] == y) return true;
-          continue;
-        }
-      }
       if (o < balanced_.size() && balanced_[o]) {
         // On a balanced barrier the phase completes exactly with the last of the outstanding
         // updates (ComputeBalanced), so while a unit of the set still holds one, no step
@@ -1012,7 +951,7 @@ class Reducer {
         // only the phase).
         const bool upd_k = k == kTx || k == kArr;
         const bool upd_f = fk == kTx || fk == kArr;
-        if ((dbg_ & 2) == 0 && k == kWaitNes && complete_with_last_[o]) {
+        if (k == kWaitNes && complete_with_last_[o]) {
           // A blocked wait: every path that enables it completes the phase and so contains
           // every outstanding update; one holder of one is a necessary enabling set.
           const std::vector<uint32_t>& hs = holders_[o];
@@ -1026,35 +965,13 @@ class Reducer {
         // with an arrival involved the flag must already be set (it stays set: the phase does
         // not complete outside the set).
         const bool flag_ok = observed_[o] != 0;
-        if ((dbg_ & 4) == 0) {
-          if (upd_k && fk == kWaitK && (k == kTx || flag_ok) && HeldInSet(o, x)) continue;
-          if (k == kWaitK && upd_f && (fk == kTx || flag_ok) && HeldInSet(o, x)) continue;
-          if (upd_k && fk == kOther && flag_ok && HeldInSet(o, x)) continue;
-        }
+        if (upd_k && fk == kWaitK && (k == kTx || flag_ok) && HeldInSet(o, x)) continue;
+        if (k == kWaitK && upd_f && (fk == kTx || flag_ok) && HeldInSet(o, x)) continue;
+        if (upd_k && fk == kOther && flag_ok && HeldInSet(o, x)) continue;
       }
       if (Conflict(o, k, fk)) return true;
     }
     return false;
-  }
-  bool MissingInSet(uint32_t cluster, size_t x) const {
-    for (size_t u = 0; u < n_units_; ++u) {
-      if (u != x && in_[u] && missing_[u] && unit_cluster_[u] == cluster) return true;
-    }
-    return false;
-  }
-  // Whether the unit's step touches nothing shared but its cluster barrier (and its own
-  // async-group state).
-  bool TouchesOnlyCluster(const Engine& e, const Unit& u) const {
-    if (u.now_all || !u.enabled) return false;
-    bool cluster = false;
-    for (const auto& [o, k] : u.now) {
-      if (kClusterHeldRule && o >= n_slots_ && o < n_slots_ + n_clusters_) {
-        cluster = true;
-      } else if (o != e.GroupsObject(u.agent)) {
-        return false;
-      }
-    }
-    return cluster;
   }
   // Whether a unit of the set other than x holds an outstanding update of slot o.
   bool HeldInSet(uint32_t o, size_t x) const {
@@ -1299,8 +1216,8 @@ class Reducer {
     }
     if (n_inexact_ != 0) return f;
     engine::UpdateTally t = WholeSums(e, o);
-    f.bal = (dbg_ & 8) == 0 && BalancedSlot(st, t);
-    if (!f.bal && (dbg_ & 8) == 0 && MayGate(e, o)) {
+    f.bal = BalancedSlot(st, t);
+    if (!f.bal && MayGate(e, o)) {
       t = GatedSums(e, o);
       f.bal = BalancedSlot(st, t);
       if (f.bal) {
@@ -1697,10 +1614,7 @@ class Reducer {
   // Rule switches for experiments (bits: 1 wait-wait, 2 one-holder NES, 4 wait vs held update,
   // 8 balanced barriers, 16 complete_tx-only, 32 cluster-wait truncation, 64 cluster
   // arrive/exit kinds, 128 predicted footprints); a set bit switches a rule off. All on.
-  int dbg_ = kRulesOff;
   uint32_t n_clusters_ = 0;
-  std::vector<uint8_t> missing_;
-  std::vector<uint32_t> first_missing_;
   std::vector<uint32_t> unit_cluster_;
   std::vector<std::vector<uint32_t>> holders_;
   std::vector<engine::UpdateTally> sum_;
@@ -1959,9 +1873,7 @@ class Search {
         if (c.kind == Choice::Kind::kAgent) {
           uint32_t blocks_on = Engine::kNoSlot;
           const Footprint* peeked =
-              (w.reducer->dbg() & 128) == 0
-                  ? w.reducer->Peek(e, c.index, options_.guarded_waits ? &blocks_on : nullptr)
-                  : nullptr;
+              w.reducer->Peek(e, c.index, options_.guarded_waits ? &blocks_on : nullptr);
           if (blocks_on != Engine::kNoSlot) {
             w.guard[c.index] = blocks_on;
             ++n_guarded;

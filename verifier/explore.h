@@ -84,8 +84,7 @@
 // is still expected at its cluster barrier and is in the set truncates its cluster peers'
 // futures at their next barrier.cluster.wait; waits commute with waits, and on a balanced barrier
 // with updates that cannot complete the phase while a unit of the set still holds an outstanding
-// update (a blocked wait's necessary enabling set is then one holder). Rule switches:
-// Reducer::dbg_ (explore.cc). With at most 64 objects the closures are computed on 64-bit
+// update (a blocked wait's necessary enabling set is then one holder). With at most 64 objects the closures are computed on 64-bit
 // object masks (Reducer::ChooseMasks; ExploreOptions::mask_closure), giving the same sets.
 // The tests compare the reduced search with the brute-force one (reduction = false): same
 // verdicts, same terminal fingerprints, every barrier value of the reduced search reachable in
