@@ -1,0 +1,90 @@
+#include "tests/verifier/gen/naive_explore.h"
+
+#include <deque>
+#include <unordered_set>
+
+namespace parity::gen {
+
+using engine::Choice;
+using engine::Engine;
+using engine::Outcome;
+
+namespace {
+
+// A running state's key: StateHash and Fingerprint together, so that the walk tells two states
+// apart when either does (StateHash hashes the async groups' counters only, Fingerprint every
+// copy's group and read state).
+uint64_t Key(const Engine& e) {
+  uint64_t z = e.StateHash() ^ (e.Fingerprint() * 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+  return z ^ (z >> 29);
+}
+
+void Record(const Engine& e, NaiveEnds* out) {
+  switch (e.outcome()) {
+    case Outcome::kCompleted:
+      out->completed.insert(e.Fingerprint());
+      break;
+    case Outcome::kDeadlock:
+      out->deadlocked.insert(e.Fingerprint());
+      break;
+    case Outcome::kViolation:
+      out->violating.insert(e.Fingerprint());
+      if (e.result().violation) out->codes.insert(e.result().violation->violation.code);
+      break;
+    case Outcome::kError:
+      out->error = true;
+      break;
+    case Outcome::kStepLimit:
+      out->step_limit = true;
+      break;
+    case Outcome::kRunning:
+      break;
+  }
+}
+
+}  // namespace
+
+NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& params,
+                       uint64_t max_states) {
+  NaiveEnds out;
+  engine::EngineOptions o;
+  o.record_trace = false;
+  auto root = Engine::Create(program, params, o);
+  if (!root.ok()) {
+    out.error = true;
+    return out;
+  }
+  std::unordered_set<uint64_t> seen;
+  std::deque<Engine> frontier;
+  if (root->outcome() != Outcome::kRunning) {
+    Record(*root, &out);
+    return out;
+  }
+  seen.insert(Key(*root));
+  frontier.push_back(*root);
+  std::vector<Choice> choices;
+  while (!frontier.empty()) {
+    if (seen.size() > max_states) {
+      out.complete = false;
+      break;
+    }
+    Engine e = std::move(frontier.front());
+    frontier.pop_front();
+    e.Choices(&choices);
+    const std::vector<Choice> here = choices;
+    if (here.empty()) out.stuck = true;  // a running state must have an enabled step
+    for (const Choice& c : here) {
+      Engine next = e;
+      if (next.Step(c) != Outcome::kRunning) {
+        Record(next, &out);
+      } else if (seen.insert(Key(next)).second) {
+        frontier.push_back(std::move(next));
+      }
+    }
+  }
+  out.states = seen.size();
+  return out;
+}
+
+}  // namespace parity::gen

@@ -1,0 +1,38 @@
+// The naive oracle of the differential tests: every interleaving of a schedule's steps,
+// breadth first over Engine::Choices / Engine::Step, with no reduction, no successor
+// prediction, no batching and no symmetry (the same walk as tests/sim/engine's ExploreAll, with
+// its end states kept). Running states are told apart by Engine::StateHash and
+// Engine::Fingerprint together (a state is new when either differs); an end state is
+// kept by its Engine::Fingerprint (the explorer's terminal identity, outcome included), so the
+// sets compare with ExploreResult::terminals.
+#ifndef PARITY_TESTS_VERIFIER_GEN_NAIVE_EXPLORE_H_
+#define PARITY_TESTS_VERIFIER_GEN_NAIVE_EXPLORE_H_
+
+#include <cstdint>
+#include <set>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+#include "sim/model/codes.h"
+
+namespace parity::gen {
+
+struct NaiveEnds {
+  bool complete = true;      // false: max_states stopped the walk
+  uint64_t states = 0;       // distinct running states visited
+  std::set<uint64_t> completed;   // fingerprints of completed end states
+  std::set<uint64_t> deadlocked;  // of deadlocked end states
+  std::set<uint64_t> violating;   // of end states after a model violation
+  std::set<model::Code> codes;    // the codes of every reachable violation
+  bool error = false;             // some run hit a run-time input error (kError)
+  bool step_limit = false;        // some run hit the step limit
+  bool stuck = false;             // a running state had no enabled step (an engine bug)
+};
+
+NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& params,
+                       uint64_t max_states);
+
+}  // namespace parity::gen
+
+#endif  // PARITY_TESTS_VERIFIER_GEN_NAIVE_EXPLORE_H_

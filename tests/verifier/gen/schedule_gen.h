@@ -1,0 +1,37 @@
+// A generator of small random schedules for differential tests of the explorer (issue 24, item
+// 6; in the spirit of herd's diy): 1-2 CTAs, 1-3 agents per CTA, 1-2 mbarriers and buffers;
+// TMA and bulk loads (multicast on two CTAs), TMA and bulk stores with their group waits,
+// arrives (local, remote, masked, with counts), arrive.expect_tx and expect_tx with right and
+// wrong byte counts, waits and test_waits with constant and loop-index parities, uses and
+// writes, loops of 1-3 trips, and code guarded by `agent` and `cta_rank`, so that agent and
+// CTA indices matter.
+//
+// The output is `.pipe` text that the real parser reads: a failing case is reproduced from its
+// text alone (or from its seed: the same seed gives the same text on every platform; the random
+// numbers come from splitmix64, not from the standard library's distributions).
+//
+// Two shapes, half each: a producer/consumer ring (one full and one empty barrier, a loop over
+// k-tiles) with random mutations of its parities, counts, bytes, releases and prologue, and
+// free sequences of random operations. The mutations make the verdicts mixed: a good part of
+// the ring schedules complete, the rest deadlock or break an mbarrier rule.
+#ifndef PARITY_TESTS_VERIFIER_GEN_SCHEDULE_GEN_H_
+#define PARITY_TESTS_VERIFIER_GEN_SCHEDULE_GEN_H_
+
+#include <cstdint>
+#include <string>
+
+namespace parity::gen {
+
+struct GenOptions {
+  int max_ctas = 2;           // 1 or 2
+  int max_agents_per_cta = 3;
+  int max_trips = 3;          // loop trip counts are 1..max_trips
+  int max_ops = 5;            // operations per role in the free shape
+};
+
+// The schedule for `seed`, as `.pipe` text. Deterministic.
+std::string GenerateSchedule(uint64_t seed, const GenOptions& options = {});
+
+}  // namespace parity::gen
+
+#endif  // PARITY_TESTS_VERIFIER_GEN_SCHEDULE_GEN_H_
