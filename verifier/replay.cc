@@ -633,11 +633,19 @@ class Replayer {
       ++p.inferred;
       std::vector<TraceEvent> produced = Observed(p, p.engine.trace());
       if (!produced.empty()) {
-        // e.g. a violation the completion caused: the trace does not show it.
+        // e.g. a violation the completion caused (a complete_tx completing a phase whose
+        // predecessor nobody observed, M1009): the trace does not show it.
+        const TraceEvent& m = produced.front();
         Diverge(p, p.i,
-                "completing an unrecorded asynchronous operation (needed before this event) "
-                "made the model report an event the trace does not have",
-                trace::FormatEvent(produced.front()));
+                m.kind == K(EventKind::kViolation)
+                    ? "the model reports " +
+                          std::string(model::CodeId(static_cast<model::Code>(m.value))) + " " +
+                          std::string(model::CodeSlug(static_cast<model::Code>(m.value))) +
+                          " when an unrecorded asynchronous operation completes (needed before "
+                          "this event) and ends the run (a protocol violation of the schedule)"
+                    : "completing an unrecorded asynchronous operation (needed before this "
+                      "event) made the model report an event the trace does not have",
+                trace::FormatEvent(m));
       }
       return true;
     }

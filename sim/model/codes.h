@@ -88,13 +88,16 @@ enum class Severity : uint8_t { kError, kWarning };
     "Typical bug: a consumer falls two phases behind, or its parity comes from a loop index "      \
     "that does not follow the barrier's own phase history.")                                       \
   X(kMbarrierArriveBeforeObserved, "M1009", "mbarrier-arrive-before-observed", kError,             \
-    "arrive in a new phase before any wait observed the previous phase",                           \
-    "PTX ISA (mbarrier, Primary phase): for each phase at least one test_wait or try_wait must "   \
-    "return True before an arrive-on operation of the next phase (CUDA Programming Guide, "        \
-    "asynchronous barriers, says the same of tokens). The barrier remembers only the current "     \
-    "phase and its predecessor, so a phase nobody observed before the next one starts can later "  \
-    "be missed or aliased. Typical bug: a producer runs ahead and arrives on a barrier again "     \
-    "before any consumer saw the previous completion.")                                            \
+    "a phase completes before any wait observed the previous phase",                               \
+    "PTX ISA (mbarrier, Primary phase / Phase of the mbarrier object): a test_wait or try_wait "   \
+    "names only the current incomplete phase or the immediately preceding one, so once two "       \
+    "phases complete with no wait observing the first, that phase is lost: a parity wait for it "  \
+    "names the newer phase instead (it aliases: it blocks on a phase nobody will complete, or "    \
+    "passes on the wrong data). An arrive-on in the next phase before the wait alone is not "      \
+    "reported: the H100 completes both phases (litmus arrive_next_phase_unobserved) and "          \
+    "multicast pipelines do it on purpose (a peer CTA's consumer releases a stage early). "        \
+    "Typical bug: a producer runs ahead with no back-pressure and fills a stage twice before "     \
+    "the consumer saw the first fill.")                                                            \
   X(kMbarrierArriveCountRange, "M1010", "mbarrier-arrive-count-range", kError,                     \
     "arrive count operand out of range 1..2^20-1",                                                 \
     "PTX ISA (mbarrier.arrive, mbarrier.arrive_drop): the count operand is in 1..2^20-1. "         \

@@ -3,8 +3,9 @@
 // PTX ISA "Parallel Synchronization and Communication Instructions: mbarrier" (9.7.13.15 in PTX
 // 8.x, 9.7.15.16 in PTX 9.x), subsections "Contents of the mbarrier object" (ranges), "Lifecycle
 // of the mbarrier object", "Phase of the mbarrier object", "Tracking asynchronous operations by
-// the mbarrier object" (tx-count), "Phase completion", "Primary phase" (the observed-before-next-
-// arrive rule), and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
+// the mbarrier object" (tx-count), "Phase completion", "Primary phase" (a phase is to be
+// observed by a wait before the next phase's arrive-on; the model reports only the completion
+// of the next phase, M1009, see CheckLostPhase in mbarrier.cc), and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
 // test_wait/try_wait/pending_count and cp.async.mbarrier.arrive. CUDA Programming Guide,
 // "Asynchronous Barriers: a barrier's phase" restates the token and observation rules.
 //
@@ -27,7 +28,7 @@
 // is undefined behaviour in PTX, so the engine reports it and stops exploring that path. The rule
 // has no exceptions, so callers never have to guess what a half-applied operation did. When
 // several rules are broken at once, one violation is reported, the first in this order: life
-// (M1001/M1002), count operand range (M1010), observation (M1009), drop (M1011), tx range (M1006),
+// (M1001/M1002), count operand range (M1010), drop (M1011), tx range (M1006),
 // over-arrival (M1005), noComplete (M1007).
 //
 // Cost: every function is a handful of integer operations, no allocation.
@@ -50,8 +51,9 @@ enum class MbarrierLife : uint8_t { kUninitialized, kLive, kInvalidated };
 struct MbarrierState {
   MbarrierLife life = MbarrierLife::kUninitialized;
   // Set when a wait has returned true for the immediately preceding (completed) phase; cleared
-  // when a phase completes. Rule M1009: an arrive-on in a phase whose predecessor was never
-  // observed is reported. True after init (phase 0 has no predecessor to observe).
+  // when a phase completes. Rule M1009: an update that would complete a phase whose predecessor
+  // was never observed is reported (the predecessor is lost; an arrive-on alone is not). True
+  // after init (phase 0 has no predecessor to observe).
   bool preceding_phase_observed = true;
   // Number of completed phases since init (wraps after 2^32 phases; ignored). Parity = phase & 1.
   uint32_t phase = 0;
@@ -113,16 +115,16 @@ MbarrierResult MbarrierInit(MbarrierState& s, int64_t count);
 MbarrierResult MbarrierInval(MbarrierState& s);
 
 // mbarrier.arrive [addr]{, count}: pending -= count, then the completion check.
-// M1001/M1002, M1010 (count range), M1005 (count > pending), M1009 (preceding phase not observed).
+// M1001/M1002, M1010 (count range), M1005 (count > pending), M1009 (it would complete the phase
+// while the preceding phase was never observed).
 MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
 
 // mbarrier.arrive.expect_tx [addr], tx{, count}: expect_tx(tx) then arrive(count), atomically
 // (no completion check in between). Violations as MbarrierExpectTx and MbarrierArrive.
 MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_t count = 1);
 
-// mbarrier.expect_tx [addr], tx: tx += tx, then the completion check. Not an arrive-on, so M1009
-// does not apply ("Primary phase" names arrive-on operations only). M1001/M1002, M1006 (result
-// out of range). `tx` is the u32 operand: a value outside 0..2^32-1 is an engine bug
+// mbarrier.expect_tx [addr], tx: tx += tx, then the completion check. M1001/M1002, M1006 (result
+// out of range), M1009 (it would complete the phase while the preceding one was never observed). `tx` is the u32 operand: a value outside 0..2^32-1 is an engine bug
 // (PARITY_CHECK).
 // Completion: PTX lists "mbarrier potentially completing the current phase" as a step of the
 // arrive-on and complete-tx operations only, and the model first left an expect_tx without one.
@@ -134,7 +136,7 @@ MbarrierResult MbarrierExpectTx(MbarrierState& s, int64_t tx);
 
 // complete_tx by tx bytes (the "complete-tx operation" performed by cp.async.bulk{.tensor},
 // st.async, red.async, mbarrier.complete_tx): tx -= tx, then the completion check. Not an
-// arrive-on. M1001/M1002, M1006. `tx` in 0..2^32-1 as for expect_tx.
+// arrive-on. M1001/M1002, M1006, M1009 (as for expect_tx). `tx` in 0..2^32-1 as for expect_tx.
 MbarrierResult MbarrierCompleteTx(MbarrierState& s, int64_t tx);
 
 // mbarrier.arrive.noComplete [addr], count: as arrive, but M1007 if it would complete the phase
@@ -185,8 +187,8 @@ MbarrierPendingCountResult MbarrierPendingCount(MbarrierToken token);
 // cp.async.mbarrier.arrive{.noinc} [addr], issue half. Without .noinc the pending count is
 // incremented by 1 now (M1012 if it would exceed 2^20-1), so that the later asynchronous arrive
 // nets to zero; with .noinc nothing happens now and the init count must budget for the arrive.
-// M1001/M1002 unless live; M1009 without .noinc (the increment is counted as an arrive-on of the
-// new phase, the fail-closed reading of "Primary phase"). The arrive half is
+// M1001/M1002 unless live (the increment completes nothing, so M1009 cannot apply; the landing
+// arrive is checked as any arrive-on). The arrive half is
 // MbarrierAsyncArriveLand, which the engine calls once all cp.async issued by the thread before
 // this instruction have completed (see CpAsyncState::AllCompleteBefore in async_groups.h).
 MbarrierResult MbarrierAsyncArriveIssue(MbarrierState& s, bool noinc);

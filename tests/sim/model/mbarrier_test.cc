@@ -238,20 +238,14 @@ TEST(MbarrierTest, EveryViolationCode) {
        {K::kWaitPhase, 1},
        {Code::kMbarrierWaitStalePhase, 1, 0},
        nullptr},
-      {"arrive before the completed phase was observed",
+      {"arrive completing a phase before the previous one was observed",
        {{K::kInit, 1}, {K::kArrive, 1}},
        {K::kArrive, 1},
        {Code::kMbarrierArriveBeforeObserved, 1, 0},
-       "M1009 mbarrier-arrive-before-observed: arrive-on in phase 1 before any wait observed the "
-       "completion of phase 0"},
-      {"arrive.expect_tx before observed",
-       {{K::kInit, 1}, {K::kArrive, 1}},
-       {K::kArriveTx, 16, 1},
-       {Code::kMbarrierArriveBeforeObserved, 1, 0},
        nullptr},
-      {"async increment before observed",
-       {{K::kInit, 1}, {K::kArrive, 1}},
-       {K::kAsyncIssue},
+      {"complete_tx completing a phase before the previous one was observed",
+       {{K::kInit, 1}, {K::kArrive, 1}, {K::kArriveTx, 16, 1}},
+       {K::kCompleteTx, 16},
        {Code::kMbarrierArriveBeforeObserved, 1, 0},
        nullptr},
       {"spurious try_wait does not observe",
@@ -596,11 +590,31 @@ TEST(MbarrierTest, AsyncArriveNoincMustBeBudgeted) {
   MbarrierState t = Live(0, 1, 1, 0);
   ASSERT_TRUE(MbarrierAsyncArriveIssue(t, true).ok());
   ASSERT_TRUE(MbarrierArrive(t, 1).phase_completed);
-  // The async arrive lands in phase 1 before anyone observed phase 0: M1009; after a wait it is
-  // an arrival of phase 1 (silently shifting phases: the classic budget bug).
+  // The async arrive lands in phase 1 and completes it before anyone observed phase 0: M1009;
+  // after a wait it is an arrival of phase 1 (silently shifting phases: the classic budget bug).
   auto land = MbarrierAsyncArriveLand(t);
   ASSERT_TRUE(land.violation.has_value());
   EXPECT_EQ(land.violation->code, Code::kMbarrierArriveBeforeObserved);
+}
+
+// An arrive-on in the next phase before any wait observed the previous one is defined (the H100
+// completes both phases: litmus/arrive_next_phase_unobserved) and is what multicast pipelines do
+// when a peer CTA's consumer releases a stage early; only completing that next phase while the
+// previous one is still unobserved loses a phase (M1009). An async increment completes nothing.
+TEST(MbarrierTest, ArriveInNextPhaseBeforeObservedIsDefinedCompletingItIsM1009) {
+  MbarrierState s = Live(0, 2, 2, 0);
+  ASSERT_TRUE(MbarrierArrive(s, 2).phase_completed);
+  auto early = MbarrierArrive(s, 1);  // a peer's release of the next round
+  ASSERT_TRUE(early.ok());
+  EXPECT_FALSE(early.phase_completed);
+  ASSERT_TRUE(MbarrierAsyncArriveIssue(s, false).ok());
+  EXPECT_EQ(s, Live(1, 2, 2, 0, /*observed=*/false));
+  auto lost = MbarrierArrive(s, 2);  // would complete phase 1: phase 0 is lost
+  ASSERT_TRUE(lost.violation.has_value());
+  EXPECT_EQ(lost.violation->code, Code::kMbarrierArriveBeforeObserved);
+  EXPECT_EQ(s, Live(1, 2, 2, 0, /*observed=*/false));  // unchanged
+  EXPECT_TRUE(MbarrierTryWaitParity(s, 0, false).complete);  // the producer observes phase 0
+  EXPECT_TRUE(MbarrierArrive(s, 2).phase_completed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -664,12 +678,15 @@ struct NaiveBarrier {
     auto arrive = [&](int64_t count, int64_t tx, bool drop,
                       bool nocomplete) -> std::optional<Code> {
       if (count < 1 || count > kMax) return Code::kMbarrierArriveCountRange;
-      if (!PrecedingObserved()) return Code::kMbarrierArriveBeforeObserved;
       if (drop && expected - count < 1) return Code::kMbarrierDropBelowOne;
       if (Tx() + tx < -kMax || Tx() + tx > kMax) return Code::kMbarrierTxRange;
       if (count > Pending()) return Code::kMbarrierOverArrival;
       if (nocomplete && Pending() - count == 0 && Tx() + tx == 0) {
         return Code::kMbarrierNoCompleteCompletes;
+      }
+      // M1009: completing a phase whose predecessor no wait observed (that phase is lost).
+      if (Pending() - count == 0 && Tx() + tx == 0 && !PrecedingObserved()) {
+        return Code::kMbarrierArriveBeforeObserved;
       }
       if (drop) expected -= count;
       if (tx != 0) tx_events.push_back(tx);
@@ -708,6 +725,9 @@ struct NaiveBarrier {
       case K::kCompleteTx: {
         const int64_t d = op.k == K::kExpectTx ? op.a : -op.a;
         if (Tx() + d < -kMax || Tx() + d > kMax) return Code::kMbarrierTxRange;
+        if (Pending() == 0 && Tx() + d == 0 && !PrecedingObserved()) {
+          return Code::kMbarrierArriveBeforeObserved;
+        }
         tx_events.push_back(d);
         MaybeComplete(completed);  // expect-tx too (H100: litmus/tx_expect_brings_zero)
         return std::nullopt;
@@ -722,7 +742,6 @@ struct NaiveBarrier {
       case K::kAsyncIssueNoinc:
         return std::nullopt;
       case K::kAsyncIssue:
-        if (!PrecedingObserved()) return Code::kMbarrierArriveBeforeObserved;
         if (Pending() + 1 > kMax) return Code::kMbarrierPendingOverflow;
         arrivals.push_back(-1);
         return std::nullopt;
