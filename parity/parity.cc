@@ -411,7 +411,7 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   Locator loc(program, e);
   if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
   if (r.outcome == engine::Outcome::kDeadlock) {
-    d->deadlock = verifier::DiagnoseDeadlock(program, e, r);
+    d->deadlock = verifier::DiagnoseDeadlock(program, e, r, nullptr, &d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
   }
   for (const engine::ViolationInfo& w : r.warnings) {
@@ -508,7 +508,7 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     Locator loc(program, end);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
-      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr);
+      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr, nullptr, &d->params);
       report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
     } else if (!r.findings.empty()) {
       for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));

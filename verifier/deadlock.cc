@@ -4,13 +4,16 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 
+#include "sim/ir/eval.h"
 #include "sim/trace/event.h"
+#include "verifier/pc_map.h"
 
 namespace parity::verifier {
 namespace {
@@ -75,18 +78,210 @@ SignalTable BuildSignalTable(const ir::Program& program) {
   return table;
 }
 
+// Which CTAs of its cluster each agent's signalling operations can reach, per barrier array
+// (bit r = CTA rank r): a static run of the agent's role program with its builtins and the
+// params, every branch whose condition is unknown taken both ways, variables that operations
+// set at run time (test_wait results, tokens, counts) unknown. An operation whose target
+// (`@cta(E)`, `mask E`, `multicast E`) is unknown reaches every CTA, and so does everything of
+// an agent whose run cannot be followed (unknown loop bounds, too many steps, no params), so
+// the masks over-approximate what the agent can ever signal.
+constexpr uint32_t kAllCtas = 0xffffffffu;
+using ReachTable = std::vector<std::vector<uint32_t>>;  // [agent][barrier decl]
+
+class StaticRun {
+ public:
+  StaticRun(const ir::Program& program, const std::vector<int64_t>& params,
+            const ir::BuiltinValues& builtins, uint32_t own_cta, uint32_t num_vars,
+            std::vector<uint32_t>* reach)
+      : program_(program), params_(params), builtins_(builtins), own_(1u << own_cta),
+        vals_(num_vars, 0), known_(num_vars, true), reach_(reach) {}
+
+  // False when the run could not be followed (the caller then assumes every CTA).
+  bool Run(const ir::Block& body) {
+    Exec(body);
+    return !give_up_;
+  }
+
+ private:
+  struct Value {
+    int64_t v = 0;
+    bool known = false;
+  };
+
+  bool ReadsUnknown(ir::ExprId id) const {
+    if (id == ir::kNoExpr) return false;
+    const ir::Expr& e = program_.exprs[id];
+    if (e.kind == ir::Expr::Kind::kVar) return e.index >= known_.size() || !known_[e.index];
+    return ReadsUnknown(e.a) || ReadsUnknown(e.b) || ReadsUnknown(e.c);
+  }
+
+  Value Eval(ir::ExprId id) const {
+    if (ReadsUnknown(id)) return {};
+    ir::EvalEnv env;
+    env.params = params_.data();
+    env.num_params = params_.size();
+    env.vars = vals_.data();
+    env.num_vars = vals_.size();
+    env.builtins = &builtins_;
+    ir::EvalFault fault;
+    const int64_t v = ir::EvalFast(program_, id, env, &fault);
+    return fault.ok() ? Value{v, true} : Value{};
+  }
+
+  void Forget(uint32_t var) {
+    if (var < known_.size()) known_[var] = false;
+  }
+
+  void Reach(uint32_t barrier, uint32_t mask) {
+    if (barrier < reach_->size()) (*reach_)[barrier] |= mask;
+  }
+  uint32_t CtaMask(ir::ExprId cta) const {
+    const Value v = Eval(cta);
+    return v.known && v.v >= 0 && v.v < 32 ? 1u << v.v : kAllCtas;
+  }
+  uint32_t BitMask(ir::ExprId mask) const {
+    const Value v = Eval(mask);
+    return v.known ? static_cast<uint32_t>(v.v) : kAllCtas;
+  }
+  uint32_t Target(const ir::BarrierRef& bar, ir::ExprId mask) const {
+    if (mask != ir::kNoExpr) return BitMask(mask);
+    if (bar.cta != ir::kNoExpr) return CtaMask(bar.cta);
+    return own_;
+  }
+
+  void Exec(const ir::Block& block) {
+    for (const ir::Stmt& st : block) {
+      if (give_up_) return;
+      if (++steps_ > kMaxSteps) {
+        give_up_ = true;
+        return;
+      }
+      if (const auto* l = std::get_if<ir::Let>(&st.node)) {
+        const Value v = Eval(l->value);
+        if (l->var < vals_.size()) {
+          vals_[l->var] = v.v;
+          known_[l->var] = v.known;
+        }
+      } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+        const Value lo = Eval(f->lo), hi = Eval(f->hi);
+        const Value step = f->step == ir::kNoExpr ? Value{1, true} : Eval(f->step);
+        if (!lo.known || !hi.known || !step.known || step.v <= 0 || f->var >= vals_.size()) {
+          give_up_ = true;
+          return;
+        }
+        for (int64_t i = lo.v; i < hi.v && !give_up_; i += step.v) {
+          vals_[f->var] = i;
+          known_[f->var] = true;
+          Exec(f->body);
+        }
+        Forget(f->var);
+      } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+        const Value c = Eval(i->cond);
+        if (c.known) {
+          Exec(c.v != 0 ? i->then_body : i->else_body);
+        } else {
+          const std::vector<int64_t> vals = vals_;
+          const std::vector<bool> known = known_;
+          Exec(i->then_body);
+          const std::vector<int64_t> then_vals = vals_;
+          const std::vector<bool> then_known = known_;
+          vals_ = vals;
+          known_ = known;
+          Exec(i->else_body);
+          for (size_t v = 0; v < vals_.size(); ++v) {
+            known_[v] = known_[v] && then_known[v] && vals_[v] == then_vals[v];
+          }
+        }
+      } else if (const auto* op = std::get_if<ir::Op>(&st.node)) {
+        std::visit([&](const auto& o) { Op(o); }, *op);
+      }
+    }
+  }
+
+  void Op(const ir::MbarrierArrive& o) {
+    Reach(o.bar.barrier, Target(o.bar, o.mask));
+    Forget(o.token_var);
+  }
+  void Op(const ir::MbarrierExpectTx& o) { Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr)); }
+  void Op(const ir::MbarrierCompleteTx& o) { Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr)); }
+  void Op(const ir::TmaLoad& o) { Reach(o.bar.barrier, Target(o.bar, o.multicast_mask)); }
+  void Op(const ir::BulkLoad& o) { Reach(o.bar.barrier, Target(o.bar, o.multicast_mask)); }
+  void Op(const ir::StAsync& o) {
+    Reach(o.bar.barrier, o.bar.cta != ir::kNoExpr ? CtaMask(o.bar.cta) : kAllCtas);
+  }
+  void Op(const ir::CpAsyncMbarrierArrive& o) {
+    Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr));
+  }
+  void Op(const ir::MbarrierWait& o) {
+    if (o.test_only) Forget(o.result_var);
+  }
+  void Op(const ir::MbarrierPendingCount& o) { Forget(o.result_var); }
+  void Op(const ir::GlobalReadback& o) { Forget(o.result_var); }
+  template <typename T>
+  void Op(const T&) {}
+
+  static constexpr uint64_t kMaxSteps = 1'000'000;
+  const ir::Program& program_;
+  const std::vector<int64_t>& params_;
+  const ir::BuiltinValues& builtins_;
+  const uint32_t own_;
+  std::vector<int64_t> vals_;
+  std::vector<bool> known_;
+  std::vector<uint32_t>* reach_;
+  uint64_t steps_ = 0;
+  bool give_up_ = false;
+};
+
+ReachTable BuildReach(const ir::Program& program, const Engine& engine,
+                      const SignalTable& table, const std::vector<int64_t>* params) {
+  ReachTable out(engine.num_agents());
+  std::optional<int64_t> cluster_m, cluster_n;
+  if (params != nullptr) {
+    ir::EvalEnv env;
+    env.params = params->data();
+    env.num_params = params->size();
+    auto eval = [&](ir::ExprId id, int64_t fallback) -> std::optional<int64_t> {
+      if (id == ir::kNoExpr) return fallback;
+      ir::EvalFault fault;
+      const int64_t v = ir::EvalFast(program, id, env, &fault);
+      return fault.ok() ? std::optional<int64_t>(v) : std::nullopt;
+    };
+    cluster_m = eval(program.cluster_m, 1);
+    cluster_n = eval(program.cluster_n, 1);
+  }
+  for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+    const engine::AgentInfo& info = engine.agent_info(a);
+    // The fallback: the signal table's "local" and "remote" per barrier array.
+    std::vector<uint32_t> coarse(program.barriers.size(), 0);
+    for (size_t b = 0; b < program.barriers.size(); ++b) {
+      const SignalReach& r = table[info.role][b];
+      coarse[b] = r.remote ? kAllCtas : r.local ? 1u << info.cta : 0;
+    }
+    out[a] = coarse;
+    if (!cluster_m || !cluster_n || *cluster_m < 1 || info.cta >= 32) continue;
+    const ir::BuiltinValues builtins = ir::MakeBuiltins(
+        info.cta, info.cta % *cluster_m, info.cta / *cluster_m, *cluster_m, *cluster_n,
+        info.cluster, info.index_in_role);
+    const ir::Role& role = program.roles[info.role];
+    std::vector<uint32_t> exact(program.barriers.size(), 0);
+    StaticRun run(program, *params, builtins, info.cta, role.num_vars, &exact);
+    if (run.Run(role.body)) out[a] = exact;
+  }
+  return out;
+}
+
 bool IsMbarrierWait(WaitKind k) {
   return k == WaitKind::kMbarrierParity || k == WaitKind::kMbarrierToken;
 }
 
-// Can `signaller` signal barrier `barrier` of the waiter's CTA?
-bool CanSignal(const SignalTable& table, const Engine& engine, uint32_t signaller,
+// Can `signaller` signal barrier `barrier` of the waiter's CTA? Only agents whose operations on
+// that barrier array can name the waiter's CTA (its own CTA's local operations, remote arrives
+// and multicasts whose targets include it: BuildReach).
+bool CanSignal(const ReachTable& reach, const Engine& engine, uint32_t signaller,
                const BlockedAgent& b, const engine::AgentInfo& waiter) {
   const engine::AgentInfo& s = engine.agent_info(signaller);
-  if (s.cluster != waiter.cluster) return false;
-  const SignalReach& reach = table[s.role][b.barrier];
-  if (reach.remote) return true;
-  return reach.local && s.cta == b.cta;
+  if (s.cluster != waiter.cluster || b.cta >= 32) return s.cluster == waiter.cluster;
+  return (reach[signaller][b.barrier] >> b.cta) & 1u;
 }
 
 // Roles whose programs issue writes into buffers (loads, cp.async, st.async, plain writes):
@@ -266,7 +461,15 @@ void Classify(const ir::Program& program, const Engine& engine,
   const std::string bar = BarrierLabel(program, b.barrier, b.barrier_index, b.cta);
   const PhaseStats& ps = x.stats;
   std::ostringstream os;
-  if (st.pending_count == 0 && st.tx_count > 0) {
+  if (b.wait == WaitKind::kMbarrierParity && st.phase >= 1 && !st.preceding_phase_observed) {
+    x.cause = DeadlockCause::kWaitSkipsPhase;
+    os << AgentLabel(program, engine, b.agent) << " waits with parity " << b.parity << " on "
+       << bar << ", which names phase " << st.phase << " (not complete), but phase "
+       << st.phase - 1 << " completed and no wait has observed it: this wait skipped a phase. "
+       << "Its parity is one phase ahead of the barrier's history (a parity from the wrong loop "
+          "index, e.g. k & 1 where the ring of stages needs (k / STAGES) & 1, or the wrong start "
+          "phase), so it waits for a phase that needs its own release of the skipped one.";
+  } else if (st.pending_count == 0 && st.tx_count > 0) {
     x.cause = DeadlockCause::kTxOverExpected;
     os << "all arrivals of phase " << st.phase << " of " << bar << " are in, but "
        << st.tx_count << " tx bytes are still outstanding and no copy in flight will deliver "
@@ -285,6 +488,16 @@ void Classify(const ir::Program& program, const Engine& engine,
     os << bar << " still needs " << Plural(st.pending_count, "arrival", "arrivals")
        << ", but every agent that signals it has exited: "
        << AgentList(program, engine, x.could_signal_exited) << ".";
+  } else if (x.could_signal_blocked.empty() && x.could_signal_exited.empty() && x.self_signals) {
+    x.cause = DeadlockCause::kWaitsOnOwnSignal;
+    os << AgentLabel(program, engine, b.agent) << " is the only agent that signals " << bar
+       << ", and it waits for phase " << WantedPhase(b) << ", which only its own later signals "
+       << "could complete: " << bar << " completed " << Plural(ps.completed_phases, "phase", "phases")
+       << " and has received " << ps.arrivals << " of " << st.expected_count
+       << " arrivals since. The wait's "
+       << (b.wait == WaitKind::kMbarrierToken ? "token" : "parity")
+       << " names a phase ahead of what this agent has signalled (a parity off by one, e.g. "
+          "parity 1 for the first phase of a barrier that starts empty).";
   } else if (x.could_signal_blocked.empty() && x.could_signal_exited.empty()) {
     x.cause = DeadlockCause::kNoSignaller;
     os << "no agent of the program ever arrives on " << bar
@@ -330,11 +543,14 @@ void Classify(const ir::Program& program, const Engine& engine,
 
 int CauseRank(DeadlockCause c) {
   switch (c) {
+    case DeadlockCause::kWaitSkipsPhase:
+      return -1;
     case DeadlockCause::kTxOverExpected:
     case DeadlockCause::kTxOverDelivered:
       return 0;
     case DeadlockCause::kNoSignaller:
     case DeadlockCause::kSignallerExited:
+    case DeadlockCause::kWaitsOnOwnSignal:
       return 1;
     case DeadlockCause::kCountTooHigh:
       return 2;
@@ -344,6 +560,7 @@ int CauseRank(DeadlockCause c) {
       return 4;
     case DeadlockCause::kDownstream:
       return 5;
+    case DeadlockCause::kParityPassedAtOnce:
     case DeadlockCause::kUnknown:
       break;
   }
@@ -354,10 +571,12 @@ int CauseRank(DeadlockCause c) {
 // agents do next (their next arrivals, if any, belong to a later round of the protocol)?
 bool IsRoot(const BlockedExplanation& x) {
   switch (x.cause) {
+    case DeadlockCause::kWaitSkipsPhase:
     case DeadlockCause::kTxOverExpected:
     case DeadlockCause::kTxOverDelivered:
     case DeadlockCause::kNoSignaller:
     case DeadlockCause::kSignallerExited:
+    case DeadlockCause::kWaitsOnOwnSignal:
       return true;
     case DeadlockCause::kCountTooHigh:
       return x.all_signallers_arrived;
@@ -443,6 +662,9 @@ const char* DeadlockCauseName(DeadlockCause c) {
     case DeadlockCause::kNoSignaller: return "no-signaller";
     case DeadlockCause::kDownstream: return "downstream";
     case DeadlockCause::kNotMbarrier: return "not-mbarrier";
+    case DeadlockCause::kParityPassedAtOnce: return "parity-passed-at-once";
+    case DeadlockCause::kWaitsOnOwnSignal: return "waits-on-own-signal";
+    case DeadlockCause::kWaitSkipsPhase: return "wait-skips-a-phase";
   }
   return "unknown";
 }
@@ -466,11 +688,79 @@ std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t 
   return name + "[" + std::to_string(index) + "] of CTA " + std::to_string(cta);
 }
 
+namespace {
+
+// The first parity wait (or true test_wait) of the run that passed on a barrier with no
+// completed phase, where that is not the producer's start state (DeadlockCulprit).
+DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
+                              const SignalTable& table, const std::vector<bool>& producers) {
+  DeadlockCulprit c;
+  std::vector<bool> carries_bytes(program.barriers.size(), false);
+  for (const auto& role : table) {
+    for (size_t b = 0; b < role.size(); ++b) carries_bytes[b] = carries_bytes[b] || role[b].bytes;
+  }
+  std::map<BarrierKey, uint32_t> completed;
+  const PcMap pcs(program);
+  for (const trace::TraceEvent& e : engine.trace()) {
+    const auto kind = static_cast<EventKind>(e.kind);
+    const BarrierKey key{e.cluster, e.target_cta, e.object, e.index};
+    if (kind == EventKind::kInit) {
+      completed[key] = 0;
+    } else if (kind == EventKind::kPhaseComplete) {
+      ++completed[key];
+    } else if ((kind == EventKind::kWaitEnd || (kind == EventKind::kTestWait && e.value == 1)) &&
+               e.agent != trace::kNoAgent && completed[key] == 0 &&
+               e.object < program.barriers.size()) {
+      uint32_t agent = UINT32_MAX;
+      for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+        const engine::AgentInfo& info = engine.agent_info(a);
+        if (info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent) {
+          agent = a;
+          break;
+        }
+      }
+      if (agent == UINT32_MAX) continue;
+      const uint32_t role = engine.agent_info(agent).role;
+      if (!carries_bytes[e.object] && producers[role]) continue;  // a producer's start state
+      c.found = true;
+      c.cause = DeadlockCause::kParityPassedAtOnce;
+      c.agent = agent;
+      c.barrier = e.object;
+      c.index = e.index;
+      c.cta = e.target_cta;
+      c.parity = e.parity;
+      c.where = pcs.where(role, e.pc);
+      const std::string bar = BarrierLabel(program, e.object, e.index, e.target_cta);
+      std::ostringstream os;
+      os << AgentLabel(program, engine, agent) << "'s "
+         << (kind == EventKind::kTestWait ? "test_wait" : "wait") << " on " << bar
+         << " with parity " << unsigned{e.parity} << " at " << c.where.ToString()
+         << " passed at once: " << bar
+         << " had completed no phase yet, and parity 1 names the phase before phase 0, which "
+            "counts as complete (PTX ISA mbarrier.test_wait/try_wait: the immediately preceding "
+            "phase). "
+         << (carries_bytes[e.object]
+                 ? "Nothing had landed in the buffers this barrier guards: "
+                 : "Nobody had arrived on it: ")
+         << "the waiter ran a round ahead of the barrier's history, and the phases of the "
+            "barriers it signals no longer line up, so the run blocks later. A consumer's first "
+            "wait on a barrier that starts empty must use parity 0 (parity (k / STAGES) & 1).";
+      c.text = os.str();
+      return c;
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
 DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine,
                                 const engine::RunResult& result,
-                                const std::vector<trace::TraceEvent>* events) {
+                                const std::vector<trace::TraceEvent>* events,
+                                const std::vector<int64_t>* params) {
   DeadlockReport report;
   const SignalTable table = BuildSignalTable(program);
+  const ReachTable reach = BuildReach(program, engine, table, params);
   const std::vector<bool> producers = ProducerRoles(program);
   std::vector<bool> signalled;
   const auto stats = CollectPhaseStats(engine, events ? *events : engine.trace(), signalled);
@@ -487,8 +777,9 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
     if (IsMbarrierWait(b.wait)) {
       auto it = stats.find(BarrierKey{waiter.cluster, b.cta, b.barrier, b.barrier_index});
       if (it != stats.end()) x.stats = it->second;
+      x.self_signals = CanSignal(reach, engine, b.agent, b, waiter);
       for (uint32_t a = 0; a < engine.num_agents(); ++a) {
-        if (a == b.agent || !CanSignal(table, engine, a, b, waiter)) continue;
+        if (a == b.agent || !CanSignal(reach, engine, a, b, waiter)) continue;
         if (exited.count(a)) {
           x.could_signal_exited.push_back(a);
         } else {
@@ -541,7 +832,16 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
                      return a.all_signallers_arrived && !b.all_signallers_arrived;
                    });
   report.primary = 0;
-  if (!report.blocked.empty()) {
+  report.culprit = FindEarlyPass(program, engine, table, producers);
+  if (report.culprit.found) {
+    report.summary = std::string("P2001 deadlock: ") +
+                     Plural(static_cast<int64_t>(report.blocked.size()), "agent is", "agents are") +
+                     " blocked forever; most likely cause (" +
+                     DeadlockCauseName(report.culprit.cause) + ") at " +
+                     BarrierLabel(program, report.culprit.barrier, report.culprit.index,
+                                  report.culprit.cta) +
+                     ", the wait at " + report.culprit.where.ToString();
+  } else if (!report.blocked.empty()) {
     const BlockedExplanation& p = report.blocked.front();
     std::string where = IsMbarrierWait(p.blocked.wait)
                             ? BarrierLabel(program, p.blocked.barrier, p.blocked.barrier_index,
@@ -561,7 +861,11 @@ std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program
                                  const Engine& engine, std::string_view source) {
   std::ostringstream os;
   os << report.summary << "\n";
-  if (!report.blocked.empty()) {
+  if (report.culprit.found) {
+    os << "\nMost likely cause: " << report.culprit.text << "\n";
+    std::string line = SourceLine(source, report.culprit.where.line);
+    if (!line.empty()) os << "       | " << line << "\n";
+  } else if (!report.blocked.empty()) {
     os << "\nMost likely cause: " << report.blocked[report.primary].cause_text << "\n";
   }
   os << "\nBlocked agents (" << report.blocked.size() << "):\n";
@@ -596,7 +900,8 @@ std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program
            << AgentList(program, engine, x.could_signal_exited) << "\n";
       }
       if (x.could_signal_blocked.empty() && x.could_signal_exited.empty()) {
-        os << "       nothing in the program ever signals it in this CTA\n";
+        os << (x.self_signals ? "       only this agent signals it\n"
+                              : "       nothing in the program ever signals it in this CTA\n");
       }
     }
     os << "       cause: " << DeadlockCauseName(x.cause)

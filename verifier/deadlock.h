@@ -8,9 +8,10 @@
 // The wait-for graph (Boost.Graph) has one vertex per agent that has not exited and an edge
 // A -> B when A is blocked on a barrier that B could still signal: B's role contains an arrive,
 // expect/complete_tx, TMA or bulk load, st.async or cp.async.mbarrier.arrive on that barrier array
-// that can reach A's CTA (a local op from B's own CTA, or a remote/multicast op from any CTA of
-// the cluster). This is a static over-approximation of "could": it never misses a signaller, so
-// "nothing ever arrives there again" is only said when it is certain.
+// that can reach A's CTA: a local op from B's own CTA, or a remote arrive or multicast whose
+// target CTA or mask, evaluated by a static run of B's program (both ways at branches it cannot
+// decide), can name A's CTA. This is an over-approximation of "could": it never misses a
+// signaller, so "nothing ever arrives there again" is only said when it is certain.
 #ifndef PARITY_VERIFIER_DEADLOCK_H_
 #define PARITY_VERIFIER_DEADLOCK_H_
 
@@ -44,6 +45,16 @@ enum class DeadlockCause : uint8_t {
   kNoSignaller,       // nothing in the program ever signals this barrier in this CTA
   kDownstream,        // waits on something that is itself stuck (explained by another entry)
   kNotMbarrier,       // a cluster/named barrier or async-group wait (explained in the text)
+  // An operation earlier in the run, not a blocked wait (DeadlockReport::culprit): a parity wait
+  // that passed at once because its parity names the phase before the barrier's first.
+  kParityPassedAtOnce,
+  // The only agent that signals the barrier is the waiter itself, which waits for a phase its
+  // own later signals would complete: the wait's parity or token is a phase ahead of its history.
+  kWaitsOnOwnSignal,
+  // A parity wait blocked on the current phase while the phase before it completed and no wait
+  // observed it: the waiter skipped a phase (its parity comes from the wrong loop index or start
+  // phase), so it waits for a phase that needs its own release of the skipped one.
+  kWaitSkipsPhase,
 };
 const char* DeadlockCauseName(DeadlockCause c);
 
@@ -53,6 +64,7 @@ struct BlockedExplanation {
   std::vector<uint32_t> could_signal_blocked;  // agents that could still signal, all blocked
   std::vector<uint32_t> could_signal_exited;   // agents that could have signalled, exited
   bool in_cycle = false;                     // the agent is on a cycle of the wait-for graph
+  bool self_signals = false;                 // the waiter's own program signals the barrier
   // Mbarrier waits: every agent that could still signal the barrier has already arrived in its
   // current phase. Such a phase is short for good (a count or an arrival budget is wrong); a
   // barrier whose missing signallers have not arrived yet is usually waiting downstream of one.
@@ -64,14 +76,35 @@ struct BlockedExplanation {
   std::string cause_text;                    // one or two sentences
 };
 
-// Ranking: tx mismatches, then exited/missing signallers, then count-too-high (a barrier whose
+// Ranking: a wait that skipped a phase (the first operation inconsistent with its barrier's
+// history: everything else stalls behind it), tx mismatches, then exited/missing signallers, then count-too-high (a barrier whose
 // possible signallers all arrived in its phase before one whose signallers have not), wrong
 // initial phase, non-mbarrier waits, downstream waits. A count-too-high barrier whose missing
 // signallers are themselves blocked on such a root barrier is reported as downstream of it: in a
 // wait-for cycle every barrier is short of arrivals, and the one to fix is the one whose whole
 // population of signallers has already arrived (bad_count_budgets_arrive_on: filled[0], 32
 // short after every agent arrived, not ready[0], which waits for consumers stuck on filled[0]).
+// The first operation of the run inconsistent with its barrier's history, when it explains the
+// deadlock better than any blocked wait: a parity wait (or a test_wait that returned true) on a
+// barrier that had completed no phase yet, whose parity named the phase "before phase 0", which
+// counts as complete, so it passed without waiting for anything. That is the producer's start
+// state on a buffer-free ("empty") barrier, and a bug on a barrier that copies fill ("full": it
+// carries tx bytes) or that the waiter does not refill itself (a role that writes no buffer):
+// the waiter runs a round ahead, consumes data that never arrived, and releases a stage early,
+// so the barriers' phases no longer line up and someone blocks later, far from the cause.
+struct DeadlockCulprit {
+  bool found = false;
+  DeadlockCause cause = DeadlockCause::kUnknown;
+  uint32_t agent = 0;  // global agent id
+  uint32_t barrier = 0, index = 0, cta = 0;
+  uint32_t parity = 0;
+  SourceLocation where;  // the wait statement
+  std::string text;
+};
+
 struct DeadlockReport {
+  // Set when an earlier operation is the most likely cause (then the summary names it).
+  DeadlockCulprit culprit;
   std::vector<BlockedExplanation> blocked;   // root causes first, then downstream waits
   std::vector<std::vector<uint32_t>> cycles; // strongly connected components of size > 1
   size_t primary = 0;                        // index of the most likely root cause in `blocked`
@@ -80,10 +113,14 @@ struct DeadlockReport {
 
 // Diagnoses a run that ended in Outcome::kDeadlock. `engine` must have recorded its trace, or
 // `events` gives the run's events from the start (an engine whose trace was cleared on the way,
-// as a replay's).
+// as a replay's). `params` (the bound param values the engine was created with) lets the
+// diagnosis evaluate the targets of remote arrives and multicasts, so that "could still signal"
+// lists only agents that can reach the waiter's CTA; without them every remote operation counts
+// as reaching every CTA.
 DeadlockReport DiagnoseDeadlock(const ir::Program& program, const engine::Engine& engine,
                                 const engine::RunResult& result,
-                                const std::vector<trace::TraceEvent>* events = nullptr);
+                                const std::vector<trace::TraceEvent>* events = nullptr,
+                                const std::vector<int64_t>* params = nullptr);
 
 // "CTA 1 (1,0) producer[0]" (with "cluster N " in front when the grid has several clusters).
 std::string AgentLabel(const ir::Program& program, const engine::Engine& engine, uint32_t agent);

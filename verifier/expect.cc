@@ -228,6 +228,20 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     if (r.outcome != engine::Outcome::kDeadlock || run.deadlock == nullptr) return "no deadlock (" + got + ")";
     const DeadlockReport& report = *run.deadlock;
     if (report.primary >= report.blocked.size()) return "a deadlock without a diagnosis";
+    if (report.culprit.found) {
+      // An earlier wait is the most likely cause (DeadlockCulprit): it is what the report names.
+      const DeadlockCulprit& c = report.culprit;
+      if (!x.object.empty()) {
+        expect_eq("culprit wait on", ObjectText(x), ObjectIs(x, barrier_name(c.barrier), c.index));
+      }
+      if (x.cta >= 0) expect_eq("CTA", std::to_string(x.cta), std::to_string(c.cta));
+      if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(c.cause));
+      if (!x.agent.empty()) expect_eq("agent", x.agent, AgentLabel(p, e, c.agent));
+      check_line(c.where);
+      std::string out;
+      for (const std::string& d : diffs) out += (out.empty() ? "" : "; ") + d;
+      return out;
+    }
     const BlockedExplanation& b = report.blocked[report.primary];
     const bool mbarrier = b.blocked.wait == engine::WaitKind::kMbarrierParity ||
                           b.blocked.wait == engine::WaitKind::kMbarrierToken;

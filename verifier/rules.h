@@ -49,6 +49,7 @@
 #include "sim/ir/ir.h"
 #include "sim/model/codes.h"
 #include "sim/trace/event.h"
+#include "verifier/pc_map.h"
 
 namespace parity::verifier {
 
@@ -69,22 +70,6 @@ struct Finding {
   size_t event = 0;              // index into the trace of the event where it was found
 
   model::Code code() const { return violation.code; }
-};
-
-// Maps an instruction index of a role (TraceEvent::pc) to its statement, compiling the role body
-// in the same order as the engine does (sim/engine/code.h CompileBlock: let 1, for 3 + body,
-// if 1 + then [+ 1 + else], op 1, and one implicit exit at the end). nullptr = the implicit exit.
-class PcMap {
- public:
-  explicit PcMap(const ir::Program& program);
-  const ir::Stmt* stmt(uint32_t role, uint32_t pc) const;
-  const ir::Op* op(uint32_t role, uint32_t pc) const;
-  // The statement's location (the role's for the implicit exit; file only when out of range).
-  SourceLocation where(uint32_t role, uint32_t pc) const;
-
- private:
-  const ir::Program* program_;
-  std::vector<std::vector<const ir::Stmt*>> roles_;
 };
 
 // Runs every rule on a finished (or stopped) run. Findings come in trace order, the end-of-run

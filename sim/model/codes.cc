@@ -88,8 +88,9 @@ std::string Detail(const Violation& v) {
       return "wait on phase " + N(v.value) + " while the barrier is in phase " + N(v.limit) +
              "; only the current phase or the one before it may be waited on";
     case Code::kMbarrierArriveBeforeObserved:
-      return "arrive-on in phase " + N(v.value) +
-             " before any wait observed the completion of phase " + N(v.value - 1);
+      return "this update completes phase " + N(v.value) + " while no wait has observed the "
+             "completion of phase " + N(v.value - 1) + " (phase " + N(v.value - 1) +
+             " is lost: a parity wait for it now names phase " + N(v.value + 1) + ")";
     case Code::kMbarrierArriveCountRange:
       return "arrive count " + N(v.value) + " is outside 1.." + N(kMax20);
     case Code::kMbarrierDropBelowOne:

@@ -166,9 +166,11 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
   if (!e.ok()) return {"", ""};
   const engine::RunResult& end = e->result();
   if (end.outcome == engine::Outcome::kDeadlock) {
-    // The barrier the deadlock diagnosis blames (its primary blocked wait), as `parity explore`
-    // prints it under the counterexample.
-    const verifier::DeadlockReport report = verifier::DiagnoseDeadlock(l.program, *e, end);
+    // The barrier the deadlock diagnosis blames (an earlier wait that passed at once, else its
+    // primary blocked wait), as `parity explore` prints it under the counterexample.
+    const verifier::DeadlockReport report =
+        verifier::DiagnoseDeadlock(l.program, *e, end, nullptr, &l.params);
+    if (report.culprit.found) return {"P2001", l.program.barriers[report.culprit.barrier].name};
     if (report.primary >= report.blocked.size()) return {"P2001", ""};
     const engine::BlockedAgent& b = report.blocked[report.primary].blocked;
     const bool mbarrier =

@@ -38,6 +38,7 @@ struct Ran {
   std::unique_ptr<Engine> engine;
   RunResult result;
   std::vector<verifier::Finding> findings;  // the protocol rules on the run's trace
+  std::vector<int64_t> params;              // the bound param values
 };
 
 // Parses, binds and runs; fails the test (and returns an empty engine) on bad input.
@@ -50,6 +51,7 @@ Ran RunPipe(const std::string& file, const Defines& defines, const EngineOptions
   auto params = ir::BindParams(*ran.program, defines);
   EXPECT_TRUE(params.ok()) << params.status().ToString();
   if (!params.ok()) return ran;
+  ran.params = *params;
   auto engine = Engine::Create(*ran.program, *params, options);
   EXPECT_TRUE(engine.ok()) << file << ": " << engine.status().ToString();
   if (!engine.ok()) return ran;
@@ -266,7 +268,7 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   const std::string what = c.file + DefinesText(c.expect.defines) + " " + Name(o);
   verifier::DeadlockReport report;
   if (r.result.outcome == Outcome::kDeadlock) {
-    report = verifier::DiagnoseDeadlock(*r.program, *r.engine, r.result);
+    report = verifier::DiagnoseDeadlock(*r.program, *r.engine, r.result, nullptr, &r.params);
   }
   verifier::CheckRun run;
   run.program = r.program.get();

@@ -115,7 +115,7 @@ std::unique_ptr<Run> RunFile(const std::string& path, const Expectation& x,
   run->result = run->engine->Run();
   run->findings = CheckRules(*run->program, *run->engine, run->engine->trace());
   if (run->result.outcome == engine::Outcome::kDeadlock) {
-    run->report = DiagnoseDeadlock(*run->program, *run->engine, run->result);
+    run->report = DiagnoseDeadlock(*run->program, *run->engine, run->result, nullptr, &*params);
   }
   return run;
 }

@@ -407,7 +407,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     std::optional<verifier::DeadlockReport> report;
     std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result);
+      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result, nullptr,
+                                          &ran.loaded.params);
       std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());
