@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/engine/engine.h"
 #include "sim/ir/parser.h"
@@ -208,6 +210,161 @@ TEST(Deadlock, CountTooHighWithoutARootStaysTheCause) {
   for (const BlockedExplanation& x : report.blocked) {
     EXPECT_EQ(x.upstream_agent, UINT32_MAX) << x.cause_text;
   }
+}
+
+// --- the right culprit (issue 24, item 5): known-bad pipelines written like real kernels ---
+
+struct Diagnosed {
+  std::unique_ptr<Run> run;
+  DeadlockReport report;
+  std::string text;
+};
+
+Diagnosed Diagnose(const std::string& pipeline, engine::Policy policy,
+                   const std::vector<std::pair<std::string, int64_t>>& defines = {}) {
+  Diagnosed d;
+  auto program = ir::ParseFile("pipelines/" + pipeline);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return d;
+  d.run = std::make_unique<Run>();
+  d.run->program = std::move(program).value();
+  auto params = ir::BindParams(d.run->program, defines);
+  EXPECT_TRUE(params.ok());
+  engine::EngineOptions options;
+  options.policy = policy;
+  auto engine = engine::Engine::Create(d.run->program, *params, options);
+  EXPECT_TRUE(engine.ok());
+  if (!engine.ok()) return d;
+  d.run->engine = std::make_unique<engine::Engine>(std::move(engine).value());
+  d.run->result = d.run->engine->Run();
+  EXPECT_EQ(d.run->result.outcome, engine::Outcome::kDeadlock)
+      << pipeline << ": " << engine::OutcomeName(d.run->result.outcome);
+  if (d.run->result.outcome != engine::Outcome::kDeadlock) return d;
+  d.report = DiagnoseDeadlock(d.run->program, *d.run->engine, d.run->result, &*params);
+  d.text = FormatDeadlockReport(d.report, d.run->program, *d.run->engine, "");
+  return d;
+}
+
+// The cause, barrier, CTA and source line the diagnosis blames: an earlier wait (the culprit)
+// or the primary blocked wait.
+struct Blame {
+  DeadlockCause cause = DeadlockCause::kUnknown;
+  std::string barrier;
+  uint32_t index = 0, cta = 0;
+  int line = 0;
+  std::string agent;
+};
+
+Blame BlameOf(const Diagnosed& d) {
+  Blame b;
+  if (!d.run || d.report.blocked.empty()) return b;
+  const ir::Program& p = d.run->program;
+  if (d.report.culprit.found) {
+    const DeadlockCulprit& c = d.report.culprit;
+    return {c.cause, p.barriers[c.barrier].name, c.index, c.cta, c.where.line,
+            AgentLabel(p, *d.run->engine, c.agent)};
+  }
+  const BlockedExplanation& x = d.report.blocked[d.report.primary];
+  return {x.cause, p.barriers[x.blocked.barrier].name, x.blocked.barrier_index, x.blocked.cta,
+          x.blocked.where.line, AgentLabel(p, *d.run->engine, x.blocked.agent)};
+}
+
+// A parity-1 wait on a barrier the loader fills itself: eager, the bytes land first and the wait
+// blocks on phase 1, which only the loader's next arrive could start. The diagnosis names that
+// wait (line 32), not "no agent ever arrives" (line 30 does).
+TEST(DeadlockCulpritTest, LoopWaitParityOneNamesTheWait) {
+  Diagnosed d = Diagnose("single_tma_load/bad_loop_wait_parity_one.pipe", engine::Policy::kEager);
+  Blame b = BlameOf(d);
+  EXPECT_EQ(b.cause, DeadlockCause::kWaitSkipsPhase) << d.text;
+  EXPECT_EQ(b.barrier, "full");
+  EXPECT_EQ(b.line, 32);
+  EXPECT_EQ(b.agent, "CTA 0 loader[0]");
+  EXPECT_THAT(d.text, ::testing::Not(HasSubstr("no agent of the program ever arrives")));
+  EXPECT_THAT(d.text, HasSubstr("only this agent signals it"));
+}
+
+// The same blocked wait without the skipped phase (a count-1 barrier the waiter fills itself,
+// waiting one phase ahead of its own arrivals): waits-on-own-signal, not no-signaller.
+TEST(DeadlockCulpritTest, OnlySignallerIsTheWaiterItself) {
+  const ir::Program program = [] {
+    auto p = ir::ParseProgram(
+        "barrier b[1] count 2\nrole t threads 32 {\n  init b[0]\n  arrive b[0]\n"
+        "  wait b[0] parity 0\n}\n",
+        "self.pipe");
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return p.ok() ? std::move(p).value() : ir::Program{};
+  }();
+  const std::vector<int64_t> params;
+  auto e = engine::Engine::Create(program, params);
+  ASSERT_TRUE(e.ok());
+  const engine::RunResult r = e->Run();
+  ASSERT_EQ(r.outcome, engine::Outcome::kDeadlock);
+  const DeadlockReport report = DiagnoseDeadlock(program, *e, r, &params);
+  EXPECT_EQ(report.blocked[report.primary].cause, DeadlockCause::kWaitsOnOwnSignal)
+      << report.summary;
+  EXPECT_FALSE(report.culprit.found);
+}
+
+// Consumers on the producer's start phase: their first wait passes at once on a fresh full[0];
+// the diagnosis names that wait (line 87), not the waits that block later.
+TEST(DeadlockCulpritTest, ConsumerStartPhaseNamesTheFirstConsumerWait) {
+  for (engine::Policy policy : {engine::Policy::kEager, engine::Policy::kLazy}) {
+    Diagnosed d = Diagnose("tma_async_gemm/bad_consumer_start_phase.pipe", policy,
+                           {{"CLUSTER_M", 1}, {"CLUSTER_N", 1}});
+    Blame b = BlameOf(d);
+    EXPECT_EQ(b.cause, DeadlockCause::kParityPassedAtOnce) << d.text;
+    EXPECT_EQ(b.barrier, "full");
+    EXPECT_EQ(b.index, 0u);
+    EXPECT_EQ(b.line, 87);
+    EXPECT_THAT(b.agent, HasSubstr("consumer"));
+  }
+}
+
+// consumer_wait's parity from the loop index (k & 1 with 4 stages): the k = 1 wait skips phase 0
+// of full[1]; the diagnosis names it (line 86), not a tx mismatch downstream.
+TEST(DeadlockCulpritTest, LoopIndexParityNamesTheWaitThatSkippedAPhase) {
+  for (engine::Policy policy : {engine::Policy::kLazy, engine::Policy::kRoundRobin}) {
+    Diagnosed d = Diagnose("tma_async_gemm/bad_consumer_loop_index_parity.pipe", policy);
+    Blame b = BlameOf(d);
+    EXPECT_EQ(b.cause, DeadlockCause::kWaitSkipsPhase) << d.text;
+    EXPECT_EQ(b.barrier, "full");
+    EXPECT_EQ(b.index, 1u);
+    EXPECT_EQ(b.line, 86);
+    EXPECT_THAT(b.agent, HasSubstr("consumer"));
+    EXPECT_THAT(d.report.summary, ::testing::Not(HasSubstr("tx-over")));
+  }
+}
+
+// The producer on the wrong initial phase is blamed (line 60), under every policy; and "could
+// still signal" empty[0] of CTA 0 lists exactly the consumers of the CTAs that release into it
+// (its row and column: CTAs 0, 1, 2), not CTA 3's.
+TEST(DeadlockCulpritTest, ProducerStartPhaseBlamesTheProducerAndOnlyReachingSignallers) {
+  for (int p = 0; p < 3; ++p) {
+    Diagnosed d = Diagnose("tma_async_gemm/bad_producer_start_phase.pipe", PolicyOf(p));
+    Blame b = BlameOf(d);
+    EXPECT_EQ(b.cause, DeadlockCause::kWrongInitialPhase) << kPolicies[p] << "\n" << d.text;
+    EXPECT_EQ(b.barrier, "empty");
+    EXPECT_EQ(b.cta, 0u);
+    EXPECT_EQ(b.line, 60);
+    EXPECT_EQ(b.agent, "CTA 0 producer[0]");
+    const BlockedExplanation& x = d.report.blocked[d.report.primary];
+    std::vector<std::string> who;
+    for (uint32_t a : x.could_signal_blocked) who.push_back(AgentLabel(d.run->program, *d.run->engine, a));
+    EXPECT_THAT(who, ::testing::UnorderedElementsAre(
+                         "CTA 0 consumer[0]", "CTA 0 consumer[1]", "CTA 1 consumer[0]",
+                         "CTA 1 consumer[1]", "CTA 2 consumer[0]", "CTA 2 consumer[1]"))
+        << kPolicies[p];
+  }
+}
+
+// Without the params the targets cannot be evaluated: every remote signaller counts (the
+// over-approximation never drops one).
+TEST(DeadlockCulpritTest, WithoutParamsEveryRemoteSignallerCounts) {
+  Diagnosed d = Diagnose("tma_async_gemm/bad_producer_start_phase.pipe", engine::Policy::kEager);
+  ASSERT_TRUE(d.run);
+  const DeadlockReport coarse = DiagnoseDeadlock(d.run->program, *d.run->engine, d.run->result);
+  EXPECT_EQ(coarse.blocked[coarse.primary].could_signal_blocked.size(), 8u);
+  EXPECT_EQ(d.report.blocked[d.report.primary].could_signal_blocked.size(), 6u);
 }
 
 }  // namespace
