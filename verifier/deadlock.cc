@@ -492,7 +492,8 @@ void Classify(const ir::Program& program, const Engine& engine,
     x.cause = DeadlockCause::kWaitsOnOwnSignal;
     os << AgentLabel(program, engine, b.agent) << " is the only agent that signals " << bar
        << ", and it waits for phase " << WantedPhase(b) << ", which only its own later signals "
-       << "could complete: " << bar << " completed " << Plural(ps.completed_phases, "phase", "phases")
+       << "could complete: " << bar << " completed "
+       << Plural(ps.completed_phases, "phase", "phases")
        << " and has received " << ps.arrivals << " of " << st.expected_count
        << " arrivals since. The wait's "
        << (b.wait == WaitKind::kMbarrierToken ? "token" : "parity")

@@ -77,8 +77,9 @@ struct BlockedExplanation {
 };
 
 // Ranking: a wait that skipped a phase (the first operation inconsistent with its barrier's
-// history: everything else stalls behind it), tx mismatches, then exited/missing signallers, then count-too-high (a barrier whose
-// possible signallers all arrived in its phase before one whose signallers have not), wrong
+// history: everything else stalls behind it), tx mismatches, then exited/missing signallers (or
+// the waiter itself as the only one), then count-too-high (a barrier whose possible signallers
+// all arrived in its phase before one whose signallers have not), wrong
 // initial phase, non-mbarrier waits, downstream waits. A count-too-high barrier whose missing
 // signallers are themselves blocked on such a root barrier is reported as downstream of it: in a
 // wait-for cycle every barrier is short of arrivals, and the one to fix is the one whose whole

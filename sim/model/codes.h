@@ -133,7 +133,9 @@ enum class Severity : uint8_t { kError, kWarning };
     "after the commit, so a later wait_group N names a different group than the author meant.")   \
   X(kAsyncExitInFlight, "A1003", "async-exit-in-flight", kError,                                   \
     "thread exits with asynchronous copies still in flight",                                       \
-    "A thread (or CTA) that exits with cp.async or bulk copies whose completion it never waited "  \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations): a cp.async or bulk "        \
+    "copy reads or writes shared memory until its completion is observed (wait_group, an "         \
+    "mbarrier phase). A thread (or CTA) that exits with copies whose completion it never waited "           \
     "for can free or reuse shared memory that is still being read or written. Typical bug: a "     \
     "missing final cp.async.wait_all or cp.async.bulk.wait_group 0 after the last TMA store.")     \
   X(kBulkWaitUncommitted, "A1101", "bulk-wait-uncommitted", kWarning,                              \
@@ -176,10 +178,11 @@ enum class Severity : uint8_t { kError, kWarning };
     "a wait with no preceding barrier.cluster.arrive is undefined. Typical bug: the arrive is "    \
     "under a condition (elected thread, role) that the wait is not.")                              \
   X(kDeadlock, "P2001", "deadlock", kError, "deadlock",                                            \
-    "No agent can make progress and some agent has not finished: every remaining agent waits on "  \
-    "a barrier phase, a group or a copy that no remaining event can complete. Typical bugs: an "   \
-    "arrival count larger than the arrivals that happen, expect_tx bytes that never land, a role " \
-    "that exits early while another waits for it.")                                             \
+    "A property of the schedule, not a PTX rule (on the GPU: a hang, e.g. `parity gpu run`'s "     \
+    "bounded waits time out). No agent can make progress and some agent has not finished: "        \
+    "every remaining agent waits on a barrier phase, a group or a copy that no remaining event "   \
+    "can complete. Typical bugs: an arrival count larger than the arrivals that happen, "          \
+    "expect_tx bytes that never land, a role that exits early while another waits for it.")        \
   X(kEarlyPhaseCompletion, "P2002", "early-phase-completion", kError,                              \
     "an mbarrier phase completed before the bytes meant for it landed",                            \
     "PTX ISA (mbarrier, phase completion; expect-tx/complete-tx): a phase completes as soon as "   \
@@ -214,6 +217,8 @@ enum class Severity : uint8_t { kError, kWarning };
     "wrong cluster coordinate, or a CTA that skips its slice of the multicast.")                   \
   X(kSharedMemoryRace, "P2005", "smem-race", kError,                                               \
     "shared-memory race between an asynchronous copy and a buffer access",                         \
+    "PTX ISA (Memory Consistency Model; mbarrier: arrive-on has .release and test_wait/try_wait "  \
+    ".acquire semantics by default; Completion mechanisms for asynchronous copy operations). "     \
     "Two accesses of one buffer slot, at least one a write, are not ordered by happens-before "    \
     "(vector clocks through mbarrier phases: arrive -> phase completion -> successful wait; "      \
     "barrier.cluster arrive -> wait; bar.sync; and a copy's issue): a TMA, bulk or st.async write " \
@@ -244,7 +249,8 @@ enum class Severity : uint8_t { kError, kWarning };
     "bug: cluster_sync() missing after init_barriers, or fence_barrier_init() missing.")           \
   X(kExitWhileAwaited, "P2008", "exit-while-awaited", kError,                                      \
     "an agent exited while another waits for a signal it used to give",                            \
-    "An agent exited although another agent is blocked on a barrier that the exited agent "        \
+    "A property of the schedule, not a PTX rule (the culprit of a P2001 hang): an agent exited "   \
+    "although another agent is blocked on a barrier that the exited agent "                        \
     "signalled in earlier phases (arrive, expect_tx or a copy completing there): the phase it "    \
     "would have completed never completes. This names the culprit of a P2001 deadlock. Typical "   \
     "bug: a producer loop that runs fewer iterations than the consumer loop, or a role that "      \

@@ -5,8 +5,8 @@
 // of the mbarrier object", "Phase of the mbarrier object", "Tracking asynchronous operations by
 // the mbarrier object" (tx-count), "Phase completion", "Primary phase" (a phase is to be
 // observed by a wait before the next phase's arrive-on; the model reports only the completion
-// of the next phase, M1009, see CheckLostPhase in mbarrier.cc), and the instructions mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/
-// test_wait/try_wait/pending_count and cp.async.mbarrier.arrive. CUDA Programming Guide,
+// of the next phase, M1009, see CheckLostPhase in mbarrier.cc), and the instructions
+// mbarrier.init/inval/expect_tx/complete_tx/arrive/arrive_drop/test_wait/try_wait/pending_count and cp.async.mbarrier.arrive. CUDA Programming Guide,
 // "Asynchronous Barriers: a barrier's phase" restates the token and observation rules.
 //
 // Model:
@@ -124,8 +124,8 @@ MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
 MbarrierArriveResult MbarrierArriveExpectTx(MbarrierState& s, int64_t tx, int64_t count = 1);
 
 // mbarrier.expect_tx [addr], tx: tx += tx, then the completion check. M1001/M1002, M1006 (result
-// out of range), M1009 (it would complete the phase while the preceding one was never observed). `tx` is the u32 operand: a value outside 0..2^32-1 is an engine bug
-// (PARITY_CHECK).
+// out of range), M1009 (it would complete the phase while the preceding one was never
+// observed). `tx` is the u32 operand: a value outside 0..2^32-1 is an engine bug (PARITY_CHECK).
 // Completion: PTX lists "mbarrier potentially completing the current phase" as a step of the
 // arrive-on and complete-tx operations only, and the model first left an expect_tx without one.
 // The H100 settled it (litmus/tx_expect_brings_zero, traces/litmus: 1000 of 1000 runs): bytes

@@ -87,8 +87,9 @@ TEST(CodesTest, DescribeEveryCode) {
        "M1008 mbarrier-wait-stale-phase: wait on phase 1 while the barrier is in phase 3; only the "
        "current phase or the one before it may be waited on"},
       {{Code::kMbarrierArriveBeforeObserved, 2, 0},
-       "M1009 mbarrier-arrive-before-observed: arrive-on in phase 2 before any wait observed the "
-       "completion of phase 1"},
+       "M1009 mbarrier-arrive-before-observed: this update completes phase 2 while no wait has "
+       "observed the completion of phase 1 (phase 1 is lost: a parity wait for it now names "
+       "phase 3)"},
       {{Code::kMbarrierArriveCountRange, 0, 1048575},
        "M1010 mbarrier-arrive-count-range: arrive count 0 is outside 1..1048575"},
       {{Code::kMbarrierDropBelowOne, 2, 2},
@@ -169,6 +170,23 @@ TEST(CodesTest, ValuesOutsideTheEnumReadAsUnknown) {
     EXPECT_FALSE(CodeExplanation(c).empty());
     EXPECT_EQ(Describe({c, 1, 2}), "? unknown-code: unknown violation");
   }
+}
+
+// Every rule's citation is checkable (issue 24): its explanation names the PTX ISA section or
+// instruction it rests on ("PTX ISA (...)"), or a litmus test of litmus/, or says that it is a
+// property of the schedule rather than a PTX rule (deadlocks and their culprits).
+TEST(CodesTest, EveryExplanationCitesPtxALitmusTestOrSaysItIsAScheduleProperty) {
+  for (Code c : AllCodes()) {
+    const std::string_view e = CodeExplanation(c);
+    const bool ptx = e.find("PTX ISA (") != std::string_view::npos;
+    const bool litmus = e.find("litmus ") != std::string_view::npos;
+    const bool schedule = e.find("A property of the schedule, not a PTX rule") == 0;
+    EXPECT_TRUE(ptx || litmus || schedule) << CodeId(c) << ": " << e;
+  }
+  // M1009 names the litmus test that shows what the H100 does.
+  EXPECT_NE(CodeExplanation(Code::kMbarrierArriveBeforeObserved).find(
+                "litmus arrive_next_phase_unobserved"),
+            std::string_view::npos);
 }
 
 }  // namespace
