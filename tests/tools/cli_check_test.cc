@@ -98,6 +98,33 @@ TEST(CliCheck, JsonNamesBarrierCtaAndCause) {
   EXPECT_EQ(j["params"]["STAGES"], 4);
 }
 
+// The right culprit (issue 24): an earlier wait that passed at once is named with its line, in
+// the text and in the JSON; "could still signal" lists only agents that reach the barrier.
+TEST(CliCheck, DeadlockNamesTheEarlierWaitThatPassedAtOnce) {
+  const std::string file = Runfile("pipelines/tma_async_gemm/bad_consumer_start_phase.pipe");
+  CliResult r = RunParity({"check", file, "-D", "CLUSTER_M=1", "-D", "CLUSTER_N=1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("most likely cause (parity-passed-at-once) at full[0] of CTA 0, "
+                               "the wait at "));
+  EXPECT_THAT(r.out, HasSubstr("bad_consumer_start_phase.pipe:87:5"));
+  EXPECT_THAT(r.out, HasSubstr("| wait full[s] parity ((k / STAGES) & 1) ^ 1"));
+  CliResult j = RunParity(
+      {"check", file, "-D", "CLUSTER_M=1", "-D", "CLUSTER_N=1", "--format", "json"});
+  nlohmann::json d = nlohmann::json::parse(j.out)["deadlock"];
+  EXPECT_EQ(d["culprit"]["cause"], "parity-passed-at-once");
+  EXPECT_EQ(d["culprit"]["barrier"], "full");
+  EXPECT_THAT(d["culprit"]["location"].get<std::string>(), HasSubstr(":87:5"));
+}
+
+TEST(CliCheck, CouldStillSignalListsOnlyAgentsThatReachTheBarrier) {
+  CliResult r = RunParity(
+      {"check", Runfile("pipelines/tma_async_gemm/bad_producer_start_phase.pipe")});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("could still signal it, but blocked: CTA 0 consumer[0], CTA 0 "
+                               "consumer[1], CTA 1 consumer[0], CTA 1 consumer[1], CTA 2 "
+                               "consumer[0], CTA 2 consumer[1]\n"));
+}
+
 TEST(CliCheck, DotFileIsWritten) {
   const char* tmp = std::getenv("TEST_TMPDIR");
   std::string dot = std::string(tmp ? tmp : "/tmp") + "/wf.dot";

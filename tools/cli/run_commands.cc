@@ -208,6 +208,17 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
       nlohmann::json d;
       d["code"] = "P2001";
       d["summary"] = report.summary;
+      if (report.culprit.found) {  // an earlier operation is the most likely cause
+        const verifier::DeadlockCulprit& c = report.culprit;
+        d["culprit"] = {{"agent", verifier::AgentLabel(program, *ran.engine, c.agent)},
+                        {"cause", verifier::DeadlockCauseName(c.cause)},
+                        {"barrier", program.barriers[c.barrier].name},
+                        {"index", c.index},
+                        {"cta", c.cta},
+                        {"parity", c.parity},
+                        {"location", c.where.ToString()},
+                        {"explanation", c.text}};
+      }
       d["blocked"] = nlohmann::json::array();
       for (const auto& x : report.blocked) {
         nlohmann::json b;
