@@ -240,7 +240,7 @@ Diagnosed Diagnose(const std::string& pipeline, engine::Policy policy,
   EXPECT_EQ(d.run->result.outcome, engine::Outcome::kDeadlock)
       << pipeline << ": " << engine::OutcomeName(d.run->result.outcome);
   if (d.run->result.outcome != engine::Outcome::kDeadlock) return d;
-  d.report = DiagnoseDeadlock(d.run->program, *d.run->engine, d.run->result, &*params);
+  d.report = DiagnoseDeadlock(d.run->program, *d.run->engine, d.run->result, nullptr, &*params);
   d.text = FormatDeadlockReport(d.report, d.run->program, *d.run->engine, "");
   return d;
 }
@@ -299,7 +299,7 @@ TEST(DeadlockCulpritTest, OnlySignallerIsTheWaiterItself) {
   ASSERT_TRUE(e.ok());
   const engine::RunResult r = e->Run();
   ASSERT_EQ(r.outcome, engine::Outcome::kDeadlock);
-  const DeadlockReport report = DiagnoseDeadlock(program, *e, r, &params);
+  const DeadlockReport report = DiagnoseDeadlock(program, *e, r, nullptr, &params);
   EXPECT_EQ(report.blocked[report.primary].cause, DeadlockCause::kWaitsOnOwnSignal)
       << report.summary;
   EXPECT_FALSE(report.culprit.found);
