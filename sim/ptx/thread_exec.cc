@@ -274,7 +274,7 @@ class ThreadRunner {
     const OpType t = types.empty() ? OpType{} : types.back();
     const std::string& op = inst.base;
     const auto& o = inst.operands;
-    if (IsProtocolInstruction(inst)) {
+    if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
       Record(inst, pc);
       if (op == "mbarrier" && (inst.HasModifier("try_wait") || inst.HasModifier("test_wait"))) {
         // The schedule's wait blocks until the phase completes: the loop exits.
@@ -456,6 +456,16 @@ bool IsProtocolInstruction(const Instruction& inst) {
   if (b == "mbarrier" || b == "fence" || b == "barrier" || b == "elect") return true;
   if (b == "bar") return !inst.HasModifier("warp");
   if (b == "cp" || b == "st") return inst.HasModifier("async");
+  return false;
+}
+
+bool IsSharedAccess(const Instruction& inst) {
+  const std::string& b = inst.base;
+  if (b == "wgmma" || b == "ldmatrix" || b == "stmatrix") return true;
+  if ((b != "ld" && b != "st") || inst.HasModifier("async")) return false;
+  for (const std::string& m : inst.modifiers) {
+    if (m.rfind("shared", 0) == 0) return true;  // shared, shared::cta, shared::cluster
+  }
   return false;
 }
 

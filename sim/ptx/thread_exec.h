@@ -51,6 +51,9 @@ struct ThreadContext {
   std::map<int, uint64_t> args;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).
   int64_t max_steps = 1'000'000;
+  // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the
+  // importer turns them into `use` / `write`; thread classification leaves them out.
+  bool record_shared_accesses = false;
 };
 
 // One protocol instruction issued by the thread.
@@ -100,6 +103,9 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
 
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);
+// ld.shared / st.shared (not st.async), ldmatrix, stmatrix, wgmma: the generic-proxy shared
+// accesses recorded under ThreadContext::record_shared_accesses.
+bool IsSharedAccess(const Instruction& inst);
 
 }  // namespace parity::ptx
 

@@ -48,6 +48,8 @@ void AddTraceCommand(CLI::App& app, Context& ctx);
 void AddLitmusCommand(CLI::App& app, Context& ctx);
 // parity gpu run (gpu_command.cc): forwards to the //gpu:parity_gpu runner.
 void AddGpuCommand(CLI::App& app, Context& ctx);
+// parity import (import_command.cc): a kernel's PTX to a .pipe schedule.
+void AddImportCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

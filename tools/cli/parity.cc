@@ -7,6 +7,7 @@
 #include "tools/cli/counts_command.cc"
 #include "tools/cli/explore_command.cc"
 #include "tools/cli/gpu_command.cc"
+#include "tools/cli/import_command.cc"
 #include "tools/cli/litmus_command.cc"
 #include "tools/cli/main.cc"
 #include "tools/cli/report_format.cc"
