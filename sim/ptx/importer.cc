@@ -204,7 +204,7 @@ class Importer {
         std::string name = "warp" + std::to_string(role.warps[0]);
         if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
         if (!uniform) name += "_cta" + std::to_string(r);
-        roles << "\n# warps";
+        roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
         for (int w : role.warps) roles << " " << w;
         roles << (uniform ? " of every CTA" : " of CTA " + std::to_string(r)) << "\n";
         roles << "role " << name;
@@ -277,8 +277,7 @@ class Importer {
   }
 
   Status Unsupported(const Instruction& inst, const std::string& why) const {
-    return Status("import.unsupported-op",
-                  m_.PtxString(inst) + ": `" + inst.opcode + "`: " + why,
+    return Status("import.unsupported-op", "`" + inst.opcode + "`: " + why,
                   {m_.path, inst.line, inst.column});
   }
 
