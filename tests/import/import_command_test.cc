@@ -1,0 +1,82 @@
+// `parity import` on the command line: the schedule it writes is accepted by `parity check` and
+// `parity explore`; bad input is exit 2 naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/tools/cli_runner.h"
+
+namespace parity::testing {
+namespace {
+
+class ImportCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifdef PARITY_NO_NVCC
+    GTEST_SKIP() << "CUDA (nvcc) was not found when this was built; the kernels' PTX is missing";
+#endif
+  }
+};
+
+const std::vector<std::string> kWs = {"import",      "tests/import/ws_pipeline.ptx",
+                                      "--entry",     "ws_pipeline",
+                                      "--block",     "96",
+                                      "--tensormap", "0=u16:64x1024:64x64:128B"};
+
+std::vector<std::string> With(std::vector<std::string> args,
+                              const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+TEST_F(ImportCommand, WritesAScheduleThatChecksAndVerifies) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string out = std::string(tmp != nullptr ? tmp : "/tmp") + "/ws.pipe";
+  CliResult r = RunParity(With(kWs, {"--arg", "1=6", "-o", out}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(out);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find("role warp1_2 count 2 threads 32"), std::string::npos);
+  CliResult c = RunParity({"check", out});
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  CliResult e = RunParity({"explore", out});
+  EXPECT_EQ(e.exit_code, 0) << e.out << e.err;
+  EXPECT_NE(e.out.find("VERIFIED"), std::string::npos) << e.out;
+  // Without -o the schedule goes to stdout.
+  CliResult s = RunParity(With(kWs, {"--arg", "1=6"}));
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out, text.str());
+}
+
+TEST_F(ImportCommand, BadInputIsExitTwoNamingWhatIsWrong) {
+  CliResult missing_arg = RunParity(kWs);
+  EXPECT_EQ(missing_arg.exit_code, 2);
+  EXPECT_NE(missing_arg.err.find("import.missing-arg"), std::string::npos) << missing_arg.err;
+  EXPECT_NE(missing_arg.err.find("--arg"), std::string::npos) << missing_arg.err;
+  CliResult missing_map = RunParity({"import", "tests/import/ws_pipeline.ptx", "--entry",
+                                     "ws_pipeline", "--block", "96", "--arg", "1=2"});
+  EXPECT_EQ(missing_map.exit_code, 2);
+  EXPECT_NE(missing_map.err.find("import.missing-tensormap"), std::string::npos)
+      << missing_map.err;
+  CliResult entry = RunParity({"import", "tests/import/ws_pipeline.ptx", "--entry", "nope",
+                               "--block", "96"});
+  EXPECT_EQ(entry.exit_code, 2);
+  EXPECT_NE(entry.err.find("import.entry-not-found"), std::string::npos) << entry.err;
+  CliResult not_ptx = RunParity({"import", "tests/import/ws_pipeline.cu", "--entry",
+                                 "ws_pipeline", "--block", "96"});
+  EXPECT_EQ(not_ptx.exit_code, 2);
+  EXPECT_NE(not_ptx.err.find("import.not-ptx"), std::string::npos) << not_ptx.err;
+  CliResult bad_block = RunParity(With(kWs, {"--arg", "1=2", "--block", "0"}));
+  EXPECT_EQ(bad_block.exit_code, 2) << bad_block.err;
+  CliResult bad_arg = RunParity(With(kWs, {"--arg", "one=2"}));
+  EXPECT_EQ(bad_arg.exit_code, 2);
+  EXPECT_NE(bad_arg.err.find("INDEX=VALUE"), std::string::npos) << bad_arg.err;
+}
+
+}  // namespace
+}  // namespace parity::testing
