@@ -507,6 +507,7 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
     uint64_t offset;
     uint64_t count;
     int line;
+    int source_line;  // the CUDA line of the init's call site (0: unknown)
   };
   std::map<std::pair<std::string, uint64_t>, Init> inits;
   for (const ThreadClass& c : classes) {
@@ -523,14 +524,19 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
                       {module.path, inst.line, inst.column});
       }
       inits.emplace(std::make_pair(addr.symbol, addr.bits),
-                    Init{addr.symbol, addr.bits, count.bits, inst.line});
+                    Init{addr.symbol, addr.bits, count.bits, inst.line,
+                         inst.call_site.known() ? inst.call_site.line : inst.source.line});
     }
   }
   std::vector<BarrierArray> out;
+  int last_source_line = 0;
   for (const auto& [key, init] : inits) {
     if (!out.empty()) {
       BarrierArray& last = out.back();
+      // Interleaved rings with one count (full[s] and empty[s] both of count 1) are told apart
+      // by the source line that initialises each.
       if (last.symbol == init.symbol && last.count == init.count &&
+          last_source_line == init.source_line &&
           last.offset + 8 * static_cast<uint64_t>(last.size) == init.offset) {
         ++last.size;
         last.init_lines.push_back(init.line);
@@ -542,6 +548,7 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
     a.offset = init.offset;
     a.count = init.count;
     a.init_lines = {init.line};
+    last_source_line = init.source_line;
     // A demoted __shared__ variable demangles to `kernel(...)::name`.
     const std::string demangled = Demangle(init.symbol);
     const size_t colon = demangled.rfind("::");
