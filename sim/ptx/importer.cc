@@ -186,34 +186,52 @@ class Importer {
         }
       }
     }
-    bool uniform = true;
-    for (uint32_t r = 1; r < ctas && uniform; ++r) {
-      if (cta_roles[r].size() != cta_roles[0].size()) uniform = false;
-      for (size_t i = 0; uniform && i < cta_roles[r].size(); ++i) {
-        uniform = cta_roles[r][i].count == cta_roles[0][i].count &&
-                  cta_roles[r][i].threads == cta_roles[0][i].threads &&
-                  SameStream(cta_roles[r][i].ops, cta_roles[0][i].ops);
-      }
-    }
-
+    // A role every CTA has alike is emitted once; the others once per CTA, `when cta_rank == r`.
+    auto same_role = [](const RoleRec& a, const RoleRec& b) {
+      return a.count == b.count && a.threads == b.threads && a.warps == b.warps &&
+             SameStream(a.ops, b.ops);
+    };
+    std::vector<std::vector<bool>> emitted(ctas);
+    for (uint32_t r = 0; r < ctas; ++r) emitted[r].assign(cta_roles[r].size(), false);
     std::ostringstream out;
     EmitHeader(out);
     std::ostringstream roles;
-    for (uint32_t r = 0; r < (uniform ? 1 : ctas); ++r) {
-      for (RoleRec& role : cta_roles[r]) {
-        std::string name = "warp" + std::to_string(role.warps[0]);
-        if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
-        if (!uniform) name += "_cta" + std::to_string(r);
-        roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
-        for (int w : role.warps) roles << " " << w;
-        roles << (uniform ? " of every CTA" : " of CTA " + std::to_string(r)) << "\n";
-        roles << "role " << name;
-        if (role.count > 1) roles << " count " << role.count;
-        roles << " threads " << role.threads;
-        if (!uniform) roles << " when cta_rank == " << r;
-        roles << " {\n";
-        EmitBody(roles, role.ops);
-        roles << "}\n";
+    auto emit = [&](RoleRec& role, int cta) {
+      std::string name = "warp" + std::to_string(role.warps[0]);
+      if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
+      if (cta >= 0) name += "_cta" + std::to_string(cta);
+      roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
+      for (int w : role.warps) roles << " " << w;
+      roles << (cta < 0 ? " of every CTA" : " of CTA " + std::to_string(cta)) << "\n";
+      roles << "role " << name;
+      if (role.count > 1) roles << " count " << role.count;
+      roles << " threads " << role.threads;
+      if (cta >= 0) roles << " when cta_rank == " << cta;
+      roles << " {\n";
+      EmitBody(roles, role.ops);
+      roles << "}\n";
+    };
+    for (size_t i = 0; i < cta_roles[0].size(); ++i) {
+      std::vector<size_t> match(ctas, 0);
+      bool everywhere = true;
+      for (uint32_t r = 1; r < ctas && everywhere; ++r) {
+        everywhere = false;
+        for (size_t j = 0; j < cta_roles[r].size(); ++j) {
+          if (!emitted[r][j] && same_role(cta_roles[r][j], cta_roles[0][i])) {
+            match[r] = j;
+            everywhere = true;
+            break;
+          }
+        }
+      }
+      if (!everywhere) continue;
+      match[0] = i;
+      for (uint32_t r = 0; r < ctas; ++r) emitted[r][match[r]] = true;
+      emit(cta_roles[0][i], -1);
+    }
+    for (uint32_t r = 0; r < ctas; ++r) {
+      for (size_t j = 0; j < cta_roles[r].size(); ++j) {
+        if (!emitted[r][j]) emit(cta_roles[r][j], static_cast<int>(r));
       }
     }
     // Loop bounds may name kernel arguments: declare those params first.
