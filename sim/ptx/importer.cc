@@ -34,8 +34,8 @@ Expected<std::vector<int64_t>> ParseDims(std::string_view text, const std::strin
 
 int64_t DtypeBytes(const std::string& dtype) {
   static const std::map<std::string, int64_t> kBytes = {
-      {"u8", 1},  {"s8", 1},   {"u16", 2},  {"s16", 2}, {"f16", 2}, {"bf16", 2}, {"u32", 4},
-      {"s32", 4}, {"f32", 4},  {"tf32", 4}, {"u64", 8}, {"s64", 8}, {"f64", 8}};
+      {"u8", 1},  {"s8", 1},  {"u16", 2},  {"s16", 2}, {"f16", 2}, {"bf16", 2}, {"u32", 4},
+      {"s32", 4}, {"f32", 4}, {"tf32", 4}, {"u64", 8}, {"s64", 8}, {"f64", 8}};
   auto it = kBytes.find(dtype);
   return it == kBytes.end() ? 0 : it->second;
 }
@@ -43,11 +43,12 @@ int64_t DtypeBytes(const std::string& dtype) {
 // The .pipe words a declaration name must not be.
 bool IsKeyword(const std::string& s) {
   static const std::set<std::string> kWords = {
-      "bar",     "count",    "threads", "bytes",   "parity", "coords",    "multicast", "when",
-      "role",    "param",    "buffer",  "barrier", "for",    "in",        "if",        "else",
-      "let",     "step",     "cluster", "clusters", "schedule", "agent",  "cta_rank",  "tensormap",
-      "dims",    "box",      "swizzle", "dtype",   "use",    "write",     "init",      "wait",
-      "arrive",  "mask",     "require", "cluster_m", "cluster_n", "cluster_id", "cluster_size"};
+      "bar",       "count",     "threads",    "bytes",       "parity",  "coords",   "multicast",
+      "when",      "role",      "param",      "buffer",      "barrier", "for",      "in",
+      "if",        "else",      "let",        "step",        "cluster", "clusters", "schedule",
+      "agent",     "cta_rank",  "tensormap",  "dims",        "box",     "swizzle",  "dtype",
+      "use",       "write",     "init",       "wait",        "arrive",  "mask",     "require",
+      "cluster_m", "cluster_n", "cluster_id", "cluster_size"};
   return kWords.count(s) > 0;
 }
 
@@ -180,9 +181,11 @@ class Importer {
           }
         }
         if (!placed) {
-          cta_roles[r].push_back(
-              RoleRec{"", std::move(merged).value(), 1, static_cast<int>(last - first),
-                      {static_cast<int>(w)}});
+          cta_roles[r].push_back(RoleRec{"",
+                                         std::move(merged).value(),
+                                         1,
+                                         static_cast<int>(last - first),
+                                         {static_cast<int>(w)}});
         }
       }
     }
@@ -348,8 +351,8 @@ class Importer {
                               {m_.path, inst.line, inst.column});
               }
             }
-            return Unsupported(inst, "the tensor map is not a kernel argument (" + v.ToString() +
-                                         ")");
+            return Unsupported(inst,
+                               "the tensor map is not a kernel argument (" + v.ToString() + ")");
           }
           auto dst = AsShared(e.operands[0]);
           if (!dst || dst->cta >= 0) {
@@ -453,8 +456,8 @@ class Importer {
       const std::string& b = inst.base;
       auto int_operand = [&](size_t i, int64_t* out_v) -> Status {
         if (i >= v.size() || v[i].kind != Value::Kind::kInt) {
-          return Unsupported(inst, "operand " + std::to_string(i + 1) +
-                                       " is not a value the importer knows");
+          return Unsupported(
+              inst, "operand " + std::to_string(i + 1) + " is not a value the importer knows");
         }
         *out_v = static_cast<int64_t>(v[i].bits);
         return Status::Ok();
@@ -566,8 +569,9 @@ class Importer {
         const size_t ai = write ? 0 : 1;
         auto a = ai < v.size() ? AsShared(v[ai]) : std::nullopt;
         if (!a) {
-          return Unsupported(inst, "a shared-memory access at an address the importer does not "
-                                   "know");
+          return Unsupported(inst,
+                             "a shared-memory access at an address the importer does not "
+                             "know");
         }
         auto slot = BufferSlot(*a);
         if (!slot) continue;  // outside every buffer the asynchronous copies fill
@@ -732,8 +736,8 @@ class Importer {
 
   // The loop's expressions with k running from `off`; nullopt unless every value fits.
   static std::optional<std::vector<std::vector<std::string>>> Refit(const std::vector<OpRec>& ops,
-                                                                     size_t i, const Loop& loop,
-                                                                     int64_t off) {
+                                                                    size_t i, const Loop& loop,
+                                                                    int64_t off) {
     std::vector<std::vector<std::string>> out;
     for (size_t q = 0; q < loop.period; ++q) {
       std::vector<std::string> exprs;
@@ -758,7 +762,8 @@ class Importer {
         for (size_t q = 0; q < p && same; ++q) {
           const OpRec& a = ops[i + q];
           const OpRec& b = ops[i + reps * p + q];
-          same = a.fmt == b.fmt && a.arrive_count == b.arrive_count && a.ints.size() == b.ints.size();
+          same =
+              a.fmt == b.fmt && a.arrive_count == b.arrive_count && a.ints.size() == b.ints.size();
         }
         if (!same) break;
         ++reps;
@@ -857,7 +862,9 @@ class Importer {
     out << "# block " << o_.block[0] << "," << o_.block[1] << "," << o_.block[2] << ", cluster "
         << o_.cluster_x << "x" << o_.cluster_y;
     for (const auto& [index, value] : o_.args) out << ", arg " << index << " = " << value;
-    out << "\n# Each operation names the PTX lines (and the CUDA source line) it came from.\n";
+    out << "\n# Each operation names the PTX lines (and the CUDA source line) it came from. The "
+           "schedule\n# issues exactly the kernel's operations for these arguments; a -D ARGn "
+           "override changes\n# only the loops whose bound names ARGn.\n";
     out << "schedule " << Identifier(BareName(Demangle(f_.name))) << "\n\n";
     std::ostringstream& d = decls_;
     d << "cluster " << o_.cluster_x << "x" << o_.cluster_y << "\n";

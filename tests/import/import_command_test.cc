@@ -22,13 +22,11 @@ class ImportCommand : public ::testing::Test {
   }
 };
 
-const std::vector<std::string> kWs = {"import",      "tests/import/ws_pipeline.ptx",
-                                      "--entry",     "ws_pipeline",
-                                      "--block",     "96",
-                                      "--tensormap", "0=u16:64x1024:64x64:128B"};
+const std::vector<std::string> kWs = {
+    "import",      "tests/import/ws_pipeline.ptx", "--entry", "ws_pipeline", "--block", "96",
+    "--tensormap", "0=u16:64x1024:64x64:128B"};
 
-std::vector<std::string> With(std::vector<std::string> args,
-                              const std::vector<std::string>& more) {
+std::vector<std::string> With(std::vector<std::string> args, const std::vector<std::string>& more) {
   args.insert(args.end(), more.begin(), more.end());
   return args;
 }
@@ -61,14 +59,13 @@ TEST_F(ImportCommand, BadInputIsExitTwoNamingWhatIsWrong) {
   CliResult missing_map = RunParity({"import", "tests/import/ws_pipeline.ptx", "--entry",
                                      "ws_pipeline", "--block", "96", "--arg", "1=2"});
   EXPECT_EQ(missing_map.exit_code, 2);
-  EXPECT_NE(missing_map.err.find("import.missing-tensormap"), std::string::npos)
-      << missing_map.err;
-  CliResult entry = RunParity({"import", "tests/import/ws_pipeline.ptx", "--entry", "nope",
-                               "--block", "96"});
+  EXPECT_NE(missing_map.err.find("import.missing-tensormap"), std::string::npos) << missing_map.err;
+  CliResult entry =
+      RunParity({"import", "tests/import/ws_pipeline.ptx", "--entry", "nope", "--block", "96"});
   EXPECT_EQ(entry.exit_code, 2);
   EXPECT_NE(entry.err.find("import.entry-not-found"), std::string::npos) << entry.err;
-  CliResult not_ptx = RunParity({"import", "tests/import/ws_pipeline.cu", "--entry",
-                                 "ws_pipeline", "--block", "96"});
+  CliResult not_ptx = RunParity(
+      {"import", "tests/import/ws_pipeline.cu", "--entry", "ws_pipeline", "--block", "96"});
   EXPECT_EQ(not_ptx.exit_code, 2);
   EXPECT_NE(not_ptx.err.find("import.not-ptx"), std::string::npos) << not_ptx.err;
   CliResult bad_block = RunParity(With(kWs, {"--arg", "1=2", "--block", "0"}));

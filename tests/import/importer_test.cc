@@ -110,7 +110,8 @@ void ExpectClean(const std::string& text, const std::string& name,
   auto e = api::Explore(*sch);
   ASSERT_TRUE(e.ok()) << e.error().ToString();
   EXPECT_EQ(e->verdict, api::Verdict::kVerified)
-      << (e->findings.empty() ? "" : e->findings[0].ToString()) << "\n" << text;
+      << (e->findings.empty() ? "" : e->findings[0].ToString()) << "\n"
+      << text;
 }
 
 TEST_F(ImporterTest, SingleTmaMatchesTheReviewedGolden) {

@@ -37,16 +37,14 @@ Expected<std::vector<uint32_t>> ImportSizes(const std::string& option, const std
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v == 0 ||
         v > 1024) {
-      return Status("import.bad-option",
-                    option + ": '" + item + "' is not an integer in 1..1024");
+      return Status("import.bad-option", option + ": '" + item + "' is not an integer in 1..1024");
     }
     out.push_back(v);
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   if (out.size() > max) {
-    return Status("import.bad-option", option + " takes at most " + std::to_string(max) +
-                                           " sizes");
+    return Status("import.bad-option", option + " takes at most " + std::to_string(max) + " sizes");
   }
   return out;
 }
