@@ -86,16 +86,24 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   if (!m.ok()) return m.status();
   if (!n.ok()) return n.status();
   if (!k.ok()) return k.status();
-  if (*m < 1 || *n < 1 || *m * *n > static_cast<int64_t>(model::kMaxClusterCtas)) {
+  // The declarations' own locations (file:line:col); the product is overflow-checked because
+  // each factor may be any int64.
+  auto decl_at = [&](ir::ExprId id) {
+    return id < program.exprs.size() ? program.exprs[id].where : top;
+  };
+  int64_t ctas = 0;
+  if (*m < 1 || *n < 1 || __builtin_mul_overflow(*m, *n, &ctas) ||
+      ctas > static_cast<int64_t>(model::kMaxClusterCtas)) {
     return DeclError(program, "engine.cluster-shape",
                      "cluster " + std::to_string(*m) + "x" + std::to_string(*n) +
                          " is not 1..16 CTAs (sm_90 portable cluster size limit is 8, "
                          "non-portable 16)",
-                     top);
+                     decl_at(program.cluster_m));
   }
   if (*k < 1 || *k > 65535) {
     return DeclError(program, "engine.clusters",
-                     "clusters = " + std::to_string(*k) + " is outside 1..65535", top);
+                     "clusters = " + std::to_string(*k) + " is outside 1..65535",
+                     decl_at(program.clusters));
   }
   c.cluster_m = static_cast<uint32_t>(*m);
   c.cluster_n = static_cast<uint32_t>(*n);
