@@ -134,6 +134,17 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
                        "power of two",
                        d.where);
     }
+    // Each factor is checked against the CTA's shared memory before the product is formed, so
+    // neither the u32 fields below nor the running address can wrap.
+    const int64_t smem = static_cast<int64_t>(model::kMaxSharedBytesPerCta);
+    if (*stages > smem || *bytes > smem || *stages * *bytes > smem) {
+      return DeclError(program, "engine.smem-size",
+                       "buffer " + d.name + ": " + std::to_string(*stages) + " stages of " +
+                           std::to_string(*bytes) + " bytes do not fit in the " +
+                           std::to_string(model::kMaxSharedBytesPerCta) +
+                           " bytes of shared memory an sm_90 CTA can have",
+                       d.where);
+    }
     addr = (addr + static_cast<uint64_t>(*align) - 1) & ~(static_cast<uint64_t>(*align) - 1);
     c.buffers.push_back({static_cast<uint32_t>(addr), static_cast<uint32_t>(*bytes),
                          static_cast<uint32_t>(*stages)});
