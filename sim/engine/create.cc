@@ -337,6 +337,15 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   }
   c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
+  // A cluster barrier needs at least one participant, and a cluster without agents runs nothing.
+  for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    if (c.cluster_first_agent[cl + 1] == c.cluster_first_agent[cl]) {
+      return DeclError(program, "engine.no-agents",
+                       "cluster " + std::to_string(cl) +
+                           " has no agents (every role's count or `when` is 0 there)",
+                       program.roles.empty() ? top : program.roles.front().where);
+    }
+  }
 
   // `readback` tracks only data that `write` put in a bulk.store's source: a buffer that is both
   // a bulk.store source and a copy destination (TMA, bulk, cp.async, st.async) would hold data
