@@ -134,6 +134,15 @@ struct Engine::Exec {
     if (w.file.empty()) w.file = p.file;
     Error(Status(rule, msg, w));
   }
+  // PTX gives expect_tx and complete_tx a .b32 byte count: a value outside 0..2^32-1 is a bad
+  // schedule (the model's tx arithmetic assumes the range).
+  bool TxInRange(int64_t tx, const SourceLocation* where) {
+    if (tx >= 0 && tx <= 0xffffffffll) return true;
+    ErrorAt("engine.tx-range",
+            "tx byte count " + std::to_string(tx) + " is outside 0..4294967295 (a u32 operand)",
+            where);
+    return false;
+  }
   // Reports a model violation caused by `agent` at instruction `pc` on (object, index) of CTA
   // `target`. Errors end the run; warnings are recorded and the run goes on.
   void Violate(const model::Violation& v, uint32_t agent, uint32_t pc, uint32_t target,
@@ -652,7 +661,7 @@ struct Engine::Exec {
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     int64_t count = 1, tx = 0, mask = -1;
     if (!EvOr(op.count, env, 1, &count) || !EvOr(op.expect_tx, env, 0, &tx) ||
-        !EvOr(op.mask, env, -1, &mask)) {
+        !EvOr(op.mask, env, -1, &mask) || !TxInRange(tx, in.where)) {
       return;
     }
     const uint32_t pc = Pc(a);
@@ -704,7 +713,10 @@ struct Engine::Exec {
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierExpectTx& op) {
     BarAddr b;
     int64_t tx = 0;
-    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
+        !TxInRange(tx, in.where)) {
+      return;
+    }
     const uint32_t pc = Pc(a);
     Touch(b.slot);
     model::MbarrierState& st = e.barriers_[b.slot];
@@ -719,7 +731,10 @@ struct Engine::Exec {
           const ir::MbarrierCompleteTx& op) {
     BarAddr b;
     int64_t tx = 0;
-    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
+        !TxInRange(tx, in.where)) {
+      return;
+    }
     const uint32_t pc = Pc(a);
     if (!CompleteTx(a, b, op.bar.barrier, tx, pc, EventKind::kCompleteTx, false, 0)) return;
     Advance(a);
