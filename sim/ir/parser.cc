@@ -1,5 +1,6 @@
 #include "sim/ir/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/common/read_file.h"
 #include "sim/ir/param_eval.h"
 
 namespace parity::ir {
@@ -17,6 +19,14 @@ namespace {
 // Deepest nesting of expressions and blocks; beyond it the input is rejected rather than risking
 // the native stack on adversarial input.
 constexpr int kMaxDepth = 200;
+// Tallest expression tree (operators on the longest path from the root to a leaf). The parser
+// reads a left-associative chain `1+1+...+1` in a loop, but every evaluator and printer walks the
+// tree recursively, so the tree's height is bounded, not only the parser's nesting.
+constexpr int kMaxExprHeight = 1000;
+// A trace header (sim/trace/trace_file.cc) holds strings of up to 4096 bytes and up to 4096
+// params: a schedule that `check` accepts must be one that `run --trace` can record.
+constexpr size_t kMaxNameBytes = 1024;
+constexpr size_t kMaxParams = 4096;
 
 struct Token {
   enum class Kind : uint8_t { kIdent, kInt, kPunct, kNewline, kEof };
@@ -91,6 +101,13 @@ class Lexer {
             continue;
           }
           break;
+        }
+        if (pos_ - t.offset > kMaxNameBytes) {
+          *msg = "a name of " + std::to_string(pos_ - t.offset) + " bytes; names are at most " +
+                 std::to_string(kMaxNameBytes) + " (what a trace header can hold)";
+          *err_line = t.line;
+          *err_col = t.col;
+          return false;
         }
         t.text = std::string(text_.substr(t.offset, pos_ - t.offset));
       } else if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -361,8 +378,22 @@ class Parser {
   // Expressions.
   ExprId Add(Expr e, const Token& at) {
     e.where = Loc(at);
+    int height = 0;
+    if (e.kind == Expr::Kind::kUnary || e.kind == Expr::Kind::kBinary ||
+        e.kind == Expr::Kind::kSelect) {
+      height = 1 + std::max({Height(e.a), Height(e.b), Height(e.c)});
+    }
     program_.exprs.push_back(e);
+    heights_.resize(program_.exprs.size(), 0);
+    heights_.back() = height;
     return static_cast<ExprId>(program_.exprs.size() - 1);
+  }
+  int Height(ExprId id) const { return id < heights_.size() ? heights_[id] : 0; }
+  Status CheckHeight(ExprId id, const Token& at) {
+    if (Height(id) <= kMaxExprHeight) return Status::Ok();
+    return Error(at, "expression has more than " + std::to_string(kMaxExprHeight) +
+                         " levels of operators; split it with params or `let`",
+                 "parse.expr-too-deep");
   }
   ExprId Const(int64_t v, const Token& at) {
     Expr e;
@@ -443,6 +474,7 @@ class Parser {
       ExprId rhs;
       PARITY_RETURN_IF_ERROR(ParseBinary(level + 1, &rhs));
       lhs = MakeBinary(info->op, lhs, rhs, op);
+      PARITY_RETURN_IF_ERROR(CheckHeight(lhs, op));
     }
     *out = lhs;
     return Status::Ok();
@@ -782,6 +814,10 @@ class Parser {
                     w);
     }
     p.default_value = *v;
+    if (program_.params.size() >= kMaxParams) {
+      return Error(name, "more than " + std::to_string(kMaxParams) + " params (what a trace "
+                   "header can hold)", "parse.too-many-params");
+    }
     program_.params.push_back(std::move(p));
     return EndOfStatement("the param default");
   }
@@ -1416,6 +1452,7 @@ class Parser {
   size_t pos_ = 0;
   int depth_ = 0;
   Program program_;
+  std::vector<int> heights_;  // per expression: its tree height (Add)
   Role* role_ = nullptr;
   std::vector<std::vector<std::pair<std::string, uint32_t>>> scopes_;
   // Parallel to scopes_: names bound in a closed inner block, with why they are not visible.
@@ -1431,16 +1468,25 @@ class Parser {
 }  // namespace
 
 Expected<Program> ParseProgram(std::string_view text, std::string file) {
+  // Old Mac line endings (a CR alone) end lines too; CRLF is already read as a newline.
+  bool lone_cr = false;
+  for (size_t i = 0; i < text.size() && !lone_cr; ++i) {
+    lone_cr = text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n');
+  }
+  if (lone_cr) {
+    std::string lf(text);
+    for (size_t i = 0; i < lf.size(); ++i) {
+      if (lf[i] == '\r' && (i + 1 == lf.size() || lf[i + 1] != '\n')) lf[i] = '\n';
+    }
+    return Parser(lf, std::move(file)).Run();
+  }
   return Parser(text, std::move(file)).Run();
 }
 
 Expected<Program> ParseFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status("io", "cannot open schedule file `" + path + "`", SourceLocation{path, 0, 0});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status("io", "cannot read schedule file `" + path + "`", SourceLocation{path, 0, 0});
-  return ParseProgram(ss.str(), path);
+  Expected<std::string> text = ReadInputFile(path, "schedule", "io", kMaxScheduleFileBytes);
+  if (!text.ok()) return text.status();
+  return ParseProgram(*text, path);
 }
 
 }  // namespace parity::ir
