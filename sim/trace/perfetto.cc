@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/common/json_text.h"
+
 namespace parity::trace {
 namespace {
 
@@ -453,7 +455,7 @@ std::string Exporter::Run() {
                       {"time_unit", time_unit_},
                       {"sm_clock_ghz", clock_ghz_},
                       {"names", names_ != nullptr ? "from the schedule" : "numbered"}};
-  return out.dump(1);
+  return JsonText(out, 1);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "sim/common/read_file.h"
+
 namespace parity::trace {
 namespace {
 
@@ -222,11 +224,9 @@ Status WriteTraceFile(const std::string& path, const TraceFile& trace) {
 }
 
 Expected<TraceFile> ReadTraceFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status("trace.io", "cannot open for reading", SourceLocation{path, 0, 0});
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return Status("trace.io", "read failed", SourceLocation{path, 0, 0});
-  return DecodeTraceFile(bytes, path);
+  Expected<std::string> bytes = ReadInputFile(path, "trace", "trace.io", kMaxTraceFileBytes);
+  if (!bytes.ok()) return bytes.status();
+  return DecodeTraceFile(*bytes, path);
 }
 
 std::string FormatEvent(const TraceEvent& e) {

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/common/json_text.h"
 #include "sim/pipelines/counts.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
@@ -144,7 +145,7 @@ void PrintJson(const CountsRequest& req, const CountsResult& res,
                   {"explanation", c.explanation}});
   }
   j["checks"] = std::move(cs);
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", JsonText(j, 2).c_str());
 }
 
 }  // namespace

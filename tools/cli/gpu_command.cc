@@ -26,6 +26,7 @@
 #include <CLI/CLI.hpp>
 #include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -316,6 +317,20 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
   ctx.exit_code = run.exit_code;
 }
 
+// CLI11's PositiveNumber prints its range as 0 to DBL_MAX; this one says what is wanted.
+CLI::Validator PositiveInteger() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        uint64_t n = 0;
+        auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || n == 0) {
+          return "'" + v + "' is not a positive integer (1 or more)";
+        }
+        return std::string();
+      },
+      "POSITIVE");
+}
+
 }  // namespace
 
 void AddGpuCommand(CLI::App& app, Context& ctx) {
@@ -338,13 +353,13 @@ void AddGpuCommand(CLI::App& app, Context& ctx) {
                   "write the GPU trace here (header: schedule hash, device, params)");
   run->add_option("--timeout-ms", opt->timeout_ms,
                   "budget of every bounded wait before the run is reported as a hang")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveInteger());
   run->add_flag("--no-trace", opt->no_trace, "run without recording trace events (for timing)");
   run->add_flag("--interpret", opt->interpret,
                 "interpret every agent on the GPU (default: agents whose run is fixed before the "
                 "launch execute op streams resolved on the host)");
   run->add_option("--ring", opt->ring, "trace records per agent (ring capacity)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveInteger());
   run->callback([&ctx, opt] { RunGpu(ctx, *opt); });
 }
 

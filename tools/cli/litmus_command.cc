@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/read_file.h"
 #include "sim/ir/parser.h"
 #include "sim/litmus/outcome.h"
 #include "tools/cli/command.h"
@@ -51,11 +52,9 @@ struct Row {
 };
 
 bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
+  Expected<std::string> text = ReadInputFile(path, "litmus test", "io", kMaxScheduleFileBytes);
+  if (!text.ok()) return false;
+  *out = std::move(text).value();
   return true;
 }
 

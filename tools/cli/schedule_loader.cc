@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/common/read_file.h"
 #include "sim/ir/parser.h"
 
 namespace parity::cli {
@@ -33,6 +34,8 @@ Expected<std::pair<std::string, int64_t>> ParseDefine(const std::string& text) {
     negative = true;
     digits.remove_prefix(1);
   }
+  // from_chars takes a sign of its own: `--4` must not read as -(-4).
+  if (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) digits = {};
   if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
     base = 16;
     digits.remove_prefix(2);
@@ -58,13 +61,10 @@ void AddScheduleOptions(CLI::App* sub, ScheduleOptions& options) {
 
 Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options) {
   LoadedSchedule out;
-  std::ifstream in(options.file, std::ios::binary);
-  if (!in) {
-    return Status("io", "cannot read the schedule file", SourceLocation{options.file, 0, 0});
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out.source = ss.str();
+  Expected<std::string> text =
+      ReadInputFile(options.file, "schedule", "io", kMaxScheduleFileBytes);
+  if (!text.ok()) return text.status();
+  out.source = std::move(text).value();
   Expected<ir::Program> program = ir::ParseProgram(out.source, options.file);
   if (!program.ok()) return program.status();
   out.program = std::make_unique<ir::Program>(std::move(program).value());

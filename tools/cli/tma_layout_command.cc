@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/json_text.h"
 #include "sim/model/tma.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
@@ -187,7 +188,7 @@ void PrintJson(const Request& req, const TmaLayoutOptions& o, const model::TileL
                     {"oob_elements", plan.footprint.oob_elements},
                     {"smem_ranges", ranges}};
   j["complete_tx_bytes"] = plan.footprint.complete_tx_bytes;
-  std::printf("%s\n", j.dump(2).c_str());
+  std::printf("%s\n", JsonText(j, 2).c_str());
 }
 
 }  // namespace
