@@ -1705,7 +1705,8 @@ Outcome Engine::Step(Choice choice, Footprint* touched) {
     x.Deliver(choice.index);
   }
   ++steps_;
-  if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
+  if ((steps_ >= options_.max_steps || events_ >= options_.max_events) &&
+      outcome_ == Outcome::kRunning) {
     outcome_ = Outcome::kStepLimit;
   }
   x.CheckEnd();
@@ -1764,7 +1765,8 @@ RunResult Engine::Run() {
       }
     }
     ++steps_;
-    if (steps_ >= options_.max_steps && outcome_ == Outcome::kRunning) {
+    if ((steps_ >= options_.max_steps || events_ >= options_.max_events) &&
+        outcome_ == Outcome::kRunning) {
       outcome_ = Outcome::kStepLimit;
     }
     x.CheckEnd();

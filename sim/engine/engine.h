@@ -122,6 +122,9 @@ struct EngineOptions {
   Policy policy = Policy::kEager;
   uint64_t seed = 0;
   uint64_t max_steps = uint64_t{1} << 40;
+  // A run that has emitted this many events also stops with Outcome::kStepLimit: the trace is
+  // the memory a run holds, so the tools cap it (check/run/explain --max-events).
+  uint64_t max_events = ~uint64_t{0};
   bool record_trace = true;  // false: count events only (benchmarks, exploration)
 };
 
