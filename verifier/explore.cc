@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cassert>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -13,11 +14,25 @@
 #include <variant>
 #include <utility>
 
+#include <unistd.h>
+
 #include "sim/common/check.h"
 #include "verifier/fingerprint_set.h"
 #include "verifier/rules.h"
 
 namespace parity::verifier {
+
+namespace {
+// The process's resident set in bytes (Linux /proc/self/statm); 0 if unknown.
+uint64_t ResidentBytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+}  // namespace
 
 namespace {
 
@@ -1832,10 +1847,22 @@ class Search {
     return e.SymmetricFingerprint(classes_);
   }
 
+  // The --max-memory bound: the process's resident memory (the fingerprint table's address-space
+  // reservation is not resident until it is used). Sets the bound's message.
+  bool MemoryExceeded() {
+    if (options_.max_memory_bytes == 0) return false;
+    const uint64_t rss = ResidentBytes();
+    if (rss <= options_.max_memory_bytes) return false;
+    res_.bound = "--max-memory " + std::to_string(options_.max_memory_bytes >> 20) +
+                 " MiB (resident memory reached " + std::to_string(rss >> 20) + " MiB)";
+    return true;
+  }
+
   // Inlined where it runs per transition: the common case is two compares.
   __attribute__((always_inline)) bool OutOfBounds() {
     if (records_.size() < options_.max_states &&
-        (options_.time_limit_s <= 0 || (res_.stats.expanded & 255) != 0)) {
+        ((options_.time_limit_s <= 0 && options_.max_memory_bytes == 0) ||
+         (res_.stats.expanded & 255) != 0)) {
       return false;
     }
     return OutOfBoundsSlow();
@@ -1843,6 +1870,10 @@ class Search {
   bool OutOfBoundsSlow() {
     if (records_.size() >= options_.max_states) {
       res_.bound = "--max-states " + std::to_string(options_.max_states);
+      stopped_ = true;
+      return true;
+    }
+    if (MemoryExceeded()) {
       stopped_ = true;
       return true;
     }
@@ -2224,6 +2255,9 @@ class Search {
             std::chrono::duration<double>(Clock::now() - t0_).count() > options_.time_limit_s) {
           timed_out = true;
         }
+        if (options_.max_memory_bytes > 0 && ResidentBytes() > options_.max_memory_bytes) {
+          timed_out = true;
+        }
         if (timed_out) break;
         BlockOut& bo = blocks[b];
         bo.thread = t;
@@ -2328,7 +2362,7 @@ class Search {
       for (const auto& p : par) held += p->bytes[0].capacity() + p->bytes[1].capacity();
       res_.stats.frontier_bytes = std::max(res_.stats.frontier_bytes, held);
       if (partial && !done_ && !stopped_) {
-        res_.bound = "--time-limit";
+        if (!MemoryExceeded()) res_.bound = "--time-limit";
         stopped_ = true;
       }
       frontier.swap(next);

@@ -205,6 +205,8 @@ namespace parity::verifier {
 struct ExploreOptions {
   uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
   double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0 = none
+  // Stop (incomplete) once the process's resident memory exceeds this many bytes; 0 = none.
+  uint64_t max_memory_bytes = 0;
   bool reduction = true;             // persistent-set partial-order reduction
   // With reduction: guarded waits (see the header comment): a step that would only block on a
   // try_wait loop or a barrier.cluster.wait is not taken while another step is enabled.
