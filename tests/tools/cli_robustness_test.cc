@@ -188,6 +188,48 @@ TEST(Robustness, NamesTooLongForATraceAreRefusedAtCheck) {
   EXPECT_EQ(r.exit_code, 2);
 }
 
+// Defect 5: a schedule that never ends grew memory until bad_alloc (exit 3) in check, run and
+// explain; explore ended the same way even with --time-limit.
+constexpr const char* kEndless = R"(schedule endless
+cluster 1x1
+buffer b[1] bytes 128
+role r threads 1 {
+  for i in 0 .. 1000000000000 {
+    fence.proxy.async
+  }
+}
+)";
+
+TEST(Robustness, EndlessRunsStopAtTheEventCap) {
+  const std::string f = Write("endless.pipe", kEndless);
+  for (const char* cmd : {"check", "explain"}) {
+    const CliResult r = RunParity({cmd, "--max-events", "5000", f});
+    EXPECT_EQ(r.exit_code, 2) << cmd << r.err;
+    EXPECT_THAT(r.err, HasSubstr("[limit.events]"));
+    EXPECT_THAT(r.err, HasSubstr("after 5000 events"));
+    EXPECT_THAT(r.err, HasSubstr("--max-events"));
+  }
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  CliResult r = RunParity({"run", "--max-events", "5000", "--trace", dir + "/e.trace", f});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--max-events"));
+  // The default cap applies without the option (20M events, about a second).
+  r = RunParity({"check", f});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("after 20000000 events"));
+  // A run under the cap is unaffected.
+  const std::string ok = Write("base5.pipe", kBase);
+  EXPECT_EQ(RunParity({"check", "--max-events", "100", ok}).exit_code, 0);
+}
+
+TEST(Robustness, ExploreStopsAtMaxMemoryWithExit4) {
+  const std::string f = Write("endless2.pipe", kEndless);
+  const CliResult r = RunParity({"explore", "--max-memory", "200", f});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("INCOMPLETE"));
+  EXPECT_THAT(r.out, HasSubstr("--max-memory 200 MiB"));
+}
+
 TEST(Robustness, RingZeroSaysPositiveInteger) {
   const std::string f = Write("base4.pipe", kBase);
   const CliResult r = RunParity({"gpu", "run", f, "--ring", "0"});

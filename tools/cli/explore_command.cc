@@ -41,6 +41,8 @@ struct ExploreCliOptions {
   ScheduleOptions schedule;
   uint64_t max_states = 50'000'000;
   double time_limit = 0;
+  // MiB of resident memory; the default stays well below a 24 GiB workstation's memory.
+  uint64_t max_memory_mib = 8192;
   int threads = 1;
   bool no_reduction = false;
   bool measure_reduction = false;
@@ -238,6 +240,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.threads = std::max(1, opt.threads);
   eo.max_states = opt.max_states;
   eo.time_limit_s = opt.time_limit;
+  eo.max_memory_bytes = opt.max_memory_mib << 20;
   eo.reduction = !opt.no_reduction;
   eo.breadth_first = opt.breadth_first || eo.threads > 1;
   if (!text) {
@@ -373,6 +376,10 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   sub->add_option("--time-limit", opt->time_limit, "stop after this many seconds (0: none)")
       ->check(AtLeast(0, "0 (0: no time limit)"))
+      ->capture_default_str();
+  sub->add_option("--max-memory", opt->max_memory_mib,
+                  "stop (incomplete, exit 4) once the process holds this many MiB of memory")
+      ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 30))
       ->capture_default_str();
   sub->add_option("--threads", opt->threads,
                   "worker threads; more than one: breadth-first, level by level, with the same "

@@ -25,12 +25,17 @@
 namespace parity::cli {
 namespace {
 
+// The event cap of check, run and explain: a run's trace is the memory it holds (32 bytes an
+// event), so a schedule that never ends stops here with a message instead of exhausting memory.
+constexpr uint64_t kDefaultMaxEvents = 20'000'000;
+
 struct CheckOptions {
   ScheduleOptions schedule;
   std::string format = "text";
   bool full = false;
   size_t last = 20;
   std::string dot;
+  uint64_t max_events = kDefaultMaxEvents;
 };
 
 struct Ran {
@@ -39,14 +44,34 @@ struct Ran {
   engine::RunResult result;
 };
 
+void AddMaxEventsOption(CLI::App* sub, uint64_t* max_events) {
+  sub->add_option("--max-events", *max_events,
+                  "stop the run after this many events (exit 2): the cap on its memory")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40))
+      ->capture_default_str();
+}
+
+// A run that reached the event cap (EngineOptions::max_events): bad input, exit 2.
+Status EventCapStatus(const std::string& file, const engine::RunResult& r, uint64_t max_events) {
+  return Status("limit.events",
+                "the run stopped at the event cap after " + std::to_string(r.events) +
+                    " events (" + std::to_string(r.steps) +
+                    " steps) without ending: a loop that never ends, or a longer run than the "
+                    "cap allows; --max-events N raises the cap (now " +
+                    std::to_string(max_events) + ")",
+                SourceLocation{file, 0, 0});
+}
+
 // Loads, builds and runs; on bad input reports it (exit 2) and returns false.
-bool LoadAndRun(Context& ctx, const ScheduleOptions& options, Ran& out) {
+bool LoadAndRun(Context& ctx, const ScheduleOptions& options, Ran& out,
+                uint64_t max_events = kDefaultMaxEvents) {
   Expected<LoadedSchedule> loaded = LoadSchedule(options);
   if (!loaded.ok()) {
     ReportBadInput(ctx, loaded.status());
     return false;
   }
   out.loaded = std::move(loaded).value();
+  out.loaded.engine_options.max_events = max_events;
   Expected<engine::Engine> engine =
       engine::Engine::Create(*out.loaded.program, out.loaded.params, out.loaded.engine_options);
   if (!engine.ok()) {
@@ -57,6 +82,10 @@ bool LoadAndRun(Context& ctx, const ScheduleOptions& options, Ran& out) {
   spdlog::debug("running {} with policy {}", options.file,
                 engine::PolicyName(out.loaded.engine_options.policy));
   out.result = out.engine->Run();
+  if (out.result.outcome == engine::Outcome::kStepLimit) {
+    ReportBadInput(ctx, EventCapStatus(options.file, out.result, max_events));
+    return false;
+  }
   if (out.result.outcome == engine::Outcome::kError) {
     ReportBadInput(ctx, out.result.error.At(SourceLocation{options.file, 0, 0}));
     return false;
@@ -322,6 +351,7 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--full", opt->full, "print every event of the behaviour, not only the last ones");
   sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
   sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
+  AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
     // A client of the C++ API (parity/parity.h), as a kernel project's test would be.
@@ -338,6 +368,7 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
     engine::EngineOptions options;
     options.policy = *policy;
     options.seed = opt->schedule.seed;
+    options.max_events = opt->max_events;
     // SARIF's code flow shows the events; the text report narrates from the engine itself.
     api::Result<api::CheckReport> report =
         api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif");
@@ -347,6 +378,10 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
     }
     // The run, as the text report reads it.
     const api::CheckReport::Detail& d = *report->detail;
+    if (d.result.outcome == engine::Outcome::kStepLimit) {
+      ReportBadInput(ctx, EventCapStatus(opt->schedule.file, d.result, opt->max_events));
+      return;
+    }
     Ran ran;
     ran.loaded.source = d.source;
     ran.loaded.program = d.program;
@@ -364,15 +399,17 @@ void AddRunCommand(CLI::App& app, Context& ctx) {
     ScheduleOptions schedule;
     std::string trace;
     bool dump = false;
+    uint64_t max_events = kDefaultMaxEvents;
   };
   auto opt = std::make_shared<RunOptions>();
   CLI::App* sub = app.add_subcommand("run", "run a schedule and write its event trace");
   AddScheduleOptions(sub, opt->schedule);
   sub->add_option("--trace", opt->trace, "the trace file to write")->required();
   sub->add_flag("--dump", opt->dump, "also print the trace as text");
+  AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
     Ran ran;
-    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
+    if (!LoadAndRun(ctx, opt->schedule, ran, opt->max_events)) return;
     trace::TraceFile file;
     file.header.schedule_hash = ir::ContentHash(*ran.loaded.program);
     file.header.source = "sim";
@@ -397,6 +434,7 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
   struct ExplainOptions {
     ScheduleOptions schedule;
     std::string html;
+    uint64_t max_events = kDefaultMaxEvents;
   };
   auto opt = std::make_shared<ExplainOptions>();
   CLI::App* sub = app.add_subcommand(
@@ -405,9 +443,10 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
   sub->add_option("--html", opt->html,
                   "also write the phase picture: one self-contained HTML page (lanes per barrier "
                   "and agent, phases, waits, copies and remote arrives as arrows)");
+  AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
     Ran ran;
-    if (!LoadAndRun(ctx, opt->schedule, ran)) return;
+    if (!LoadAndRun(ctx, opt->schedule, ran, opt->max_events)) return;
     const ir::Program& program = *ran.loaded.program;
     std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(),
                 opt->schedule.file.c_str(), PolicyText(ran.loaded.engine_options).c_str());
