@@ -51,6 +51,7 @@ struct PendingCopy {
 
 struct SlotState {
   uint32_t cta_global = 0, object = 0, index = 0;
+  uint32_t local = 0;                // index among its cluster's slots (its clock component)
   uint32_t completed = 0;            // phases completed
   Clock acc;                         // joins of the current phase
   Clock last;                        // published clock of the last completed phase
@@ -165,11 +166,19 @@ class Analysis {
       s.cta_global = cta_global;
       s.object = object;
       s.index = index;
+      const uint32_t cluster = cta_global / cluster_size_;
+      if (cluster >= cluster_slots_.size()) cluster_slots_.resize(cluster + 1, 0);
+      s.local = cluster_slots_[cluster]++;
       slots_.push_back(std::move(s));
     }
     return it->second;
   }
-  uint32_t Comp(uint32_t slot_id) const { return num_agents_ + slot_id; }
+  // Clock components are per cluster (no event orders two clusters): an agent's is its index
+  // within its cluster, a barrier slot's follows the most agents any cluster has. So a clock is
+  // as wide as one cluster's agents and slots, whatever the number of clusters.
+  uint32_t L(uint32_t agent) const { return local_[agent]; }
+  uint32_t Comp(uint32_t slot_id) const { return max_cluster_agents_ + slots_[slot_id].local; }
+  uint32_t Own(uint32_t agent) const { return clocks_[agent][L(agent)]; }
   uint32_t Rank(uint32_t cta_global) const { return cta_global % cluster_size_; }
   uint32_t Role(uint32_t agent) const { return e_.agent_info(agent).role; }
 
@@ -217,12 +226,17 @@ class Analysis {
   uint32_t num_agents_ = 0;
   uint32_t cluster_size_ = 1;
   uint32_t width_ = 0;  // clock components
+  std::vector<uint32_t> local_;     // per agent: its index within its cluster
+  uint32_t max_cluster_agents_ = 0;
+  std::vector<uint32_t> cluster_slots_;  // per cluster: barrier slots seen so far
   std::unordered_map<uint64_t, uint32_t> agent_ids_;
   std::unordered_map<uint64_t, uint32_t> slot_ids_;
   std::vector<SlotState> slots_;
   std::vector<Clock> clocks_;                      // per agent
   std::vector<Clock> issue_clocks_;                // snapshots at copy issue
-  std::vector<PendingCopy> pending_;               // copies in flight
+  std::vector<uint8_t> issue_refs_;                // per issue: destinations not yet delivered
+  // Copies in flight by (issuing CTA, instruction, destination rank), in issue order.
+  std::unordered_map<uint64_t, std::deque<PendingCopy>> pending_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;  // cp.async.mbarrier.arrive by (cta, pc)
   std::vector<CpCopy> cp_copies_;
   // Per agent: the ends (CpWait::upto) of its committed groups that it has not waited for,
@@ -230,7 +244,9 @@ class Analysis {
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::vector<std::vector<CpWait>> cp_waits_;
   std::vector<uint32_t> cp_issued_;               // per agent: cp.async copies issued
-  std::vector<std::vector<CpCover>> cp_covers_;   // per agent: its landed cp.async arrives
+  // Per agent, per barrier slot: its landed cp.async arrives in landing order, `upto` the most
+  // copies any of them covers so far (CpCopyVisible).
+  std::vector<std::map<uint32_t, std::vector<CpCover>>> cp_covers_;
   std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
   std::vector<std::vector<uint32_t>> fence_proxy_;  // per agent: epochs of fence.proxy.async
   std::vector<uint32_t> cluster_arrives_;          // per agent: barrier.cluster.arrive count
@@ -272,17 +288,24 @@ void Analysis::Setup() {
     clusters = std::max(clusters, e_.agent_info(a).cluster + 1);
   }
   cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
+  std::vector<uint32_t> cluster_agents(clusters, 0);
+  local_.resize(num_agents_);
   for (uint32_t a = 0; a < num_agents_; ++a) {
     const engine::AgentInfo& info = e_.agent_info(a);
     agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
+    local_[a] = cluster_agents[info.cluster]++;
+    max_cluster_agents_ = std::max(max_cluster_agents_, cluster_agents[info.cluster]);
   }
   // Barrier slots first (their clock components follow the agents').
+  cluster_slots_.assign(clusters, 0);
   for (const TraceEvent& ev : trace_) {
     const auto k = static_cast<EventKind>(ev.kind);
-    if (!IsBarrierEvent(k)) continue;
+    if (!IsBarrierEvent(k) && k != EventKind::kCpAsyncArrive) continue;
     SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
   }
-  width_ = num_agents_ + static_cast<uint32_t>(slots_.size());
+  uint32_t max_cluster_slots = 0;
+  for (uint32_t n : cluster_slots_) max_cluster_slots = std::max(max_cluster_slots, n);
+  width_ = max_cluster_agents_ + max_cluster_slots;
   for (SlotState& s : slots_) {
     s.acc.assign(width_, 0);
     s.last.assign(width_, 0);
@@ -335,7 +358,7 @@ void Analysis::CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const C
   const std::vector<uint32_t>& fences = fence_init_[s.init_agent];
   auto it = std::upper_bound(fences.begin(), fences.end(), s.init_epoch);
   const bool fenced = it != fences.end();
-  const bool ordered = fenced && *it <= clock[s.init_agent];
+  const bool ordered = fenced && *it <= clock[L(s.init_agent)];
   if (ordered) return;
   Report(model::Code::kRemoteBeforeInit, 0, 0,
          std::string(what) + " by " + Agent(user) + " acts on " + Bar(slot_id) +
@@ -424,17 +447,21 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     }
   }
   issue_clocks_.push_back(clocks_[a]);
+  issue_refs_.push_back(0);
   if (mask < 0) {
     c.target = ev.target_cta;
-    pending_.push_back(c);
+    pending_[Key(c.cta_global, c.pc, c.target)].push_back(c);
+    ++issue_refs_.back();
     return;
   }
   for (uint32_t r = 0; r < 16; ++r) {
     if ((mask >> r) & 1) {
       c.target = r;
-      pending_.push_back(c);
+      pending_[Key(c.cta_global, c.pc, c.target)].push_back(c);
+      ++issue_refs_.back();
     }
   }
+  if (issue_refs_.back() == 0) Clock().swap(issue_clocks_.back());
 }
 
 void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
@@ -442,11 +469,15 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   // Match the issue: same issuing CTA, instruction and destination, and the same barrier element
   // where the issue names it; else prefer the oldest whose slot equals the barrier element
   // (stage-indexed rings), else the oldest. (A TMA issue event does not carry its barrier.)
-  const size_t none = pending_.size();
+  // Copies in flight are kept per (issuing CTA, instruction, destination), in issue order, so
+  // only those of this instruction are searched.
+  auto q = pending_.find(Key(issuer_cta, ev.pc, ev.target_cta));
+  static std::deque<PendingCopy> kNone;
+  std::deque<PendingCopy>& queue = q == pending_.end() ? kNone : q->second;
+  const size_t none = queue.size();
   size_t first = none, exact = none;
-  for (size_t j = 0; j < pending_.size(); ++j) {  // pending_ is in issue order
-    const PendingCopy& c = pending_[j];
-    if (c.cta_global != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
+  for (size_t j = 0; j < queue.size(); ++j) {
+    const PendingCopy& c = queue[j];
     if (c.has_bar_index && c.bar_index != ev.index) continue;
     if (first == none) first = j;
     if (c.slot == ev.index) {
@@ -461,9 +492,12 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   s.total_delivered += ev.value;
   if (ev.cta != ev.target_cta && (ev.flags & trace::kFlagMulticast)) s.multicast_from_peer = true;
   if (best == none) return;  // not matched (a trace from elsewhere): bytes only
-  const PendingCopy c = pending_[best];
-  pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
-  const Clock& issue = issue_clocks_[c.clock_id];
+  const PendingCopy c = queue[best];
+  queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(best));
+  // The issue's clock is released with its last destination's delivery.
+  const Clock issue = --issue_refs_[c.clock_id] == 0 ? std::move(issue_clocks_[c.clock_id])
+                                                     : issue_clocks_[c.clock_id];
+  if (issue_refs_[c.clock_id] == 0) Clock().swap(issue_clocks_[c.clock_id]);
   Join(s.acc, issue);
   s.signallers[c.agent] = s.completed;
   if (ev.cta != ev.target_cta) s.peer_senders.insert(c.agent);
@@ -489,7 +523,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
   // Every read of the slot must happen before the copy's issue (write-after-read).
   for (const auto& [reader, r] : loc.reads) {
-    if (reader == c.agent || r.epoch <= issue[reader]) continue;
+    if (reader == c.agent || r.epoch <= issue[L(reader)]) continue;
     const bool after_issue = r.event > c.issue_event;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            after_issue
@@ -567,16 +601,25 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
                ". A copy only joins a group at cp.async.commit_group",
            a, ev.pc, i, cta, true, ev.object, ev.index, issuer);
   }
-  loc.reads[a] = Read{clocks_[a][a], i, ev.pc};
+  loc.reads[a] = Read{Own(a), i, ev.pc};
 }
 
+// An issuer's waits come in program order, so both their `upto` and their `epoch` never
+// decrease: the first wait that covers the copy has the smallest epoch of those that do, and one
+// binary search answers. Its covers are grouped by barrier slot, in landing order (so in order
+// of phase), with the most copies covered so far: the last cover of the slot whose phase the
+// reader observed answers, again by binary search.
 bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
   const Clock& k = clocks_[reader];
-  for (const CpWait& w : cp_waits_[c.agent]) {
-    if (w.upto > c.seq && k[c.agent] >= w.epoch) return true;
-  }
-  for (const CpCover& v : cp_covers_[c.agent]) {
-    if (v.upto > c.seq && k[Comp(v.slot_id)] >= v.phase + 1) return true;
+  const std::vector<CpWait>& waits = cp_waits_[c.agent];
+  auto w = std::upper_bound(waits.begin(), waits.end(), c.seq,
+                            [](uint32_t seq, const CpWait& x) { return seq < x.upto; });
+  if (w != waits.end() && k[L(c.agent)] >= w->epoch) return true;
+  for (const auto& [slot_id, covers] : cp_covers_[c.agent]) {
+    const uint32_t seen = k[Comp(slot_id)];  // phases of the slot the reader observed
+    auto v = std::upper_bound(covers.begin(), covers.end(), seen,
+                              [](uint32_t s, const CpCover& x) { return s < x.phase + 1; });
+    if (v != covers.begin() && std::prev(v)->upto > c.seq) return true;
   }
   return false;
 }
@@ -586,7 +629,7 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   // Write after read: every other thread's read of the slot must happen before the issue.
   for (const auto& [reader, r] : loc.reads) {
-    if (reader == a || r.epoch <= clocks_[a][reader]) continue;
+    if (reader == a || r.epoch <= clocks_[a][L(reader)]) continue;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            "the cp.async issued by " + Agent(a) + " overwrites " +
                Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +
@@ -611,7 +654,7 @@ void Analysis::OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a) {
   if (groups.size() <= keep) return;
   const uint32_t upto = groups[groups.size() - keep - 1];
   groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
-  cp_waits_[a].push_back(CpWait{upto, clocks_[a][a]});
+  cp_waits_[a].push_back(CpWait{upto, Own(a)});
 }
 
 // PTX ISA, memory consistency model (proxies): a TMA/bulk store reads shared memory through the
@@ -620,7 +663,7 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   Location& loc = locations_[Key(cta, buffer, ev.index)];
   for (const GenericWrite& w : loc.writes) {
-    const uint32_t seen = w.agent == a ? clocks_[a][a] : clocks_[a][w.agent];
+    const uint32_t seen = clocks_[a][L(w.agent)];
     if (seen < w.epoch) {
       Report(model::Code::kSharedMemoryRace, 0, 0,
              "the TMA store issued by " + Agent(a) + " reads " + Buf(cta, buffer, ev.index) +
@@ -648,20 +691,20 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
   const bool by_agent = ev.agent != trace::kNoAgent;
   const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
   if (by_agent && a == kNoFindingAgent) return;  // not an agent of this engine
-  if (by_agent) ++clocks_[a][a];
+  if (by_agent) ++clocks_[a][L(a)];
   switch (k) {
     case EventKind::kInit: {
       SlotState& s = slots_[SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)];
       s.initialised = true;
       s.init_agent = a;
-      s.init_epoch = clocks_[a][a];
+      s.init_epoch = Own(a);
       break;
     }
     case EventKind::kFence:
       if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kMbarrierInit)) {
-        fence_init_[a].push_back(clocks_[a][a]);
+        fence_init_[a].push_back(Own(a));
       } else if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kProxyAsync)) {
-        fence_proxy_[a].push_back(clocks_[a][a]);
+        fence_proxy_[a].push_back(Own(a));
       }
       break;
     case EventKind::kArrive:
@@ -677,7 +720,10 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
         if (it != q.end()) {
           // Every cp.async the issuer started before the arrive has landed: a thread that
           // observes this phase sees their bytes.
-          cp_covers_[it->agent].push_back(CpCover{it->upto, id, slots_[id].completed});
+          std::vector<CpCover>& covers = cp_covers_[it->agent][id];
+          const uint32_t upto =
+              covers.empty() ? it->upto : std::max(it->upto, covers.back().upto);
+          covers.push_back(CpCover{upto, id, slots_[id].completed});
           OnBarrierSignal(i, ev, kNoFindingAgent, it->clock);
           q.erase(it);
         }
@@ -754,7 +800,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       break;
     case EventKind::kWrite:
       locations_[Key(CtaGlobal(ev, ev.cta), ev.object, ev.index)].writes.push_back(
-          GenericWrite{a, clocks_[a][a], ev.pc});
+          GenericWrite{a, Own(a), ev.pc});
       break;
     case EventKind::kClusterArrive:
       Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,

@@ -294,6 +294,71 @@ TEST(RulesTest, CpAsyncRaces) {
   }
 }
 
+// Clocks are per cluster: thousands of clusters are checked each on its own (set-up was quadratic
+// in the clusters: 2048 of them ran out of memory), and a race is found in every cluster's CTA.
+TEST(RulesTest, ManyClustersEachCheckedOnItsOwn) {
+  const std::string text =
+      "schedule many\ncluster 2x1\nclusters 2048\nbuffer buf[2] bytes 256\n"
+      "role w threads 32 {\n  cp.async buf[0]\n  cp.async.commit\n  use buf[0]\n"
+      "  cp.async.wait_all\n}\n";
+  auto run = RunText(text, "many.pipe", engine::Policy::kEager);
+  ASSERT_NE(run, nullptr);
+  ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted);
+  for (uint32_t cta : {0u, 1u, 2047u, 4095u}) {
+    EXPECT_EQ(Find(*run, Code::kSharedMemoryRace, "buf", cta).size(), 1u) << cta;
+  }
+}
+
+// Long runs: an issuer's many waits and cp.async.mbarrier.arrive covers are searched, not
+// scanned (the check was quadratic in the run's length); the answers stay those of the rule.
+TEST(RulesTest, CpAsyncVisibilityOverLongRuns) {
+  const std::string head =
+      "schedule long\ncluster 1x1\nclusters 1\nbuffer buf[2] bytes 256\n"
+      "barrier done[2] count 1\n";
+  struct Case {
+    std::string name, body;
+    bool races;
+  };
+  const std::vector<Case> cases = {
+      {"wait 0 before every read",
+       "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "    cp.async.wait 0\n    use buf[i % 2]\n  }\n",
+       false},
+      {"wait 1 leaves the copy just issued pending",
+       "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "    cp.async.wait 1\n    use buf[i % 2]\n  }\n  cp.async.wait_all\n",
+       true},
+      {"wait 1 covers the stage issued one iteration before",
+       "  cp.async buf[0]\n  cp.async.commit\n"
+       "  for i in 1 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "    cp.async.wait 1\n    use buf[(i + 1) % 2]\n  }\n  cp.async.wait_all\n",
+       false},
+  };
+  for (const Case& c : cases) {
+    auto run = RunText(head + "role w threads 32 {\n" + c.body + "}\n", "long.pipe",
+                       engine::Policy::kEager);
+    ASSERT_NE(run, nullptr) << c.name;
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << c.name << "\n" << Dump(*run);
+    const bool races = !Find(*run, Code::kSharedMemoryRace, "buf", 0).empty();
+    EXPECT_EQ(races, c.races) << c.name << "\n" << Dump(*run);
+  }
+  // Covers: a cp.async.mbarrier.arrive on done[s] lands after the copy of buf[s] before it; a
+  // read after waiting for that phase sees the bytes, a read before the wait does not.
+  for (const bool wait_first : {true, false}) {
+    const std::string wait = "    wait done[i % 2] parity (i / 2) & 1\n";
+    const std::string use = "    use buf[i % 2]\n";
+    const std::string text =
+        head + "role w threads 32 {\n  init done[0]\n  init done[1]\n"
+               "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n"
+               "    cp.async.arrive done[i % 2] noinc\n" +
+        (wait_first ? wait + use : use + wait) + "  }\n  cp.async.wait_all\n}\n";
+    auto run = RunText(text, "covers.pipe", engine::Policy::kEager);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+    EXPECT_EQ(Find(*run, Code::kSharedMemoryRace, "buf", 0).empty(), wait_first) << Dump(*run);
+  }
+}
+
 TEST(RulesTest, StoreWithoutProxyFence) {
   auto run = RunRules("store_without_proxy_fence", engine::Policy::kEager);
   ASSERT_NE(run, nullptr);
