@@ -795,7 +795,8 @@ Expected<std::vector<int64_t>> BindTraceParams(const ir::Program& program,
       return Status("replay.params", "the trace header does not record param " + p.name);
     }
   }
-  for (const auto& [name, value] : header.params) {
+  for (const auto& kv : header.params) {
+    const std::string& name = kv.first;  // a named variable: clang 14 cannot capture a binding
     bool declared = std::any_of(program.params.begin(), program.params.end(),
                                 [&](const ir::Param& p) { return p.name == name; });
     if (!declared) {

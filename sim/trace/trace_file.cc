@@ -187,7 +187,8 @@ Expected<TraceFile> DecodeTraceFile(std::string_view bytes, std::string_view fil
   }
   const char* records = r.here();
   trace.events.resize(count);
-  std::memcpy(trace.events.data(), records, count * sizeof(TraceEvent));
+  // No copy of zero records: an empty vector's data() may be null, which memcpy must not get.
+  if (count > 0) std::memcpy(trace.events.data(), records, count * sizeof(TraceEvent));
   for (uint64_t i = 0; i < count; ++i) {
     if (!IsKnownEventKind(trace.events[i].kind)) {
       return r.Error("trace.bad-kind", "record " + std::to_string(i) + " has unknown event kind " +
