@@ -812,6 +812,10 @@ Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector
   PARITY_RETURN_IF_ERROR(CheckTraceSchedule(program, trace.header));
   engine::EngineOptions options;
   options.record_trace = true;
+  // The model runs on from the trace's last event (DescribeModel) and records what it does: a
+  // schedule that never ends (a header param can make a loop endless) must stop. The cap leaves
+  // room for the replay itself and a long run-on; past it the run-on says "stops: step-limit".
+  options.max_events = 2 * static_cast<uint64_t>(trace.events.size()) + 1'000'000;
   Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
   if (!engine.ok()) return engine.status();
   Replayer replayer(program, params, trace, std::move(engine).value(), keep_model_trace);
