@@ -508,10 +508,17 @@ class Replayer {
     }
     if (WaitKindEvent(m.kind) && m.parity != t.parity) return false;
     if (check_state_) {
-      return m.flags == t.flags && m.value2 == t.value2 && m.phase == t.phase &&
-             m.parity == t.parity;
+      return SameFlags(m, t) && m.value2 == t.value2 && m.phase == t.phase &&
+             (m.parity == t.parity || !NamesSlot(t));
     }
     return true;
+  }
+  // A delivery's slot (trace::kFlagSlot) is compared when the trace records it; a trace recorded
+  // before deliveries named their slot is still the same run.
+  static bool NamesSlot(const TraceEvent& e) { return (e.flags & trace::kFlagSlot) != 0; }
+  static bool SameFlags(const TraceEvent& m, const TraceEvent& t) {
+    const uint8_t ignore = NamesSlot(t) ? 0 : trace::kFlagSlot;
+    return (m.flags & ~ignore) == (t.flags & ~ignore);
   }
 
   std::string MismatchReason(const TraceEvent& m, const TraceEvent& t) const {

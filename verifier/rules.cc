@@ -466,9 +466,10 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
 
 void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
-  // Match the issue: same issuing CTA, instruction and destination, and the same barrier element
-  // where the issue names it; else prefer the oldest whose slot equals the barrier element
-  // (stage-indexed rings), else the oldest. (A TMA issue event does not carry its barrier.)
+  // Match the issue: same issuing CTA, instruction and destination, the same barrier element
+  // where the issue names it, and the same slot where the delivery names it (the simulator's
+  // do); else prefer the oldest whose slot equals the barrier element (stage-indexed rings), else
+  // the oldest. (A TMA issue event does not carry its barrier.)
   // Copies in flight are kept per (issuing CTA, instruction, destination), in issue order, so
   // only those of this instruction are searched.
   auto q = pending_.find(Key(issuer_cta, ev.pc, ev.target_cta));
@@ -476,9 +477,12 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   std::deque<PendingCopy>& queue = q == pending_.end() ? kNone : q->second;
   const size_t none = queue.size();
   size_t first = none, exact = none;
+  // A delivery that names its slot (trace::kFlagSlot) matches only a copy into that slot.
+  const bool named_slot = (ev.flags & trace::kFlagSlot) != 0;
   for (size_t j = 0; j < queue.size(); ++j) {
     const PendingCopy& c = queue[j];
     if (c.has_bar_index && c.bar_index != ev.index) continue;
+    if (named_slot && c.has_buffer && c.slot != ev.parity) continue;
     if (first == none) first = j;
     if (c.slot == ev.index) {
       exact = j;

@@ -740,13 +740,17 @@ struct Engine::Exec {
     Advance(a);
   }
   bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
-                  EventKind kind, bool async, uint8_t flags) {
+                  EventKind kind, bool async, uint8_t flags, uint64_t dst_slot = kNoDstSlot) {
     Touch(b.slot, Access::kCompleteTx);
     model::MbarrierState& st = e.barriers_[b.slot];
     model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
     TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
     ev.phase = static_cast<uint8_t>(st.parity());
     ev.flags |= flags;
+    if (dst_slot <= trace::kMaxEventSlot) {
+      ev.flags |= trace::kFlagSlot;
+      ev.parity = static_cast<uint8_t>(dst_slot);
+    }
     if (!Check(r, a, pc, b, barrier, async)) return false;
     if (r.phase_completed) PhaseCompleted(a, b.slot, barrier, b.index, b.cta, pc, async);
     return true;
@@ -821,11 +825,18 @@ struct Engine::Exec {
   }
 
   // Issues one complete_tx delivery per destination CTA.
+  // `dst_slot`: the destination buffer slot of a TMA or bulk load (kNoDstSlot otherwise). It is
+  // part of the operation's identity: two copies of one instruction onto one barrier element
+  // that fill different slots are different operations, and the delivery event names its slot
+  // so that a trace's reader knows which bytes landed (trace::kFlagSlot).
+  static constexpr uint64_t kNoDstSlot = ~uint64_t{0};
   void IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
-                       uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc) {
+                       uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
+                       uint64_t dst_slot = kNoDstSlot) {
     const AgentInfo& info = c.agents[a];
     InFlight f;
     f.kind = kind;
+    if (dst_slot != kNoDstSlot) f.id = dst_slot;
     f.object = static_cast<uint16_t>(barrier);
     f.agent = a;
     f.index = b.index;
@@ -878,7 +889,8 @@ struct Engine::Exec {
     TraceEvent& ev = Emit(EventKind::kTmaIssue, a, b.cta, op.tensor_map, dst.slot, map.box_bytes,
                           mask, pc);
     if (dests) ev.flags |= trace::kFlagMulticast;
-    IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc);
+    IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc,
+                    dst.slot);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op) {
@@ -905,7 +917,7 @@ struct Engine::Exec {
                           plan->complete_tx_bytes, mask, pc);
     if (dests) ev.flags |= trace::kFlagMulticast;
     IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
-                    pc);
+                    pc, dst.slot);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::StAsync& op) {
@@ -1299,7 +1311,7 @@ struct Engine::Exec {
                    f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
                    : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
                                                       : EventKind::kCompleteTx,
-                   true, f.flags);
+                   true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id);
         return;
       case InFlight::kCpAsync: {
         Touch(GroupsObj(f.agent));

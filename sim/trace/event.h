@@ -20,7 +20,7 @@
 //   kTestWait         barrier             result 0/1       -                   phase now / parity
 //   kPhaseComplete    barrier             completed phase number (low 32 bits) - new phase bit / -
 //   kTmaIssue         tensor map / slot   box bytes        multicast mask      -
-//   kTmaDeliver       barrier             bytes delivered  -                   phase after / -
+//   kTmaDeliver       barrier             bytes delivered  tx_count after      phase after / slot (kFlagSlot)
 //   kTmaStoreIssue    tensor map / slot   box bytes        -                   -
 //   kTmaStoreRead     buffer / slot       bytes            -                   (the source may be reused)
 //   kTmaStoreWrite    buffer / slot       bytes            -                   (globally written)
@@ -209,6 +209,12 @@ PARITY_HD constexpr TraceEventWords PackTraceEvent(uint64_t time, EventKind kind
 
 inline constexpr uint8_t kFlagRemote = 1;      // the event acts on another CTA's object
 inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk, masked arrive)
+// A load's delivery (kTmaDeliver, a bulk load's kBulkComplete) names the buffer slot its bytes
+// landed in, in `parity` (which deliveries do not otherwise use). Copies of one instruction in
+// flight together can complete in any order, so without it a reader cannot tell which slot a
+// delivery filled. Traces without the flag (older ones, GPU traces) leave the reader to infer it.
+inline constexpr uint8_t kFlagSlot = 4;
+inline constexpr uint64_t kMaxEventSlot = 255;  // slots above this are not named
 
 }  // namespace parity::trace
 

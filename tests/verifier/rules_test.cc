@@ -219,6 +219,46 @@ TEST(RulesTest, UseWithoutWait) {
   EXPECT_TRUE(fixed->findings.empty()) << Dump(*fixed);
 }
 
+// Copies of one instruction in flight together land in any order; a delivery names the slot it
+// filled, so the bytes of t[2] landing first (lazy policy) are not taken for those of t[0]. The
+// slot index (2k) differs from the barrier element (k), which defeated the stage-ring heuristic.
+TEST(RulesTest, OutOfOrderDeliveriesOfOneInstructionAreMatchedBySlot) {
+  const std::string ok = R"(schedule slots_2k
+buffer t[4] bytes 4096
+barrier full[2] count 1
+tensormap tm dtype u16 dims [64, 1024] box [64, 32]
+role producer threads 32 {
+  init full[0]
+  init full[1]
+  fence.mbarrier_init
+  bar.sync 0, 64
+  for k in 0 .. 2 {
+    arrive.expect_tx full[k] bytes 4096
+    tma.load tm coords [0, 64 * k] -> t[2 * k] bar full[k]
+  }
+}
+role consumer threads 32 {
+  bar.sync 0, 64
+  for k in 0 .. 2 {
+    wait full[k] parity 0
+    use t[2 * k]
+  }
+}
+)";
+  for (engine::Policy policy : kPolicies) {
+    auto run = RunText(ok, "slots_2k.pipe", policy);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted) << Dump(*run);
+    EXPECT_TRUE(run->findings.empty()) << engine::PolicyName(policy) << "\n" << Dump(*run);
+  }
+  // Reading the other copy's slot after waiting on one barrier is still a race.
+  std::string bad = ok;
+  bad.replace(bad.find("    use t[2 * k]"), 16, "    use t[2 - 2 * k]");
+  auto run = RunText(bad, "slots_2k_bad.pipe", engine::Policy::kLazy);
+  ASSERT_NE(run, nullptr);
+  EXPECT_EQ(Find(*run, Code::kSharedMemoryRace, "t", 0).size(), 1u) << Dump(*run);
+}
+
 // cp.async (the per-thread copy of sm_80): its bytes are visible after a cp.async.wait_group /
 // wait_all of the issuer that covers its group (to other threads through a later bar.sync), or
 // through the phase that the issuer's cp.async.mbarrier.arrive lands in.
