@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -499,6 +500,32 @@ TEST(CliSarif, AbsolutePathsBecomeFileUris) {
       OnlyRun(log)["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
   EXPECT_EQ(uri.rfind("file:///", 0), 0u) << uri;
   EXPECT_THAT(uri, HasSubstr("/a%20b.pipe"));
+}
+
+// A file under the working directory (CI runs from the repository root) is a relative URI from
+// there, however the command line named it: an absolute path or one through `..` would point a
+// code-scanning upload outside the repository.
+TEST(CliSarif, FilesUnderTheWorkingDirectoryAreRelativeUris) {
+  const std::string cwd = std::filesystem::current_path().string();
+  for (const std::string& path :
+       {cwd + "/sim/examples/gemm_empty_count_high.pipe",
+        std::string("./sim/../sim/examples/gemm_empty_count_high.pipe"),
+        std::string("sim/examples/gemm_empty_count_high.pipe")}) {
+    CliResult r = RunParity({"check", path, "--format", "sarif"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const json log = Parse(r);
+    ASSERT_TRUE(ValidSarif(log));
+    const json& run = OnlyRun(log);
+    for (const json& loc : {run["results"][0]["locations"][0],
+                            run["results"][0]["relatedLocations"][0]}) {
+      const json& artifact = loc["physicalLocation"]["artifactLocation"];
+      EXPECT_EQ(artifact["uri"], "sim/examples/gemm_empty_count_high.pipe") << path;
+      EXPECT_EQ(artifact["uriBaseId"], "%SRCROOT%") << path;
+    }
+    const std::string base = run["originalUriBaseIds"]["%SRCROOT%"]["uri"];
+    EXPECT_EQ(base.rfind("file:///", 0), 0u) << base;
+    EXPECT_EQ(base.back(), '/') << base;
+  }
 }
 
 // Paths are bytes: a file name that is not UTF-8 still gives valid JSON and SARIF (the bytes
