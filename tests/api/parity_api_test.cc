@@ -11,6 +11,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using parity::api::Schedule;
 
 // One TMA tile load on a count-1 barrier, armed with the tile's bytes times FACTOR: FACTOR = 1 is
@@ -82,6 +83,10 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
   ASSERT_EQ(f.related.size(), 1u);
   EXPECT_THAT(f.related[0].message, HasSubstr("full[0] of CTA 0"));
   EXPECT_THAT(f.ToString(), HasSubstr("api_load.pipe:14:3: error[P2001]"));
+  // The code and title are fields of their own, not repeated in the message.
+  EXPECT_EQ(f.message.find("P2001"), std::string::npos) << f.message;
+  EXPECT_THAT(f.ToString(), Not(HasSubstr("P2001 deadlock"))) << f.ToString();
+  EXPECT_THAT(f.message, HasSubstr("blocked forever"));
 
   EXPECT_EQ(parity::api::Check(correct)->outcome, parity::api::Outcome::kCompleted);
 }
