@@ -712,6 +712,18 @@ TEST(CliJson, EveryReportingCommandReportsBadInputAsJson) {
   }
 }
 
+// --format placed before the subcommand is a usage error reported for that subcommand: its
+// value is not taken for the subcommand's name.
+TEST(CliJson, FormatBeforeTheSubcommandIsAUsageErrorOfThatSubcommand) {
+  CliResult r =
+      RunParity({"--format", "json", "check", "sim/examples/single_tma_load.pipe"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const json j = Parse(r);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["schema"], "parity.check/1") << r.out;
+  EXPECT_EQ(j["error"]["rule"], "cli.usage") << r.out;
+}
+
 // The line of the first statement of `pipe` that starts with `prefix` (after indentation).
 int LineOf(const std::string& pipe, const std::string& prefix) {
   std::ifstream in(pipe);
