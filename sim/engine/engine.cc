@@ -134,6 +134,16 @@ struct Engine::Exec {
     if (w.file.empty()) w.file = p.file;
     Error(Status(rule, msg, w));
   }
+  // The byte operand of expect_tx / complete_tx is a .b32 (PTX ISA, mbarrier): a value the
+  // schedule computes outside 0..2^32-1 is a bad schedule (engine.tx-range), not a state the
+  // model can take.
+  bool TxOperandInRange(const char* op, int64_t tx, const SourceLocation* where) {
+    if (tx >= 0 && tx <= int64_t{UINT32_MAX}) return true;
+    ErrorAt("engine.tx-range",
+            std::string(op) + " bytes " + std::to_string(tx) + " is outside 0..4294967295 (a u32)",
+            where);
+    return false;
+  }
   // Reports a model violation caused by `agent` at instruction `pc` on (object, index) of CTA
   // `target`. Errors end the run; warnings are recorded and the run goes on.
   void Violate(const model::Violation& v, uint32_t agent, uint32_t pc, uint32_t target,
@@ -652,7 +662,7 @@ struct Engine::Exec {
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     int64_t count = 1, tx = 0, mask = -1;
     if (!EvOr(op.count, env, 1, &count) || !EvOr(op.expect_tx, env, 0, &tx) ||
-        !EvOr(op.mask, env, -1, &mask)) {
+        !EvOr(op.mask, env, -1, &mask) || !TxOperandInRange("expect_tx", tx, in.where)) {
       return;
     }
     const uint32_t pc = Pc(a);
@@ -704,7 +714,10 @@ struct Engine::Exec {
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierExpectTx& op) {
     BarAddr b;
     int64_t tx = 0;
-    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
+        !TxOperandInRange("expect_tx", tx, in.where)) {
+      return;
+    }
     const uint32_t pc = Pc(a);
     Touch(b.slot);
     model::MbarrierState& st = e.barriers_[b.slot];
@@ -719,7 +732,10 @@ struct Engine::Exec {
           const ir::MbarrierCompleteTx& op) {
     BarAddr b;
     int64_t tx = 0;
-    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx)) return;
+    if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
+        !TxOperandInRange("complete_tx", tx, in.where)) {
+      return;
+    }
     const uint32_t pc = Pc(a);
     if (!CompleteTx(a, b, op.bar.barrier, tx, pc, EventKind::kCompleteTx, false, 0)) return;
     Advance(a);
