@@ -91,6 +91,29 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
   EXPECT_EQ(parity::api::Check(correct)->outcome, parity::api::Outcome::kCompleted);
 }
 
+// A Schedule that was moved from is still the same schedule (a test fixture may move one into a
+// container and keep using its own name): no member may read a program that is gone.
+TEST(ParityApi, MovedFromScheduleStaysUsable) {
+  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
+  ASSERT_TRUE(schedule.ok());
+  Schedule source = *schedule;
+  Schedule moved = std::move(source);
+  Schedule assigned = *schedule;
+  assigned = std::move(moved);
+  for (Schedule* s : {&source, &moved, &assigned}) {
+    EXPECT_EQ(s->name(), "api_load");
+    EXPECT_EQ(s->file(), "api_load.pipe");
+    ASSERT_EQ(s->params().size(), 2u);
+    auto report = parity::api::Check(*s);
+    ASSERT_TRUE(report.ok()) << report.error().ToString();
+    EXPECT_EQ(report->outcome, parity::api::Outcome::kCompleted);
+  }
+  // Overriding one leaves the others as they were.
+  ASSERT_TRUE(source.SetParam("FACTOR", 2).ok());
+  EXPECT_EQ(parity::api::Check(source)->outcome, parity::api::Outcome::kDeadlock);
+  EXPECT_EQ(parity::api::Check(assigned)->outcome, parity::api::Outcome::kCompleted);
+}
+
 TEST(ParityApi, BadInputIsAnErrorNamingFileLineAndRule) {
   auto bad = Schedule::FromString(
       "cluster 1x1\nbarrier full[1] count 1\nrole p {\n  arrive full[0\n}\n", "bad.pipe");
