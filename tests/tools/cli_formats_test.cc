@@ -528,6 +528,27 @@ TEST(CliSarif, FilesUnderTheWorkingDirectoryAreRelativeUris) {
   }
 }
 
+// Code scanning refuses an upload in which several runs share a tool and automationDetails.id
+// (a directory of one log per schedule, as README's workflow uploads): each log's id names the
+// command and the schedule, and stays the same from one CI run to the next.
+TEST(CliSarif, EachScheduleAndCommandIsItsOwnAnalysisCategory) {
+  std::set<std::string> ids;
+  for (const char* command : {"check", "explore"}) {
+    for (const char* file : {"sim/examples/explore/poll_instead_of_wait.pipe",
+                             "pipelines/single_tma_load/count1.pipe", "no/such/file.pipe"}) {
+      CliResult r = RunParity({command, file, "--format", "sarif"});
+      const json log = Parse(r);
+      ASSERT_TRUE(ValidSarif(log)) << command << " " << file;
+      const std::string id = OnlyRun(log)["automationDetails"]["id"];
+      EXPECT_EQ(id, std::string("parity/") + command + "/" + file + "/");
+      ids.insert(id);
+      CliResult again = RunParity({command, file, "--format", "sarif"});
+      EXPECT_EQ(OnlyRun(Parse(again))["automationDetails"]["id"], id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 6u);
+}
+
 // Paths are bytes: a file name that is not UTF-8 still gives valid JSON and SARIF (the bytes
 // replaced in text, percent-encoded in URIs).
 TEST(CliSarif, NonUtf8FileNamesStillGiveValidDocuments) {

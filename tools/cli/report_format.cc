@@ -134,7 +134,8 @@ json ErrorJson(const std::string& command, const Status& status) {
             {"text", status.ToString()}}}};
 }
 
-ojson SarifLog(const std::string& command, const std::vector<api::Finding>& findings,
+ojson SarifLog(const std::string& command, const std::string& file,
+               const std::vector<api::Finding>& findings,
                const std::vector<api::Step>& steps, int exit_code, const Status& error,
                const std::string& warning) {
   ojson rules = ojson::array();
@@ -222,6 +223,12 @@ ojson SarifLog(const std::string& command, const std::vector<api::Finding>& find
                  {"semanticVersion", kParityVersion},
                  {"rules", rules}};
   ojson run = {{"tool", {{"driver", driver}}}};
+  // The category of the analysis (up to the last '/'): the command and the schedule as its
+  // artifact URI names it, so that reruns of one schedule update one analysis. SARIF's id is a
+  // plain string; the URI form keeps it free of spaces and control bytes.
+  std::string category = "parity/" + command + "/";
+  if (!file.empty()) category += ArtifactLocation(file)["uri"].get<std::string>() + "/";
+  run["automationDetails"] = {{"id", category}};
   const std::filesystem::path cwd = WorkingDirectory();
   if (!cwd.empty()) {
     std::string base = cwd.generic_string();
