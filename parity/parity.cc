@@ -313,7 +313,11 @@ std::string BlockedText(const ir::Program& program, const verifier::BlockedExpla
 Finding FromDeadlock(const ir::Program& program, const Locator& loc,
                      const verifier::DeadlockReport& report) {
   Finding f = BaseFinding(model::Code::kDeadlock);
+  // The finding carries its code and title apart (ToString, SARIF and JSON print them): the
+  // message is the summary without its "P2001 deadlock: " heading.
   f.message = report.summary;
+  const std::string heading = f.code + " " + f.title + ": ";
+  if (f.message.rfind(heading, 0) == 0) f.message.erase(0, heading.size());
   if (!report.blocked.empty()) {
     const verifier::BlockedExplanation& primary =
         report.blocked[std::min(report.primary, report.blocked.size() - 1)];

@@ -83,6 +83,16 @@ class Schedule {
   // Parses text; `file` is the name locations and messages use.
   static Result<Schedule> FromString(const std::string& text, const std::string& file = "<string>");
 
+  Schedule(const Schedule&) = default;
+  Schedule& operator=(const Schedule&) = default;
+  // A move shares the program as a copy does (SetParam copies on write), so that a moved-from
+  // Schedule stays a valid schedule: every member reads the program, none may find it gone.
+  Schedule(Schedule&& other) noexcept : impl_(other.impl_) {}
+  Schedule& operator=(Schedule&& other) noexcept {
+    impl_ = other.impl_;
+    return *this;
+  }
+
   // Overrides a `param` of the schedule (as `parity check -D NAME=VALUE` does). An unknown name
   // is an Error; a value the schedule rejects (a `require` or a derived count out of range) is
   // reported by Check/Explore.

@@ -134,12 +134,13 @@ struct Engine::Exec {
     if (w.file.empty()) w.file = p.file;
     Error(Status(rule, msg, w));
   }
-  // PTX gives expect_tx and complete_tx a .b32 byte count: a value outside 0..2^32-1 is a bad
-  // schedule (the model's tx arithmetic assumes the range).
-  bool TxInRange(int64_t tx, const SourceLocation* where) {
-    if (tx >= 0 && tx <= 0xffffffffll) return true;
+  // The byte operand of expect_tx / complete_tx is a .b32 (PTX ISA, mbarrier): a value the
+  // schedule computes outside 0..2^32-1 is a bad schedule (engine.tx-range), not a state the
+  // model can take.
+  bool TxOperandInRange(const char* op, int64_t tx, const SourceLocation* where) {
+    if (tx >= 0 && tx <= int64_t{UINT32_MAX}) return true;
     ErrorAt("engine.tx-range",
-            "tx byte count " + std::to_string(tx) + " is outside 0..4294967295 (a u32 operand)",
+            std::string(op) + " bytes " + std::to_string(tx) + " is outside 0..4294967295 (a u32)",
             where);
     return false;
   }
@@ -661,7 +662,7 @@ struct Engine::Exec {
     if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
     int64_t count = 1, tx = 0, mask = -1;
     if (!EvOr(op.count, env, 1, &count) || !EvOr(op.expect_tx, env, 0, &tx) ||
-        !EvOr(op.mask, env, -1, &mask) || !TxInRange(tx, in.where)) {
+        !EvOr(op.mask, env, -1, &mask) || !TxOperandInRange("expect_tx", tx, in.where)) {
       return;
     }
     const uint32_t pc = Pc(a);
@@ -714,7 +715,7 @@ struct Engine::Exec {
     BarAddr b;
     int64_t tx = 0;
     if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
-        !TxInRange(tx, in.where)) {
+        !TxOperandInRange("expect_tx", tx, in.where)) {
       return;
     }
     const uint32_t pc = Pc(a);
@@ -732,7 +733,7 @@ struct Engine::Exec {
     BarAddr b;
     int64_t tx = 0;
     if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
-        !TxInRange(tx, in.where)) {
+        !TxOperandInRange("complete_tx", tx, in.where)) {
       return;
     }
     const uint32_t pc = Pc(a);

@@ -11,6 +11,7 @@
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using parity::api::Schedule;
 
 // One TMA tile load on a count-1 barrier, armed with the tile's bytes times FACTOR: FACTOR = 1 is
@@ -82,8 +83,35 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
   ASSERT_EQ(f.related.size(), 1u);
   EXPECT_THAT(f.related[0].message, HasSubstr("full[0] of CTA 0"));
   EXPECT_THAT(f.ToString(), HasSubstr("api_load.pipe:14:3: error[P2001]"));
+  // The code and title are fields of their own, not repeated in the message.
+  EXPECT_EQ(f.message.find("P2001"), std::string::npos) << f.message;
+  EXPECT_THAT(f.ToString(), Not(HasSubstr("P2001 deadlock"))) << f.ToString();
+  EXPECT_THAT(f.message, HasSubstr("blocked forever"));
 
   EXPECT_EQ(parity::api::Check(correct)->outcome, parity::api::Outcome::kCompleted);
+}
+
+// A Schedule that was moved from is still the same schedule (a test fixture may move one into a
+// container and keep using its own name): no member may read a program that is gone.
+TEST(ParityApi, MovedFromScheduleStaysUsable) {
+  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
+  ASSERT_TRUE(schedule.ok());
+  Schedule source = *schedule;
+  Schedule moved = std::move(source);
+  Schedule assigned = *schedule;
+  assigned = std::move(moved);
+  for (Schedule* s : {&source, &moved, &assigned}) {
+    EXPECT_EQ(s->name(), "api_load");
+    EXPECT_EQ(s->file(), "api_load.pipe");
+    ASSERT_EQ(s->params().size(), 2u);
+    auto report = parity::api::Check(*s);
+    ASSERT_TRUE(report.ok()) << report.error().ToString();
+    EXPECT_EQ(report->outcome, parity::api::Outcome::kCompleted);
+  }
+  // Overriding one leaves the others as they were.
+  ASSERT_TRUE(source.SetParam("FACTOR", 2).ok());
+  EXPECT_EQ(parity::api::Check(source)->outcome, parity::api::Outcome::kDeadlock);
+  EXPECT_EQ(parity::api::Check(assigned)->outcome, parity::api::Outcome::kCompleted);
 }
 
 TEST(ParityApi, BadInputIsAnErrorNamingFileLineAndRule) {

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -501,6 +502,53 @@ TEST(CliSarif, AbsolutePathsBecomeFileUris) {
   EXPECT_THAT(uri, HasSubstr("/a%20b.pipe"));
 }
 
+// A file under the working directory (CI runs from the repository root) is a relative URI from
+// there, however the command line named it: an absolute path or one through `..` would point a
+// code-scanning upload outside the repository.
+TEST(CliSarif, FilesUnderTheWorkingDirectoryAreRelativeUris) {
+  const std::string cwd = std::filesystem::current_path().string();
+  for (const std::string& path :
+       {cwd + "/sim/examples/gemm_empty_count_high.pipe",
+        std::string("./sim/../sim/examples/gemm_empty_count_high.pipe"),
+        std::string("sim/examples/gemm_empty_count_high.pipe")}) {
+    CliResult r = RunParity({"check", path, "--format", "sarif"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    const json log = Parse(r);
+    ASSERT_TRUE(ValidSarif(log));
+    const json& run = OnlyRun(log);
+    for (const json& loc : {run["results"][0]["locations"][0],
+                            run["results"][0]["relatedLocations"][0]}) {
+      const json& artifact = loc["physicalLocation"]["artifactLocation"];
+      EXPECT_EQ(artifact["uri"], "sim/examples/gemm_empty_count_high.pipe") << path;
+      EXPECT_EQ(artifact["uriBaseId"], "%SRCROOT%") << path;
+    }
+    const std::string base = run["originalUriBaseIds"]["%SRCROOT%"]["uri"];
+    EXPECT_EQ(base.rfind("file:///", 0), 0u) << base;
+    EXPECT_EQ(base.back(), '/') << base;
+  }
+}
+
+// Code scanning refuses an upload in which several runs share a tool and automationDetails.id
+// (a directory of one log per schedule, as README's workflow uploads): each log's id names the
+// command and the schedule, and stays the same from one CI run to the next.
+TEST(CliSarif, EachScheduleAndCommandIsItsOwnAnalysisCategory) {
+  std::set<std::string> ids;
+  for (const char* command : {"check", "explore"}) {
+    for (const char* file : {"sim/examples/explore/poll_instead_of_wait.pipe",
+                             "pipelines/single_tma_load/count1.pipe", "no/such/file.pipe"}) {
+      CliResult r = RunParity({command, file, "--format", "sarif"});
+      const json log = Parse(r);
+      ASSERT_TRUE(ValidSarif(log)) << command << " " << file;
+      const std::string id = OnlyRun(log)["automationDetails"]["id"];
+      EXPECT_EQ(id, std::string("parity/") + command + "/" + file + "/");
+      ids.insert(id);
+      CliResult again = RunParity({command, file, "--format", "sarif"});
+      EXPECT_EQ(OnlyRun(Parse(again))["automationDetails"]["id"], id);
+    }
+  }
+  EXPECT_EQ(ids.size(), 6u);
+}
+
 // Paths are bytes: a file name that is not UTF-8 still gives valid JSON and SARIF (the bytes
 // replaced in text, percent-encoded in URIs).
 TEST(CliSarif, NonUtf8FileNamesStillGiveValidDocuments) {
@@ -683,6 +731,18 @@ TEST(CliJson, EveryReportingCommandReportsBadInputAsJson) {
     EXPECT_TRUE(j["error"]["rule"].is_string()) << c.command << r.out;
     EXPECT_FALSE(j["error"]["message"].get<std::string>().empty()) << c.command;
   }
+}
+
+// --format placed before the subcommand is a usage error reported for that subcommand: its
+// value is not taken for the subcommand's name.
+TEST(CliJson, FormatBeforeTheSubcommandIsAUsageErrorOfThatSubcommand) {
+  CliResult r =
+      RunParity({"--format", "json", "check", "sim/examples/single_tma_load.pipe"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  const json j = Parse(r);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["schema"], "parity.check/1") << r.out;
+  EXPECT_EQ(j["error"]["rule"], "cli.usage") << r.out;
 }
 
 // The line of the first statement of `pipe` that starts with `prefix` (after indentation).

@@ -302,5 +302,30 @@ TEST(NarrateTruthTest, ArriveDropIsNamed) {
   EXPECT_EQ(n[4].line, "CTA 0 t[0]: arrive b[0] of CTA 0 count 1");
 }
 
+// The arrive that completes a barrier.cluster phase says so; the count the event records is
+// already the next phase's (0), which is not "0 arrived".
+TEST(NarrateTruthTest, CompletingClusterArriveSaysTheClusterBarrierCompletes) {
+  const std::string file = "litmus/mc4_tma_mask13.pipe";
+  auto program = ir::ParseProgram(ReadFile(file), file);
+  ASSERT_TRUE(program.ok());
+  auto params = ir::BindParams(*program, {});
+  ASSERT_TRUE(params.ok());
+  auto eng = engine::Engine::Create(*program, *params, engine::EngineOptions{});
+  ASSERT_TRUE(eng.ok());
+  eng->Run();
+  const std::vector<Narration> n = NarrateRun(*program, *eng, eng->trace());
+  size_t arrives = 0, completing = 0;
+  for (const Narration& x : n) {
+    if (x.line.find("barrier.cluster.arrive") == std::string::npos) continue;
+    ++arrives;
+    EXPECT_EQ(x.line.find("(0 arrived"), std::string::npos) << x.line;
+    if (x.line.find("the cluster barrier's phase completes") != std::string::npos) ++completing;
+  }
+  // Four CTAs sync the cluster twice: each time three partial arrivals, then the one that
+  // completes the phase.
+  EXPECT_EQ(arrives, 8u);
+  EXPECT_EQ(completing, 2u);
+}
+
 }  // namespace
 }  // namespace parity::cli

@@ -180,8 +180,8 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
             ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
                   std::to_string(report.states) + " states; nothing was found in the part covered"
             : "";
-    PrintDocument(SarifLog("explore", report.findings, report.counterexample, ctx.exit_code,
-                           Status(), warning));
+    PrintDocument(SarifLog("explore", opt.schedule.file, report.findings, report.counterexample,
+                           ctx.exit_code, Status(), warning));
     return;
   }
   const api::ExploreReport::Detail& d = *report.detail;

@@ -19,7 +19,7 @@ void ReportBadInput(Context& ctx, const Status& status) {
   if (ctx.format == "json") {
     PrintDocument(ErrorJson(ctx.command, status));
   } else if (ctx.format == "sarif") {
-    PrintDocument(SarifLog(ctx.command, {}, {}, kExitBadInput, status));
+    PrintDocument(SarifLog(ctx.command, status.where().file, {}, {}, kExitBadInput, status));
   }
   ctx.exit_code = kExitBadInput;
 }
@@ -31,6 +31,11 @@ namespace {
 void PeekFormat(int argc, char** argv, Context& ctx) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
+    if (arg == "--format" && i + 1 < argc) {
+      // The value is not the subcommand, even where --format comes before it.
+      ctx.format = argv[++i];
+      continue;
+    }
     if (!arg.empty() && arg[0] != '-') {
       if (ctx.command.empty()) {
         ctx.command = std::string(arg);
@@ -38,9 +43,7 @@ void PeekFormat(int argc, char** argv, Context& ctx) {
         ctx.command = "gpu-run";  // schema parity.gpu-run/1
       }
     }
-    if (arg == "--format" && i + 1 < argc) {
-      ctx.format = argv[i + 1];
-    } else if (arg.substr(0, 9) == "--format=") {
+    if (arg.substr(0, 9) == "--format=") {
       ctx.format = std::string(arg.substr(9));
     }
   }

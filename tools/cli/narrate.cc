@@ -126,8 +126,14 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "exit";
       break;
     case EventKind::kClusterArrive:
-      os << "barrier.cluster.arrive" << (e.value ? ".relaxed" : "") << " (" << e.value2
-         << " arrived)";
+      // The event records the arrivals of the current phase after this one: 0 means this
+      // arrival was the last one expected and completed the phase (the count is reset).
+      os << "barrier.cluster.arrive" << (e.value ? ".relaxed" : "");
+      if (e.value2 == 0) {
+        os << " (the last arrival expected: the cluster barrier's phase completes)";
+      } else {
+        os << " (" << e.value2 << " arrived in this phase)";
+      }
       break;
     case EventKind::kClusterWaitBegin:
       os << "barrier.cluster.wait (blocks until every agent of the cluster arrived)";

@@ -1,6 +1,7 @@
 #include "tools/cli/report_format.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 
 #include "sim/common/json_text.h"
@@ -14,13 +15,15 @@ using nlohmann::json;
 // readers can tell the version from the first bytes).
 using ojson = nlohmann::ordered_json;
 
-// A URI for a path (SARIF's artifactLocation.uri is a URI, not a file name): a relative path
-// stays a relative reference (resolved against the repository by code-review systems), an
-// absolute one becomes a file: URI; RFC 3986 unreserved characters and '/' stay, every other
-// byte is percent-encoded.
-std::string PathUri(const std::string& path) {
+// The base the relative URIs resolve against: the working directory, which is the repository
+// root when CI runs `parity` there (code-scanning uploads resolve relative URIs against the
+// repository).
+constexpr char kSrcRoot[] = "%SRCROOT%";
+
+// RFC 3986 unreserved characters and '/' stay, every other byte is percent-encoded.
+std::string PercentEncode(const std::string& path) {
   static const char kHex[] = "0123456789ABCDEF";
-  std::string out = !path.empty() && path[0] == '/' ? "file://" : "";
+  std::string out;
   for (unsigned char c : path) {
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
         c == '.' || c == '_' || c == '~' || c == '/') {
@@ -34,9 +37,37 @@ std::string PathUri(const std::string& path) {
   return out;
 }
 
+// The working directory, empty when it cannot be read.
+std::filesystem::path WorkingDirectory() {
+  std::error_code ec;
+  std::filesystem::path cwd = std::filesystem::current_path(ec);
+  return ec ? std::filesystem::path() : cwd;
+}
+
+// SARIF's artifactLocation for a path (its uri is a URI, not a file name). A file under the
+// working directory, however it was named (absolute, `./x`, `../dir/x`), is a relative reference
+// from there without `.` or `..` segments, with uriBaseId %SRCROOT%: a relative reference that
+// climbs out of the base, or an absolute one, would point code-review systems outside the
+// repository. A file elsewhere is an absolute file: URI.
+ojson ArtifactLocation(const std::string& file) {
+  namespace fs = std::filesystem;
+  const fs::path cwd = WorkingDirectory();
+  fs::path path(file);
+  if (!cwd.empty()) {
+    const fs::path absolute = (path.is_absolute() ? path : cwd / path).lexically_normal();
+    const fs::path relative = absolute.lexically_relative(cwd);
+    if (!relative.empty() && *relative.begin() != ".." && relative != ".") {
+      return {{"uri", PercentEncode(relative.generic_string())}, {"uriBaseId", kSrcRoot}};
+    }
+    path = absolute;
+  }
+  if (path.is_absolute()) return {{"uri", "file://" + PercentEncode(path.generic_string())}};
+  return {{"uri", PercentEncode(path.generic_string())}};
+}
+
 // A SARIF physicalLocation; the region only where a line is known (startLine is at least 1).
 ojson PhysicalLocation(const api::Location& where) {
-  ojson p = {{"artifactLocation", {{"uri", PathUri(where.file)}}}};
+  ojson p = {{"artifactLocation", ArtifactLocation(where.file)}};
   if (where.line > 0) {
     ojson region = {{"startLine", where.line}};
     if (where.column > 0) region["startColumn"] = where.column;
@@ -103,7 +134,8 @@ json ErrorJson(const std::string& command, const Status& status) {
             {"text", status.ToString()}}}};
 }
 
-ojson SarifLog(const std::string& command, const std::vector<api::Finding>& findings,
+ojson SarifLog(const std::string& command, const std::string& file,
+               const std::vector<api::Finding>& findings,
                const std::vector<api::Step>& steps, int exit_code, const Status& error,
                const std::string& warning) {
   ojson rules = ojson::array();
@@ -190,11 +222,24 @@ ojson SarifLog(const std::string& command, const std::vector<api::Finding>& find
                  {"version", kParityVersion},
                  {"semanticVersion", kParityVersion},
                  {"rules", rules}};
+  ojson run = {{"tool", {{"driver", driver}}}};
+  // The category of the analysis (up to the last '/'): the command and the schedule as its
+  // artifact URI names it, so that reruns of one schedule update one analysis. SARIF's id is a
+  // plain string; the URI form keeps it free of spaces and control bytes.
+  std::string category = "parity/" + command + "/";
+  if (!file.empty()) category += ArtifactLocation(file)["uri"].get<std::string>() + "/";
+  run["automationDetails"] = {{"id", category}};
+  const std::filesystem::path cwd = WorkingDirectory();
+  if (!cwd.empty()) {
+    std::string base = cwd.generic_string();
+    if (base.back() != '/') base += '/';
+    run["originalUriBaseIds"] = {{kSrcRoot, {{"uri", "file://" + PercentEncode(base)}}}};
+  }
+  run["invocations"] = ojson::array({invocation});
+  run["results"] = results;
   return {{"version", "2.1.0"},
           {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
-          {"runs", ojson::array({{{"tool", {{"driver", driver}}},
-                                 {"invocations", ojson::array({invocation})},
-                                 {"results", results}}})}};
+          {"runs", ojson::array({run})}};
 }
 
 void AddFormatOption(CLI::App* sub, std::string& format, const std::string& command) {

@@ -33,8 +33,11 @@ nlohmann::json ErrorJson(const std::string& command, const Status& status);
 // culprit's location, relatedLocations of every agent involved), `steps` (explore's
 // counterexample, check's behaviour) as a code flow of each result, and the invocation (exit
 // code; a bad input as a notification with executionSuccessful false; `warning`, when not empty,
-// as a warning notification of a run that succeeded, e.g. an incomplete search).
-nlohmann::ordered_json SarifLog(const std::string& command,
+// as a warning notification of a run that succeeded, e.g. an incomplete search). `file`, the
+// schedule checked, names the run's automationDetails.id ("parity/<command>/<file>/"): code
+// scanning keeps one analysis per id and refuses an upload of several runs sharing one, which a
+// directory of one log per schedule would otherwise be.
+nlohmann::ordered_json SarifLog(const std::string& command, const std::string& file,
                                 const std::vector<api::Finding>& findings,
                                 const std::vector<api::Step>& steps, int exit_code,
                                 const Status& error = Status(),

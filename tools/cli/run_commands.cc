@@ -207,7 +207,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                       {checked.events[i]}});
       }
     }
-    PrintDocument(SarifLog("check", checked.findings, behaviour, exit_code));
+    PrintDocument(SarifLog("check", opt.schedule.file, checked.findings, behaviour, exit_code));
   } else if (opt.format == "json") {
     nlohmann::json j;
     j["schema"] = SchemaId("check");

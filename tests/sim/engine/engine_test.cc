@@ -897,5 +897,27 @@ TEST(EngineReadbackTest, InitialContentsAndRefusals) {
   EXPECT_EQ(refused.status().rule(), "engine.readback-untracked");
 }
 
+// The byte operand of expect_tx / arrive.expect_tx / complete_tx is a u32: a schedule that
+// computes one outside 0..2^32-1 is bad input at that statement, not an internal error.
+TEST(EngineTest, TxOperandOutsideU32IsABadScheduleAtItsStatement) {
+  for (const std::string stmt :
+       {"arrive.expect_tx b[0] bytes N", "expect_tx b[0] bytes N", "complete_tx b[0] bytes N"}) {
+    for (const int64_t n : {int64_t{-1}, int64_t{1} << 32}) {
+      const ir::Program program = Parse("param N = " + std::to_string(n) +
+                                        "\nbarrier b[1] count 1\nrole t {\n  init b[0]\n  " +
+                                        stmt + "\n}\n");
+      auto params = ir::BindParams(program, {});
+      ASSERT_TRUE(params.ok()) << params.status().ToString();
+      auto e = Engine::Create(program, *params);
+      ASSERT_TRUE(e.ok()) << e.status().ToString();
+      RunResult r = e->Run();
+      ASSERT_EQ(r.outcome, Outcome::kError) << stmt << " " << n;
+      EXPECT_EQ(r.error.rule(), "engine.tx-range") << stmt << " " << n;
+      EXPECT_EQ(r.error.where().line, 5) << stmt << " " << n;
+      EXPECT_NE(r.error.message().find(std::to_string(n)), std::string::npos) << r.error.message();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::engine
