@@ -31,8 +31,15 @@ files=0
       echo "$name $mode exit=${rc[$mode]}: $(grep -E 'agents:|completed|hang observed|trapped|fault|refuses|CUDA error|not pattern|neither pattern' "$out/t/$name.$mode.log" | tr '\n' ' ' | cut -c1-300)"
     done
     if [ "${rc[resolved]}" != "${rc[interpret]}" ]; then
-      echo "PROBLEM $name: the modes disagree (resolved exit ${rc[resolved]}, interpreted ${rc[interpret]})"
-      problems=$((problems + 1))
+      # A known-bad schedule with a race (an init race, a wait that passes early) traps, hangs or
+      # completes depending on timing, so its two runs may differ; a correct one's may not.
+      case "$(basename "$f")" in
+        bad_*)
+          echo "note $name: the modes differ (resolved exit ${rc[resolved]}, interpreted ${rc[interpret]}): a timing-dependent known-bad schedule" ;;
+        *)
+          echo "PROBLEM $name: the modes disagree (resolved exit ${rc[resolved]}, interpreted ${rc[interpret]})"
+          problems=$((problems + 1)) ;;
+      esac
     fi
     case "$(basename "$f")" in
       bad_*|gemm_tx_overcount.pipe|gemm_empty_count_high.pipe|gemm_wrong_producer_phase.pipe) ;;
