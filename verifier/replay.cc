@@ -29,27 +29,7 @@ constexpr EventKind kMaybeUnobserved[] = {
 };
 
 // Kinds whose object/index name an mbarrier (sim/trace/event.h).
-bool ActsOnBarrier(uint8_t kind) {
-  switch (static_cast<EventKind>(kind)) {
-    case EventKind::kInit:
-    case EventKind::kInval:
-    case EventKind::kArrive:
-    case EventKind::kArriveExpectTx:
-    case EventKind::kExpectTx:
-    case EventKind::kCompleteTx:
-    case EventKind::kWaitBegin:
-    case EventKind::kWaitEnd:
-    case EventKind::kTestWait:
-    case EventKind::kPhaseComplete:
-    case EventKind::kTmaDeliver:
-    case EventKind::kCpAsyncArrive:
-    case EventKind::kStAsync:
-    case EventKind::kWaitTimeout:
-      return true;
-    default:
-      return false;
-  }
-}
+bool ActsOnBarrier(uint8_t kind) { return trace::NamesMbarrier(kind); }
 
 bool WaitKindEvent(uint8_t kind) {
   return kind == K(EventKind::kWaitBegin) || kind == K(EventKind::kWaitEnd) ||

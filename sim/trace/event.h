@@ -207,6 +207,30 @@ PARITY_HD constexpr TraceEventWords PackTraceEvent(uint64_t time, EventKind kind
   return e;
 }
 
+// Whether an event's (object, index) names an mbarrier of CTA target_cta (the table above).
+inline constexpr bool NamesMbarrier(uint8_t kind) {
+  switch (static_cast<EventKind>(kind)) {
+    case EventKind::kInit:
+    case EventKind::kInval:
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+    case EventKind::kWaitBegin:
+    case EventKind::kWaitEnd:
+    case EventKind::kTestWait:
+    case EventKind::kPhaseComplete:
+    case EventKind::kTmaDeliver:
+    case EventKind::kBulkComplete:  // emitted for bulk loads only: their delivery
+    case EventKind::kCpAsyncArrive:
+    case EventKind::kStAsync:
+    case EventKind::kWaitTimeout:
+      return true;
+    default:
+      return false;
+  }
+}
+
 inline constexpr uint8_t kFlagRemote = 1;      // the event acts on another CTA's object
 inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk, masked arrive)
 // A load's delivery (kTmaDeliver, a bulk load's kBulkComplete) names the buffer slot its bytes

@@ -36,28 +36,7 @@ bool IsFlightEnd(const TraceEvent& e) {
          (e.kind == K(EventKind::kTmaDeliver) || e.kind == K(EventKind::kBulkComplete));
 }
 // Kinds whose (object, index) is an mbarrier of CTA target_cta.
-bool OnBarrier(uint8_t k) {
-  switch (static_cast<EventKind>(k)) {
-    case EventKind::kInit:
-    case EventKind::kInval:
-    case EventKind::kArrive:
-    case EventKind::kArriveExpectTx:
-    case EventKind::kExpectTx:
-    case EventKind::kCompleteTx:
-    case EventKind::kWaitBegin:
-    case EventKind::kWaitEnd:
-    case EventKind::kTestWait:
-    case EventKind::kPhaseComplete:
-    case EventKind::kTmaDeliver:
-    case EventKind::kBulkComplete:
-    case EventKind::kCpAsyncArrive:
-    case EventKind::kStAsync:
-    case EventKind::kWaitTimeout:
-      return true;
-    default:
-      return false;
-  }
-}
+bool OnBarrier(uint8_t k) { return NamesMbarrier(k); }
 bool OnBuffer(uint8_t k) {
   switch (static_cast<EventKind>(k)) {
     case EventKind::kTmaStoreRead:

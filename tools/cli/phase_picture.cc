@@ -21,27 +21,9 @@ constexpr uint8_t K(EventKind k) { return static_cast<uint8_t>(k); }
 using BarKey = std::tuple<int, int, int, int>;  // cluster, CTA, barrier, index
 using AgentKey = std::tuple<int, int, int>;     // cluster, CTA, agent index in the CTA
 
-bool OnBarrier(uint8_t k) {
-  switch (static_cast<EventKind>(k)) {
-    case EventKind::kInit:
-    case EventKind::kInval:
-    case EventKind::kArrive:
-    case EventKind::kArriveExpectTx:
-    case EventKind::kExpectTx:
-    case EventKind::kCompleteTx:
-    case EventKind::kWaitBegin:
-    case EventKind::kWaitEnd:
-    case EventKind::kTestWait:
-    case EventKind::kPhaseComplete:
-    case EventKind::kTmaDeliver:
-    case EventKind::kBulkComplete:
-    case EventKind::kCpAsyncArrive:
-    case EventKind::kWaitTimeout:
-      return true;
-    default:
-      return false;
-  }
-}
+// Events drawn on a barrier's lane. An st.async is drawn as an arrow from its issuer's lane to
+// the barrier, where its complete_tx lands, not as a mark of its own there.
+bool OnBarrier(uint8_t k) { return trace::NamesMbarrier(k) && k != K(EventKind::kStAsync); }
 bool IsWaitBegin(uint8_t k) {
   return k == K(EventKind::kWaitBegin) || k == K(EventKind::kBulkWaitBegin) ||
          k == K(EventKind::kCpAsyncWaitBegin) || k == K(EventKind::kClusterWaitBegin) ||
