@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "verifier/deadlock.h"
+#include "verifier/races.h"
 
 namespace parity::verifier {
 
@@ -936,7 +937,19 @@ std::vector<Finding> Analysis::Run() {
 std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
                                 std::span<const trace::TraceEvent> trace) {
   Analysis analysis(program, engine, trace);
-  return analysis.Run();
+  std::vector<Finding> findings = analysis.Run();
+  // P2009 (verifier/races.h) adds the races that P2005 / P2006 do not already name on a slot.
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> named;
+  for (const Finding& f : findings) {
+    if (f.object_is_buffer && (f.code() == model::Code::kSharedMemoryRace ||
+                               f.code() == model::Code::kProxyFenceMissing)) {
+      named.emplace(f.cta, f.object, f.index);
+    }
+  }
+  for (Finding& f : CheckRaces(program, engine, trace)) {
+    if (!named.count({f.cta, f.object, f.index})) findings.push_back(std::move(f));
+  }
+  return findings;
 }
 
 }  // namespace parity::verifier

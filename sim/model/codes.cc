@@ -152,6 +152,8 @@ std::string Detail(const Violation& v) {
       return "generic-proxy write not fenced before the async-proxy read";
     case Code::kRemoteBeforeInit:
       return "remote use of a barrier not ordered after its fenced init";
+    case Code::kDataRace:
+      return "unordered accesses of overlapping bytes";
     case Code::kExitWhileAwaited:
       return Plural(v.value, "agent", "agents") + " blocked on a signal of an exited agent";
   }

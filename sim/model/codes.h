@@ -264,7 +264,23 @@ enum class Severity : uint8_t { kError, kWarning };
     "write may still be in flight until cp.async.bulk.wait_group (without .read) returns. "        \
     "Reported when a `readback` of a store's global destination runs while that store's write "    \
     "has not completed. Typical bug: a kernel that reads back (or lets a dependent kernel read) "  \
-    "a tile after tma_store_wait<0> with .read semantics only.")
+    "a tile after tma_store_wait<0> with .read semantics only.")                               \
+  X(kDataRace, "P2009", "data-race", kError,                                                       \
+    "two shared-memory accesses of overlapping bytes unordered by happens-before",                 \
+    "PTX ISA (Memory Consistency Model: data races, causality order, proxies; mbarrier: "          \
+    "arrive-on .release, test_wait/try_wait .acquire; cp.async.bulk.wait_group[.read]; "           \
+    "cp.async.wait_group; barrier.cluster; bar.sync). Every shared-memory access of every agent "   \
+    "and asynchronous unit is one access with its bytes and proxy: use (generic read), write "     \
+    "(generic write), a TMA/bulk/cp.async/st.async write into each destination CTA, a TMA/bulk "   \
+    "store's read of its source. Happens-before: program order; a copy's access after its issue; " \
+    "every signal and complete_tx of an mbarrier phase before a wait that observes that phase; "   \
+    "bar.sync and barrier.cluster; a store's source read before the issuer's bulk wait_group "     \
+    "(.read or not) that covers it; a cp.async write before the issuer's wait_group that covers "  \
+    "it. Two accesses of overlapping bytes, at least one a write, unordered by it are a data "     \
+    "race, the issuer's own copy and async against async included. Typical bugs: a TMA load into " \
+    "a stage that the issuer reads without waiting, a TMA load overwriting a stage that a TMA "    \
+    "store still reads (no bulk wait_group.read), a parity wait that passes at once on a fresh "   \
+    "barrier.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -146,6 +146,7 @@ TEST(CodesTest, DescribeEveryCode) {
        "P2007 remote-before-init: remote use of a barrier not ordered after its fenced init"},
       {{Code::kExitWhileAwaited, 1, 0},
        "P2008 exit-while-awaited: 1 agent blocked on a signal of an exited agent"},
+      {{Code::kDataRace, 0, 0}, "P2009 data-race: unordered accesses of overlapping bytes"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},

@@ -1,0 +1,674 @@
+#include "verifier/races.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+
+#include "verifier/deadlock.h"
+#include "verifier/pc_map.h"
+
+namespace parity::verifier {
+namespace {
+
+using trace::EventKind;
+using trace::TraceEvent;
+using Clock = std::vector<uint32_t>;
+
+void Join(Clock& into, const Clock& from) {
+  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
+}
+
+constexpr int64_t kWholeSlot = std::numeric_limits<int64_t>::max();
+
+enum class AccessKind : uint8_t {
+  kUse,        // generic read
+  kWrite,      // generic write
+  kCopyWrite,  // TMA / bulk load, st.async (async proxy)
+  kCpAsync,    // cp.async write (generic proxy, asynchronous)
+  kStoreRead,  // TMA / bulk store reading its source (async proxy)
+};
+
+bool IsWrite(AccessKind k) { return k != AccessKind::kUse && k != AccessKind::kStoreRead; }
+bool IsCopy(AccessKind k) {
+  return k == AccessKind::kCopyWrite || k == AccessKind::kCpAsync || k == AccessKind::kStoreRead;
+}
+
+// A witness that an access is complete for an observer: observer clock[component] >= value.
+struct Witness {
+  uint32_t component = 0;
+  uint32_t value = 0;
+};
+
+struct Access {
+  AccessKind kind = AccessKind::kUse;
+  uint32_t agent = 0;  // global agent (the issuer of a copy)
+  uint32_t pc = 0;
+  uint32_t cta = 0;    // global CTA whose shared memory it touches
+  uint32_t buffer = 0;
+  uint32_t slot = 0;
+  int64_t lo = 0;
+  int64_t hi = kWholeSlot;  // exclusive; kWholeSlot: the rest of the slot
+  bool range_known = true;
+  size_t event = 0;   // start: the access, or the copy's issue
+  Clock clock;        // happens-before the start
+  std::vector<Witness> done;
+  // Copy writes: the barrier element the bytes completed on (after delivery).
+  bool delivered = false;
+  uint32_t bar_slot = 0;
+  uint32_t bar_phase = 0;
+};
+
+struct BarSlot {
+  uint32_t cta = 0, object = 0, index = 0;
+  uint32_t completed = 0;
+  Clock acc, last, prev;
+};
+
+struct Pending {  // a copy in flight to one destination, waiting for its delivery event
+  uint32_t issuer_cta = 0;
+  uint32_t pc = 0;
+  uint32_t target = 0;  // destination rank
+  bool has_bar_index = false;
+  uint32_t bar_index = 0;
+  uint32_t slot = 0;
+  size_t access = 0;
+  size_t clock = 0;
+};
+
+struct CpArrive {
+  uint32_t bar = 0;
+  Clock clock;
+  uint32_t agent = 0;
+  uint32_t upto = 0;
+};
+
+bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
+  if (a == b) return true;
+  if (a == ir::kNoExpr || b == ir::kNoExpr) return false;
+  const ir::Expr& x = p.expr(a);
+  const ir::Expr& y = p.expr(b);
+  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
+         SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
+}
+
+class Races {
+ public:
+  Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
+      : p_(p), e_(e), trace_(trace), pcs_(p) {}
+
+  std::vector<Finding> Run() {
+    Setup();
+    for (size_t i = 0; i < trace_.size(); ++i) Step(i, trace_[i]);
+    Pairs();
+    return std::move(findings_);
+  }
+
+ private:
+  static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
+    return (a << 40) | (b << 20) | c;
+  }
+  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const {
+    return ev.cluster * cluster_size_ + rank;
+  }
+  uint32_t AgentOf(const TraceEvent& ev) const {
+    auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
+    return it == agent_ids_.end() ? kNoFindingAgent : it->second;
+  }
+  uint32_t Role(uint32_t a) const { return e_.agent_info(a).role; }
+  uint32_t Comp(uint32_t bar) const { return num_agents_ + bar; }
+  uint32_t Bar(const TraceEvent& ev) {
+    auto [it, fresh] = bar_ids_.emplace(Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index),
+                                        static_cast<uint32_t>(bars_.size()));
+    if (fresh) {
+      BarSlot s;
+      s.cta = CtaGlobal(ev, ev.target_cta);
+      s.object = ev.object;
+      s.index = ev.index;
+      bars_.push_back(std::move(s));
+    }
+    return it->second;
+  }
+  static bool IsBarrierEvent(EventKind k) {
+    switch (k) {
+      case EventKind::kInit:
+      case EventKind::kArrive:
+      case EventKind::kArriveExpectTx:
+      case EventKind::kExpectTx:
+      case EventKind::kCompleteTx:
+      case EventKind::kWaitEnd:
+      case EventKind::kTestWait:
+      case EventKind::kPhaseComplete:
+      case EventKind::kTmaDeliver:
+      case EventKind::kBulkComplete:
+      case EventKind::kStAsync:
+      case EventKind::kCpAsyncArrive:
+        return true;
+      default:
+        return false;
+    }
+  }
+  // A constant offset expression's value (absent = 0); -1 when only a run of the agent knows it.
+  int64_t ConstOffset(ir::ExprId e) const {
+    if (e == ir::kNoExpr) return 0;
+    const ir::Expr& x = p_.expr(e);
+    return x.kind == ir::Expr::Kind::kConst ? x.value : -1;
+  }
+
+  void Setup() {
+    num_agents_ = static_cast<uint32_t>(e_.num_agents());
+    uint32_t clusters = 1;
+    for (uint32_t a = 0; a < num_agents_; ++a) {
+      const engine::AgentInfo& info = e_.agent_info(a);
+      clusters = std::max(clusters, info.cluster + 1);
+      agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
+    }
+    cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
+    for (const TraceEvent& ev : trace_) {
+      if (IsBarrierEvent(static_cast<EventKind>(ev.kind))) Bar(ev);
+    }
+    width_ = num_agents_ + static_cast<uint32_t>(bars_.size());
+    for (BarSlot& s : bars_) {
+      s.acc.assign(width_, 0);
+      s.last.assign(width_, 0);
+      s.prev.assign(width_, 0);
+    }
+    clocks_.assign(num_agents_, Clock(width_, 0));
+    bulk_open_.resize(num_agents_);
+    bulk_groups_.resize(num_agents_);
+    cp_issued_.assign(num_agents_, 0);
+    cp_seq_.resize(num_agents_);
+    cp_groups_.resize(num_agents_);
+    cluster_arrives_.assign(num_agents_, 0);
+  }
+
+  size_t Add(Access a) {
+    accesses_.push_back(std::move(a));
+    return accesses_.size() - 1;
+  }
+  Access Generic(size_t i, const TraceEvent& ev, uint32_t a, AccessKind kind) const {
+    Access x;
+    x.kind = kind;
+    x.agent = a;
+    x.pc = ev.pc;
+    x.cta = CtaGlobal(ev, ev.cta);
+    x.buffer = ev.object;
+    x.slot = ev.index;
+    x.lo = ev.value2;
+    x.hi = static_cast<int64_t>(ev.value2) + ev.value;
+    x.event = i;
+    x.clock = clocks_[a];
+    x.done.push_back(Witness{a, clocks_[a][a]});
+    return x;
+  }
+
+  void OnLoadIssue(size_t i, const TraceEvent& ev, uint32_t a) {
+    const ir::Op* op = pcs_.op(Role(a), ev.pc);
+    const ir::BufferRef* dst = nullptr;
+    bool same = false;
+    int64_t mask = -1;
+    if (const auto* t = op ? std::get_if<ir::TmaLoad>(op) : nullptr) {
+      dst = &t->dst;
+      same = SameExpr(p_, t->dst.slot, t->bar.index);
+    } else if (const auto* b = op ? std::get_if<ir::BulkLoad>(op) : nullptr) {
+      dst = &b->dst;
+      same = SameExpr(p_, b->dst.slot, b->bar.index);
+    } else {
+      return;
+    }
+    if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
+    const int64_t off = ConstOffset(dst->offset);
+    Access x;
+    x.kind = AccessKind::kCopyWrite;
+    x.agent = a;
+    x.pc = ev.pc;
+    x.buffer = dst->buffer;
+    x.slot = ev.index;
+    x.range_known = off >= 0;
+    x.lo = std::max<int64_t>(off, 0);
+    x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+    x.event = i;
+    x.clock = clocks_[a];
+    Pending c;
+    c.issuer_cta = CtaGlobal(ev, ev.cta);
+    c.pc = ev.pc;
+    c.has_bar_index = same;
+    c.bar_index = ev.index;
+    c.slot = ev.index;
+    c.clock = issue_clocks_.size();
+    issue_clocks_.push_back(clocks_[a]);
+    for (uint32_t r = 0; r < 16; ++r) {
+      if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
+      x.cta = ev.cluster * cluster_size_ + r;
+      c.target = r;
+      c.access = Add(x);
+      pending_.push_back(c);
+    }
+  }
+
+  void OnStAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
+    const ir::Op* op = pcs_.op(Role(a), ev.pc);
+    const auto* st = op ? std::get_if<ir::StAsync>(op) : nullptr;
+    Pending c;
+    c.issuer_cta = CtaGlobal(ev, ev.cta);
+    c.pc = ev.pc;
+    c.target = ev.target_cta;
+    c.has_bar_index = true;
+    c.bar_index = ev.index;
+    c.clock = issue_clocks_.size();
+    issue_clocks_.push_back(clocks_[a]);
+    c.access = kNone;
+    // The event names the barrier element; the slot is known when it is the same expression.
+    if (st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index)) {
+      const int64_t off = ConstOffset(st->dst.offset);
+      Access x;
+      x.kind = AccessKind::kCopyWrite;
+      x.agent = a;
+      x.pc = ev.pc;
+      x.cta = CtaGlobal(ev, ev.target_cta);
+      x.buffer = st->dst.buffer;
+      x.slot = ev.index;
+      x.range_known = off >= 0;
+      x.lo = std::max<int64_t>(off, 0);
+      x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+      x.event = i;
+      x.clock = clocks_[a];
+      c.access = Add(std::move(x));
+    }
+    pending_.push_back(c);
+  }
+
+  void OnDelivery(const TraceEvent& ev) {
+    const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
+    size_t first = pending_.size(), exact = pending_.size();
+    for (size_t j = 0; j < pending_.size(); ++j) {
+      const Pending& c = pending_[j];
+      if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
+      if (c.has_bar_index && c.bar_index != ev.index) continue;
+      if (first == pending_.size()) first = j;
+      if (c.slot == ev.index) {
+        exact = j;
+        break;
+      }
+    }
+    const size_t best = exact != pending_.size() ? exact : first;
+    if (best == pending_.size()) return;
+    const Pending c = pending_[best];
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
+    const uint32_t bar = Bar(ev);
+    BarSlot& s = bars_[bar];
+    Join(s.acc, issue_clocks_[c.clock]);
+    if (c.access == kNone) return;
+    Access& x = accesses_[c.access];
+    x.delivered = true;
+    x.bar_slot = bar;
+    x.bar_phase = s.completed;
+    x.done.push_back(Witness{Comp(bar), s.completed + 1});
+    if (x.range_known) x.hi = x.lo + ev.value;
+  }
+
+  void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir::BufferRef& src) {
+    const int64_t off = ConstOffset(src.offset);
+    Access x;
+    x.kind = AccessKind::kStoreRead;
+    x.agent = a;
+    x.pc = ev.pc;
+    x.cta = CtaGlobal(ev, ev.cta);
+    x.buffer = src.buffer;
+    x.slot = ev.index;
+    x.range_known = off >= 0;
+    x.lo = std::max<int64_t>(off, 0);
+    x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+    x.event = i;
+    x.clock = clocks_[a];
+    bulk_open_[a].push_back(Add(std::move(x)));
+  }
+
+  void CpCommit(uint32_t a) { cp_groups_[a].push_back(cp_issued_[a]); }
+
+  // Copies of agent `a` numbered below `upto` are complete for observers reaching `w`.
+  void CpDone(uint32_t a, uint32_t upto, Witness w) {
+    for (uint32_t s = 0; s < upto && s < cp_seq_[a].size(); ++s) {
+      accesses_[cp_seq_[a][s]].done.push_back(w);
+    }
+  }
+
+  void Step(size_t i, const TraceEvent& ev) {
+    const auto k = static_cast<EventKind>(ev.kind);
+    const bool by_agent = ev.agent != trace::kNoAgent;
+    const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
+    if (by_agent && a == kNoFindingAgent) return;
+    if (by_agent) ++clocks_[a][a];
+    switch (k) {
+      case EventKind::kArrive:
+        if (by_agent) {
+          Join(bars_[Bar(ev)].acc, clocks_[a]);
+        } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
+          auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
+          const uint32_t bar = Bar(ev);
+          auto it = std::find_if(q.begin(), q.end(),
+                                 [bar](const CpArrive& c) { return c.bar == bar; });
+          if (it != q.end()) {
+            CpDone(it->agent, it->upto, Witness{Comp(bar), bars_[bar].completed + 1});
+            Join(bars_[bar].acc, it->clock);
+            q.erase(it);
+          }
+        }
+        break;
+      case EventKind::kArriveExpectTx:
+      case EventKind::kExpectTx:
+        Join(bars_[Bar(ev)].acc, clocks_[a]);
+        break;
+      case EventKind::kCompleteTx:
+        if (by_agent) {
+          Join(bars_[Bar(ev)].acc, clocks_[a]);
+        } else {
+          OnDelivery(ev);  // st.async landing
+        }
+        break;
+      case EventKind::kTmaDeliver:
+      case EventKind::kBulkComplete:
+        OnDelivery(ev);
+        break;
+      case EventKind::kPhaseComplete: {
+        BarSlot& s = bars_[Bar(ev)];
+        s.prev.swap(s.last);
+        s.last = s.acc;
+        s.completed = static_cast<uint32_t>(ev.value) + 1;
+        s.last[Comp(Bar(ev))] = s.completed;
+        std::fill(s.acc.begin(), s.acc.end(), 0);
+        break;
+      }
+      case EventKind::kWaitEnd:
+      case EventKind::kTestWait: {
+        if (k == EventKind::kTestWait && ev.value != 1) break;
+        const BarSlot& s = bars_[Bar(ev)];
+        // The completed phase with the waited parity: the last or (stale) the one before; a
+        // parity wait that passes on a barrier without such a phase observes nothing.
+        if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
+          Join(clocks_[a], s.last);
+        } else if (s.completed >= 2) {
+          Join(clocks_[a], s.prev);
+        }
+        break;
+      }
+      case EventKind::kTmaIssue:
+        OnLoadIssue(i, ev, a);
+        break;
+      case EventKind::kStAsync:
+        OnStAsyncIssue(i, ev, a);
+        break;
+      case EventKind::kBulkIssue: {
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        if (const auto* st = op ? std::get_if<ir::BulkStore>(op) : nullptr) {
+          OnStoreIssue(i, ev, a, st->src);
+        } else {
+          OnLoadIssue(i, ev, a);
+        }
+        break;
+      }
+      case EventKind::kTmaStoreIssue: {
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        if (const auto* st = op ? std::get_if<ir::TmaStore>(op) : nullptr) {
+          OnStoreIssue(i, ev, a, st->src);
+        }
+        break;
+      }
+      case EventKind::kBulkCommit:
+        bulk_groups_[a].push_back(std::move(bulk_open_[a]));
+        bulk_open_[a].clear();
+        break;
+      case EventKind::kBulkWaitEnd: {
+        // wait_group[.read] N: every committed group but the newest N has read its source.
+        auto& groups = bulk_groups_[a];
+        const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
+        while (groups.size() > keep) {
+          for (size_t x : groups.front()) {
+            accesses_[x].done.push_back(Witness{a, clocks_[a][a]});
+          }
+          groups.pop_front();
+        }
+        break;
+      }
+      case EventKind::kCpAsyncIssue: {
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        const auto* cp = op ? std::get_if<ir::CpAsync>(op) : nullptr;
+        const int64_t off = cp ? ConstOffset(cp->dst.offset) : -1;
+        Access x;
+        x.kind = AccessKind::kCpAsync;
+        x.agent = a;
+        x.pc = ev.pc;
+        x.cta = CtaGlobal(ev, ev.target_cta);
+        x.buffer = ev.object;
+        x.slot = ev.index;
+        x.range_known = off >= 0;
+        x.lo = std::max<int64_t>(off, 0);
+        x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+        x.event = i;
+        x.clock = clocks_[a];
+        cp_seq_[a].push_back(Add(std::move(x)));
+        ++cp_issued_[a];
+        break;
+      }
+      case EventKind::kCpAsyncCommit:
+        CpCommit(a);
+        break;
+      case EventKind::kCpAsyncWaitBegin: {
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        const auto* w = op ? std::get_if<ir::CpAsyncWait>(op) : nullptr;
+        if (w != nullptr && w->pending == ir::kNoExpr) CpCommit(a);  // wait_all commits first
+        break;
+      }
+      case EventKind::kCpAsyncWaitEnd: {
+        std::deque<uint32_t>& groups = cp_groups_[a];
+        const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
+        if (groups.size() <= keep) break;
+        const uint32_t upto = groups[groups.size() - keep - 1];
+        groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
+        CpDone(a, upto, Witness{a, clocks_[a][a]});
+        break;
+      }
+      case EventKind::kCpAsyncArrive: {
+        const uint32_t bar = Bar(ev);
+        cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
+            CpArrive{bar, clocks_[a], a, cp_issued_[a]});
+        break;
+      }
+      case EventKind::kUse:
+        Add(Generic(i, ev, a, AccessKind::kUse));
+        break;
+      case EventKind::kWrite: {
+        // `write B[s]` without `bytes` stands for the agent's threads writing their part of the
+        // slot: where in the slot only a run of the threads knows.
+        Access x = Generic(i, ev, a, AccessKind::kWrite);
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
+        x.range_known = w != nullptr && w->buf.bytes != ir::kNoExpr;
+        Add(std::move(x));
+        break;
+      }
+      case EventKind::kClusterArrive:
+        Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,
+             clocks_[a]);
+        ++cluster_arrives_[a];
+        break;
+      case EventKind::kClusterWaitEnd:
+        if (cluster_arrives_[a] > 0) {
+          auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
+          if (it != cluster_acc_.end()) Join(clocks_[a], it->second);
+        }
+        break;
+      case EventKind::kNamedBarrierArrive:
+      case EventKind::kNamedBarrierSyncBegin: {
+        const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
+        uint32_t& gen = named_gen_[key];
+        Join(named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
+                 .first->second,
+             clocks_[a]);
+        named_agent_gen_[Key(a, ev.object)] = gen;
+        if (ev.value2 == 0) ++gen;  // the instance completed
+        break;
+      }
+      case EventKind::kNamedBarrierSyncEnd: {
+        auto g = named_agent_gen_.find(Key(a, ev.object));
+        if (g == named_agent_gen_.end()) break;
+        auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
+        if (it != named_acc_.end()) Join(clocks_[a], it->second);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  // Exact ranges overlap when they intersect. An access whose range is only a span (somewhere
+  // in it) overlaps an exact one only when that one covers the whole span; two spans are not
+  // compared (the threads of several agents, or the slices of a multicast, write disjoint parts).
+  static bool Overlap(const Access& a, const Access& b) {
+    if (a.range_known && b.range_known) return a.lo < b.hi && b.lo < a.hi;
+    if (!a.range_known && !b.range_known) return false;
+    const Access& exact = a.range_known ? a : b;
+    const Access& span = a.range_known ? b : a;
+    return exact.lo <= span.lo && exact.hi >= span.hi;
+  }
+
+  static bool HappensBefore(const Access& a, const Access& b) {
+    for (const Witness& w : a.done) {
+      if (b.clock[w.component] >= w.value) return true;
+    }
+    return false;
+  }
+
+  std::string Describe(const Access& x) const {
+    static constexpr const char* kWhat[] = {"read (use)", "write", "async-proxy copy write",
+                                            "cp.async write", "async-proxy read of a store"};
+    std::string s = std::string(kWhat[static_cast<int>(x.kind)]) + " by " +
+                    AgentLabel(p_, e_, x.agent) + " at " +
+                    pcs_.where(Role(x.agent), x.pc).ToString() + " (bytes ";
+    s += x.hi == kWholeSlot ? std::to_string(x.lo) + "..end"
+                            : std::to_string(x.lo) + ".." + std::to_string(x.hi - 1);
+    return s + ")";
+  }
+
+  std::string Missing(const Access& a, const Access& b) const {
+    const std::string later = AgentLabel(p_, e_, b.agent);
+    switch (a.kind) {
+      case AccessKind::kCopyWrite:
+        if (!a.delivered) {
+          return "the copy's bytes had not landed and no wait on a barrier phase they complete "
+                 "happens before the " + std::string(IsCopy(b.kind) ? "issue" : "access");
+        }
+        return "no wait of " + later + " that observes phase " + std::to_string(a.bar_phase) +
+               " of " + BarrierLabel(p_, bars_[a.bar_slot].object, bars_[a.bar_slot].index,
+                                     bars_[a.bar_slot].cta) +
+               " (on which the copy's bytes complete) happens before the " +
+               (IsCopy(b.kind) ? "issue" : "access");
+      case AccessKind::kStoreRead:
+        return "no cp.async.bulk.wait_group.read of " + AgentLabel(p_, e_, a.agent) +
+               " covering the store happens before the " + (IsCopy(b.kind) ? "issue" : "access");
+      case AccessKind::kCpAsync:
+        return "no cp.async.wait_group / wait_all of " + AgentLabel(p_, e_, a.agent) +
+               " covering the copy (or barrier phase its cp.async.mbarrier.arrive lands in) "
+               "happens before the " + (IsCopy(b.kind) ? "issue" : "access");
+      default:
+        return "no release by " + AgentLabel(p_, e_, a.agent) + " after it (arrive, bar.sync, "
+               "cluster barrier) reaches " + later + " before the " +
+               (IsCopy(b.kind) ? "issue" : "access");
+    }
+  }
+
+  void Pairs() {
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<size_t>> by_loc;
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      const Access& x = accesses_[i];
+      by_loc[{x.cta, x.buffer, x.slot}].push_back(i);
+    }
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
+    std::vector<std::pair<size_t, size_t>> races;
+    for (const auto& [loc, ids] : by_loc) {
+      for (size_t j = 1; j < ids.size(); ++j) {
+        const Access& b = accesses_[ids[j]];
+        for (size_t i = 0; i < j; ++i) {
+          const Access& a = accesses_[ids[i]];
+          if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
+          if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
+          if (!Overlap(a, b)) continue;
+          if (HappensBefore(a, b)) continue;
+          if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
+            continue;
+          }
+          races.emplace_back(ids[i], ids[j]);
+        }
+      }
+    }
+    std::sort(races.begin(), races.end(), [this](const auto& x, const auto& y) {
+      return std::tie(accesses_[x.second].event, x.first) <
+             std::tie(accesses_[y.second].event, y.first);
+    });
+    for (const auto& [ia, ib] : races) {
+      const Access& a = accesses_[ia];
+      const Access& b = accesses_[ib];
+      const std::string name =
+          a.buffer < p_.buffers.size() ? p_.buffers[a.buffer].name : std::string("buffer");
+      Finding f;
+      f.violation = model::Violation{model::Code::kDataRace, 0, 0};
+      f.message = "data race on " + name + "[" + std::to_string(a.slot) + "] of CTA " +
+                  std::to_string(a.cta) + ": the " + Describe(b) + " and the " + Describe(a) +
+                  " are unordered: " + Missing(a, b);
+      f.agent = b.agent;
+      f.other_agent = a.agent;
+      f.cta = a.cta;
+      f.object_is_buffer = true;
+      f.object = a.buffer;
+      f.index = a.slot;
+      f.pc = b.pc;
+      f.where = pcs_.where(Role(b.agent), b.pc);
+      f.event = b.event;
+      findings_.push_back(std::move(f));
+    }
+  }
+
+  static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+  const ir::Program& p_;
+  const engine::Engine& e_;
+  std::span<const TraceEvent> trace_;
+  PcMap pcs_;
+  uint32_t num_agents_ = 0;
+  uint32_t cluster_size_ = 1;
+  uint32_t width_ = 0;
+  std::unordered_map<uint64_t, uint32_t> agent_ids_;
+  std::unordered_map<uint64_t, uint32_t> bar_ids_;
+  std::vector<BarSlot> bars_;
+  std::vector<Clock> clocks_;
+  std::vector<Clock> issue_clocks_;
+  std::vector<Pending> pending_;
+  std::vector<Access> accesses_;
+  std::vector<std::vector<size_t>> bulk_open_;              // per agent: uncommitted stores
+  std::vector<std::deque<std::vector<size_t>>> bulk_groups_;  // per agent: committed groups
+  std::vector<uint32_t> cp_issued_;
+  std::vector<std::vector<size_t>> cp_seq_;  // per agent: its cp.async accesses in issue order
+  std::vector<std::deque<uint32_t>> cp_groups_;
+  std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
+  std::vector<uint32_t> cluster_arrives_;
+  std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;
+  std::map<uint64_t, uint32_t> named_gen_;
+  std::map<uint64_t, Clock> named_acc_;
+  std::map<uint64_t, uint32_t> named_agent_gen_;
+  std::vector<Finding> findings_;
+};
+
+}  // namespace
+
+std::vector<Finding> CheckRaces(const ir::Program& program, const engine::Engine& engine,
+                                std::span<const trace::TraceEvent> trace) {
+  return Races(program, engine, trace).Run();
+}
+
+}  // namespace parity::verifier

@@ -1,0 +1,61 @@
+// Data races of one run over one access model (code P2009, sim/model/codes.h).
+//
+// Every shared-memory access of the run is one Access: a generic read (`use`) or write
+// (`write`) of an agent; the write of a TMA / bulk / st.async / cp.async copy into each
+// destination CTA (a multicast writes into every CTA of its mask); the async-proxy read of a TMA
+// or bulk store's source. Each has its CTA, buffer, slot and byte range (exact for `use`/`write`
+// and for copies whose offset expression is a constant; otherwise the whole slot, see below),
+// its proxy, the agent (the issuer for a copy) and its source line.
+//
+// Happens-before (PTX ISA, Memory Consistency Model) is a vector clock per agent and per
+// mbarrier element (phases observed), built from the trace:
+//   - program order of an agent;
+//   - a copy's access is ordered after its issue (its clock is the issuer's clock at the issue);
+//   - mbarrier: every arrive, remote arrive, expect_tx, complete_tx and copy delivery of a phase
+//     is ordered before every wait / successful test_wait that observes that phase's completion
+//     (arrive-on .release, try_wait/test_wait .acquire); a parity wait that passes on a barrier
+//     whose waited phase never completed (a fresh barrier, parity 1) observes nothing;
+//   - bar.sync / bar.arrive instances and barrier.cluster arrive -> wait;
+//   - an access A "completes" for others through a set of witnesses (clock component, value): a
+//     generic access at its agent's epoch; a copy's write when its bytes completed on barrier
+//     phase P (a later observer of P); a store's source read at the issuer's bulk wait_group
+//     (.read or not) that covers its bulk group; a cp.async write at the issuer's
+//     cp.async.wait_group / wait_all covering it or the phase its cp.async.mbarrier.arrive lands
+//     in. A happens before B iff B's clock (for a copy: its issue clock) reaches a witness of A.
+// Accesses are ordered by their start (the event, or the copy's issue); an access can only
+// happen before an access that starts later, so each pair is tested once.
+//
+// Precision choices (no false alarm on unknown geometry): an access's range is exact or only a
+// span that it writes somewhere in.
+//   - `use` and a `write` with `bytes` are exact; a `write` without `bytes` is the span of the
+//     slot (the agent's threads write their part of it);
+//   - a copy is exact when its offset expression is absent or constant (its bytes are the
+//     delivered bytes); otherwise it is the span of the slot (multicast slices of one slot issued
+//     by different CTAs, or the cp.async copies of the threads of a block, write disjoint parts
+//     at offsets only a run of the agent knows);
+//   - an exact range overlaps a span only when it covers the whole span; two spans are not
+//     compared;
+//   - generic write -> async-proxy read also needs fence.proxy.async: that is P2006's (rules.cc),
+//     so here a generic write ordered before a store's issue counts as ordered.
+// Not modelled: remote (DSMEM) generic accesses (the language has none).
+#ifndef PARITY_VERIFIER_RACES_H_
+#define PARITY_VERIFIER_RACES_H_
+
+#include <span>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
+#include "sim/trace/event.h"
+#include "verifier/rules.h"
+
+namespace parity::verifier {
+
+// P2009 findings of a finished (or stopped) run, in the order of the later access of each pair;
+// one finding per pair of source statements and buffer slot.
+std::vector<Finding> CheckRaces(const ir::Program& program, const engine::Engine& engine,
+                                std::span<const trace::TraceEvent> trace);
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_RACES_H_
