@@ -67,6 +67,19 @@ std::string Dump(const std::vector<Finding>& findings) {
   return s;
 }
 
+// The line of `file` that starts (after indentation) with `statement`; 0 if none.
+int LineOf(const std::string& file, const std::string& statement) {
+  std::istringstream in(ReadFile(file));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const size_t first = line.find_first_not_of(' ');
+    if (first != std::string::npos && line.compare(first, statement.size(), statement) == 0) {
+      return n;
+    }
+  }
+  return 0;
+}
+
 struct Policy {
   engine::Policy policy;
   uint64_t seed;
@@ -97,23 +110,26 @@ size_t Count(const Run& run, const std::string& file, const std::string& buffer,
 
 struct Case {
   const char* file;
-  int line;        // the later access (where the finding points)
-  int other_line;  // the earlier access, named in the message
+  const char* later;    // the statement of the later access (where the finding points)
+  const char* earlier;  // the statement of the earlier access, named in the message
 };
 
 TEST(RacesTest, KnownBadSchedulesAreCaughtAtTheirLines) {
   const Case cases[] = {
       // the issuer reads its own TMA load's tile before waiting
-      {"pipelines/races/bad_use_before_wait.pipe", 28, 27},
+      {"pipelines/races/bad_use_before_wait.pipe", "use tile[0]", "tma.load"},
       // a TMA load overwrites the source of the same agent's TMA store (no bulk.wait read):
       // async write against async read
-      {"pipelines/races/bad_load_over_store.pipe", 31, 28},
+      {"pipelines/races/bad_load_over_store.pipe", "tma.load", "tma.store"},
   };
   for (const Case& c : cases) {
+    const int later = LineOf(c.file, c.later), earlier = LineOf(c.file, c.earlier);
+    ASSERT_GT(later, 0) << c.file;
+    ASSERT_GT(earlier, 0) << c.file;
     for (const Policy& p : kPolicies) {
       auto run = RunFile(c.file, p.policy, p.seed);
       ASSERT_NE(run, nullptr) << c.file;
-      EXPECT_EQ(Count(*run, c.file, "tile", c.line, c.other_line), 1u)
+      EXPECT_EQ(Count(*run, c.file, "tile", later, earlier), 1u)
           << c.file << " " << p.name << "\n" << Dump(run->races);
     }
   }
@@ -121,28 +137,31 @@ TEST(RacesTest, KnownBadSchedulesAreCaughtAtTheirLines) {
 
 TEST(RacesTest, GenericWriteAndTmaWriteUnorderedEitherOrder) {
   const std::string file = "pipelines/races/bad_write_vs_tma.pipe";
+  const int load = LineOf(file, "tma.load"), write = LineOf(file, "write tile[0]");
+  const int use = LineOf(file, "use tile[0]");
   for (const Policy& p : kPolicies) {
     auto run = RunFile(file, p.policy, p.seed);
     ASSERT_NE(run, nullptr);
-    // The TMA load (line 28) and the clearing write (line 35) in whichever order they started.
-    EXPECT_EQ(Count(*run, file, "tile", 28, 35) + Count(*run, file, "tile", 35, 28), 1u)
+    // The TMA load and the clearing write, in whichever order they started.
+    EXPECT_EQ(Count(*run, file, "tile", load, write) + Count(*run, file, "tile", write, load), 1u)
         << p.name << "\n" << Dump(run->races);
-    // ... and the producer's read (line 30) against the clearing write.
-    EXPECT_EQ(Count(*run, file, "tile", 30, 35) + Count(*run, file, "tile", 35, 30), 1u)
+    // ... and the producer's read against the clearing write.
+    EXPECT_EQ(Count(*run, file, "tile", use, write) + Count(*run, file, "tile", write, use), 1u)
         << p.name << "\n" << Dump(run->races);
   }
 }
 
 TEST(RacesTest, ParityWaitPassingOnAFreshBarrierOrdersNothing) {
   const std::string file = "pipelines/races/bad_fresh_barrier_parity.pipe";
+  const int load = LineOf(file, "tma.load"), use = LineOf(file, "use tile[0]");
   size_t completed = 0;
   for (const Policy& p : kPolicies) {
     auto run = RunFile(file, p.policy, p.seed);
     ASSERT_NE(run, nullptr);
     if (run->engine->outcome() != engine::Outcome::kCompleted) continue;  // the wait hung
     ++completed;
-    // The consumer's read (line 36) and the TMA load (line 30), in either start order.
-    EXPECT_EQ(Count(*run, file, "tile", 36, 30) + Count(*run, file, "tile", 30, 36), 1u)
+    // The consumer's read and the TMA load, in either start order.
+    EXPECT_EQ(Count(*run, file, "tile", use, load) + Count(*run, file, "tile", load, use), 1u)
         << p.name << "\n" << Dump(run->races);
   }
   EXPECT_GT(completed, 0u) << "no policy lets the consumer pass its wait";
