@@ -36,7 +36,7 @@ struct CheckReport::Detail {
   engine::EngineOptions engine_options;
   std::shared_ptr<engine::Engine> engine;  // shared: the command line's report reads it too
   engine::RunResult result;
-  std::vector<verifier::Finding> rule_findings;    // P2002..P2008 on the run's trace
+  std::vector<verifier::Finding> rule_findings;    // P2002..P2009 on the run's trace
   std::optional<verifier::DeadlockReport> deadlock;  // Outcome::kDeadlock
 };
 

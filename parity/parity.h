@@ -169,7 +169,7 @@ struct CheckReport {
   Outcome outcome = Outcome::kCompleted;
   uint64_t events_count = 0;
   // The engine's violation or the deadlock (P2001) first, then warnings and protocol-rule
-  // findings (P2002..P2008) in the order found.
+  // findings (P2002..P2009) in the order found.
   std::vector<Finding> findings;
   std::vector<Event> events;  // CheckOptions::collect_events
 

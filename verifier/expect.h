@@ -7,7 +7,7 @@
 //
 // CODE is a rule code (`parity rules`): P2001 for a deadlock (its primary blocked wait:
 // object=BARRIER[I] or object=bar.sync[ID], cta, cause as DeadlockCauseName; object=NAME
-// without an index checks the name only), P2002..P2008 for a
+// without an index checks the name only), P2002..P2009 for a
 // protocol finding (object = its barrier or buffer), any other code for the run's violation or,
 // if the run completes, its warnings (warnings=N: how many of that code). `at LINE`: the source
 // line the report points to. `explore`: what `parity explore` finds (the first counterexample

@@ -1,4 +1,4 @@
-// Protocol rules and shared-memory races of one run (codes P2002..P2008, sim/model/codes.h).
+// Protocol rules and shared-memory races of one run (codes P2002..P2009, sim/model/codes.h).
 //
 // CheckRules is a pure function of (program, engine after a run, its trace) -> findings, one
 // pass over the trace plus a look at the final barrier states, so that an explorer can call it on

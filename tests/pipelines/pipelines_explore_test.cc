@@ -139,7 +139,7 @@ TEST(PipelinesExploreTest, DeepGemmReleasesReachAnUnobservedPhaseAndStayClean) {
 // A known-bad variant and what `parity explore` must find on it (its `# expect: ... explore`
 // line, verifier/expect.h): the code, and the barrier or buffer the finding names (no object:
 // none, as for the async-group codes). The verdict follows from the code: P2001 a deadlock,
-// P2002..P2008 a rule violation, any other a violation.
+// P2002..P2009 a rule violation, any other a violation.
 struct BadCase {
   Case c;
   ExploreVerdict verdict;

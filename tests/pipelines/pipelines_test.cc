@@ -3,7 +3,7 @@
 // trip counts imply; each known-bad variant is caught the way its `# expect:` lines say
 // (rule code, barrier, CTA, agent, cause; verifier/expect.h), under the policy they name. This is what
 // `parity check FILE [-D ...] --policy P --seed S` computes: Engine::Run, the protocol rules
-// (verifier::CheckRules, P2002..P2008) on the run's trace, and verifier::DiagnoseDeadlock for a
+// (verifier::CheckRules, P2002..P2009) on the run's trace, and verifier::DiagnoseDeadlock for a
 // deadlock.
 #include <algorithm>
 #include <filesystem>
