@@ -261,6 +261,7 @@ class Races {
     c.target = ev.target_cta;
     c.has_bar_index = true;
     c.bar_index = ev.index;
+    c.slot = ev.index;
     c.clock = issue_clocks_.size();
     issue_clocks_.push_back(clocks_[a]);
     c.access = kNone;
@@ -287,10 +288,13 @@ class Races {
   void OnDelivery(const TraceEvent& ev) {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     size_t first = pending_.size(), exact = pending_.size();
+    // A delivery that names its slot (trace::kFlagSlot) matches only a copy into that slot.
+    const bool named_slot = (ev.flags & trace::kFlagSlot) != 0;
     for (size_t j = 0; j < pending_.size(); ++j) {
       const Pending& c = pending_[j];
       if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
       if (c.has_bar_index && c.bar_index != ev.index) continue;
+      if (named_slot && c.access != kNone && c.slot != ev.parity) continue;
       if (first == pending_.size()) first = j;
       if (c.slot == ev.index) {
         exact = j;
