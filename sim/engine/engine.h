@@ -586,6 +586,9 @@ class Engine {
   ~Engine();
 
  private:
+  // tests/sim/engine/state_test.cc: changes one field of a state to check that StateWords,
+  // StateHash and the fingerprint all see it.
+  friend class StateTestPeer;
   Engine() = default;
 
   struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state

@@ -1,0 +1,854 @@
+// The step semantics (Engine::Exec): one step of an agent or one completion of an in-flight
+// operation, applied to the engine's state, with the wake-ups, violations and trace events it
+// causes; and the look-ahead that runs an agent's code without changing the state
+// (SoloFuture). The op families' handlers are in exec_sync.h (mbarriers, fences, cluster and
+// named barriers), exec_copies.h (TMA, bulk, st.async and cp.async copies and their
+// completions) and exec_future.h (the look-ahead). Included only by engine.cc: the handlers
+// are inline, so that one translation unit compiles the whole step.
+#ifndef PARITY_SIM_ENGINE_EXEC_H_
+#define PARITY_SIM_ENGINE_EXEC_H_
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cassert>
+#include <cstddef>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+
+#include "sim/common/bytes.h"
+#include "sim/common/check.h"
+#include "sim/engine/code.h"
+#include "sim/engine/engine.h"
+#include "sim/model/tensor_map.h"
+#include "sim/model/tma.h"
+
+namespace parity::engine {
+
+struct Engine::Exec {
+  Engine& e;
+  const Code& c;
+  const ir::Program& p;
+
+  explicit Exec(Engine& engine) : e(engine), c(*engine.code_), p(*engine.code_->program) {}
+
+  // --- footprint (explorer only; null in Run) ---
+  Footprint* fp_ = nullptr;
+  // Marks what a step changes for the incremental fingerprint (Engine::FpCache): every object
+  // it touches, and agents' private state at GroupsObj (set by Step while the cache is valid).
+  bool mark_ = false;
+  bool track_ = false;  // Step: renew AgentState::gen (Run renews every agent's at its end)
+  __attribute__((always_inline)) void Touch(uint32_t object, Access kind = Access::kOther) {
+    Dirty(object);
+    if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
+  }
+  __attribute__((always_inline)) void Dirty(uint32_t object) {
+    if (!mark_) return;
+    uint64_t& word = e.fpc_.w[object >> 6];  // FpCache's dirty bits
+    const uint64_t bit = uint64_t{1} << (object & 63);
+    if ((word & bit) != 0) return;
+    word |= bit;
+    if (e.step_log_ok_) e.LogStep(object);  // RestoreStep
+  }
+  // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
+  // component is stale.
+  void DirtyAgent(uint32_t agent) {
+    if (!track_) return;
+    e.agents_[agent].gen = NextAgentGen();
+    Dirty(GroupsObj(agent));
+  }
+  uint32_t ClusterObj(uint32_t cluster) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + cluster;
+  }
+  uint32_t NamedObj(uint32_t cta_global) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + cta_global;
+  }
+  uint32_t GroupsObj(uint32_t agent) const {
+    return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + c.num_ctas + agent;
+  }
+  // Agent a's async-group states, for the operations that only a role with Code::role_groups
+  // executes (an async-group operation, or the completion of one it issued).
+  model::CpAsyncState& Cp(uint32_t a) { return e.cp_[c.group_state[a]]; }
+  model::BulkAsyncState& Bulk(uint32_t a) { return e.bulk_[c.group_state[a]]; }
+
+  // --- trace ---
+  // Not recording (exploration): only counted; a violation's event is kept in its
+  // ViolationInfo, so it is filled in. Callers may write more fields: into the scratch.
+  __attribute__((always_inline)) TraceEvent& Emit(EventKind kind, uint32_t agent,
+                                                  uint32_t target_cta, uint32_t object,
+                                                  uint32_t index, int64_t value, int64_t value2,
+                                                  uint32_t pc, bool async = false) {
+    if (!e.options_.record_trace && kind != EventKind::kViolation) [[likely]] {
+      ++e.events_;
+      return scratch_;
+    }
+    return Record(kind, agent, target_cta, object, index, value, value2, pc, async);
+  }
+  TraceEvent& Record(EventKind kind, uint32_t agent, uint32_t target_cta, uint32_t object,
+                     uint32_t index, int64_t value, int64_t value2, uint32_t pc, bool async) {
+    const AgentInfo& info = c.agents[agent];
+    // Fields are written in place (building the record on the stack and copying it costs a
+    // store-forwarding stall per event).
+    TraceEvent& ev = e.options_.record_trace ? e.trace_.emplace_back() : scratch_;
+    ev.time = e.events_++;
+    ev.kind = static_cast<uint8_t>(kind);
+    ev.cluster = static_cast<uint16_t>(info.cluster);
+    ev.cta = static_cast<uint8_t>(info.cta);
+    ev.target_cta = static_cast<uint8_t>(target_cta);
+    ev.flags = target_cta != info.cta ? trace::kFlagRemote : 0;
+    ev.agent = async ? trace::kNoAgent : static_cast<uint16_t>(info.index_in_cta);
+    ev.object = static_cast<uint16_t>(object);
+    ev.index = static_cast<uint16_t>(index);
+    ev.value = static_cast<int32_t>(value);
+    ev.value2 = static_cast<int32_t>(value2);
+    ev.pc = static_cast<uint16_t>(pc);
+    ev.phase = 0;
+    ev.parity = 0;
+    return ev;
+  }
+  TraceEvent scratch_{};
+
+  // --- ending ---
+  void Error(Status s) {
+    if (e.outcome_ != Outcome::kRunning) return;
+    e.outcome_ = Outcome::kError;
+    e.result_.error = std::move(s);
+  }
+  void ErrorAt(const std::string& rule, const std::string& msg, const SourceLocation* where) {
+    SourceLocation w = where ? *where : SourceLocation{};
+    if (w.file.empty()) w.file = p.file;
+    Error(Status(rule, msg, w));
+  }
+  // The byte operand of expect_tx / complete_tx is a .b32 (PTX ISA, mbarrier): a value the
+  // schedule computes outside 0..2^32-1 is a bad schedule (engine.tx-range), not a state the
+  // model can take.
+  bool TxOperandInRange(const char* op, int64_t tx, const SourceLocation* where) {
+    if (tx >= 0 && tx <= int64_t{UINT32_MAX}) return true;
+    ErrorAt("engine.tx-range",
+            std::string(op) + " bytes " + std::to_string(tx) + " is outside 0..4294967295 (a u32)",
+            where);
+    return false;
+  }
+  // Reports a model violation caused by `agent` at instruction `pc` on (object, index) of CTA
+  // `target`. Errors end the run; warnings are recorded and the run goes on.
+  void Violate(const model::Violation& v, uint32_t agent, uint32_t pc, uint32_t target,
+               uint32_t object, uint32_t index, bool from_async) {
+    TraceEvent& ev = Emit(EventKind::kViolation, agent, target, object, index,
+                          static_cast<int64_t>(v.code), v.value, pc, from_async);
+    ViolationInfo info;
+    info.violation = v;
+    info.agent = agent;
+    info.from_async = from_async;
+    const auto& instrs = c.roles[c.agents[agent].role];
+    if (pc < instrs.size() && instrs[pc].where) info.where = *instrs[pc].where;
+    if (info.where.file.empty()) info.where.file = p.file;
+    info.event = ev;
+    if (model::CodeSeverity(v.code) == model::Severity::kWarning) {
+      e.result_.warnings.push_back(info);
+      return;
+    }
+    if (e.outcome_ != Outcome::kRunning) return;
+    e.outcome_ = Outcome::kViolation;
+    e.result_.violation = info;
+  }
+
+  // --- expressions ---
+  uint32_t env_agent_ = 0;  // the agent whose Env() is current (static-expression row)
+  ir::EvalEnv Env(uint32_t a) {
+    env_agent_ = a;
+    ir::EvalEnv env;
+    env.params = c.params.data();
+    env.num_params = c.params.size();
+    env.vars = e.vars_.data() + c.var_offset[a];
+    env.num_vars = p.roles[c.agents[a].role].num_vars;
+    env.builtins = &c.builtins[a];
+    return env;
+  }
+  // Evaluates; on a fault ends the run with the Status and returns false.
+  __attribute__((always_inline)) bool Ev(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    if (id < c.fast.size()) [[likely]] {
+      const Code::FastExpr& f = c.fast[id];
+      switch (f.cls) {
+        case Code::FastExpr::kConst:
+          *out = f.value;
+          return true;
+        case Code::FastExpr::kVar:
+          if (f.arg < env.num_vars) [[likely]] {
+            *out = env.vars[f.arg];
+            return true;
+          }
+          break;
+        case Code::FastExpr::kStatic: {
+          const size_t at = static_cast<size_t>(env_agent_) * c.num_static + f.arg;
+          if (c.static_ok[at]) [[likely]] {
+            *out = c.static_values[at];
+            return true;
+          }
+          break;
+        }
+        case Code::FastExpr::kBinary: {
+          int64_t x = 0, y = 0;
+          if (FastLeaf(f.a, env, &x) && FastLeaf(f.b, env, &y) &&
+              FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out)) {
+            return true;
+          }
+          break;
+        }
+        case Code::FastExpr::kGeneral:
+          break;
+      }
+    }
+    return EvSlow(id, env, out);
+  }
+  // An operand of a kBinary node: leaves and nested kBinary nodes, never the tree walker (false:
+  // let the caller fall back).
+  bool FastOperand(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    const Code::FastExpr& f = c.fast[id];
+    switch (f.cls) {
+      case Code::FastExpr::kConst:
+        *out = f.value;
+        return true;
+      case Code::FastExpr::kVar:
+        if (f.arg >= env.num_vars) return false;
+        *out = env.vars[f.arg];
+        return true;
+      case Code::FastExpr::kStatic: {
+        const size_t at = static_cast<size_t>(env_agent_) * c.num_static + f.arg;
+        if (!c.static_ok[at]) return false;
+        *out = c.static_values[at];
+        return true;
+      }
+      case Code::FastExpr::kBinary: {
+        int64_t x = 0, y = 0;
+        return FastLeaf(f.a, env, &x) && FastLeaf(f.b, env, &y) &&
+               FastBinary(static_cast<ir::BinaryOp>(f.op), x, y, out);
+      }
+      case Code::FastExpr::kGeneral:
+        return false;
+    }
+    return false;
+  }
+  // FastOperand with its two commonest cases, a constant and a variable, inline (no call).
+  __attribute__((always_inline)) bool FastLeaf(ir::ExprId id, const ir::EvalEnv& env,
+                                               int64_t* out) {
+    const Code::FastExpr& f = c.fast[id];
+    if (f.cls == Code::FastExpr::kConst) {
+      *out = f.value;
+      return true;
+    }
+    if (f.cls == Code::FastExpr::kVar && f.arg < env.num_vars) {
+      *out = env.vars[f.arg];
+      return true;
+    }
+    return FastOperand(id, env, out);
+  }
+  // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
+  __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
+                                                       int64_t* r) {
+    switch (op) {
+      case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
+      case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
+      case ir::BinaryOp::kMul: return !__builtin_mul_overflow(a, b, r);
+      case ir::BinaryOp::kDiv:
+      case ir::BinaryOp::kMod:
+        if (b == 0 || (b == -1 && a == INT64_MIN)) return false;
+        *r = op == ir::BinaryOp::kDiv ? a / b : a % b;
+        return true;
+      case ir::BinaryOp::kBitAnd: *r = a & b; return true;
+      case ir::BinaryOp::kBitOr: *r = a | b; return true;
+      case ir::BinaryOp::kBitXor: *r = a ^ b; return true;
+      case ir::BinaryOp::kEq: *r = a == b; return true;
+      case ir::BinaryOp::kNe: *r = a != b; return true;
+      case ir::BinaryOp::kLt: *r = a < b; return true;
+      case ir::BinaryOp::kLe: *r = a <= b; return true;
+      case ir::BinaryOp::kGt: *r = a > b; return true;
+      case ir::BinaryOp::kGe: *r = a >= b; return true;
+      case ir::BinaryOp::kMin: *r = a < b ? a : b; return true;
+      case ir::BinaryOp::kMax: *r = a > b ? a : b; return true;
+      default: return false;
+    }
+  }
+  __attribute__((noinline)) bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
+    ir::EvalFault fault;
+    *out = ir::EvalFast(p, id, env, &fault);
+    if (!fault.ok()) {
+      Error(ir::EvalFaultStatus(p, fault));
+      return false;
+    }
+    return true;
+  }
+  __attribute__((always_inline)) bool EvOr(ir::ExprId id, const ir::EvalEnv& env, int64_t dflt,
+                                            int64_t* out) {
+    if (id == ir::kNoExpr) {
+      *out = dflt;
+      return true;
+    }
+    return Ev(id, env, out);
+  }
+
+  // --- addressing ---
+  struct BarAddr {
+    uint32_t cta = 0;    // rank in the cluster
+    uint32_t index = 0;  // element
+    uint32_t slot = 0;   // global slot
+  };
+  uint32_t SlotOf(uint32_t cluster, uint32_t cta, uint32_t barrier, uint32_t index) const {
+    return (cluster * c.cluster_size + cta) * c.barriers_per_cta + c.barrier_base[barrier] + index;
+  }
+  __attribute__((always_inline)) bool ResolveBar(uint32_t a, const ir::BarrierRef& ref,
+                                                 const ir::EvalEnv& env,
+                                                 const SourceLocation* where, BarAddr* out) {
+    const AgentInfo& info = c.agents[a];
+    int64_t idx = 0, cta = info.cta;
+    if (!Ev(ref.index, env, &idx) || !EvOr(ref.cta, env, info.cta, &cta)) return false;
+    if (idx < 0 || idx >= c.barrier_size[ref.barrier]) {
+      ErrorAt("engine.index-range",
+              "barrier " + p.barriers[ref.barrier].name + "[" + std::to_string(idx) +
+                  "] is outside 0.." + std::to_string(c.barrier_size[ref.barrier] - 1),
+              where);
+      return false;
+    }
+    if (cta < 0 || cta >= c.cluster_size) {
+      ErrorAt("engine.cta-range",
+              "CTA rank " + std::to_string(cta) + " is outside the cluster (0.." +
+                  std::to_string(c.cluster_size - 1) + ")",
+              where);
+      return false;
+    }
+    out->cta = static_cast<uint32_t>(cta);
+    out->index = static_cast<uint32_t>(idx);
+    out->slot = SlotOf(info.cluster, out->cta, ref.barrier, out->index);
+    return true;
+  }
+  struct BufAddr {
+    uint32_t slot = 0;
+    uint32_t address = 0;  // CTA shared window address
+    uint32_t bytes = 0;
+    uint32_t cta = 0;
+  };
+  bool ResolveBuf(uint32_t a, const ir::BufferRef& ref, const ir::EvalEnv& env,
+                  const SourceLocation* where, BufAddr* out) {
+    const Code::Buffer& b = c.buffers[ref.buffer];
+    const AgentInfo& info = c.agents[a];
+    int64_t slot = 0, off = 0, bytes = 0, cta = info.cta;
+    if (!EvOr(ref.slot, env, 0, &slot) || !EvOr(ref.offset, env, 0, &off)) return false;
+    if (slot < 0 || slot >= b.stages) {
+      ErrorAt("engine.index-range",
+              "buffer " + p.buffers[ref.buffer].name + "[" + std::to_string(slot) +
+                  "] is outside 0.." + std::to_string(b.stages - 1),
+              where);
+      return false;
+    }
+    if (off < 0 || off > b.bytes) {
+      ErrorAt("engine.buffer-range", "offset " + std::to_string(off) + " is outside the slot",
+              where);
+      return false;
+    }
+    if (!EvOr(ref.bytes, env, b.bytes - off, &bytes) || !EvOr(ref.cta, env, info.cta, &cta)) {
+      return false;
+    }
+    if (bytes < 0 || off + bytes > b.bytes) {
+      ErrorAt("engine.buffer-range",
+              std::to_string(bytes) + " bytes at offset " + std::to_string(off) +
+                  " do not fit in a slot of " + std::to_string(b.bytes) + " bytes of buffer " +
+                  p.buffers[ref.buffer].name,
+              where);
+      return false;
+    }
+    if (cta < 0 || cta >= c.cluster_size) {
+      ErrorAt("engine.cta-range", "CTA rank " + std::to_string(cta) + " is outside the cluster",
+              where);
+      return false;
+    }
+    out->slot = static_cast<uint32_t>(slot);
+    out->address = b.base + static_cast<uint32_t>(slot) * b.bytes + static_cast<uint32_t>(off);
+    out->bytes = static_cast<uint32_t>(bytes);
+    out->cta = static_cast<uint32_t>(cta);
+    return true;
+  }
+  // The model's multicast destinations for a mask (memoised: the hot path does not allocate).
+  const std::vector<uint32_t>* Destinations(int64_t mask, const SourceLocation* where) {
+    if (mask < 0 || mask > 0xffff) {
+      ErrorAt("tma.multicast-mask",
+              "multicast mask " + std::to_string(mask) + " is not a 16-bit ctaMask", where);
+      return nullptr;
+    }
+    if (c.multicast_index.empty()) c.multicast_index.assign(1u << 16, -1);
+    int32_t& slot = c.multicast_index[static_cast<size_t>(mask)];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(c.multicast.size());
+      c.multicast.push_back(
+          model::MulticastDestinations(c.cluster_size, static_cast<uint16_t>(mask)));
+    }
+    const Expected<std::vector<uint32_t>>& d = c.multicast[static_cast<size_t>(slot)];
+    if (!d.ok()) {
+      SourceLocation w = where ? *where : SourceLocation{};
+      if (w.file.empty()) w.file = p.file;
+      Error(d.status().At(w));
+      return nullptr;
+    }
+    return &*d;
+  }
+
+  // The model's shared-address rules for a tensor copy of `map` at `address` (memoised).
+  bool SmemAddressOk(const Code::Map& map, uint32_t address, const SourceLocation* where) {
+    const uint32_t key = address / 128;
+    const bool memo = address % 128 == 0 && key < map.smem_ok.size();
+    if (memo && map.smem_ok[key] == 1) return true;
+    Status st = model::ValidateTmaSharedAddress(address, map.box_bytes);
+    if (memo) map.smem_ok[key] = st.ok() ? 1 : 2;
+    if (st.ok()) return true;
+    ErrorAt(st.rule(), st.message(), where);
+    return false;
+  }
+
+  // --- scheduling state ---
+  void MakeReady(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    if (s.status == kReady) return;
+    DirtyAgent(a);
+    s.status = kReady;
+    s.ready_pos = static_cast<uint32_t>(e.ready_.size());
+    e.ready_.push_back(a);
+  }
+  void RemoveReady(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    const uint32_t pos = s.ready_pos;
+    const uint32_t last = e.ready_.back();
+    e.ready_[pos] = last;
+    e.agents_[last].ready_pos = pos;
+    e.ready_.pop_back();
+  }
+  void Block(uint32_t a, WaitKind w, uint32_t slot, uint32_t arg) {
+    DirtyAgent(a);
+    AgentState& s = e.agents_[a];
+    s.wait = w;
+    s.wait_slot = slot;
+    s.wait_arg = arg;
+    if (s.status == kReady) RemoveReady(a);
+    s.status = kBlocked;
+  }
+  // Wakes agents of the barrier's CTA blocked on that slot: they re-run their wait. Only the
+  // owning CTA's agents can wait on a barrier (PTX: waits are on shared::cta barriers).
+  void WakeBarrier(uint32_t slot) {
+    e.step_scanned_ = true;
+    const uint32_t cta = slot / c.barriers_per_cta;
+    for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
+      const AgentState& s = e.agents_[a];
+      if (s.status == kBlocked && s.wait_slot == slot &&
+          (s.wait == WaitKind::kMbarrierParity || s.wait == WaitKind::kMbarrierToken)) {
+        MakeReady(a);
+      }
+    }
+  }
+  void PhaseCompleted(uint32_t agent, uint32_t slot, uint32_t barrier, uint32_t index,
+                      uint32_t target, uint32_t pc, bool async) {
+    const model::MbarrierState& st = e.barriers_[slot];
+    TraceEvent& ev = Emit(EventKind::kPhaseComplete, agent, target, barrier, index,
+                          static_cast<int64_t>(st.phase - 1), 0, pc, async);
+    ev.phase = static_cast<uint8_t>(st.parity());
+    WakeBarrier(slot);
+  }
+
+  // --- cluster barrier and named barriers (sim/model/sync_barriers.h) ---
+  // Participant of the cluster barrier: the agent's index within its cluster (an agent's
+  // threads arrive and wait together).
+  uint32_t ClusterParticipant(uint32_t a) const {
+    return a - c.cluster_first_agent[c.agents[a].cluster];
+  }
+  void WakeCluster(uint32_t cluster) {
+    e.step_scanned_ = true;
+    for (uint32_t a = c.cluster_first_agent[cluster]; a < c.cluster_first_agent[cluster + 1];
+         ++a) {
+      if (e.agents_[a].status == kBlocked && e.agents_[a].wait == WaitKind::kClusterBarrier) {
+        MakeReady(a);
+      }
+    }
+  }
+  void WakeNamed(uint32_t cta_global, uint32_t id_mask) {
+    e.step_scanned_ = true;
+    for (uint32_t o = c.cta_first_agent[cta_global]; o < c.cta_first_agent[cta_global + 1]; ++o) {
+      const AgentState& os = e.agents_[o];
+      if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier &&
+          ((id_mask >> os.wait_slot) & 1u)) {
+        MakeReady(o);
+      }
+    }
+  }
+
+  // --- group predicates (sim/model/async_groups.h) ---
+  void RecheckGroups(uint32_t a) {
+    AgentState& s = e.agents_[a];
+    if (s.status != kBlocked) return;
+    if (s.wait == WaitKind::kCpAsyncGroups && e.CpState(a).WaitGroupSatisfied(s.wait_slot)) {
+      MakeReady(a);
+    } else if (s.wait == WaitKind::kBulkGroups &&
+               e.BulkState(a).WaitGroupSatisfied(s.wait_slot, s.wait_arg != 0)) {
+      MakeReady(a);
+    }
+  }
+
+  // --- agent step ---
+  void StepAgent(uint32_t a) {
+    DirtyAgent(a);
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    const std::vector<Instr>& code = c.roles[info.role];
+    const ir::EvalEnv env = Env(a);
+    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    // Control flow until the next operation (bounded: a loop without operations is a bug).
+    for (uint32_t guard = 0;; ++guard) {
+      if (guard > (1u << 24)) {
+        ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
+                code[s.pc].where);
+        return;
+      }
+      const Instr& in = code[s.pc];
+      int64_t v = 0;
+      switch (in.kind) {
+        case Instr::kLet:
+          if (!Ev(in.e1, env, &v)) return;
+          vars[in.var] = v;
+          ++s.pc;
+          continue;
+        case Instr::kJump:
+          s.pc = in.target;
+          continue;
+        case Instr::kJumpIfFalse:
+          if (!Ev(in.e1, env, &v)) return;
+          s.pc = v != 0 ? s.pc + 1 : in.target;
+          continue;
+        case Instr::kForInit:
+          if (!Ev(in.e1, env, &v)) return;
+          vars[in.var] = v;
+          ++s.pc;
+          continue;
+        case Instr::kForTest:
+          if (!Ev(in.e1, env, &v)) return;
+          s.pc = vars[in.var] < v ? s.pc + 1 : in.target;
+          continue;
+        case Instr::kForStep:
+          if (!EvOr(in.e1, env, 1, &v)) return;
+          if (v <= 0) {
+            ErrorAt("engine.for-step", "for loop step " + std::to_string(v) + " is not positive",
+                    in.where);
+            return;
+          }
+          if (__builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
+            ErrorAt("eval.overflow", "for loop variable overflows", in.where);
+            return;
+          }
+          s.pc = in.target;
+          continue;
+        case Instr::kEnd:
+          DoExit(a, s.pc, in.where);
+          return;
+        case Instr::kOp:
+          ExecOp(a, in, env);
+          return;
+      }
+    }
+  }
+
+  void DoExit(uint32_t a, uint32_t pc, const SourceLocation* where) {
+    AgentState& s = e.agents_[a];
+    const AgentInfo& info = c.agents[a];
+    Touch(GroupsObj(a));
+    Touch(ClusterObj(info.cluster), Access::kExit);
+    Touch(NamedObj(info.cta_global), Access::kExit);
+    std::optional<model::Violation> v = e.CpState(a).CheckExit();
+    if (!v) v = e.BulkState(a).CheckExit();
+    if (v) {
+      Violate(*v, a, pc, info.cta, 0, 0, false);
+      if (e.outcome_ != Outcome::kRunning) return;
+    }
+    Emit(EventKind::kExit, a, info.cta, 0, 0, 0, 0, pc);
+    if (s.status == kReady) RemoveReady(a);
+    s.status = kExited;
+    s.wait = WaitKind::kNone;
+    ++e.exited_count_;
+    // Exited threads leave the cluster barrier's expected set and the CTA's named barriers
+    // that count all CTA threads (PTX ISA exit: barriers waiting only on exited threads are
+    // released).
+    if (e.clusters_[info.cluster].Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
+    const uint32_t released = e.named_[info.cta_global].ThreadsExited(info.threads);
+    if (released != 0) WakeNamed(info.cta_global, released);
+  }
+
+  // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
+  // table of thunks prevents that).
+  void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
+    static_assert(std::variant_size_v<ir::Op> == 25, "a new op needs a case here");
+    switch (in.op->index()) {
+      case 0: return Do(a, in, env, *std::get_if<0>(in.op));
+      case 1: return Do(a, in, env, *std::get_if<1>(in.op));
+      case 2: return Do(a, in, env, *std::get_if<2>(in.op));
+      case 3: return Do(a, in, env, *std::get_if<3>(in.op));
+      case 4: return Do(a, in, env, *std::get_if<4>(in.op));
+      case 5: return Do(a, in, env, *std::get_if<5>(in.op));
+      case 6: return Do(a, in, env, *std::get_if<6>(in.op));
+      case 7: return Do(a, in, env, *std::get_if<7>(in.op));
+      case 8: return Do(a, in, env, *std::get_if<8>(in.op));
+      case 9: return Do(a, in, env, *std::get_if<9>(in.op));
+      case 10: return Do(a, in, env, *std::get_if<10>(in.op));
+      case 11: return Do(a, in, env, *std::get_if<11>(in.op));
+      case 12: return Do(a, in, env, *std::get_if<12>(in.op));
+      case 13: return Do(a, in, env, *std::get_if<13>(in.op));
+      case 14: return Do(a, in, env, *std::get_if<14>(in.op));
+      case 15: return Do(a, in, env, *std::get_if<15>(in.op));
+      case 16: return Do(a, in, env, *std::get_if<16>(in.op));
+      case 17: return Do(a, in, env, *std::get_if<17>(in.op));
+      case 18: return Do(a, in, env, *std::get_if<18>(in.op));
+      case 19: return Do(a, in, env, *std::get_if<19>(in.op));
+      case 20: return Do(a, in, env, *std::get_if<20>(in.op));
+      case 21: return Do(a, in, env, *std::get_if<21>(in.op));
+      case 22: return Do(a, in, env, *std::get_if<22>(in.op));
+      case 23: return Do(a, in, env, *std::get_if<23>(in.op));
+      case 24: return Do(a, in, env, *std::get_if<24>(in.op));
+      default: PARITY_CHECK(false, "unknown op");
+    }
+  }
+
+  // Result plumbing shared by the mbarrier operations.
+  template <typename R>
+  bool Check(const R& r, uint32_t a, uint32_t pc, const BarAddr& b, uint32_t barrier,
+             bool async = false);
+
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierInit& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierInval& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierArrive& op);
+  bool ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b, int64_t count,
+                 int64_t tx, uint32_t pc, uint8_t flags);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierExpectTx& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+          const ir::MbarrierCompleteTx& op);
+  // `dst_slot`: the destination buffer slot of a TMA or bulk load (kNoDstSlot otherwise). It is
+  // part of the operation's identity: two copies of one instruction onto one barrier element
+  // that fill different slots are different operations, and the delivery event names its slot
+  // so that a trace's reader knows which bytes landed (trace::kFlagSlot).
+  static constexpr uint64_t kNoDstSlot = ~uint64_t{0};
+  bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
+                  EventKind kind, bool async, uint8_t flags, uint64_t dst_slot = kNoDstSlot);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierWait& op);
+
+  // Issues one complete_tx delivery per destination CTA.
+  void IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
+                       uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
+                       uint64_t dst_slot = kNoDstSlot);
+
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaLoad& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::StAsync& op);
+  void IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t bytes, uint32_t pc);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkStore& op);
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsync& op);
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsyncWait& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+          const ir::CpAsyncMbarrierArrive& op);
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::Fence& op);
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterArrive& op);
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::NamedBarrier& op);
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BufferAccess& op) {
+    BufAddr buf;
+    if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
+    const uint32_t pc = Pc(a);
+    if (c.tracks_data && op.write) {
+      // What the slot holds now (see Code::tracks_data): the GPU's `write` data depends only on
+      // the agent's index in its CTA and the byte offset, so a partial write keeps a slot that
+      // agent wrote whole and makes any other slot unnamed. Store source reads depend on it.
+      for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
+      uint16_t& tag = e.smem_data_[static_cast<size_t>(c.agents[a].cta_global) * c.buffer_slots +
+                                   c.buffer_slot_base[op.buf.buffer] + buf.slot];
+      const bool whole = buf.bytes == c.buffers[op.buf.buffer].bytes;
+      tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
+    }
+    Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, c.agents[a].cta, op.buf.buffer,
+         buf.slot, buf.bytes, buf.address - c.buffers[op.buf.buffer].base -
+                                  buf.slot * c.buffers[op.buf.buffer].bytes,
+         pc);
+    Advance(a);
+  }
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {
+    DoExit(a, Pc(a), in.where);
+  }
+  // mbarrier.pending_count (PTX ISA, mbarrier.pending_count): the count the token recorded, from
+  // the model (M1013 unless the token came from a .noComplete arrive). Reads only the agent's
+  // own variable: no shared object is touched.
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::MbarrierPendingCount& op) {
+    const uint32_t pc = Pc(a);
+    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    const model::MbarrierPendingCountResult r =
+        model::MbarrierPendingCount(DecodeToken(vars[op.token_var]));
+    const uint32_t cta = c.agents[a].cta;
+    if (r.violation) {
+      // The token names no barrier: the violation event carries none (object/index 0).
+      Violate(*r.violation, a, pc, cta, 0, 0, false);
+      return;
+    }
+    Emit(EventKind::kPendingCount, a, cta, 0, 0, r.count, 0, pc);
+    vars[op.result_var] = r.count;
+    Advance(a);
+  }
+  // `readback` (ir::GlobalReadback): what a generic-proxy read of the bulk.store destination of
+  // a buffer slot sees. PTX ISA (Completion mechanisms for asynchronous copy operations): reading
+  // the destination before the copy completes is undefined, so a read while some bulk.store of
+  // the slot has not finished its global write is A1103; otherwise the bytes are those of the
+  // last store whose write completed (its source as read, sim/model: the `write` data of the
+  // agent that last wrote the whole slot), or the initial contents.
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::GlobalReadback& op) {
+    BufAddr buf;
+    if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
+    const Code::Buffer& decl = c.buffers[op.buf.buffer];
+    if (buf.bytes != decl.bytes) {
+      ErrorAt("engine.readback-region",
+              "`readback` observes whole buffer slots; " + std::to_string(buf.bytes) + " of the " +
+                  std::to_string(decl.bytes) + " bytes of " + p.buffers[op.buf.buffer].name +
+                  " are named",
+              in.where);
+      return;
+    }
+    // The global image is shared by every agent's stores: depend on every agent's group state
+    // (the store steps touch their issuer's).
+    for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
+    const uint32_t pc = Pc(a);
+    const uint32_t cta = c.agents[a].cta;
+    int64_t writing = 0;
+    for (const InFlight& f : e.in_flight_) {
+      if ((f.kind == InFlight::kStoreRead || f.kind == InFlight::kStoreWrite) &&
+          f.object == op.buf.buffer && f.index == buf.slot && IsBulkStore(f)) {
+        ++writing;
+      }
+    }
+    if (writing > 0) {
+      Violate(model::Violation{model::Code::kBulkDestinationReadEarly, writing, 0}, a, pc, cta,
+              op.buf.buffer, buf.slot, false);
+      return;
+    }
+    const uint16_t tag = e.global_data_[c.buffer_slot_base[op.buf.buffer] + buf.slot];
+    if (tag == kDataOther) {
+      ErrorAt("engine.readback-untracked",
+              "the global bytes of " + p.buffers[op.buf.buffer].name + "[" +
+                  std::to_string(buf.slot) +
+                  "] come from a bulk.store whose source the model does not name (not a whole "
+                  "slot last written by `write`)",
+              in.where);
+      return;
+    }
+    const int64_t cls = tag == kDataInitial ? 0 : tag == WriterTag(a) ? 1 : 3;
+    Emit(EventKind::kGlobalReadback, a, cta, op.buf.buffer, buf.slot, cls, buf.bytes, pc);
+    e.vars_[c.var_offset[a] + op.result_var] = cls;
+    Advance(a);
+  }
+  uint16_t WriterTag(uint32_t a) const;
+  bool IsBulkStore(const InFlight& f) const;
+
+  uint32_t Pc(uint32_t a) const { return e.agents_[a].pc; }
+  void Advance(uint32_t a);
+
+  // --- async completion ---
+  void Deliver(uint32_t i);
+  // Moves cp.async.mbarrier.arrive of `agent` whose earlier cp.async have all completed into
+  // the in-flight list.
+  void ReleaseDeferred(uint32_t agent);
+
+  // --- future footprint (explorer) ---
+  // Runs agent a's code from its current pc on a scratch copy of its variables, as if every wait
+  // passed, and adds every object its remaining operations (and the async operations they
+  // issue) touch. Exact when the agent's control flow and operands do not depend on what the
+  // barriers answer, which the caller ensures (roles with test_wait results or state tokens are
+  // not asked). Returns false (caller falls back to the static footprint) on an expression
+  // fault or a runaway loop; the engine's state is unchanged either way.
+  bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
+                  std::vector<UpdateTally>* tally, bool one_op = false,
+                  uint32_t* blocks_on = nullptr);
+
+  // The slot agent a's try_wait loop `op` would block on now (Do(MbarrierWait): the model's
+  // try_wait answers false without a violation), else kNoSlot. A failing try_wait changes no
+  // barrier (model WaitOnPhase), so it is tested on a copy of the barrier's state.
+  uint32_t WaitBlocksOn(uint32_t a, const ir::MbarrierWait& op, const ir::EvalEnv& env);
+
+  // --- end of run ---
+  // Inlined into every step: the common case (something can still run) is two compares.
+  __attribute__((always_inline)) void CheckEnd() {
+    if (e.outcome_ != Outcome::kRunning) return;
+    if (!e.ready_.empty() || !e.in_flight_.empty()) return;
+    End();
+  }
+  // Nothing can run: completed or deadlocked.
+  void End() {
+    PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
+    if (e.exited_count_ == c.agents.size()) {
+      e.outcome_ = Outcome::kCompleted;
+      return;
+    }
+    e.outcome_ = Outcome::kDeadlock;
+    DeadlockInfo& d = e.result_.deadlock;
+    for (uint32_t a = 0; a < c.agents.size(); ++a) {
+      const AgentState& s = e.agents_[a];
+      if (s.status == kExited) {
+        d.exited.push_back(a);
+        continue;
+      }
+      const AgentInfo& info = c.agents[a];
+      BlockedAgent bl;
+      bl.agent = a;
+      bl.wait = s.wait;
+      const auto& instrs = c.roles[info.role];
+      if (instrs[s.pc].where) bl.where = *instrs[s.pc].where;
+      if (bl.where.file.empty()) bl.where.file = p.file;
+      bl.cta = info.cta;
+      switch (s.wait) {
+        case WaitKind::kMbarrierParity:
+        case WaitKind::kMbarrierToken: {
+          const uint32_t within = s.wait_slot % c.barriers_per_cta;
+          for (uint32_t k = 0; k < c.barrier_base.size(); ++k) {
+            if (within >= c.barrier_base[k] && within < c.barrier_base[k] + c.barrier_size[k]) {
+              bl.barrier = k;
+              bl.barrier_index = within - c.barrier_base[k];
+            }
+          }
+          if (s.wait == WaitKind::kMbarrierParity) bl.parity = s.wait_arg;
+          else bl.token_phase = s.wait_arg;
+          bl.state = e.barriers_[s.wait_slot];
+          break;
+        }
+        case WaitKind::kClusterBarrier:
+          bl.arrived = e.clusters_[info.cluster].arrived();
+          bl.expected = e.clusters_[info.cluster].expected();
+          break;
+        case WaitKind::kNamedBarrier: {
+          const model::NamedBarriers& nb = e.named_[info.cta_global];
+          bl.barrier = s.wait_slot;
+          bl.arrived = nb.arrived(s.wait_slot);
+          bl.expected = nb.count(s.wait_slot);
+          break;
+        }
+        case WaitKind::kCpAsyncGroups:
+        case WaitKind::kBulkGroups:
+          bl.pending = s.wait_slot;
+          break;
+        case WaitKind::kNone:
+          break;
+      }
+      d.blocked.push_back(bl);
+    }
+  }
+};
+
+}  // namespace parity::engine
+
+#include "sim/engine/exec_copies.h"  // IWYU pragma: export
+#include "sim/engine/exec_future.h"  // IWYU pragma: export
+#include "sim/engine/exec_sync.h"  // IWYU pragma: export
+
+#endif  // PARITY_SIM_ENGINE_EXEC_H_

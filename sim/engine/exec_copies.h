@@ -1,0 +1,405 @@
+// The step semantics of the asynchronous copies: TMA and bulk loads and stores, st.async,
+// cp.async and their async groups; issuing in-flight operations and their completions
+// (Deliver), which update the barriers' tx-counts and the groups.
+#ifndef PARITY_SIM_ENGINE_EXEC_COPIES_H_
+#define PARITY_SIM_ENGINE_EXEC_COPIES_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/exec.h"
+
+namespace parity::engine {
+
+inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b,
+    uint32_t barrier, uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
+    uint64_t dst_slot) {
+  const AgentInfo& info = c.agents[a];
+  InFlight f;
+  f.kind = kind;
+  if (dst_slot != kNoDstSlot) f.id = dst_slot;
+  f.object = static_cast<uint16_t>(barrier);
+  f.agent = a;
+  f.index = b.index;
+  f.bytes = bytes;
+  f.pc = pc;
+  if (dests == nullptr) {
+    f.target_cta = b.cta;
+    f.slot = b.slot;
+    e.in_flight_.push_back(f);
+    return;
+  }
+  f.flags = trace::kFlagMulticast;
+  for (uint32_t d : *dests) {
+    f.target_cta = d;
+    f.slot = SlotOf(info.cluster, d, barrier, b.index);
+    e.in_flight_.push_back(f);
+  }
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::TmaLoad& op) {
+  const Code::Map& map = c.maps[op.tensor_map];
+  BufAddr dst;
+  BarAddr b;
+  int64_t mask = -1;
+  if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b) ||
+      !EvOr(op.multicast_mask, env, -1, &mask)) {
+    return;
+  }
+  for (ir::ExprId coord : op.coords) {
+    int64_t v = 0;
+    if (!Ev(coord, env, &v)) return;  // coordinates are not needed for counts, but must be valid
+  }
+  const uint32_t pc = Pc(a);
+  // Box bytes (complete_tx credits the full box, OOB included: sim/model/tma.h) and the
+  // shared-address rules come from the model.
+  if (!SmemAddressOk(map, dst.address, in.where)) return;
+  if (map.box_bytes > dst.bytes) {
+    ErrorAt("engine.tma-dst-overflow",
+            "the box of tensormap " + p.tensor_maps[op.tensor_map].name + " is " +
+                std::to_string(map.box_bytes) + " bytes but the destination " +
+                p.buffers[op.dst.buffer].name + " slot holds " + std::to_string(dst.bytes),
+            in.where);
+    return;
+  }
+  const std::vector<uint32_t>* dests = nullptr;
+  if (mask >= 0) {
+    dests = Destinations(mask, in.where);
+    if (dests == nullptr) return;
+  }
+  TraceEvent& ev = Emit(EventKind::kTmaIssue, a, b.cta, op.tensor_map, dst.slot, map.box_bytes,
+                        mask, pc);
+  if (dests) ev.flags |= trace::kFlagMulticast;
+  IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc,
+                  dst.slot);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::BulkLoad& op) {
+  BufAddr dst;
+  BarAddr b;
+  int64_t mask = -1;
+  if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b) ||
+      !EvOr(op.multicast_mask, env, -1, &mask)) {
+    return;
+  }
+  auto plan = model::PlanBulkCopy(model::BulkCopyKind::kGlobalToShared, dst.address, 0,
+                                  dst.bytes);
+  if (!plan.ok()) {
+    ErrorAt(plan.status().rule(), plan.status().message(), in.where);
+    return;
+  }
+  const std::vector<uint32_t>* dests = nullptr;
+  if (mask >= 0) {
+    dests = Destinations(mask, in.where);
+    if (dests == nullptr) return;
+  }
+  const uint32_t pc = Pc(a);
+  TraceEvent& ev = Emit(EventKind::kBulkIssue, a, b.cta, op.dst.buffer, dst.slot,
+                        plan->complete_tx_bytes, mask, pc);
+  if (dests) ev.flags |= trace::kFlagMulticast;
+  IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
+                  pc, dst.slot);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::StAsync& op) {
+  BufAddr dst;
+  BarAddr b;
+  if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b)) {
+    return;
+  }
+  // st.async's mbarrier is in the destination CTA: the barrier operand names it there.
+  if (op.bar.cta == ir::kNoExpr) {
+    b.cta = dst.cta;
+    b.slot = SlotOf(c.agents[a].cluster, dst.cta, op.bar.barrier, b.index);
+  }
+  const uint32_t pc = Pc(a);
+  Emit(EventKind::kStAsync, a, b.cta, op.bar.barrier, b.index, dst.bytes, 0, pc);
+  IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t bytes,
+    uint32_t pc) {
+  InFlight f;
+  f.kind = InFlight::kStoreRead;
+  f.object = static_cast<uint16_t>(buffer);
+  f.agent = a;
+  f.target_cta = c.agents[a].cta;
+  f.index = slot;
+  f.bytes = bytes;
+  f.pc = pc;
+  f.id = Bulk(a).Issue();
+  Touch(GroupsObj(a));
+  e.in_flight_.push_back(f);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::TmaStore& op) {
+  const Code::Map& map = c.maps[op.tensor_map];
+  BufAddr src;
+  if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
+  for (ir::ExprId coord : op.coords) {
+    int64_t v = 0;
+    if (!Ev(coord, env, &v)) return;
+  }
+  if (!SmemAddressOk(map, src.address, in.where)) return;
+  const uint32_t pc = Pc(a);
+  Emit(EventKind::kTmaStoreIssue, a, c.agents[a].cta, op.tensor_map, src.slot, map.box_bytes, 0,
+       pc);
+  IssueStore(a, op.src.buffer, src.slot, map.box_bytes, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::BulkStore& op) {
+  BufAddr src;
+  if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
+  auto plan = model::PlanBulkCopy(model::BulkCopyKind::kSharedToGlobal, 0, src.address,
+                                  src.bytes);
+  if (!plan.ok()) {
+    ErrorAt(plan.status().rule(), plan.status().message(), in.where);
+    return;
+  }
+  const uint32_t pc = Pc(a);
+  Emit(EventKind::kBulkIssue, a, c.agents[a].cta, op.src.buffer, src.slot, plan->bytes, 0, pc);
+  IssueStore(a, op.src.buffer, src.slot, plan->bytes, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
+  const uint32_t pc = Pc(a);
+  Touch(GroupsObj(a));
+  std::optional<model::Violation> w = Bulk(a).Commit();
+  if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+  Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
+       static_cast<int64_t>(Bulk(a).committed_groups()) - 1, 0, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::BulkWait& op) {
+  AgentState& s = e.agents_[a];
+  Touch(GroupsObj(a));
+  int64_t n = 0;
+  if (!EvOr(op.pending, env, 0, &n)) return;
+  if (n < 0 || n > 63) {
+    ErrorAt("engine.group-count", "wait_group " + std::to_string(n) + " is outside 0..63",
+            in.where);
+    return;
+  }
+  const uint32_t pc = Pc(a);
+  const bool resumed = s.wait != WaitKind::kNone;
+  if (!resumed) {
+    std::optional<model::Violation> w = Bulk(a).CheckWaitGroup(static_cast<uint32_t>(n));
+    if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+    Emit(EventKind::kBulkWaitBegin, a, c.agents[a].cta, 0, 0, n, op.read, pc);
+  }
+  if (!Bulk(a).WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
+    Block(a, WaitKind::kBulkGroups, static_cast<uint32_t>(n), op.read ? 1 : 0);
+    return;
+  }
+  Emit(EventKind::kBulkWaitEnd, a, c.agents[a].cta, 0, 0, n, op.read, pc);
+  s.wait = WaitKind::kNone;
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::CpAsync& op) {
+  BufAddr dst;
+  if (!ResolveBuf(a, op.dst, env, in.where, &dst)) return;
+  const uint32_t pc = Pc(a);
+  InFlight f;
+  f.kind = InFlight::kCpAsync;
+  f.object = static_cast<uint16_t>(op.dst.buffer);
+  f.agent = a;
+  f.target_cta = c.agents[a].cta;
+  f.index = dst.slot;
+  f.bytes = dst.bytes;
+  f.pc = pc;
+  f.id = Cp(a).Issue();
+  Touch(GroupsObj(a));
+  e.in_flight_.push_back(f);
+  Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
+    const ir::CpAsyncCommit&) {
+  const uint32_t pc = Pc(a);
+  Touch(GroupsObj(a));
+  std::optional<model::Violation> w = Cp(a).Commit();
+  if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+  Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
+       static_cast<int64_t>(Cp(a).committed_groups()) - 1, 0, pc);
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::CpAsyncWait& op) {
+  AgentState& s = e.agents_[a];
+  const uint32_t pc = Pc(a);
+  Touch(GroupsObj(a));
+  const bool wait_all = op.pending == ir::kNoExpr;
+  int64_t n = 0;
+  if (!EvOr(op.pending, env, 0, &n)) return;
+  if (n < 0 || n > 63) {
+    ErrorAt("engine.group-count", "wait_group " + std::to_string(n) + " is outside 0..63",
+            in.where);
+    return;
+  }
+  const bool resumed = s.wait != WaitKind::kNone;
+  if (!resumed) {
+    // cp.async.wait_all = cp.async.commit_group + cp.async.wait_group 0 (PTX ISA).
+    if (wait_all) {
+      Cp(a).BeginWaitAll();
+    } else if (auto w = Cp(a).CheckWaitGroup(static_cast<uint32_t>(n))) {
+      Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
+    }
+    Emit(EventKind::kCpAsyncWaitBegin, a, c.agents[a].cta, 0, 0, n, 0, pc);
+  }
+  if (!Cp(a).WaitGroupSatisfied(static_cast<uint32_t>(n))) {
+    Block(a, WaitKind::kCpAsyncGroups, static_cast<uint32_t>(n), 0);
+    return;
+  }
+  Emit(EventKind::kCpAsyncWaitEnd, a, c.agents[a].cta, 0, 0, n, 0, pc);
+  s.wait = WaitKind::kNone;
+  Advance(a);
+}
+
+inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+    const ir::CpAsyncMbarrierArrive& op) {
+  BarAddr b;
+  if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
+  const uint32_t pc = Pc(a);
+  Touch(b.slot);
+  Touch(GroupsObj(a));
+  model::MbarrierResult r = model::MbarrierAsyncArriveIssue(e.barriers_[b.slot], op.noinc);
+  Emit(EventKind::kCpAsyncArrive, a, b.cta, op.bar.barrier, b.index, op.noinc ? 1 : 0,
+       e.barriers_[b.slot].pending_count, pc);
+  if (!Check(r, a, pc, b, op.bar.barrier)) return;
+  InFlight f;
+  f.kind = InFlight::kCpAsyncArrive;
+  f.object = static_cast<uint16_t>(op.bar.barrier);
+  f.agent = a;
+  f.target_cta = b.cta;
+  f.slot = b.slot;
+  f.index = b.index;
+  f.pc = pc;
+  // The arrive lands once every cp.async the agent issued before it has completed.
+  f.id = Cp(a).IssuedCount();
+  Cp(a).MarkTrackedByMbarrier();
+  if (Cp(a).AllCompleteBefore(f.id)) {
+    e.in_flight_.push_back(f);
+  } else {
+    e.deferred_.push_back(f);
+  }
+  Advance(a);
+}
+inline uint16_t Engine::Exec::WriterTag(uint32_t a) const {
+  return static_cast<uint16_t>(c.agents[a].index_in_cta + 1);
+}
+
+inline bool Engine::Exec::IsBulkStore(const InFlight& f) const {
+  const std::vector<Instr>& code = c.roles[c.agents[f.agent].role];
+  return f.pc < code.size() && code[f.pc].kind == Instr::kOp &&
+         std::holds_alternative<ir::BulkStore>(*code[f.pc].op);
+}
+
+inline void Engine::Exec::Advance(uint32_t a) {
+  if (e.outcome_ == Outcome::kRunning) e.agents_[a].pc++;
+}
+
+inline void Engine::Exec::Deliver(uint32_t i) {
+  const InFlight f = e.in_flight_[i];
+  Dirty(GroupsObj(f.agent));  // its in-flight operations change (its status: MakeReady)
+  e.in_flight_[i] = e.in_flight_.back();
+  e.in_flight_.pop_back();
+  BarAddr b{f.target_cta, f.index, f.slot};
+  switch (f.kind) {
+    case InFlight::kTmaDeliver:
+    case InFlight::kBulkDeliver:
+    case InFlight::kStAsync:
+      CompleteTx(f.agent, b, f.object, f.bytes, f.pc,
+                 f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
+                 : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
+                                                    : EventKind::kCompleteTx,
+                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id);
+      return;
+    case InFlight::kCpAsync: {
+      Touch(GroupsObj(f.agent));
+      Cp(f.agent).Complete(f.id);
+      Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+           f.pc, true);
+      ReleaseDeferred(f.agent);
+      RecheckGroups(f.agent);
+      return;
+    }
+    case InFlight::kCpAsyncArrive: {
+      Touch(f.slot);
+      model::MbarrierState& st = e.barriers_[f.slot];
+      model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
+      TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
+                            st.pending_count, f.pc, true);
+      ev.phase = static_cast<uint8_t>(st.parity());
+      if (!Check(r, f.agent, f.pc, b, f.object, true)) return;
+      if (r.phase_completed) PhaseCompleted(f.agent, f.slot, f.object, f.index, f.target_cta,
+                                            f.pc, true);
+      return;
+    }
+    case InFlight::kStoreRead: {
+      Touch(GroupsObj(f.agent));
+      Bulk(f.agent).ReadDone(f.id);
+      // The data the write will carry (InFlight::slot of a kStoreWrite): the source slot's
+      // contents as read now. 0 when data is not tracked, so other programs hash as before.
+      uint32_t data = 0;
+      if (c.tracks_data && IsBulkStore(f)) {
+        const bool whole = f.bytes == c.buffers[f.object].bytes;
+        data = whole ? e.smem_data_[static_cast<size_t>(c.agents[f.agent].cta_global) *
+                                        c.buffer_slots +
+                                    c.buffer_slot_base[f.object] + f.index]
+                     : kDataOther;
+      }
+      Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
+           true);
+      InFlight w = f;
+      w.kind = InFlight::kStoreWrite;
+      w.slot = data;
+      e.in_flight_.push_back(w);
+      RecheckGroups(f.agent);
+      return;
+    }
+    case InFlight::kStoreWrite: {
+      Touch(GroupsObj(f.agent));
+      Bulk(f.agent).WriteDone(f.id);
+      if (c.tracks_data && IsBulkStore(f)) {
+        e.global_data_[c.buffer_slot_base[f.object] + f.index] = static_cast<uint16_t>(f.slot);
+      }
+      Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+           f.pc, true);
+      RecheckGroups(f.agent);
+      return;
+    }
+  }
+}
+
+inline void Engine::Exec::ReleaseDeferred(uint32_t agent) {
+  for (size_t i = 0; i < e.deferred_.size();) {
+    const InFlight& d = e.deferred_[i];
+    if (d.agent == agent && Cp(agent).AllCompleteBefore(d.id)) {
+      e.in_flight_.push_back(d);
+      e.deferred_[i] = e.deferred_.back();
+      e.deferred_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace parity::engine
+
+#endif  // PARITY_SIM_ENGINE_EXEC_COPIES_H_

@@ -1,0 +1,227 @@
+// The look-ahead of the partial-order reduction (Engine::AgentFuture, PeekFootprint): an agent's
+// code run ahead on a copy of its registers, collecting the objects its remaining operations
+// touch, without changing the engine's state; and the barrier a wait blocks on.
+#ifndef PARITY_SIM_ENGINE_EXEC_FUTURE_H_
+#define PARITY_SIM_ENGINE_EXEC_FUTURE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/engine/exec.h"
+
+namespace parity::engine {
+
+inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait,
+    bool* truncated, std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on) {
+  const AgentInfo& info = c.agents[a];
+  const std::vector<Instr>& code = c.roles[info.role];
+  const ir::EvalEnv env0 = Env(a);
+  int64_t* vars = e.vars_.data() + c.var_offset[a];
+  const uint32_t nv = env0.num_vars;
+  // The variables are restored at the end (a small buffer on the stack avoids an allocation
+  // on the explorer's hot path).
+  int64_t saved_small[32];
+  std::vector<int64_t> saved_big;
+  int64_t* saved = saved_small;
+  if (nv > 32) {
+    saved_big.assign(vars, vars + nv);
+    saved = saved_big.data();
+  } else {
+    std::copy(vars, vars + nv, saved_small);
+  }
+  const Outcome saved_outcome = e.outcome_;
+  uint32_t pc = e.agents_[a].pc;
+  bool ok = true;
+  // `t` (arrivals, expect, complete, breaks) is tallied for every destination slot; a wait
+  // (kOther, not a tally) reads the barrier without changing it.
+  auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask,
+                       Access kind = Access::kOther, const UpdateTally* t = nullptr) {
+    BarAddr b;
+    if (!ResolveBar(a, ref, env0, nullptr, &b)) return false;
+    auto add = [&](uint32_t slot) {
+      fp->Add(slot, kind);
+      if (tally != nullptr && t != nullptr) {
+        UpdateTally u = *t;
+        u.slot = slot;
+        tally->push_back(u);
+      }
+    };
+    if (mask >= 0) {
+      const std::vector<uint32_t>* dests = Destinations(mask, nullptr);
+      if (dests == nullptr) return false;
+      for (uint32_t d : *dests) add(SlotOf(info.cluster, d, ref.barrier, b.index));
+    } else if (any_cta) {
+      for (uint32_t d = 0; d < c.cluster_size; ++d) add(SlotOf(info.cluster, d, ref.barrier, b.index));
+    } else {
+      add(b.slot);
+    }
+    return true;
+  };
+  UpdateTally breaks;
+  breaks.breaks = true;
+  *truncated = false;
+  for (uint32_t guard = 0; ok; ++guard) {
+    if (guard > (1u << 16) || fp->overflow) {
+      ok = false;
+      break;
+    }
+    const Instr& in = code[pc];
+    int64_t v = 0;
+    if (in.kind == Instr::kEnd) break;
+    switch (in.kind) {
+      case Instr::kLet:
+      case Instr::kForInit:
+        if (!(ok = Ev(in.e1, env0, &v))) break;
+        vars[in.var] = v;
+        ++pc;
+        continue;
+      case Instr::kJump:
+        pc = in.target;
+        continue;
+      case Instr::kJumpIfFalse:
+        if (!(ok = Ev(in.e1, env0, &v))) break;
+        pc = v != 0 ? pc + 1 : in.target;
+        continue;
+      case Instr::kForTest:
+        if (!(ok = Ev(in.e1, env0, &v))) break;
+        pc = vars[in.var] < v ? pc + 1 : in.target;
+        continue;
+      case Instr::kForStep:
+        if (!(ok = EvOr(in.e1, env0, 1, &v)) || v <= 0 ||
+            __builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
+          ok = false;
+          break;
+        }
+        pc = in.target;
+        continue;
+      default:
+        break;
+    }
+    if (!ok) break;
+    const ir::Op& op = *in.op;
+    int64_t mask = -1;
+    if (std::holds_alternative<ir::Exit>(op)) break;
+    if (one_op && (std::holds_alternative<ir::TmaLoad>(op) ||
+                   std::holds_alternative<ir::BulkLoad>(op) ||
+                   std::holds_alternative<ir::StAsync>(op))) {
+      // Issuing a copy touches no shared object (its deliveries are separate steps).
+      *truncated = true;
+      break;
+    }
+    if (const auto* o = std::get_if<ir::MbarrierInit>(&op)) {
+      ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+    } else if (const auto* o = std::get_if<ir::MbarrierInval>(&op)) {
+      ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+    } else if (const auto* o = std::get_if<ir::MbarrierArrive>(&op)) {
+      int64_t count = 1, tx = 0;
+      ok = EvOr(o->mask, env0, -1, &mask) && EvOr(o->count, env0, 1, &count) &&
+           EvOr(o->expect_tx, env0, 0, &tx);
+      const bool additive = o->expect_tx != ir::kNoExpr ||
+                            o->kind == ir::MbarrierArrive::Kind::kArrive;
+      UpdateTally t;
+      t.arrivals = count;
+      t.expect = tx;
+      t.breaks = !additive;
+      ok = ok && bar_slots(o->bar, false, mask, additive ? Access::kArrive : Access::kOther, &t);
+    } else if (const auto* o = std::get_if<ir::MbarrierExpectTx>(&op)) {
+      ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+    } else if (const auto* o = std::get_if<ir::MbarrierCompleteTx>(&op)) {
+      UpdateTally t;
+      ok = Ev(o->bytes, env0, &t.complete);
+      // Zero bytes change nothing, so the phase never needs them: not an update that a
+      // holder could be said to hold (the explorer's one-holder and held-in-set rules).
+      t.breaks = ok && t.complete == 0;
+      ok = ok && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
+    } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
+      ok = bar_slots(o->bar, false, -1, Access::kWait);
+      if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);
+      if (ok && tally != nullptr && !o->test_only && o->token_var == 0xffffffffu &&
+          o->parity != ir::kNoExpr) {
+        // A gate (UpdateTally::gate). A parity that does not evaluate here is no gate (the
+        // wait faults when the agent gets there; the look-ahead itself stays exact).
+        ir::EvalFault fault;
+        const int64_t par = ir::EvalFast(p, o->parity, env0, &fault);
+        BarAddr b;
+        if (fault.ok() && (par == 0 || par == 1) && ResolveBar(a, o->bar, env0, nullptr, &b)) {
+          UpdateTally g;
+          g.slot = b.slot;
+          g.gate = static_cast<int8_t>(par);
+          tally->push_back(g);
+        }
+      }
+    }
+    else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {
+      UpdateTally t;
+      t.complete = c.maps[o->tensor_map].box_bytes;
+      ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
+           bar_slots(o->bar, false, mask, Access::kCompleteTx, &t);
+    } else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) {
+      ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
+           bar_slots(o->bar, false, mask, Access::kCompleteTx, &breaks);
+    } else if (const auto* o = std::get_if<ir::StAsync>(&op)) {
+      ok = bar_slots(o->bar, true, -1, Access::kCompleteTx, &breaks);
+    } else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) {
+      ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
+    }
+    else if (std::holds_alternative<ir::ClusterArrive>(op)) {
+      fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
+    } else if (std::holds_alternative<ir::ClusterWait>(op)) {
+      fp->Add(ClusterObj(info.cluster), Access::kWait);
+      if (one_op && blocks_on != nullptr) {
+        // Do(ClusterWait) blocks, changing nothing else, when the wait is not complete and
+        // not a violation: asked of a copy (Wait consumes the arrival when it passes).
+        model::ClusterBarrier cb = e.clusters_[info.cluster];
+        const model::ClusterWait r = cb.Wait(ClusterParticipant(a));
+        if (!r.complete && !r.violation) *blocks_on = ClusterObj(info.cluster);
+      }
+      if (stop_at_cluster_wait) {
+        *truncated = true;
+        break;
+      }
+    } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
+      fp->Add(NamedObj(info.cta_global));
+    } else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+               std::holds_alternative<ir::GlobalReadback>(op) ||
+               (c.tracks_data && o != nullptr && o->write)) {
+      // `readback` and (with data tracking) `write`: every agent's group state, as the steps
+      // themselves touch (Do(GlobalReadback), Do(BufferAccess)).
+      for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
+    }
+    // Everything else touches only the agent's own groups (added by the caller) or nothing
+    // shared; the exit's objects are added by the caller.
+    if (one_op) {
+      *truncated = true;
+      break;
+    }
+    ++pc;
+  }
+  std::copy(saved, saved + nv, vars);
+  if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it
+    e.outcome_ = saved_outcome;
+    e.result_.error = Status();
+    ok = false;
+  }
+  return ok;
+}
+
+inline uint32_t Engine::Exec::WaitBlocksOn(uint32_t a, const ir::MbarrierWait& op,
+    const ir::EvalEnv& env) {
+  BarAddr b;
+  if (!ResolveBar(a, op.bar, env, nullptr, &b) || b.cta != c.agents[a].cta) return kNoSlot;
+  model::MbarrierState st = e.barriers_[b.slot];
+  model::MbarrierWaitResult r;
+  if (op.token_var != 0xffffffffu) {
+    model::MbarrierToken token;
+    token.phase = static_cast<uint32_t>(e.vars_[c.var_offset[a] + op.token_var]);
+    r = model::MbarrierTryWait(st, token, false);
+  } else {
+    int64_t par = 0;
+    if (!Ev(op.parity, env, &par) || (par != 0 && par != 1)) return kNoSlot;
+    r = model::MbarrierTryWaitParity(st, static_cast<uint32_t>(par), false);
+  }
+  return r.complete || r.violation ? kNoSlot : b.slot;
+}
+
+}  // namespace parity::engine
+
+#endif  // PARITY_SIM_ENGINE_EXEC_FUTURE_H_
