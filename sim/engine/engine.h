@@ -1,6 +1,20 @@
 // The Parity engine: runs a bound schedule (ir::Program + param values) on a model of a Hopper
 // cluster grid and reports how the run ends.
 //
+// Adding state (one edit): the mutable state is declared once, in the component table
+// (sim/engine/components.h, Engine::Table). A field of an existing part goes into that part's
+// field list (AgentState::StateFields, InFlight::Fields, model::MbarrierState::Fields; a
+// static_assert fails when a field of AgentState or InFlight is in no list); a new part of an
+// object goes into Table::AgentParts or ObjectParts (with a Words overload for its type when
+// it is not a list of fields); a member that is not per object into ObjectMembers or
+// RunMembers. Copy, undo (RestoreStep), Pack/Unpack, StateWords/StateHash and the fingerprint
+// are made from the table. Handlers change state only through Exec's accessors (exec.h:
+// Slot, Cluster, Named, Cp, Bulk, Agent, Vars, Issue, ...), which mark what they touch; Exec
+// reads the state through a const Engine, so a write past them does not compile.
+// Adding an op: its ir::Op alternative (sim/ir/ir.h), a Do overload in exec_sync.h or
+// exec_copies.h (and a case in Exec::ExecOp), and what the look-ahead counts for it
+// (exec_future.h, SoloFuture).
+//
 // What is instantiated (Engine::Create):
 //   clusters x CTAs (cluster_m x cluster_n, %cluster_ctarank = x + y * cluster_m) x roles x agents.
 //   An *agent* is one instance of a role in one CTA (an elected thread, a warp or a warpgroup
@@ -504,12 +518,20 @@ class Engine {
     uint32_t wait_slot = 0;  // mbarrier slot (global), named barrier id, or group count N
     uint32_t wait_arg = 0;   // parity, token phase, named-barrier generation, read flag
     uint32_t ready_pos = 0;  // index in ready_ while runnable
+    uint32_t unused2 = 0;    // explicit padding before gen
     // A number that changes (to one never used before, by any engine on any thread) whenever a
     // step may change the agent's pc, status or variables (its own steps, being woken; Run()
     // renews every agent's once at its end): two states whose agent has the same `gen` have
     // the same pc, status and variables there. Not
     // part of the state (not hashed); lets the explorer's memos skip comparing variables.
     uint64_t gen = 0;
+    // Every field, once, in three lists (components.h makes the state words from them): the
+    // state; the wait's operands, state only while the agent waits (dead once the wait is over:
+    // a stale value must not split equal states); and what is not state (bookkeeping). A field
+    // missing from all three fails the static_assert below.
+    auto StateFields() const { return std::tie(status, wait, cluster_arrived, pc); }
+    auto WaitFields() const { return std::tie(wait_arg, wait_slot); }
+    auto OtherFields() const { return std::tie(unused1, ready_pos, unused2, gen); }
   };
 
   // One in-flight asynchronous operation (or one destination of a multicast).
@@ -591,7 +613,8 @@ class Engine {
   friend class StateTestPeer;
   Engine() = default;
 
-  struct Exec;  // the step implementation (engine.cc); a nested type, so it sees the state
+  struct Exec;   // the step implementation (exec.h); a nested type, so it sees the state
+  struct Table;  // the component table (components.h): every part of the state, once
   // A fixed-size array of the mutable state, inside the engine's state block (block_): the
   // sizes are the program's, so a copy of the whole block copies them all at once.
   template <typename T>
@@ -666,6 +689,7 @@ class Engine {
   uint64_t FpAgentContent(uint32_t a) const;  // an agent's private state, without its id
   uint64_t FpAgentContent(uint32_t a, uint8_t status) const;  // the same with another status
   uint64_t FpAgentOps(uint32_t a) const;      // the sum of its in-flight operations' hashes
+  static uint64_t FpOp(const InFlight& f, uint64_t list);  // one of them (list: 1 or deferred 2)
   uint64_t FpChecked(const std::vector<uint32_t>* group) const;
   // Copies every member but code_ (operator= and AssignState).
   void CopyState(const Engine& o);

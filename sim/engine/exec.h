@@ -31,11 +31,19 @@
 namespace parity::engine {
 
 struct Engine::Exec {
-  Engine& e;
+  // The state is read through `e`, which is const: every write of a part of the state (the
+  // component table, components.h) goes through an accessor below, which marks what it touches
+  // (the footprint for the partial-order reduction, the incremental fingerprint's marks, the
+  // undo log, the agents' generations), so that no handler can change state without marking
+  // it. The run's bookkeeping (outcome, result, trace, counters, ready list) is not state and
+  // is written through run_.
+  Engine& run_;
+  const Engine& e;
   const Code& c;
   const ir::Program& p;
 
-  explicit Exec(Engine& engine) : e(engine), c(*engine.code_), p(*engine.code_->program) {}
+  explicit Exec(Engine& engine)
+      : run_(engine), e(engine), c(*engine.code_), p(*engine.code_->program) {}
 
   // --- footprint (explorer only; null in Run) ---
   Footprint* fp_ = nullptr;
@@ -43,9 +51,98 @@ struct Engine::Exec {
   // it touches, and agents' private state at GroupsObj (set by Step while the cache is valid).
   bool mark_ = false;
   bool track_ = false;  // Step: renew AgentState::gen (Run renews every agent's at its end)
+
+  // --- the state's accessors: each marks what it touches ---
+  // mbarrier slot `slot`, accessed as `kind` (read or written).
+  __attribute__((always_inline)) model::MbarrierState& Slot(uint32_t slot, Access kind) {
+    Touch(slot, kind);
+    return run_.barriers_[slot];
+  }
+  __attribute__((always_inline)) model::ClusterBarrier& Cluster(uint32_t cluster, Access kind) {
+    Touch(ClusterObj(cluster), kind);
+    return run_.clusters_[cluster];
+  }
+  model::NamedBarriers& Named(uint32_t cta_global, Access kind) {
+    Touch(NamedObj(cta_global), kind);
+    return run_.named_[cta_global];
+  }
+  // Agent a's async-group states, for the operations that only a role with Code::role_groups
+  // executes (an async-group operation, or the completion of one it issued).
+  __attribute__((always_inline)) model::CpAsyncState& Cp(uint32_t a) {
+    Touch(GroupsObj(a));
+    return run_.cp_[c.group_state[a]];
+  }
+  __attribute__((always_inline)) model::BulkAsyncState& Bulk(uint32_t a) {
+    Touch(GroupsObj(a));
+    return run_.bulk_[c.group_state[a]];
+  }
+  // The same, read by any agent (the initial states for a role without async groups).
+  const model::CpAsyncState& CpRead(uint32_t a) {
+    Touch(GroupsObj(a));
+    return e.CpState(a);
+  }
+  const model::BulkAsyncState& BulkRead(uint32_t a) {
+    Touch(GroupsObj(a));
+    return e.BulkState(a);
+  }
+  // Agent a's private state and variables (its pc, status, wait, flags): a new generation and a
+  // stale fingerprint component. The footprint does not list them (private to the agent).
+  __attribute__((always_inline)) AgentState& Agent(uint32_t a) {
+    DirtyAgent(a);
+    return run_.agents_[a];
+  }
+  __attribute__((always_inline)) int64_t* Vars(uint32_t a) {
+    DirtyAgent(a);
+    return run_.vars_.data() + c.var_offset[a];
+  }
+  // In-flight and deferred operations belong to their issuer's component.
+  void Issue(const InFlight& f) {
+    Dirty(GroupsObj(f.agent));
+    run_.in_flight_.push_back(f);
+  }
+  void Defer(const InFlight& f) {
+    Dirty(GroupsObj(f.agent));
+    run_.deferred_.push_back(f);
+  }
+  InFlight TakeInFlight(uint32_t i) {
+    const InFlight f = e.in_flight_[i];
+    Dirty(GroupsObj(f.agent));  // its in-flight operations change (its status: MakeReady)
+    run_.in_flight_[i] = run_.in_flight_.back();
+    run_.in_flight_.pop_back();
+    return f;
+  }
+  InFlight TakeDeferred(size_t i) {
+    const InFlight f = e.deferred_[i];
+    Dirty(GroupsObj(f.agent));
+    run_.deferred_[i] = run_.deferred_.back();
+    run_.deferred_.pop_back();
+    return f;
+  }
+  // `readback` data (code.h Code::tracks_data). A CTA's shared-memory content tag: the store
+  // source reads of every agent read the tags, so a write depends on every agent's group state.
+  uint16_t& SmemTag(uint32_t cta_global, uint32_t buffer, uint32_t slot) {
+    TouchAllGroups();
+    return run_.smem_data_[static_cast<size_t>(cta_global) * c.buffer_slots +
+                           c.buffer_slot_base[buffer] + slot];
+  }
+  // The global image: written by agent a's store completions (guarded by a's group state) and
+  // read whole, with every agent's stores, by a readback (which depends on every agent's).
+  uint16_t& GlobalTag(uint32_t a, uint32_t buffer, uint32_t slot) {
+    Touch(GroupsObj(a));
+    return run_.global_data_[c.buffer_slot_base[buffer] + slot];
+  }
+  const Slice<uint16_t>& GlobalImage() {
+    TouchAllGroups();
+    return e.global_data_;
+  }
+
+  // The marking primitives (only the accessors above call them).
   __attribute__((always_inline)) void Touch(uint32_t object, Access kind = Access::kOther) {
     Dirty(object);
     if (fp_ != nullptr) [[unlikely]] fp_->Add(object, kind);
+  }
+  void TouchAllGroups() {
+    for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
   }
   __attribute__((always_inline)) void Dirty(uint32_t object) {
     if (!mark_) return;
@@ -56,10 +153,18 @@ struct Engine::Exec {
     if (e.step_log_ok_) e.LogStep(object);  // RestoreStep
   }
   // An agent's pc, status or variables may change: a new AgentState::gen, and its fingerprint
-  // component is stale.
-  void DirtyAgent(uint32_t agent) {
+  // component is stale. Once per step and agent (renewed_: the first agents renewed in this
+  // step; past kRenewedMax an agent may be renewed twice, which only costs a number).
+  static constexpr uint32_t kRenewedMax = 8;
+  uint32_t renewed_[kRenewedMax];
+  uint32_t n_renewed_ = 0;
+  __attribute__((always_inline)) void DirtyAgent(uint32_t agent) {
     if (!track_) return;
-    e.agents_[agent].gen = NextAgentGen();
+    for (uint32_t i = 0; i < n_renewed_; ++i) {
+      if (renewed_[i] == agent) return;
+    }
+    if (n_renewed_ < kRenewedMax) renewed_[n_renewed_++] = agent;
+    run_.agents_[agent].gen = NextAgentGen();
     Dirty(GroupsObj(agent));
   }
   uint32_t ClusterObj(uint32_t cluster) const {
@@ -71,10 +176,6 @@ struct Engine::Exec {
   uint32_t GroupsObj(uint32_t agent) const {
     return static_cast<uint32_t>(e.barriers_.size()) + c.clusters + c.num_ctas + agent;
   }
-  // Agent a's async-group states, for the operations that only a role with Code::role_groups
-  // executes (an async-group operation, or the completion of one it issued).
-  model::CpAsyncState& Cp(uint32_t a) { return e.cp_[c.group_state[a]]; }
-  model::BulkAsyncState& Bulk(uint32_t a) { return e.bulk_[c.group_state[a]]; }
 
   // --- trace ---
   // Not recording (exploration): only counted; a violation's event is kept in its
@@ -84,7 +185,7 @@ struct Engine::Exec {
                                                   uint32_t index, int64_t value, int64_t value2,
                                                   uint32_t pc, bool async = false) {
     if (!e.options_.record_trace && kind != EventKind::kViolation) [[likely]] {
-      ++e.events_;
+      ++run_.events_;
       return scratch_;
     }
     return Record(kind, agent, target_cta, object, index, value, value2, pc, async);
@@ -94,8 +195,8 @@ struct Engine::Exec {
     const AgentInfo& info = c.agents[agent];
     // Fields are written in place (building the record on the stack and copying it costs a
     // store-forwarding stall per event).
-    TraceEvent& ev = e.options_.record_trace ? e.trace_.emplace_back() : scratch_;
-    ev.time = e.events_++;
+    TraceEvent& ev = e.options_.record_trace ? run_.trace_.emplace_back() : scratch_;
+    ev.time = run_.events_++;
     ev.kind = static_cast<uint8_t>(kind);
     ev.cluster = static_cast<uint16_t>(info.cluster);
     ev.cta = static_cast<uint8_t>(info.cta);
@@ -116,8 +217,8 @@ struct Engine::Exec {
   // --- ending ---
   void Error(Status s) {
     if (e.outcome_ != Outcome::kRunning) return;
-    e.outcome_ = Outcome::kError;
-    e.result_.error = std::move(s);
+    run_.outcome_ = Outcome::kError;
+    run_.result_.error = std::move(s);
   }
   void ErrorAt(const std::string& rule, const std::string& msg, const SourceLocation* where) {
     SourceLocation w = where ? *where : SourceLocation{};
@@ -149,12 +250,12 @@ struct Engine::Exec {
     if (info.where.file.empty()) info.where.file = p.file;
     info.event = ev;
     if (model::CodeSeverity(v.code) == model::Severity::kWarning) {
-      e.result_.warnings.push_back(info);
+      run_.result_.warnings.push_back(info);
       return;
     }
     if (e.outcome_ != Outcome::kRunning) return;
-    e.outcome_ = Outcome::kViolation;
-    e.result_.violation = info;
+    run_.outcome_ = Outcome::kViolation;
+    run_.result_.violation = info;
   }
 
   // --- expressions ---
@@ -409,24 +510,22 @@ struct Engine::Exec {
 
   // --- scheduling state ---
   void MakeReady(uint32_t a) {
-    AgentState& s = e.agents_[a];
-    if (s.status == kReady) return;
-    DirtyAgent(a);
+    if (e.agents_[a].status == kReady) return;
+    AgentState& s = Agent(a);
     s.status = kReady;
-    s.ready_pos = static_cast<uint32_t>(e.ready_.size());
-    e.ready_.push_back(a);
+    s.ready_pos = static_cast<uint32_t>(run_.ready_.size());
+    run_.ready_.push_back(a);
   }
+  // The ready list and ready_pos are bookkeeping, not state (AgentState::OtherFields).
   void RemoveReady(uint32_t a) {
-    AgentState& s = e.agents_[a];
-    const uint32_t pos = s.ready_pos;
-    const uint32_t last = e.ready_.back();
-    e.ready_[pos] = last;
-    e.agents_[last].ready_pos = pos;
-    e.ready_.pop_back();
+    const uint32_t pos = e.agents_[a].ready_pos;
+    const uint32_t last = run_.ready_.back();
+    run_.ready_[pos] = last;
+    run_.agents_[last].ready_pos = pos;
+    run_.ready_.pop_back();
   }
   void Block(uint32_t a, WaitKind w, uint32_t slot, uint32_t arg) {
-    DirtyAgent(a);
-    AgentState& s = e.agents_[a];
+    AgentState& s = Agent(a);
     s.wait = w;
     s.wait_slot = slot;
     s.wait_arg = arg;
@@ -436,7 +535,7 @@ struct Engine::Exec {
   // Wakes agents of the barrier's CTA blocked on that slot: they re-run their wait. Only the
   // owning CTA's agents can wait on a barrier (PTX: waits are on shared::cta barriers).
   void WakeBarrier(uint32_t slot) {
-    e.step_scanned_ = true;
+    run_.step_scanned_ = true;
     const uint32_t cta = slot / c.barriers_per_cta;
     for (uint32_t a = c.cta_first_agent[cta]; a < c.cta_first_agent[cta + 1]; ++a) {
       const AgentState& s = e.agents_[a];
@@ -462,7 +561,7 @@ struct Engine::Exec {
     return a - c.cluster_first_agent[c.agents[a].cluster];
   }
   void WakeCluster(uint32_t cluster) {
-    e.step_scanned_ = true;
+    run_.step_scanned_ = true;
     for (uint32_t a = c.cluster_first_agent[cluster]; a < c.cluster_first_agent[cluster + 1];
          ++a) {
       if (e.agents_[a].status == kBlocked && e.agents_[a].wait == WaitKind::kClusterBarrier) {
@@ -471,7 +570,7 @@ struct Engine::Exec {
     }
   }
   void WakeNamed(uint32_t cta_global, uint32_t id_mask) {
-    e.step_scanned_ = true;
+    run_.step_scanned_ = true;
     for (uint32_t o = c.cta_first_agent[cta_global]; o < c.cta_first_agent[cta_global + 1]; ++o) {
       const AgentState& os = e.agents_[o];
       if (os.status == kBlocked && os.wait == WaitKind::kNamedBarrier &&
@@ -483,7 +582,7 @@ struct Engine::Exec {
 
   // --- group predicates (sim/model/async_groups.h) ---
   void RecheckGroups(uint32_t a) {
-    AgentState& s = e.agents_[a];
+    const AgentState& s = e.agents_[a];
     if (s.status != kBlocked) return;
     if (s.wait == WaitKind::kCpAsyncGroups && e.CpState(a).WaitGroupSatisfied(s.wait_slot)) {
       MakeReady(a);
@@ -495,12 +594,11 @@ struct Engine::Exec {
 
   // --- agent step ---
   void StepAgent(uint32_t a) {
-    DirtyAgent(a);
-    AgentState& s = e.agents_[a];
+    AgentState& s = Agent(a);
     const AgentInfo& info = c.agents[a];
     const std::vector<Instr>& code = c.roles[info.role];
     const ir::EvalEnv env = Env(a);
-    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    int64_t* vars = Vars(a);
     // Control flow until the next operation (bounded: a loop without operations is a bug).
     for (uint32_t guard = 0;; ++guard) {
       if (guard > (1u << 24)) {
@@ -556,13 +654,13 @@ struct Engine::Exec {
   }
 
   void DoExit(uint32_t a, uint32_t pc, const SourceLocation* where) {
-    AgentState& s = e.agents_[a];
+    AgentState& s = Agent(a);
     const AgentInfo& info = c.agents[a];
-    Touch(GroupsObj(a));
-    Touch(ClusterObj(info.cluster), Access::kExit);
-    Touch(NamedObj(info.cta_global), Access::kExit);
-    std::optional<model::Violation> v = e.CpState(a).CheckExit();
-    if (!v) v = e.BulkState(a).CheckExit();
+    const model::CpAsyncState& cp = CpRead(a);
+    model::ClusterBarrier& cluster = Cluster(info.cluster, Access::kExit);
+    model::NamedBarriers& named = Named(info.cta_global, Access::kExit);
+    std::optional<model::Violation> v = cp.CheckExit();
+    if (!v) v = BulkRead(a).CheckExit();
     if (v) {
       Violate(*v, a, pc, info.cta, 0, 0, false);
       if (e.outcome_ != Outcome::kRunning) return;
@@ -571,12 +669,12 @@ struct Engine::Exec {
     if (s.status == kReady) RemoveReady(a);
     s.status = kExited;
     s.wait = WaitKind::kNone;
-    ++e.exited_count_;
+    ++run_.exited_count_;
     // Exited threads leave the cluster barrier's expected set and the CTA's named barriers
     // that count all CTA threads (PTX ISA exit: barriers waiting only on exited threads are
     // released).
-    if (e.clusters_[info.cluster].Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
-    const uint32_t released = e.named_[info.cta_global].ThreadsExited(info.threads);
+    if (cluster.Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
+    const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
   }
 
@@ -666,9 +764,7 @@ struct Engine::Exec {
       // What the slot holds now (see Code::tracks_data): the GPU's `write` data depends only on
       // the agent's index in its CTA and the byte offset, so a partial write keeps a slot that
       // agent wrote whole and makes any other slot unnamed. Store source reads depend on it.
-      for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
-      uint16_t& tag = e.smem_data_[static_cast<size_t>(c.agents[a].cta_global) * c.buffer_slots +
-                                   c.buffer_slot_base[op.buf.buffer] + buf.slot];
+      uint16_t& tag = SmemTag(c.agents[a].cta_global, op.buf.buffer, buf.slot);
       const bool whole = buf.bytes == c.buffers[op.buf.buffer].bytes;
       tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
     }
@@ -686,7 +782,7 @@ struct Engine::Exec {
   // own variable: no shared object is touched.
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::MbarrierPendingCount& op) {
     const uint32_t pc = Pc(a);
-    int64_t* vars = e.vars_.data() + c.var_offset[a];
+    int64_t* vars = Vars(a);
     const model::MbarrierPendingCountResult r =
         model::MbarrierPendingCount(DecodeToken(vars[op.token_var]));
     const uint32_t cta = c.agents[a].cta;
@@ -719,7 +815,7 @@ struct Engine::Exec {
     }
     // The global image is shared by every agent's stores: depend on every agent's group state
     // (the store steps touch their issuer's).
-    for (uint32_t x = 0; x < c.agents.size(); ++x) Touch(GroupsObj(x));
+    const Slice<uint16_t>& image = GlobalImage();
     const uint32_t pc = Pc(a);
     const uint32_t cta = c.agents[a].cta;
     int64_t writing = 0;
@@ -734,7 +830,7 @@ struct Engine::Exec {
               op.buf.buffer, buf.slot, false);
       return;
     }
-    const uint16_t tag = e.global_data_[c.buffer_slot_base[op.buf.buffer] + buf.slot];
+    const uint16_t tag = image[c.buffer_slot_base[op.buf.buffer] + buf.slot];
     if (tag == kDataOther) {
       ErrorAt("engine.readback-untracked",
               "the global bytes of " + p.buffers[op.buf.buffer].name + "[" +
@@ -746,7 +842,7 @@ struct Engine::Exec {
     }
     const int64_t cls = tag == kDataInitial ? 0 : tag == WriterTag(a) ? 1 : 3;
     Emit(EventKind::kGlobalReadback, a, cta, op.buf.buffer, buf.slot, cls, buf.bytes, pc);
-    e.vars_[c.var_offset[a] + op.result_var] = cls;
+    Vars(a)[op.result_var] = cls;
     Advance(a);
   }
   uint16_t WriterTag(uint32_t a) const;
@@ -781,18 +877,18 @@ struct Engine::Exec {
   // Inlined into every step: the common case (something can still run) is two compares.
   __attribute__((always_inline)) void CheckEnd() {
     if (e.outcome_ != Outcome::kRunning) return;
-    if (!e.ready_.empty() || !e.in_flight_.empty()) return;
+    if (!run_.ready_.empty() || !e.in_flight_.empty()) return;
     End();
   }
   // Nothing can run: completed or deadlocked.
   void End() {
     PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
-    if (e.exited_count_ == c.agents.size()) {
-      e.outcome_ = Outcome::kCompleted;
+    if (run_.exited_count_ == c.agents.size()) {
+      run_.outcome_ = Outcome::kCompleted;
       return;
     }
-    e.outcome_ = Outcome::kDeadlock;
-    DeadlockInfo& d = e.result_.deadlock;
+    run_.outcome_ = Outcome::kDeadlock;
+    DeadlockInfo& d = run_.result_.deadlock;
     for (uint32_t a = 0; a < c.agents.size(); ++a) {
       const AgentState& s = e.agents_[a];
       if (s.status == kExited) {

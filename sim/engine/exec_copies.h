@@ -26,14 +26,14 @@ inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAdd
   if (dests == nullptr) {
     f.target_cta = b.cta;
     f.slot = b.slot;
-    e.in_flight_.push_back(f);
+    Issue(f);
     return;
   }
   f.flags = trace::kFlagMulticast;
   for (uint32_t d : *dests) {
     f.target_cta = d;
     f.slot = SlotOf(info.cluster, d, barrier, b.index);
-    e.in_flight_.push_back(f);
+    Issue(f);
   }
 }
 
@@ -134,8 +134,7 @@ inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot,
   f.bytes = bytes;
   f.pc = pc;
   f.id = Bulk(a).Issue();
-  Touch(GroupsObj(a));
-  e.in_flight_.push_back(f);
+  Issue(f);
 }
 
 inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
@@ -173,7 +172,6 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 
 inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
   const uint32_t pc = Pc(a);
-  Touch(GroupsObj(a));
   std::optional<model::Violation> w = Bulk(a).Commit();
   if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
   Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
@@ -183,8 +181,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const
 
 inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
     const ir::BulkWait& op) {
-  AgentState& s = e.agents_[a];
-  Touch(GroupsObj(a));
+  AgentState& s = Agent(a);
+  model::BulkAsyncState& bulk = Bulk(a);
   int64_t n = 0;
   if (!EvOr(op.pending, env, 0, &n)) return;
   if (n < 0 || n > 63) {
@@ -195,11 +193,11 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t pc = Pc(a);
   const bool resumed = s.wait != WaitKind::kNone;
   if (!resumed) {
-    std::optional<model::Violation> w = Bulk(a).CheckWaitGroup(static_cast<uint32_t>(n));
+    std::optional<model::Violation> w = bulk.CheckWaitGroup(static_cast<uint32_t>(n));
     if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     Emit(EventKind::kBulkWaitBegin, a, c.agents[a].cta, 0, 0, n, op.read, pc);
   }
-  if (!Bulk(a).WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
+  if (!bulk.WaitGroupSatisfied(static_cast<uint32_t>(n), op.read)) {
     Block(a, WaitKind::kBulkGroups, static_cast<uint32_t>(n), op.read ? 1 : 0);
     return;
   }
@@ -222,8 +220,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   f.bytes = dst.bytes;
   f.pc = pc;
   f.id = Cp(a).Issue();
-  Touch(GroupsObj(a));
-  e.in_flight_.push_back(f);
+  Issue(f);
   Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
   Advance(a);
 }
@@ -231,7 +228,6 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
     const ir::CpAsyncCommit&) {
   const uint32_t pc = Pc(a);
-  Touch(GroupsObj(a));
   std::optional<model::Violation> w = Cp(a).Commit();
   if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
   Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
@@ -241,9 +237,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
 
 inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
     const ir::CpAsyncWait& op) {
-  AgentState& s = e.agents_[a];
+  AgentState& s = Agent(a);
   const uint32_t pc = Pc(a);
-  Touch(GroupsObj(a));
+  model::CpAsyncState& cp = Cp(a);
   const bool wait_all = op.pending == ir::kNoExpr;
   int64_t n = 0;
   if (!EvOr(op.pending, env, 0, &n)) return;
@@ -256,13 +252,13 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   if (!resumed) {
     // cp.async.wait_all = cp.async.commit_group + cp.async.wait_group 0 (PTX ISA).
     if (wait_all) {
-      Cp(a).BeginWaitAll();
-    } else if (auto w = Cp(a).CheckWaitGroup(static_cast<uint32_t>(n))) {
+      cp.BeginWaitAll();
+    } else if (auto w = cp.CheckWaitGroup(static_cast<uint32_t>(n))) {
       Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
     }
     Emit(EventKind::kCpAsyncWaitBegin, a, c.agents[a].cta, 0, 0, n, 0, pc);
   }
-  if (!Cp(a).WaitGroupSatisfied(static_cast<uint32_t>(n))) {
+  if (!cp.WaitGroupSatisfied(static_cast<uint32_t>(n))) {
     Block(a, WaitKind::kCpAsyncGroups, static_cast<uint32_t>(n), 0);
     return;
   }
@@ -276,11 +272,11 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const uint32_t pc = Pc(a);
-  Touch(b.slot);
-  Touch(GroupsObj(a));
-  model::MbarrierResult r = model::MbarrierAsyncArriveIssue(e.barriers_[b.slot], op.noinc);
+  model::MbarrierState& st = Slot(b.slot, Access::kOther);
+  model::CpAsyncState& cp = Cp(a);
+  model::MbarrierResult r = model::MbarrierAsyncArriveIssue(st, op.noinc);
   Emit(EventKind::kCpAsyncArrive, a, b.cta, op.bar.barrier, b.index, op.noinc ? 1 : 0,
-       e.barriers_[b.slot].pending_count, pc);
+       st.pending_count, pc);
   if (!Check(r, a, pc, b, op.bar.barrier)) return;
   InFlight f;
   f.kind = InFlight::kCpAsyncArrive;
@@ -291,12 +287,12 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   f.index = b.index;
   f.pc = pc;
   // The arrive lands once every cp.async the agent issued before it has completed.
-  f.id = Cp(a).IssuedCount();
-  Cp(a).MarkTrackedByMbarrier();
-  if (Cp(a).AllCompleteBefore(f.id)) {
-    e.in_flight_.push_back(f);
+  f.id = cp.IssuedCount();
+  cp.MarkTrackedByMbarrier();
+  if (cp.AllCompleteBefore(f.id)) {
+    Issue(f);
   } else {
-    e.deferred_.push_back(f);
+    Defer(f);
   }
   Advance(a);
 }
@@ -311,14 +307,11 @@ inline bool Engine::Exec::IsBulkStore(const InFlight& f) const {
 }
 
 inline void Engine::Exec::Advance(uint32_t a) {
-  if (e.outcome_ == Outcome::kRunning) e.agents_[a].pc++;
+  if (e.outcome_ == Outcome::kRunning) Agent(a).pc++;
 }
 
 inline void Engine::Exec::Deliver(uint32_t i) {
-  const InFlight f = e.in_flight_[i];
-  Dirty(GroupsObj(f.agent));  // its in-flight operations change (its status: MakeReady)
-  e.in_flight_[i] = e.in_flight_.back();
-  e.in_flight_.pop_back();
+  const InFlight f = TakeInFlight(i);
   BarAddr b{f.target_cta, f.index, f.slot};
   switch (f.kind) {
     case InFlight::kTmaDeliver:
@@ -331,7 +324,6 @@ inline void Engine::Exec::Deliver(uint32_t i) {
                  true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id);
       return;
     case InFlight::kCpAsync: {
-      Touch(GroupsObj(f.agent));
       Cp(f.agent).Complete(f.id);
       Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
@@ -340,8 +332,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       return;
     }
     case InFlight::kCpAsyncArrive: {
-      Touch(f.slot);
-      model::MbarrierState& st = e.barriers_[f.slot];
+      model::MbarrierState& st = Slot(f.slot, Access::kOther);
       model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
       TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
                             st.pending_count, f.pc, true);
@@ -352,7 +343,6 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       return;
     }
     case InFlight::kStoreRead: {
-      Touch(GroupsObj(f.agent));
       Bulk(f.agent).ReadDone(f.id);
       // The data the write will carry (InFlight::slot of a kStoreWrite): the source slot's
       // contents as read now. 0 when data is not tracked, so other programs hash as before.
@@ -369,15 +359,14 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       InFlight w = f;
       w.kind = InFlight::kStoreWrite;
       w.slot = data;
-      e.in_flight_.push_back(w);
+      Issue(w);
       RecheckGroups(f.agent);
       return;
     }
     case InFlight::kStoreWrite: {
-      Touch(GroupsObj(f.agent));
       Bulk(f.agent).WriteDone(f.id);
       if (c.tracks_data && IsBulkStore(f)) {
-        e.global_data_[c.buffer_slot_base[f.object] + f.index] = static_cast<uint16_t>(f.slot);
+        GlobalTag(f.agent, f.object, f.index) = static_cast<uint16_t>(f.slot);
       }
       Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
@@ -391,9 +380,7 @@ inline void Engine::Exec::ReleaseDeferred(uint32_t agent) {
   for (size_t i = 0; i < e.deferred_.size();) {
     const InFlight& d = e.deferred_[i];
     if (d.agent == agent && Cp(agent).AllCompleteBefore(d.id)) {
-      e.in_flight_.push_back(d);
-      e.deferred_[i] = e.deferred_.back();
-      e.deferred_.pop_back();
+      Issue(TakeDeferred(i));
     } else {
       ++i;
     }

@@ -16,7 +16,9 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   const AgentInfo& info = c.agents[a];
   const std::vector<Instr>& code = c.roles[info.role];
   const ir::EvalEnv env0 = Env(a);
-  int64_t* vars = e.vars_.data() + c.var_offset[a];
+  // The look-ahead evaluates on the agent's variables in place and puts them back before it
+  // returns (no change of state: unmarked, the one write past Exec's accessors).
+  int64_t* vars = run_.vars_.data() + c.var_offset[a];
   const uint32_t nv = env0.num_vars;
   // The variables are restored at the end (a small buffer on the stack avoids an allocation
   // on the explorer's hot path).
@@ -197,8 +199,8 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   }
   std::copy(saved, saved + nv, vars);
   if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it
-    e.outcome_ = saved_outcome;
-    e.result_.error = Status();
+    run_.outcome_ = saved_outcome;
+    run_.result_.error = Status();
     ok = false;
   }
   return ok;

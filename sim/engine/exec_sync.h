@@ -26,8 +26,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   int64_t count = 0;
   if (!EvOr(op.count, env, c.barrier_count[b.slot], &count)) return;
-  Touch(b.slot);
-  model::MbarrierResult r = model::MbarrierInit(e.barriers_[b.slot], count);
+  model::MbarrierResult r = model::MbarrierInit(Slot(b.slot, Access::kOther), count);
   const uint32_t pc = Pc(a);
   Emit(EventKind::kInit, a, b.cta, op.bar.barrier, b.index, count, 0, pc);
   if (!Check(r, a, pc, b, op.bar.barrier)) return;
@@ -39,8 +38,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const uint32_t pc = Pc(a);
-  Touch(b.slot);
-  model::MbarrierResult r = model::MbarrierInval(e.barriers_[b.slot]);
+  model::MbarrierResult r = model::MbarrierInval(Slot(b.slot, Access::kOther));
   Emit(EventKind::kInval, a, b.cta, op.bar.barrier, b.index, 0, 0, pc);
   if (!Check(r, a, pc, b, op.bar.barrier)) return;
   Advance(a);
@@ -75,10 +73,10 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 
 inline bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b,
     int64_t count, int64_t tx, uint32_t pc, uint8_t flags) {
-  Touch(b.slot, op.expect_tx != ir::kNoExpr || op.kind == ir::MbarrierArrive::Kind::kArrive
-                    ? Access::kArrive
-                    : Access::kOther);
-  model::MbarrierState& st = e.barriers_[b.slot];
+  model::MbarrierState& st =
+      Slot(b.slot, op.expect_tx != ir::kNoExpr || op.kind == ir::MbarrierArrive::Kind::kArrive
+                       ? Access::kArrive
+                       : Access::kOther);
   model::MbarrierArriveResult r;
   EventKind kind = EventKind::kArrive;
   if (op.expect_tx != ir::kNoExpr) {
@@ -97,7 +95,7 @@ inline bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, co
   ev.flags |= flags;
   if (!Check(r, a, pc, b, op.bar.barrier)) return false;
   if (op.token_var != 0xffffffffu) {
-    e.vars_[c.var_offset[a] + op.token_var] = EncodeToken(r.token);
+    Vars(a)[op.token_var] = EncodeToken(r.token);
   }
   if (r.phase_completed) PhaseCompleted(a, b.slot, op.bar.barrier, b.index, b.cta, pc, false);
   return true;
@@ -112,8 +110,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
     return;
   }
   const uint32_t pc = Pc(a);
-  Touch(b.slot);
-  model::MbarrierState& st = e.barriers_[b.slot];
+  model::MbarrierState& st = Slot(b.slot, Access::kOther);
   model::MbarrierResult r = model::MbarrierExpectTx(st, tx);
   Emit(EventKind::kExpectTx, a, b.cta, op.bar.barrier, b.index, tx, st.tx_count, pc).phase =
       static_cast<uint8_t>(st.parity());
@@ -137,8 +134,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 
 inline bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx,
     uint32_t pc, EventKind kind, bool async, uint8_t flags, uint64_t dst_slot) {
-  Touch(b.slot, Access::kCompleteTx);
-  model::MbarrierState& st = e.barriers_[b.slot];
+  model::MbarrierState& st = Slot(b.slot, Access::kCompleteTx);
   model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
   TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
   ev.phase = static_cast<uint8_t>(st.parity());
@@ -157,9 +153,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const AgentInfo& info = c.agents[a];
-  AgentState& s = e.agents_[a];
+  AgentState& s = Agent(a);
   const uint32_t pc = Pc(a);
-  Touch(b.slot, Access::kWait);
+  model::MbarrierState& st = Slot(b.slot, Access::kWait);
   // mbarrier.test_wait/try_wait exist only for the .shared::cta state space (PTX ISA
   // mbarrier.test_wait/try_wait; every cuda::ptx mbarrier_try_wait form is .shared::cta), so a
   // wait on a peer CTA's barrier is not expressible: bad input, not a run-time violation.
@@ -170,12 +166,11 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
             in.where);
     return;
   }
-  model::MbarrierState& st = e.barriers_[b.slot];
   const bool by_token = op.token_var != 0xffffffffu;
   uint32_t parity = 0;
   model::MbarrierToken token;
   if (by_token) {
-    token.phase = static_cast<uint32_t>(e.vars_[c.var_offset[a] + op.token_var]);
+    token.phase = static_cast<uint32_t>(Vars(a)[op.token_var]);
   } else {
     int64_t par = 0;
     if (!Ev(op.parity, env, &par)) return;
@@ -195,7 +190,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
     ev.parity = static_cast<uint8_t>(by_token ? token.phase & 1 : parity);
     if (!Check(r, a, pc, b, op.bar.barrier)) return;
     if (op.result_var != 0xffffffffu) {
-      e.vars_[c.var_offset[a] + op.result_var] = r.complete ? 1 : 0;
+      Vars(a)[op.result_var] = r.complete ? 1 : 0;
     }
     Advance(a);
     return;
@@ -231,25 +226,23 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
     const ir::ClusterArrive& op) {
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
-  model::ClusterBarrier& cb = e.clusters_[info.cluster];
-  Touch(ClusterObj(info.cluster), Access::kClusterArrive);
+  model::ClusterBarrier& cb = Cluster(info.cluster, Access::kClusterArrive);
   model::ClusterArrival r = cb.Arrive(ClusterParticipant(a));
   Emit(EventKind::kClusterArrive, a, info.cta, 0, 0, op.relaxed ? 1 : 0, cb.arrived(), pc);
   if (r.violation) {
     Violate(*r.violation, a, pc, info.cta, 0, 0, false);
     return;
   }
-  e.agents_[a].cluster_arrived = 1;
+  Agent(a).cluster_arrived = 1;
   if (r.completed) WakeCluster(info.cluster);
   Advance(a);
 }
 
 inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&) {
-  AgentState& s = e.agents_[a];
+  AgentState& s = Agent(a);
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
-  model::ClusterBarrier& cb = e.clusters_[info.cluster];
-  Touch(ClusterObj(info.cluster), Access::kWait);
+  model::ClusterBarrier& cb = Cluster(info.cluster, Access::kWait);
   const bool resumed = s.wait != WaitKind::kNone;
   if (!resumed) {
     Emit(EventKind::kClusterWaitBegin, a, info.cta, 0, 0, 0, 0, pc).phase =
@@ -273,11 +266,10 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const
 
 inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
     const ir::NamedBarrier& op) {
-  AgentState& s = e.agents_[a];
+  AgentState& s = Agent(a);
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
-  model::NamedBarriers& nb = e.named_[info.cta_global];
-  Touch(NamedObj(info.cta_global));
+  model::NamedBarriers& nb = Named(info.cta_global, Access::kOther);
   if (s.wait != WaitKind::kNone) {  // resumed bar.sync
     if (!nb.Passed(s.wait_slot, s.wait_arg)) {
       Block(a, WaitKind::kNamedBarrier, s.wait_slot, s.wait_arg);

@@ -19,6 +19,7 @@
 #include "sim/common/bytes.h"
 #include "sim/common/check.h"
 #include "sim/engine/code.h"
+#include "sim/engine/components.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
 
@@ -42,93 +43,44 @@ namespace {
 inline uint64_t FpWord(uint64_t h, uint64_t v) { return fpmix::Word(h, v); }
 inline uint64_t FpFinal(uint64_t h) { return fpmix::Final(h); }
 
-// One in-flight operation, strongly mixed (a term of the in-flight multiset's sum). agent_word
-// is the issuing agent, or a constant when the agent is hashed with its symmetry class.
-uint64_t FpOp(const Engine::InFlight& f, uint64_t agent_word, uint64_t salt) {
-  uint64_t x = FpWord(salt, f.kind | (static_cast<uint64_t>(f.object) << 16) | (agent_word << 32));
-  x = FpWord(x, (static_cast<uint64_t>(f.target_cta) << 32) | f.slot);
-  x = FpWord(x, (static_cast<uint64_t>(f.index) << 32) | f.bytes);
-  x = FpWord(x, f.pc);
-  x = FpWord(x, f.id);
-  return FpFinal(x);
-}
+// A running hash of words (the fold every component makes of its table words).
+struct Fold {
+  uint64_t h;
+  void operator()(uint64_t v) { h = FpWord(h, v); }
+};
+
 
 }  // namespace
 
-// A shared object's component: its number and state, finalised (objects below
-// num_objects(): mbarrier slots, cluster barriers, each CTA's named barriers).
-namespace {
-// An mbarrier slot's component (FpObject).
-uint64_t FpSlot(uint32_t o, const model::MbarrierState& b) {
-  uint64_t h = FpWord(0x452821e638d01377ull, o);
-  h = FpWord(h, static_cast<uint64_t>(b.life) |
-                    (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                    (static_cast<uint64_t>(b.phase) << 32));
-  h = FpWord(h, static_cast<uint32_t>(b.pending_count) |
-                    (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-  h = FpWord(h, static_cast<uint32_t>(b.tx_count));
-  return FpFinal(h);
+// One in-flight operation, strongly mixed (a term of its issuer's in-flight multiset's sum): its
+// words (Table::OpWords) without the issuer, which keys the component that holds it.
+uint64_t Engine::FpOp(const InFlight& f, uint64_t list) {
+  Fold fold{0x9216d5d98979fb1bull};
+  Table::OpWords(f, list, fold);
+  return FpFinal(fold.h);
 }
-}  // namespace
 
+// A shared object's component (objects below num_objects(): mbarrier slots, cluster barriers,
+// each CTA's named barriers): its table words (which begin with its number), finalised.
 uint64_t Engine::FpObject(uint32_t o) const {
-  const uint32_t nslots = static_cast<uint32_t>(barriers_.size());
-  if (o < nslots) return FpSlot(o, barriers_[o]);
-  if (o < nslots + code_->clusters) {
-    const model::ClusterBarrier& cb = clusters_[o - nslots];
-    uint64_t h = FpWord(0xbe5466cf34e90c6cull, o);
-    h = FpWord(h, cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
-    h = FpWord(h, cb.phase());
-    return FpFinal(h);
-  }
-  const model::NamedBarriers& nb = named_[o - nslots - code_->clusters];
-  uint64_t h = FpWord(0xc0ac29b7c97c50ddull, o);
-  for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
-    if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
-    h = FpWord(h, id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
-                      (static_cast<uint64_t>(nb.all_threads(id)) << 31) |
-                      (static_cast<uint64_t>(nb.count(id)) << 32));
-    h = FpWord(h, nb.generation(id));
-  }
-  return FpFinal(h);
+  uint32_t i = 0;
+  Fold fold{Table::kSeed[Table::KindOf(*this, o, &i)]};
+  Table::ObjectWords(*this, o, fold);
+  return FpFinal(fold.h);
 }
 
-// An agent's private state without its id (the key is added in FpCombine).
-uint64_t Engine::FpAgentContent(uint32_t a) const { return FpAgentContent(a, agents_[a].status); }
+// An agent's private state without its id (the key is added in FpCombine): its table words.
+uint64_t Engine::FpAgentContent(uint32_t a) const {
+  Fold fold{Table::kSeed[Table::kAgent]};
+  Table::ObjectWords(*this, layout_.first_agent_object + a, fold);
+  return fold.h;
+}
 
 // The same as if its status were `status`.
 uint64_t Engine::FpAgentContent(uint32_t a, uint8_t status) const {
-  const AgentState& s = agents_[a];
-  uint64_t c = FpWord(0x13198a2e03707344ull, (static_cast<uint64_t>(s.pc) << 32) | status |
-                                                 (static_cast<uint64_t>(s.wait) << 8) |
-                                                 (static_cast<uint64_t>(s.cluster_arrived) << 16));
-  // wait_slot / wait_arg are dead once the wait is over (wait == kNone): a stale value
-  // records only whether the agent once blocked, and must not split equal states (the
-  // explorer's brute-force cross-check found end states differing only there).
-  if (s.wait != WaitKind::kNone) {
-    c = FpWord(c, (static_cast<uint64_t>(s.wait_slot) << 32) | s.wait_arg);
-  }
-  // The agent's cluster-barrier participant record (the phase it arrived in): its wait passes
-  // or blocks by it. Hashed with the agent rather than in the cluster barrier's component, so
-  // that a permutation of interchangeable agents permutes it with them (SymmetricFingerprint);
-  // it changes only by the agent's own steps. Without an arrival it is "none" (the flag).
-  if (s.cluster_arrived) {
-    const uint32_t cluster = code_->agents[a].cluster;
-    c = FpWord(c, clusters_[cluster].ParticipantWord(a - code_->cluster_first_agent[cluster]));
-  }
-  // The async-group states, whole (which group each copy in flight belongs to decides what
-  // a wait_group waits for), unless the agent's role issues no async-group operation (then
-  // they are the initial ones in every state: Code::role_groups).
-  const uint32_t g = code_->group_state[a];
-  if (g != kNoGroups) {
-    auto word = [&c](uint64_t v) { c = FpWord(c, v); };
-    cp_[g].ForEachWord(word);
-    bulk_[g].ForEachWord(word);
-  }
-  const int64_t* v = agent_vars(a);
-  const uint32_t nv = agent_num_vars(a);
-  for (uint32_t i = 0; i < nv; ++i) c = FpWord(c, static_cast<uint64_t>(v[i]));
-  return c;
+  Fold fold{Table::kSeed[Table::kAgent]};
+  Table::ObjectWords(*this, layout_.first_agent_object + a, fold, status);
+  return fold.h;
 }
 
 // The in-flight operations agent a issued, as a multiset: a sum of strongly mixed per-operation
@@ -136,10 +88,10 @@ uint64_t Engine::FpAgentContent(uint32_t a, uint8_t status) const {
 uint64_t Engine::FpAgentOps(uint32_t a) const {
   uint64_t sum = 0;
   for (const InFlight& f : in_flight_) {
-    if (f.agent == a) sum += FpOp(f, 0xffffffffu, 1);
+    if (f.agent == a) sum += FpOp(f, 1);
   }
   for (const InFlight& f : deferred_) {
-    if (f.agent == a) sum += FpOp(f, 0xffffffffu, 2);
+    if (f.agent == a) sum += FpOp(f, 2);
   }
   return sum;
 }
@@ -208,10 +160,9 @@ uint64_t Engine::FpTotal(FpCache& k, const std::vector<uint32_t>* group) const {
   uint64_t total = k.shared_sum + k.agents_sum;
   // `readback` data (empty unless the program has one): hashed whole.
   if (!smem_data_.empty() || !global_data_.empty()) {
-    uint64_t h = 0x3f84d5b5b5470917ull;
-    for (uint16_t d : smem_data_) h = FpWord(h, d);
-    for (uint16_t d : global_data_) h = FpWord(h, d);
-    total += FpFinal(h);
+    Fold fold{0x3f84d5b5b5470917ull};
+    Table::DataWords(*this, fold);
+    total += FpFinal(fold.h);
   }
   return total;
 }
@@ -253,8 +204,11 @@ bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken,
   model::MbarrierState st = barriers_[f.slot];
   const model::MbarrierResult r = model::MbarrierCompleteTx(st, f.bytes);
   if (r.violation) return false;
-  const uint64_t ops = w[at.ops + f.agent] - FpOp(f, 0xffffffffu, 1);
-  uint64_t d = (FpSlot(f.slot, st) - w[at.obj + f.slot]) +
+  const uint64_t ops = w[at.ops + f.agent] - FpOp(f, 1);
+  Fold slot{Table::kSeed[Table::kSlot]};
+  slot(f.slot);
+  Table::Words(st, slot);
+  uint64_t d = (FpFinal(slot.h) - w[at.obj + f.slot]) +
                (FpKeyed(w[at.obj + agent_obj], FpPlainKey(f.agent), ops) - w[at.fin + f.agent]);
   if (r.phase_completed) {  // Exec::WakeBarrier
     const uint32_t cta = f.slot / code_->barriers_per_cta;

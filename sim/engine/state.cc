@@ -19,6 +19,7 @@
 #include "sim/common/bytes.h"
 #include "sim/common/check.h"
 #include "sim/engine/code.h"
+#include "sim/engine/components.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
 
@@ -64,16 +65,80 @@ Engine& Engine::operator=(const Engine& o) {
 }
 
 namespace {
-// dst = src for a vector of trivially copyable elements: one memcpy when the sizes agree (the
-// explorer's copies are between states of one program, whose vectors mostly have equal sizes).
+// dst = src for a member of the table (components.h). A vector of trivially copyable elements:
+// one memcpy when the sizes agree (the explorer's copies are between states of one program,
+// whose vectors mostly have equal sizes); of cluster barriers: each without reallocating.
 template <typename T>
-inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  if (dst.size() == src.size()) {
-    if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size() * sizeof(T));
-  } else {
-    dst = src;
+inline void CopyMember(T& dst, const T& src) {
+  dst = src;
+}
+template <typename T>
+inline void CopyMember(std::vector<T>& dst, const std::vector<T>& src) {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    if (dst.size() == src.size()) {
+      if (!src.empty()) std::memcpy(dst.data(), src.data(), src.size() * sizeof(T));
+      return;
+    }
+  } else if constexpr (std::is_same_v<T, model::ClusterBarrier>) {
+    if (dst.size() == src.size()) {
+      for (size_t i = 0; i < dst.size(); ++i) dst[i].AssignFrom(src[i]);
+      return;
+    }
   }
+  if (!dst.empty() || !src.empty()) dst = src;
+}
+
+// A member of the table as bytes (Pack) and back (Unpack): scalars as they are, operations
+// field by field as varints (mostly small numbers), model objects by their own Pack.
+template <typename T>
+void PackMember(const T& v, std::vector<uint8_t>* out) {
+  PutPod(out, v);
+}
+template <typename T>
+const uint8_t* UnpackMember(T& v, const uint8_t* p, const uint8_t*) {
+  return GetPod(p, &v);
+}
+void PackMember(const std::vector<Engine::InFlight>& ops, std::vector<uint8_t>* out) {
+  PutVarint(out, ops.size());
+  for (const Engine::InFlight& f : ops) {
+    std::apply([out](const auto&... v) { (PutVarint(out, static_cast<uint64_t>(v)), ...); },
+               f.Fields());
+  }
+}
+const uint8_t* UnpackMember(std::vector<Engine::InFlight>& ops, const uint8_t* p,
+                            const uint8_t* end) {
+  uint64_t count = 0;
+  p = GetVarint(p, &count);
+  PARITY_CHECK(count <= static_cast<uint64_t>(end - p), "Unpack: damaged packed state");
+  ops.resize(count);
+  for (Engine::InFlight& f : ops) {
+    std::apply(
+        [&p](auto&... v) {
+          auto get = [&p](auto& field) {
+            uint64_t x = 0;
+            p = GetVarint(p, &x);
+            field = static_cast<std::remove_reference_t<decltype(field)>>(x);
+          };
+          (get(v), ...);
+        },
+        f.Fields());
+  }
+  return p;
+}
+// Model objects: as many as the program has (Unpack sizes them from the base's), no count.
+template <typename T>
+  requires requires(const T& t, std::vector<uint8_t>* o) { t.Pack(o); }
+void PackMember(const std::vector<T>& v, std::vector<uint8_t>* out) {
+  for (const T& x : v) x.Pack(out);
+}
+template <typename T>
+  requires requires(const T& t, std::vector<uint8_t>* o) { t.Pack(o); }
+const uint8_t* UnpackMember(std::vector<T>& v, const uint8_t* p, const uint8_t* end) {
+  for (T& x : v) {
+    PARITY_CHECK(p < end, "Unpack: damaged packed state");
+    p = x.Unpack(p);
+  }
+  return p;
 }
 }  // namespace
 
@@ -81,23 +146,16 @@ inline void AssignPod(std::vector<T>& dst, const std::vector<T>& src) {
 // this one was copied from, so this one's result lists hold o's).
 __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool undo) {
   const bool scalars = (undo || Running(o)) && Running(*this);  // before outcome_ changes
-  exited_count_ = o.exited_count_;
-  rng_ = o.rng_;
-  rr_cursor_ = o.rr_cursor_;
-  rr_async_turn_ = o.rr_async_turn_;
+  Table::RunMembers([](auto& d, const auto& s) { CopyMember(d, s); }, *this, o);
   outcome_ = o.outcome_;
   // The explorer copies a state per transition, almost always a running one into a running
   // one: their results differ only in the scalars, and assigning the rest (three strings of
   // the error status, vectors, an optional) would cost as much as the rest of the copy.
   if (scalars) {
-    result_.outcome = o.result_.outcome;
-    result_.steps = o.result_.steps;
-    result_.events = o.result_.events;
+    result_.outcome = o.result_.outcome;  // the counters are RunMembers
   } else {
     result_ = o.result_;
   }
-  steps_ = o.steps_;
-  events_ = o.events_;
   if (!trace_.empty() || !o.trace_.empty()) trace_ = o.trace_;
 }
 
@@ -117,7 +175,8 @@ void Engine::Allocate(const Layout& l) {
 }
 
 void Engine::CopyState(const Engine& o) {
-  // Every member but code_ (keep this list in step with the members: the size check below).
+  // Every member but code_: the options, the block, the table's members (components.h), the
+  // run's result and trace, and the fingerprint cache's scalars.
   options_ = o.options_;
   // The state block: agents, variables, mbarriers, named barriers, readback data, the ready
   // list and the fingerprint cache's words.
@@ -132,17 +191,7 @@ void Engine::CopyState(const Engine& o) {
     Allocate(o.layout_);
   }
   if (layout_.words != 0) std::memcpy(block_.get(), o.block_.get(), layout_.words * 8);
-  if (!cp_.empty() || !o.cp_.empty()) {
-    cp_ = o.cp_;
-    bulk_ = o.bulk_;
-  }
-  AssignPod(in_flight_, o.in_flight_);
-  if (clusters_.size() == o.clusters_.size()) {
-    for (size_t i = 0; i < clusters_.size(); ++i) clusters_[i].AssignFrom(o.clusters_[i]);
-  } else {
-    clusters_ = o.clusters_;
-  }
-  AssignPod(deferred_, o.deferred_);
+  Table::ObjectMembers([](auto& d, const auto& s) { CopyMember(d, s); }, *this, o);
   CopyRun(o, false);
   fpc_.valid = o.fpc_.valid;
   fpc_.shared_sum = o.fpc_.shared_sum;
@@ -164,10 +213,7 @@ void Engine::RestoreStep(const Engine& p) {
     CopyState(p);
     return;
   }
-  const Code& c = *code_;
-  const uint32_t nslots = static_cast<uint32_t>(barriers_.size());
-  const uint32_t first_named = nslots + c.clusters;
-  const uint32_t first_agent = first_named + c.num_ctas;
+  const uint32_t first_agent = layout_.first_agent_object;
   const uint32_t n_agents = static_cast<uint32_t>(agents_.size());
   // The fingerprint cache: the marks, and the entries of what changed.
   const FpLayout at = FpParts();
@@ -180,25 +226,12 @@ void Engine::RestoreStep(const Engine& p) {
   for (uint32_t i = 0; i < step_log_n_; ++i) {
     const uint32_t o = step_log_[i];
     w[at.obj + o] = pw[at.obj + o];
-    if (o < nslots) {
-      barriers_[o] = p.barriers_[o];
-    } else if (o < first_named) {
-      clusters_[o - nslots] = p.clusters_[o - nslots];
-    } else if (o < first_agent) {
-      named_[o - first_named] = p.named_[o - first_named];
-    } else {
+    Table::ObjectParts(o, [](auto&& d, const auto& s) { Table::Assign(d, s); }, *this, p);
+    if (o >= first_agent) {
       const uint32_t a = o - first_agent;
-      agents_[a] = p.agents_[a];
       w[at.ops + a] = pw[at.ops + a];
       w[at.fin + a] = pw[at.fin + a];
       w[at.fin + n_agents + a] = pw[at.fin + n_agents + a];
-      const uint32_t begin = c.var_offset[a];
-      std::copy_n(p.vars_.data() + begin, agent_num_vars(a), vars_.data() + begin);
-      const uint32_t g = c.group_state[a];
-      if (g != kNoGroups) {
-        cp_[g] = p.cp_[g];
-        bulk_[g] = p.bulk_[g];
-      }
     }
   }
   step_log_n_ = 0;
@@ -212,23 +245,30 @@ void Engine::RestoreStep(const Engine& p) {
   }
   std::copy(p.smem_data_.begin(), p.smem_data_.end(), smem_data_.begin());
   std::copy(p.global_data_.begin(), p.global_data_.end(), global_data_.begin());
-  AssignPod(in_flight_, p.in_flight_);
-  AssignPod(deferred_, p.deferred_);
-  CopyRun(p, true);
+  CopyRun(p, true);  // the in-flight operations and the counters (Table::RunMembers)
 #ifndef NDEBUG
   thread_local uint32_t calls = 0;
   if ((calls++ & 7) == 0 && SelfChecks()) {
     auto equal = [](const auto& x, const auto& y) {
       return std::equal(x.begin(), x.end(), y.begin(), y.end());
     };
-    bool same = StateHash() == p.StateHash() && equal(vars_, p.vars_) &&
-                equal(barriers_, p.barriers_) && equal(fpc_.w, p.fpc_.w) &&
-                Fingerprint() == p.Fingerprint() && clusters_ == p.clusters_ &&
-                equal(named_, p.named_);
+    // Every part of the table, and the fingerprint cache's words and result.
+    thread_local std::vector<uint64_t> mine, theirs;
+    StateWords(&mine);
+    p.StateWords(&theirs);
+    bool same = mine == theirs && equal(fpc_.w, p.fpc_.w) && Fingerprint() == p.Fingerprint();
+    auto same_member = [&same](const auto& x, const auto& y) {
+      std::vector<uint8_t> bx, by;
+      PackMember(x, &bx);
+      PackMember(y, &by);
+      same = same && bx == by;
+    };
+    Table::ObjectMembers(same_member, *this, p);
+    Table::RunMembers(same_member, *this, p);
     for (size_t i = 0; same && i < agents_.size(); ++i) {
       same = std::memcmp(&agents_[i], &p.agents_[i], sizeof(AgentState)) == 0;
     }
-    PARITY_CHECK(same, "RestoreStep: a step changed state that it did not mark (Exec::Dirty)");
+    PARITY_CHECK(same, "RestoreStep: a step changed state that it did not mark (Exec's accessors)");
   }
 #endif
 }
@@ -258,28 +298,8 @@ void Engine::Pack(const Engine& base, std::vector<uint8_t>* out) const {
     for (uint32_t k = same; k < diff; ++k) PutVarint(out, w[k] ^ b[k]);
     i = diff;
   }
-  for (const std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
-    PutVarint(out, ops->size());
-    for (const InFlight& f : *ops) {
-      std::apply([out](const auto&... v) { (PutVarint(out, static_cast<uint64_t>(v)), ...); },
-                 f.Fields());
-    }
-  }
-  PutPod(out, static_cast<uint32_t>(cp_.size()));
-  for (size_t i = 0; i < cp_.size(); ++i) {
-    cp_[i].Pack(out);
-    bulk_[i].Pack(out);
-  }
-  PutPod(out, static_cast<uint32_t>(clusters_.size()));
-  for (const model::ClusterBarrier& cb : clusters_) cb.Pack(out);
-  PutPod(out, exited_count_);
-  PutPod(out, rng_);
-  PutPod(out, rr_cursor_);
-  PutPod(out, rr_async_turn_);
-  PutPod(out, steps_);
-  PutPod(out, events_);
-  PutPod(out, result_.steps);
-  PutPod(out, result_.events);
+  Table::ObjectMembers([out](const auto& m) { PackMember(m, out); }, *this);
+  Table::RunMembers([out](const auto& m) { PackMember(m, out); }, *this);
 }
 
 void Engine::Unpack(const Engine& base, const uint8_t* p, size_t n) {
@@ -306,48 +326,17 @@ void Engine::Unpack(const Engine& base, const uint8_t* p, size_t n) {
     }
   }
   std::fill(w + fp_begin, w + fp_end, 0);
-  for (std::vector<InFlight>* ops : {&in_flight_, &deferred_}) {
-    uint64_t count = 0;
-    p = GetVarint(p, &count);
-    PARITY_CHECK(count <= n, "Unpack: damaged packed state");
-    ops->resize(count);
-    for (InFlight& f : *ops) {
-      std::apply(
-          [&p](auto&... v) {
-            auto get = [&p](auto& field) {
-              uint64_t x = 0;
-              p = GetVarint(p, &x);
-              field = static_cast<std::remove_reference_t<decltype(field)>>(x);
-            };
-            (get(v), ...);
-          },
-          f.Fields());
-    }
+  if (clusters_.size() != base.clusters_.size() || cp_.size() != base.cp_.size()) {
+    Table::ObjectMembers([](auto& d, const auto& s) { CopyMember(d, s); }, *this, base);
   }
-  uint32_t groups = 0;
-  p = GetPod(p, &groups);
-  cp_.resize(groups);
-  bulk_.resize(groups);
-  for (uint32_t i = 0; i < groups; ++i) {
-    p = cp_[i].Unpack(p);
-    p = bulk_[i].Unpack(p);
-  }
-  uint32_t clusters = 0;
-  p = GetPod(p, &clusters);
-  if (clusters_.size() != clusters) clusters_ = base.clusters_;
-  PARITY_CHECK(clusters_.size() == clusters, "Unpack: damaged packed state");
-  for (model::ClusterBarrier& cb : clusters_) p = cb.Unpack(p);
-  p = GetPod(p, &exited_count_);
-  p = GetPod(p, &rng_);
-  p = GetPod(p, &rr_cursor_);
-  p = GetPod(p, &rr_async_turn_);
-  p = GetPod(p, &steps_);
-  p = GetPod(p, &events_);
+  Table::ObjectMembers([&p, end](auto& m) { p = UnpackMember(m, p, end); }, *this);
+  Table::RunMembers([&p, end](auto& m) { p = UnpackMember(m, p, end); }, *this);
   outcome_ = Outcome::kRunning;
+  const uint64_t steps = result_.steps, events = result_.events;
   result_ = RunResult{};
   result_.outcome = Outcome::kRunning;
-  p = GetPod(p, &result_.steps);
-  p = GetPod(p, &result_.events);
+  result_.steps = steps;
+  result_.events = events;
   PARITY_CHECK(p == end, "Unpack: damaged packed state");
   trace_.clear();
   fpc_.valid = false;
@@ -382,65 +371,42 @@ const model::MbarrierState& Engine::barrier_state(uint32_t cta_global, uint32_t 
                    code_->barrier_base[barrier] + index];
 }
 
-namespace {
-// One in-flight operation's words (StateWords): every field (InFlight::Fields), one word each.
-constexpr size_t kOpWords = std::tuple_size_v<decltype(std::declval<Engine::InFlight>().Fields())>;
-void OpWords(const Engine::InFlight& f, uint64_t* w) {
-  std::apply([w](const auto&... v) {
-    size_t i = 0;
-    ((w[i++] = static_cast<uint64_t>(v)), ...);
-  }, f.Fields());
-}
-
-// Appends a multiset of operations in a canonical order (their count, then their words sorted):
-// the list order depends on the history, not on the state.
-void AppendOps(const std::vector<Engine::InFlight>& ops, std::vector<uint64_t>* out) {
-  thread_local std::vector<std::array<uint64_t, kOpWords>> sorted;
-  sorted.resize(ops.size());
-  for (size_t i = 0; i < ops.size(); ++i) OpWords(ops[i], sorted[i].data());
-  std::sort(sorted.begin(), sorted.end());
-  out->push_back(ops.size());
-  for (const auto& w : sorted) out->insert(out->end(), w.begin(), w.end());
-}
-}  // namespace
-
 void Engine::StateWords(std::vector<uint64_t>* out) const {
-  out->clear();
-  out->push_back(static_cast<uint64_t>(outcome_));
+  // Made from the component table (components.h), as the fingerprint is: per object its
+  // number of words and its words; per agent, after its object, its operations as a multiset
+  // (their count, then each one's words, sorted: the list order depends on the history, not
+  // on the state); then the readback data.
   std::vector<uint64_t>& o = *out;
+  o.clear();
+  o.push_back(static_cast<uint64_t>(outcome_));
   auto word = [&o](uint64_t v) { o.push_back(v); };
-  for (uint32_t a = 0; a < agents_.size(); ++a) {
-    const AgentState& s = agents_[a];
-    o.push_back(s.pc | (static_cast<uint64_t>(s.status) << 32) |
-                (static_cast<uint64_t>(s.wait) << 40) |
-                (static_cast<uint64_t>(s.cluster_arrived) << 48));
-    // wait_slot / wait_arg are dead once the wait is over: not state.
-    o.push_back(s.wait == WaitKind::kNone
-                    ? 0
-                    : s.wait_slot | (static_cast<uint64_t>(s.wait_arg) << 32));
-    // The async-group states have no fixed length: their length first.
+  thread_local std::vector<std::vector<uint64_t>> ops;
+  const uint32_t first_agent = layout_.first_agent_object;
+  for (uint32_t obj = 0; obj < num_objects(); ++obj) {
     const size_t len_at = o.size();
     o.push_back(0);
-    CpState(a).ForEachWord(word);
-    BulkState(a).ForEachWord(word);
+    Table::ObjectWords(*this, obj, word);
     o[len_at] = o.size() - len_at - 1;
-    const int64_t* v = agent_vars(a);
-    for (uint32_t i = 0; i < agent_num_vars(a); ++i) o.push_back(static_cast<uint64_t>(v[i]));
+    if (obj < first_agent) continue;
+    const uint32_t a = obj - first_agent;
+    ops.clear();
+    uint64_t list = 1;
+    for (const std::vector<InFlight>* l : {&in_flight_, &deferred_}) {
+      for (const InFlight& f : *l) {
+        if (f.agent != a) continue;
+        std::vector<uint64_t>& w = ops.emplace_back();
+        Table::OpWords(f, list, [&w](uint64_t v) { w.push_back(v); });
+      }
+      ++list;
+    }
+    std::sort(ops.begin(), ops.end());
+    o.push_back(ops.size());
+    for (const std::vector<uint64_t>& w : ops) {
+      o.push_back(w.size());
+      o.insert(o.end(), w.begin(), w.end());
+    }
   }
-  for (const model::MbarrierState& b : barriers_) {
-    o.push_back(static_cast<uint64_t>(b.life) |
-                (static_cast<uint64_t>(b.preceding_phase_observed) << 8) |
-                (static_cast<uint64_t>(b.phase) << 32));
-    o.push_back(static_cast<uint32_t>(b.pending_count) |
-                (static_cast<uint64_t>(static_cast<uint32_t>(b.expected_count)) << 32));
-    o.push_back(static_cast<uint32_t>(b.tx_count));
-  }
-  for (const model::ClusterBarrier& cb : clusters_) cb.ForEachWord(word);
-  for (const model::NamedBarriers& nb : named_) nb.ForEachWord(word);
-  for (uint16_t d : smem_data_) o.push_back(d);  // empty unless the program has a `readback`
-  for (uint16_t d : global_data_) o.push_back(d);
-  AppendOps(in_flight_, out);
-  AppendOps(deferred_, out);
+  Table::DataWords(*this, word);
 }
 
 uint64_t Engine::StateHash() const {

@@ -37,6 +37,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <tuple>
 
 #include "sim/model/codes.h"
 
@@ -63,6 +64,12 @@ struct MbarrierState {
 
   uint32_t parity() const { return phase & 1u; }
   bool operator==(const MbarrierState&) const = default;
+  // Every field, once, in declaration order: the engine's state words and fingerprint
+  // (sim/engine/components.h) are made from this list.
+  auto Fields() const {
+    return std::tie(life, preceding_phase_observed, phase, pending_count, expected_count,
+                    tx_count);
+  }
 };
 
 // The opaque 64-bit `state` returned by mbarrier.arrive, as the model sees it: the barrier's phase
