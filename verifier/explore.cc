@@ -119,7 +119,7 @@ class Search {
     }
     {
       std::string why;
-      classes_ = SymmetryClasses(program_, *created, &why);
+      classes_ = SymmetryClasses(program_, params_, *created, &why);
       // The visited set is kept modulo symmetry in the reduced search (options: symmetry);
       // terminal fingerprints are canonical whenever classes exist, so that a brute-force search
       // and a symmetry-reduced one can be compared.

@@ -1,0 +1,21 @@
+// A generator mode for the differential tests of symmetry reduction (issue 26, item 1): small
+// schedules whose warps of one role read `agent`, in ways that keep them interchangeable (stripe
+// byte offsets, `if agent == 0` guards that split off one warp, the same value for several
+// warps) and in ways that must not be merged (barrier indices, parities, loop trips and arrive
+// counts that depend on the index, an index mixed with a loop variable, overlapping or
+// out-of-slot offsets, another role reading part of a striped buffer). The same seed gives the
+// same text on every platform (splitmix64).
+#ifndef PARITY_TESTS_VERIFIER_GEN_SYMMETRY_GEN_H_
+#define PARITY_TESTS_VERIFIER_GEN_SYMMETRY_GEN_H_
+
+#include <cstdint>
+#include <string>
+
+namespace parity::gen {
+
+// The schedule for `seed`, as `.pipe` text. Deterministic.
+std::string GenerateSymmetrySchedule(uint64_t seed);
+
+}  // namespace parity::gen
+
+#endif  // PARITY_TESTS_VERIFIER_GEN_SYMMETRY_GEN_H_
