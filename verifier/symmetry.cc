@@ -315,6 +315,20 @@ void MarkAgents(const ir::Program& p, ir::ExprId id, std::vector<uint8_t>* seen)
   MarkAgents(p, p.expr(id).c, seen);
 }
 
+// The largest subexpressions of `id` that read `agent` and only variables fixed before `top`.
+void Decompose(const ir::Program& p, const RoleFacts& f, ir::ExprId id, uint32_t top,
+               std::vector<ir::ExprId>* out) {
+  if (id == ir::kNoExpr || !f.ReadsAgent(id)) return;
+  if (f.VarsFixedBefore(id, top)) {
+    out->push_back(id);
+    return;
+  }
+  const ir::Expr& x = p.expr(id);
+  Decompose(p, f, x.a, top, out);
+  Decompose(p, f, x.b, top, out);
+  Decompose(p, f, x.c, top, out);
+}
+
 // One stripe statement: its S, X, bytes expressions.
 struct Stripe {
   const Access* acc;
@@ -360,9 +374,7 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
   std::vector<RoleFacts> facts;
   facts.reserve(nr);
   std::vector<uint8_t> agent_seen(p.exprs.size(), 0);
-  // Per role: whether its agents can share classes; the agent-determined expressions and the
-  // stripe statements.
-  std::vector<uint8_t> role_ok(nr, 1);
+  // Per role: the agent-determined expressions and the stripe statements.
   std::vector<std::vector<ir::ExprId>> determined(nr);
   std::vector<std::vector<Stripe>> stripes(nr);
   std::string first_blocker;
@@ -382,15 +394,12 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
           f.VarsFixedBefore(x, o.top) && f.VarsFixedBefore(acc->ref->bytes, o.top)) {
         stripes[r].push_back({acc, s, x});
         ++stripe_count;
-      } else if (f.VarsFixedBefore(o.id, o.top)) {
-        determined[r].push_back(o.id);
-        ++determined_count;
       } else {
-        role_ok[r] = 0;
-        if (first_blocker.empty()) {
-          first_blocker = "role " + p.roles[r].name + " mixes `agent` with a variable at " +
-                          Line(p, o.id);
-        }
+        // The operand is a function of its agent-determined parts (the largest subexpressions
+        // that read `agent` and only fixed variables; at worst `agent` itself) and of variables
+        // that are equal for equal private states: its value agrees within a class.
+        Decompose(p, f, o.id, o.top, &determined[r]);
+        determined_count += 1;
       }
     }
   }
@@ -416,7 +425,6 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
   std::map<std::pair<uint64_t, std::vector<int64_t>>, std::vector<uint32_t>> groups;
   for (uint32_t a = 0; a < n; ++a) {
     const engine::AgentInfo& info = e.agent_info(a);
-    if (!role_ok[info.role]) continue;
     const ir::BuiltinValues b = builtins(a);
     std::vector<int64_t> sig;
     for (ir::ExprId id : determined[info.role]) {
