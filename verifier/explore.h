@@ -129,14 +129,17 @@
 // other unit's step, so its footprint has no shared object.
 //
 // Symmetry reduction (ExploreOptions::symmetry, on by default with reduction; the result's
-// `symmetry` line says whether it applied and why). Classes: the agents of one role in one CTA
-// when there are at least two and the role never reads the `agent` builtin (an expression
-// reading it is attributed to the role whose source text contains it; an unattributable one, or
-// a `readback` anywhere, which tracks written data per agent, switches symmetry off). Such agents
-// run the same code from the same initial variables, see the same builtins (same CTA) and touch
-// the same objects: nothing in a step depends on an agent's global number except through
-// per-agent state that moves with it (pc, status, variables, async-group state, its cluster
-// barrier participant record, the in-flight operations it issued, which name it). So for any
+// `symmetry` line says whether it applied and why). Classes (verifier/symmetry.h): agents of one
+// role in one CTA that agree on every agent-determined part of the role's operands (the values
+// the `agent` builtin decides: branches, barrier indices, counts, parities, masks) and whose
+// other reads of `agent` are stripe byte offsets that every access of the buffer treats alike;
+// a `readback` anywhere, which tracks written data per agent, switches symmetry off. Such
+// agents run the same code from the same initial variables, see the same builtins and values
+// (same CTA, same agent-determined values) and touch the same objects: nothing in a step
+// depends on an agent's global number except through per-agent state that moves with it (pc,
+// status, variables, async-group state, its cluster barrier participant record, the in-flight
+// operations it issued, which name it) and the byte offsets of trace events, which the stripe
+// permutation maps consistently (symmetry.cc). So for any
 // permutation pi of the agents within classes (applied to that per-agent state and to the
 // issuer of every in-flight operation), s -> s' is a step iff pi(s) -> pi(s') is one, pi maps
 // the initial state to itself, and pi maps completed / deadlocked / violating states to states
