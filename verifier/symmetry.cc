@@ -423,6 +423,7 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
 
   // Class keys: (CTA, role, values of the role's agent-determined expressions).
   std::map<std::pair<uint64_t, std::vector<int64_t>>, std::vector<uint32_t>> groups;
+  std::map<uint64_t, std::vector<int64_t>> first_sig;
   for (uint32_t a = 0; a < n; ++a) {
     const engine::AgentInfo& info = e.agent_info(a);
     const ir::BuiltinValues b = builtins(a);
@@ -432,7 +433,18 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
       sig.push_back(v.has_value() ? 0 : 1);  // a fault is a value of its own
       sig.push_back(v.value_or(0));
     }
-    groups[{(uint64_t{info.cta_global} << 32) | info.role, std::move(sig)}].push_back(a);
+    // The report names the first operand that tells two agents of a role and CTA apart.
+    const uint64_t where = (uint64_t{info.cta_global} << 32) | info.role;
+    auto [first, fresh] = first_sig.emplace(where, sig);
+    if (!fresh && first_blocker.empty() && first->second != sig) {
+      size_t i = 0;
+      while (i < sig.size() && sig[i] == first->second[i]) ++i;
+      if (i < sig.size()) {
+        first_blocker = "role " + p.roles[info.role].name + ": `agent` decides an operand at " +
+                        Line(p, determined[info.role][i / 2]);
+      }
+    }
+    groups[{where, std::move(sig)}].push_back(a);
   }
 
   // The byte range [lo, hi) of an access within its slot for agent x, or false (not static).
@@ -561,7 +573,7 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
          "stripe offsets: " + roles + "; " + std::to_string(members) + " agents; " +
          std::to_string(determined_count) + " agent-determined operands, " +
          std::to_string(stripe_count) + " stripe offsets)" +
-         (first_blocker.empty() ? std::string() : "; not for " + first_blocker) +
+         (first_blocker.empty() ? std::string() : "; some agents stay apart (" + first_blocker + ")") +
          "; interchangeable CTAs are not detected";
   return cls;
 }
