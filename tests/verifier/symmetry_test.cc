@@ -286,3 +286,34 @@ TEST(SymmetryClassesTest, OffsetsThatAreNotStripesKeepWarpsApart) {
 
 }  // namespace
 }  // namespace parity::verifier
+
+namespace parity::verifier {
+namespace {
+
+// The protocol rules' data races (P2009) over stripes: the verdict with symmetry is the
+// verdict without it, racy or not.
+TEST(SymmetryRulesTest, StripeRacesAreFoundWithAndWithoutSymmetry) {
+  for (const bool sync : {false, true}) {
+    const std::string text =
+        std::string("schedule t\ncluster 1x1\nbuffer buf[1] bytes 64\n") +
+        "role w count 4 threads 32 {\n  write buf[0] + agent * 16 bytes 16\n" +
+        (sync ? "  bar.sync 1, 160\n" : "") + "}\nrole p threads 32 {\n" +
+        (sync ? "  bar.sync 1, 160\n" : "") + "  use buf[0]\n}\n";
+    SCOPED_TRACE(text);
+    auto p = ir::ParseProgram(text, "t.pipe");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto params = ir::BindParams(*p, {});
+    ExploreOptions o;
+    const ExploreResult with = Explore(*p, *params, o);
+    o.symmetry = false;
+    const ExploreResult without = Explore(*p, *params, o);
+    EXPECT_TRUE(with.symmetry_applied) << with.symmetry;
+    EXPECT_FALSE(without.symmetry_applied);
+    EXPECT_EQ(with.verdict, without.verdict);
+    EXPECT_EQ(with.verdict, sync ? ExploreVerdict::kVerified : ExploreVerdict::kRuleViolation)
+        << ExploreVerdictName(with.verdict);
+  }
+}
+
+}  // namespace
+}  // namespace parity::verifier
