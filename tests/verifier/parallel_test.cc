@@ -1,16 +1,13 @@
-// The parallel search (ExploreOptions::threads > 1, verifier/explore.h) is
-// sound and its result does not depend on the number of threads:
-//  - every schedule of pipelines/ and sim/examples/ at its file's default
-//  parameters (those
-//    whose breadth-first search completes within a state bound; the others are
-//    counted): 1, 2 and 4 threads give the same verdict, the same number of
-//    distinct states, the same end states and the same counterexample; the
-//    default depth-first search (one thread) the same verdict and end states;
-//  - a sample of generated schedules (tests/verifier/gen, as in
-//  differential_test.cc), searched
-//    on 2 threads with and without reduction, against the naive oracle: the
-//    same completed and deadlocked end states, "a violation is reachable" the
-//    same, and 4 threads as 2.
+// The parallel search (ExploreOptions::threads > 1, verifier/explore.h) is sound and its result
+// does not depend on the number of threads:
+//  - every schedule of pipelines/ and sim/examples/ at its file's default parameters (those
+//    whose breadth-first search completes within a state bound; the others are counted): 1, 2
+//    and 4 threads give the same verdict, the same number of distinct states, the same end
+//    states and the same counterexample; the default depth-first search (one thread) the same
+//    end states, and without symmetry the same number of states;
+//  - a sample of generated schedules (tests/verifier/gen, as in differential_test.cc), searched
+//    on 2 threads with and without reduction, against the naive oracle: the same completed and
+//    deadlocked end states, "a violation is reachable" the same, and 4 threads as 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,10 +27,9 @@ namespace parity::verifier {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kMaxStates =
-    5'000; // the sanitized engine is about 30x slower
-constexpr uint64_t kSeeds = 60;
-constexpr int kMinCompared = 40;
+constexpr uint64_t kMaxStates = 1'500;  // the sanitized engine is about 30x slower
+constexpr uint64_t kSeeds = 30;
+constexpr int kMinCompared = 30;
 #else
 constexpr uint64_t kMaxStates = 20'000;
 constexpr uint64_t kSeeds = 200;
@@ -42,10 +38,9 @@ constexpr int kMinCompared = 80;
 
 std::vector<std::string> BundledSchedules() {
   std::vector<std::string> files;
-  for (const char *dir : {"pipelines", "sim/examples"}) {
-    for (const auto &e : std::filesystem::recursive_directory_iterator(dir)) {
-      if (e.path().extension() == ".pipe")
-        files.push_back(e.path().generic_string());
+  for (const char* dir : {"pipelines", "sim/examples"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (e.path().extension() == ".pipe") files.push_back(e.path().generic_string());
     }
   }
   std::sort(files.begin(), files.end());
@@ -57,7 +52,7 @@ bool IsFinding(ExploreVerdict v) {
          v == ExploreVerdict::kRuleViolation;
 }
 
-void ExpectSame(const ExploreResult &a, const ExploreResult &b) {
+void ExpectSame(const ExploreResult& a, const ExploreResult& b) {
   EXPECT_EQ(a.verdict, b.verdict) << ExploreVerdictName(a.verdict) << " vs "
                                   << ExploreVerdictName(b.verdict);
   EXPECT_EQ(a.stats.states, b.stats.states);
@@ -71,7 +66,7 @@ void ExpectSame(const ExploreResult &a, const ExploreResult &b) {
 
 TEST(ParallelSearchTest, BundledSchedulesSameResultOnOneTwoAndFourThreads) {
   int compared = 0, skipped = 0;
-  for (const std::string &f : BundledSchedules()) {
+  for (const std::string& f : BundledSchedules()) {
     SCOPED_TRACE(f);
     auto p = ir::ParseFile(f);
     ASSERT_TRUE(p.ok()) << p.status().ToString();
@@ -83,12 +78,11 @@ TEST(ParallelSearchTest, BundledSchedulesSameResultOnOneTwoAndFourThreads) {
       o.breadth_first = true;
       o.stop_at_first = stop;
       o.collect_terminals = true;
-      o.check_rules =
-          false; // run on the first path to an end state: order-dependent
+      o.check_rules = false;  // run on the first path to an end state: order-dependent
       o.max_states = kMaxStates;
       const ExploreResult one = Explore(*p, *params, o);
-      if (!one.bound.empty()) { // not exhaustive (it may have found something
-                                // before)
+      if (!one.bound.empty()) {  // not exhaustive (it may have found something
+                                 // before)
         ++skipped;
         continue;
       }
@@ -100,7 +94,7 @@ TEST(ParallelSearchTest, BundledSchedulesSameResultOnOneTwoAndFourThreads) {
       ExpectSame(two, one);
       ExpectSame(four, one);
       if (!stop) {
-        ExploreOptions d; // the default: depth-first, one thread
+        ExploreOptions d;  // the default: depth-first, one thread
         d.stop_at_first = false;
         d.collect_terminals = true;
         d.check_rules = false;
@@ -108,27 +102,24 @@ TEST(ParallelSearchTest, BundledSchedulesSameResultOnOneTwoAndFourThreads) {
         d.shorten_budget_s = 0;
         const ExploreResult dfs = Explore(*p, *params, d);
         ASSERT_TRUE(dfs.bound.empty()) << dfs.bound;
-        // (Which finding comes first depends on the order: only whether there
-        // is one.)
+        // (Which finding comes first depends on the order: only whether there is one.)
         EXPECT_EQ(IsFinding(dfs.verdict), IsFinding(one.verdict));
         EXPECT_EQ(dfs.terminals, one.terminals);
-        // The same persistent sets: the same stored states, unless symmetry
-        // picked other representatives.
+        // The same persistent sets: the same stored states, unless symmetry picked other
+        // representatives.
         if (!one.symmetry_applied) {
           EXPECT_EQ(dfs.stats.states, one.stats.states);
         }
       }
     }
-    if (::testing::Test::HasFailure())
-      break;
+    if (::testing::Test::HasFailure()) break;
   }
-  std::printf("%d searches compared, %d over %llu states skipped\n", compared,
-              skipped, static_cast<unsigned long long>(kMaxStates));
+  std::printf("%d searches compared, %d over %llu states skipped\n", compared, skipped,
+              static_cast<unsigned long long>(kMaxStates));
   EXPECT_GT(compared, kMinCompared);
 }
 
-std::vector<uint64_t> Sorted(const std::set<uint64_t> &a,
-                             const std::set<uint64_t> &b) {
+std::vector<uint64_t> Sorted(const std::set<uint64_t>& a, const std::set<uint64_t>& b) {
   std::vector<uint64_t> v(a.begin(), a.end());
   v.insert(v.end(), b.begin(), b.end());
   std::sort(v.begin(), v.end());
@@ -145,11 +136,9 @@ TEST(ParallelSearchTest, GeneratedSchedulesOnTwoThreadsAgreeWithTheOracle) {
     auto params = ir::BindParams(*p, {});
     ASSERT_TRUE(params.ok()) << params.status().ToString();
     const gen::NaiveEnds naive = gen::NaiveExplore(*p, *params, 20'000);
-    if (!naive.complete || naive.error)
-      continue;
+    if (!naive.complete || naive.error) continue;
     ++compared;
-    // Whether symmetry applies (then every search's end states are symmetric
-    // fingerprints).
+    // Whether symmetry applies (then every search's end states are symmetric fingerprints).
     bool symmetric = false;
     for (const bool reduction : {true, false}) {
       SCOPED_TRACE(reduction ? "reduced" : "brute force");
@@ -162,8 +151,7 @@ TEST(ParallelSearchTest, GeneratedSchedulesOnTwoThreadsAgreeWithTheOracle) {
       o.threads = 2;
       const ExploreResult two = Explore(*p, *params, o);
       ASSERT_TRUE(two.bound.empty()) << two.bound;
-      if (reduction)
-        symmetric = two.symmetry_applied;
+      if (reduction) symmetric = two.symmetry_applied;
       if (!symmetric) {
         EXPECT_EQ(two.terminals, Sorted(naive.completed, naive.deadlocked));
       }
@@ -179,12 +167,11 @@ TEST(ParallelSearchTest, GeneratedSchedulesOnTwoThreadsAgreeWithTheOracle) {
       o.threads = 4;
       ExpectSame(Explore(*p, *params, o), two);
     }
-    if (::testing::Test::HasFailure())
-      break;
+    if (::testing::Test::HasFailure()) break;
   }
   std::printf("%d generated schedules compared\n", compared);
   EXPECT_GT(compared, static_cast<int>(kSeeds / 2));
 }
 
-} // namespace
-} // namespace parity::verifier
+}  // namespace
+}  // namespace parity::verifier

@@ -392,6 +392,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                 r.verdict == verifier::ExploreVerdict::kIncomplete
                     ? "is incomplete"
                     : "stopped at a finding; the brute-force search would stop elsewhere");
+  } else if (eo.reduction && eo.time_limit_s > 0 && r.stats.seconds >= eo.time_limit_s) {
+    std::printf("  reduction factor: not measured (no time left under --time-limit)\n");
   } else if (eo.reduction) {
     verifier::ExploreOptions full = eo;
     full.reduction = false;
@@ -399,6 +401,10 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     full.stop_at_first = false;
     full.breadth_first = false;
     full.threads = 1;  // the brute force as before: depth-first, one engine per level
+    full.on_first_counterexample = nullptr;
+    full.shorten_budget_s = 0;
+    // --time-limit bounds the whole run: the brute force gets what the search left.
+    if (full.time_limit_s > 0) full.time_limit_s -= r.stats.seconds;
     if (!opt.measure_reduction) {
       const double cap = std::max(1.0, 2.0 * r.stats.seconds);
       full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
