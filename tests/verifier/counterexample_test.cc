@@ -184,7 +184,7 @@ TEST(CounterexampleTest, TimeLimitBoundsTheWholeRun) {
 //  - ShortenByRemoval on the brute force's depth-first path reproduces and is no shorter.
 TEST(CounterexampleTest, GeneratedSchedulesShortestMatchesBreadthFirst) {
 #if defined(__SANITIZE_ADDRESS__)
-  constexpr uint64_t kSeeds = 50;  // the sanitized engine is about 30x slower
+  constexpr uint64_t kSeeds = 30;  // the sanitized engine is about 30x slower
 #else
   constexpr uint64_t kSeeds = 400;
 #endif

@@ -27,9 +27,9 @@ namespace parity::verifier {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kMaxStates = 1'500;  // the sanitized engine is about 30x slower
-constexpr uint64_t kSeeds = 30;
-constexpr int kMinCompared = 30;
+constexpr uint64_t kMaxStates = 1'000;  // the sanitized engine is about 30x slower
+constexpr uint64_t kSeeds = 16;
+constexpr int kMinCompared = 25;
 #else
 constexpr uint64_t kMaxStates = 20'000;
 constexpr uint64_t kSeeds = 200;
