@@ -439,6 +439,8 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   eo.time_limit_s = options.time_limit_s;
   eo.reduction = options.reduction;
   eo.breadth_first = options.breadth_first || eo.threads > 1;
+  eo.shorten_budget_s = options.shorten_budget_s;
+  eo.shortest_counterexample = options.shortest_counterexample;
   return ExploreWith(schedule, eo);
 }
 
@@ -484,6 +486,9 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
   report.bound = r.bound;
   report.symmetry = r.symmetry;
   report.counterexample_shortest = r.counterexample_shortest;
+  report.first_counterexample_steps = r.first_counterexample.size();
+  report.first_counterexample_seconds = r.first_seconds;
+  report.shortening = r.shortening;
 
   if (report.verdict != Verdict::kVerified && report.verdict != Verdict::kIncomplete) {
     const ir::Program& program = *d->program;

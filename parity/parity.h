@@ -186,6 +186,11 @@ struct ExploreOptions {
   int threads = 1;                   // more than one: breadth-first on parallel threads
   bool reduction = true;             // partial-order reduction (false: every interleaving)
   bool breadth_first = false;        // breadth-first throughout (default: depth-first first)
+  // After a depth-first search found something: the first counterexample is shortened for at
+  // most shorten_budget_s seconds (0: reported as found); with shortest_counterexample a
+  // breadth-first search (bounded only by time_limit_s) gives a shortest one.
+  double shorten_budget_s = 2;
+  bool shortest_counterexample = false;
 };
 
 enum class Verdict {
@@ -208,6 +213,11 @@ struct ExploreReport {
   std::vector<Finding> findings;
   std::vector<Step> counterexample;  // from the initial state to the finding
   bool counterexample_shortest = true;
+  // The depth-first search's first counterexample: its length and when it was found (seconds
+  // from the start); 0 steps when the search was breadth-first (its first is the one above).
+  size_t first_counterexample_steps = 0;
+  double first_counterexample_seconds = 0;
+  std::string shortening;  // how the counterexample above was obtained from the first one
 
   struct Detail;  // the search's statistics, for the command line
   std::shared_ptr<const Detail> detail;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sim/common/check.h"
+#include "verifier/counterexample.h"
 #include "verifier/fingerprint_set.h"
 #include "verifier/reducer.h"
 #include "verifier/rules.h"
@@ -204,6 +205,15 @@ class Search {
       return true;
     }
     return false;
+  }
+
+  // Breadth-first: whether the frontier (at depth res_.stats.depth) is at the depth bound
+  // (ExploreOptions::max_depth): its states are stored and checked, not expanded.
+  bool DepthBoundReached() {
+    if (options_.max_depth == 0 || res_.stats.depth < options_.max_depth) return false;
+    res_.bound = "--max-depth " + std::to_string(options_.max_depth);
+    stopped_ = true;
+    return true;
   }
 
   // The enabled steps of `e` (w.choices) and the ones the search takes (w.take: all, or the
@@ -412,7 +422,7 @@ class Search {
     std::vector<Packed> frontier, next;
     root.Pack(base, &bytes);
     frontier.push_back({0, static_cast<uint32_t>(bytes.size()), 0});
-    while (!frontier.empty() && !stopped_ && !done_) {
+    while (!frontier.empty() && !stopped_ && !done_ && !DepthBoundReached()) {
       res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier.size());
       for (size_t fi = 0; fi < frontier.size() && !done_; ++fi) {
         if (OutOfBounds()) break;
@@ -629,7 +639,7 @@ class Search {
         bo.done = true;
       }
     };
-    while (!frontier.empty() && !stopped_ && !done_) {
+    while (!frontier.empty() && !stopped_ && !done_ && !DepthBoundReached()) {
       res_.stats.peak_frontier = std::max<uint64_t>(res_.stats.peak_frontier, frontier.size());
       const size_t nb = (frontier.size() + kBlock - 1) / kBlock;
       blocks.assign(nb, BlockOut{});
@@ -1255,6 +1265,103 @@ class Search {
   bool found_ = false, stopped_ = false, done_ = false;
 };
 
+// The depth-first search's finding in *r: reports it (ExploreOptions::on_first_counterexample),
+// then shortens it (verifier/counterexample.h) within the budget, or with
+// shortest_counterexample by a breadth-first search bounded only by the time limit. Every path
+// put into r is replayed first and must reproduce its finding.
+void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t>& params,
+                           const ExploreOptions& options,
+                           std::chrono::steady_clock::time_point t0, ExploreResult* r) {
+  using Clock = std::chrono::steady_clock;
+  const bool rules = r->verdict == ExploreVerdict::kRuleViolation;
+  const std::optional<FindingKey> key =
+      ReplayFinding(program, params, r->counterexample, rules);
+  PARITY_CHECK(key.has_value(), "explore: the counterexample does not reproduce its finding");
+  r->first_counterexample = r->counterexample;
+  r->first_seconds = r->stats.seconds;
+  r->counterexample_shortest = false;
+  if (options.on_first_counterexample) options.on_first_counterexample(*r);
+  const size_t first_len = r->counterexample.size();
+  // The whole run's deadline (time_limit_s), and the shortening's.
+  Clock::time_point limit = Clock::time_point::max();
+  if (options.time_limit_s > 0) {
+    limit = t0 + std::chrono::duration_cast<Clock::duration>(
+                     std::chrono::duration<double>(options.time_limit_s));
+  }
+  Clock::time_point deadline = limit;
+  if (!options.shortest_counterexample) {
+    if (options.shorten_budget_s <= 0) {
+      r->shortening = "the depth-first search's path, not shortened";
+      return;
+    }
+    deadline = std::min(limit, Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(
+                                                      options.shorten_budget_s)));
+  }
+  // Removal gets at most half of the budget: the breadth-first search bounded by its result
+  // is what can show that the result is a shortest one.
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point removal_deadline =
+      deadline == Clock::time_point::max() ? now + std::chrono::seconds(10)
+                                           : now + (deadline - now) / 2;
+  const Shortened cut =
+      ShortenByRemoval(program, params, r->counterexample, *key, rules, removal_deadline);
+  if (cut.path.size() < first_len) {
+    r->counterexample = cut.path;
+    if (rules) {  // the findings name events of the trace: those of the new path's replay
+      Expected<Engine> e = Replay(program, params, r->counterexample);
+      PARITY_CHECK(e.ok(), "explore: the shortened counterexample replays");
+      r->findings = CheckRules(program, *e, e->trace());
+    }
+  }
+  const size_t dropped = first_len - cut.path.size();
+  std::string how = std::to_string(dropped) + (dropped == 1 ? " step" : " steps") +
+                    " dropped by replaying without them (" + std::to_string(cut.replays) +
+                    " replays" + (cut.budget_spent ? ", stopped by the budget" : "") + ")";
+  if (r->counterexample.size() <= 1) {
+    r->counterexample_shortest = true;
+    r->shortening = how + "; a single step is shortest";
+    return;
+  }
+  // A breadth-first search (same reduction) for a finding at most one step shorter.
+  const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+  if (deadline != Clock::time_point::max() && left <= 0.001) {
+    r->shortening = how + "; no time left for the breadth-first search";
+    return;
+  }
+  ExploreOptions bo = options;
+  bo.stop_at_first = true;
+  bo.collect_terminals = false;
+  bo.collect_barrier_states = false;
+  bo.on_first_counterexample = nullptr;
+  bo.max_depth = static_cast<uint32_t>(r->counterexample.size() - 1);
+  bo.time_limit_s = deadline == Clock::time_point::max() ? 0 : left;
+  ExploreResult b = Search(program, params, bo, true).Run();
+  r->has_bfs_stats = true;
+  r->bfs_stats = b.stats;
+  if (b.verdict == ExploreVerdict::kViolation || b.verdict == ExploreVerdict::kDeadlock ||
+      b.verdict == ExploreVerdict::kRuleViolation) {
+    const bool b_rules = b.verdict == ExploreVerdict::kRuleViolation;
+    PARITY_CHECK(ReplayFinding(program, params, b.counterexample, b_rules).has_value(),
+                 "explore: the breadth-first counterexample does not reproduce its finding");
+    r->verdict = b.verdict;
+    r->counterexample = std::move(b.counterexample);
+    r->findings = std::move(b.findings);
+    r->counterexample_shortest = true;
+    r->shortening = how + "; a breadth-first search found a shorter one (shortest in the "
+                          "explored graph)";
+  } else if (b.verdict == ExploreVerdict::kIncomplete &&
+             b.bound.rfind("--max-depth", 0) == 0) {
+    r->counterexample_shortest = true;
+    r->shortening = how + "; a breadth-first search found nothing shorter (shortest in the "
+                          "explored graph)";
+  } else {
+    r->shortening = how + "; the breadth-first search for a shorter one hit " +
+                    (b.bound.empty() ? std::string("a bound") : b.bound) + " at depth " +
+                    std::to_string(b.stats.depth);
+  }
+}
+
 }  // namespace
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
@@ -1264,37 +1371,13 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   if (options.breadth_first || options.threads > 1) {
     return Search(program, params, options, true).Run();
   }
+  const auto t0 = std::chrono::steady_clock::now();
   ExploreResult r = Search(program, params, options, false).Run();
-  const bool finding = r.verdict == ExploreVerdict::kViolation ||
-                       r.verdict == ExploreVerdict::kDeadlock ||
-                       r.verdict == ExploreVerdict::kRuleViolation;
-  if (!finding) return r;
-  if (!options.shortest_counterexample) {
-    r.counterexample_shortest = false;
+  if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
+      r.verdict != ExploreVerdict::kRuleViolation) {
     return r;
   }
-  // A finding: the depth-first path is some path; a breadth-first search (same reduction, same
-  // bounds, stopping at its first finding) gives the shortest one in the explored graph.
-  ExploreOptions bo = options;
-  // A protocol rule breaks on a completed run, at the full depth of the graph, which a
-  // breadth-first search reaches last: without a time limit of the user's, it gets 10 s and
-  // otherwise the depth-first counterexample stands (said so: counterexample_shortest).
-  if (r.verdict == ExploreVerdict::kRuleViolation && bo.time_limit_s == 0) bo.time_limit_s = 10;
-  bo.stop_at_first = true;
-  bo.collect_terminals = false;
-  bo.collect_barrier_states = false;
-  ExploreResult b = Search(program, params, bo, true).Run();
-  if (b.verdict == ExploreVerdict::kViolation || b.verdict == ExploreVerdict::kDeadlock ||
-      b.verdict == ExploreVerdict::kRuleViolation) {
-    r.verdict = b.verdict;
-    r.counterexample = std::move(b.counterexample);
-    r.findings = std::move(b.findings);
-    r.counterexample_shortest = true;
-  } else {
-    r.counterexample_shortest = false;
-  }
-  r.has_bfs_stats = true;
-  r.bfs_stats = b.stats;
+  ImproveCounterexample(program, params, options, t0, &r);
   return r;
 }
 

@@ -65,8 +65,12 @@
 // "some violation is reachable" is preserved, though the reduced search may report a different
 // violation (another code or location) than an unreduced one would. Warnings (which do not end a
 // run) are not preserved. (3) Fingerprint collisions, above.
-// The counterexample is the shortest path to the finding in the explored (reduced) graph; with
-// reduction off (ExploreOptions::reduction = false) it is the shortest path of the schedule.
+// Counterexamples (verifier/counterexample.h): a breadth-first search's is a shortest path to a
+// finding in the explored (reduced) graph; with reduction off (ExploreOptions::reduction =
+// false), a shortest path of the schedule. The depth-first search reports its first path at
+// once and then shortens it within a budget (ExploreOptions::shorten_budget_s), or with
+// shortest_counterexample searches breadth-first for a shortest one. Every path reported is
+// replayed on the engine and must reproduce its finding.
 //
 // Refinements (explore.cc): accesses carry kinds (engine::Access): complete_tx-only accesses to
 // a barrier whose pending count is above zero commute once every arriving unit is in the set;
@@ -167,8 +171,7 @@
 // prefetched, then inserted; without reduction, those whose fingerprint is predicted are not
 // stepped: predict_successors), and are marked visited then rather than when the search
 // descends into them (the stored states are the same; which finding comes first may differ);
-// on a finding a breadth-first search (same reduction) gives the shortest counterexample in the
-// explored graph.
+// on a finding the counterexample is shortened (above).
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
 // first path the search stored), not on every path: a rule violation that occurs only on other
 // paths to the same end state is missed.
@@ -195,6 +198,7 @@
 #define PARITY_VERIFIER_EXPLORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -204,6 +208,8 @@
 #include "verifier/rules.h"
 
 namespace parity::verifier {
+
+struct ExploreResult;
 
 struct ExploreOptions {
   uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
@@ -228,12 +234,24 @@ struct ExploreOptions {
   // Breadth-first search throughout (memory: two levels of the frontier, packed by
   // Engine::Pack: a few hundred bytes a state). Default:
   // depth-first (memory: the fingerprint table and one engine per level of the current path),
-  // and on a finding a breadth-first search for the shortest counterexample.
+  // and on a finding its counterexample is shortened (shorten_budget_s).
   bool breadth_first = false;
-  // After a depth-first search found something: search breadth-first for the shortest
-  // counterexample (false: report the depth-first path). For a protocol rule violation (found
-  // on completed runs, the deepest states) that search gets 10 s unless time_limit_s is set.
-  bool shortest_counterexample = true;
+  // After a depth-first search found something (verifier/counterexample.h): the first path is
+  // reported at once (on_first_counterexample), then shortened by dropping steps (replayed on
+  // the engine) and by a breadth-first search bounded in depth by the shortened length, for at
+  // most shorten_budget_s seconds (0: the first path is the one reported). time_limit_s bounds
+  // the whole run, the shortening included.
+  double shorten_budget_s = 2;
+  // After a depth-first search found something: search breadth-first, without a budget (only
+  // time_limit_s), for the shortest counterexample in the explored graph (`--shortest`).
+  bool shortest_counterexample = false;
+  // Called once, before any shortening, with the depth-first search's finding and its
+  // counterexample (replay-validated): verdict, counterexample, findings, first_seconds, stats
+  // so far. Not called by breadth-first searches (their first counterexample is the shortest).
+  std::function<void(const ExploreResult&)> on_first_counterexample;
+  // Breadth-first: states deeper than this are not expanded (0: no bound). Used by the
+  // shortening; a search cut by it is incomplete (bound "--max-depth").
+  uint32_t max_depth = 0;
   // Collect every distinct (slot, life, phase, pending, tx) of an mbarrier seen in a stored
   // state (tests compare the reduced search with the brute-force one).
   bool collect_barrier_states = false;
@@ -330,10 +348,16 @@ struct ExploreResult {
   // kViolation / kDeadlock: the steps from the initial state to the finding (replay them with
   // Replay to get the trace and the final RunResult).
   std::vector<engine::Choice> counterexample;
-  // False when the breadth-first search for the shortest counterexample hit a bound (the
-  // depth-first path is then reported).
+  // Whether the counterexample is known to be a shortest one in the explored graph (a
+  // breadth-first search found it, or one bounded by its length found nothing shorter).
   bool counterexample_shortest = true;
-  // The breadth-first search that looked for the shortest counterexample (after a depth-first
+  // The depth-first search's first counterexample (as on_first_counterexample saw it) and when
+  // it was found (seconds from the start); empty when the search was breadth-first.
+  std::vector<engine::Choice> first_counterexample;
+  double first_seconds = 0;
+  // How the reported counterexample was obtained from the first one (one line for the report).
+  std::string shortening;
+  // The breadth-first search that looked for a shorter counterexample (after a depth-first
   // search found something), its statistics; stats are the depth-first search's.
   bool has_bfs_stats = false;
   ExploreStats bfs_stats;

@@ -110,5 +110,46 @@ TEST(CliExplore, MeaninglessBoundsAreExitTwo) {
   EXPECT_EQ(ok.exit_code, 4) << ok.out << ok.err;  // one state stored: incomplete, not verified
 }
 
+// The depth-first search's first counterexample is printed as soon as it is found, before the
+// search's statistics (which come once the shortening is done), with its length; the reported
+// one follows, no longer, and says how it was obtained.
+TEST(CliExplore, FirstCounterexampleIsPrintedBeforeTheShortening) {
+  CliResult r = RunParity({"explore", "pipelines/cuda_pipeline/bad_prefetch_tail_wait.pipe",
+                           "--shorten-budget", "0.5"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const size_t first = r.out.find("First counterexample (");
+  const size_t stats = r.out.find("search (depth-first):");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(stats, std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("FOUND after "), first);
+  EXPECT_LT(first, stats);
+  EXPECT_THAT(r.out, HasSubstr("shortening it (at most 0.5 s"));
+  const size_t first_len = std::stoul(r.out.substr(first + 22));
+  const size_t verdict = r.out.find("\nFOUND: ", stats);
+  ASSERT_NE(verdict, std::string::npos) << r.out;
+  const size_t final_at = r.out.find("counterexample", verdict);
+  const size_t paren = r.out.find(" (", final_at);
+  ASSERT_NE(paren, std::string::npos) << r.out;
+  const size_t final_len = std::stoul(r.out.substr(paren + 2));
+  EXPECT_LE(final_len, first_len);
+  EXPECT_THAT(r.out.substr(stats), HasSubstr("dropped by replaying without them"));
+}
+
+// --shortest: the breadth-first search runs without the budget and the result says shortest;
+// --shorten-budget 0: the first counterexample is the one reported.
+TEST(CliExplore, ShortestAndNoShortening) {
+  CliResult s = RunParity({"explore", "sim/examples/explore/phase_overrun.pipe", "--shortest"});
+  EXPECT_EQ(s.exit_code, 1) << s.out << s.err;
+  EXPECT_THAT(s.out, HasSubstr("searching breadth-first for the shortest counterexample"));
+  EXPECT_THAT(s.out, HasSubstr("(shortest in the explored graph)"));
+  CliResult n =
+      RunParity({"explore", "sim/examples/explore/phase_overrun.pipe", "--shorten-budget", "0"});
+  EXPECT_EQ(n.exit_code, 1) << n.out << n.err;
+  EXPECT_THAT(n.out, HasSubstr("The counterexample is the first one above (9 steps; the "
+                               "depth-first search's path, not shortened; NOT known to be the "
+                               "shortest)"));
+  EXPECT_THAT(n.out, HasSubstr("M1009"));
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -456,6 +456,10 @@ TEST(CliSarif, ExploreCounterexampleIsACodeFlow) {
   const json& steps = result["codeFlows"][0]["threadFlows"][0]["locations"];
   ASSERT_GT(steps.size(), 2u);
   EXPECT_THAT(steps[0]["location"]["message"]["text"].get<std::string>(), HasSubstr("init"));
+  // The same account of the counterexample as the json document.
+  const json& c = OnlyRun(log)["properties"]["counterexample"];
+  EXPECT_GE(c["firstLength"].get<size_t>(), c["length"].get<size_t>());
+  EXPECT_GT(c["length"].get<size_t>(), 0u);
 }
 
 TEST(CliSarif, BadInputIsAFailedInvocationWithTheErrorsLocation) {
@@ -611,6 +615,13 @@ TEST(CliJson, ExploreReportsVerdictStatsAndCounterexample) {
   EXPECT_EQ(j["verdict"], "deadlock");
   ASSERT_FALSE(j["counterexample"]["steps"].empty());
   EXPECT_TRUE(j["counterexample"]["steps"][0]["events"][0]["location"]["line"].is_number());
+  // The depth-first search's first counterexample and how the reported one came from it.
+  EXPECT_EQ(j["counterexample"]["length"], j["counterexample"]["steps"].size());
+  EXPECT_FALSE(j["counterexample"]["shortening"].get<std::string>().empty());
+  ASSERT_TRUE(j["first_counterexample"].is_object());
+  EXPECT_GE(j["first_counterexample"]["length"].get<size_t>(),
+            j["counterexample"]["length"].get<size_t>());
+  EXPECT_GE(j["first_counterexample"]["seconds"].get<double>(), 0.0);
 
   CliResult cut = RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states",
                              "1000", "--format", "json"});

@@ -449,14 +449,13 @@ TEST(ExplorePhaseBoundTest, Multicast2x2StageReuseIsVerified) {
 }
 
 // The two broken 2x2 GEMMs that deadlock only at the end of the main loop are found (the
-// depth-first path; the breadth-first search for the shortest one is the slow part, left to the
-// CLI).
+// depth-first path as found: shorten_budget_s = 0).
 TEST(ExploreTest, BrokenGemmTxOvercountAndEmptyCountHighAreFound) {
   for (const char* path :
        {"sim/examples/gemm_tx_overcount.pipe", "sim/examples/gemm_empty_count_high.pipe"}) {
     Loaded l = Load(path, {{"STAGES", 1}, {"K_TILES", 1}, {"CONSUMERS", 1}});
     ExploreOptions o;
-    o.shortest_counterexample = false;
+    o.shorten_budget_s = 0;
     ExploreResult r = Explore(l.program, l.params, o);
     EXPECT_EQ(r.verdict, ExploreVerdict::kDeadlock) << path << " " << ExploreVerdictName(r.verdict);
     EXPECT_FALSE(r.counterexample_shortest);
@@ -1177,7 +1176,7 @@ TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
         ExploreOptions o;
         o.reduction = false;
         o.stop_at_first = stop;
-        o.shortest_counterexample = false;
+        o.shorten_budget_s = 0;
         o.check_rules = false;
         o.collect_terminals = true;
         o.collect_barrier_states = collect;
@@ -1233,10 +1232,10 @@ TEST(RestoreStepTest, BatchedDepthFirstFindsViolations) {
     Loaded l = Load(f);
     ExploreOptions o;
     o.batch_table_bytes = 0;
-    o.shortest_counterexample = false;
+    o.shorten_budget_s = 0;
     const ExploreResult r = Explore(l.program, l.params, o);
     ExploreOptions d;
-    d.shortest_counterexample = false;
+    d.shorten_budget_s = 0;
     const ExploreResult lazy = Explore(l.program, l.params, d);
     EXPECT_EQ(r.verdict, lazy.verdict);
     ASSERT_TRUE(r.verdict == ExploreVerdict::kViolation || r.verdict == ExploreVerdict::kDeadlock)

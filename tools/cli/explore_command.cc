@@ -1,5 +1,6 @@
 // `parity explore`: every interleaving of a schedule's agent steps and asynchronous completions
-// (verifier/explore.h), with the shortest counterexample as numbered states.
+// (verifier/explore.h), with the counterexample as numbered states: the depth-first search's
+// first one as soon as it is found, then a shorter one if the shortening finds it.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,8 @@ struct ExploreCliOptions {
   bool no_reduction = false;
   bool measure_reduction = false;
   bool breadth_first = false;
+  bool shortest = false;
+  double shorten_budget = 2;
   std::string format = "text";
 };
 
@@ -106,37 +109,48 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
               static_cast<unsigned long long>(s.rule_violation_ends));
 }
 
-// The counterexample of the API's report, as numbered states: the API replayed it (d.end).
-void PrintCounterexample(const api::ExploreReport::Detail& d) {
-  const verifier::ExploreResult& r = d.result;
-  const ir::Program& program = *d.program;
-  std::printf("\n%s counterexample (%zu steps%s), as numbered states from the start:\n",
-              r.counterexample_shortest ? "Shortest" : "A", r.counterexample.size(),
-              r.counterexample_shortest
-                  ? "; breadth-first: shortest among the explored interleavings"
-                  : "; NOT known to be the shortest: the breadth-first search for it hit a bound");
-  std::printf("State 0: initial state\n");
-  // Narrated on a fresh replay: an event line names the barrier state at its moment.
-  Expected<engine::Engine> e = engine::Engine::Create(program, d.params, {});
-  PARITY_CHECK(e.ok(), "the API replayed this counterexample");
+// Narrates `path` as numbered states from the start (a fresh replay with the trace: an event
+// line names the barrier state at its moment); returns the engine after it.
+engine::Engine NarrateSteps(const ir::Program& program, const std::vector<int64_t>& params,
+                            const std::vector<engine::Choice>& path, bool print) {
+  Expected<engine::Engine> e = engine::Engine::Create(program, params, {});
+  PARITY_CHECK(e.ok(), "the search ran this schedule");
+  if (print) std::printf("State 0: initial state\n");
   size_t state = 0;
-  for (const engine::Choice& c : r.counterexample) {
-    const std::string label = StepLabel(program, *e, c);
+  for (const engine::Choice& c : path) {
+    const std::string label = print ? StepLabel(program, *e, c) : std::string();
     const size_t before = e->trace().size();
     e->Step(c);
+    if (!print) continue;
     std::printf("State %zu: %s\n", ++state, label.c_str());
     for (size_t i = before; i < e->trace().size(); ++i) {
       std::printf("    %s\n", EventLine(program, *e, e->trace()[i]).c_str());
     }
   }
-  const engine::RunResult& rr = e->result();
-  std::printf("\n");
-  if (d.deadlock) {
-    std::printf("%s",
-                verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
-  } else if (!r.findings.empty()) {
+  return std::move(e).value();
+}
+
+const char* FoundSentence(verifier::ExploreVerdict v) {
+  switch (v) {
+    case verifier::ExploreVerdict::kDeadlock:
+      return "a reachable interleaving deadlocks (P2001).";
+    case verifier::ExploreVerdict::kViolation:
+      return "a reachable interleaving violates a rule of the model.";
+    case verifier::ExploreVerdict::kRuleViolation:
+      return "a reachable interleaving completes but breaks a protocol rule.";
+    default:
+      return "";
+  }
+}
+
+// The finding at the end of a counterexample: protocol rule errors, or the model violation of
+// the run's end; a deadlock is diagnosed in full (d.deadlock) only for the reported one.
+void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
+                       const std::vector<verifier::Finding>& findings) {
+  const engine::RunResult& rr = end.result();
+  if (!findings.empty()) {
     std::printf("The run completes, but breaks protocol rules (verifier/rules.h):\n");
-    for (const verifier::Finding& f : r.findings) {
+    for (const verifier::Finding& f : findings) {
       std::printf("%s %s: %s\n  at %s\n", std::string(model::CodeId(f.code())).c_str(),
                   std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
                   f.where.ToString().c_str());
@@ -146,7 +160,65 @@ void PrintCounterexample(const api::ExploreReport::Detail& d) {
     std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
                 std::string(model::CodeTitle(v.violation.code)).c_str(),
                 model::Describe(v.violation).c_str(),
-                verifier::AgentLabel(program, *e, v.agent).c_str(), v.where.ToString().c_str());
+                verifier::AgentLabel(program, end, v.agent).c_str(), v.where.ToString().c_str());
+  } else if (rr.outcome == engine::Outcome::kDeadlock) {
+    std::printf("P2001 deadlock: no agent can step and nothing is in flight (diagnosed with the "
+                "reported counterexample below)\n");
+  }
+}
+
+// The depth-first search's first counterexample, printed as soon as it is found (the
+// search's on_first_counterexample: the shortening runs after it).
+void PrintFirstCounterexample(const ir::Program& program, const std::vector<int64_t>& params,
+                              const verifier::ExploreOptions& eo,
+                              const verifier::ExploreResult& first) {
+  std::printf("FOUND after %.3f s (depth-first search): %s\n", first.first_seconds,
+              FoundSentence(first.verdict));
+  std::printf("\nFirst counterexample (%zu steps, replayed), as numbered states from the "
+              "start:\n",
+              first.counterexample.size());
+  const engine::Engine end = NarrateSteps(program, params, first.counterexample, true);
+  std::printf("\n");
+  PrintFindingLines(program, end, first.findings);
+  if (eo.shortest_counterexample) {
+    std::printf("\nsearching breadth-first for the shortest counterexample (--shortest)...\n");
+  } else if (eo.shorten_budget_s > 0) {
+    std::printf("\nshortening it (at most %g s; --shortest searches for the shortest without "
+                "that budget)...\n",
+                eo.shorten_budget_s);
+  }
+  std::fflush(stdout);
+}
+
+// The counterexample of the API's report, as numbered states: the API replayed it (d.end).
+void PrintCounterexample(const api::ExploreReport::Detail& d) {
+  const verifier::ExploreResult& r = d.result;
+  const ir::Program& program = *d.program;
+  const bool same_as_first =
+      !r.first_counterexample.empty() && r.first_counterexample == r.counterexample;
+  if (same_as_first) {
+    std::printf("\nThe counterexample is the first one above (%zu steps; %s%s).\n",
+                r.counterexample.size(), r.shortening.c_str(),
+                r.counterexample_shortest ? "" : "; NOT known to be the shortest");
+  } else if (!r.first_counterexample.empty()) {
+    std::printf("\n%s counterexample (%zu steps, the first had %zu; %s), as numbered states "
+                "from the start:\n",
+                r.counterexample_shortest ? "Shortest" : "Shorter", r.counterexample.size(),
+                r.first_counterexample.size(), r.shortening.c_str());
+  } else {
+    std::printf("\n%s counterexample (%zu steps%s), as numbered states from the start:\n",
+                r.counterexample_shortest ? "Shortest" : "A", r.counterexample.size(),
+                r.counterexample_shortest
+                    ? "; breadth-first: shortest among the explored interleavings"
+                    : "; NOT known to be the shortest");
+  }
+  const engine::Engine e = NarrateSteps(program, d.params, r.counterexample, !same_as_first);
+  std::printf("\n");
+  if (d.deadlock) {
+    std::printf("%s",
+                verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
+  } else {
+    PrintFindingLines(program, e, r.findings);
   }
 }
 
@@ -180,8 +252,20 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
             ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
                   std::to_string(report.states) + " states; nothing was found in the part covered"
             : "";
-    PrintDocument(SarifLog("explore", opt.schedule.file, report.findings, report.counterexample,
-                           ctx.exit_code, Status(), warning));
+    nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, report.findings,
+                                          report.counterexample, ctx.exit_code, Status(), warning);
+    if (!report.counterexample.empty()) {
+      // The same account of the counterexample as the json document (a run's property bag).
+      nlohmann::ordered_json c = {{"length", report.counterexample.size()},
+                                  {"shortest", report.counterexample_shortest},
+                                  {"shortening", report.shortening}};
+      if (report.first_counterexample_steps != 0) {
+        c["firstLength"] = report.first_counterexample_steps;
+        c["firstSeconds"] = report.first_counterexample_seconds;
+      }
+      log["runs"][0]["properties"]["counterexample"] = c;
+    }
+    PrintDocument(log);
     return;
   }
   const api::ExploreReport::Detail& d = *report.detail;
@@ -206,9 +290,20 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
   if (!report.counterexample.empty()) {
     nlohmann::json steps = nlohmann::json::array();
     for (const api::Step& s : report.counterexample) steps.push_back(StepJson(s));
-    j["counterexample"] = {{"shortest", report.counterexample_shortest}, {"steps", steps}};
+    j["counterexample"] = {{"shortest", report.counterexample_shortest},
+                           {"length", report.counterexample.size()},
+                           {"shortening", report.shortening},
+                           {"steps", steps}};
   } else {
     j["counterexample"] = nullptr;
+  }
+  // The depth-first search's first counterexample (text prints it as soon as it is found; a
+  // document is printed once, at the end): its length and when it was found.
+  if (report.first_counterexample_steps != 0) {
+    j["first_counterexample"] = {{"length", report.first_counterexample_steps},
+                                 {"seconds", report.first_counterexample_seconds}};
+  } else {
+    j["first_counterexample"] = nullptr;
   }
   PrintDocument(j);
 }
@@ -243,6 +338,14 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.max_memory_bytes = opt.max_memory_mib << 20;
   eo.reduction = !opt.no_reduction;
   eo.breadth_first = opt.breadth_first || eo.threads > 1;
+  eo.shortest_counterexample = opt.shortest;
+  eo.shorten_budget_s = opt.shorten_budget;
+  if (text) {
+    const std::vector<int64_t> params = *bound;
+    eo.on_first_counterexample = [&program, params, &eo](const verifier::ExploreResult& first) {
+      PrintFirstCounterexample(program, params, eo, first);
+    };
+  }
   if (!text) {
     api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
     if (!report.ok()) {
@@ -258,8 +361,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                            : "no reduction: every interleaving",
               eo.threads > 1 ? "breadth-first, level by level, expansions on parallel threads"
               : eo.breadth_first ? "breadth-first"
-                                 : "depth-first, then breadth-first for the shortest "
-                                   "counterexample if something is found");
+                                 : "depth-first; a counterexample is printed when found, then "
+                                   "shortened");
   api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
   if (!report.ok()) {
     ReportBadInput(ctx, ToStatus(report.error()));
@@ -273,7 +376,11 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)",
              found);
   if (r.has_bfs_stats) {
-    PrintStats(r.bfs_stats, "breadth-first search for the shortest counterexample", found);
+    PrintStats(r.bfs_stats,
+               eo.shortest_counterexample
+                   ? "breadth-first search for the shortest counterexample"
+                   : "breadth-first search for a shorter counterexample (to one step less than it)",
+               found);
   }
   // The reduction factor: the same search without reduction (the brute force). Unless asked
   // for in full (--measure-reduction), it is bounded by a second (or twice the search's time:
@@ -285,6 +392,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                 r.verdict == verifier::ExploreVerdict::kIncomplete
                     ? "is incomplete"
                     : "stopped at a finding; the brute-force search would stop elsewhere");
+  } else if (eo.reduction && eo.time_limit_s > 0 && r.stats.seconds >= eo.time_limit_s) {
+    std::printf("  reduction factor: not measured (no time left under --time-limit)\n");
   } else if (eo.reduction) {
     verifier::ExploreOptions full = eo;
     full.reduction = false;
@@ -292,6 +401,10 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     full.stop_at_first = false;
     full.breadth_first = false;
     full.threads = 1;  // the brute force as before: depth-first, one engine per level
+    full.on_first_counterexample = nullptr;
+    full.shorten_budget_s = 0;
+    // --time-limit bounds the whole run: the brute force gets what the search left.
+    if (full.time_limit_s > 0) full.time_limit_s -= r.stats.seconds;
     if (!opt.measure_reduction) {
       const double cap = std::max(1.0, 2.0 * r.stats.seconds);
       full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
@@ -339,13 +452,9 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       ctx.exit_code = kExitIncomplete;
       return;
     case verifier::ExploreVerdict::kDeadlock:
-      std::printf("FOUND: a reachable interleaving deadlocks (P2001).\n");
-      break;
     case verifier::ExploreVerdict::kViolation:
-      std::printf("FOUND: a reachable interleaving violates a rule of the model.\n");
-      break;
     case verifier::ExploreVerdict::kRuleViolation:
-      std::printf("FOUND: a reachable interleaving completes but breaks a protocol rule.\n");
+      std::printf("FOUND: %s\n", FoundSentence(r.verdict));
       break;
     case verifier::ExploreVerdict::kBadInput:
       break;
@@ -360,11 +469,11 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<ExploreCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "explore",
-      "explore every interleaving of agent steps and async completions (depth-first, then "
-      "breadth-first for the shortest counterexample; fingerprints, partial-order reduction, "
-      "symmetry).\n"
+      "explore every interleaving of agent steps and async completions (depth-first; a "
+      "counterexample is printed as soon as it is found, then shortened; fingerprints, "
+      "partial-order reduction, symmetry).\n"
       "Exit codes: 0 verified (complete search, nothing found); 1 a violation or deadlock was "
-      "found (shortest counterexample printed); 2 bad input or usage; 3 internal error; "
+      "found (counterexample printed); 2 bad input or usage; 3 internal error; "
       "4 incomplete: a bound (--max-states, --time-limit) stopped the search and nothing was "
       "found in the part covered (NOT verified).");
   sub->add_option("file", opt->schedule.file, "the schedule (.pipe)")->required();
@@ -391,7 +500,17 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
                 "counterexample is then the shortest of the schedule)");
   sub->add_flag("--bfs", opt->breadth_first,
                 "breadth-first throughout (default: depth-first, which holds only the current "
-                "path in memory, then breadth-first for the shortest counterexample)");
+                "path in memory; its counterexample is then shortened)");
+  sub->add_flag("--shortest", opt->shortest,
+                "after the depth-first search found something, search breadth-first for the "
+                "shortest counterexample, bounded only by --time-limit (default: the first "
+                "counterexample is printed at once, then shortened within --shorten-budget)");
+  sub->add_option("--shorten-budget", opt->shorten_budget,
+                  "seconds spent shortening the first counterexample (dropping steps, replayed "
+                  "on the engine, then a breadth-first search bounded by its length); 0: none; "
+                  "--time-limit bounds the whole run")
+      ->check(AtLeast(0, "0"))
+      ->capture_default_str();
   sub->add_flag("--measure-reduction", opt->measure_reduction,
                 "run the brute-force search for the reduction factor in full (default: at most "
                 "max(1 s, twice the reduced search's time); the factor is then a lower bound)");

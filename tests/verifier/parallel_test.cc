@@ -1,0 +1,177 @@
+// The parallel search (ExploreOptions::threads > 1, verifier/explore.h) is sound and its result
+// does not depend on the number of threads:
+//  - every schedule of pipelines/ and sim/examples/ at its file's default parameters (those
+//    whose breadth-first search completes within a state bound; the others are counted): 1, 2
+//    and 4 threads give the same verdict, the same number of distinct states, the same end
+//    states and the same counterexample; the default depth-first search (one thread) the same
+//    end states, and without symmetry the same number of states;
+//  - a sample of generated schedules (tests/verifier/gen, as in differential_test.cc), searched
+//    on 2 threads with and without reduction, against the naive oracle: the same completed and
+//    deadlocked end states, "a violation is reachable" the same, and 4 threads as 2.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/ir/ir.h"
+#include "sim/ir/parser.h"
+#include "tests/verifier/gen/naive_explore.h"
+#include "tests/verifier/gen/schedule_gen.h"
+#include "verifier/explore.h"
+
+namespace parity::verifier {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kMaxStates = 1'000;  // the sanitized engine is about 30x slower
+constexpr uint64_t kSeeds = 16;
+constexpr int kMinCompared = 25;
+#else
+constexpr uint64_t kMaxStates = 20'000;
+constexpr uint64_t kSeeds = 200;
+constexpr int kMinCompared = 80;
+#endif
+
+std::vector<std::string> BundledSchedules() {
+  std::vector<std::string> files;
+  for (const char* dir : {"pipelines", "sim/examples"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (e.path().extension() == ".pipe") files.push_back(e.path().generic_string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool IsFinding(ExploreVerdict v) {
+  return v == ExploreVerdict::kViolation || v == ExploreVerdict::kDeadlock ||
+         v == ExploreVerdict::kRuleViolation;
+}
+
+void ExpectSame(const ExploreResult& a, const ExploreResult& b) {
+  EXPECT_EQ(a.verdict, b.verdict) << ExploreVerdictName(a.verdict) << " vs "
+                                  << ExploreVerdictName(b.verdict);
+  EXPECT_EQ(a.stats.states, b.stats.states);
+  EXPECT_EQ(a.stats.transitions, b.stats.transitions);
+  EXPECT_EQ(a.stats.completed_ends, b.stats.completed_ends);
+  EXPECT_EQ(a.stats.deadlock_ends, b.stats.deadlock_ends);
+  EXPECT_EQ(a.stats.violation_ends, b.stats.violation_ends);
+  EXPECT_EQ(a.terminals, b.terminals);
+  EXPECT_EQ(a.counterexample, b.counterexample);
+}
+
+TEST(ParallelSearchTest, BundledSchedulesSameResultOnOneTwoAndFourThreads) {
+  int compared = 0, skipped = 0;
+  for (const std::string& f : BundledSchedules()) {
+    SCOPED_TRACE(f);
+    auto p = ir::ParseFile(f);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto params = ir::BindParams(*p, {});
+    ASSERT_TRUE(params.ok()) << params.status().ToString();
+    for (const bool stop : {true, false}) {
+      SCOPED_TRACE(stop ? "stop at the first finding" : "every end state");
+      ExploreOptions o;
+      o.breadth_first = true;
+      o.stop_at_first = stop;
+      o.collect_terminals = true;
+      o.check_rules = false;  // run on the first path to an end state: order-dependent
+      o.max_states = kMaxStates;
+      const ExploreResult one = Explore(*p, *params, o);
+      if (!one.bound.empty()) {  // not exhaustive (it may have found something
+                                 // before)
+        ++skipped;
+        continue;
+      }
+      ++compared;
+      o.threads = 2;
+      const ExploreResult two = Explore(*p, *params, o);
+      o.threads = 4;
+      const ExploreResult four = Explore(*p, *params, o);
+      ExpectSame(two, one);
+      ExpectSame(four, one);
+      if (!stop) {
+        ExploreOptions d;  // the default: depth-first, one thread
+        d.stop_at_first = false;
+        d.collect_terminals = true;
+        d.check_rules = false;
+        d.max_states = kMaxStates;
+        d.shorten_budget_s = 0;
+        const ExploreResult dfs = Explore(*p, *params, d);
+        ASSERT_TRUE(dfs.bound.empty()) << dfs.bound;
+        // (Which finding comes first depends on the order: only whether there is one.)
+        EXPECT_EQ(IsFinding(dfs.verdict), IsFinding(one.verdict));
+        EXPECT_EQ(dfs.terminals, one.terminals);
+        // The same persistent sets: the same stored states, unless symmetry picked other
+        // representatives.
+        if (!one.symmetry_applied) {
+          EXPECT_EQ(dfs.stats.states, one.stats.states);
+        }
+      }
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  std::printf("%d searches compared, %d over %llu states skipped\n", compared, skipped,
+              static_cast<unsigned long long>(kMaxStates));
+  EXPECT_GT(compared, kMinCompared);
+}
+
+std::vector<uint64_t> Sorted(const std::set<uint64_t>& a, const std::set<uint64_t>& b) {
+  std::vector<uint64_t> v(a.begin(), a.end());
+  v.insert(v.end(), b.begin(), b.end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(ParallelSearchTest, GeneratedSchedulesOnTwoThreadsAgreeWithTheOracle) {
+  int compared = 0;
+  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+    const std::string text = gen::GenerateSchedule(seed);
+    SCOPED_TRACE("seed " + std::to_string(seed) + ":\n" + text);
+    auto p = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    auto params = ir::BindParams(*p, {});
+    ASSERT_TRUE(params.ok()) << params.status().ToString();
+    const gen::NaiveEnds naive = gen::NaiveExplore(*p, *params, 20'000);
+    if (!naive.complete || naive.error) continue;
+    ++compared;
+    // Whether symmetry applies (then every search's end states are symmetric fingerprints).
+    bool symmetric = false;
+    for (const bool reduction : {true, false}) {
+      SCOPED_TRACE(reduction ? "reduced" : "brute force");
+      ExploreOptions o;
+      o.reduction = reduction;
+      o.stop_at_first = false;
+      o.collect_terminals = true;
+      o.check_rules = false;
+      o.max_states = 400'000;
+      o.threads = 2;
+      const ExploreResult two = Explore(*p, *params, o);
+      ASSERT_TRUE(two.bound.empty()) << two.bound;
+      if (reduction) symmetric = two.symmetry_applied;
+      if (!symmetric) {
+        EXPECT_EQ(two.terminals, Sorted(naive.completed, naive.deadlocked));
+      }
+      EXPECT_EQ(two.stats.completed_ends > 0, !naive.completed.empty());
+      EXPECT_EQ(two.stats.deadlock_ends > 0, !naive.deadlocked.empty());
+      EXPECT_EQ(two.stats.violation_ends > 0, !naive.violating.empty());
+      o.threads = 1;
+      o.shorten_budget_s = 0;
+      const ExploreResult one_dfs = Explore(*p, *params, o);
+      EXPECT_EQ(IsFinding(two.verdict), IsFinding(one_dfs.verdict));
+      EXPECT_EQ(two.stats.violation_ends > 0, one_dfs.stats.violation_ends > 0);
+      EXPECT_EQ(two.terminals, one_dfs.terminals);
+      o.threads = 4;
+      ExpectSame(Explore(*p, *params, o), two);
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  std::printf("%d generated schedules compared\n", compared);
+  EXPECT_GT(compared, static_cast<int>(kSeeds / 2));
+}
+
+}  // namespace
+}  // namespace parity::verifier
