@@ -1193,12 +1193,7 @@ class Parser {
                    "parse.while-bound");
     }
     Next();
-    const Token bound_at = Peek();
     PARITY_RETURN_IF_ERROR(ParseExpr(&f.hi));
-    if (const Expr& e = program_.exprs[f.hi]; e.kind == Expr::Kind::kConst && e.value < 0) {
-      return Error(bound_at, "the `while` bound " + std::to_string(e.value) + " is negative",
-                   "parse.while-bound");
-    }
     f.lo = Const(0, t);
     scopes_.emplace_back();
     hidden_.emplace_back();
