@@ -5,7 +5,8 @@
 # both addresses), and a `while` that exceeds its bound (the executor's kFaultBound). Each
 # schedule runs from host-resolved op streams and interpreted (--interpret), with a trace.
 # Run from the repository root:
-#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/langctl_batch.sh
+#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/langctl_batch.sh [all|control]
+# (`control`: only while_break and while_bound, the second batch.)
 # Files back: log.txt and traces.tgz (t/<name>.<mode>.trace + .agents + .log), which
 # //tests/gpu:langctl_traces_test replays once committed under traces/langctl/.
 # Expected: persistent*, peer_load: exit 0 (completed, pattern data) in both modes;
@@ -13,6 +14,7 @@
 # bad_state_reset_per_tile: exit 1 or 0 (a stale read: timing-dependent; the log shows which);
 # while_break: exit 0; while_bound: exit 2 with "a `while` condition still holds after its bound".
 set -u
+mode=${1:-all}
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out/t"
@@ -32,12 +34,14 @@ run() {  # name file [args...]
 }
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  run persistent pipelines/persistent_gemm/persistent.pipe
-  run persistent_c3_t7 pipelines/persistent_gemm/persistent.pipe -D CLUSTERS=3 -D TILES=7 -D K_TILES=4 -D STAGES=3
-  run peer_load pipelines/persistent_gemm/peer_load.pipe
-  run peer_load_i8 pipelines/persistent_gemm/peer_load.pipe -D ITERS=8
-  run bad_per_cta_trip_count pipelines/persistent_gemm/bad_per_cta_trip_count.pipe
-  run bad_state_reset_per_tile pipelines/persistent_gemm/bad_state_reset_per_tile.pipe
+  if [ "$mode" = all ]; then
+    run persistent pipelines/persistent_gemm/persistent.pipe
+    run persistent_c3_t7 pipelines/persistent_gemm/persistent.pipe -D CLUSTERS=3 -D TILES=7 -D K_TILES=4 -D STAGES=3
+    run peer_load pipelines/persistent_gemm/peer_load.pipe
+    run peer_load_i8 pipelines/persistent_gemm/peer_load.pipe -D ITERS=8
+    run bad_per_cta_trip_count pipelines/persistent_gemm/bad_per_cta_trip_count.pipe
+    run bad_state_reset_per_tile pipelines/persistent_gemm/bad_state_reset_per_tile.pipe
+  fi
   run while_break tests/gpu/schedules/while_break.pipe
   run while_bound tests/gpu/schedules/while_bound.pipe
   tar czf "$out/traces.tgz" -C "$out" t && rm -rf "$out/t"

@@ -628,6 +628,9 @@ int Run(int argc, char** argv) {
     }
     std::printf("parity_gpu: wrote %s\n", trace_out.c_str());
   }
+  // An interpreter fault is the schedule's bad input (an index or region out of range, a
+  // `while` past its bound): the simulator's engine.* errors for the same statements, exit 2.
+  if (out.hang.kind == 2) return 2;
   if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0 || out.bad_global_chunks != 0) {
     return 1;
   }
