@@ -452,7 +452,8 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
         }
       }
       // The target is the barrier's CTA, as the engine records it (a peer's for `@cta(r)`).
-      Emit<kTrace>(c, a, EventKind::kTmaIssue, x.b.cta, m, x.slot, static_cast<int32_t>(c.map_box_bytes[m]),
+      Emit<kTrace>(c, a, EventKind::kTmaIssue, x.b.cta, m, x.slot,
+                   static_cast<int32_t>(c.map_box_bytes[m]),
                    static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
       __syncwarp();
       return false;

@@ -270,7 +270,8 @@ ReachTable BuildReach(const ir::Program& program, const Engine& engine,
     const ir::BuiltinValues builtins = ir::MakeBuiltins(
         info.cta, info.cta % *cluster_m, info.cta / *cluster_m, *cluster_m, *cluster_n,
         info.cluster, info.index_in_role,
-        engine.num_ctas() / (static_cast<uint32_t>(*cluster_m) * static_cast<uint32_t>(*cluster_n)));
+        engine.num_ctas() /
+            (static_cast<uint32_t>(*cluster_m) * static_cast<uint32_t>(*cluster_n)));
     const ir::Role& role = program.roles[info.role];
     std::vector<uint32_t> exact(program.barriers.size(), 0);
     StaticRun run(program, *params, builtins, info.cta, role.num_vars, &exact);

@@ -253,7 +253,8 @@ constexpr BuiltinName kBuiltins[] = {
 bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
       "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
-      "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads", "when", "bytes", "align",
+      "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
+      "when", "bytes", "align",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
       "min", "max", "init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
       "wait", "test_wait", "pending_count", "readback", "use", "write", "exit", "dtype", "dims", "box", "strides",

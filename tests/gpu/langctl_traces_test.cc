@@ -154,7 +154,8 @@ TEST(LangctlTraces, KnownBadVariantsHangWhereTheModelSays) {
     }
     EXPECT_EQ(on_full, 1u);
   }
-  for (const char* name : {"bad_state_reset_per_tile.resolved", "bad_state_reset_per_tile.interpret"}) {
+  for (const char* name :
+       {"bad_state_reset_per_tile.resolved", "bad_state_reset_per_tile.interpret"}) {
     SCOPED_TRACE(name);
     const Loaded l = Load("pipelines/persistent_gemm/bad_state_reset_per_tile.pipe", name);
     ASSERT_TRUE(l.ok);
