@@ -75,14 +75,15 @@ size_t Count(const std::vector<TraceEvent>& events, EventKind kind, uint8_t flag
   return n;
 }
 
-void ExpectMatchesTheModel(const Loaded& l) {
+void ExpectMatchesTheModel(const Loaded& l, bool uses = true) {
   ASSERT_TRUE(l.ok);
   EXPECT_EQ(l.sim_outcome, engine::Outcome::kCompleted);
   EXPECT_EQ(Count(l.h100.events, EventKind::kWaitTimeout), 0u);
   EXPECT_EQ(Count(l.h100.events, EventKind::kUse, gpu::kFlagDataBad), 0u)
       << "a use read bytes that were not pattern data";
-  EXPECT_GT(Count(l.h100.events, EventKind::kUse), 0u);
+  EXPECT_EQ(Count(l.h100.events, EventKind::kUse) > 0, uses);
   EXPECT_EQ(Count(l.h100.events, EventKind::kUse), Count(l.sim_events, EventKind::kUse));
+  EXPECT_EQ(Count(l.h100.events, EventKind::kWrite), Count(l.sim_events, EventKind::kWrite));
   EXPECT_EQ(Count(l.h100.events, EventKind::kTmaIssue), Count(l.sim_events, EventKind::kTmaIssue));
   Expected<verifier::ReplayResult> r = verifier::ReplayTrace(l.program, l.params, l.h100);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -126,6 +127,28 @@ TEST(LangctlTraces, TmaLoadIntoAPeerCompletesOnItsBarrier) {
       peer += e.cta == 1;
     }
     EXPECT_EQ(peer, Count(l.h100.events, EventKind::kTmaIssue) / 2);
+  }
+}
+
+// `while` over a per-CTA tile schedule with a `break` out of an inner `for` and one out of the
+// `while`: the passes each CTA made are its `write`s (one per inner pass, then one whose byte
+// count is 16 x the passes), the same on the H100 as in the model.
+TEST(LangctlTraces, WhileAndBreakMakeTheSamePasses) {
+  for (const char* name : {"while_break.resolved", "while_break.interpret"}) {
+    SCOPED_TRACE(name);
+    const Loaded l = Load("tests/gpu/schedules/while_break.pipe", name);
+    ExpectMatchesTheModel(l, /*uses=*/false);
+    EXPECT_EQ(Count(l.h100.events, EventKind::kWrite), 17u + 6u);
+    // grid_cta 0..5 (cluster-major): tiles {0, 6}, {1}, {2}, {3}, {4}, {5}, 2 or 3 passes each.
+    const int64_t want[6] = {4, 3, 2, 3, 2, 3};
+    size_t finals = 0;
+    for (const TraceEvent& e : l.h100.events) {
+      if (e.kind != static_cast<uint8_t>(EventKind::kWrite) || e.index != 3) continue;
+      ++finals;
+      EXPECT_EQ(e.value, 16 * want[e.cluster * 2 + e.cta])
+          << "cluster " << e.cluster << " CTA " << e.cta;
+    }
+    EXPECT_EQ(finals, 6u);
   }
 }
 
