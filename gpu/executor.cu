@@ -427,7 +427,15 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
     }
     case OpKind::kTmaLoad: {  // tma.load
       const exec::ResolvedTmaLoad& x = r.tma_load;
-      const uint32_t m = x.map, dst = a.smem_base + x.dst, bar = a.smem_base + x.b.addr;
+      // `bar B[i] @cta(r)` (unicast): a load into CTA r, as the model delivers it: the bytes land
+      // in A[s] of CTA r and complete_tx on B[i] there. Both operands are .shared::cluster
+      // addresses; mapa.shared::cluster gives CTA r's, the own CTA's shared::cta ones are valid.
+      const bool peer = x.b.cta != a.cta;
+      const uint32_t m = x.map;
+      const uint32_t dst = peer ? ptx::MapaSharedCluster(a.smem_base + x.dst, x.b.cta)
+                                : a.smem_base + x.dst;
+      const uint32_t bar = peer ? ptx::MapaSharedCluster(a.smem_base + x.b.addr, x.b.cta)
+                                : a.smem_base + x.b.addr;
       const bool mc = x.multicast != 0;
       const uint32_t mask = x.mask, n = x.rank;
       const int32_t x0 = x.coords[0], x1 = x.coords[1], x2 = x.coords[2], x3 = x.coords[3],
@@ -443,7 +451,9 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
           default: mc ? ptx::TmaLoadMulticast5D(dst, tm, bar, cm, x0, x1, x2, x3, x4) : ptx::TmaLoad5D(dst, tm, bar, x0, x1, x2, x3, x4); break;
         }
       }
-      Emit<kTrace>(c, a, EventKind::kTmaIssue, a.cta, m, x.slot, static_cast<int32_t>(c.map_box_bytes[m]),
+      // The target is the barrier's CTA, as the engine records it (a peer's for `@cta(r)`).
+      Emit<kTrace>(c, a, EventKind::kTmaIssue, x.b.cta, m, x.slot,
+                   static_cast<int32_t>(c.map_box_bytes[m]),
                    static_cast<int32_t>(mask), 0, 0, spc, mc ? trace::kFlagMulticast : 0);
       __syncwarp();
       return false;

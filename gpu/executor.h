@@ -111,6 +111,7 @@ struct HangReport {
 // Interpreter faults (checks that stop the run instead of issuing a bad instruction).
 using exec::FaultCode;
 using exec::kFaultBadWord;
+using exec::kFaultBound;
 using exec::kFaultCount;
 using exec::kFaultEval;
 using exec::kFaultIndex;

@@ -15,6 +15,7 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
   c.pool = s.words.size() > 8 ? s.words[8] : 0;
   c.cluster_m = s.cluster_m;
   c.cluster_n = s.cluster_n;
+  c.clusters = s.clusters;
   copy(s.role_body_begin, c.role_body_begin);
   copy(s.role_body_end, c.role_body_end);
   copy(s.role_threads, c.role_threads);
@@ -101,6 +102,7 @@ const char* FaultName(uint32_t code) {
     case kFaultStack: return "expression stack overflow";
     case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
     case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
+    case kFaultBound: return "a `while` condition still holds after its bound (engine.while-bound)";
     default: return "none";
   }
 }

@@ -154,7 +154,14 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
     return "";
   }
   if (const auto* t = std::get_if<ir::TmaLoad>(&op)) {
-    if (t->bar.cta != ir::kNoExpr || t->dst.cta != ir::kNoExpr) return "tma.load with @cta";
+    // A peer CTA's barrier (`bar B[i] @cta(r)`, unicast) makes CTA r the destination: dstMem
+    // and mbar are the mapa.shared::cluster addresses of A[s] and B[i] in CTA r. With multicast
+    // the operands name the same offsets in every destination CTA (PTX ISA
+    // cp.async.bulk.tensor), so a barrier of one other CTA has no multicast form.
+    if (t->dst.cta != ir::kNoExpr) return "tma.load into @cta";
+    if (t->bar.cta != ir::kNoExpr && t->multicast_mask != ir::kNoExpr) {
+      return "tma.load with multicast and a barrier @cta";
+    }
     if (t->coords.size() != p.tensor_maps[t->tensor_map].global_dims.size()) {
       return "tma.load whose coordinate count differs from the tensor map's rank";
     }
@@ -350,7 +357,7 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   const uint32_t csize = spec.cluster_m * spec.cluster_n;
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
   const ir::BuiltinValues cta0 =
-      ir::MakeBuiltins(0, 0, 0, spec.cluster_m, spec.cluster_n, 0, 0);
+      ir::MakeBuiltins(0, 0, 0, spec.cluster_m, spec.cluster_n, 0, 0, spec.clusters);
 
   if (p.roles.size() > kMaxRoles) Die("more than 8 roles");
   if (p.barriers.size() > kMaxBarrierDecls) Die("more than 16 barrier arrays");
@@ -446,7 +453,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   for (uint32_t cl = 0; cl < spec.clusters; ++cl) {
     for (uint32_t rank = 0; rank < csize; ++rank) {
       const ir::BuiltinValues b = ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m,
-                                                   spec.cluster_m, spec.cluster_n, cl, 0);
+                                                   spec.cluster_m, spec.cluster_n, cl, 0,
+                                                   spec.clusters);
       std::vector<AgentSlot> slots;
       for (uint32_t r = 0; r < spec.num_roles; ++r) {
         const ir::Role& role = p.roles[r];
@@ -620,6 +628,9 @@ int Run(int argc, char** argv) {
     }
     std::printf("parity_gpu: wrote %s\n", trace_out.c_str());
   }
+  // An interpreter fault is the schedule's bad input (an index or region out of range, a
+  // `while` past its bound): the simulator's engine.* errors for the same statements, exit 2.
+  if (out.hang.kind == 2) return 2;
   if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0 || out.bad_global_chunks != 0) {
     return 1;
   }

@@ -162,7 +162,15 @@ class StaticRun {
           vals_[l->var] = v.v;
           known_[l->var] = v.known;
         }
+      } else if (std::holds_alternative<ir::Break>(st.node)) {
+        // Leaving a loop early is not modelled by this walk: fall back to the coarse table.
+        give_up_ = true;
+        return;
       } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+        if (f->cond != ir::kNoExpr) {  // a `while`: its passes depend on the run
+          give_up_ = true;
+          return;
+        }
         const Value lo = Eval(f->lo), hi = Eval(f->hi);
         const Value step = f->step == ir::kNoExpr ? Value{1, true} : Eval(f->step);
         if (!lo.known || !hi.known || !step.known || step.v <= 0 || f->var >= vals_.size()) {
@@ -261,7 +269,9 @@ ReachTable BuildReach(const ir::Program& program, const Engine& engine,
     if (!cluster_m || !cluster_n || *cluster_m < 1 || info.cta >= 32) continue;
     const ir::BuiltinValues builtins = ir::MakeBuiltins(
         info.cta, info.cta % *cluster_m, info.cta / *cluster_m, *cluster_m, *cluster_n,
-        info.cluster, info.index_in_role);
+        info.cluster, info.index_in_role,
+        engine.num_ctas() /
+            (static_cast<uint32_t>(*cluster_m) * static_cast<uint32_t>(*cluster_n)));
     const ir::Role& role = program.roles[info.role];
     std::vector<uint32_t> exact(program.barriers.size(), 0);
     StaticRun run(program, *params, builtins, info.cta, role.num_vars, &exact);

@@ -11,6 +11,7 @@ void Flatten(const ir::Block& block, std::vector<const ir::Stmt*>& out) {
     if (std::holds_alternative<ir::Let>(st.node)) {
       out.push_back(&st);
     } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      // The engine's numbering (sim/engine/code.h, CompileBlock); a while is a For too.
       out.push_back(&st);  // init
       out.push_back(&st);  // test
       Flatten(f->body, out);
@@ -23,7 +24,7 @@ void Flatten(const ir::Block& block, std::vector<const ir::Stmt*>& out) {
         Flatten(i->else_body, out);
       }
     } else {
-      out.push_back(&st);
+      out.push_back(&st);  // an op, or the jump of a `break`
     }
   }
 }

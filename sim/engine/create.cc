@@ -114,7 +114,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations.
   auto cta_builtins = [&](uint32_t cluster, uint32_t rank, uint32_t agent) {
     return ir::MakeBuiltins(rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m,
-                            c.cluster_n, cluster, agent);
+                            c.cluster_n, cluster, agent, c.clusters);
   };
   const ir::BuiltinValues b0 = cta_builtins(0, 0, 0);
 
@@ -250,7 +250,9 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   // Roles: compile each body once.
   for (const ir::Role& role : program.roles) {
     std::vector<Instr> instrs;
-    CompileBlock(role.body, instrs);
+    std::vector<uint32_t> stray_breaks;
+    CompileBlock(role.body, instrs, &stray_breaks);
+    for (uint32_t b : stray_breaks) instrs[b].target = static_cast<uint32_t>(instrs.size());
     instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
     if (instrs.size() > 0xffff) {
       return DeclError(program, "engine.program-size",

@@ -630,6 +630,26 @@ struct Engine::Exec {
           if (!Ev(in.e1, env, &v)) return;
           s.pc = vars[in.var] < v ? s.pc + 1 : in.target;
           continue;
+        case Instr::kWhileTest: {
+          if (!Ev(in.e1, env, &v)) return;
+          if (v == 0) {
+            s.pc = in.target;
+            continue;
+          }
+          int64_t bound = 0;
+          if (!Ev(in.e2, env, &bound)) return;
+          if (vars[in.var] >= bound) {
+            ErrorAt("engine.while-bound",
+                    "the `while` condition still holds after " + std::to_string(vars[in.var]) +
+                        " passes, its bound " + std::to_string(bound) +
+                        ": the bound is the most passes the loop may make (raise it if the "
+                        "kernel really loops more, else the loop's exit condition is wrong)",
+                    in.where);
+            return;
+          }
+          ++s.pc;
+          continue;
+        }
         case Instr::kForStep:
           if (!EvOr(in.e1, env, 1, &v)) return;
           if (v <= 0) {

@@ -88,6 +88,18 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
         if (!(ok = Ev(in.e1, env0, &v))) break;
         pc = vars[in.var] < v ? pc + 1 : in.target;
         continue;
+      case Instr::kWhileTest: {
+        if (!(ok = Ev(in.e1, env0, &v))) break;
+        if (v == 0) {
+          pc = in.target;
+          continue;
+        }
+        int64_t bound = 0;
+        // A pass beyond the bound is a run error: the look-ahead gives up there.
+        if (!(ok = Ev(in.e2, env0, &bound) && vars[in.var] < bound)) break;
+        ++pc;
+        continue;
+      }
       case Instr::kForStep:
         if (!(ok = EvOr(in.e1, env0, 1, &v)) || v <= 0 ||
             __builtin_add_overflow(vars[in.var], v, &vars[in.var])) {

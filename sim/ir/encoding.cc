@@ -331,6 +331,14 @@ class Encoder {
     for (const Stmt& s : block) {
       if (const auto* let = std::get_if<Let>(&s.node)) {
         Record(static_cast<uint32_t>(EncodedStmtKind::kLet), {let->var, Ref(let->value)}, &out);
+      } else if (const auto* f = std::get_if<For>(&s.node); f != nullptr && f->cond != kNoExpr) {
+        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> fields = {f->var, Ref(f->hi), Ref(f->cond),
+                                        static_cast<uint32_t>(body.size())};
+        fields.insert(fields.end(), body.begin(), body.end());
+        Record(static_cast<uint32_t>(EncodedStmtKind::kWhile), fields, &out);
+      } else if (std::holds_alternative<Break>(s.node)) {
+        Record(static_cast<uint32_t>(EncodedStmtKind::kBreak), {}, &out);
       } else if (const auto* f = std::get_if<For>(&s.node)) {
         std::vector<uint32_t> body = EncodeBlock(f->body);
         std::vector<uint32_t> fields = {f->var, Ref(f->lo), Ref(f->hi), Ref(f->step),
@@ -547,7 +555,7 @@ class Decoder {
           x.index = arg;
           break;
         case EncodedExprOp::kBuiltin:
-          if (arg > static_cast<uint32_t>(Builtin::kAgent)) Fail("bad builtin");
+          if (arg >= kNumBuiltinCodes) Fail("bad builtin");
           x.kind = Expr::Kind::kBuiltin;
           x.op = static_cast<uint8_t>(arg);
           break;
@@ -778,6 +786,22 @@ class Decoder {
         else Fail("loop body length mismatch");
         f.at = f.end;
         s.node = std::move(loop);
+      } else if (kind == static_cast<uint32_t>(EncodedStmtKind::kWhile)) {
+        For loop;
+        loop.var = Var(f.Next(), false);
+        loop.hi = Expr_(f.Next());
+        loop.cond = Expr_(f.Next());
+        Expr zero;
+        zero.kind = Expr::Kind::kConst;
+        loop.lo = Add(zero);
+        const uint32_t n = f.Next();
+        if (why_.empty() && loop.cond == kNoExpr) Fail("while without a condition");
+        if (why_.empty() && f.at + n == f.end) loop.body = Block_(f.at, f.end, depth + 1);
+        else Fail("loop body length mismatch");
+        f.at = f.end;
+        s.node = std::move(loop);
+      } else if (kind == static_cast<uint32_t>(EncodedStmtKind::kBreak)) {
+        s.node = Break{};
       } else if (kind == static_cast<uint32_t>(EncodedStmtKind::kIf)) {
         If i;
         i.cond = Expr_(f.Next());

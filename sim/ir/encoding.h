@@ -49,6 +49,8 @@
 // refs). `var` fields are slots; 0xffffffff = none.
 //   kLet 1: var, value                kFor 2: var, lo, hi, step, body words, body
 //   kIf 3: cond, then words, else words, then body, else body
+//   kWhile 4: counter var, bound, cond, body words, body (version 3)
+//   kBreak 5: -  (leaves the innermost kFor/kWhile; version 3)
 //   ops: 16 + the index of the alternative in ir::Op:
 //   MbarrierInit bar, count            MbarrierInval bar
 //   MbarrierArrive kind, bar, count, expect_tx, mask, token var
@@ -82,7 +84,8 @@ namespace parity::ir {
 
 inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
 // 2: MbarrierPendingCount (op 23) and GlobalReadback (op 24) appended.
-inline constexpr uint32_t kEncodingVersion = 2;
+// 3: kWhile and kBreak statements.
+inline constexpr uint32_t kEncodingVersion = 3;
 inline constexpr uint32_t kEncodingHeaderWords = 24;
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 

@@ -174,7 +174,8 @@ class Evaluator {
 }  // namespace
 
 BuiltinValues MakeBuiltins(int64_t cta_rank, int64_t cta_x, int64_t cta_y, int64_t cluster_m,
-                           int64_t cluster_n, int64_t cluster_id, int64_t agent) {
+                           int64_t cluster_n, int64_t cluster_id, int64_t agent,
+                           int64_t clusters) {
   BuiltinValues v{};
   v[static_cast<size_t>(Builtin::kCtaRank)] = cta_rank;
   v[static_cast<size_t>(Builtin::kCtaX)] = cta_x;
@@ -184,6 +185,9 @@ BuiltinValues MakeBuiltins(int64_t cta_rank, int64_t cta_x, int64_t cta_y, int64
   v[static_cast<size_t>(Builtin::kClusterSize)] = cluster_m * cluster_n;
   v[static_cast<size_t>(Builtin::kClusterId)] = cluster_id;
   v[static_cast<size_t>(Builtin::kAgent)] = agent;
+  v[static_cast<size_t>(Builtin::kNumClusters)] = clusters;
+  v[static_cast<size_t>(Builtin::kGridCta)] = cluster_id * cluster_m * cluster_n + cta_rank;
+  v[static_cast<size_t>(Builtin::kGridSize)] = clusters * cluster_m * cluster_n;
   return v;
 }
 

@@ -27,9 +27,10 @@ inline constexpr size_t kNumBuiltins = kNumBuiltinCodes;  // one per ir::Builtin
 // Values of the builtins, indexed by static_cast<size_t>(Builtin).
 using BuiltinValues = std::array<int64_t, kNumBuiltins>;
 
-// Builtins of one agent.
+// Builtins of one agent of a grid of `clusters` clusters (grid_cta and grid_size follow).
 BuiltinValues MakeBuiltins(int64_t cta_rank, int64_t cta_x, int64_t cta_y, int64_t cluster_m,
-                           int64_t cluster_n, int64_t cluster_id, int64_t agent);
+                           int64_t cluster_n, int64_t cluster_id, int64_t agent,
+                           int64_t clusters = 1);
 
 // What an expression may refer to. `vars` may be null when num_vars is 0 (declarations, which
 // see params and builtins only). The pointers must outlive the call.

@@ -52,6 +52,7 @@ enum FaultCode : uint32_t {
   kFaultStack = 5,       // expression stack overflow
   kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
   kFaultCount = 7,       // bulk.wait N > 7, or a bar.sync thread count that is not whole warps
+  kFaultBound = 8,       // a `while` whose condition still holds after `bound` passes
 };
 
 // Where an agent runs (one per role instance; the GPU gives each agent a warp).
@@ -77,6 +78,7 @@ struct Layout {
   const uint32_t* words;
   uint32_t pool;  // expression pool word offset (header word 8)
   uint32_t cluster_m, cluster_n;
+  uint32_t clusters;  // clusters in the grid (num_clusters)
   uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles];  // word offsets
   uint32_t role_threads[kMaxRoles];  // the schedule's `threads` per agent (bar.sync counts)
   uint32_t role_num_vars[kMaxRoles];
@@ -147,6 +149,13 @@ PARITY_HD inline bool BuiltinValue(const C& c, const A& a, uint32_t id, int64_t*
     case Builtin::kClusterSize: *v = static_cast<int64_t>(c.cluster_m) * c.cluster_n; return true;
     case Builtin::kClusterId: *v = a.cluster; return true;
     case Builtin::kAgent: *v = a.slot.index_in_role; return true;
+    case Builtin::kNumClusters: *v = c.clusters; return true;
+    case Builtin::kGridCta:
+      *v = static_cast<int64_t>(a.cluster) * c.cluster_m * c.cluster_n + a.cta;
+      return true;
+    case Builtin::kGridSize:
+      *v = static_cast<int64_t>(c.clusters) * c.cluster_m * c.cluster_n;
+      return true;
   }
   return false;
 }
@@ -621,7 +630,7 @@ struct Frame {
   uint32_t rec;     // record start
   uint32_t end;     // where the body ends (pc reaching it closes the frame)
   uint32_t after;   // record end
-  uint32_t is_for;
+  uint32_t is_for;  // 0 if, 1 for, 2 while
 };
 // Where an agent is in its role's program.
 struct Walk {
@@ -640,9 +649,28 @@ PARITY_HD inline Walk StartWalk(const C& c, const A& a) {
   return k;
 }
 
+// The test at the top of each pass of the `while` record at `rec` (fields: counter var, bound,
+// cond, body words): true to run the body; false to leave, or with a fault when the condition
+// still holds once the counter reached the bound (sim/engine/exec.h, kWhileTest).
+template <typename C, typename A>
+PARITY_HD inline bool WhileTest(const C& c, A& a, uint32_t rec) {
+  const uint32_t* f = c.words + rec + 1;
+  const bool cond = EvalExpr(c, a, f[2]) != 0;
+  if (a.fault != kFaultNone || !cond) return false;
+  const int64_t bound = EvalExpr(c, a, f[1]);
+  if (a.fault != kFaultNone) return false;
+  if (a.vars[f[0]] >= bound) {
+    Fail(a, kFaultBound);
+    return false;
+  }
+  return true;
+}
+
 // Moves `k.pc` to the next op statement, running the lets, loops and ifs before it as the engine
 // does (sim/engine/engine.cc, StepAgent: a `for` sets its variable to lo, tests it against hi,
-// and after each pass adds the step, which must be positive, and tests against hi again).
+// and after each pass adds the step, which must be positive, and tests against hi again; a
+// `while` sets its counter to 0 and before each pass tests its condition, then the counter
+// against its bound; `break` leaves the innermost loop).
 template <typename C, typename A>
 PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
   const uint32_t* W = c.words;
@@ -651,7 +679,22 @@ PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
     if (a.fault != kFaultNone) return kFaulted;
     if (k.depth > 0 && k.pc == k.frames[k.depth - 1].end) {
       Frame& fr = k.frames[k.depth - 1];
-      if (fr.is_for) {
+      if (fr.is_for == 2) {
+        const uint32_t var = W[fr.rec + 1];
+        int64_t next = 0;
+        if (AddOverflows(a.vars[var], 1, &next)) {
+          Fail(a, kFaultEval, EvalError::kOverflow);
+          continue;
+        }
+        a.vars[var] = next;
+        if (WhileTest(c, a, fr.rec)) {
+          if (a.OnLoopBack(c)) return kAbortSeen;
+          if (a.fault != kFaultNone) continue;
+          k.pc = fr.rec + 5;
+          continue;
+        }
+        if (a.fault != kFaultNone) continue;
+      } else if (fr.is_for) {
         const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
         const int64_t step = f[3] == kNone ? 1 : EvalExpr(c, a, f[3]);
         if (a.fault != kFaultNone) continue;
@@ -718,6 +761,35 @@ PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
       } else {
         k.pc += len;
       }
+      continue;
+    }
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kWhile)) {  // var, bound, cond, n, body
+      if (k.depth >= kMaxNesting) {
+        Fail(a, kFaultNesting);
+        continue;
+      }
+      if (f[0] >= num_vars || f[0] >= kMaxVars) {
+        Fail(a, kFaultBadWord, EvalError::kBadReference);
+        continue;
+      }
+      a.vars[f[0]] = 0;
+      if (WhileTest(c, a, pc)) {
+        k.frames[k.depth++] = Frame{pc, pc + 5 + f[3], pc + len, 2};
+        k.pc += 5;
+      } else {
+        k.pc += len;
+      }
+      continue;
+    }
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kBreak)) {
+      uint32_t d = k.depth;
+      while (d > 0 && k.frames[d - 1].is_for == 0) --d;
+      if (d == 0) {
+        Fail(a, kFaultBadWord);
+        continue;
+      }
+      k.pc = k.frames[d - 1].after;
+      k.depth = d - 1;
       continue;
     }
     if (kind == static_cast<uint32_t>(EncodedStmtKind::kIf)) {  // cond, then n, else n, bodies

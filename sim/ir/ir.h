@@ -206,12 +206,18 @@ struct Let { uint32_t var = 0; ExprId value = kNoExpr; };     // let x = e (also
 struct For {                                                 // for v in lo .. hi [step s] { }
   uint32_t var = 0;
   ExprId lo = kNoExpr, hi = kNoExpr, step = kNoExpr;         // hi exclusive; step default 1
+  // `while cond bound hi { }` when set: `var` is the loop's own pass counter (lo = 0, no step),
+  // each pass first tests `cond` (false: leave) and then the counter against the bound `hi`
+  // (reached with `cond` still true: the run stops, engine.while-bound). A while is a For so
+  // that every walk of the statement tree that visits loop bodies visits its body too.
+  ExprId cond = kNoExpr;
   Block body;
 };
 struct If { ExprId cond = kNoExpr; Block then_body; Block else_body; };
+struct Break {};                                             // leaves the innermost for/while
 
 struct Stmt {
-  std::variant<Let, For, If, Op> node;
+  std::variant<Let, For, If, Op, Break> node;
   SourceLocation where;
 };
 

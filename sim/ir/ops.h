@@ -19,8 +19,11 @@ enum class Builtin : uint8_t {
   kClusterSize,  // cluster_m * cluster_n
   kClusterId,    // which cluster of the grid (0 .. clusters-1)
   kAgent,        // index of this agent within its role in its CTA (0 .. count-1)
+  kNumClusters,  // %nclusterid: clusters in the grid (`clusters N`)
+  kGridCta,      // the CTA's linear index in the grid: cluster_id * cluster_size + cta_rank
+  kGridSize,     // CTAs in the grid: num_clusters * cluster_size (%nctaid of a 1-D grid)
 };
-inline constexpr uint32_t kNumBuiltinCodes = 8;
+inline constexpr uint32_t kNumBuiltinCodes = 11;
 
 enum class UnaryOp : uint8_t { kNeg, kNot, kBitNot };
 enum class BinaryOp : uint8_t {
@@ -44,7 +47,9 @@ enum class EncodedExprOp : uint8_t {
   kJumpIfZero = 6, kJump = 7, kAndJump = 8, kOrJump = 9, kBool = 10,
 };
 // Kinds of an encoded statement record: control flow, then kOpBase + OpKind.
-enum class EncodedStmtKind : uint8_t { kLet = 1, kFor = 2, kIf = 3, kOpBase = 16 };
+enum class EncodedStmtKind : uint8_t {
+  kLet = 1, kFor = 2, kIf = 3, kWhile = 4, kBreak = 5, kOpBase = 16,
+};
 
 // The ops, in the order of the alternatives of ir::Op (sim/ir/ir.h; encoding.cc asserts that
 // each one's index matches). Appended only: the numbers are part of the encoding.

@@ -245,13 +245,16 @@ constexpr BuiltinName kBuiltins[] = {
     {"cta_y", Builtin::kCtaY},               {"cluster_m", Builtin::kClusterM},
     {"cluster_n", Builtin::kClusterN},       {"cluster_size", Builtin::kClusterSize},
     {"cluster_id", Builtin::kClusterId},     {"agent", Builtin::kAgent},
+    {"num_clusters", Builtin::kNumClusters}, {"grid_cta", Builtin::kGridCta},
+    {"grid_size", Builtin::kGridSize},
 };
 
 // Words that start a statement or clause; they cannot name params, objects or variables.
 bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
       "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
-      "let", "for", "in", "if", "else", "step", "count", "threads", "when", "bytes", "align",
+      "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
+      "when", "bytes", "align",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
       "min", "max", "init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
       "wait", "test_wait", "pending_count", "readback", "use", "write", "exit", "dtype", "dims", "box", "strides",
@@ -568,7 +571,7 @@ class Parser {
                  "unknown name `" + t.text +
                      "` (expected a variable in scope, a param declared above, or a builtin: "
                      "cta_rank, cta_x, cta_y, cluster_m, cluster_n, cluster_size, cluster_id, "
-                     "agent)",
+                     "num_clusters, grid_cta, grid_size, agent)",
                  "parse.unknown-name");
   }
 
@@ -777,7 +780,10 @@ class Parser {
   }
 
   Status CheckNewObjectName(const Token& t, const std::string& kind) const {
-    PARITY_RETURN_IF_ERROR(CheckNotReserved(t, kind));
+    // `bar` is a clause word only right after a copy's destination, where a barrier reference
+    // follows (`-> A[s] bar bar[s]` reads unambiguously), so a barrier array may take the name
+    // CUDA code often gives it.
+    if (!(kind == "barrier" && t.text == "bar")) PARITY_RETURN_IF_ERROR(CheckNotReserved(t, kind));
     auto taken = [&](const auto& decls) {
       for (const auto& d : decls) {
         if (d.name == t.text) return true;
@@ -1127,11 +1133,13 @@ class Parser {
       scopes_.emplace_back();
       hidden_.emplace_back();
       f.var = NewVar(name);
+      ++loop_depth_;
       Status s = IsPunct("{") ? ParseBlock(&f.body, nullptr,
                                            "the `for` body at " + file_ + ":" +
                                                std::to_string(t.line) +
                                                " (the loop may run zero times)")
                               : Expected_("`{` to start the loop body");
+      --loop_depth_;
       std::vector<std::pair<std::string, std::string>> body_hidden = std::move(hidden_.back());
       scopes_.pop_back();
       hidden_.pop_back();
@@ -1142,6 +1150,19 @@ class Parser {
       st.where = Loc(t);
       out->push_back(std::move(st));
       return EndOfStatement("the loop");
+    }
+    if (w == "while") return ParseWhile(out);
+    if (w == "break") {
+      Next();
+      if (loop_depth_ == 0) {
+        return Error(t, "`break` outside a loop: it leaves the innermost `for` or `while`",
+                     "parse.break-outside-loop");
+      }
+      Stmt st;
+      st.node = Break{};
+      st.where = Loc(t);
+      out->push_back(std::move(st));
+      return EndOfStatement("`break`");
     }
     if (w == "if") {
       Stmt st;
@@ -1154,6 +1175,47 @@ class Parser {
     if (w == "else") return Error(t, "`else` without a preceding `if` block");
     Next();
     return ParseOp(t, out);
+  }
+
+  // `while COND bound N { }`: a loop that runs while COND holds, at most N times. The bound is
+  // the author's claim about the kernel (a persistent loop's tiles per CTA, a spin loop's
+  // retries); it keeps every run and the exploration finite, and a run in which COND still
+  // holds after N passes stops with the error engine.while-bound instead of looping on. The
+  // iteration count lives in a variable slot of its own (named `while@LINE:COL`, which no
+  // expression can name), so that it is part of the agent's state like any variable.
+  Status ParseWhile(Block* out) {
+    const Token t = Next();  // `while`
+    For f;
+    PARITY_RETURN_IF_ERROR(ParseExpr(&f.cond));
+    if (!IsWord("bound")) {
+      return Error(Peek(),
+                   "expected `bound N` after the `while` condition (the most passes the loop "
+                   "may make: `while tile < TILES bound 64 { }`), found " + Describe(Peek()),
+                   "parse.while-bound");
+    }
+    Next();
+    PARITY_RETURN_IF_ERROR(ParseExpr(&f.hi));
+    f.lo = Const(0, t);
+    scopes_.emplace_back();
+    hidden_.emplace_back();
+    f.var = NewVar("while@" + std::to_string(t.line) + ":" + std::to_string(t.col));
+    ++loop_depth_;
+    Status s = IsPunct("{") ? ParseBlock(&f.body, nullptr,
+                                         "the `while` body at " + file_ + ":" +
+                                             std::to_string(t.line) +
+                                             " (the loop may run zero times)")
+                            : Expected_("`{` to start the loop body");
+    --loop_depth_;
+    std::vector<std::pair<std::string, std::string>> body_hidden = std::move(hidden_.back());
+    scopes_.pop_back();
+    hidden_.pop_back();
+    for (auto& [n, why] : body_hidden) Hide(n, std::move(why));
+    PARITY_RETURN_IF_ERROR(s);
+    Stmt st;
+    st.node = std::move(f);
+    st.where = Loc(t);
+    out->push_back(std::move(st));
+    return EndOfStatement("the loop");
   }
 
   // `if E { } [else if E { }]... [else { }]`. `every_path` receives the variables first bound
@@ -1451,6 +1513,7 @@ class Parser {
   std::vector<Token> toks_;
   size_t pos_ = 0;
   int depth_ = 0;
+  int loop_depth_ = 0;  // enclosing for/while loops of the statement being parsed (`break`)
   Program program_;
   std::vector<int> heights_;  // per expression: its tree height (Add)
   Role* role_ = nullptr;

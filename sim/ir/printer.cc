@@ -19,6 +19,9 @@ const char* BuiltinName(uint8_t b) {
     case Builtin::kClusterSize: return "cluster_size";
     case Builtin::kClusterId: return "cluster_id";
     case Builtin::kAgent: return "agent";
+    case Builtin::kNumClusters: return "num_clusters";
+    case Builtin::kGridCta: return "grid_cta";
+    case Builtin::kGridSize: return "grid_size";
   }
   return "<bad-builtin>";
 }
@@ -265,8 +268,12 @@ class Printer {
       if (const auto* let = std::get_if<Let>(&s.node)) {
         *out += pad + "let " + Var(let->var) + " = " + Expr_(let->value) + "\n";
       } else if (const auto* f = std::get_if<For>(&s.node)) {
-        *out += pad + "for " + Var(f->var) + " in " + Expr_(f->lo) + " .. " + Expr_(f->hi);
-        if (f->step != kNoExpr) *out += " step " + Expr_(f->step);
+        if (f->cond != kNoExpr) {
+          *out += pad + "while " + Expr_(f->cond) + " bound " + Expr_(f->hi);
+        } else {
+          *out += pad + "for " + Var(f->var) + " in " + Expr_(f->lo) + " .. " + Expr_(f->hi);
+          if (f->step != kNoExpr) *out += " step " + Expr_(f->step);
+        }
         *out += " {\n";
         Block_(f->body, indent + 1, out);
         *out += pad + "}\n";
@@ -274,6 +281,8 @@ class Printer {
         *out += pad;
         If_(*i, indent, out);
         *out += "\n";
+      } else if (std::holds_alternative<Break>(s.node)) {
+        *out += pad + "break\n";
       } else {
         *out += pad + OpText(std::get<Op>(s.node)) + "\n";
       }

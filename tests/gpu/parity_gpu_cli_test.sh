@@ -1,14 +1,13 @@
 #!/bin/bash
 # Checks //gpu:parity_gpu without a GPU: it is self-contained (static cudart, no spdlog/fmt: only
 # the C/C++ runtime is dynamic); it refuses a schedule with an op the executor does not issue
-# (a TMA load with a remote mbarrier, the one op form left unsupported besides forms PTX lacks,
-# and a readback of a tma.store source, which the executor would read in the wrong place),
+# (a multicast TMA load with the mbarrier of one other CTA, a form PTX lacks, and a readback of a tma.store source, which the executor would read in the wrong place),
 # naming the op and the line, before touching CUDA (exit 2); the litmus and bench subcommands
 # refuse bad usage with exit 2; and it accepts every op of the bundled pipelines and litmus
 # tests (no "unsupported op" before the CUDA call).
 set -euo pipefail
 bin=$1
-unsupported=$2  # a tma.load with a remote barrier
+unsupported=$2  # a multicast tma.load with a remote barrier
 unsupported_readback=$3  # a readback of a tma.store source
 # then: schedules whose every op must be accepted
 source tests/gpu/self_contained.sh  # runfiles (data)
@@ -28,8 +27,9 @@ rc=$?
 set -e
 echo "$msg"
 [ "$rc" -eq 2 ] || fail "expected exit 2 for an unsupported op, got $rc"
-echo "$msg" | grep -q "unsupported op 'tma.load' (tma.load with @cta)" || fail "the message does not name tma.load @cta"
-echo "$msg" | grep -q "unsupported_remote_tma_bar.pipe:17:" || fail "the message does not name the line"
+echo "$msg" | grep -q "unsupported op 'tma.load' (tma.load with multicast and a barrier @cta)" ||
+  fail "the message does not name tma.load multicast @cta"
+echo "$msg" | grep -q "unsupported_remote_tma_bar.pipe:18:" || fail "the message does not name the line"
 echo "$msg" | grep -qi "cuda" && fail "it reached CUDA before refusing"
 set +e
 msg=$("$bin" run "$unsupported_readback" 2>&1)

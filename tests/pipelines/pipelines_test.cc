@@ -172,6 +172,20 @@ std::vector<GoodCase> GoodCases() {
       {"single_tma_load/count1.pipe", {{"ROWS", 128}, {"COLS", 32}}, {{"full", 0, 0, 1}}},
       {"single_tma_load/countN.pipe", {}, {{"full", 0, 0, 1}}},
       {"single_tma_load/countN.pipe", {{"ROWS", 32}, {"WARPS", 8}}, {{"full", 0, 0, 1}}},
+      // The static tile scheduler gives cluster 0 tiles 0 and 2 (4 k-iterations, 2 per stage)
+      // and cluster 1 (CTAs 2, 3) tile 1 only: the phases count each cluster's own trip count.
+      {"persistent_gemm/persistent.pipe", {},
+       {{"full", 0, 0, 2}, {"full", 1, 1, 2}, {"empty", 0, 1, 2}, {"full", 0, 2, 1},
+        {"empty", 1, 3, 1}}},
+      // 7 tiles over 3 clusters, 3 k-tiles each: cluster 0 gets tiles 0, 3, 6 (9 iterations:
+      // stage 0 takes 0, 2, 4, 6, 8), cluster 2 (CTAs 4, 5) tiles 2, 5 (6: stage 0 takes 0, 2, 4).
+      {"persistent_gemm/persistent.pipe",
+       {{"CLUSTERS", 3}, {"TILES", 7}, {"K_TILES", 3}},
+       {{"full", 0, 0, 5}, {"full", 1, 0, 4}, {"full", 0, 4, 3}, {"full", 1, 5, 3}}},
+      // CTA 0's full barriers complete per stage (both halves, one from CTA 1); CTA 1's empty
+      // barriers take CTA 0's releases; CTA 1's own full barriers are never used.
+      {"persistent_gemm/peer_load.pipe", {},
+       {{"full", 0, 0, 2}, {"full", 1, 0, 2}, {"empty", 1, 1, 2}, {"full", 0, 1, 0}}},
   };
 }
 

@@ -13,8 +13,9 @@
 //      its usage);
 //   4. runs `parity_gpu run ...` with the arguments passed through and stdio inherited, and
 //      returns its exit code: 0 completed with correct data, 1 hang observed or wrong data,
-//      2 bad input / unsupported op / CUDA error. When it fails with 2 and this machine has no
-//      NVIDIA device node, a last line says that no GPU was found.
+//      2 bad input (interpreter faults included) / unsupported op / CUDA error. When it fails
+//      with 2 and this machine has no NVIDIA device node, a last line says that no GPU was
+//      found.
 // What is missing gets exit 2 and a message naming it (no runner, a stub runner, no GPU).
 // A runner killed by a signal is exit 3.
 #include <fcntl.h>

@@ -18,7 +18,7 @@ class EvalTest : public ::testing::Test {
     params_ = {4, 8};
     vars_ = {5, -7};
     builtins_ = MakeBuiltins(/*cta_rank=*/3, /*cta_x=*/1, /*cta_y=*/1, /*cluster_m=*/2,
-                             /*cluster_n=*/2, /*cluster_id=*/9, /*agent=*/1);
+                             /*cluster_n=*/2, /*cluster_id=*/9, /*agent=*/1, /*clusters=*/12);
     env_.params = params_.data();
     env_.num_params = params_.size();
     env_.vars = vars_.data();
@@ -41,6 +41,9 @@ TEST_F(EvalTest, LeavesAndArithmetic) {
   EXPECT_EQ(*E(b_.B(Builtin::kClusterSize)), 4);
   EXPECT_EQ(*E(b_.B(Builtin::kClusterId)), 9);
   EXPECT_EQ(*E(b_.B(Builtin::kAgent)), 1);
+  EXPECT_EQ(*E(b_.B(Builtin::kNumClusters)), 12);
+  EXPECT_EQ(*E(b_.B(Builtin::kGridCta)), 9 * 4 + 3);
+  EXPECT_EQ(*E(b_.B(Builtin::kGridSize)), 12 * 4);
   // (cluster_m + cluster_n - 1) * P0 = 3 * 4
   auto m = b_.B(Builtin::kClusterM), n = b_.B(Builtin::kClusterN);
   EXPECT_EQ(*E(b_.Bin(BinaryOp::kMul,

@@ -54,6 +54,37 @@ TEST(EncodingTest, ExamplesRoundTrip) {
   }
 }
 
+// Version 3's statements (encoding.h): kWhile (counter var, bound, cond, body words, body) and
+// kBreak (no fields); the grid builtins; a round trip to the same words.
+TEST(EncodingTest, WhileAndBreakWords) {
+  auto p = ParseProgram(
+      "clusters 2\n"
+      "role r {\n"
+      "  let t = grid_cta\n"
+      "  while t < 5 bound num_clusters + grid_size {\n"
+      "    break\n"
+      "  }\n"
+      "}\n",
+      "w.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const std::vector<uint32_t>& words = *w;
+  const uint32_t body = words[20] + 5;  // the first role's body (header word 20, 5 fields)
+  // let t = grid_cta: 3 words; then the while record: head, var, bound, cond, n = 1, break.
+  const uint32_t at = body + 3;
+  EXPECT_EQ(words[at], static_cast<uint32_t>(EncodedStmtKind::kWhile) | (6u << 8));
+  EXPECT_EQ(words[at + 1], 1u);  // slot 1: the hidden counter (t is slot 0)
+  EXPECT_EQ(words[at + 4], 1u);  // body words
+  EXPECT_EQ(words[at + 5], static_cast<uint32_t>(EncodedStmtKind::kBreak) | (1u << 8));
+  auto decoded = Decode(words);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(Print(*decoded), Print(*p));
+  auto again = Encode(*decoded, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, words);
+}
+
 // The two observation ops appended in version 2 (encoding.h): their exact words, and a round
 // trip. PendingCount = kind 16 + 23, 3 words (token var, result var); GlobalReadback = kind
 // 16 + 24, 7 words (buffer ref of 5, result var).
@@ -72,7 +103,7 @@ TEST(EncodingTest, PendingCountAndReadbackWords) {
   auto w = Encode(*p, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const std::vector<uint32_t>& words = *w;
-  EXPECT_EQ(words[1], 2u);  // kEncodingVersion
+  EXPECT_EQ(words[1], 3u);  // kEncodingVersion
   // The role body: the arrive (8 words), then the two new records.
   const uint32_t body = words[20] + 5;
   ASSERT_EQ(words[body] & 0xff, 16u + 2u);

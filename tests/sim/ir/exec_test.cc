@@ -73,6 +73,8 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
   l.cluster_n = 1;
   l.cluster_m = static_cast<uint32_t>(EvalDecl(l, w[10], 1));
   l.cluster_n = static_cast<uint32_t>(EvalDecl(l, w[11], 1));
+  l.clusters = 1;
+  l.clusters = static_cast<uint32_t>(EvalDecl(l, w[12], 1));
   if (w[15] > kMaxBarrierDecls || w[13] > kMaxBufferDecls || w[19] > kMaxRoles) {
     *why = "beyond the executor's limits";
     return false;
@@ -240,6 +242,7 @@ TEST(ExecEvalTest, RandomExpressionsEvaluateAsIrEvalIncludingFaults) {
     l.pool = w[8];
     l.cluster_m = 1 + static_cast<uint32_t>(rng() % 4);
     l.cluster_n = 1 + static_cast<uint32_t>(rng() % 4);
+    l.clusters = 3 + static_cast<uint32_t>(rng() % 5);
     l.role_num_vars[0] = kRandomVars + 1;
     const uint32_t body = w[20] + 5, body_end = body + w[w[20] + 4];
 
@@ -252,7 +255,7 @@ TEST(ExecEvalTest, RandomExpressionsEvaluateAsIrEvalIncludingFaults) {
     for (uint32_t v = 0; v < kRandomVars; ++v) a.vars[v] = gen.Value();
     const ir::BuiltinValues builtins = ir::MakeBuiltins(a.cta, a.cta_x, a.cta_y, l.cluster_m,
                                                         l.cluster_n, a.cluster,
-                                                        a.slot.index_in_role);
+                                                        a.slot.index_in_role, l.clusters);
     ir::EvalEnv env;
     env.vars = a.vars;
     env.num_vars = kRandomVars + 1;
@@ -394,7 +397,7 @@ TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
     for (uint32_t x : r.deadlock.exited) exited[x] = true;
     for (uint32_t g = 0; g < e.num_agents(); ++g) {
       const engine::AgentInfo& info = e.agent_info(g);
-      if (info.cluster != 0) continue;  // every cluster runs the same program
+      // Every cluster: trip counts may depend on cluster_id, num_clusters and grid_cta.
       SCOPED_TRACE("agent " + std::to_string(g));
       const AgentWalk walk = WalkAgent(prep.layout, info);
       std::vector<OpRecord> ran;
@@ -437,6 +440,35 @@ TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
   EXPECT_GT(ops_compared, 1000);
   std::printf("compared %d schedules, %d agents (%d whole runs), %d ops\n", compared,
               agents_compared, full_agents, ops_compared);
+}
+
+// A `while` that still holds at its bound: the shared walk faults with kFaultBound at the same
+// pass as the engine's engine.while-bound, after the same ops; a `break` leaves only its loop.
+TEST(ExecScheduleTest, WhileBoundFaultsWhereTheEngineStops) {
+  Prepared prep;
+  std::string why;
+  ASSERT_TRUE(Prepare("tests/gpu/schedules/while_bound.pipe", &prep, &why)) << why;
+  Expected<engine::Engine> created = engine::Engine::Create(prep.program, prep.params);
+  ASSERT_TRUE(created.ok());
+  const engine::RunResult r = created->Run();
+  ASSERT_EQ(r.outcome, engine::Outcome::kError);
+  EXPECT_EQ(r.error.rule(), "engine.while-bound");
+  size_t engine_arrives = 0;
+  for (const trace::TraceEvent& ev : created->trace()) {
+    engine_arrives += ev.kind == static_cast<uint8_t>(trace::EventKind::kArrive);
+  }
+  HostAgent a{};
+  Walk k = StartWalk(prep.layout, a);
+  size_t arrives = 0;
+  int adv = kAtOp;
+  while ((adv = Advance(prep.layout, a, k)) == kAtOp) {
+    arrives += OpAt(prep.layout, k) == OpKind::kMbarrierArrive;
+    k.pc += prep.layout.words[k.pc] >> 8;
+  }
+  EXPECT_EQ(adv, kFaulted);
+  EXPECT_EQ(a.fault, kFaultBound);
+  EXPECT_EQ(arrives, 16u);  // the bound: 16 passes, one arrive each
+  EXPECT_EQ(engine_arrives, 16u);
 }
 
 // ---------------------------------------------------------------------------------------------

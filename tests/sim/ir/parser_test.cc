@@ -343,6 +343,15 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
       {"readback A[0]", false, "parse", 6, 16,
        "expected `->` before the result variable of `readback`"},
       {"readback A[0] @cta(1) -> v", false, "parse.bad-remote", 6, 17, "only allowed for st.async"},
+      {"while 1 { exit }", false, "parse.while-bound", 6, 11, "expected `bound N`"},
+      {"break", false, "parse.break-outside-loop", 6, 3, "`break` outside a loop"},
+      {"if 1 { break }", false, "parse.break-outside-loop", 6, 10, "`break` outside a loop"},
+      {"while 1 bound 2 { let t = 1 }\n  let u = t", false, "parse.maybe-unset", 7, 11,
+       "the `while` body"},
+      {"let bound = 1", false, "parse.reserved", 6, 7, "reserved word"},
+      {"let grid_size = 1", false, "parse.reserved", 6, 7, "reserved word"},
+      {"buffer bar[1] bytes 64\nrole r { exit }\n", true, "parse.reserved", 1, 8,
+       "reserved word"},
   };
   for (const BadCase& c : cases) {
     const std::string text = c.whole ? c.body : std::string(kHeader) + "  " + c.body + "\n}\n";
@@ -356,6 +365,51 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
     EXPECT_EQ(s.where().column, c.col) << s.ToString();
     EXPECT_NE(s.message().find(c.expected_text), std::string::npos) << s.ToString();
   }
+}
+
+// `while COND bound N` is a For whose cond is set (the pass counter a hidden slot of its own);
+// `break` a statement; a barrier array may be named `bar`; the grid builtins parse.
+TEST(ParserTest, WhileBreakAndGridBuiltins) {
+  const char* text =
+      "cluster 2x1\n"
+      "clusters 3\n"
+      "barrier bar[2] count 1\n"
+      "buffer t[1] bytes 64\n"
+      "role r {\n"
+      "  let tile = grid_cta\n"
+      "  while tile < 7 bound num_clusters * 2 {\n"
+      "    for k in 0 .. 4 {\n"
+      "      if k == 2 { break }\n"
+      "    }\n"
+      "    let tile = tile + grid_size\n"
+      "  }\n"
+      "  bulk.load t[0] bar bar[1]\n"
+      "}\n";
+  auto p = ParseProgram(text, "w.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const Role& r = p->roles[0];
+  ASSERT_EQ(r.body.size(), 3u);
+  const auto* loop = std::get_if<For>(&r.body[1].node);
+  ASSERT_NE(loop, nullptr);
+  EXPECT_NE(loop->cond, kNoExpr);
+  EXPECT_EQ(r.var_names[loop->var], "while@7:3");
+  EXPECT_EQ(PrintExpr(*p, loop->hi), "num_clusters * 2");
+  const auto* inner = std::get_if<For>(&loop->body[0].node);
+  ASSERT_NE(inner, nullptr);
+  EXPECT_EQ(inner->cond, kNoExpr);
+  const auto* branch = std::get_if<If>(&inner->body[0].node);
+  ASSERT_NE(branch, nullptr);
+  EXPECT_TRUE(std::holds_alternative<Break>(branch->then_body[0].node));
+  const auto* load = OpAs<BulkLoad>(r.body[2]);
+  ASSERT_NE(load, nullptr);
+  EXPECT_EQ(p->barriers[load->bar.barrier].name, "bar");
+  // The canonical text reads back to the same text (the content hash's input).
+  const std::string printed = Print(*p);
+  EXPECT_NE(printed.find("while tile < 7 bound num_clusters * 2 {"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("      break\n"), std::string::npos) << printed;
+  auto again = ParseProgram(printed, "w2.pipe");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Print(*again), printed);
 }
 
 // Bound on some paths only (or only in a loop body): reading it after is an error that names

@@ -159,6 +159,12 @@ TEST(PrinterTest, EveryOperationRoundTrips) {
       "  } else {\n"
       "    let k = ready ? 1 : 0\n"
       "  }\n"
+      "  while i < grid_size bound num_clusters * 8 {\n"
+      "    let i = i + grid_cta\n"
+      "    if i == 3 {\n"
+      "      break\n"
+      "    }\n"
+      "  }\n"
       "  exit\n"
       "}\n";
   auto p = ParseProgram(text, "ops.pipe");
