@@ -1,9 +1,14 @@
 #include "sim/ptx/importer.h"
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "sim/ptx/thread_exec.h"
@@ -99,15 +104,35 @@ std::optional<SharedAddr> AsShared(const Value& v) {
 struct OpRec {
   std::string fmt;
   std::vector<int64_t> ints;
-  enum class Merge { kCollapse, kCountLanes, kOneLane };
+  // kCollapse: the lanes' copies are one operation of the warp. kCountLanes: one arrive whose
+  // count is the lanes'. kOneLane: exactly one lane may issue it. kLaneLoop: each lane's
+  // operation is one of the warp's (a `for` over the lanes: cp.async.mbarrier.arrive, whose
+  // arrive-on is per thread). kUnion: the lanes' byte ranges [lo, hi) of one slot are one
+  // operation over their union (cp.async, st.async); `tail` follows the range.
+  enum class Merge { kCollapse, kCountLanes, kOneLane, kLaneLoop, kUnion };
   Merge merge = Merge::kCollapse;
   int64_t arrive_count = 1;  // kCountLanes: per lane
   int lanes = 1;
+  int64_t lo = 0, hi = 0, sum = 0;  // kUnion: the range and the bytes the lanes issue
+  int64_t slot_bytes = -1;          // kUnion: the slot's size (a whole-slot range is implicit)
+  bool contiguous = false;          // kUnion: the lanes' ranges must tile [lo, hi) (st.async)
+  // Per integer: how much it grows per agent of the role (empty: every agent's is the same).
+  std::vector<int64_t> agent_delta;
+  std::string tail;
+  std::vector<int64_t> tail_ints;
   std::set<int> ptx_lines;
   std::string source;  // "file.cu:LINE" or ""
 
   bool SameOp(const OpRec& o) const {
-    return fmt == o.fmt && ints == o.ints && arrive_count == o.arrive_count;
+    return fmt == o.fmt && ints == o.ints && arrive_count == o.arrive_count && tail == o.tail &&
+           tail_ints == o.tail_ints && agent_delta == o.agent_delta;
+  }
+  // Folds another lane's (or the same lane's next) range of the same operation into this one.
+  void Unite(const OpRec& o) {
+    lo = std::min(lo, o.lo);
+    hi = std::max(hi, o.hi);
+    sum += o.sum;
+    ptx_lines.insert(o.ptx_lines.begin(), o.ptx_lines.end());
   }
 };
 
@@ -120,23 +145,38 @@ struct BufferInfo {
   int64_t bytes = 0;
 };
 
+struct RoleRec {
+  std::vector<OpRec> ops;
+  int count = 0;
+  int threads = 32;
+  std::vector<int> warps;
+};
+
 class Importer {
  public:
   Importer(const Module& m, const Function& f, const ImportOptions& o) : m_(m), f_(f), o_(o) {}
 
   Expected<std::string> Run() {
     PARITY_RETURN_IF_ERROR(CheckOptions());
-    const uint32_t ctas = o_.cluster_x * o_.cluster_y;
+    ctas_ = o_.cluster_x * o_.cluster_y;
     const uint32_t threads = o_.block[0] * o_.block[1] * o_.block[2];
-    // events_[cta][thread]
-    events_.assign(ctas, {});
-    for (uint32_t r = 0; r < ctas; ++r) {
+    const uint32_t units = ctas_ * static_cast<uint32_t>(o_.clusters);
+    // events_[unit][thread], unit = cluster * ctas + cta rank: every CTA of the grid of clusters
+    // runs, a 1-D grid of clusters along x (blockIdx.x runs over the clusters' CTAs).
+    events_.assign(units, {});
+    for (uint32_t u = 0; u < units; ++u) {
+      const uint32_t c = u / ctas_;
+      const uint32_t r = u % ctas_;
       ThreadContext ctx;
       ctx.ntid = o_.block;
-      ctx.ctaid = {r % o_.cluster_x, r / o_.cluster_x, 0};
-      ctx.nctaid = {o_.cluster_x, o_.cluster_y, 1};
+      ctx.cluster_ctaid = {r % o_.cluster_x, r / o_.cluster_x, 0};
+      ctx.cluster_nctaid = {o_.cluster_x, o_.cluster_y, 1};
+      ctx.clusterid = {c, 0, 0};
+      ctx.nclusterid = {static_cast<uint32_t>(o_.clusters), 1, 1};
+      ctx.ctaid = {c * o_.cluster_x + r % o_.cluster_x, r / o_.cluster_x, 0};
+      ctx.nctaid = {static_cast<uint32_t>(o_.clusters) * o_.cluster_x, o_.cluster_y, 1};
       ctx.cluster_ctarank = r;
-      ctx.cluster_nctarank = ctas;
+      ctx.cluster_nctarank = ctas_;
       ctx.args = o_.args;
       ctx.record_shared_accesses = true;
       for (uint32_t t = 0; t < threads; ++t) {
@@ -144,36 +184,29 @@ class Importer {
                    t / (o_.block[0] * o_.block[1])};
         auto ev = RunThread(m_, f_, ctx);
         if (!ev.ok()) return MissingArgOr(ev.status());
-        events_[r].push_back(std::move(ev).value());
+        events_[u].push_back(std::move(ev).value());
       }
     }
     PARITY_RETURN_IF_ERROR(RecoverDeclarations());
-    // Per CTA: each warp's merged operations; then roles.
-    struct RoleRec {
-      std::string name;
-      std::vector<OpRec> ops;
-      int count = 0;
-      int threads = 32;
-      std::vector<int> warps;
-    };
-    std::vector<std::vector<RoleRec>> cta_roles(ctas);
+    // Per CTA of the grid: each warp's merged operations; then roles.
+    std::vector<std::vector<RoleRec>> unit_roles(units);
     const uint32_t warps = (threads + 31) / 32;
-    for (uint32_t r = 0; r < ctas; ++r) {
+    for (uint32_t u = 0; u < units; ++u) {
       for (uint32_t w = 0; w < warps; ++w) {
         const uint32_t first = 32 * w;
         const uint32_t last = std::min(threads, first + 32);
         std::vector<std::vector<OpRec>> lanes;
         for (uint32_t t = first; t < last; ++t) {
-          auto ops = ToOps(r, events_[r][t]);
+          auto ops = ToOps(events_[u][t]);
           if (!ops.ok()) return ops.status();
           lanes.push_back(std::move(ops).value());
         }
-        auto merged = MergeLanes(r, w, lanes);
+        auto merged = MergeLanes(u, w, lanes);
         if (!merged.ok()) return merged.status();
         if (merged->empty()) continue;
         bool placed = false;
-        for (RoleRec& role : cta_roles[r]) {
-          if (SameStream(role.ops, *merged) && role.threads == static_cast<int>(last - first)) {
+        for (RoleRec& role : unit_roles[u]) {
+          if (role.threads == static_cast<int>(last - first) && JoinRole(&role, *merged)) {
             ++role.count;
             role.warps.push_back(static_cast<int>(w));
             placed = true;
@@ -181,62 +214,16 @@ class Importer {
           }
         }
         if (!placed) {
-          cta_roles[r].push_back(RoleRec{"",
-                                         std::move(merged).value(),
-                                         1,
-                                         static_cast<int>(last - first),
-                                         {static_cast<int>(w)}});
+          unit_roles[u].push_back(RoleRec{std::move(merged).value(), 1,
+                                          static_cast<int>(last - first),
+                                          {static_cast<int>(w)}});
         }
       }
     }
-    // A role every CTA has alike is emitted once; the others once per CTA, `when cta_rank == r`.
-    auto same_role = [](const RoleRec& a, const RoleRec& b) {
-      return a.count == b.count && a.threads == b.threads && a.warps == b.warps &&
-             SameStream(a.ops, b.ops);
-    };
-    std::vector<std::vector<bool>> emitted(ctas);
-    for (uint32_t r = 0; r < ctas; ++r) emitted[r].assign(cta_roles[r].size(), false);
     std::ostringstream out;
     EmitHeader(out);
     std::ostringstream roles;
-    auto emit = [&](RoleRec& role, int cta) {
-      std::string name = "warp" + std::to_string(role.warps[0]);
-      if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
-      if (cta >= 0) name += "_cta" + std::to_string(cta);
-      roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
-      for (int w : role.warps) roles << " " << w;
-      roles << (cta < 0 ? " of every CTA" : " of CTA " + std::to_string(cta)) << "\n";
-      roles << "role " << name;
-      if (role.count > 1) roles << " count " << role.count;
-      roles << " threads " << role.threads;
-      if (cta >= 0) roles << " when cta_rank == " << cta;
-      roles << " {\n";
-      EmitBody(roles, role.ops);
-      roles << "}\n";
-    };
-    for (size_t i = 0; i < cta_roles[0].size(); ++i) {
-      std::vector<size_t> match(ctas, 0);
-      bool everywhere = true;
-      for (uint32_t r = 1; r < ctas && everywhere; ++r) {
-        everywhere = false;
-        for (size_t j = 0; j < cta_roles[r].size(); ++j) {
-          if (!emitted[r][j] && same_role(cta_roles[r][j], cta_roles[0][i])) {
-            match[r] = j;
-            everywhere = true;
-            break;
-          }
-        }
-      }
-      if (!everywhere) continue;
-      match[0] = i;
-      for (uint32_t r = 0; r < ctas; ++r) emitted[r][match[r]] = true;
-      emit(cta_roles[0][i], -1);
-    }
-    for (uint32_t r = 0; r < ctas; ++r) {
-      for (size_t j = 0; j < cta_roles[r].size(); ++j) {
-        if (!emitted[r][j]) emit(cta_roles[r][j], static_cast<int>(r));
-      }
-    }
+    EmitRoles(roles, unit_roles);
     // Loop bounds may name kernel arguments: declare those params first.
     for (int index : used_args_) {
       out << "param ARG" << index << " = " << static_cast<int64_t>(o_.args.at(index))
@@ -248,6 +235,84 @@ class Importer {
   }
 
  private:
+  static bool SameRole(const RoleRec& a, const RoleRec& b) {
+    return a.count == b.count && a.threads == b.threads && a.warps == b.warps &&
+           SameStream(a.ops, b.ops);
+  }
+
+  // A role every CTA of the grid has alike is emitted once; one every cluster has alike in a
+  // given rank once per rank (`when cta_rank == r`); the others once per CTA of the grid
+  // (`when cluster_id == c && cta_rank == r`).
+  void EmitRoles(std::ostream& roles, std::vector<std::vector<RoleRec>>& unit_roles) {
+    const uint32_t units = static_cast<uint32_t>(unit_roles.size());
+    std::vector<std::vector<bool>> emitted(units);
+    for (uint32_t u = 0; u < units; ++u) emitted[u].assign(unit_roles[u].size(), false);
+    auto emit = [&](const RoleRec& role, int cluster, int cta) {
+      std::string name = "warp" + std::to_string(role.warps[0]);
+      if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
+      if (cluster >= 0) name += "_cl" + std::to_string(cluster);
+      if (cta >= 0) name += "_cta" + std::to_string(cta);
+      roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
+      for (int w : role.warps) roles << " " << w;
+      if (cta < 0) {
+        roles << " of every CTA\n";
+      } else if (cluster < 0) {
+        roles << " of CTA " << cta << (o_.clusters > 1 ? " of every cluster" : "") << "\n";
+      } else {
+        roles << " of CTA " << cta << " of cluster " << cluster << "\n";
+      }
+      roles << "role " << name;
+      if (role.count > 1) roles << " count " << role.count;
+      roles << " threads " << role.threads;
+      if (cluster >= 0) {
+        roles << " when cluster_id == " << cluster << " && cta_rank == " << cta;
+      } else if (cta >= 0) {
+        roles << " when cta_rank == " << cta;
+      }
+      roles << " {\n";
+      EmitBody(roles, role.ops);
+      roles << "}\n";
+    };
+    // Marks, in each unit of `among`, an unemitted role like `role`; false if one lacks it.
+    auto take = [&](const RoleRec& role, const std::vector<uint32_t>& among) {
+      std::vector<size_t> match;
+      for (uint32_t u : among) {
+        size_t j = 0;
+        while (j < unit_roles[u].size() && (emitted[u][j] || !SameRole(unit_roles[u][j], role))) {
+          ++j;
+        }
+        if (j == unit_roles[u].size()) return false;
+        match.push_back(j);
+      }
+      for (size_t i = 0; i < among.size(); ++i) emitted[among[i]][match[i]] = true;
+      return true;
+    };
+    std::vector<uint32_t> all(units);
+    for (uint32_t u = 0; u < units; ++u) all[u] = u;
+    for (size_t i = 0; i < unit_roles[0].size(); ++i) {
+      if (emitted[0][i]) continue;
+      const RoleRec role = unit_roles[0][i];
+      if (take(role, all)) emit(role, -1, -1);
+    }
+    for (uint32_t r = 0; r < ctas_; ++r) {
+      std::vector<uint32_t> rank;
+      for (uint32_t u = r; u < units; u += ctas_) rank.push_back(u);
+      for (size_t i = 0; i < unit_roles[r].size(); ++i) {
+        if (emitted[r][i]) continue;
+        const RoleRec role = unit_roles[r][i];
+        if (take(role, rank)) emit(role, -1, static_cast<int>(r));
+      }
+    }
+    for (uint32_t u = 0; u < units; ++u) {
+      for (size_t j = 0; j < unit_roles[u].size(); ++j) {
+        if (!emitted[u][j]) {
+          emitted[u][j] = true;
+          emit(unit_roles[u][j], static_cast<int>(u / ctas_), static_cast<int>(u % ctas_));
+        }
+      }
+    }
+  }
+
   Status CheckOptions() {
     for (const auto& [index, value] : o_.args) {
       if (index < 0 || index >= static_cast<int>(f_.params.size())) {
@@ -277,6 +342,11 @@ class Importer {
       return BadOption("--block has more than 1024 threads");
     }
     if (o_.cluster_x * o_.cluster_y > 16) return BadOption("--cluster has more than 16 CTAs");
+    // Every CTA of the grid runs thread by thread: a bound on the work, not on the language.
+    if (o_.clusters * o_.cluster_x * o_.cluster_y > 1024) {
+      return BadOption("--clusters " + std::to_string(o_.clusters) +
+                       ": the importer runs at most 1024 CTAs (clusters x cluster size)");
+    }
     return Status::Ok();
   }
 
@@ -313,8 +383,17 @@ class Importer {
     return nullptr;
   }
 
+  static bool IsTensorCopy(const Instruction& inst) {
+    return inst.base == "cp" && inst.HasModifier("bulk") && inst.HasModifier("tensor") &&
+           !inst.HasModifier("prefetch");
+  }
+  // cp.async.bulk.tensor.Nd.shared::cluster.global...: a load into shared memory.
   static bool IsTmaLoad(const Instruction& inst) {
-    return inst.base == "cp" && inst.HasModifier("bulk") && inst.HasModifier("tensor");
+    return IsTensorCopy(inst) && FirstSpace(inst).rfind("shared", 0) == 0;
+  }
+  // cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group: a store from shared memory.
+  static bool IsTmaStore(const Instruction& inst) {
+    return IsTensorCopy(inst) && FirstSpace(inst) == "global";
   }
 
   // Barriers from the inits, buffers from the TMA destinations, and the tensor maps used.
@@ -331,69 +410,180 @@ class Importer {
       b.name = Identifier(b.name);
       while (!names.insert(b.name).second) b.name += "_";
     }
-    // TMA destinations: symbol -> offset -> bytes.
-    std::map<std::string, std::map<uint64_t, int64_t>> dsts;
-    for (const auto& cta : events_) {
-      for (const auto& t : cta) {
+    // The regions the asynchronous copies fill or read: symbol -> offset -> bytes.
+    std::map<std::string, std::map<uint64_t, int64_t>> regions;
+    auto add = [&](const Instruction& inst, const std::string& symbol, uint64_t offset,
+                   int64_t bytes) -> Status {
+      auto [it, fresh] = regions[symbol].emplace(offset, bytes);
+      if (!fresh && it->second != bytes) {
+        return Unsupported(inst, "copies of different sizes (" + std::to_string(it->second) +
+                                     " and " + std::to_string(bytes) +
+                                     " bytes) use the same shared address");
+      }
+      return Status::Ok();
+    };
+    for (const auto& unit : events_) {
+      // cp.async copies between group boundaries and runs of st.async on one barrier fill one
+      // region: the hull of the destinations of the n-th such run of every thread of the CTA
+      // (per copy kind, per symbol).
+      struct Hull {
+        const Instruction* inst = nullptr;
+        uint64_t lo = UINT64_MAX, hi = 0;
+      };
+      std::map<std::tuple<std::string, int, std::string>, Hull> hulls;
+      for (const auto& t : unit) {
+        std::map<std::string, Hull> run;
+        std::string run_kind;
+        Value run_bar;
+        std::map<std::string, int> ordinal;
+        auto close = [&]() -> Status {
+          if (!run_kind.empty()) {
+            const int n = ordinal[run_kind]++;
+            for (const auto& [symbol, h] : run) {
+              Hull& all = hulls[{run_kind, n, symbol}];
+              all.inst = h.inst;
+              all.lo = std::min(all.lo, h.lo);
+              all.hi = std::max(all.hi, h.hi);
+            }
+          }
+          run.clear();
+          run_kind.clear();
+          return Status::Ok();
+        };
         for (const ProtocolEvent& e : t) {
           const Instruction& inst = f_.instructions[e.instruction];
-          if (!IsTmaLoad(inst)) continue;
-          if (e.operands.size() < 3) return Unsupported(inst, "too few operands");
-          const TensorMapArg* tm = TensorMapOf(e.operands[1]);
+          const auto& v = e.operands;
+          const bool cp_async = inst.base == "cp" && !inst.HasModifier("bulk") &&
+                                !inst.HasModifier("commit_group") &&
+                                !inst.HasModifier("wait_group") &&
+                                !inst.HasModifier("wait_all") && !inst.HasModifier("mbarrier");
+          const bool st_async = inst.base == "st" && inst.HasModifier("async");
+          if (cp_async || st_async) {
+            const std::string kind = cp_async ? "cp" : "st";
+            const Value bar = st_async && v.size() >= 3 ? v[2] : Value::Unknown();
+            if (run_kind != kind || (st_async && !(bar == run_bar))) {
+              PARITY_RETURN_IF_ERROR(close());
+            }
+            run_kind = kind;
+            run_bar = bar;
+            int64_t n = 0;
+            if (cp_async) {
+              n = v.size() >= 3 && v[2].kind == Value::Kind::kInt
+                      ? static_cast<int64_t>(v[2].bits) : 0;
+            } else {
+              const StoreWidth w = ParseTypeBits(inst);
+              n = w.bytes * w.vector;
+            }
+            auto d = v.empty() ? std::nullopt : AsShared(v[0]);
+            if (!d || n <= 0) {
+              return Unsupported(inst, "the destination " +
+                                           (v.empty() ? std::string("?") : v[0].ToString()) +
+                                           " or the size is not known");
+            }
+            Hull& h = run[d->symbol];
+            h.inst = &inst;
+            h.lo = std::min(h.lo, d->offset);
+            h.hi = std::max(h.hi, d->offset + static_cast<uint64_t>(n));
+            continue;
+          }
+          if (!run.empty() && !(inst.base == "elect")) PARITY_RETURN_IF_ERROR(close());
+          if (inst.base == "cp" && inst.HasModifier("bulk") && !IsTensorCopy(inst) &&
+              !inst.HasModifier("commit_group") && !inst.HasModifier("wait_group") &&
+              !inst.HasModifier("prefetch") && !inst.HasModifier("reduce")) {
+            // cp.async.bulk: the shared side (the destination of a load, the source of a
+            // store) holds `size` bytes.
+            const int side = FirstSpace(inst) == "global" ? 1 : 0;
+            auto a = static_cast<size_t>(side) < v.size() ? AsShared(v[side]) : std::nullopt;
+            if (!a || v.size() < 3 || v[2].kind != Value::Kind::kInt) {
+              return Unsupported(inst, "the shared address or the size is not known");
+            }
+            PARITY_RETURN_IF_ERROR(add(inst, a->symbol, a->offset, static_cast<int64_t>(v[2].bits)));
+            continue;
+          }
+          if (!IsTensorCopy(inst) || inst.HasModifier("reduce")) continue;
+          const bool store = IsTmaStore(inst);
+          const size_t map_operand = store ? 0 : 1;
+          if (e.operands.size() < 2 + (store ? 0 : 1)) {
+            return Unsupported(inst, "too few operands");
+          }
+          const TensorMapArg* tm = TensorMapOf(e.operands[map_operand]);
           if (tm == nullptr) {
-            const Value& v = e.operands[1];
+            const Value& mv = e.operands[map_operand];
             for (size_t i = 0; i < f_.params.size(); ++i) {
-              if (v.kind == Value::Kind::kAddress && f_.params[i].name == v.symbol) {
+              if (mv.kind == Value::Kind::kAddress && f_.params[i].name == mv.symbol) {
                 return Status("import.missing-tensormap",
                               "the TMA copy uses kernel argument " + std::to_string(i) + " (" +
-                                  v.symbol + "); describe it with --tensormap " +
+                                  mv.symbol + "); describe it with --tensormap " +
                                   std::to_string(i) + "=DTYPE:DIMS:BOX[:SWIZZLE]",
                               {m_.path, inst.line, inst.column});
               }
             }
             return Unsupported(inst,
-                               "the tensor map is not a kernel argument (" + v.ToString() + ")");
+                               "the tensor map is not a kernel argument (" + mv.ToString() + ")");
           }
-          auto dst = AsShared(e.operands[0]);
-          if (!dst || dst->cta >= 0) {
-            return Unsupported(inst, "the destination " + e.operands[0].ToString() +
+          auto sh = AsShared(e.operands[store ? 1 : 0]);
+          if (!sh || sh->cta >= 0) {
+            return Unsupported(inst, "the shared address " +
+                                         e.operands[store ? 1 : 0].ToString() +
                                          " is not a known address of this CTA's shared memory");
           }
           int64_t bytes = DtypeBytes(tm->dtype);
           for (int64_t b : tm->box) bytes *= b;
           used_maps_.insert(tm->index);
-          auto [it, fresh] = dsts[dst->symbol].emplace(dst->offset, bytes);
-          if (!fresh && it->second != bytes) {
-            return Unsupported(inst, "copies of different sizes land at the same address");
+          PARITY_RETURN_IF_ERROR(add(inst, sh->symbol, sh->offset, bytes));
+        }
+        PARITY_RETURN_IF_ERROR(close());
+      }
+      for (const auto& [key, h] : hulls) {
+        PARITY_RETURN_IF_ERROR(
+            add(*h.inst, std::get<2>(key), h.lo, static_cast<int64_t>(h.hi - h.lo)));
+      }
+    }
+    // Per symbol, regions of one size evenly spaced are one buffer of slots; others are
+    // buffers of one slot.
+    for (const auto& [symbol, offsets] : regions) {
+      std::map<int64_t, std::vector<uint64_t>> by_size;
+      for (const auto& [off, b] : offsets) by_size[b].push_back(off);
+      const std::string stem = ShortName(symbol);
+      for (const auto& [bytes, offs] : by_size) {
+        const uint64_t base = offs[0];
+        const uint64_t stride = offs.size() > 1 ? offs[1] - base : 0;
+        bool even = offs.size() > 1 && stride >= static_cast<uint64_t>(bytes);
+        for (size_t k = 0; k < offs.size() && even; ++k) even = offs[k] == base + k * stride;
+        if (even) {
+          BufferInfo bi{stem, symbol, base, stride, static_cast<int>(offs.size()), bytes};
+          if (base != 0) bi.name += "_" + std::to_string(base);
+          buffers_.push_back(bi);
+        } else {
+          for (uint64_t off : offs) {
+            BufferInfo bi{stem, symbol, off, static_cast<uint64_t>(bytes), 1, bytes};
+            if (off != 0) bi.name += "_" + std::to_string(off);
+            buffers_.push_back(bi);
           }
         }
       }
     }
-    for (const auto& [symbol, offsets] : dsts) {
-      const int64_t bytes = offsets.begin()->second;
-      bool even = offsets.size() > 1;
-      const uint64_t base = offsets.begin()->first;
-      const uint64_t stride = offsets.size() > 1 ? std::next(offsets.begin())->first - base : 0;
-      uint64_t k = 0;
-      for (const auto& [off, b] : offsets) {
-        if (b != bytes || off != base + k * stride || stride < static_cast<uint64_t>(bytes)) {
-          even = false;
-        }
-        ++k;
-      }
-      const std::string stem = ShortName(symbol);
-      if (even) {
-        BufferInfo bi{stem, symbol, base, stride, static_cast<int>(offsets.size()), bytes};
-        if (base != 0) bi.name += "_" + std::to_string(base);
-        buffers_.push_back(bi);
-      } else {
-        for (const auto& [off, b] : offsets) {
-          BufferInfo bi{stem, symbol, off, static_cast<uint64_t>(b), 1, b};
-          if (off != 0) bi.name += "_" + std::to_string(off);
-          buffers_.push_back(bi);
+    // Overlapping buffers would make one address two slots.
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      for (size_t j = i + 1; j < buffers_.size(); ++j) {
+        const BufferInfo& x = buffers_[i];
+        const BufferInfo& y = buffers_[j];
+        const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
+        const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
+        if (x.symbol == y.symbol && x.base < ye && y.base < xe) {
+          return Status("import.unsupported-op",
+                        "asynchronous copies of different sizes overlap in shared memory (" +
+                            ShortName(x.symbol) + " + " + std::to_string(x.base) + ", " +
+                            std::to_string(x.bytes) + " bytes a slot, and + " +
+                            std::to_string(y.base) + ", " + std::to_string(y.bytes) +
+                            "); the importer needs one slot layout per address",
+                        {m_.path, 0, 0});
         }
       }
     }
+    std::sort(buffers_.begin(), buffers_.end(), [](const BufferInfo& x, const BufferInfo& y) {
+      return std::tie(x.symbol, x.base) < std::tie(y.symbol, y.base);
+    });
     std::set<std::string> bnames;
     for (const BarrierArray& b : barriers_) bnames.insert(b.name);
     for (BufferInfo& b : buffers_) {
@@ -439,9 +629,21 @@ class Importer {
     return std::nullopt;
   }
 
-  Expected<std::vector<OpRec>> ToOps(uint32_t cta, const std::vector<ProtocolEvent>& events) {
-    (void)cta;
+  Expected<std::vector<OpRec>> ToOps(const std::vector<ProtocolEvent>& events) {
     std::vector<OpRec> out;
+    // wgmma reads its shared operands asynchronously: a committed group's reads are `use`s where
+    // a wgmma.wait_group retires the group (the kernel may reuse the slot only after that).
+    std::vector<OpRec> wgmma_open;
+    std::vector<std::vector<OpRec>> wgmma_groups;
+    auto retire = [&](size_t keep) {
+      while (wgmma_groups.size() > keep) {
+        for (OpRec& u : wgmma_groups.front()) {
+          if (out.empty() || !out.back().SameOp(u)) out.push_back(u);
+          else out.back().ptx_lines.insert(u.ptx_lines.begin(), u.ptx_lines.end());
+        }
+        wgmma_groups.erase(wgmma_groups.begin());
+      }
+    };
     for (const ProtocolEvent& e : events) {
       const Instruction& inst = f_.instructions[e.instruction];
       const auto& v = e.operands;
@@ -463,6 +665,9 @@ class Importer {
         return Status::Ok();
       };
       if (b == "elect") continue;
+      if (b == "cp" && inst.HasModifier("reduce")) {
+        return Unsupported(inst, "reductions into global memory are not modelled");
+      }
       if (b == "mbarrier") {
         if (inst.HasModifier("init")) {
           op.fmt = "init ";
@@ -510,10 +715,11 @@ class Importer {
       } else if (b == "fence") {
         if (inst.HasModifier("mbarrier_init")) {
           op.fmt = "fence.mbarrier_init";
+        } else if (inst.HasModifier("proxy") && inst.HasModifier("async") &&
+                   inst.HasModifier("global")) {
+          op.fmt = "fence.proxy.async.global";
         } else if (inst.HasModifier("proxy") && inst.HasModifier("async")) {
           op.fmt = "fence.proxy.async";
-        } else if (inst.HasModifier("proxy") && inst.HasModifier("async::global")) {
-          op.fmt = "fence.proxy.async.global";
         } else if (inst.HasModifier("acq_rel") && inst.HasModifier("cluster")) {
           op.fmt = "fence.acq_rel.cluster";
         } else {
@@ -540,19 +746,12 @@ class Importer {
         op.fmt = arrive ? "bar.arrive {}, {}" : "bar.sync {}, {}";
         op.ints = {id, n};
       } else if (IsTmaLoad(inst)) {
-        if (inst.HasModifier("im2col") || !inst.HasModifier("global")) {
-          return Unsupported(inst, "only tiled TMA loads into shared memory are modelled");
+        if (inst.HasModifier("im2col")) {
+          return Unsupported(inst, "only tiled TMA copies are modelled");
         }
         const TensorMapArg* tm = TensorMapOf(v[1]);
         op.fmt = "tma.load tmap" + std::to_string(tm->index) + " coords [";
-        const std::vector<Value>& coords = e.elements[1];
-        for (size_t i = 0; i < coords.size(); ++i) {
-          if (coords[i].kind != Value::Kind::kInt) {
-            return Unsupported(inst, "a coordinate the importer does not know");
-          }
-          op.fmt += i ? ", {}" : "{}";
-          op.ints.push_back(SignExtend32(coords[i].bits));
-        }
+        PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[1], &op));
         auto slot = BufferSlot(*AsShared(v[0]));
         op.fmt += "] -> " + slot->first->name + "[{}] bar ";
         op.ints.push_back(slot->second);
@@ -564,6 +763,158 @@ class Importer {
           op.ints.push_back(mask & 0xffff);
         }
         op.merge = OpRec::Merge::kOneLane;
+      } else if (IsTmaStore(inst)) {
+        const TensorMapArg* tm = TensorMapOf(v[0]);
+        op.fmt = "tma.store tmap" + std::to_string(tm->index) + " coords [";
+        PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[0], &op));
+        auto src = v.size() >= 2 ? AsShared(v[1]) : std::nullopt;
+        auto slot = src ? BufferSlot(*src) : std::nullopt;
+        if (!slot) return Unsupported(inst, "the source is not a known shared-memory address");
+        op.fmt += "] <- " + slot->first->name + "[{}]";
+        op.ints.push_back(slot->second);
+        op.merge = OpRec::Merge::kOneLane;
+      } else if (b == "cp" && inst.HasModifier("bulk") &&
+                 (inst.HasModifier("commit_group") || inst.HasModifier("wait_group"))) {
+        if (inst.HasModifier("commit_group")) {
+          op.fmt = "bulk.commit";
+        } else {
+          int64_t n = 0;
+          PARITY_RETURN_IF_ERROR(int_operand(0, &n));
+          op.fmt = inst.HasModifier("read") ? "bulk.wait {} read" : "bulk.wait {}";
+          op.ints = {n};
+        }
+      } else if (b == "cp" && inst.HasModifier("bulk") && inst.HasModifier("prefetch")) {
+        continue;  // a hint to the L2: no effect on the protocol
+      } else if (b == "cp" && inst.HasModifier("bulk")) {
+        const std::string dst = FirstSpace(inst);
+        if (dst == "global") {
+          // cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size
+          int64_t n = 0;
+          PARITY_RETURN_IF_ERROR(int_operand(2, &n));
+          auto src = AsShared(v[1]);
+          auto slot = src ? BufferSlot(*src) : std::nullopt;
+          if (!slot) return Unsupported(inst, "the source is not a known shared-memory address");
+          op.fmt = "bulk.store " + slot->first->name + "[{}]";
+          op.ints = {slot->second};
+          SlotRange(*slot, *src, n, &op);
+        } else if (dst.rfind("shared", 0) == 0 && FirstSpace(inst, 1) == "global") {
+          // cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src],
+          // size, [mbar]{, ctaMask}
+          int64_t n = 0;
+          PARITY_RETURN_IF_ERROR(int_operand(2, &n));
+          auto d = AsShared(v[0]);
+          auto slot = d && d->cta < 0 ? BufferSlot(*d) : std::nullopt;
+          if (!slot) {
+            return Unsupported(inst, "the destination is not a known address of this CTA's "
+                                     "shared memory");
+          }
+          op.fmt = "bulk.load " + slot->first->name + "[{}]";
+          op.ints = {slot->second};
+          SlotRange(*slot, *d, n, &op);
+          op.fmt += " bar ";
+          PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[3], &op.fmt, &op.ints));
+          if (inst.HasModifier("multicast::cluster")) {
+            int64_t mask = 0;
+            PARITY_RETURN_IF_ERROR(int_operand(4, &mask));
+            op.fmt += " multicast {}";
+            op.ints.push_back(mask & 0xffff);
+          }
+        } else {
+          return Unsupported(inst, "only bulk copies global -> shared and shared -> global "
+                                   "are modelled");
+        }
+        op.merge = OpRec::Merge::kOneLane;
+      } else if (b == "cp" && inst.HasModifier("commit_group")) {
+        op.fmt = "cp.async.commit";
+      } else if (b == "cp" && inst.HasModifier("wait_group")) {
+        int64_t n = 0;
+        PARITY_RETURN_IF_ERROR(int_operand(0, &n));
+        op.fmt = "cp.async.wait {}";
+        op.ints = {n};
+      } else if (b == "cp" && inst.HasModifier("wait_all")) {
+        op.fmt = "cp.async.wait_all";
+      } else if (b == "cp" && inst.HasModifier("mbarrier") && inst.HasModifier("arrive")) {
+        op.fmt = "cp.async.arrive ";
+        if (v.empty()) return Unsupported(inst, "no address");
+        PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[0], &op.fmt, &op.ints));
+        if (inst.HasModifier("noinc")) op.fmt += " noinc";
+        op.merge = OpRec::Merge::kLaneLoop;
+      } else if (b == "cp") {
+        // cp.async.ca/cg.shared.global [dst], [src], cp-size{, src-size}{, cache-policy}
+        int64_t n = 0;
+        PARITY_RETURN_IF_ERROR(int_operand(2, &n));
+        auto d = AsShared(v[0]);
+        auto slot = d && d->cta < 0 ? BufferSlot(*d) : std::nullopt;
+        if (!slot) {
+          return Unsupported(inst, "the destination " + v[0].ToString() +
+                                       " is not a known address of this CTA's shared memory");
+        }
+        op.fmt = "cp.async " + slot->first->name + "[{}]";
+        op.ints = {slot->second};
+        op.slot_bytes = slot->first->bytes;
+        op.lo = static_cast<int64_t>(d->offset - slot->first->base -
+                                     slot->second * slot->first->stride);
+        op.hi = op.lo + n;
+        op.sum = n;
+        op.merge = OpRec::Merge::kUnion;
+      } else if (b == "st" && inst.HasModifier("async")) {
+        // st.async.shared::cluster.mbarrier::complete_tx::bytes{.vN}.type [addr], v, [bar]
+        auto d = AsShared(v[0]);
+        auto bar = v.size() >= 3 ? AsShared(v[2]) : std::nullopt;
+        auto slot = d ? BufferSlot(*d) : std::nullopt;
+        if (!slot || !bar) {
+          return Unsupported(inst, "the destination or the barrier is not a known "
+                                   "shared-memory address");
+        }
+        if (bar->cta != d->cta) {
+          return Unsupported(inst, "the data and the barrier are in different CTAs");
+        }
+        int64_t n = 0;
+        const StoreWidth w = ParseTypeBits(inst);
+        n = w.bytes * w.vector;
+        if (n == 0) return Unsupported(inst, "the store's width is not known");
+        op.fmt = "st.async " + slot->first->name + "[{}]";
+        op.ints = {slot->second};
+        op.slot_bytes = slot->first->bytes;
+        op.lo = static_cast<int64_t>(d->offset - slot->first->base -
+                                     slot->second * slot->first->stride);
+        op.hi = op.lo + n;
+        op.sum = n;
+        op.contiguous = true;
+        op.merge = OpRec::Merge::kUnion;
+        op.tail = d->cta >= 0 ? " @cta({}) bar " : " bar ";
+        if (d->cta >= 0) op.tail_ints.push_back(d->cta);
+        SharedAddr local = *bar;
+        local.cta = -1;
+        PARITY_RETURN_IF_ERROR(BarrierRef(inst, Value::Address(local.symbol, local.offset),
+                                          &op.tail, &op.tail_ints));
+      } else if (b == "wgmma") {
+        if (inst.HasModifier("fence")) continue;
+        if (inst.HasModifier("commit_group")) {
+          wgmma_groups.push_back(std::move(wgmma_open));
+          wgmma_open.clear();
+          continue;
+        }
+        if (inst.HasModifier("wait_group")) {
+          int64_t n = 0;
+          PARITY_RETURN_IF_ERROR(int_operand(0, &n));
+          retire(static_cast<size_t>(n));
+          continue;
+        }
+        // wgmma.mma_async: the operands that are (descriptors of) shared addresses.
+        for (const Value& x : v) {
+          if (x.kind != Value::Kind::kDerived && x.kind != Value::Kind::kAddress) continue;
+          auto slot = BufferSlot(SharedAddr{x.symbol, x.bits, -1});
+          if (!slot) continue;
+          OpRec u = op;
+          u.fmt = "use " + slot->first->name + "[{}]";
+          u.ints = {slot->second};
+          if (std::none_of(wgmma_open.begin(), wgmma_open.end(),
+                           [&](const OpRec& w) { return w.SameOp(u); })) {
+            wgmma_open.push_back(u);
+          }
+        }
+        continue;
       } else if (b == "ld" || b == "st" || b == "ldmatrix" || b == "stmatrix") {
         const bool write = b == "st" || b == "stmatrix";
         const size_t ai = write ? 0 : 1;
@@ -575,19 +926,88 @@ class Importer {
         }
         auto slot = BufferSlot(*a);
         if (!slot) continue;  // outside every buffer the asynchronous copies fill
+        // ldmatrix / stmatrix: each lane gives one 16-byte row of a matrix.
+        const StoreWidth w = ParseTypeBits(inst);
+        const int64_t n = b == "ldmatrix" || b == "stmatrix" ? 16 : w.bytes * w.vector;
         op.fmt = std::string(write ? "write " : "use ") + slot->first->name + "[{}]";
         op.ints.push_back(slot->second);
-        // Consecutive accesses of one slot are one use.
-        if (!out.empty() && out.back().SameOp(op)) {
-          out.back().ptx_lines.insert(inst.line);
-          continue;
-        }
+        op.lo = static_cast<int64_t>(a->offset - slot->first->base -
+                                     slot->second * slot->first->stride);
+        op.hi = op.lo + std::max<int64_t>(n, 1);
+        op.sum = op.hi - op.lo;
+        op.slot_bytes = slot->first->bytes;
+        op.merge = OpRec::Merge::kUnion;
       } else {
         return Unsupported(inst, "the importer does not model this instruction yet");
       }
+      // A lane's consecutive accesses of adjacent or overlapping bytes of one slot are one
+      // operation over their union.
+      if (op.merge == OpRec::Merge::kUnion && !out.empty() && out.back().SameOp(op) &&
+          op.lo <= out.back().hi && op.hi >= out.back().lo) {
+        out.back().Unite(op);
+        continue;
+      }
       out.push_back(std::move(op));
     }
+    // Groups never waited for are read before the kernel ends.
+    wgmma_groups.push_back(std::move(wgmma_open));
+    retire(0);
     return out;
+  }
+
+  // The first (k = 0) or second (k = 1) state space among an instruction's modifiers: a copy's
+  // destination then its source.
+  static std::string FirstSpace(const Instruction& inst, int k = 0) {
+    for (const std::string& m : inst.modifiers) {
+      if (m == "global" || m.rfind("shared", 0) == 0) {
+        if (k-- == 0) return m;
+      }
+    }
+    return "";
+  }
+
+  struct StoreWidth {
+    int64_t bytes = 0;
+    int64_t vector = 1;
+  };
+  // The bytes of st.async's element type and its vector width.
+  static StoreWidth ParseTypeBits(const Instruction& inst) {
+    StoreWidth w;
+    for (const std::string& m : inst.modifiers) {
+      if (m == "v2") w.vector = 2;
+      if (m == "v4") w.vector = 4;
+      if (m.size() >= 3 && (m[0] == 'b' || m[0] == 'u' || m[0] == 's' || m[0] == 'f') &&
+          std::isdigit(static_cast<unsigned char>(m[1]))) {
+        w.bytes = std::atoi(m.c_str() + 1) / 8;
+      }
+    }
+    return w;
+  }
+
+  Status Coords(const Instruction& inst, const std::vector<Value>& coords, OpRec* op) const {
+    for (size_t i = 0; i < coords.size(); ++i) {
+      if (coords[i].kind != Value::Kind::kInt) {
+        return Unsupported(inst, "a coordinate the importer does not know");
+      }
+      op->fmt += i ? ", {}" : "{}";
+      op->ints.push_back(SignExtend32(coords[i].bits));
+    }
+    return Status::Ok();
+  }
+
+  // ` + OFF bytes N` of a bulk copy (OFF omitted when 0, bytes when the copy fills the slot).
+  static void SlotRange(const std::pair<const BufferInfo*, int>& slot, const SharedAddr& a,
+                        int64_t n, OpRec* op) {
+    const int64_t off = static_cast<int64_t>(a.offset - slot.first->base -
+                                             slot.second * slot.first->stride);
+    if (off != 0) {
+      op->fmt += " + {}";
+      op->ints.push_back(off);
+    }
+    if (off != 0 || n != slot.first->bytes) {
+      op->fmt += " bytes {}";
+      op->ints.push_back(n);
+    }
   }
 
   static int64_t SignExtend32(uint64_t v) {
@@ -603,24 +1023,48 @@ class Importer {
     }
     std::vector<OpRec> merged = lanes[lead];
     for (OpRec& op : merged) op.lanes = 1;
+    // Lanes that diverge (`if (lane == 0) A else B`, then together again) merge into the
+    // shortest sequence holding every lane's operations in its order: common operations are one
+    // (issued by several lanes), the others keep their place, a lane's before another's.
     for (size_t l = 0; l < lanes.size(); ++l) {
       if (l == lead) continue;
-      size_t j = 0;
-      for (const OpRec& op : lanes[l]) {
-        while (j < merged.size() && !merged[j].SameOp(op)) ++j;
-        if (j == merged.size()) {
-          return Status("import.divergent-warp",
-                        "lane " + std::to_string(l) + " of warp " + std::to_string(warp) +
-                            " of CTA " + std::to_string(cta) + " issues `" + Render(op, {}) +
-                            "` (PTX line " + std::to_string(*op.ptx_lines.begin()) +
-                            ") outside the order lane " + std::to_string(lead) +
-                            " issues its operations in; the importer keeps a warp's lanes "
-                            "together");
-        }
-        ++merged[j].lanes;
-        merged[j].ptx_lines.insert(op.ptx_lines.begin(), op.ptx_lines.end());
-        ++j;
+      const std::vector<OpRec>& lane = lanes[l];
+      const size_t n = merged.size(), m = lane.size();
+      if (m > 0 && n * m > 64'000'000) {
+        return Status("import.divergent-warp",
+                      "warp " + std::to_string(warp) + " of CTA " + std::to_string(cta) +
+                          " issues too many operations per lane to merge its lanes");
       }
+      // lcs[i][j]: the longest common subsequence of merged[i..] and lane[j..].
+      std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));
+      for (size_t i = n; i-- > 0;) {
+        for (size_t j = m; j-- > 0;) {
+          lcs[i][j] = merged[i].SameOp(lane[j]) ? lcs[i + 1][j + 1] + 1
+                                                : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+        }
+      }
+      std::vector<OpRec> next;
+      next.reserve(n + m);
+      size_t i = 0, j = 0;
+      while (i < n || j < m) {
+        if (i < n && j < m && merged[i].SameOp(lane[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+          OpRec op = merged[i];
+          ++op.lanes;
+          if (op.merge == OpRec::Merge::kUnion) {
+            op.Unite(lane[j]);
+          } else {
+            op.ptx_lines.insert(lane[j].ptx_lines.begin(), lane[j].ptx_lines.end());
+          }
+          next.push_back(std::move(op));
+          ++i;
+          ++j;
+        } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+          next.push_back(merged[i++]);
+        } else {
+          next.push_back(lane[j++]);
+        }
+      }
+      merged = std::move(next);
     }
     for (OpRec& op : merged) {
       if (op.merge == OpRec::Merge::kOneLane && op.lanes > 1) {
@@ -629,6 +1073,37 @@ class Importer {
                           " of CTA " + std::to_string(cta) + " each issue `" + Render(op, {}) +
                           "` (PTX line " + std::to_string(*op.ptx_lines.begin()) +
                           "); the importer models it issued by one lane");
+      }
+      if (op.merge == OpRec::Merge::kUnion) {
+        if (op.contiguous && op.sum != op.hi - op.lo) {
+          return Status("import.divergent-warp",
+                        "the lanes of warp " + std::to_string(warp) + " of CTA " +
+                            std::to_string(cta) + " issue `" + Render(op, {}) + "` (PTX line " +
+                            std::to_string(*op.ptx_lines.begin()) + ") on " +
+                            std::to_string(op.sum) + " bytes that do not tile one range of " +
+                            std::to_string(op.hi - op.lo) +
+                            "; the importer models the warp's copies as one");
+        }
+        // Part of a slot: ` + OFF bytes N` (also for OFF 0, so that the operations of a loop
+        // over a slot's parts share one form).
+        if (op.lo != 0 || op.hi != op.slot_bytes) {
+          op.fmt += " + {} bytes {}";
+          op.ints.push_back(op.lo);
+          op.ints.push_back(op.hi - op.lo);
+        }
+        op.fmt += op.tail;
+        op.ints.insert(op.ints.end(), op.tail_ints.begin(), op.tail_ints.end());
+        op.tail.clear();
+        op.tail_ints.clear();
+        op.merge = OpRec::Merge::kCollapse;
+      }
+      if (op.merge == OpRec::Merge::kLaneLoop) {
+        // One deferred arrive-on per lane: the barrier counts threads.
+        if (op.lanes > 1) {
+          op.fmt = "for l in 0 .. {} { " + op.fmt + " }";
+          op.ints.insert(op.ints.begin(), op.lanes);
+        }
+        op.merge = OpRec::Merge::kCollapse;
       }
       if (op.merge == OpRec::Merge::kCountLanes) {
         const int64_t total = op.arrive_count * op.lanes;
@@ -640,6 +1115,39 @@ class Importer {
       }
     }
     return merged;
+  }
+
+  // Whether a warp issuing `ops` can be the next agent of `role`: the same operations, with
+  // every integer operand either the same or the first agent's plus the agent's index times a
+  // step (a warp's own part of a tile: `use t[0] + 64 * agent bytes 64`). Sets the steps.
+  static bool JoinRole(RoleRec* role, const std::vector<OpRec>& ops) {
+    std::vector<OpRec>& first = role->ops;
+    if (first.size() != ops.size()) return false;
+    const int64_t j = role->count;  // the joining agent's index
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const OpRec& a = first[i];
+      const OpRec& b = ops[i];
+      if (a.fmt != b.fmt || a.arrive_count != b.arrive_count || a.ints.size() != b.ints.size()) {
+        return false;
+      }
+      for (size_t s = 0; s < a.ints.size(); ++s) {
+        const int64_t d = a.agent_delta.empty() ? 0 : a.agent_delta[s];
+        if (j == 1 ? false : b.ints[s] != a.ints[s] + j * d) return false;
+      }
+    }
+    if (j == 1) {
+      for (size_t i = 0; i < ops.size(); ++i) {
+        OpRec& a = first[i];
+        a.agent_delta.assign(a.ints.size(), 0);
+        bool any = false;
+        for (size_t s = 0; s < a.ints.size(); ++s) {
+          a.agent_delta[s] = ops[i].ints[s] - a.ints[s];
+          any = any || a.agent_delta[s] != 0;
+        }
+        if (!any) a.agent_delta.clear();
+      }
+    }
+    return true;
   }
 
   static bool SameStream(const std::vector<OpRec>& a, const std::vector<OpRec>& b) {
@@ -656,7 +1164,20 @@ class Importer {
     size_t k = 0;
     for (size_t i = 0; i < op.fmt.size(); ++i) {
       if (op.fmt.compare(i, 2, "{}") == 0) {
-        out += k < exprs.size() ? exprs[k] : std::to_string(op.ints[k]);
+        std::string e = k < exprs.size() ? exprs[k] : std::to_string(op.ints[k]);
+        const int64_t d = op.agent_delta.empty() ? 0 : op.agent_delta[k];
+        if (d != 0) {
+          const bool plain =
+              std::all_of(e.begin(), e.end(), [](char c) { return std::isdigit(c) || c == 'k'; });
+          if (e == "0") {
+            e.clear();
+          } else if (!plain) {
+            e = "(" + e + ")";
+          }
+          const std::string term = (d == 1 ? "" : std::to_string(d < 0 ? -d : d) + " * ") + "agent";
+          e = e.empty() ? (d < 0 ? "0 - " + term : term) : e + (d < 0 ? " - " : " + ") + term;
+        }
+        out += e;
         ++k;
         ++i;
       } else {
@@ -762,8 +1283,8 @@ class Importer {
         for (size_t q = 0; q < p && same; ++q) {
           const OpRec& a = ops[i + q];
           const OpRec& b = ops[i + reps * p + q];
-          same =
-              a.fmt == b.fmt && a.arrive_count == b.arrive_count && a.ints.size() == b.ints.size();
+          same = a.fmt == b.fmt && a.arrive_count == b.arrive_count &&
+                 a.ints.size() == b.ints.size() && a.agent_delta == b.agent_delta;
         }
         if (!same) break;
         ++reps;
@@ -873,7 +1394,7 @@ class Importer {
       d << "buffer " << b.name << "[" << b.slots << "] bytes " << b.bytes << "   # "
         << ShortName(b.symbol) << " + " << b.base;
       if (b.slots > 1) d << " + " << b.stride << " * slot";
-      d << " (TMA destinations)\n";
+      d << " (asynchronous copies)\n";
     }
     for (const BarrierArray& b : barriers_) {
       d << "barrier " << b.name << "[" << b.size << "] count " << b.count << "   # "
@@ -898,6 +1419,7 @@ class Importer {
   const Module& m_;
   const Function& f_;
   const ImportOptions& o_;
+  uint32_t ctas_ = 1;  // CTAs per cluster
   std::vector<std::vector<std::vector<ProtocolEvent>>> events_;
   std::vector<BarrierArray> barriers_;
   std::vector<BufferInfo> buffers_;

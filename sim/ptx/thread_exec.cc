@@ -1,8 +1,10 @@
 #include "sim/ptx/thread_exec.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <utility>
 
@@ -114,6 +116,10 @@ class ThreadRunner {
           if (base == "ntid") return Value::Int(ctx_.ntid[i]);
           if (base == "ctaid") return Value::Int(ctx_.ctaid[i]);
           if (base == "nctaid") return Value::Int(ctx_.nctaid[i]);
+          if (base == "cluster_ctaid") return Value::Int(ctx_.cluster_ctaid[i]);
+          if (base == "cluster_nctaid") return Value::Int(ctx_.cluster_nctaid[i]);
+          if (base == "clusterid") return Value::Int(ctx_.clusterid[i]);
+          if (base == "nclusterid") return Value::Int(ctx_.nclusterid[i]);
         }
       }
       if (name == "%laneid") return Value::Int(LinearTid() % 32);
@@ -157,6 +163,9 @@ class ThreadRunner {
         Value base = Eval(o.parts[0]);
         if (base.kind == Value::Kind::kUnknown) return base;
         base.bits += static_cast<uint64_t>(o.integer);
+        if (base.kind == Value::Kind::kAddress && IsSharedVariable(base.symbol)) {
+          base.bits = Mask(base.bits, 32);
+        }
         return base;
       }
       default:
@@ -166,7 +175,14 @@ class ThreadRunner {
 
   void Set(const Operand& dst, Value v, int bits) {
     if (dst.kind != OperandKind::kRegister) return;
-    if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, bits);
+    // A 32-bit register holds a shared address modulo 2^32 (the arithmetic that built it may
+    // have added a negative offset as its 32-bit two's complement).
+    if (v.kind == Value::Kind::kInt || bits <= 32) v.bits = Mask(v.bits, bits);
+    // A shared variable's addresses fit the 32-bit shared window whatever register holds them.
+    if ((v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) &&
+        IsSharedVariable(v.symbol)) {
+      v.bits = Mask(v.bits, 32);
+    }
     regs_[dst.text] = std::move(v);
   }
 
@@ -190,6 +206,16 @@ class ThreadRunner {
   // Integer binary arithmetic on known values; addresses take integer offsets.
   static Value Arith(const std::string& op, const Value& a, const Value& b, const OpType& t) {
     using K = Value::Kind;
+    // Bit manipulation of a shared address (a wgmma descriptor) keeps its origin.
+    const bool a_addr = a.kind == K::kAddress || a.kind == K::kDerived;
+    const bool b_addr = b.kind == K::kAddress || b.kind == K::kDerived;
+    if ((a.kind == K::kDerived && b.kind != K::kAddress) ||
+        (b.kind == K::kDerived && a.kind != K::kAddress) ||
+        (a_addr && b.kind == K::kInt && op != "add" && op != "sub") ||
+        (b_addr && a.kind == K::kInt && op != "add" && op != "sub")) {
+      const Value& origin = a_addr ? a : b;
+      return Value::Derived(origin.symbol, origin.bits);
+    }
     if (op == "add") {
       if (a.kind == K::kInt && b.kind == K::kInt) return Value::Int(a.bits + b.bits);
       if (a.kind == K::kAddress && b.kind == K::kInt)
@@ -280,10 +306,28 @@ class ThreadRunner {
         // The schedule's wait blocks until the phase completes: the loop exits.
         if (!o.empty()) Set(o[0], Value::Int(1), 1);
       } else if (op == "elect") {
-        // A convergent warp elects its first lane.
-        const bool elected = LinearTid() % 32 == 0;
+        // A convergent warp elects the lowest lane that is both in the member mask and present
+        // (a warp's trailing lanes are absent when the block is not a multiple of 32).
+        const Value mask = o.size() >= 2 ? Eval(o[1]) : Value::Int(0xffffffff);
+        if (mask.kind != Value::Kind::kInt) {
+          return Fail(inst, "the member mask depends on data the importer does not know");
+        }
+        const uint32_t threads = ctx_.ntid[0] * ctx_.ntid[1] * ctx_.ntid[2];
+        const uint32_t warp_first = LinearTid() / 32 * 32;
+        const uint32_t present = threads - warp_first >= 32
+                                     ? 0xffffffffu
+                                     : (uint32_t{1} << (threads - warp_first)) - 1;
+        const uint32_t members = static_cast<uint32_t>(mask.bits) & present;
+        if (members == 0 || (members >> (LinearTid() % 32) & 1) == 0) {
+          // PTX leaves elect.sync undefined unless the executing lane is in the mask.
+          return Fail(inst, "lane " + std::to_string(LinearTid() % 32) +
+                                " executes elect.sync outside its member mask " +
+                                Value::Int(mask.bits).ToString());
+        }
+        const uint32_t leader = static_cast<uint32_t>(std::countr_zero(members));
+        const bool elected = LinearTid() % 32 == leader;
         if (!o.empty()) {
-          Set(o[0], Value::Int(0), 32);
+          Set(o[0], Value::Int(leader), 32);
           if (!o[0].parts.empty()) Set(o[0].parts[0], Value::Int(elected ? 1 : 0), 1);
         }
       } else {
@@ -295,7 +339,18 @@ class ThreadRunner {
       ClobberDestinations(inst);
       return Status::Ok();
     }
-    if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister) {
+    if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister &&
+        o[1].kind == OperandKind::kVector) {
+      // mov.b64 %rd, {%lo, %hi}: a descriptor assembled from halves keeps an address's origin.
+      Value r = Value::Unknown();
+      for (const Operand& p : o[1].parts) {
+        const Value v = Eval(p);
+        if (v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) {
+          r = Value::Derived(v.symbol, v.bits);
+        }
+      }
+      Set(o[0], r, t.bits);
+    } else if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister) {
       Set(o[0], Eval(o[1]), t.bits);
     } else if ((op == "add" || op == "sub" || op == "and" || op == "or" || op == "xor" ||
                 op == "shl" || op == "shr" || op == "min" || op == "max" || op == "div" ||
@@ -447,6 +502,8 @@ std::string Value::ToString() const {
       return std::to_string(bits);
     case Kind::kAddress:
       return symbol + "+" + std::to_string(bits);
+    case Kind::kDerived:
+      return "desc(" + symbol + "+" + std::to_string(bits) + ")";
   }
   return "?";
 }
@@ -507,7 +564,6 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
     uint64_t offset;
     uint64_t count;
     int line;
-    int source_line;  // the CUDA line of the init's call site (0: unknown)
   };
   std::map<std::pair<std::string, uint64_t>, Init> inits;
   for (const ThreadClass& c : classes) {
@@ -524,38 +580,59 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
                       {module.path, inst.line, inst.column});
       }
       inits.emplace(std::make_pair(addr.symbol, addr.bits),
-                    Init{addr.symbol, addr.bits, count.bits, inst.line,
-                         inst.call_site.known() ? inst.call_site.line : inst.source.line});
+                    Init{addr.symbol, addr.bits, count.bits, inst.line});
+    }
+  }
+  // Rings: in one thread's inits (program order), the barrier 8 bytes after another with the
+  // same count, initialised a fixed number of inits later, is its next element; a chain keeps
+  // that distance (`for s: init full[s]; init empty[s]` alternates two rings, distance 2).
+  // Unrolled init loops leave no other trace of the arrays (nvcc attributes the unrolled inits
+  // to one source line).
+  using Key = std::pair<std::string, uint64_t>;
+  std::map<Key, Key> next;
+  std::set<Key> has_prev;
+  for (const ThreadClass& c : classes) {
+    std::vector<Key> seq;
+    for (const ProtocolEvent& e : c.events) {
+      const Instruction& inst = entry.instructions[e.instruction];
+      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
+      seq.emplace_back(e.operands[0].symbol, e.operands[0].bits);
+    }
+    std::map<Key, size_t> distance;  // the distance of the link into a key
+    for (size_t i = 0; i < seq.size(); ++i) {
+      if (next.count(seq[i]) > 0) continue;
+      for (size_t j = i + 1; j < seq.size(); ++j) {
+        const Key want{seq[i].first, seq[i].second + 8};
+        if (seq[j] != want) continue;
+        if (inits.at(seq[j]).count != inits.at(seq[i]).count || has_prev.count(seq[j]) > 0) break;
+        auto d = distance.find(seq[i]);
+        if (d != distance.end() && d->second != j - i) break;
+        next[seq[i]] = seq[j];
+        has_prev.insert(seq[j]);
+        distance[seq[j]] = j - i;
+        break;
+      }
     }
   }
   std::vector<BarrierArray> out;
-  int last_source_line = 0;
-  for (const auto& [key, init] : inits) {
-    if (!out.empty()) {
-      BarrierArray& last = out.back();
-      // Interleaved rings with one count (full[s] and empty[s] both of count 1) are told apart
-      // by the source line that initialises each.
-      if (last.symbol == init.symbol && last.count == init.count &&
-          last_source_line == init.source_line &&
-          last.offset + 8 * static_cast<uint64_t>(last.size) == init.offset) {
-        ++last.size;
-        last.init_lines.push_back(init.line);
-        continue;
-      }
-    }
+  for (const auto& [key, head] : inits) {
+    if (has_prev.count(key) > 0) continue;
     BarrierArray a;
-    a.symbol = init.symbol;
-    a.offset = init.offset;
-    a.count = init.count;
-    a.init_lines = {init.line};
-    last_source_line = init.source_line;
+    a.symbol = head.symbol;
+    a.offset = head.offset;
+    a.count = head.count;
+    a.init_lines = {head.line};
+    for (auto it = next.find(key); it != next.end(); it = next.find(it->second)) {
+      ++a.size;
+      a.init_lines.push_back(inits.at(it->second).line);
+    }
     // A demoted __shared__ variable demangles to `kernel(...)::name`.
-    const std::string demangled = Demangle(init.symbol);
+    const std::string demangled = Demangle(head.symbol);
     const size_t colon = demangled.rfind("::");
     a.name = colon != std::string::npos && demangled.find(')', colon) == std::string::npos
                  ? demangled.substr(colon + 2)
-                 : init.symbol;
-    if (init.offset != 0) a.name += "_" + std::to_string(init.offset);
+                 : head.symbol;
+    if (head.offset != 0) a.name += "_" + std::to_string(head.offset);
     out.push_back(std::move(a));
   }
   return out;

@@ -24,9 +24,12 @@
 namespace parity::ptx {
 
 struct Value {
-  enum class Kind { kUnknown, kInt, kAddress };
+  // kDerived: an unknown value computed from a shared address (a wgmma matrix descriptor packs
+  // the address with layout bits); it keeps the address it came from so that the operand of a
+  // wgmma can be traced back to the buffer it reads. It is never used as an address or a number.
+  enum class Kind { kUnknown, kInt, kAddress, kDerived };
   Kind kind = Kind::kUnknown;
-  // kInt: the bits; kAddress: the byte offset from `symbol`.
+  // kInt: the bits; kAddress / kDerived: the byte offset from `symbol`.
   uint64_t bits = 0;
   // kAddress: a .shared variable, the extern dynamic segment, or a kernel parameter's name.
   std::string symbol;
@@ -35,6 +38,9 @@ struct Value {
   static Value Int(uint64_t v) { return {Kind::kInt, v, ""}; }
   static Value Address(std::string sym, uint64_t offset) {
     return {Kind::kAddress, offset, std::move(sym)};
+  }
+  static Value Derived(std::string sym, uint64_t offset) {
+    return {Kind::kDerived, offset, std::move(sym)};
   }
   bool operator==(const Value&) const = default;
   std::string ToString() const;
@@ -47,6 +53,12 @@ struct ThreadContext {
   std::array<uint32_t, 3> nctaid = {1, 1, 1};
   uint32_t cluster_ctarank = 0;
   uint32_t cluster_nctarank = 1;
+  // %cluster_ctaid / %cluster_nctaid (the CTA's position in its cluster and the cluster's shape)
+  // and %clusterid / %nclusterid (the cluster's position in the grid of clusters).
+  std::array<uint32_t, 3> cluster_ctaid = {0, 0, 0};
+  std::array<uint32_t, 3> cluster_nctaid = {1, 1, 1};
+  std::array<uint32_t, 3> clusterid = {0, 0, 0};
+  std::array<uint32_t, 3> nclusterid = {1, 1, 1};
   // Scalar kernel arguments by parameter index (the bits of an integer or pointer argument).
   std::map<int, uint64_t> args;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).

@@ -2,10 +2,13 @@
 // every stage's tile with a multicast TMA into both CTAs, so each CTA's full[s] expects both
 // halves; warp 1 consumes the stage and releases it to BOTH CTAs (a remote arrive on each CTA's
 // empty[s] through mapa), since the next multicast into the slot writes both CTAs' copies. The
-// importer tests import the PTX nvcc emits for this kernel and expect it VERIFIED.
+// importer tests import the PTX nvcc emits for this kernel and expect it VERIFIED. Written
+// against Parity's trace API (gpu/include/parity/trace.cuh).
 #include <cuda.h>
 
 #include <cstdint>
+
+#include "gpu/include/parity/trace.cuh"
 
 namespace {
 
@@ -17,21 +20,13 @@ __device__ __forceinline__ uint32_t Smem(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void ClusterSync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n"
-               "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+__device__ __forceinline__ void ClusterSync(uint32_t line = __builtin_LINE()) {
+  parity::dev::ClusterSync(line);
 }
 
-__device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "LAB_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@!p bra LAB_WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
+__device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity,
+                                     uint32_t line = __builtin_LINE()) {
+  parity::dev::MbarrierWait(bar, parity, line);
 }
 
 }  // namespace
@@ -48,10 +43,10 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(64)
   const int lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(Smem(&full[s])) : "memory");
-      asm volatile("mbarrier.init.shared::cta.b64 [%0], 2;" ::"r"(Smem(&empty[s])) : "memory");
+      parity::dev::MbarrierInit(Smem(&full[s]), 1);
+      parity::dev::MbarrierInit(Smem(&empty[s]), 2);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    parity::dev::FenceMbarrierInit();
   }
   ClusterSync();
   float acc = 0.0f;
@@ -60,18 +55,11 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(64)
       for (int k = 0; k < k_tiles; ++k) {
         const int s = k % kStages;
         if (k >= kStages) Wait(Smem(&empty[s]), ((k / kStages) - 1) & 1);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-                         Smem(&full[s])),
-                     "r"(2 * kHalfBytes)
-                     : "memory");
+        parity::dev::MbarrierArriveExpectTx(Smem(&full[s]), 2 * kHalfBytes);
         const uint16_t mask = 0x3;
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-            ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(
-                Smem(tiles + (2 * s + rank) * kHalfElems)),
-            "l"(&tmap), "r"(0), "r"(k * 64 + static_cast<int>(rank) * 32), "r"(Smem(&full[s])),
-            "h"(mask)
-            : "memory");
+        parity::dev::TmaLoad2dMulticast(Smem(tiles + (2 * s + rank) * kHalfElems), &tmap, 0,
+                                        k * 64 + static_cast<int>(rank) * 32, Smem(&full[s]),
+                                        mask, kHalfBytes);
       }
     }
   } else {
@@ -83,13 +71,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(64)
       __syncwarp();
       if (lane == 0) {
         for (uint32_t peer = 0; peer < 2; ++peer) {
-          uint32_t remote;
-          asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-                       : "=r"(remote)
-                       : "r"(Smem(&empty[s])), "r"(peer));
-          asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(
-                           remote)
-                       : "memory");
+          parity::dev::MbarrierArriveCluster(Smem(&empty[s]), peer);
         }
       }
     }

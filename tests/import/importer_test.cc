@@ -348,22 +348,23 @@ TEST_F(ImporterTest, BadInputNamesWhatIsWrong) {
   EXPECT_EQ(ImportSchedule(*other, SingleTma()).status().rule(), "import.ptx-target");
 }
 
-// A kernel instruction the importer does not model on the protocol path is exit 2 at its line.
+// A kernel instruction the importer does not model on the protocol path is exit 2 at its line:
+// single_tma's TMA load turned into an im2col load.
 TEST_F(ImporterTest, UnmodelledProtocolInstructionIsNamedAtItsPtxLine) {
-  auto m = ReadModule("tests/import/cluster_multicast.ptx");
-  ASSERT_TRUE(m.ok());
-  ImportOptions o;
-  o.entry = "cluster_multicast";
-  o.block = {128, 1, 1};
-  o.cluster_x = 2;
-  o.args = {{1, 0}, {2, 0}};
-  o.tensor_maps = {*ParseTensorMapArg("0=u16:64x256:64x32")};
-  auto t = ImportSchedule(*m, o);
+  std::string text = ReadText("tests/import/single_tma.ptx");
+  const std::string tiled = "global.tile.mbarrier";
+  const size_t at = text.find(tiled);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, tiled.size(), "global.im2col.mbarrier");
+  auto m = ParseModule(text, "im2col.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto t = ImportSchedule(*m, SingleTma());
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().rule(), "import.unsupported-op");
-  EXPECT_EQ(t.status().where().file, "tests/import/cluster_multicast.ptx");
+  EXPECT_EQ(t.status().where().file, "im2col.ptx");
   const std::vector<std::string> ops = Opcodes(*m, {t.status().where().line});
   ASSERT_EQ(ops.size(), 1u);
+  EXPECT_NE(ops[0].find("im2col"), std::string::npos);
   EXPECT_NE(t.status().message().find(ops[0]), std::string::npos) << t.status().ToString();
 }
 

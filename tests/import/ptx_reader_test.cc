@@ -76,10 +76,10 @@ std::vector<int> FindOps(const Function& f, const std::string& prefix) {
 
 constexpr char kHeader[] = ".version 9.0\n.target sm_90a\n.address_size 64\n";
 
-constexpr char kSingleCu[] = "tests/import/single_tma.cu";
-constexpr char kSinglePtx[] = "tests/import/single_tma.ptx";
-constexpr char kWsCu[] = "tests/import/ws_pipeline.cu";
-constexpr char kWsPtx[] = "tests/import/ws_pipeline.ptx";
+constexpr char kSingleCu[] = "tests/import/reader/single_tma_asm.cu";
+constexpr char kSinglePtx[] = "tests/import/reader/single_tma_asm.ptx";
+constexpr char kWsCu[] = "tests/import/reader/ws_pipeline_asm.cu";
+constexpr char kWsPtx[] = "tests/import/reader/ws_pipeline_asm.ptx";
 constexpr char kClusterCu[] = "tests/import/cluster_multicast.cu";
 constexpr char kClusterPtx[] = "tests/import/cluster_multicast.ptx";
 

@@ -1,9 +1,12 @@
 // One TMA tile load completing on an mbarrier: thread 0 initialises the barrier, arms it with
 // the tile's byte count (expect_tx), issues cp.async.bulk.tensor, and every thread waits on
 // phase 0 with a try_wait loop. The importer tests parse the PTX nvcc emits for this kernel.
+// Written against Parity's trace API (gpu/include/parity/trace.cuh).
 #include <cuda.h>
 
 #include <cstdint>
+
+#include "gpu/include/parity/trace.cuh"
 
 namespace {
 
@@ -21,28 +24,14 @@ __global__ void single_tma_load(const __grid_constant__ CUtensorMap tmap, int x,
   __shared__ alignas(8) uint64_t bar;
   const uint32_t bar_addr = Smem(&bar);
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar_addr), "r"(1) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    parity::dev::MbarrierInit(bar_addr, 1);
+    parity::dev::FenceMbarrierInit();
   }
-  __syncthreads();
+  parity::dev::SyncThreads();
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr),
-                 "r"(kTileBytes)
-                 : "memory");
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-        " [%0], [%1, {%2, %3}], [%4];" ::"r"(Smem(tile)),
-        "l"(&tmap), "r"(x), "r"(y), "r"(bar_addr)
-        : "memory");
+    parity::dev::MbarrierArriveExpectTx(bar_addr, kTileBytes);
+    parity::dev::TmaLoad2d(Smem(tile), &tmap, x, y, bar_addr, kTileBytes);
   }
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(bar_addr),
-      "r"(0)
-      : "memory");
+  parity::dev::MbarrierWait(bar_addr, 0);
   out[threadIdx.x] = tile[threadIdx.x];
 }

@@ -2,10 +2,13 @@
 // loading one TMA tile per k-iteration into stage k % kStages after waiting on that stage's
 // `empty` barrier; warps 1..kConsumers consume a stage once its `full` barrier completes and then
 // release it by arriving on `empty` (one arrival per consumer warp). Barriers and tiles live in
-// dynamic shared memory. The importer tests parse the PTX nvcc emits for this kernel.
+// dynamic shared memory. The importer tests parse the PTX nvcc emits for this kernel. Written
+// against Parity's trace API (gpu/include/parity/trace.cuh).
 #include <cuda.h>
 
 #include <cstdint>
+
+#include "gpu/include/parity/trace.cuh"
 
 namespace {
 
@@ -17,26 +20,18 @@ __device__ __forceinline__ uint32_t Smem(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void BarInit(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+__device__ __forceinline__ void BarInit(uint32_t bar, uint32_t count,
+                                        uint32_t line = __builtin_LINE()) {
+  parity::dev::MbarrierInit(bar, count, line);
 }
 
-__device__ __forceinline__ void BarWait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "LAB_WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      "@p bra DONE;\n"
-      "bra LAB_WAIT;\n"
-      "DONE:\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
+__device__ __forceinline__ void BarWait(uint32_t bar, uint32_t parity,
+                                        uint32_t line = __builtin_LINE()) {
+  parity::dev::MbarrierWait(bar, parity, line);
 }
 
-__device__ __forceinline__ void BarArrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+__device__ __forceinline__ void BarArrive(uint32_t bar, uint32_t line = __builtin_LINE()) {
+  parity::dev::MbarrierArrive(bar, line);
 }
 
 }  // namespace
@@ -54,23 +49,17 @@ extern "C" __global__ void __launch_bounds__(32 * (1 + kConsumers))
       BarInit(Smem(&full[s]), 1);
       BarInit(Smem(&empty[s]), kConsumers);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    parity::dev::FenceMbarrierInit();
   }
-  __syncthreads();
+  parity::dev::SyncThreads();
   if (warp == 0) {
     if (lane == 0) {
       for (int k = 0; k < k_tiles; ++k) {
         const int s = k % kStages;
         if (k >= kStages) BarWait(Smem(&empty[s]), ((k / kStages) - 1) & 1);
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
-                         Smem(&full[s])),
-                     "r"(kTileBytes)
-                     : "memory");
-        asm volatile(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-            " [%0], [%1, {%2, %3}], [%4];" ::"r"(Smem(tiles + s * 64 * 64)),
-            "l"(&tmap), "r"(0), "r"(k * 64), "r"(Smem(&full[s]))
-            : "memory");
+        parity::dev::MbarrierArriveExpectTx(Smem(&full[s]), kTileBytes);
+        parity::dev::TmaLoad2d(Smem(tiles + s * 64 * 64), &tmap, 0, k * 64, Smem(&full[s]),
+                               kTileBytes);
       }
     }
   } else {
