@@ -69,6 +69,9 @@ class Replayer {
         initial_(std::move(engine)),
         keep_model_(keep_model) {
     check_state_ = trace.header.source == "sim";
+    trace_violations_ = std::any_of(trace.events.begin(), trace.events.end(), [](const TraceEvent& e) {
+      return e.kind == K(EventKind::kViolation);
+    });
     if (!check_state_) {
       for (EventKind k : kMaybeUnobserved) {
         bool seen = std::any_of(trace.events.begin(), trace.events.end(),
@@ -460,7 +463,12 @@ class Replayer {
   std::vector<TraceEvent> Observed(Path& p, const std::vector<TraceEvent>& produced) {
     std::vector<TraceEvent> out;
     for (const TraceEvent& ev : produced) {
-      if (Unobserved(ev.kind, ev.agent == trace::kNoAgent)) {
+      // A warning (legal PTX, e.g. an empty cp.async group) does not end the model's run, and a
+      // trace without violation records has no place for it.
+      const bool warning =
+          ev.kind == K(EventKind::kViolation) &&
+          model::CodeSeverity(static_cast<model::Code>(ev.value)) == model::Severity::kWarning;
+      if (Unobserved(ev.kind, ev.agent == trace::kNoAgent) || (warning && !trace_violations_)) {
         ++p.skipped;
         continue;
       }
@@ -745,6 +753,7 @@ class Replayer {
   engine::Engine initial_;
   bool keep_model_ = false;
   bool check_state_ = true;
+  bool trace_violations_ = false;   // the trace records violations (kViolation)
   bool unobserved_[64] = {};        // kinds the trace never records
   bool unobserved_async_[64] = {};  // kinds the trace records from agents only (never kNoAgent)
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_;
