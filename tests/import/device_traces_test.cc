@@ -129,7 +129,9 @@ TEST(DeviceTraces, KernelIssuedTheOperationsOfItsSchedule) {
       }
       EXPECT_EQ(a, b);
       // Every kernel initialises its barriers and issues copies: the comparison is not empty.
-      if (kind == EventKind::kInit) EXPECT_FALSE(a.empty());
+      if (kind == EventKind::kInit) {
+        EXPECT_FALSE(a.empty());
+      }
     }
   }
 }
