@@ -110,29 +110,34 @@ TEST(DeviceTraces, KernelAndScheduleAgreeOnTheOutcome) {
 }
 
 TEST(DeviceTraces, KernelIssuedTheOperationsOfItsSchedule) {
-  const EventKind kinds[] = {EventKind::kInit, EventKind::kArriveExpectTx, EventKind::kTmaIssue,
-                             EventKind::kTmaStoreIssue, EventKind::kBulkIssue};
+  // Compared by value (count, bytes) or, where the kernel's record is per warp and per
+  // instruction while the schedule's is per operation, by number only.
+  const std::vector<std::pair<EventKind, bool>> kinds = {
+      {EventKind::kInit, true},           {EventKind::kArriveExpectTx, true},
+      {EventKind::kTmaIssue, true},       {EventKind::kTmaStoreIssue, true},
+      {EventKind::kBulkIssue, true},      {EventKind::kBulkCommit, false},
+      {EventKind::kCpAsyncIssue, false},  {EventKind::kCpAsyncCommit, false},
+  };
   for (const Kernel& k : Kernels()) {
     if (k.hangs) continue;  // a hung run stops mid-way in each at its own point
     SCOPED_TRACE(k.name);
     const trace::TraceFile native = Read("traces/import/native/" + k.name + ".trace");
     const trace::TraceFile gpu = Read("traces/import/gpu/" + k.name + ".trace");
-    for (EventKind kind : kinds) {
+    size_t compared = 0;
+    for (const auto& [kind, by_value] : kinds) {
       SCOPED_TRACE(trace::EventKindName(K(kind)));
-      // Per CTA of the grid: how many, and their counts / bytes.
+      // Per CTA of the grid.
       std::map<std::pair<int, int>, std::multiset<int64_t>> a, b;
-      for (const TraceEvent& e : OfKind(native, kind)) {
-        a[{e.cluster, e.cta}].insert(kind == EventKind::kArriveExpectTx ? e.value2 : e.value);
-      }
-      for (const TraceEvent& e : OfKind(gpu, kind)) {
-        b[{e.cluster, e.cta}].insert(kind == EventKind::kArriveExpectTx ? e.value2 : e.value);
-      }
+      auto value = [&](const TraceEvent& e) -> int64_t {
+        if (!by_value) return 0;
+        return kind == EventKind::kArriveExpectTx ? e.value2 : e.value;
+      };
+      for (const TraceEvent& e : OfKind(native, kind)) a[{e.cluster, e.cta}].insert(value(e));
+      for (const TraceEvent& e : OfKind(gpu, kind)) b[{e.cluster, e.cta}].insert(value(e));
       EXPECT_EQ(a, b);
-      // Every kernel initialises its barriers and issues copies: the comparison is not empty.
-      if (kind == EventKind::kInit) {
-        EXPECT_FALSE(a.empty());
-      }
+      for (const auto& [cta, v] : a) compared += v.size();
     }
+    EXPECT_GT(compared, 0u);
   }
 }
 
