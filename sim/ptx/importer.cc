@@ -674,6 +674,11 @@ class Importer {
           if (v.empty()) return Unsupported(inst, "no address");
           PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[0], &op.fmt, &op.ints));
           op.merge = OpRec::Merge::kOneLane;
+        } else if (inst.HasModifier("inval")) {
+          op.fmt = "inval ";
+          if (v.empty()) return Unsupported(inst, "no address");
+          PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[0], &op.fmt, &op.ints));
+          op.merge = OpRec::Merge::kOneLane;
         } else if (inst.HasModifier("try_wait") || inst.HasModifier("test_wait")) {
           if (!inst.HasModifier("parity")) {
             return Unsupported(inst, "a wait on a state token (only .parity waits are modelled)");

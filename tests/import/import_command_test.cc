@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -73,6 +74,24 @@ TEST_F(ImportCommand, BadInputIsExitTwoNamingWhatIsWrong) {
   CliResult bad_arg = RunParity(With(kWs, {"--arg", "one=2"}));
   EXPECT_EQ(bad_arg.exit_code, 2);
   EXPECT_NE(bad_arg.err.find("INDEX=VALUE"), std::string::npos) << bad_arg.err;
+  // PTX for another target: the file's .target line is named.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(tmp, nullptr);
+  std::ifstream in("tests/import/ws_pipeline.ptx");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string ptx = text.str();
+  const size_t at = ptx.find(".target sm_90a");
+  ASSERT_NE(at, std::string::npos);
+  ptx.replace(at, 14, ".target sm_80");
+  const std::string sm80 = std::string(tmp) + "/sm80.ptx";
+  std::ofstream(sm80) << ptx;
+  CliResult other = RunParity({"import", sm80, "--entry", "ws_pipeline", "--block", "96", "--arg",
+                               "1=2", "--tensormap", "0=u16:64x1024:64x64:128B"});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_NE(other.err.find("import.ptx-target"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("sm80.ptx"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("sm_80"), std::string::npos) << other.err;
 }
 
 }  // namespace

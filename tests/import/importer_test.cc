@@ -541,6 +541,88 @@ DONE:
   EXPECT_EQ(outside.status().where().line, 17);
 }
 
+// A wgmma reads its shared operands through matrix descriptors (the address, shifted and masked,
+// or-ed with layout bits): the stage it reads is a `use` where wgmma.wait_group retires the
+// group, after the bulk load's wait; reading before the wait is a race.
+TEST_F(ImporterTest, WgmmaDescriptorsBecomeUsesOfTheirStage) {
+  auto kernel = [](bool wait) {
+    return std::string(R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry wg(.param .u64 src)
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<8>;
+  .reg .f32 %f<5>;
+  .shared .align 1024 .b8 tile[8192];
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [src];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, bar;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SYNC;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  fence.mbarrier_init.release.cluster;
+SYNC:
+  bar.sync 0;
+  @%p1 bra WAIT;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 8192;
+  mov.u32 %r3, tile;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 8192, [%r2];
+WAIT:
+)") + (wait ? R"(  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+  @!%p2 bra WAIT;
+)"
+                : "") +
+           R"(  mov.u32 %r4, tile;
+  shr.u32 %r5, %r4, 4;
+  and.b32 %r6, %r5, 16383;
+  cvt.u64.u32 %rd2, %r6;
+  or.b64 %rd3, %rd2, 4611686018427387904;
+  add.s64 %rd4, %rd3, 64;
+  wgmma.fence.sync.aligned;
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd3, %rd4, 1, 1, 1, 1, 1;
+  wgmma.commit_group.sync.aligned;
+  wgmma.wait_group.sync.aligned 0;
+  bar.sync 0;
+  @%p1 bra DONE;
+  mbarrier.inval.shared::cta.b64 [%r2];
+DONE:
+  ret;
+}
+)";
+  };
+  ImportOptions o;
+  o.entry = "wg";
+  o.block = {128, 1, 1};
+  auto m = ParseModule(kernel(true), "wg.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto t = ImportSchedule(*m, o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const size_t wait = t->find("wait bar_[0] parity 0");
+  const size_t use = t->find("use tile[0]");
+  ASSERT_NE(wait, std::string::npos) << *t;
+  ASSERT_NE(use, std::string::npos) << *t;
+  EXPECT_LT(wait, use) << *t;
+  EXPECT_NE(t->find("inval bar_[0]"), std::string::npos) << *t;
+  // The use names the wgmma's PTX line (where the descriptors are read).
+  EXPECT_NE(t->find("# wg.ptx:35"), std::string::npos) << *t;
+  ExpectClean(*t, "wg.pipe");
+
+  auto racy = ParseModule(kernel(false), "wg_nowait.ptx");
+  ASSERT_TRUE(racy.ok()) << racy.status().ToString();
+  auto r = ImportSchedule(*racy, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto sch = api::Schedule::FromString(*r, "wg_nowait.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto c = api::Check(*sch);
+  ASSERT_TRUE(c.ok());
+  bool race = false;
+  for (const api::Finding& f : c->findings) race = race || f.code == "P2005";
+  EXPECT_TRUE(race) << *r;
+}
+
 // A kernel instruction the importer does not model on the protocol path is exit 2 at its line:
 // single_tma's TMA load turned into an im2col load.
 TEST_F(ImporterTest, UnmodelledProtocolInstructionIsNamedAtItsPtxLine) {
