@@ -18,33 +18,6 @@ namespace {
 
 Status BadOption(const std::string& message) { return Status("import.bad-option", message); }
 
-Expected<std::vector<int64_t>> ParseDims(std::string_view text, const std::string& what) {
-  std::vector<int64_t> out;
-  size_t i = 0;
-  while (i <= text.size()) {
-    const size_t x = std::min(text.find('x', i), text.size());
-    const std::string_view part = text.substr(i, x - i);
-    if (part.empty() || part.size() > 12 ||
-        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return BadOption("--tensormap " + what + " '" + std::string(text) +
-                       "' is not WxH[xD...] of positive integers");
-    }
-    out.push_back(std::stoll(std::string(part)));
-    if (out.back() <= 0) return BadOption("--tensormap " + what + " has a zero extent");
-    i = x + 1;
-  }
-  if (out.size() > 5) return BadOption("--tensormap " + what + " has more than 5 dimensions");
-  return out;
-}
-
-int64_t DtypeBytes(const std::string& dtype) {
-  static const std::map<std::string, int64_t> kBytes = {
-      {"u8", 1},  {"s8", 1},  {"u16", 2},  {"s16", 2}, {"f16", 2}, {"bf16", 2}, {"u32", 4},
-      {"s32", 4}, {"f32", 4}, {"tf32", 4}, {"u64", 8}, {"s64", 8}, {"f64", 8}};
-  auto it = kBytes.find(dtype);
-  return it == kBytes.end() ? 0 : it->second;
-}
-
 // The .pipe words a declaration name must not be.
 bool IsKeyword(const std::string& s) {
   static const std::set<std::string> kWords = {
@@ -527,7 +500,7 @@ class Importer {
                                          e.operands[store ? 1 : 0].ToString() +
                                          " is not a known address of this CTA's shared memory");
           }
-          int64_t bytes = DtypeBytes(tm->dtype);
+          int64_t bytes = TensorMapDtypeBytes(tm->dtype);
           for (int64_t b : tm->box) bytes *= b;
           used_maps_.insert(tm->index);
           PARITY_RETURN_IF_ERROR(add(inst, sh->symbol, sh->offset, bytes));
@@ -1048,11 +1021,48 @@ class Importer {
                                                 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
         }
       }
+      // Between common operations, each side's own operations. The side that does not block
+      // runs after the other side's operations before its first blocking one, and before that
+      // one: its reads and releases then see the other side's copies and releases issued, and
+      // none of its operations waits for the other side's wait. Two sides that both block
+      // cannot be one agent.
       std::vector<OpRec> next;
       next.reserve(n + m);
+      std::vector<OpRec> mine, theirs;
+      auto flush = [&]() -> Status {
+        const bool mine_blocks = std::any_of(mine.begin(), mine.end(), Blocks);
+        const bool theirs_blocks = std::any_of(theirs.begin(), theirs.end(), Blocks);
+        if (mine_blocks && theirs_blocks) {
+          const OpRec& op = theirs.front();
+          return Status("import.divergent-warp",
+                        "lanes " + std::to_string(lead) + " and " + std::to_string(l) +
+                            " of warp " + std::to_string(warp) + " of CTA " +
+                            std::to_string(cta) + " block on different operations (lane " +
+                            std::to_string(l) + ": `" + Render(op, {}) + "`, PTX line " +
+                            std::to_string(*op.ptx_lines.begin()) +
+                            "); the importer models a warp as one agent");
+        }
+        if (mine_blocks || theirs_blocks) {
+          std::vector<OpRec>& blocking = mine_blocks ? mine : theirs;
+          std::vector<OpRec>& other = mine_blocks ? theirs : mine;
+          const auto first_block = std::find_if(blocking.begin(), blocking.end(), Blocks);
+          next.insert(next.end(), blocking.begin(), first_block);
+          next.insert(next.end(), other.begin(), other.end());
+          next.insert(next.end(), first_block, blocking.end());
+          mine.clear();
+          theirs.clear();
+          return Status::Ok();
+        }
+        next.insert(next.end(), mine.begin(), mine.end());
+        next.insert(next.end(), theirs.begin(), theirs.end());
+        mine.clear();
+        theirs.clear();
+        return Status::Ok();
+      };
       size_t i = 0, j = 0;
       while (i < n || j < m) {
         if (i < n && j < m && merged[i].SameOp(lane[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+          PARITY_RETURN_IF_ERROR(flush());
           OpRec op = merged[i];
           ++op.lanes;
           if (op.merge == OpRec::Merge::kUnion) {
@@ -1064,11 +1074,12 @@ class Importer {
           ++i;
           ++j;
         } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-          next.push_back(merged[i++]);
+          mine.push_back(merged[i++]);
         } else {
-          next.push_back(lane[j++]);
+          theirs.push_back(lane[j++]);
         }
       }
+      PARITY_RETURN_IF_ERROR(flush());
       merged = std::move(next);
     }
     for (OpRec& op : merged) {
@@ -1153,6 +1164,14 @@ class Importer {
       }
     }
     return true;
+  }
+
+  // Whether an operation may block its agent (a wait of any kind, a barrier).
+  static bool Blocks(const OpRec& op) {
+    for (const char* w : {"wait ", "bar.sync", "cluster.wait", "cp.async.wait", "bulk.wait"}) {
+      if (op.fmt.rfind(w, 0) == 0) return true;
+    }
+    return false;
   }
 
   static bool SameStream(const std::vector<OpRec>& a, const std::vector<OpRec>& b) {
@@ -1434,46 +1453,6 @@ class Importer {
 };
 
 }  // namespace
-
-Expected<TensorMapArg> ParseTensorMapArg(std::string_view spec) {
-  TensorMapArg t;
-  const size_t eq = spec.find('=');
-  if (eq == std::string_view::npos || eq == 0 || eq > 3) {
-    return BadOption("--tensormap '" + std::string(spec) +
-                     "' is not INDEX=DTYPE:DIMS:BOX[:SWIZZLE]");
-  }
-  for (char c : spec.substr(0, eq)) {
-    if (c < '0' || c > '9') return BadOption("--tensormap index is not a number");
-  }
-  t.index = std::stoi(std::string(spec.substr(0, eq)));
-  std::vector<std::string_view> parts;
-  std::string_view rest = spec.substr(eq + 1);
-  while (true) {
-    const size_t colon = rest.find(':');
-    parts.push_back(rest.substr(0, colon));
-    if (colon == std::string_view::npos) break;
-    rest = rest.substr(colon + 1);
-  }
-  if (parts.size() < 3 || parts.size() > 4) {
-    return BadOption("--tensormap '" + std::string(spec) +
-                     "' is not INDEX=DTYPE:DIMS:BOX[:SWIZZLE]");
-  }
-  t.dtype = std::string(parts[0]);
-  if (DtypeBytes(t.dtype) == 0) return BadOption("--tensormap dtype '" + t.dtype + "' is unknown");
-  auto dims = ParseDims(parts[1], "dims");
-  if (!dims.ok()) return dims.status();
-  auto box = ParseDims(parts[2], "box");
-  if (!box.ok()) return box.status();
-  t.dims = *dims;
-  t.box = *box;
-  if (parts.size() == 4) {
-    t.swizzle = std::string(parts[3]);
-    if (t.swizzle != "none" && t.swizzle != "32B" && t.swizzle != "64B" && t.swizzle != "128B") {
-      return BadOption("--tensormap swizzle '" + t.swizzle + "' is not none, 32B, 64B or 128B");
-    }
-  }
-  return t;
-}
 
 Expected<std::string> ImportSchedule(const Module& module, const ImportOptions& options) {
   PARITY_RETURN_IF_ERROR(RequireHopperTarget(module));

@@ -40,6 +40,9 @@ struct TensorMapArg {
 // `import.bad-option` when malformed.
 Expected<TensorMapArg> ParseTensorMapArg(std::string_view spec);
 
+// The bytes of one element of a --tensormap DTYPE (u16: 2); 0 for an unknown one.
+int64_t TensorMapDtypeBytes(const std::string& dtype);
+
 struct ImportOptions {
   std::string entry;
   std::array<uint32_t, 3> block = {1, 1, 1};

@@ -623,6 +623,76 @@ DONE:
   EXPECT_TRUE(race) << *r;
 }
 
+// Lanes of one warp that diverge merge into one agent with the side that does not block placed
+// before the other side's first blocking operation: lane 0 issues a bulk load and waits for it
+// while the other lanes read the tile without waiting, so the reads come after the issue and
+// before the wait in the agent, and the race is found. Lanes that block on different
+// operations cannot be one agent.
+TEST_F(ImporterTest, DivergentLanesKeepTheNonBlockingSideFirst) {
+  auto kernel = [](const std::string& other_lanes) {
+    return std::string(R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry div(.param .u64 src)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  .shared .align 1024 .b8 tile[4096];
+  .shared .align 8 .b64 bar;
+  .shared .align 8 .b64 bar2;
+  ld.param.u64 %rd1, [src];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, bar;
+  mov.u32 %r3, tile;
+  mov.u32 %r9, bar2;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra OTHER;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  mbarrier.init.shared::cta.b64 [%r9], 1;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 4096;
+  cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], 4096, [%r2];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+  @!%p2 bra WAIT;
+  bra.uni DONE;
+OTHER:
+)") + other_lanes + R"(DONE:
+  ret;
+}
+)";
+  };
+  ImportOptions o;
+  o.entry = "div";
+  o.block = {32, 1, 1};
+  auto m = ParseModule(kernel("  ld.shared.u32 %r4, [%r3];\n"), "div.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto t = ImportSchedule(*m, o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const size_t load = t->find("bulk.load tile[0]");
+  const size_t use = t->find("use tile[0]");
+  const size_t wait = t->find("wait bar_[0] parity 0");
+  ASSERT_NE(use, std::string::npos) << *t;
+  ASSERT_NE(wait, std::string::npos) << *t;
+  EXPECT_LT(load, use) << *t;
+  EXPECT_LT(use, wait) << *t;
+  auto sch = api::Schedule::FromString(*t, "div.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto e = api::Explore(*sch);
+  ASSERT_TRUE(e.ok());
+  bool race = false;
+  for (const api::Finding& f : e->findings) race = race || f.code == "P2005" || f.code == "P2009";
+  EXPECT_TRUE(race) << *t;
+  // The other lanes wait on another barrier: two blocking sides.
+  auto both = ParseModule(kernel("WAIT2:\n  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r9], 0;\n"
+                                 "  @!%p3 bra WAIT2;\n"),
+                          "div2.ptx");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  auto b = ImportSchedule(*both, o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().rule(), "import.divergent-warp");
+}
+
 // A kernel instruction the importer does not model on the protocol path is exit 2 at its line:
 // single_tma's TMA load turned into an im2col load.
 TEST_F(ImporterTest, UnmodelledProtocolInstructionIsNamedAtItsPtxLine) {
