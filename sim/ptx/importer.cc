@@ -1191,8 +1191,9 @@ class Importer {
         std::string e = k < exprs.size() ? exprs[k] : std::to_string(op.ints[k]);
         const int64_t d = op.agent_delta.empty() ? 0 : op.agent_delta[k];
         if (d != 0) {
-          const bool plain =
-              std::all_of(e.begin(), e.end(), [](char c) { return std::isdigit(c) || c == 'k'; });
+          const bool plain = std::all_of(e.begin(), e.end(), [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) || c == 'k';
+          });
           if (e == "0") {
             e.clear();
           } else if (!plain) {
