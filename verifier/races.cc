@@ -508,6 +508,7 @@ class Races {
                   " are unordered: " + Missing(a, b);
       f.agent = b.agent;
       f.other_agent = a.agent;
+      f.other_pc = a.pc;
       f.cta = a.cta;
       f.object_is_buffer = true;
       f.object = a.buffer;

@@ -60,6 +60,7 @@ struct Finding {
   uint32_t index = 0;            // barrier element or buffer slot
   SourceLocation where;          // the statement of `agent` (or the issuing statement)
   uint32_t pc = 0;               // that statement's instruction index in the agent's role
+  uint32_t other_pc = 0;         // the other party's instruction (races: the earlier access)
   size_t event = 0;              // index into the trace of the event where it was found
 
   model::Code code() const { return violation.code; }
