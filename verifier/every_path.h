@@ -15,9 +15,12 @@
 // verifier/expand.h) over the product of the engine's state and a *history digest*: per agent a
 // hash of the sequence of its steps that synchronise, each with its pc and, for every mbarrier
 // slot the step touched, the slot's phase before the step (the phase an arrive joined, the phase
-// whose parity a wait tested); plus a commutative sum over the deliveries of asynchronous
-// operations of (the operation, the phase of its slot before it landed). Steps that only block
-// add nothing (they stutter). A stored pair (state, digest) is not expanded again; the rules
+// whose parity a wait tested); and per agent a commutative sum over the deliveries of the
+// asynchronous operations it issued of (the operation, the phase of its slot before it landed).
+// Steps that only block add nothing (they stutter), nor do steps that touch no mbarrier slot
+// (cluster barriers: the k-th arrivals meet the k-th waits on every path; async groups: their
+// edges are program order; named barriers: see Limits), nor a step that repeats the agent's last
+// word (a test_wait that polls the same phase again observes nothing new). A stored pair (state, digest) is not expanded again; the rules
 // (verifier/rules.h, races included) run on one path to each distinct completed pair.
 //
 // Sufficiency (the argument the tests check against the all-paths oracle,
@@ -51,8 +54,9 @@
 // one slot landing in swapped phases are not told apart (the race detector cannot tell them
 // apart either, verifier/races.cc's matching); rules that depend on timing rather than on
 // happens-before (P2002's "phase current at the issue") are checked on one run per pair, as
-// before. Symmetry reduction is not applied here (a stored state's permuted agents would not
-// line up with the digest's).
+// before. With symmetry classes (explore.h) a pair is stored up to a permutation of
+// interchangeable agents that maps each agent's state and digests to another's: the findings of
+// the permuted runs are the same up to that permutation (reported by role and statement).
 #ifndef PARITY_VERIFIER_EVERY_PATH_H_
 #define PARITY_VERIFIER_EVERY_PATH_H_
 
