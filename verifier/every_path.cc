@@ -142,7 +142,7 @@ EveryPathResult CheckRulesOnEveryPath(const ir::Program& program,
   std::vector<uint32_t> classes;
   if (options.symmetry && options.reduction) {
     std::string why;
-    classes = SymmetryClasses(program, frames[0]->engine, &why);
+    classes = SymmetryClasses(program, params, frames[0]->engine, &why);
   }
   seen.Insert(PairKey(frames[0]->engine, *frames[0], classes));
   ++res.states;
