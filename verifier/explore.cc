@@ -18,6 +18,8 @@
 
 #include "sim/common/check.h"
 #include "verifier/counterexample.h"
+#include "verifier/every_path.h"
+#include "verifier/expand.h"
 #include "verifier/fingerprint_set.h"
 #include "verifier/reducer.h"
 #include "verifier/rules.h"
@@ -86,22 +88,8 @@ namespace {
 
 // One search (breadth-first or depth-first) over the reduced or the full state graph.
 class Search {
-  // What one thread needs to expand states: its reducer (with its memo of agents' futures) and
-  // scratch vectors.
-  struct Worker {
-    std::unique_ptr<Reducer> reducer;
-    std::vector<Choice> choices;
-    std::vector<Footprint> fps;
-    std::vector<const Footprint*> fpp;  // per choice: its footprint (memo, or in fps)
-    std::optional<Engine> scratch;  // measuring a step whose footprint cannot be predicted
-    std::vector<uint8_t> take;
-    std::vector<uint32_t> guard;  // per agent: the slot its next step would only block on
-    std::vector<Choice> gchoices;
-    std::vector<const Footprint*> gfps;
-    std::vector<size_t> gmap;
-    std::vector<uint8_t> gtake;
-    size_t selected = 0;  // Expand: how many of `take` are set
-  };
+  using Worker = reduction::ExpandWorker;
+
 
  public:
   Search(const ir::Program& program, const std::vector<int64_t>& params,
@@ -219,88 +207,7 @@ class Search {
   // The enabled steps of `e` (w.choices) and the ones the search takes (w.take: all, or the
   // persistent set). Returns their number.
   size_t Expand(Worker& w, Engine& e) {
-    e.Choices(&w.choices);
-    const size_t n = w.choices.size();
-    if (options_.reduction && n > 1) {
-      // What each enabled step touches, predicted without taking it (an over-approximation of
-      // the measured footprint, which is as good for the persistent set); measured by taking
-      // the step only where the prediction fails.
-      w.fps.resize(n);
-      w.fpp.resize(n);
-      w.guard.assign(e.num_agents(), Engine::kNoSlot);
-      size_t n_guarded = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const Choice c = w.choices[i];
-        if (c.kind == Choice::Kind::kAgent) {
-          uint32_t blocks_on = Engine::kNoSlot;
-          const Footprint* peeked =
-              w.reducer->Peek(e, c.index, options_.guarded_waits ? &blocks_on : nullptr);
-          if (blocks_on != Engine::kNoSlot) {
-            w.guard[c.index] = blocks_on;
-            ++n_guarded;
-          }
-          if (peeked == nullptr) {
-            Footprint& fp = w.fps[i];
-            if (w.scratch) {
-              *w.scratch = e;
-            } else {
-              w.scratch.emplace(e);
-            }
-            w.scratch->Step(c, &fp);
-            peeked = &fp;
-          }
-          w.fpp[i] = peeked;
-          continue;
-        }
-        Footprint& fp = w.fps[i];
-        w.fpp[i] = &fp;
-        fp.Clear();
-        const Engine::InFlight& f = e.in_flight_ops()[c.index];
-        switch (f.kind) {
-          case Engine::InFlight::kTmaDeliver:
-          case Engine::InFlight::kBulkDeliver:
-          case Engine::InFlight::kStAsync:
-            fp.Add(f.slot, engine::Access::kCompleteTx);
-            break;
-          case Engine::InFlight::kCpAsyncArrive:
-            fp.Add(f.slot);
-            break;
-          default:  // cp.async and store completions: the issuing agent's group state
-            fp.Add(e.GroupsObject(f.agent));
-            break;
-        }
-      }
-      if (n_guarded == 0 || n_guarded == n) {
-        // n_guarded == n: every enabled step only blocks (a deadlock follows); they are taken
-        // as steps so that the engine reaches and reports its deadlock state.
-        w.guard.clear();
-        w.reducer->Choose(e, w.choices, w.fpp, w.guard, &w.take);
-      } else {
-        // Guarded waits (explore.h): a step that would only block is left out; its agent is a
-        // blocked unit for the persistent set.
-        w.gchoices.clear();
-        w.gfps.clear();
-        w.gmap.clear();
-        for (size_t i = 0; i < n; ++i) {
-          if (w.choices[i].kind == Choice::Kind::kAgent &&
-              w.guard[w.choices[i].index] != Engine::kNoSlot) {
-            continue;
-          }
-          w.gchoices.push_back(w.choices[i]);
-          w.gfps.push_back(w.fpp[i]);
-          w.gmap.push_back(i);
-        }
-        w.reducer->Choose(e, w.gchoices, w.gfps, w.guard, &w.gtake);
-        w.take.assign(n, 0);
-        for (size_t j = 0; j < w.gmap.size(); ++j) w.take[w.gmap[j]] = w.gtake[j];
-      }
-      w.selected = static_cast<size_t>(
-          std::count_if(w.take.begin(), w.take.end(), [](uint8_t t) { return t != 0; }));
-    } else {
-      w.take.assign(n, 1);
-      w.selected = n;
-    }
-    return n;
+    return reduction::ExpandState(w, e, options_.reduction, options_.guarded_waits);
   }
 
   void CollectBarriers(const Engine& e) {
@@ -1364,15 +1271,47 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
 
 }  // namespace
 
+namespace {
+
+// A search that found no violation, deadlock or rule violation checked the rules on one path
+// per completed end state: the rules and races on every path (verifier/every_path.h) decide
+// whether it is VERIFIED.
+void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& params,
+                    const ExploreOptions& options, ExploreResult& r) {
+  if (!options.check_rules || r.verdict != ExploreVerdict::kVerified) return;
+  double seconds = 0;
+  if (options.time_limit_s > 0) {
+    seconds = options.time_limit_s - r.stats.seconds;
+    if (seconds <= 0) seconds = 1e-9;
+  }
+  const EveryPathResult e = CheckRulesOnEveryPath(program, params, options, seconds);
+  r.stats.history_states = e.states;
+  r.stats.history_completed = e.completed_pairs;
+  if (e.found) {
+    r.verdict = ExploreVerdict::kRuleViolation;
+    r.counterexample = e.path;
+    r.findings = e.findings;
+    r.counterexample_shortest = false;
+  } else if (!e.complete) {
+    r.verdict = ExploreVerdict::kIncomplete;
+    r.bound = e.bound;
+  }
+}
+
+}  // namespace
+
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options) {
   // Several threads: the parallel breadth-first search (it finds the shortest counterexample
   // itself).
   if (options.breadth_first || options.threads > 1) {
-    return Search(program, params, options, true).Run();
+    ExploreResult r = Search(program, params, options, true).Run();
+    CheckEveryPath(program, params, options, r);
+    return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
   ExploreResult r = Search(program, params, options, false).Run();
+  CheckEveryPath(program, params, options, r);
   if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
       r.verdict != ExploreVerdict::kRuleViolation) {
     return r;

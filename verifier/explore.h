@@ -173,8 +173,10 @@
 // descends into them (the stored states are the same; which finding comes first may differ);
 // on a finding the counterexample is shortened (above).
 // Protocol rules (verifier/rules.h) run on one path to every distinct completed end state (the
-// first path the search stored), not on every path: a rule violation that occurs only on other
-// paths to the same end state is missed.
+// first path the search stored) during the search; when it finds nothing, they run on every path
+// up to happens-before (verifier/every_path.h: a second search over the states paired with a
+// digest of their history, with the argument why that covers every run), so that VERIFIED means
+// no race and no rule violation on any path.
 //
 // Parallel search (ExploreOptions::threads > 1): a level-synchronous breadth-first search. Each
 // level's frontier is cut into blocks that the threads expand (persistent set, stepping the
@@ -329,6 +331,9 @@ struct ExploreStats {
   uint64_t violation_ends = 0;    // distinct violating terminal states
   uint64_t rule_paths = 0;        // completed paths the protocol rules were run on
   uint64_t rule_violation_ends = 0;  // of those, paths with an error finding
+  uint64_t history_states = 0;    // the rules on every path (verifier/every_path.h): (state,
+                                  // history digest) pairs stored
+  uint64_t history_completed = 0;  // ... completed ones, whose rules ran
   uint32_t depth = 0;             // deepest level (breadth-first) or path length (depth-first)
   uint64_t peak_frontier = 0;     // most states held at once besides the table: the
                                   // breadth-first frontier (packed), or the depth-first path

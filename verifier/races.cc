@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "verifier/deadlock.h"
+#include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
 
 namespace parity::verifier {
@@ -19,11 +20,7 @@ namespace {
 
 using trace::EventKind;
 using trace::TraceEvent;
-using Clock = std::vector<uint32_t>;
-
-void Join(Clock& into, const Clock& from) {
-  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
+using Clock = VectorClock;
 
 constexpr int64_t kWholeSlot = std::numeric_limits<int64_t>::max();
 
@@ -65,12 +62,6 @@ struct Access {
   uint32_t bar_phase = 0;
 };
 
-struct BarSlot {
-  uint32_t cta = 0, object = 0, index = 0;
-  uint32_t completed = 0;
-  Clock acc, last, prev;
-};
-
 struct Pending {  // a copy in flight to one destination, waiting for its delivery event
   uint32_t issuer_cta = 0;
   uint32_t pc = 0;
@@ -101,7 +92,7 @@ bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
 class Races {
  public:
   Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p) {}
+      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace) {}
 
   std::vector<Finding> Run() {
     Setup();
@@ -114,45 +105,15 @@ class Races {
   static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
     return (a << 40) | (b << 20) | c;
   }
-  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const {
-    return ev.cluster * cluster_size_ + rank;
-  }
-  uint32_t AgentOf(const TraceEvent& ev) const {
-    auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
-    return it == agent_ids_.end() ? kNoFindingAgent : it->second;
-  }
+  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const { return hb_.CtaGlobal(ev, rank); }
+  uint32_t AgentOf(const TraceEvent& ev) const { return hb_.AgentOf(ev); }
   uint32_t Role(uint32_t a) const { return e_.agent_info(a).role; }
-  uint32_t Comp(uint32_t bar) const { return num_agents_ + bar; }
-  uint32_t Bar(const TraceEvent& ev) {
-    auto [it, fresh] = bar_ids_.emplace(Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index),
-                                        static_cast<uint32_t>(bars_.size()));
-    if (fresh) {
-      BarSlot s;
-      s.cta = CtaGlobal(ev, ev.target_cta);
-      s.object = ev.object;
-      s.index = ev.index;
-      bars_.push_back(std::move(s));
-    }
-    return it->second;
-  }
-  static bool IsBarrierEvent(EventKind k) {
-    switch (k) {
-      case EventKind::kInit:
-      case EventKind::kArrive:
-      case EventKind::kArriveExpectTx:
-      case EventKind::kExpectTx:
-      case EventKind::kCompleteTx:
-      case EventKind::kWaitEnd:
-      case EventKind::kTestWait:
-      case EventKind::kPhaseComplete:
-      case EventKind::kTmaDeliver:
-      case EventKind::kBulkComplete:
-      case EventKind::kStAsync:
-      case EventKind::kCpAsyncArrive:
-        return true;
-      default:
-        return false;
-    }
+  uint32_t Bar(const TraceEvent& ev) { return hb_.SlotOf(ev); }
+  // An agent's witness: an observer whose clock has reached the agent's present event.
+  Witness Now(uint32_t a) const { return Witness{hb_.AgentComponent(a), hb_.Own(a)}; }
+  // A copy's witness: an observer of the completion of the slot's current phase.
+  Witness PhaseDone(uint32_t bar) const {
+    return Witness{hb_.SlotComponent(bar), hb_.completed(bar) + 1};
   }
   // A constant offset expression's value (absent = 0); -1 when only a run of the agent knows it.
   int64_t ConstOffset(ir::ExprId e) const {
@@ -162,30 +123,12 @@ class Races {
   }
 
   void Setup() {
-    num_agents_ = static_cast<uint32_t>(e_.num_agents());
-    uint32_t clusters = 1;
-    for (uint32_t a = 0; a < num_agents_; ++a) {
-      const engine::AgentInfo& info = e_.agent_info(a);
-      clusters = std::max(clusters, info.cluster + 1);
-      agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
-    }
-    cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
-    for (const TraceEvent& ev : trace_) {
-      if (IsBarrierEvent(static_cast<EventKind>(ev.kind))) Bar(ev);
-    }
-    width_ = num_agents_ + static_cast<uint32_t>(bars_.size());
-    for (BarSlot& s : bars_) {
-      s.acc.assign(width_, 0);
-      s.last.assign(width_, 0);
-      s.prev.assign(width_, 0);
-    }
-    clocks_.assign(num_agents_, Clock(width_, 0));
-    bulk_open_.resize(num_agents_);
-    bulk_groups_.resize(num_agents_);
-    cp_issued_.assign(num_agents_, 0);
-    cp_seq_.resize(num_agents_);
-    cp_groups_.resize(num_agents_);
-    cluster_arrives_.assign(num_agents_, 0);
+    const uint32_t n = hb_.num_agents();
+    bulk_open_.resize(n);
+    bulk_groups_.resize(n);
+    cp_issued_.assign(n, 0);
+    cp_seq_.resize(n);
+    cp_groups_.resize(n);
   }
 
   size_t Add(Access a) {
@@ -203,8 +146,8 @@ class Races {
     x.lo = ev.value2;
     x.hi = static_cast<int64_t>(ev.value2) + ev.value;
     x.event = i;
-    x.clock = clocks_[a];
-    x.done.push_back(Witness{a, clocks_[a][a]});
+    x.clock = hb_.clock(a);
+    x.done.push_back(Now(a));
     return x;
   }
 
@@ -234,7 +177,7 @@ class Races {
     x.lo = std::max<int64_t>(off, 0);
     x.hi = off >= 0 ? off + ev.value : kWholeSlot;
     x.event = i;
-    x.clock = clocks_[a];
+    x.clock = hb_.clock(a);
     Pending c;
     c.issuer_cta = CtaGlobal(ev, ev.cta);
     c.pc = ev.pc;
@@ -242,10 +185,10 @@ class Races {
     c.bar_index = ev.index;
     c.slot = ev.index;
     c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(clocks_[a]);
+    issue_clocks_.push_back(hb_.clock(a));
     for (uint32_t r = 0; r < 16; ++r) {
       if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
-      x.cta = ev.cluster * cluster_size_ + r;
+      x.cta = CtaGlobal(ev, r);
       c.target = r;
       c.access = Add(x);
       pending_.push_back(c);
@@ -263,7 +206,7 @@ class Races {
     c.bar_index = ev.index;
     c.slot = ev.index;
     c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(clocks_[a]);
+    issue_clocks_.push_back(hb_.clock(a));
     c.access = kNone;
     // The event names the barrier element; the slot is known when it is the same expression.
     if (st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index)) {
@@ -279,7 +222,7 @@ class Races {
       x.lo = std::max<int64_t>(off, 0);
       x.hi = off >= 0 ? off + ev.value : kWholeSlot;
       x.event = i;
-      x.clock = clocks_[a];
+      x.clock = hb_.clock(a);
       c.access = Add(std::move(x));
     }
     pending_.push_back(c);
@@ -306,14 +249,13 @@ class Races {
     const Pending c = pending_[best];
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
     const uint32_t bar = Bar(ev);
-    BarSlot& s = bars_[bar];
-    Join(s.acc, issue_clocks_[c.clock]);
+    hb_.Release(bar, issue_clocks_[c.clock]);
     if (c.access == kNone) return;
     Access& x = accesses_[c.access];
     x.delivered = true;
     x.bar_slot = bar;
-    x.bar_phase = s.completed;
-    x.done.push_back(Witness{Comp(bar), s.completed + 1});
+    x.bar_phase = hb_.completed(bar);
+    x.done.push_back(PhaseDone(bar));
     if (x.range_known) x.hi = x.lo + ev.value;
   }
 
@@ -330,7 +272,7 @@ class Races {
     x.lo = std::max<int64_t>(off, 0);
     x.hi = off >= 0 ? off + ev.value : kWholeSlot;
     x.event = i;
-    x.clock = clocks_[a];
+    x.clock = hb_.clock(a);
     bulk_open_[a].push_back(Add(std::move(x)));
   }
 
@@ -348,60 +290,28 @@ class Races {
     const bool by_agent = ev.agent != trace::kNoAgent;
     const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
     if (by_agent && a == kNoFindingAgent) return;
-    if (by_agent) ++clocks_[a][a];
+    hb_.Step(ev);  // program order and the synchronisation edges
     switch (k) {
       case EventKind::kArrive:
-        if (by_agent) {
-          Join(bars_[Bar(ev)].acc, clocks_[a]);
-        } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
+        if (!by_agent) {  // the deferred arrive of cp.async.mbarrier.arrive lands
           auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
           const uint32_t bar = Bar(ev);
           auto it = std::find_if(q.begin(), q.end(),
                                  [bar](const CpArrive& c) { return c.bar == bar; });
           if (it != q.end()) {
-            CpDone(it->agent, it->upto, Witness{Comp(bar), bars_[bar].completed + 1});
-            Join(bars_[bar].acc, it->clock);
+            CpDone(it->agent, it->upto, PhaseDone(bar));
+            hb_.Release(bar, it->clock);
             q.erase(it);
           }
         }
         break;
-      case EventKind::kArriveExpectTx:
-      case EventKind::kExpectTx:
-        Join(bars_[Bar(ev)].acc, clocks_[a]);
-        break;
       case EventKind::kCompleteTx:
-        if (by_agent) {
-          Join(bars_[Bar(ev)].acc, clocks_[a]);
-        } else {
-          OnDelivery(ev);  // st.async landing
-        }
+        if (!by_agent) OnDelivery(ev);  // st.async landing
         break;
       case EventKind::kTmaDeliver:
       case EventKind::kBulkComplete:
         OnDelivery(ev);
         break;
-      case EventKind::kPhaseComplete: {
-        BarSlot& s = bars_[Bar(ev)];
-        s.prev.swap(s.last);
-        s.last = s.acc;
-        s.completed = static_cast<uint32_t>(ev.value) + 1;
-        s.last[Comp(Bar(ev))] = s.completed;
-        std::fill(s.acc.begin(), s.acc.end(), 0);
-        break;
-      }
-      case EventKind::kWaitEnd:
-      case EventKind::kTestWait: {
-        if (k == EventKind::kTestWait && ev.value != 1) break;
-        const BarSlot& s = bars_[Bar(ev)];
-        // The completed phase with the waited parity: the last or (stale) the one before; a
-        // parity wait that passes on a barrier without such a phase observes nothing.
-        if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
-          Join(clocks_[a], s.last);
-        } else if (s.completed >= 2) {
-          Join(clocks_[a], s.prev);
-        }
-        break;
-      }
       case EventKind::kTmaIssue:
         OnLoadIssue(i, ev, a);
         break;
@@ -434,7 +344,7 @@ class Races {
         const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
         while (groups.size() > keep) {
           for (size_t x : groups.front()) {
-            accesses_[x].done.push_back(Witness{a, clocks_[a][a]});
+            accesses_[x].done.push_back(Now(a));
           }
           groups.pop_front();
         }
@@ -455,7 +365,7 @@ class Races {
         x.lo = std::max<int64_t>(off, 0);
         x.hi = off >= 0 ? off + ev.value : kWholeSlot;
         x.event = i;
-        x.clock = clocks_[a];
+        x.clock = hb_.clock(a);
         cp_seq_[a].push_back(Add(std::move(x)));
         ++cp_issued_[a];
         break;
@@ -475,13 +385,13 @@ class Races {
         if (groups.size() <= keep) break;
         const uint32_t upto = groups[groups.size() - keep - 1];
         groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
-        CpDone(a, upto, Witness{a, clocks_[a][a]});
+        CpDone(a, upto, Now(a));
         break;
       }
       case EventKind::kCpAsyncArrive: {
         const uint32_t bar = Bar(ev);
         cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-            CpArrive{bar, clocks_[a], a, cp_issued_[a]});
+            CpArrive{bar, hb_.clock(a), a, cp_issued_[a]});
         break;
       }
       case EventKind::kUse:
@@ -495,35 +405,6 @@ class Races {
         const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
         x.range_known = w != nullptr && w->buf.bytes != ir::kNoExpr;
         Add(std::move(x));
-        break;
-      }
-      case EventKind::kClusterArrive:
-        Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,
-             clocks_[a]);
-        ++cluster_arrives_[a];
-        break;
-      case EventKind::kClusterWaitEnd:
-        if (cluster_arrives_[a] > 0) {
-          auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
-          if (it != cluster_acc_.end()) Join(clocks_[a], it->second);
-        }
-        break;
-      case EventKind::kNamedBarrierArrive:
-      case EventKind::kNamedBarrierSyncBegin: {
-        const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
-        uint32_t& gen = named_gen_[key];
-        Join(named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
-                 .first->second,
-             clocks_[a]);
-        named_agent_gen_[Key(a, ev.object)] = gen;
-        if (ev.value2 == 0) ++gen;  // the instance completed
-        break;
-      }
-      case EventKind::kNamedBarrierSyncEnd: {
-        auto g = named_agent_gen_.find(Key(a, ev.object));
-        if (g == named_agent_gen_.end()) break;
-        auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
-        if (it != named_acc_.end()) Join(clocks_[a], it->second);
         break;
       }
       default:
@@ -542,7 +423,7 @@ class Races {
     return exact.lo <= span.lo && exact.hi >= span.hi;
   }
 
-  static bool HappensBefore(const Access& a, const Access& b) {
+  static bool Ordered(const Access& a, const Access& b) {
     for (const Witness& w : a.done) {
       if (b.clock[w.component] >= w.value) return true;
     }
@@ -569,8 +450,8 @@ class Races {
                  "happens before the " + std::string(IsCopy(b.kind) ? "issue" : "access");
         }
         return "no wait of " + later + " that observes phase " + std::to_string(a.bar_phase) +
-               " of " + BarrierLabel(p_, bars_[a.bar_slot].object, bars_[a.bar_slot].index,
-                                     bars_[a.bar_slot].cta) +
+               " of " + BarrierLabel(p_, hb_.slot_object(a.bar_slot), hb_.slot_index(a.bar_slot),
+                                     hb_.slot_cta(a.bar_slot)) +
                " (on which the copy's bytes complete) happens before the " +
                (IsCopy(b.kind) ? "issue" : "access");
       case AccessKind::kStoreRead:
@@ -603,7 +484,7 @@ class Races {
           if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
           if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
           if (!Overlap(a, b)) continue;
-          if (HappensBefore(a, b)) continue;
+          if (Ordered(a, b)) continue;
           if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
             continue;
           }
@@ -627,6 +508,7 @@ class Races {
                   " are unordered: " + Missing(a, b);
       f.agent = b.agent;
       f.other_agent = a.agent;
+      f.other_pc = a.pc;
       f.cta = a.cta;
       f.object_is_buffer = true;
       f.object = a.buffer;
@@ -644,13 +526,7 @@ class Races {
   const engine::Engine& e_;
   std::span<const TraceEvent> trace_;
   PcMap pcs_;
-  uint32_t num_agents_ = 0;
-  uint32_t cluster_size_ = 1;
-  uint32_t width_ = 0;
-  std::unordered_map<uint64_t, uint32_t> agent_ids_;
-  std::unordered_map<uint64_t, uint32_t> bar_ids_;
-  std::vector<BarSlot> bars_;
-  std::vector<Clock> clocks_;
+  verifier::HappensBefore hb_;
   std::vector<Clock> issue_clocks_;
   std::vector<Pending> pending_;
   std::vector<Access> accesses_;
@@ -660,11 +536,6 @@ class Races {
   std::vector<std::vector<size_t>> cp_seq_;  // per agent: its cp.async accesses in issue order
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
-  std::vector<uint32_t> cluster_arrives_;
-  std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;
-  std::map<uint64_t, uint32_t> named_gen_;
-  std::map<uint64_t, Clock> named_acc_;
-  std::map<uint64_t, uint32_t> named_agent_gen_;
   std::vector<Finding> findings_;
 };
 

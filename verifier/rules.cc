@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "verifier/deadlock.h"
+#include "verifier/happens_before.h"
 #include "verifier/races.h"
 
 namespace parity::verifier {
@@ -29,11 +30,7 @@ bool HasErrors(const std::vector<Finding>& findings) {
 
 namespace {
 
-using Clock = std::vector<uint32_t>;
-
-void Join(Clock& into, const Clock& from) {
-  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
+using Clock = VectorClock;
 
 // A copy issued and not yet delivered to one destination CTA.
 struct PendingCopy {
@@ -52,11 +49,6 @@ struct PendingCopy {
 
 struct SlotState {
   uint32_t cta_global = 0, object = 0, index = 0;
-  uint32_t local = 0;                // index among its cluster's slots (its clock component)
-  uint32_t completed = 0;            // phases completed
-  Clock acc;                         // joins of the current phase
-  Clock last;                        // published clock of the last completed phase
-  Clock prev;                        // ... and of the one before it
   std::vector<size_t> completions;   // trace index of every completion
   uint32_t last_completer = kNoFindingAgent;  // agent whose arrive completed the last phase
   int64_t last_phase_expected = 0;   // bytes announced in the last completed phase
@@ -143,47 +135,38 @@ class Analysis {
  public:
   Analysis(const ir::Program& program, const engine::Engine& engine,
            std::span<const TraceEvent> trace)
-      : p_(program), e_(engine), trace_(trace), pcs_(program) {}
+      : p_(program), e_(engine), trace_(trace), pcs_(program), hb_(engine, trace) {}
 
   std::vector<Finding> Run();
 
  private:
-  // --- identities ---
-  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const {
-    return ev.cluster * cluster_size_ + rank;
-  }
-  uint32_t AgentOf(const TraceEvent& ev) const {
-    auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
-    return it == agent_ids_.end() ? kNoFindingAgent : it->second;
-  }
+  // --- identities and clocks (HappensBefore) ---
+  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const { return hb_.CtaGlobal(ev, rank); }
+  uint32_t AgentOf(const TraceEvent& ev) const { return hb_.AgentOf(ev); }
   static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
     return (a << 40) | (b << 20) | c;
   }
+  // The rule state of a barrier slot, numbered as HappensBefore numbers it.
   uint32_t SlotId(uint32_t cta_global, uint32_t object, uint32_t index) {
-    auto [it, fresh] =
-        slot_ids_.emplace(Key(cta_global, object, index), static_cast<uint32_t>(slots_.size()));
-    if (fresh) {
+    const uint32_t id = hb_.Slot(cta_global, object, index);
+    while (slots_.size() <= id) {
+      const auto n = static_cast<uint32_t>(slots_.size());
       SlotState s;
-      s.cta_global = cta_global;
-      s.object = object;
-      s.index = index;
-      const uint32_t cluster = cta_global / cluster_size_;
-      if (cluster >= cluster_slots_.size()) cluster_slots_.resize(cluster + 1, 0);
-      s.local = cluster_slots_[cluster]++;
+      s.cta_global = hb_.slot_cta(n);
+      s.object = hb_.slot_object(n);
+      s.index = hb_.slot_index(n);
       slots_.push_back(std::move(s));
     }
-    return it->second;
+    return id;
   }
-  // Clock components are per cluster (no event orders two clusters): an agent's is its index
-  // within its cluster, a barrier slot's follows the most agents any cluster has. So a clock is
-  // as wide as one cluster's agents and slots, whatever the number of clusters.
-  uint32_t L(uint32_t agent) const { return local_[agent]; }
-  uint32_t Comp(uint32_t slot_id) const { return max_cluster_agents_ + slots_[slot_id].local; }
-  uint32_t Own(uint32_t agent) const { return clocks_[agent][L(agent)]; }
+  uint32_t L(uint32_t agent) const { return hb_.AgentComponent(agent); }
+  uint32_t Comp(uint32_t slot_id) const { return hb_.SlotComponent(slot_id); }
+  uint32_t Own(uint32_t agent) const { return hb_.Own(agent); }
+  const Clock& ClockOf(uint32_t agent) const { return hb_.clock(agent); }
+  uint32_t Completed(uint32_t slot_id) const { return hb_.completed(slot_id); }
   uint32_t Rank(uint32_t cta_global) const { return cta_global % cluster_size_; }
   uint32_t Role(uint32_t agent) const { return e_.agent_info(agent).role; }
 
-  static bool IsBarrierEvent(EventKind k);
   void Setup();
   void Step(size_t i, const TraceEvent& ev);
   void EndOfRun();
@@ -192,7 +175,6 @@ class Analysis {
   void OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent, const Clock& clock);
   void OnIssue(size_t i, const TraceEvent& ev, uint32_t a);
   void OnDelivery(size_t i, const TraceEvent& ev);
-  void OnWaitSuccess(const TraceEvent& ev, uint32_t a);
   void OnPhaseComplete(size_t i, const TraceEvent& ev);
   void OnUse(size_t i, const TraceEvent& ev, uint32_t a);
   void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer);
@@ -226,14 +208,8 @@ class Analysis {
   PcMap pcs_;
   uint32_t num_agents_ = 0;
   uint32_t cluster_size_ = 1;
-  uint32_t width_ = 0;  // clock components
-  std::vector<uint32_t> local_;     // per agent: its index within its cluster
-  uint32_t max_cluster_agents_ = 0;
-  std::vector<uint32_t> cluster_slots_;  // per cluster: barrier slots seen so far
-  std::unordered_map<uint64_t, uint32_t> agent_ids_;
-  std::unordered_map<uint64_t, uint32_t> slot_ids_;
-  std::vector<SlotState> slots_;
-  std::vector<Clock> clocks_;                      // per agent
+  HappensBefore hb_;
+  std::vector<SlotState> slots_;                   // by HappensBefore's slot number
   std::vector<Clock> issue_clocks_;                // snapshots at copy issue
   std::vector<uint8_t> issue_refs_;                // per issue: destinations not yet delivered
   // Copies in flight by (issuing CTA, instruction, destination rank), in issue order.
@@ -250,11 +226,6 @@ class Analysis {
   std::vector<std::map<uint32_t, std::vector<CpCover>>> cp_covers_;
   std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
   std::vector<std::vector<uint32_t>> fence_proxy_;  // per agent: epochs of fence.proxy.async
-  std::vector<uint32_t> cluster_arrives_;          // per agent: barrier.cluster.arrive count
-  std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;  // (cluster, generation)
-  std::map<uint64_t, uint32_t> named_gen_;         // (cta, id) -> instance in progress
-  std::map<uint64_t, Clock> named_acc_;            // (cta, id, instance)
-  std::map<uint64_t, uint32_t> named_agent_gen_;   // (agent, id) -> instance it arrived in
   std::map<uint64_t, Location> locations_;         // (cta, buffer, slot)
   std::unordered_map<uint64_t, size_t> last_touch_;  // (agent, slot) -> its last signal there
   std::vector<bool> exited_;
@@ -263,63 +234,19 @@ class Analysis {
   std::vector<Finding> findings_;
 };
 
-bool Analysis::IsBarrierEvent(EventKind k) {
-  switch (k) {
-    case EventKind::kInit:
-    case EventKind::kArrive:
-    case EventKind::kArriveExpectTx:
-    case EventKind::kExpectTx:
-    case EventKind::kCompleteTx:
-    case EventKind::kWaitEnd:
-    case EventKind::kTestWait:
-    case EventKind::kPhaseComplete:
-    case EventKind::kTmaDeliver:
-    case EventKind::kBulkComplete:
-    case EventKind::kStAsync:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void Analysis::Setup() {
-  num_agents_ = static_cast<uint32_t>(e_.num_agents());
-  uint32_t clusters = 1;
-  for (uint32_t a = 0; a < num_agents_; ++a) {
-    clusters = std::max(clusters, e_.agent_info(a).cluster + 1);
+  num_agents_ = hb_.num_agents();
+  cluster_size_ = hb_.cluster_size();
+  // HappensBefore numbered every slot the trace names: the rule state of each.
+  for (uint32_t id = 0; id < hb_.num_slots(); ++id) {
+    SlotId(hb_.slot_cta(id), hb_.slot_object(id), hb_.slot_index(id));
   }
-  cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
-  std::vector<uint32_t> cluster_agents(clusters, 0);
-  local_.resize(num_agents_);
-  for (uint32_t a = 0; a < num_agents_; ++a) {
-    const engine::AgentInfo& info = e_.agent_info(a);
-    agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
-    local_[a] = cluster_agents[info.cluster]++;
-    max_cluster_agents_ = std::max(max_cluster_agents_, cluster_agents[info.cluster]);
-  }
-  // Barrier slots first (their clock components follow the agents').
-  cluster_slots_.assign(clusters, 0);
-  for (const TraceEvent& ev : trace_) {
-    const auto k = static_cast<EventKind>(ev.kind);
-    if (!IsBarrierEvent(k) && k != EventKind::kCpAsyncArrive) continue;
-    SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
-  }
-  uint32_t max_cluster_slots = 0;
-  for (uint32_t n : cluster_slots_) max_cluster_slots = std::max(max_cluster_slots, n);
-  width_ = max_cluster_agents_ + max_cluster_slots;
-  for (SlotState& s : slots_) {
-    s.acc.assign(width_, 0);
-    s.last.assign(width_, 0);
-    s.prev.assign(width_, 0);
-  }
-  clocks_.assign(num_agents_, Clock(width_, 0));
   fence_init_.resize(num_agents_);
   cp_groups_.resize(num_agents_);
   cp_waits_.resize(num_agents_);
   cp_issued_.assign(num_agents_, 0);
   cp_covers_.resize(num_agents_);
   fence_proxy_.resize(num_agents_);
-  cluster_arrives_.assign(num_agents_, 0);
   exited_.assign(num_agents_, false);
   exit_event_.assign(num_agents_, 0);
 }
@@ -374,8 +301,11 @@ void Analysis::OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent,
                                const Clock& clock) {
   const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
   SlotState& s = slots_[id];
-  Join(s.acc, clock);
-  if (agent != kNoFindingAgent) s.signallers[agent] = s.completed;
+  // An agent's own signal joined its clock in HappensBefore::Step; a landing deferred arrive
+  // releases its issuer's clock at the arrive.
+  if (agent == kNoFindingAgent) hb_.Release(id, clock);
+  const uint32_t completed = Completed(id);
+  if (agent != kNoFindingAgent) s.signallers[agent] = completed;
   const auto k = static_cast<EventKind>(ev.kind);
   // P2002, arrive before expect_tx: the agent's own arrive completed the last phase with no bytes
   // announced, and its very next signal on the barrier announces bytes (now for the next phase).
@@ -386,9 +316,9 @@ void Analysis::OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent,
       Report(model::Code::kEarlyPhaseCompletion, ev.value, 1,
              Agent(agent) + " announces " + std::to_string(ev.value) + " bytes on " + Bar(id) +
                  " right after its own arrive completed phase " +
-                 std::to_string(s.completed - 1) +
+                 std::to_string(completed - 1) +
                  " with no bytes expected: the bytes are credited to phase " +
-                 std::to_string(s.completed) +
+                 std::to_string(completed) +
                  " and the waiters of the completed phase may read before they land (use "
                  "arrive.expect_tx, or expect_tx before the arrive)",
              agent, ev.pc, i, s.cta_global, false, s.object, s.index);
@@ -447,7 +377,7 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
       c.slot = ev.index;
     }
   }
-  issue_clocks_.push_back(clocks_[a]);
+  issue_clocks_.push_back(ClockOf(a));
   issue_refs_.push_back(0);
   if (mask < 0) {
     c.target = ev.target_cta;
@@ -503,8 +433,9 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const Clock issue = --issue_refs_[c.clock_id] == 0 ? std::move(issue_clocks_[c.clock_id])
                                                      : issue_clocks_[c.clock_id];
   if (issue_refs_[c.clock_id] == 0) Clock().swap(issue_clocks_[c.clock_id]);
-  Join(s.acc, issue);
-  s.signallers[c.agent] = s.completed;
+  hb_.Release(id, issue);
+  const uint32_t completed = Completed(id);
+  s.signallers[c.agent] = completed;
   if (ev.cta != ev.target_cta) s.peer_senders.insert(c.agent);
 
   // P2002: the phase that was current at the issue completed before these bytes landed.
@@ -513,9 +444,9 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   if (spilled > 0) {
     Report(model::Code::kEarlyPhaseCompletion, ev.value, spilled,
            std::to_string(ev.value) + " bytes of the copy issued by " + Agent(c.agent) +
-               " landed on " + Bar(id) + " in phase " + std::to_string(s.completed) +
+               " landed on " + Bar(id) + " in phase " + std::to_string(completed) +
                ", but the phase that was current at the issue (phase " +
-               std::to_string(s.completed - spilled) +
+               std::to_string(completed - spilled) +
                ") completed without them: its waiters may read the buffer before the bytes "
                "are there, and the bytes are credited to the next phase",
            c.agent, c.pc, i, s.cta_global, false, s.object, s.index);
@@ -545,32 +476,14 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
            c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
   }
   loc.has_copy = true;
-  loc.copy = CopyWrite{id, s.completed, c.agent, c.pc, i};
-}
-
-void Analysis::OnWaitSuccess(const TraceEvent& ev, uint32_t a) {
-  const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
-  const SlotState& s = slots_[id];
-  // The wait returned for the completed phase with the waited parity: the last one, or (a stale
-  // wait, M1008 territory) the one before it. A parity wait that returns on a fresh barrier
-  // (parity 1 before phase 0 completed) observes nothing.
-  if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
-    Join(clocks_[a], s.last);
-  } else if (s.completed >= 2) {
-    Join(clocks_[a], s.prev);
-  }
+  loc.copy = CopyWrite{id, completed, c.agent, c.pc, i};
 }
 
 void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
   const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
   SlotState& s = slots_[id];
-  s.prev.swap(s.last);
-  s.last = s.acc;
   s.last_completer = ev.agent != trace::kNoAgent ? AgentOf(ev) : kNoFindingAgent;
   s.last_phase_expected = s.phase_expected;
-  s.completed = static_cast<uint32_t>(ev.value) + 1;
-  s.last[Comp(id)] = s.completed;
-  std::fill(s.acc.begin(), s.acc.end(), 0);
   s.completions.push_back(i);
   s.phase_expected = 0;
   s.phase_delivered = 0;
@@ -580,7 +493,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   if (loc.has_copy && loc.copy.agent != a &&
-      clocks_[a][Comp(loc.copy.slot_id)] < loc.copy.phase + 1) {
+      ClockOf(a)[Comp(loc.copy.slot_id)] < loc.copy.phase + 1) {
     Report(model::Code::kSharedMemoryRace, 0, 0,
            Agent(a) + " reads " + Buf(cta, ev.object, ev.index) + " whose bytes (copy issued by " +
                Agent(loc.copy.agent) + " at " + At(loc.copy.agent, loc.copy.pc) +
@@ -615,7 +528,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
 // of phase), with the most copies covered so far: the last cover of the slot whose phase the
 // reader observed answers, again by binary search.
 bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
-  const Clock& k = clocks_[reader];
+  const Clock& k = ClockOf(reader);
   const std::vector<CpWait>& waits = cp_waits_[c.agent];
   auto w = std::upper_bound(waits.begin(), waits.end(), c.seq,
                             [](uint32_t seq, const CpWait& x) { return seq < x.upto; });
@@ -634,7 +547,7 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   // Write after read: every other thread's read of the slot must happen before the issue.
   for (const auto& [reader, r] : loc.reads) {
-    if (reader == a || r.epoch <= clocks_[a][L(reader)]) continue;
+    if (reader == a || r.epoch <= ClockOf(a)[L(reader)]) continue;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            "the cp.async issued by " + Agent(a) + " overwrites " +
                Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +
@@ -668,7 +581,7 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   Location& loc = locations_[Key(cta, buffer, ev.index)];
   for (const GenericWrite& w : loc.writes) {
-    const uint32_t seen = clocks_[a][L(w.agent)];
+    const uint32_t seen = ClockOf(a)[L(w.agent)];
     if (seen < w.epoch) {
       Report(model::Code::kSharedMemoryRace, 0, 0,
              "the TMA store issued by " + Agent(a) + " reads " + Buf(cta, buffer, ev.index) +
@@ -696,7 +609,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
   const bool by_agent = ev.agent != trace::kNoAgent;
   const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
   if (by_agent && a == kNoFindingAgent) return;  // not an agent of this engine
-  if (by_agent) ++clocks_[a][L(a)];
+  hb_.Step(ev);  // program order and the synchronisation edges
   switch (k) {
     case EventKind::kInit: {
       SlotState& s = slots_[SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)];
@@ -714,7 +627,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       break;
     case EventKind::kArrive:
       if (by_agent) {
-        OnBarrierSignal(i, ev, a, clocks_[a]);
+        OnBarrierSignal(i, ev, a, ClockOf(a));
       } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
         // The oldest arrive of this instruction on this barrier element (arrives on different
         // elements land in any order).
@@ -728,7 +641,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
           std::vector<CpCover>& covers = cp_covers_[it->agent][id];
           const uint32_t upto =
               covers.empty() ? it->upto : std::max(it->upto, covers.back().upto);
-          covers.push_back(CpCover{upto, id, slots_[id].completed});
+          covers.push_back(CpCover{upto, id, Completed(id)});
           OnBarrierSignal(i, ev, kNoFindingAgent, it->clock);
           q.erase(it);
         }
@@ -736,11 +649,11 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       break;
     case EventKind::kArriveExpectTx:
     case EventKind::kExpectTx:
-      OnBarrierSignal(i, ev, a, clocks_[a]);
+      OnBarrierSignal(i, ev, a, ClockOf(a));
       break;
     case EventKind::kCompleteTx:
       if (by_agent) {
-        OnBarrierSignal(i, ev, a, clocks_[a]);
+        OnBarrierSignal(i, ev, a, ClockOf(a));
       } else {
         OnDelivery(i, ev);  // st.async landing
       }
@@ -753,7 +666,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       break;
     case EventKind::kCpAsyncArrive:
       cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-          CpArrive{SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index), clocks_[a], a,
+          CpArrive{SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index), ClockOf(a), a,
                    cp_issued_[a]});
       break;
     case EventKind::kCpAsyncIssue:
@@ -771,12 +684,6 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     }
     case EventKind::kCpAsyncWaitEnd:
       OnCpAsyncWaitEnd(ev, a);
-      break;
-    case EventKind::kWaitEnd:
-      OnWaitSuccess(ev, a);
-      break;
-    case EventKind::kTestWait:
-      if (ev.value == 1) OnWaitSuccess(ev, a);
       break;
     case EventKind::kPhaseComplete:
       OnPhaseComplete(i, ev);
@@ -807,35 +714,6 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       locations_[Key(CtaGlobal(ev, ev.cta), ev.object, ev.index)].writes.push_back(
           GenericWrite{a, Own(a), ev.pc});
       break;
-    case EventKind::kClusterArrive:
-      Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,
-           clocks_[a]);
-      ++cluster_arrives_[a];
-      break;
-    case EventKind::kClusterWaitEnd:
-      if (cluster_arrives_[a] > 0) {
-        auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
-        if (it != cluster_acc_.end()) Join(clocks_[a], it->second);
-      }
-      break;
-    case EventKind::kNamedBarrierArrive:
-    case EventKind::kNamedBarrierSyncBegin: {
-      const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
-      uint32_t& gen = named_gen_[key];
-      Clock& acc = named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
-                       .first->second;
-      Join(acc, clocks_[a]);
-      named_agent_gen_[Key(a, ev.object)] = gen;
-      if (ev.value2 == 0) ++gen;  // the model resets `arrived` to 0 when the instance completes
-      break;
-    }
-    case EventKind::kNamedBarrierSyncEnd: {
-      auto g = named_agent_gen_.find(Key(a, ev.object));
-      if (g == named_agent_gen_.end()) break;
-      auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
-      if (it != named_acc_.end()) Join(clocks_[a], it->second);
-      break;
-    }
     case EventKind::kExit:
       exited_[a] = true;
       exit_event_[a] = i;
@@ -868,14 +746,14 @@ void Analysis::EndOfRun() {
     std::set<int64_t> seen = imbalances[{cluster, s.object, s.index}];
     uint32_t present = 0;
     for (uint32_t r = 0; r < cluster_size_; ++r) {
-      present += slot_ids_.count(Key(cluster * cluster_size_ + r, s.object, s.index));
+      present += hb_.FindSlot(cluster * cluster_size_ + r, s.object, s.index) != HappensBefore::kNone;
     }
     if (present < cluster_size_) seen.insert(0);
     const bool multicast = multicast_arrays.count({cluster, s.object}) != 0 && seen.size() > 1;
     std::string senders;
     for (uint32_t g : s.peer_senders) senders += (senders.empty() ? "" : ", ") + Agent(g);
     const std::string what =
-        Bar(id) + " ends the run in phase " + std::to_string(s.completed) + " with " +
+        Bar(id) + " ends the run in phase " + std::to_string(Completed(id)) + " with " +
         std::to_string(s.phase_expected) + " bytes expected and " +
         std::to_string(s.phase_delivered) + " delivered (" +
         (s.phase_expected > s.phase_delivered ? "its waiters hang"
@@ -909,16 +787,16 @@ void Analysis::EndOfRun() {
       continue;
     }
     const uint32_t cta_global = e_.agent_info(b.agent).cluster * cluster_size_ + b.cta;
-    auto it = slot_ids_.find(Key(cta_global, b.barrier, b.barrier_index));
-    if (it == slot_ids_.end()) continue;
-    const SlotState& s = slots_[it->second];
+    const uint32_t id = hb_.FindSlot(cta_global, b.barrier, b.barrier_index);
+    if (id == HappensBefore::kNone) continue;
+    const SlotState& s = slots_[id];
     for (const auto& [g, last_phase] : s.signallers) {
       // An agent that already signalled the current phase did its part for it.
-      if (g >= num_agents_ || !exited_[g] || g == b.agent || last_phase >= s.completed) continue;
+      if (g >= num_agents_ || !exited_[g] || g == b.agent || last_phase >= Completed(id)) continue;
       const TraceEvent& ex = trace_[exit_event_[g]];
       Report(model::Code::kExitWhileAwaited, 1, 0,
              Agent(g) + " exited (at " + At(g, ex.pc) + ") although " + Agent(b.agent) +
-                 " waits on " + Bar(it->second) + " (phase " + std::to_string(s.completed) +
+                 " waits on " + Bar(id) + " (phase " + std::to_string(Completed(id)) +
                  "), which " + Agent(g) + " signalled in earlier phases",
              g, ex.pc, exit_event_[g], cta_global, false, b.barrier, b.barrier_index, b.agent);
     }

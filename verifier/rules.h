@@ -4,17 +4,10 @@
 // pass over the trace plus a look at the final barrier states, so that an explorer can call it on
 // every terminal path. It needs the trace that the engine recorded (EngineOptions::record_trace).
 //
-// Happens-before is tracked with vector clocks. Components: one per agent (its event count) and
-// one per mbarrier slot (phases of that barrier observed). Synchronisation edges:
-//   - mbarrier: every arrive / expect_tx / complete_tx and every copy delivery joins its clock into
-//     the phase; the phase completion publishes it; a successful wait (try_wait / test_wait true)
-//     on that phase joins it into the waiter (PTX ISA 9.7.13.15, mbarrier: arrive has .release,
-//     try_wait/test_wait .acquire semantics by default);
-//   - barrier.cluster: arrive -> wait of the same phase (arrive defaults to .release, wait to
-//     .acquire; a .relaxed arrive is treated as ordering too, see "Doubtful" below);
-//   - bar.sync / bar.arrive: all arrivals of one instance -> every bar.sync that completes it;
-//   - a copy's issue -> its delivery (the TMA unit acts on the issuer's behalf).
-// cp.async and bulk async-group waits are not edges here (their races are not checked yet).
+// Happens-before is verifier/happens_before.h's (shared with verifier/races.h): program order,
+// mbarrier release -> acquire, barrier.cluster (a .relaxed arrive is treated as ordering too,
+// see "Doubtful" below), bar.sync / bar.arrive, and a copy's issue -> its delivery (the TMA unit
+// acts on the issuer's behalf: the delivery releases the issuer's clock at the issue).
 //
 // Buffers are tracked per (CTA, buffer, slot): a `use`/`write` covers the slot it names, a TMA or
 // bulk load the slot of its destination (offsets within a slot are not distinguished, so two
@@ -67,6 +60,7 @@ struct Finding {
   uint32_t index = 0;            // barrier element or buffer slot
   SourceLocation where;          // the statement of `agent` (or the issuing statement)
   uint32_t pc = 0;               // that statement's instruction index in the agent's role
+  uint32_t other_pc = 0;         // the other party's instruction (races: the earlier access)
   size_t event = 0;              // index into the trace of the event where it was found
 
   model::Code code() const { return violation.code; }

@@ -107,6 +107,12 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
               static_cast<unsigned long long>(s.violation_ends),
               static_cast<unsigned long long>(s.rule_paths), s.rule_paths == 1 ? "" : "s",
               static_cast<unsigned long long>(s.rule_violation_ends));
+  if (s.history_states > 0) {
+    std::printf("  protocol rules and races on every path (verifier/every_path.h): %llu (state, "
+                "history) pairs, rules run on %llu completed ones\n",
+                static_cast<unsigned long long>(s.history_states),
+                static_cast<unsigned long long>(s.history_completed));
+  }
 }
 
 // Narrates `path` as numbered states from the start (a fresh replay with the trace: an event

@@ -1,0 +1,155 @@
+// The data-race checker against the race oracle over generated schedules (issue 24, item 6):
+// on every path of every schedule (tests/verifier/gen/race_oracle.h walks them all, no state
+// caching), verifier::CheckRaces (vector clocks of verifier/happens_before.h) and the oracle
+// (the definition applied by reachability in an explicit happens-before graph) give the same
+// set of race pairs. And where every path completes and some path races, explore's reduced
+// search does not say VERIFIED.
+//
+// PARITY_RACE_SCHEDULES=N and PARITY_RACE_SEED=S run N schedules from seed S (a long run).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+
+#include "sim/ir/ir.h"
+#include "sim/ir/parser.h"
+#include "sim/model/codes.h"
+#include "tests/verifier/gen/race_oracle.h"
+#include "tests/verifier/gen/schedule_gen.h"
+#include "verifier/explore.h"
+
+namespace parity::verifier {
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kSchedules = 100;
+#else
+constexpr uint64_t kSchedules = 600;
+#endif
+// Schedules with more paths than this are compared on random runs instead (counted).
+constexpr uint64_t kMaxPaths = 500;
+constexpr uint64_t kRandomRuns = 20;
+
+uint64_t EnvOr(const char* name, uint64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 0) : fallback;
+}
+
+std::string Show(const std::set<gen::RacePair>& s) {
+  std::string out;
+  for (const auto& [ra, pa, rb, pb, buf, slot] : s) {
+    out += " (role " + std::to_string(ra) + " pc " + std::to_string(pa) + ", role " +
+           std::to_string(rb) + " pc " + std::to_string(pb) + ", buffer " + std::to_string(buf) +
+           "[" + std::to_string(slot) + "])";
+  }
+  return out.empty() ? " none" : out;
+}
+
+struct Tally {
+  uint64_t compared = 0, skipped = 0, uncovered = 0, paths = 0, racy_paths = 0;
+  uint64_t racy_schedules = 0, clean_schedules = 0, all_complete_racy = 0;
+  uint64_t explore_verified_racy = 0;  // explore said VERIFIED although a completed run races
+  uint64_t explore_race_only_clean = 0;  // explore found only races the oracle never saw
+};
+
+void CompareOne(uint64_t seed, Tally* t) {
+  // Small schedules: every path is walked.
+  gen::GenOptions g;
+  g.max_agents_per_cta = 2;
+  g.max_trips = 2;
+  g.max_ops = 3;
+  const std::string text = gen::GenerateSchedule(seed, g);
+  SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
+               std::to_string(seed) + " with smaller options):\n" + text);
+  auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const ir::Program& p = *parsed;
+  if (!gen::OracleCovers(p)) {
+    ++t->uncovered;
+    return;
+  }
+  auto bound = ir::BindParams(p, {});
+  ASSERT_TRUE(bound.ok()) << bound.status().ToString();
+  gen::PathRaces r = gen::AllPathRaces(p, *bound, kMaxPaths);
+  const bool every_path = r.complete;
+  if (!every_path) {
+    ++t->skipped;
+    r = gen::RandomRunRaces(p, *bound, kRandomRuns, seed * 1000);
+  }
+  ++t->compared;
+  t->paths += r.paths;
+  t->racy_paths += r.racy_paths;
+  EXPECT_EQ(r.mismatches, 0u) << "paths where the checker and the oracle differ; on the first:\n"
+                              << "  oracle:" << Show(r.first_oracle) << "\n"
+                              << "  checker:" << Show(r.first_checker);
+  (r.all.empty() ? t->clean_schedules : t->racy_schedules) += 1;
+  if (!every_path || r.bad_end) return;
+  // Every run completes: explore (reduced and brute force) is VERIFIED exactly when no run
+  // breaks a rule; where one races, it must not be VERIFIED; where it reports only races, some
+  // run races.
+  for (bool reduction : {true, false}) {
+    ExploreOptions o;
+    o.reduction = reduction;
+    const ExploreResult x = Explore(p, *bound, o);
+    if (r.completed_racy && x.verdict == ExploreVerdict::kVerified) ++t->explore_verified_racy;
+    if (x.verdict == ExploreVerdict::kRuleViolation) {
+      bool only_races = true;
+      for (const Finding& f : x.findings) {
+        if (model::CodeSeverity(f.code()) == model::Severity::kError &&
+            f.code() != model::Code::kDataRace && f.code() != model::Code::kSharedMemoryRace) {
+          only_races = false;
+        }
+      }
+      if (only_races && !r.completed_racy) ++t->explore_race_only_clean;
+    }
+  }
+  if (r.completed_racy) ++t->all_complete_racy;
+}
+
+void RunRange(uint64_t first, uint64_t count) {
+  Tally t;
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t seed = first; seed < first + count; ++seed) {
+    CompareOne(seed, &t);
+    if (::testing::Test::HasFailure()) break;
+  }
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("seeds %llu..%llu: %llu compared, %llu on random runs only (over %llu paths), %llu not covered "
+              "(cp.async / st.async), %.1f s\n",
+              (unsigned long long)first, (unsigned long long)(first + count - 1),
+              (unsigned long long)t.compared, (unsigned long long)t.skipped,
+              (unsigned long long)kMaxPaths, (unsigned long long)t.uncovered, s);
+  std::printf("  paths %llu, racy paths %llu; schedules with a race %llu, without %llu\n",
+              (unsigned long long)t.paths, (unsigned long long)t.racy_paths,
+              (unsigned long long)t.racy_schedules, (unsigned long long)t.clean_schedules);
+  std::printf("  every run completes and one races: %llu; explore (reduced or brute force) said "
+              "VERIFIED on such a schedule %llu times; reported only races where no run races %llu "
+              "times\n",
+              (unsigned long long)t.all_complete_racy,
+              (unsigned long long)t.explore_verified_racy,
+              (unsigned long long)t.explore_race_only_clean);
+  EXPECT_EQ(t.explore_verified_racy, 0u) << "explore said VERIFIED although a run races";
+  EXPECT_EQ(t.explore_race_only_clean, 0u) << "explore reported a race that no run has";
+  // The comparison must see both kinds of schedule, else it proves little.
+  if (count >= 150) {
+    EXPECT_GT(t.compared, count / 2);
+    EXPECT_GT(t.racy_schedules, t.compared / 20);
+    EXPECT_GT(t.clean_schedules, t.compared / 20);
+  }
+}
+
+uint64_t Count() { return EnvOr("PARITY_RACE_SCHEDULES", kSchedules); }
+uint64_t First() { return EnvOr("PARITY_RACE_SEED", 1); }
+
+// Two halves of the seeds (shards).
+TEST(RaceOracleTest, CheckerEqualsOracleOnEveryPathHalf1) { RunRange(First(), Count() / 2); }
+TEST(RaceOracleTest, CheckerEqualsOracleOnEveryPathHalf2) {
+  RunRange(First() + Count() / 2, Count() - Count() / 2);
+}
+
+}  // namespace
+}  // namespace parity::verifier

@@ -1,0 +1,182 @@
+#include "verifier/happens_before.h"
+
+#include <algorithm>
+
+namespace parity::verifier {
+
+using trace::EventKind;
+using trace::TraceEvent;
+
+void JoinClock(VectorClock& into, const VectorClock& from) {
+  const size_t n = std::min(into.size(), from.size());
+  for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+}
+
+namespace {
+
+// Events that name an mbarrier slot (their target CTA, object and index).
+bool NamesSlot(EventKind k) {
+  switch (k) {
+    case EventKind::kInit:
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+    case EventKind::kWaitEnd:
+    case EventKind::kTestWait:
+    case EventKind::kPhaseComplete:
+    case EventKind::kTmaDeliver:
+    case EventKind::kBulkComplete:
+    case EventKind::kStAsync:
+    case EventKind::kCpAsyncArrive:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent> trace) {
+  const auto num_agents = static_cast<uint32_t>(e.num_agents());
+  uint32_t clusters = 1;
+  for (uint32_t a = 0; a < num_agents; ++a) {
+    clusters = std::max(clusters, e.agent_info(a).cluster + 1);
+  }
+  cluster_size_ = std::max<uint32_t>(1, e.num_ctas() / clusters);
+  std::vector<uint32_t> cluster_agents(clusters, 0);
+  local_.resize(num_agents);
+  for (uint32_t a = 0; a < num_agents; ++a) {
+    const engine::AgentInfo& info = e.agent_info(a);
+    agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
+    local_[a] = cluster_agents[info.cluster]++;
+    max_cluster_agents_ = std::max(max_cluster_agents_, cluster_agents[info.cluster]);
+  }
+  // Every slot the trace names, so that the clock width is known before the first join.
+  cluster_slots_.assign(clusters, 0);
+  for (const TraceEvent& ev : trace) {
+    if (NamesSlot(static_cast<EventKind>(ev.kind))) SlotOf(ev);
+  }
+  uint32_t max_cluster_slots = 0;
+  for (uint32_t n : cluster_slots_) max_cluster_slots = std::max(max_cluster_slots, n);
+  width_ = max_cluster_agents_ + max_cluster_slots;
+  for (SlotClocks& s : slots_) {
+    s.acc.assign(width_, 0);
+    s.last.assign(width_, 0);
+    s.prev.assign(width_, 0);
+  }
+  clocks_.assign(num_agents, VectorClock(width_, 0));
+  cluster_arrives_.assign(num_agents, 0);
+}
+
+uint32_t HappensBefore::AgentOf(const TraceEvent& ev) const {
+  if (ev.agent == trace::kNoAgent) return kNone;
+  auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
+  return it == agent_ids_.end() ? kNone : it->second;
+}
+
+uint32_t HappensBefore::Slot(uint32_t cta_global, uint32_t object, uint32_t index) {
+  auto [it, fresh] =
+      slot_ids_.emplace(Key(cta_global, object, index), static_cast<uint32_t>(slots_.size()));
+  if (fresh) {
+    SlotClocks s;
+    s.cta_global = cta_global;
+    s.object = object;
+    s.index = index;
+    const uint32_t cluster = cta_global / cluster_size_;
+    if (cluster >= cluster_slots_.size()) cluster_slots_.resize(cluster + 1, 0);
+    s.local = cluster_slots_[cluster]++;
+    // A slot first named after the constructor (none: it reads every event that names one)
+    // would have no component within the width; its clocks stay as wide as the others'.
+    s.acc.assign(width_, 0);
+    s.last.assign(width_, 0);
+    s.prev.assign(width_, 0);
+    slots_.push_back(std::move(s));
+  }
+  return it->second;
+}
+
+uint32_t HappensBefore::FindSlot(uint32_t cta_global, uint32_t object, uint32_t index) const {
+  auto it = slot_ids_.find(Key(cta_global, object, index));
+  return it == slot_ids_.end() ? kNone : it->second;
+}
+
+void HappensBefore::Observe(const TraceEvent& ev, uint32_t a) {
+  const SlotClocks& s = slots_[SlotOf(ev)];
+  // The completed phase with the waited parity: the last one, or (stale) the one before; a
+  // parity wait that passes on a slot without such a phase observes nothing.
+  if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
+    JoinClock(clocks_[a], s.last);
+  } else if (s.completed >= 2) {
+    JoinClock(clocks_[a], s.prev);
+  }
+}
+
+void HappensBefore::Step(const TraceEvent& ev) {
+  const auto k = static_cast<EventKind>(ev.kind);
+  const uint32_t a = AgentOf(ev);
+  if (a != kNone) ++clocks_[a][local_[a]];
+  switch (k) {
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kCompleteTx:
+      // By an agent; the landing of a deferred arrive or of an st.async is the caller's.
+      if (a != kNone) Release(SlotOf(ev), clocks_[a]);
+      break;
+    case EventKind::kPhaseComplete: {
+      const uint32_t id = SlotOf(ev);
+      SlotClocks& s = slots_[id];
+      s.prev.swap(s.last);
+      s.last = s.acc;
+      s.completed = static_cast<uint32_t>(ev.value) + 1;
+      const uint32_t c = SlotComponent(id);
+      if (c < s.last.size()) s.last[c] = s.completed;
+      std::fill(s.acc.begin(), s.acc.end(), 0);
+      break;
+    }
+    case EventKind::kWaitEnd:
+      if (a != kNone) Observe(ev, a);
+      break;
+    case EventKind::kTestWait:
+      if (a != kNone && ev.value == 1) Observe(ev, a);
+      break;
+    case EventKind::kClusterArrive:
+      if (a == kNone) break;
+      JoinClock(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0)
+                    .first->second,
+                clocks_[a]);
+      ++cluster_arrives_[a];
+      break;
+    case EventKind::kClusterWaitEnd:
+      if (a != kNone && cluster_arrives_[a] > 0) {
+        auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
+        if (it != cluster_acc_.end()) JoinClock(clocks_[a], it->second);
+      }
+      break;
+    case EventKind::kNamedBarrierArrive:
+    case EventKind::kNamedBarrierSyncBegin: {
+      if (a == kNone) break;
+      const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
+      uint32_t& gen = named_gen_[key];
+      JoinClock(named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
+                    .first->second,
+                clocks_[a]);
+      named_agent_gen_[Key(a, ev.object)] = gen;
+      if (ev.value2 == 0) ++gen;  // the model resets `arrived` to 0 when the instance completes
+      break;
+    }
+    case EventKind::kNamedBarrierSyncEnd: {
+      if (a == kNone) break;
+      auto g = named_agent_gen_.find(Key(a, ev.object));
+      if (g == named_agent_gen_.end()) break;
+      auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
+      if (it != named_acc_.end()) JoinClock(clocks_[a], it->second);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace parity::verifier

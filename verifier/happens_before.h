@@ -1,0 +1,125 @@
+// Happens-before of one run, from its trace: the one definition that the protocol rules
+// (verifier/rules.h) and the data-race detector (verifier/races.h) both read.
+//
+// Vector clocks. Components are per cluster (no event orders two clusters): one per agent of the
+// cluster (its event count) and one per mbarrier slot of the cluster (the phases of that slot an
+// observer has seen), so a clock is as wide as the largest cluster's agents and slots.
+//
+// Edges (PTX ISA, Memory Consistency Model; mbarrier 9.7.13.15):
+//   - program order: every event of an agent ticks its own component;
+//   - mbarrier release -> acquire: every arrive, remote arrive, expect_tx and complete_tx of an
+//     agent, and every copy delivery or landing cp.async.mbarrier.arrive (the checker passes the
+//     issuer's clock at the issue: Release), joins its clock into the slot's current phase; the
+//     phase completion publishes the join and the phase number; a wait or successful test_wait
+//     observing that completion joins it into the waiter (arrive has .release, try_wait and
+//     test_wait .acquire semantics by default). A parity wait observes the completed phase with
+//     its parity: the last one, or the one before (a stale wait); a parity wait that passes on a
+//     slot where no phase of that parity completed (a fresh barrier waited with parity 1)
+//     observes nothing;
+//   - barrier.cluster: the k-th arrive of every agent of a cluster -> its k-th wait;
+//   - bar.sync / bar.arrive: every arrival of one instance of a named barrier -> every bar.sync
+//     that completes or waits for that instance.
+// The edges of asynchronous units that complete through their issuer (cp.async.wait_group,
+// cp.async.bulk.wait_group[.read], fence.proxy.async) are witnesses on the issuer's own
+// component, which the checkers record at the issuer's event (races.cc, rules.cc): a later
+// observer has seen the issuer's component reach that value exactly when the completion
+// happens before it.
+#ifndef PARITY_VERIFIER_HAPPENS_BEFORE_H_
+#define PARITY_VERIFIER_HAPPENS_BEFORE_H_
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sim/engine/engine.h"
+#include "sim/trace/event.h"
+
+namespace parity::verifier {
+
+using VectorClock = std::vector<uint32_t>;
+
+// into := max(into, from), component-wise.
+void JoinClock(VectorClock& into, const VectorClock& from);
+
+class HappensBefore {
+ public:
+  static constexpr uint32_t kNone = 0xffffffffu;
+
+  // Registers the engine's agents and every mbarrier slot the trace names.
+  HappensBefore(const engine::Engine& engine, std::span<const trace::TraceEvent> trace);
+
+  // --- identities ---
+  uint32_t num_agents() const { return static_cast<uint32_t>(clocks_.size()); }
+  uint32_t cluster_size() const { return cluster_size_; }
+  uint32_t width() const { return width_; }
+  uint32_t CtaGlobal(const trace::TraceEvent& ev, uint32_t rank) const {
+    return ev.cluster * cluster_size_ + rank;
+  }
+  // The global agent of an agent's event; kNone for an event of no agent of this engine.
+  uint32_t AgentOf(const trace::TraceEvent& ev) const;
+  // The slot an event names (its target CTA, object and index); created when new.
+  uint32_t SlotOf(const trace::TraceEvent& ev) {
+    return Slot(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
+  }
+  uint32_t Slot(uint32_t cta_global, uint32_t object, uint32_t index);
+  // The slot's id, or kNone when the trace never names it.
+  uint32_t FindSlot(uint32_t cta_global, uint32_t object, uint32_t index) const;
+  size_t num_slots() const { return slots_.size(); }
+  uint32_t slot_cta(uint32_t slot) const { return slots_[slot].cta_global; }
+  uint32_t slot_object(uint32_t slot) const { return slots_[slot].object; }
+  uint32_t slot_index(uint32_t slot) const { return slots_[slot].index; }
+
+  // --- clocks ---
+  // An agent's own component, and a slot's.
+  uint32_t AgentComponent(uint32_t agent) const { return local_[agent]; }
+  uint32_t SlotComponent(uint32_t slot) const { return max_cluster_agents_ + slots_[slot].local; }
+  const VectorClock& clock(uint32_t agent) const { return clocks_[agent]; }
+  // The agent's own event count (its component in its own clock).
+  uint32_t Own(uint32_t agent) const { return clocks_[agent][local_[agent]]; }
+  // Phases of the slot completed so far.
+  uint32_t completed(uint32_t slot) const { return slots_[slot].completed; }
+
+  // --- edges ---
+  // Applies the edges of one event (program order included) in trace order. Events of no agent
+  // that release a clock (copy deliveries, a landing cp.async.mbarrier.arrive) are the caller's:
+  // Release with the issuer's clock at the issue.
+  void Step(const trace::TraceEvent& ev);
+  // Joins `c` into the slot's current phase.
+  void Release(uint32_t slot, const VectorClock& c) { JoinClock(slots_[slot].acc, c); }
+
+ private:
+  struct SlotClocks {
+    uint32_t cta_global = 0, object = 0, index = 0;
+    uint32_t local = 0;      // index among its cluster's slots
+    uint32_t completed = 0;  // phases completed
+    VectorClock acc;         // joins of the current phase
+    VectorClock last;        // published by the last completed phase
+    VectorClock prev;        // ... and by the one before it
+  };
+  static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
+    return (a << 40) | (b << 20) | c;
+  }
+  void Observe(const trace::TraceEvent& ev, uint32_t agent);
+
+  uint32_t cluster_size_ = 1;
+  uint32_t width_ = 0;
+  uint32_t max_cluster_agents_ = 0;
+  std::vector<uint32_t> local_;  // per agent: its index within its cluster
+  std::vector<uint32_t> cluster_slots_;
+  std::unordered_map<uint64_t, uint32_t> agent_ids_;
+  std::unordered_map<uint64_t, uint32_t> slot_ids_;
+  std::vector<SlotClocks> slots_;
+  std::vector<VectorClock> clocks_;  // per agent
+  std::vector<uint32_t> cluster_arrives_;  // per agent: its barrier.cluster arrives so far
+  std::map<std::pair<uint32_t, uint32_t>, VectorClock> cluster_acc_;  // (cluster, phase)
+  std::map<uint64_t, uint32_t> named_gen_;        // (CTA, barrier) -> current instance
+  std::map<uint64_t, VectorClock> named_acc_;     // (CTA, barrier, instance) -> its arrivals
+  std::map<uint64_t, uint32_t> named_agent_gen_;  // (agent, barrier) -> instance it joined
+};
+
+}  // namespace parity::verifier
+
+#endif  // PARITY_VERIFIER_HAPPENS_BEFORE_H_
