@@ -280,7 +280,33 @@ enum class Severity : uint8_t { kError, kWarning };
     "race, the issuer's own copy and async against async included. Typical bugs: a TMA load into " \
     "a stage that the issuer reads without waiting, a TMA load overwriting a stage that a TMA "    \
     "store still reads (no bulk wait_group.read), a parity wait that passes at once on a fresh "   \
-    "barrier.")
+    "barrier.")                                                                                   \
+  X(kAccessAfterExit, "P2010", "access-after-exit", kError,                                        \
+    "a peer may access a CTA's shared memory or mbarrier after that CTA exited",                   \
+    "PTX ISA (State Spaces: .shared::cluster; Parallel Synchronization and Communication: "        \
+    "barrier.cluster): a CTA's shared memory, and the mbarriers in it, exist only while the CTA "  \
+    "runs; another CTA of the cluster reaches them through the shared::cluster window only while " \
+    "the owner has not exited, which kernels guarantee with a cluster barrier "                    \
+    "(barrier.cluster.arrive / wait) that every CTA passes before it exits. Reported when a "      \
+    "remote arrive, expect_tx or complete_tx, a multicast copy's delivery or an st.async into "    \
+    "CTA N is not ordered (happens-before) before the exit of any agent of CTA N, so that on "     \
+    "some interleaving every agent of CTA N has exited when it lands: on the GPU a fault "         \
+    "(CUDA_EXCEPTION_17, cluster target block not present) or silent corruption of a CTA that "   \
+    "reuses the SM. Typical bug: consumers release the last stage in every CTA of the cluster "    \
+    "(or a producer multicasts into peers) and the kernel ends without cluster_sync() (the class " \
+    "of sglang #32907 and triton TLX #1105).")                                                    \
+  X(kExitWithCopyInFlight, "P2011", "exit-with-copy-in-flight", kError,                            \
+    "a CTA may exit while a copy into its own shared memory is still in flight",                   \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations; cp.async.bulk.tensor, "      \
+    "cp.async.bulk: mbarrier-based completion): a TMA or bulk load writes the destination CTA's "   \
+    "shared memory and performs complete_tx on its mbarrier until its bytes have landed; only a "  \
+    "wait that observes the phase those bytes complete says they have. Reported when a load "      \
+    "issued by an agent of CTA N into CTA N is not ordered before the exit of any agent of CTA N " \
+    "(no agent of the CTA waits on a phase the bytes count in before exiting), so that the CTA "   \
+    "can exit, and its shared memory be given to the next CTA, while the bytes are still on "      \
+    "their way. Typical bug: a prefetch into a stage that no consumer waits for (a loop that "     \
+    "issues one load more than it consumes), or a producer that exits right after its last "      \
+    "issue in a kernel whose consumers skip the last wait.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,
