@@ -176,7 +176,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
   const ir::Program& program = *ran.loaded.program;
   const engine::RunResult& r = ran.result;
   size_t max_events = opt.full ? 0 : opt.last;
-  // The protocol rules and races of verifier/rules.h (P2002..P2009) on the run's trace, and the
+  // The protocol rules and races of verifier/rules.h (P2002..P2011) on the run's trace, and the
   // diagnosis of a deadlock: the API ran them.
   const std::vector<verifier::Finding>& findings = checked.detail->rule_findings;
   verifier::DeadlockReport report;
