@@ -31,6 +31,13 @@
 // its own epoch at the operation, for a delivery the phase its bytes complete in (the next
 // completion of that barrier).
 //
+// Where one run does not speak for the others: the argument assumes the other interleavings
+// make the same synchronisation, which holds when the run has no other protocol finding. When
+// the phase a copy's bytes count in depends on the order (an arrive racing its expect_tx, P2002)
+// or a wait passes at once on a phase that a delivery kept from completing, another run can
+// differ; tests/verifier/lifetime_test compares the check with every interleaving of generated
+// schedules and counts those runs apart.
+//
 // A run in which some agent of the CTA never exits (a deadlock, a violation that stopped the
 // run) has no CTA exit to check against for that CTA.
 #ifndef PARITY_VERIFIER_LIFETIME_H_

@@ -278,7 +278,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                 program.name.c_str(), ir::ContentHashHex(program).c_str(),
                 PolicyText(ran.loaded.engine_options).c_str());
     for (const auto& w : r.warnings) {
-      std::printf("warning %s: %s (%s at %s)\n", std::string(model::CodeId(w.violation.code)).c_str(),
+      std::printf("%s %s: %s (%s at %s)\n",
+                  model::CodeSeverity(w.violation.code) == model::Severity::kNote ? "note"
+                                                                                  : "warning",
+                  std::string(model::CodeId(w.violation.code)).c_str(),
                   model::Describe(w.violation).c_str(),
                   verifier::AgentLabel(program, *ran.engine, w.agent).c_str(),
                   w.where.ToString().c_str());
