@@ -8,23 +8,27 @@
 # reached global memory (rb 1 own data; 2 or 3: the overwrite got in). Each schedule also runs
 # under `timeout` (a trap or a bar.sync that never completes ends the process, not the batch).
 # Run from the repository root with the binary carried in .device/:
-#   bash gpu/race_evidence.sh [RUNS]
+#   bash gpu/race_evidence.sh [RUNS [FILE.pipe...]]   (default: the race variants listed below)
 # Files back: log.txt and races/<stem>.h100.txt (the histograms, to copy to traces/races/).
 set -u
 runs=${1:-400}
+shift $(( $# > 0 ? 1 : 0 ))
+files=("$@")
+if [ ${#files[@]} -eq 0 ]; then
+  files=(pipelines/races/bad_use_before_wait.pipe pipelines/races/bad_fresh_barrier_parity.pipe
+         pipelines/races/bad_cp_async_use_before_wait.pipe pipelines/races/bad_loop_parity_start.pipe
+         pipelines/races/bad_st_async_use_before_wait.pipe
+         pipelines/races/bad_multicast_use_before_wait.pipe
+         pipelines/races/bad_overwrite_before_store_read.pipe pipelines/races/bad_write_vs_tma.pipe
+         pipelines/races/bad_load_over_store.pipe)
+fi
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
 mkdir -p "$out/races"
 log="$out/log.txt"
 {
   date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  for f in pipelines/races/bad_use_before_wait.pipe \
-           pipelines/races/bad_fresh_barrier_parity.pipe \
-           pipelines/races/bad_cp_async_use_before_wait.pipe \
-           pipelines/races/bad_loop_parity_start.pipe \
-           pipelines/races/bad_overwrite_before_store_read.pipe \
-           pipelines/races/bad_write_vs_tma.pipe \
-           pipelines/races/bad_load_over_store.pipe; do
+  for f in "${files[@]}"; do
     stem=$(basename "$f" .pipe)
     if [ $SECONDS -gt ${BUDGET_S:-420} ]; then echo "$stem SKIPPED: time budget"; continue; fi
     timeout 90 "$bin" litmus "$f" --runs "$runs" --timeout-ms 5 --trap-runs 20 \
