@@ -44,6 +44,12 @@ struct BarSlot {
   Clock acc, last, prev;
 };
 
+struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed yet
+  uint32_t bar = 0;
+  uint32_t agent = 0;
+  Clock clock;
+};
+
 struct Issue {  // a load or st.async in flight to one destination, until its delivery event
   uint32_t agent = 0;
   uint32_t issuer_cta = 0;
@@ -207,9 +213,23 @@ class Lifetime {
           auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
           const uint32_t bar = Bar(ev);
           auto it = std::find_if(q.begin(), q.end(),
-                                 [bar](const std::pair<uint32_t, Clock>& c) { return c.first == bar; });
+                                 [bar](const CpArrive& c) { return c.bar == bar; });
           if (it != q.end()) {
-            Join(bars_[bar].acc, it->second);
+            Join(bars_[bar].acc, it->clock);
+            // An asynchronous access of the barrier, as a copy's delivery: observed once the
+            // phase it counts in completes.
+            Access x;
+            x.copy = true;
+            x.agent = it->agent;
+            x.pc = ev.pc;
+            x.target = CtaGlobal(ev, ev.target_cta);
+            x.barrier = ev.object;
+            x.index = ev.index;
+            x.event = i;
+            x.component = Comp(bar);
+            x.value = bars_[bar].completed + 1;
+            x.kind = EventKind::kCpAsyncArrive;
+            accesses_.push_back(x);
             q.erase(it);
           }
         }
@@ -230,7 +250,7 @@ class Lifetime {
         OnDelivery(i, ev);
         break;
       case EventKind::kCpAsyncArrive:
-        cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].emplace_back(Bar(ev), clocks_[a]);
+        cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(CpArrive{Bar(ev), a, clocks_[a]});
         break;
       case EventKind::kPhaseComplete: {
         const uint32_t bar = Bar(ev);
@@ -315,6 +335,7 @@ class Lifetime {
       case EventKind::kExpectTx: return "expect_tx on";
       case EventKind::kCompleteTx: return x.copy ? "st.async into" : "complete_tx on";
       case EventKind::kBulkComplete: return "bulk load into";
+      case EventKind::kCpAsyncArrive: return "cp.async.mbarrier.arrive landing in";
       default: return "TMA load into";
     }
   }
@@ -393,7 +414,7 @@ class Lifetime {
   std::vector<Clock> exit_clocks_;  // empty: the agent has not exited
   std::vector<Issue> pending_;
   std::vector<Access> accesses_;
-  std::map<uint64_t, std::deque<std::pair<uint32_t, Clock>>> cp_arrives_;
+  std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
   std::vector<uint32_t> cluster_arrives_;
   std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;
   std::map<uint64_t, uint32_t> named_gen_;

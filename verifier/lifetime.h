@@ -5,8 +5,9 @@
 //   - a remote arrive / arrive.expect_tx / expect_tx / complete_tx of an agent of another CTA
 //     (a masked arrive to each CTA of its mask), a multicast load's delivery into a peer, an
 //     st.async landing in a peer: P2010 access-after-exit;
-//   - a TMA or bulk load that an agent of the CTA issued into the CTA itself: P2011
-//     exit-with-copy-in-flight (a load whose completion nobody in the CTA waits for).
+//   - a TMA or bulk load that an agent of the CTA issued into the CTA itself, or the deferred
+//     arrive-on of its cp.async.mbarrier.arrive: P2011 exit-with-copy-in-flight (an asynchronous
+//     operation whose completion nobody in the CTA waits for).
 // (cp.async and TMA/bulk store sources are per-thread completions: a thread that exits with them
 // in flight is A1003, found by the engine.)
 //

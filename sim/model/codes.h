@@ -304,7 +304,8 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "cp.async.bulk: mbarrier-based completion): a TMA or bulk load writes the destination CTA's "   \
     "shared memory and performs complete_tx on its mbarrier until its bytes have landed; only a "  \
     "wait that observes the phase those bytes complete says they have. Reported when a load "      \
-    "issued by an agent of CTA N into CTA N is not ordered before the exit of any agent of CTA N " \
+    "issued by an agent of CTA N into CTA N (or the deferred arrive-on of its "                     \
+    "cp.async.mbarrier.arrive) is not ordered before the exit of any agent of CTA N "              \
     "(no agent of the CTA waits on a phase the bytes count in before exiting), so that the CTA "   \
     "can exit, and its shared memory be given to the next CTA, while the bytes are still on "      \
     "their way. Typical bug: a prefetch into a stage that no consumer waits for (a loop that "     \
