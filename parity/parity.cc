@@ -43,7 +43,15 @@ Location ToLocation(const SourceLocation& where) {
   return Location{where.file, where.line, where.column};
 }
 
-const char* SeverityName(Severity s) { return s == Severity::kError ? "error" : "warning"; }
+const char* SeverityName(Severity s) {
+  return s == Severity::kError ? "error" : s == Severity::kNote ? "note" : "warning";
+}
+
+Severity FromModel(model::Severity s) {
+  return s == model::Severity::kError  ? Severity::kError
+         : s == model::Severity::kNote ? Severity::kNote
+                                       : Severity::kWarning;
+}
 
 const char* OutcomeName(Outcome o) {
   switch (o) {
@@ -261,8 +269,7 @@ Finding BaseFinding(model::Code code) {
   f.code = std::string(model::CodeId(code));
   f.slug = std::string(model::CodeSlug(code));
   f.title = std::string(model::CodeTitle(code));
-  f.severity = model::CodeSeverity(code) == model::Severity::kError ? Severity::kError
-                                                                    : Severity::kWarning;
+  f.severity = FromModel(model::CodeSeverity(code));
   return f;
 }
 
@@ -537,8 +544,7 @@ std::vector<Rule> Rules() {
     Rule rule;
     rule.code = std::string(model::CodeId(c));
     rule.slug = std::string(model::CodeSlug(c));
-    rule.severity = model::CodeSeverity(c) == model::Severity::kError ? Severity::kError
-                                                                      : Severity::kWarning;
+    rule.severity = FromModel(model::CodeSeverity(c));
     rule.title = std::string(model::CodeTitle(c));
     rule.explanation = std::string(model::CodeExplanation(c));
     // The explanations name their source as "PTX ISA (section)"; that is the citation.

@@ -117,7 +117,9 @@ class Schedule {
   std::shared_ptr<Impl> impl_;
 };
 
-enum class Severity { kError, kWarning };
+// kNote: behaviour shown defined on the H100 that a later operation can turn into a bug (M1009);
+// it never changes an exit code or a verdict.
+enum class Severity { kError, kWarning, kNote };
 
 // Another place a finding involves: an agent's operation (a blocked wait, the other side of a
 // race, the waiter a phase was not observed by).

@@ -11,6 +11,7 @@
 
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
+#include "verifier/lifetime.h"
 #include "verifier/races.h"
 
 namespace parity::verifier {
@@ -827,6 +828,8 @@ std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine
   for (Finding& f : CheckRaces(program, engine, trace)) {
     if (!named.count({f.cta, f.object, f.index})) findings.push_back(std::move(f));
   }
+  // P2010 / P2011 (verifier/lifetime.h): accesses a CTA's exit may overtake.
+  for (Finding& f : CheckLifetime(program, engine, trace)) findings.push_back(std::move(f));
   return findings;
 }
 

@@ -249,7 +249,7 @@ struct Engine::Exec {
     if (pc < instrs.size() && instrs[pc].where) info.where = *instrs[pc].where;
     if (info.where.file.empty()) info.where.file = p.file;
     info.event = ev;
-    if (model::CodeSeverity(v.code) == model::Severity::kWarning) {
+    if (model::CodeSeverity(v.code) != model::Severity::kError) {
       run_.result_.warnings.push_back(info);
       return;
     }
@@ -552,7 +552,14 @@ struct Engine::Exec {
                           static_cast<int64_t>(st.phase - 1), 0, pc, async);
     ev.phase = static_cast<uint8_t>(st.parity());
     WakeBarrier(slot);
+    if (note_.has_value()) {  // M1009 comes with the completion it notes: after its event
+      const model::Violation v = *note_;
+      note_.reset();
+      Violate(v, agent, pc, target, barrier, index, async);
+    }
   }
+  // A note (MbarrierResult::note) of the current operation, reported after its phase completion.
+  std::optional<model::Violation> note_;
 
   // --- cluster barrier and named barriers (sim/model/sync_barriers.h) ---
   // Participant of the cluster barrier: the agent's index within its cluster (an agent's

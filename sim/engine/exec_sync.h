@@ -17,6 +17,11 @@ inline bool Engine::Exec::Check(const R& r, uint32_t a, uint32_t pc, const BarAd
     Violate(*r.violation, a, pc, b.cta, barrier, b.index, async);
     return false;
   }
+  if constexpr (requires { r.note; }) {
+    // A note (M1009) goes with the run's warnings, after the phase completion it notes (the
+    // operation was applied): PhaseCompleted reports it.
+    note_ = r.note;
+  }
   return true;
 }
 

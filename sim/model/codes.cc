@@ -154,6 +154,10 @@ std::string Detail(const Violation& v) {
       return "remote use of a barrier not ordered after its fenced init";
     case Code::kDataRace:
       return "unordered accesses of overlapping bytes";
+    case Code::kAccessAfterExit:
+      return "an access to CTA " + N(v.value) + " is not ordered before its exit";
+    case Code::kExitWithCopyInFlight:
+      return "CTA " + N(v.value) + " may exit with a copy into its shared memory in flight";
     case Code::kExitWhileAwaited:
       return Plural(v.value, "agent", "agents") + " blocked on a signal of an exited agent";
   }

@@ -29,8 +29,10 @@
 namespace parity::model {
 
 // How bad a code is. kError: undefined behaviour per PTX or a certain hang/corruption. kWarning:
-// legal PTX that is almost always a kernel bug (the CLI may be told to ignore warnings).
-enum class Severity : uint8_t { kError, kWarning };
+// legal PTX that is almost always a kernel bug (the CLI may be told to ignore warnings). kNote:
+// behaviour the H100 shows to be defined, reported because a later operation can turn it into a
+// bug (that operation's own code is the error); never affects an exit code or a verdict.
+enum class Severity : uint8_t { kError, kWarning, kNote };
 
 // X(Name, "Id", "slug", severity, "title", "explanation")
 //
@@ -87,17 +89,18 @@ enum class Severity : uint8_t { kError, kWarning };
     "a parity wait it silently aliases (a phase two behind has the parity of the current one). "   \
     "Typical bug: a consumer falls two phases behind, or its parity comes from a loop index "      \
     "that does not follow the barrier's own phase history.")                                       \
-  X(kMbarrierArriveBeforeObserved, "M1009", "mbarrier-arrive-before-observed", kError,             \
+  X(kMbarrierArriveBeforeObserved, "M1009", "mbarrier-arrive-before-observed", kNote,              \
     "a phase completes before any wait observed the previous phase",                               \
-    "PTX ISA (mbarrier, Primary phase / Phase of the mbarrier object): a test_wait or try_wait "   \
-    "names only the current incomplete phase or the immediately preceding one, so once two "       \
-    "phases complete with no wait observing the first, that phase is lost: a parity wait for it "  \
-    "names the newer phase instead (it aliases: it blocks on a phase nobody will complete, or "    \
-    "passes on the wrong data). An arrive-on in the next phase before the wait alone is not "      \
-    "reported: the H100 completes both phases (litmus arrive_next_phase_unobserved) and "          \
-    "multicast pipelines do it on purpose (a peer CTA's consumer releases a stage early). "        \
-    "Typical bug: a producer runs ahead with no back-pressure and fills a stage twice before "     \
-    "the consumer saw the first fill.")                                                            \
+    "A note, not an error (it never changes an exit code or a verdict). PTX ISA (mbarrier, "       \
+    "Phase of the mbarrier object; test_wait/try_wait): a wait names only the current incomplete " \
+    "phase or the immediately preceding one, so once two phases complete with no wait observing " \
+    "the first, a wait meant for that phase names another one. The completion itself is defined: " \
+    "the H100 completes both phases (litmus arrive_next_phase_unobserved, 1000 of 1000 runs), "    \
+    "and multicast pipelines do it on purpose (a peer CTA's consumer releases a stage early). The " \
+    "hazard is a later wait for the unobserved phase: with a token it is M1008, with a parity it " \
+    "aliases (blocks on a phase nobody completes, P2001, or passes before the bytes, P2005/P2009)" \
+    ". Typical bug when it matters: a producer runs ahead with no back-pressure and fills a stage " \
+    "twice before the consumer saw the first fill.")                                               \
   X(kMbarrierArriveCountRange, "M1010", "mbarrier-arrive-count-range", kError,                     \
     "arrive count operand out of range 1..2^20-1",                                                 \
     "PTX ISA (mbarrier.arrive, mbarrier.arrive_drop): the count operand is in 1..2^20-1. "         \
@@ -280,7 +283,34 @@ enum class Severity : uint8_t { kError, kWarning };
     "race, the issuer's own copy and async against async included. Typical bugs: a TMA load into " \
     "a stage that the issuer reads without waiting, a TMA load overwriting a stage that a TMA "    \
     "store still reads (no bulk wait_group.read), a parity wait that passes at once on a fresh "   \
-    "barrier.")
+    "barrier.")                                                                                   \
+  X(kAccessAfterExit, "P2010", "access-after-exit", kError,                                        \
+    "a peer may access a CTA's shared memory or mbarrier after that CTA exited",                   \
+    "PTX ISA (State Spaces: .shared::cluster; Parallel Synchronization and Communication: "        \
+    "barrier.cluster): a CTA's shared memory, and the mbarriers in it, exist only while the CTA "  \
+    "runs; another CTA of the cluster reaches them through the shared::cluster window only while " \
+    "the owner has not exited, which kernels guarantee with a cluster barrier "                    \
+    "(barrier.cluster.arrive / wait) that every CTA passes before it exits. Reported when a "      \
+    "remote arrive, expect_tx or complete_tx, a multicast copy's delivery or an st.async into "    \
+    "CTA N is not ordered (happens-before) before the exit of any agent of CTA N, so that on "     \
+    "some interleaving every agent of CTA N has exited when it lands: on the GPU a fault "         \
+    "(CUDA_EXCEPTION_17, cluster target block not present) or silent corruption of a CTA that "   \
+    "reuses the SM. Typical bug: consumers release the last stage in every CTA of the cluster "    \
+    "(or a producer multicasts into peers) and the kernel ends without cluster_sync() (the class " \
+    "of sglang #32907 and triton TLX #1105).")                                                    \
+  X(kExitWithCopyInFlight, "P2011", "exit-with-copy-in-flight", kError,                            \
+    "a CTA may exit while a copy into its own shared memory is still in flight",                   \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations; cp.async.bulk.tensor, "      \
+    "cp.async.bulk: mbarrier-based completion): a TMA or bulk load writes the destination CTA's "   \
+    "shared memory and performs complete_tx on its mbarrier until its bytes have landed; only a "  \
+    "wait that observes the phase those bytes complete says they have. Reported when a load "      \
+    "issued by an agent of CTA N into CTA N (or the deferred arrive-on of its "                     \
+    "cp.async.mbarrier.arrive) is not ordered before the exit of any agent of CTA N "              \
+    "(no agent of the CTA waits on a phase the bytes count in before exiting), so that the CTA "   \
+    "can exit, and its shared memory be given to the next CTA, while the bytes are still on "      \
+    "their way. Typical bug: a prefetch into a stage that no consumer waits for (a loop that "     \
+    "issues one load more than it consumes), or a producer that exits right after its last "      \
+    "issue in a kernel whose consumers skip the last wait.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -29,7 +29,7 @@
 // has no exceptions, so callers never have to guess what a half-applied operation did. When
 // several rules are broken at once, one violation is reported, the first in this order: life
 // (M1001/M1002), count operand range (M1010), drop (M1011), tx range (M1006),
-// over-arrival (M1005), noComplete (M1007).
+// over-arrival (M1005), noComplete (M1007). M1009 is a note on an applied operation (MbarrierResult::note).
 //
 // Cost: every function is a handful of integer operations, no allocation.
 #ifndef PARITY_SIM_MODEL_MBARRIER_H_
@@ -92,6 +92,8 @@ struct MbarrierToken {
 struct MbarrierResult {
   bool phase_completed = false;  // this operation completed the current phase
   std::optional<Violation> violation;
+  // A note (Severity::kNote, M1009) on an operation that is applied: reported, not an error.
+  std::optional<Violation> note;
 
   bool ok() const { return !violation.has_value(); }
 };
@@ -100,6 +102,7 @@ struct MbarrierResult {
 struct MbarrierArriveResult {
   bool phase_completed = false;
   std::optional<Violation> violation;
+  std::optional<Violation> note;  // as MbarrierResult::note
   MbarrierToken token;  // meaningful only when ok()
 
   bool ok() const { return !violation.has_value(); }
@@ -122,8 +125,8 @@ MbarrierResult MbarrierInit(MbarrierState& s, int64_t count);
 MbarrierResult MbarrierInval(MbarrierState& s);
 
 // mbarrier.arrive [addr]{, count}: pending -= count, then the completion check.
-// M1001/M1002, M1010 (count range), M1005 (count > pending), M1009 (it would complete the phase
-// while the preceding phase was never observed).
+// M1001/M1002, M1010 (count range), M1005 (count > pending); note M1009 (it completes the phase while the
+// preceding phase was never observed).
 MbarrierArriveResult MbarrierArrive(MbarrierState& s, int64_t count = 1);
 
 // mbarrier.arrive.expect_tx [addr], tx{, count}: expect_tx(tx) then arrive(count), atomically

@@ -167,14 +167,17 @@ struct Twin {
 TEST_F(ImporterTest, SeededBugsAreFoundAtTheCulpritsPtxLine) {
   const std::vector<Twin> twins = {
       // Consumers wait on k & 1: they pass a stage's wait before its copy lands and release
-      // empty[s] in a phase nobody observed completing.
-      {"ws_pipeline_bad_parity", api::Policy::kEager, false, "M1009",
-       "mbarrier.arrive.release.cta.shared::cta.b64"},
-      // empty[s] counts one release while two consumer warps release every stage.
-      {"ws_pipeline_bad_empty", api::Policy::kEager, false, "M1009",
-       "mbarrier.arrive.release.cta.shared::cta.b64"},
-      {"ws_pipeline_bad_empty", api::Policy::kEager, true, "M1009",
-       "mbarrier.arrive.release.cta.shared::cta.b64"},
+      // empty[s] in a phase nobody observed completing (the note M1009, defined on the H100);
+      // the producer's next wait on empty[s] then names a phase nobody completes: a deadlock
+      // whose cause is the consumer's wait that passed at once (parity-passed-at-once).
+      {"ws_pipeline_bad_parity", api::Policy::kEager, false, "P2001",
+       "mbarrier.try_wait.parity.shared::cta.b64"},
+      // empty[s] counts one release while two consumer warps release every stage: the second
+      // release completes the next phase early, and a wait then skips a phase.
+      {"ws_pipeline_bad_empty", api::Policy::kEager, false, "P2001",
+       "mbarrier.try_wait.parity.shared::cta.b64"},
+      {"ws_pipeline_bad_empty", api::Policy::kEager, true, "P2001",
+       "mbarrier.try_wait.parity.shared::cta.b64"},
   };
   for (const Twin& tw : twins) {
     SCOPED_TRACE(tw.kernel);

@@ -145,7 +145,7 @@ TEST(CliExplore, ShortestAndNoShortening) {
   CliResult n =
       RunParity({"explore", "sim/examples/explore/phase_overrun.pipe", "--shorten-budget", "0"});
   EXPECT_EQ(n.exit_code, 1) << n.out << n.err;
-  EXPECT_THAT(n.out, HasSubstr("The counterexample is the first one above (9 steps; the "
+  EXPECT_THAT(n.out, HasSubstr("The counterexample is the first one above (11 steps; the "
                                "depth-first search's path, not shortened; NOT known to be the "
                                "shortest)"));
   EXPECT_THAT(n.out, HasSubstr("M1009"));

@@ -188,10 +188,16 @@ TEST(RulesTest, MulticastReuseBeforeRemoteRelease) {
       EXPECT_EQ(Label(*run, f->other_agent), "CTA 1 consumer[0]");
     }
   }
-  // Fixed: empty counts both CTAs' consumers and each consumer releases to both CTAs.
+  // Fixed: empty counts both CTAs' consumers and each consumer releases to both CTAs; a closing
+  // cluster barrier keeps each CTA alive until its peer's last release has landed (P2010
+  // otherwise, verifier/lifetime.h).
   std::string text = ReadFile(RulesPath("multicast_release_local_only"));
   text.replace(text.find("barrier empty[1] count 1"), 24, "barrier empty[1] count 2");
   text.replace(text.find("arrive empty[0]  "), 16, "arrive empty[0] mask 3");
+  for (size_t at = text.find("  }\n}\n"); at != std::string::npos;
+       at = text.find("  }\n}\n", at + 1)) {
+    text.insert(at + 4, "  cluster.sync\n");
+  }
   for (engine::Policy policy : kPolicies) {
     auto run = RunText(text, "fixed.pipe", policy);
     ASSERT_NE(run, nullptr);

@@ -100,7 +100,7 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
       not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second(),
       s.bytes_per_state(), held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
-              "rules (P2002..P2009) run on %llu completed path%s (one per distinct completed "
+              "rules (P2002..P2011) run on %llu completed path%s (one per distinct completed "
               "end state), %llu with errors\n",
               static_cast<unsigned long long>(s.completed_ends),
               static_cast<unsigned long long>(s.deadlock_ends),

@@ -76,7 +76,9 @@ ojson PhysicalLocation(const api::Location& where) {
   return p;
 }
 
-const char* Level(api::Severity s) { return s == api::Severity::kError ? "error" : "warning"; }
+const char* Level(api::Severity s) {
+  return s == api::Severity::kError ? "error" : s == api::Severity::kNote ? "note" : "warning";
+}
 
 }  // namespace
 

@@ -9,6 +9,13 @@
 #include "tools/cli/report_format.h"
 
 namespace parity::cli {
+namespace {
+
+const char* SeverityText(model::Severity s) {
+  return s == model::Severity::kError ? "error" : s == model::Severity::kNote ? "note" : "warning";
+}
+
+}  // namespace
 
 void AddRulesCommand(CLI::App& app, Context& ctx) {
   auto code = std::make_shared<std::string>();
@@ -38,7 +45,7 @@ void AddRulesCommand(CLI::App& app, Context& ctx) {
       for (model::Code c : model::AllCodes()) {
         std::printf("%s  %-34s %-7s %s\n", std::string(model::CodeId(c)).c_str(),
                     std::string(model::CodeSlug(c)).c_str(),
-                    model::CodeSeverity(c) == model::Severity::kWarning ? "warning" : "error",
+                    SeverityText(model::CodeSeverity(c)),
                     std::string(model::CodeTitle(c)).c_str());
       }
       ctx.exit_code = kExitClean;
@@ -53,7 +60,7 @@ void AddRulesCommand(CLI::App& app, Context& ctx) {
     }
     std::printf("%s %s (%s)\n%s\n\n%s\n", std::string(model::CodeId(*c)).c_str(),
                 std::string(model::CodeSlug(*c)).c_str(),
-                model::CodeSeverity(*c) == model::Severity::kWarning ? "warning" : "error",
+                SeverityText(model::CodeSeverity(*c)),
                 std::string(model::CodeTitle(*c)).c_str(),
                 std::string(model::CodeExplanation(*c)).c_str());
     ctx.exit_code = kExitClean;

@@ -176,7 +176,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
   const ir::Program& program = *ran.loaded.program;
   const engine::RunResult& r = ran.result;
   size_t max_events = opt.full ? 0 : opt.last;
-  // The protocol rules and races of verifier/rules.h (P2002..P2009) on the run's trace, and the
+  // The protocol rules and races of verifier/rules.h (P2002..P2011) on the run's trace, and the
   // diagnosis of a deadlock: the API ran them.
   const std::vector<verifier::Finding>& findings = checked.detail->rule_findings;
   verifier::DeadlockReport report;
@@ -278,7 +278,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                 program.name.c_str(), ir::ContentHashHex(program).c_str(),
                 PolicyText(ran.loaded.engine_options).c_str());
     for (const auto& w : r.warnings) {
-      std::printf("warning %s: %s (%s at %s)\n", std::string(model::CodeId(w.violation.code)).c_str(),
+      std::printf("%s %s: %s (%s at %s)\n",
+                  model::CodeSeverity(w.violation.code) == model::Severity::kNote ? "note"
+                                                                                  : "warning",
+                  std::string(model::CodeId(w.violation.code)).c_str(),
                   model::Describe(w.violation).c_str(),
                   verifier::AgentLabel(program, *ran.engine, w.agent).c_str(),
                   w.where.ToString().c_str());

@@ -147,6 +147,11 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kExitWhileAwaited, 1, 0},
        "P2008 exit-while-awaited: 1 agent blocked on a signal of an exited agent"},
       {{Code::kDataRace, 0, 0}, "P2009 data-race: unordered accesses of overlapping bytes"},
+      {{Code::kAccessAfterExit, 1, 0},
+       "P2010 access-after-exit: an access to CTA 1 is not ordered before its exit"},
+      {{Code::kExitWithCopyInFlight, 0, 0},
+       "P2011 exit-with-copy-in-flight: CTA 0 may exit with a copy into its shared memory in "
+       "flight"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},

@@ -1,5 +1,6 @@
 #include "tests/verifier/gen/naive_explore.h"
 
+#include <algorithm>
 #include <deque>
 #include <unordered_set>
 
@@ -43,6 +44,36 @@ void Record(const Engine& e, NaiveEnds* out) {
   }
 }
 
+// The global CTAs of `e` whose agents have all exited (a CTA without agents never runs).
+std::vector<bool> ExitedCtas(const Engine& e) {
+  std::vector<int> live(e.num_ctas(), 0), members(e.num_ctas(), 0);
+  for (uint32_t a = 0; a < e.num_agents(); ++a) {
+    const uint32_t cta = e.agent_info(a).cta_global;
+    ++members[cta];
+    if (e.agent_state(a).status != 2) ++live[cta];  // 2: exited (Engine::AgentState)
+  }
+  std::vector<bool> out(e.num_ctas());
+  for (uint32_t c = 0; c < e.num_ctas(); ++c) out[c] = members[c] > 0 && live[c] == 0;
+  return out;
+}
+
+// The lifetime codes transition e --c--> next exhibits (see the header).
+void CheckLifetime(const Engine& e, const Choice& c, const Engine& next, NaiveEnds* out) {
+  const std::vector<bool> exited = ExitedCtas(e);
+  if (std::find(exited.begin(), exited.end(), true) == exited.end()) return;
+  const uint32_t per_cta = e.num_barrier_slots() / std::max<uint32_t>(1, e.num_ctas());
+  for (uint32_t s = 0; s < e.num_barrier_slots(); ++s) {
+    const uint32_t cta = s / per_cta;
+    if (!exited[cta] || e.slot_state(s) == next.slot_state(s)) continue;
+    bool own_copy = false;
+    if (c.kind == Choice::Kind::kAsync) {
+      own_copy = e.agent_info(e.in_flight_ops()[c.index].agent).cta_global == cta;
+    }
+    out->lifetime.insert(own_copy ? model::Code::kExitWithCopyInFlight
+                                  : model::Code::kAccessAfterExit);
+  }
+}
+
 }  // namespace
 
 NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& params,
@@ -76,7 +107,9 @@ NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& p
     if (here.empty()) out.stuck = true;  // a running state must have an enabled step
     for (const Choice& c : here) {
       Engine next = e;
-      if (next.Step(c) != Outcome::kRunning) {
+      const Outcome after = next.Step(c);
+      CheckLifetime(e, c, next, &out);
+      if (after != Outcome::kRunning) {
         Record(next, &out);
       } else if (seen.insert(Key(next)).second) {
         frontier.push_back(std::move(next));

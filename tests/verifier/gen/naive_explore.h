@@ -5,6 +5,12 @@
 // Engine::Fingerprint together (a state is new when either differs); an end state is
 // kept by its Engine::Fingerprint (the explorer's terminal identity, outcome included), so the
 // sets compare with ExploreResult::terminals.
+//
+// Lifetime (codes P2010 / P2011, verifier/lifetime.h), by the definition: a transition that
+// changes an mbarrier of a CTA all of whose agents have exited is an access after that CTA's exit
+// (every remote arrive, expect_tx and complete_tx and every copy delivery changes its barrier's
+// state); P2011 when it is the delivery of a copy an agent of that CTA issued, else P2010. Every
+// transition of the walk is looked at, so this is "some interleaving does it".
 #ifndef PARITY_TESTS_VERIFIER_GEN_NAIVE_EXPLORE_H_
 #define PARITY_TESTS_VERIFIER_GEN_NAIVE_EXPLORE_H_
 
@@ -28,6 +34,7 @@ struct NaiveEnds {
   bool error = false;             // some run hit a run-time input error (kError)
   bool step_limit = false;        // some run hit the step limit
   bool stuck = false;             // a running state had no enabled step (an engine bug)
+  std::set<model::Code> lifetime;  // P2010 / P2011 where some transition exhibits them
 };
 
 NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& params,

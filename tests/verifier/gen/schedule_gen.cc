@@ -177,7 +177,34 @@ std::string RandomBuf(Rng& r, const FreeShape& s) {
   return s.buffers == 2 && r.Chance(50) ? "d1[0]" : "d0[0]";
 }
 
-std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* results) {
+// The extended operations: cp.async and its groups, st.async into the peer, named barriers.
+// `threads` is the thread count of the CTA's agents together (32 each), what bar.sync 1 counts.
+std::string ExtendedOp(Rng& r, const FreeShape& s, int threads) {
+  const std::string bar = RandomBar(r, s);
+  switch (r.Below(7)) {
+    case 0:
+      return "cp.async " + RandomBuf(r, s) + (r.Chance(50) ? " bytes 64" : "");
+    case 1:
+      return "cp.async.commit";
+    case 2:
+      return r.Chance(50) ? "cp.async.wait 0" : "cp.async.wait_all";
+    case 3:
+      return "cp.async.arrive " + bar + (r.Chance(30) ? " noinc" : "");
+    case 4:
+      if (s.ctas == 2) {
+        return "st.async " + RandomBuf(r, s) + " bytes 16 @cta(cta_rank ^ 1) bar " + bar;
+      }
+      return "st.async " + RandomBuf(r, s) + " bytes 16 @cta(0) bar " + bar;
+    case 5:
+      return "bar.sync 1, " + std::to_string(threads);
+    default:
+      return "bar.arrive 1, " + std::to_string(threads);
+  }
+}
+
+std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* results,
+                     bool extended, int threads) {
+  if (extended && r.Chance(30)) return ExtendedOp(r, s, threads);
   const std::string bar = RandomBar(r, s);
   const std::string bytes =
       std::to_string(r.Pick(std::vector<int>{kTileBytes, kTileBytes, kTileBytes / 2, 2 * kTileBytes}));
@@ -279,7 +306,7 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
           guard = "cta_rank == " + std::to_string(r.Below(2));
         }
         if (!guard.empty()) l.Open("if " + guard);
-        l.Add(RandomOp(r, s, loop, &results));
+        l.Add(RandomOp(r, s, loop, &results, o.extended_ops, 32 * agents));
         if (!guard.empty()) l.Close();
       }
       if (i == loop_at) l.Close();

@@ -10,6 +10,8 @@
 // text alone (or from its seed: the same seed gives the same text on every platform; the random
 // numbers come from splitmix64, not from the standard library's distributions).
 //
+// extended_ops adds cp.async, st.async and named barriers to the free shape.
+//
 // Two shapes, half each: a producer/consumer ring (one full and one empty barrier, a loop over
 // k-tiles) with random mutations of its parities, counts, bytes, releases and prologue, and
 // free sequences of random operations. The mutations make the verdicts mixed: a good part of
@@ -27,6 +29,11 @@ struct GenOptions {
   int max_agents_per_cta = 3;
   int max_trips = 3;          // loop trip counts are 1..max_trips
   int max_ops = 5;            // operations per role in the free shape
+  // The free shape also draws cp.async (with commit, wait and cp.async.mbarrier.arrive),
+  // st.async into the peer CTA, and named barriers (bar.sync / bar.arrive over the CTA's
+  // agents); with two CTAs, a CTA that exits early while its peer still arrives on it or stores
+  // into it is then common (lifetime, verifier/lifetime.h).
+  bool extended_ops = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
