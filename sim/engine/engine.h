@@ -394,7 +394,7 @@ class Engine {
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it
-  // (Exec::Dirty). Process-wide, on by default; the `parity` command turns them off (they took
+  // (Exec's accessors). Process-wide, on by default; the `parity` command turns them off (they took
   // half of a brute-force explore's time) unless PARITY_SELF_CHECKS=1 is set.
   static void SetSelfChecks(bool on);
   static bool SelfChecks();
@@ -543,7 +543,7 @@ class Engine {
   // step, fingerprint and restore per successor), and falls back to a whole copy when it cannot
   // tell: parent's fingerprint cache was not clean (valid, no stale component) at the copy, so
   // the steps' changes were not all recorded. Every change of a step marks an object
-  // (Exec::Dirty, the incremental fingerprint's marks); the objects marked since the copy are
+  // (Exec's accessors, the incremental fingerprint's marks); the objects marked since the copy are
   // listed (step_log_) and restored with their fingerprint entries, and the small whole
   // vectors (in-flight operations, ready list) are copied. Builds with assertions check the
   // result against `parent` every 8th time.
