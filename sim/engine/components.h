@@ -118,11 +118,10 @@ struct Engine::Table {
     f(cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
     f(cb.phase());
   }
-  // The CTA's threads that have not exited, and the ids in use (the others are all zero), each
-  // with its numbers.
+  // The ids in use (the others are all zero), each with its numbers. Not the count of the
+  // CTA's threads that have not exited: the agents' statuses (their words) determine it.
   template <typename F>
   static void Words(const model::NamedBarriers& nb, F&& f) {
-    f(nb.live_threads());
     for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
       if (nb.arrived(id) == 0 && nb.count(id) == 0 && nb.generation(id) == 0) continue;
       f(id | (static_cast<uint64_t>(nb.arrived(id)) << 8) |
