@@ -46,6 +46,7 @@ using engine::Choice;
 using engine::Engine;
 using engine::Footprint;
 using engine::Outcome;
+using engine::Predictor;
 
 // Per stored state: the state it was reached from and the step (for the counterexample).
 struct Record {
@@ -610,7 +611,7 @@ class Search {
 
   // Successor prediction (ExploreOptions::predict_successors; brute force only). What a step
   // taken at a state did, as far as the fingerprint goes: the difference it made to
-  // Engine::FingerprintSum, and the objects it marked as changed (StepMarks) and touched
+  // Predictor::FingerprintSum, and the objects it marked as changed (StepMarks) and touched
   // (its Footprint). At a successor reached by another step t, the same step (the same agent,
   // or the same in-flight operation, found by position: carry) makes the same difference when
   // t marked none of those objects: the components it changes and everything it reads are then
@@ -635,8 +636,8 @@ class Search {
   // against one made from scratch (Engine::FpChecked: a step that changed state it did not
   // mark), the check that predictions (carry, PeekDeliveryDelta, the memo) rely on.
   static uint64_t FingerprintAndSum(const Engine& e, uint64_t* sum) {
-    *sum = e.FingerprintSum();
-    const uint64_t fp = Engine::FinishFingerprint(*sum, e.outcome());
+    *sum = Predictor(e).FingerprintSum();
+    const uint64_t fp = Predictor::FinishFingerprint(*sum, e.outcome());
 #ifndef NDEBUG
     PARITY_CHECK(e.Fingerprint() == fp, "explore: FingerprintSum disagrees with Fingerprint");
 #endif
@@ -651,7 +652,8 @@ class Search {
     k.valid = false;
     const uint32_t* marked = nullptr;
     uint32_t n = 0;
-    if (e.outcome() == Outcome::kRunning && e.StepMarks(&marked, &n) && !touched.overflow) {
+    if (e.outcome() == Outcome::kRunning && Predictor(e).StepMarks(&marked, &n) &&
+        !touched.overflow) {
       k.marked = 0;
       for (uint32_t i = 0; i < n; ++i) k.marked |= ObjectBit(marked[i]);
       k.objects = k.marked;
@@ -663,7 +665,7 @@ class Search {
   }
 
   // Successor prediction for agent steps: a memo of what an agent's step did, keyed by what
-  // it read. A step that did not look at other agents (Engine::StepScanned: no phase, cluster
+  // it read. A step that did not look at other agents (Predictor::StepScanned: no phase, cluster
   // or named barrier woke anyone), changed only its own agent and objects it touched, and left
   // the run going is a function of its agent's state and the touched objects' states: in any
   // state where the agent's content hash and those objects' components are the same, the same
@@ -684,7 +686,7 @@ class Search {
     uint64_t content_after = 0;
     uint64_t ops_added = 0;         // what it added to the agent's in-flight operations' hash
     // The agent's in-flight operations' hash before the step, when its steps may read them
-    // (Engine::AgentStepsReadOwnOps: a key too); else 0 and not compared.
+    // (Predictor::AgentStepsReadOwnOps: a key too); else 0 and not compared.
     bool ops_keyed = false;
     uint64_t ops_before = 0;
     uint64_t marked = 0, objects = 0;  // Known's masks
@@ -702,7 +704,8 @@ class Search {
   // it touched (AgentMemo).
   void MemoStore(const Engine& before, const Engine& after, uint32_t a,
                  const engine::Footprint& touched, const Known& k) {
-    if (after.StepScanned()) return;
+    const Predictor pb(before), pa(after);
+    if (pa.StepScanned()) return;
     const uint32_t first = before.GroupsObject(0);
     const uint32_t self = before.GroupsObject(a);
     AgentMemo m;
@@ -715,39 +718,40 @@ class Search {
       if (std::find(m.obj, m.obj + m.n, o) != m.obj + m.n) continue;
       if (m.n == 4) return;
       m.obj[m.n] = o;
-      m.val[m.n++] = before.FpCachedObject(o);
+      m.val[m.n++] = pb.FpCachedObject(o);
     }
     const uint32_t* marked = nullptr;
     uint32_t nm = 0;
-    if (!after.StepMarks(&marked, &nm)) return;
+    if (!pa.StepMarks(&marked, &nm)) return;
     for (uint32_t i = 0; i < nm; ++i) {
       const uint32_t o = marked[i];
       if (o == self) continue;
       if (o >= first || std::find(m.obj, m.obj + m.n, o) == m.obj + m.n) return;
-      m.shared_delta += after.FpCachedObject(o) - before.FpCachedObject(o);
+      m.shared_delta += pa.FpCachedObject(o) - pb.FpCachedObject(o);
     }
     m.agent1 = a + 1;
-    m.content = before.FpCachedObject(self);
-    m.content_after = after.FpCachedObject(self);
-    m.ops_added = after.FpCachedOps(a) - before.FpCachedOps(a);
-    m.ops_keyed = before.AgentStepsReadOwnOps(a);
-    if (m.ops_keyed) m.ops_before = before.FpCachedOps(a);
+    m.content = pb.FpCachedObject(self);
+    m.content_after = pa.FpCachedObject(self);
+    m.ops_added = pa.FpCachedOps(a) - pb.FpCachedOps(a);
+    m.ops_keyed = pb.AgentStepsReadOwnOps(a);
+    if (m.ops_keyed) m.ops_before = pb.FpCachedOps(a);
     m.marked = k.marked;
     m.objects = k.objects;
     agent_memo_[MemoIndex(a, m.content)] = m;
   }
   // What agent a's step from g (a clean fingerprint cache) does, when the memo knows.
   bool MemoFind(const Engine& g, uint32_t a, Known* k) const {
-    const uint64_t content = g.FpCachedObject(g.GroupsObject(a));
+    const Predictor pg(g);
+    const uint64_t content = pg.FpCachedObject(g.GroupsObject(a));
     const AgentMemo& m = agent_memo_[MemoIndex(a, content)];
     if (m.agent1 != a + 1 || m.content != content) return false;
-    if (m.ops_keyed && g.FpCachedOps(a) != m.ops_before) return false;
+    if (m.ops_keyed && pg.FpCachedOps(a) != m.ops_before) return false;
     for (uint32_t i = 0; i < m.n; ++i) {
-      if (g.FpCachedObject(m.obj[i]) != m.val[i]) return false;
+      if (pg.FpCachedObject(m.obj[i]) != m.val[i]) return false;
     }
     k->delta = m.shared_delta +
-               Engine::FpAgentComponent(a, m.content_after, g.FpCachedOps(a) + m.ops_added) -
-               g.FpCachedAgent(a);
+               Predictor::FpAgentComponent(a, m.content_after, pg.FpCachedOps(a) + m.ops_added) -
+               pg.FpCachedAgent(a);
     k->marked = m.marked;
     k->objects = m.objects;
     k->valid = true;
@@ -876,7 +880,7 @@ class Search {
         }
         if (k == np || k == at || !p.known[k].valid || p.known[k].Meets(t)) continue;
         g.known[j] = p.known[k];
-        g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
+        g.pred[j] = Predictor::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
         // Its table line is on its way while the other successors are stepped.
         seen_.Prefetch(g.pred[j]);
       }
@@ -891,7 +895,7 @@ class Search {
       for (size_t k = 0; k < p.known.size(); ++k) {
         const Known& u = p.known[k];
         if (k == at || !u.valid || u.Meets(t)) continue;
-        seen_.Prefetch(Engine::FinishFingerprint(base + u.delta, Outcome::kRunning));
+        seen_.Prefetch(Predictor::FinishFingerprint(base + u.delta, Outcome::kRunning));
       }
     };
     // Successor prediction: what frame g (reached from the frame below it by its step `at`)
@@ -902,17 +906,18 @@ class Search {
       g.known.assign(n, Known{});
       g.pred.assign(n, 0);
       if (depth >= 2) carry_from(g, stack(depth - 2), at);
-      // Deliveries that the engine fingerprints without stepping (Engine::PeekDeliveryDelta:
+      // Deliveries that the engine fingerprints without stepping (Predictor::PeekDeliveryDelta:
       // byte deliveries): they change an mbarrier slot, their issuer's in-flight operations
       // and the status of the agents a completed phase wakes, which is what the step would
       // mark.
       const std::vector<engine::Engine::InFlight>& ops = g.engine().in_flight_ops();
-      uint32_t woken[Engine::kPeekWokenMax];
+      uint32_t woken[Predictor::kPeekWokenMax];
       uint32_t n_woken = 0;
       for (size_t j = n; j-- > 0 && g.choices[j].kind == Choice::Kind::kAsync;) {
         if (g.pred[j] != 0) continue;
         Known& k = g.known[j];
-        if (!g.engine().PeekDeliveryDelta(g.choices[j].index, &k.delta, woken, &n_woken)) {
+        if (!Predictor(g.engine())
+                 .PeekDeliveryDelta(g.choices[j].index, &k.delta, woken, &n_woken)) {
           continue;
         }
         const engine::Engine::InFlight& op = ops[g.choices[j].index];
@@ -922,7 +927,7 @@ class Search {
         }
         k.objects = k.marked;
         k.valid = true;
-        g.pred[j] = Engine::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
+        g.pred[j] = Predictor::FinishFingerprint(g.sum + k.delta, Outcome::kRunning);
         seen_.Prefetch(g.pred[j]);
       }
       // Agent steps the memo knows (AgentMemo). Their successors are running where another
@@ -930,7 +935,7 @@ class Search {
       if (n < 2 || g.engine().result().steps + 1 >= g.engine().options().max_steps) return;
       for (size_t j = 0; j < n && g.choices[j].kind == Choice::Kind::kAgent; ++j) {
         if (g.pred[j] != 0 || !MemoFind(g.engine(), g.choices[j].index, &g.known[j])) continue;
-        g.pred[j] = Engine::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
+        g.pred[j] = Predictor::FinishFingerprint(g.sum + g.known[j].delta, Outcome::kRunning);
         seen_.Prefetch(g.pred[j]);
         ++res_.stats.memo_hits;
       }
@@ -1087,7 +1092,7 @@ class Search {
       }
     };
     frames.push_back(std::make_unique<Frame>(std::make_unique<Engine>(std::move(root))));
-    push(0, 0, predict ? stack(0).engine().FingerprintSum() : 0);
+    push(0, 0, predict ? Predictor(stack(0).engine()).FingerprintSum() : 0);
     while (depth != 0 && !done_ && !stopped_) {
       Frame& f = stack(depth - 1);
       if (!f.batched) {

@@ -277,7 +277,7 @@ struct ExploreOptions {
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
   // fingerprint components changes by what the step changed at the parent; where the step is
-  // a byte delivery (Engine::PeekDeliveryDelta computes the change from the state); and where
+  // a byte delivery (Predictor::PeekDeliveryDelta computes the change from the state); and where
   // it is an agent step that the memo of agent steps knows (explore.cc, AgentMemo: the same
   // agent state and the same states of the objects the step touched, no wake-up). A successor
   // predicted to be a state already stored is not stepped; in a batched expansion

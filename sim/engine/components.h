@@ -118,7 +118,8 @@ struct Engine::Table {
     f(cb.arrived() | (static_cast<uint64_t>(cb.expected()) << 32));
     f(cb.phase());
   }
-  // The ids in use (the others are all zero), each with its numbers.
+  // The ids in use (the others are all zero), each with its numbers. Not the count of the
+  // CTA's threads that have not exited: the agents' statuses (their words) determine it.
   template <typename F>
   static void Words(const model::NamedBarriers& nb, F&& f) {
     for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {

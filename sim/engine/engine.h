@@ -337,7 +337,13 @@ class Engine {
   // Runs with the configured policy until the run ends.
   RunResult Run();
 
-  // --- Explorer API ---
+  // --- State-space interface (what verifier/ searches through) ---
+  // The states of a run as a graph: Choices and Step (a transition, with its Footprint),
+  // RestoreStep (the undo of the steps since a copy), Fingerprint / SymmetricFingerprint
+  // (state identity), Pack / Unpack (a stored state), the reduction's queries (AgentFuture,
+  // PeekFootprint, AgentMayTouch, object numbers) and read-only views of the state
+  // (agent_state, slot_state, in_flight_ops, ...). The successor prediction's internals
+  // (fingerprint sums, step marks, delivery peeks) are not here: Predictor (below) reaches them.
   // The enabled steps now: runnable agents (ascending id), then every in-flight op that may
   // complete, in in_flight_ops() order. Empty once the run has ended. The explorer's successor
   // prediction relies on how that list changes with a step: delivering op i moves the last op
@@ -385,58 +391,10 @@ class Engine {
   // check). Equal to Fingerprint() when no agent has a class.
   static constexpr uint32_t kNoGroup = 0xffffffffu;
   uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
-  // The fingerprint in two parts (brute-force successor prediction, verifier/explore.cc): the
-  // sum of the plain (unsymmetric) fingerprint's components, and the function that makes the
-  // fingerprint of a sum and an outcome. Fingerprint() == FinishFingerprint(FingerprintSum(),
-  // outcome()). The sum is linear: a step that changes only the components of the objects it
-  // marks (StepMarks) adds the same difference to it in every state where those components
-  // and the objects it reads are the same.
-  uint64_t FingerprintSum() const;
-  // The outcome is part of the state: a violating step leaves the state as it was before the
-  // operation (the model rejects it), and must not look like that already-visited state.
-  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome) {
-    return fpmix::Final(
-        fpmix::Word(fpmix::Word(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
-  }
-  // The objects (fingerprint components: num_objects() numbering, an agent at GroupsObject) that
-  // the steps since this engine was made a copy of a state with a clean fingerprint cache marked
-  // as changed. False when that is not known (the copy's source was not fingerprinted, or too
-  // many steps): then *objects is not the whole list.
-  bool StepMarks(const uint32_t** objects, uint32_t* n) const;
-  // Whether the last Step read other agents' states besides the objects it touched (to find
-  // the agents a completed phase, cluster barrier or named barrier wakes). A step that did
-  // not, and that changed (StepMarks) only objects it touched and its own agent, did what it
-  // did as a function of its agent's state and the touched objects' states alone (the
-  // explorer's memo of agent steps relies on it).
-  bool StepScanned() const { return step_scanned_; }
-  // Whether agent a's steps may depend on its in-flight operations (besides its content): its
-  // role issues async-group operations (cp.async, bulk groups), whose waits and arrive-on
-  // fences read which of its operations have completed.
-  bool AgentStepsReadOwnOps(uint32_t a) const;
-  // The fingerprint cache's current entries (valid after FingerprintSum() with no step since):
-  // object o's component (an agent's object, GroupsObject(a): its content hash, without its
-  // in-flight operations), agent a's in-flight operations' hash, and agent a's component.
-  uint64_t FpCachedObject(uint32_t o) const { return fpc_.w[FpParts().obj + o]; }
-  uint64_t FpCachedOps(uint32_t a) const { return fpc_.w[FpParts().ops + a]; }
-  uint64_t FpCachedAgent(uint32_t a) const { return fpc_.w[FpParts().fin + a]; }
-  // Agent a's (plain) component from its content hash and its operations' hash.
-  static uint64_t FpAgentComponent(uint32_t a, uint64_t content, uint64_t ops);
-  // What delivering in-flight operation i would add to FingerprintSum(), computed from the
-  // cached components without taking the step (successor prediction), when the delivery is a
-  // byte delivery (TMA, bulk copy, st.async) that reports no violation and the run goes on
-  // after it (another agent is ready or another operation in flight, the step limit is not
-  // reached): it then changes only the slot's state, its issuer's in-flight operations and,
-  // when it completes the slot's phase, the status of the agents that wait on the slot (it
-  // marks these; it touches the slot). The successor is running. Needs those components
-  // current (a FingerprintSum() since the last step) and the program without `readback`;
-  // false otherwise, or for any other delivery: take the step. woken[0, *n_woken): the
-  // agents it wakes (at most kPeekWokenMax: else false).
-  static constexpr uint32_t kPeekWokenMax = 8;
-  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken, uint32_t* n_woken) const;
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it
-  // (Exec::Dirty). Process-wide, on by default; the `parity` command turns them off (they took
+  // (Exec's accessors). Process-wide, on by default; the `parity` command turns them off (they took
   // half of a brute-force explore's time) unless PARITY_SELF_CHECKS=1 is set.
   static void SetSelfChecks(bool on);
   static bool SelfChecks();
@@ -585,7 +543,7 @@ class Engine {
   // step, fingerprint and restore per successor), and falls back to a whole copy when it cannot
   // tell: parent's fingerprint cache was not clean (valid, no stale component) at the copy, so
   // the steps' changes were not all recorded. Every change of a step marks an object
-  // (Exec::Dirty, the incremental fingerprint's marks); the objects marked since the copy are
+  // (Exec's accessors, the incremental fingerprint's marks); the objects marked since the copy are
   // listed (step_log_) and restored with their fingerprint entries, and the small whole
   // vectors (in-flight operations, ready list) are copied. Builds with assertions check the
   // result against `parent` every 8th time.
@@ -611,7 +569,24 @@ class Engine {
   // tests/sim/engine/state_test.cc: changes one field of a state to check that StateWords,
   // StateHash and the fingerprint all see it.
   friend class StateTestPeer;
+  friend class Predictor;  // the explorer's successor prediction (below)
   Engine() = default;
+
+  // Successor prediction's internals, reached through Predictor (documented there).
+  uint64_t FingerprintSum() const;
+  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome) {
+    return fpmix::Final(
+        fpmix::Word(fpmix::Word(0x243f6a8885a308d3ull, static_cast<uint64_t>(outcome)), sum));
+  }
+  bool StepMarks(const uint32_t** objects, uint32_t* n) const;
+  bool StepScanned() const { return step_scanned_; }
+  bool AgentStepsReadOwnOps(uint32_t a) const;
+  uint64_t FpCachedObject(uint32_t o) const { return fpc_.w[FpParts().obj + o]; }
+  uint64_t FpCachedOps(uint32_t a) const { return fpc_.w[FpParts().ops + a]; }
+  uint64_t FpCachedAgent(uint32_t a) const { return fpc_.w[FpParts().fin + a]; }
+  static uint64_t FpAgentComponent(uint32_t a, uint64_t content, uint64_t ops);
+  static constexpr uint32_t kPeekWokenMax = 8;
+  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken, uint32_t* n_woken) const;
 
   struct Exec;   // the step implementation (exec.h); a nested type, so it sees the state
   struct Table;  // the component table (components.h): every part of the state, once
@@ -770,6 +745,70 @@ class Engine {
       step_log_ok_ = false;
     }
   }
+};
+
+// The explorer's successor prediction (verifier/explore.cc): the incremental fingerprint's
+// internals, behind this view of one engine rather than in Engine's public face. Predictions
+// made from it are held to the steps they stand for by the tests (PeekDeliveryTest, the
+// explorer's memo tests) and, in builds with assertions, by the explorer's own checks.
+class Predictor {
+ public:
+  explicit Predictor(const Engine& e) : e_(e) {}
+
+  // The fingerprint in two parts: the sum of the plain (unsymmetric) fingerprint's
+  // components, and the function that makes the fingerprint of a sum and an outcome.
+  // e.Fingerprint() == FinishFingerprint(FingerprintSum(), e.outcome()). The sum is linear: a
+  // step that changes only the components of the objects it marks (StepMarks) adds the same
+  // difference to it in every state where those components and the objects it reads are the
+  // same.
+  uint64_t FingerprintSum() const { return e_.FingerprintSum(); }
+  // The outcome is part of the state: a violating step leaves the state as it was before the
+  // operation (the model rejects it), and must not look like that already-visited state.
+  static uint64_t FinishFingerprint(uint64_t sum, Outcome outcome) {
+    return Engine::FinishFingerprint(sum, outcome);
+  }
+  // The objects (fingerprint components: num_objects() numbering, an agent at GroupsObject)
+  // that the steps since the engine was made a copy of a state with a clean fingerprint cache
+  // marked as changed. False when that is not known (the copy's source was not fingerprinted,
+  // or too many steps): then *objects is not the whole list.
+  bool StepMarks(const uint32_t** objects, uint32_t* n) const { return e_.StepMarks(objects, n); }
+  // Whether the last Step read other agents' states besides the objects it touched (to find
+  // the agents a completed phase, cluster barrier or named barrier wakes). A step that did
+  // not, and that changed (StepMarks) only objects it touched and its own agent, did what it
+  // did as a function of its agent's state and the touched objects' states alone (the
+  // explorer's memo of agent steps relies on it).
+  bool StepScanned() const { return e_.StepScanned(); }
+  // Whether agent a's steps may depend on its in-flight operations (besides its content): its
+  // role issues async-group operations (cp.async, bulk groups), whose waits and arrive-on
+  // fences read which of its operations have completed.
+  bool AgentStepsReadOwnOps(uint32_t a) const { return e_.AgentStepsReadOwnOps(a); }
+  // The fingerprint cache's current entries (valid after FingerprintSum() with no step since):
+  // object o's component (an agent's object, GroupsObject(a): its content hash, without its
+  // in-flight operations), agent a's in-flight operations' hash, and agent a's component.
+  uint64_t FpCachedObject(uint32_t o) const { return e_.FpCachedObject(o); }
+  uint64_t FpCachedOps(uint32_t a) const { return e_.FpCachedOps(a); }
+  uint64_t FpCachedAgent(uint32_t a) const { return e_.FpCachedAgent(a); }
+  // Agent a's (plain) component from its content hash and its operations' hash.
+  static uint64_t FpAgentComponent(uint32_t a, uint64_t content, uint64_t ops) {
+    return Engine::FpAgentComponent(a, content, ops);
+  }
+  // What delivering in-flight operation i would add to FingerprintSum(), computed from the
+  // cached components without taking the step, when the delivery is a byte delivery (TMA,
+  // bulk copy, st.async) that reports no violation and the run goes on after it (another agent
+  // is ready or another operation in flight, the step limit is not reached): it then changes
+  // only the slot's state, its issuer's in-flight operations and, when it completes the slot's
+  // phase, the status of the agents that wait on the slot (it marks these; it touches the
+  // slot). The successor is running. Needs those components current (a FingerprintSum() since
+  // the last step) and the program without `readback`; false otherwise, or for any other
+  // delivery: take the step. woken[0, *n_woken): the agents it wakes (at most kPeekWokenMax:
+  // else false).
+  static constexpr uint32_t kPeekWokenMax = Engine::kPeekWokenMax;
+  bool PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken, uint32_t* n_woken) const {
+    return e_.PeekDeliveryDelta(i, delta, woken, n_woken);
+  }
+
+ private:
+  const Engine& e_;
 };
 
 }  // namespace parity::engine

@@ -288,7 +288,7 @@ uint64_t Engine::FpChecked(const std::vector<uint32_t>* group) const {
   fresh.w = {words.data(), static_cast<uint32_t>(words.size())};
   FpRefresh(fresh, group);
   PARITY_CHECK(FpCombine(fresh, group) == h,
-               "Fingerprint: a step changed state that it did not mark (Exec::Dirty)");
+               "Fingerprint: a step changed state that it did not mark (Exec's accessors)");
 #endif
   return h;
 }

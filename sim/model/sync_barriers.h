@@ -74,16 +74,6 @@ class NamedBarriers {
   // count), and the live thread count such instances use.
   bool all_threads(uint32_t id) const { return slots_[id].all_threads; }
   uint32_t live_threads() const { return live_cta_threads_; }
-  // Calls f(word) for every word of the state, field by field (Engine::StateWords: the
-  // engine's canonical state; the padding of the slots is not state).
-  template <typename F>
-  void ForEachWord(F&& f) const {
-    for (const Slot& s : slots_) {
-      f(s.generation | (static_cast<uint64_t>(s.all_threads) << 32));
-      f(s.arrived | (static_cast<uint64_t>(s.count) << 32));
-    }
-    f(live_cta_threads_);
-  }
   bool operator==(const NamedBarriers&) const = default;
 
  private:
@@ -148,13 +138,6 @@ class ClusterBarrier {
            (static_cast<uint64_t>(participants_[p].exited) << 32);
   }
   uint32_t participants() const { return static_cast<uint32_t>(participants_.size()); }
-  // Calls f(word) for every word of the state (Engine::StateWords).
-  template <typename F>
-  void ForEachWord(F&& f) const {
-    f(expected_ | (static_cast<uint64_t>(arrived_) << 32));
-    f(phase_);
-    for (uint32_t p = 0; p < participants(); ++p) f(ParticipantWord(p));
-  }
   bool operator==(const ClusterBarrier&) const = default;
   // *this = o, without a reallocation or an element loop when the participant counts agree
   // (the explorer copies states of one program at every transition).

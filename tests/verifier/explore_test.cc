@@ -21,6 +21,7 @@ namespace {
 
 using engine::Engine;
 using engine::Outcome;
+using engine::Predictor;
 
 struct Loaded {
   ir::Program program;
@@ -978,7 +979,7 @@ TEST(RestoreStepTest, UndoesEveryStepAlongRandomRuns) {
   EXPECT_GT(undone, size_t{5000});
 }
 
-// Engine::PeekDeliveryDelta against the step itself, along random runs: where it answers, the
+// Predictor::PeekDeliveryDelta against the step itself, along random runs: where it answers, the
 // step leaves the run going, adds exactly that to FingerprintSum, marks the objects the
 // explorer's prediction records (the barrier slot, the issuer and the agents it wakes: exactly
 // those whose status went from blocked to ready); where it declines a byte delivery, the step
@@ -989,14 +990,14 @@ TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
   ForEachStateOfRandomRuns(
       11, [&](const std::string& f, const Engine& s, const std::vector<engine::Choice>& choices,
               int depth, Lcg&, std::optional<Engine>& copy) {
-        const uint64_t sum = s.FingerprintSum();
+        const uint64_t sum = Predictor(s).FingerprintSum();
         for (const engine::Choice c : choices) {
           if (c.kind != engine::Choice::Kind::kAsync) continue;
           const Engine::InFlight op = s.in_flight_ops()[c.index];
           uint64_t delta = 0;
-          uint32_t woken[Engine::kPeekWokenMax];
+          uint32_t woken[Predictor::kPeekWokenMax];
           uint32_t n_woken = 0;
-          const bool peek = s.PeekDeliveryDelta(c.index, &delta, woken, &n_woken);
+          const bool peek = Predictor(s).PeekDeliveryDelta(c.index, &delta, woken, &n_woken);
           copy = s;
           Engine& t = *copy;
           t.Step(c);
@@ -1005,11 +1006,12 @@ TEST(PeekDeliveryTest, AgreesWithTheStepAlongRandomRuns) {
             if (t.slot_state(op.slot).phase != s.slot_state(op.slot).phase) ++peeked_phase;
             woke += n_woken;
             ASSERT_EQ(t.outcome(), Outcome::kRunning) << "depth " << depth;
-            ASSERT_EQ(t.FingerprintSum(), sum + delta) << "depth " << depth;
-            ASSERT_EQ(t.Fingerprint(), Engine::FinishFingerprint(sum + delta, Outcome::kRunning));
+            ASSERT_EQ(Predictor(t).FingerprintSum(), sum + delta) << "depth " << depth;
+            ASSERT_EQ(t.Fingerprint(),
+                      Predictor::FinishFingerprint(sum + delta, Outcome::kRunning));
             const uint32_t* marked = nullptr;
             uint32_t n = 0;
-            ASSERT_TRUE(t.StepMarks(&marked, &n));
+            ASSERT_TRUE(Predictor(t).StepMarks(&marked, &n));
             std::vector<uint32_t> got(marked, marked + n);
             std::vector<uint32_t> want = {op.slot, t.GroupsObject(op.agent)};
             for (uint32_t a = 0; a < s.num_agents(); ++a) {
@@ -1143,7 +1145,7 @@ TEST(RestoreStepTest, BatchedDepthFirstStoresTheSameStates) {
 
 // Successor prediction (ExploreOptions::predict_successors, brute force): a successor that a
 // step commuting with the step before it leads to, that a byte delivery leads to
-// (Engine::PeekDeliveryDelta) or that an agent step the memo of agent steps knows leads to is
+// (Predictor::PeekDeliveryDelta) or that an agent step the memo of agent steps knows leads to is
 // looked up by its predicted fingerprint, not stepped. The search must be the same search: the same states in the same order (the
 // same counterexample), transitions, end states and barrier values, one successor at a time
 // and batched; and the prediction must actually be used where agents run side by side.
