@@ -254,7 +254,7 @@ bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
       "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
       "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
-      "when", "bytes", "align",
+      "when", "bytes", "align", "aliases",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
       "min", "max", "init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
       "wait", "test_wait", "pending_count", "readback", "use", "write", "exit", "dtype", "dims", "box", "strides",
@@ -690,7 +690,23 @@ class Parser {
     PARITY_RETURN_IF_ERROR(ExpectPunct("@", ""));
     PARITY_RETURN_IF_ERROR(ExpectWord("cta", "after `@`"));
     PARITY_RETURN_IF_ERROR(ExpectPunct("(", "after `@cta`"));
+    const Token at = Peek();
     PARITY_RETURN_IF_ERROR(ParseExpr(cta));
+    // A constant rank outside a constant cluster shape (declared above) is known bad now; other
+    // ranks are checked by the engine when they are evaluated (engine.cta-range).
+    auto constant = [&](ExprId e, int64_t* v) {
+      if (e == kNoExpr || program_.exprs[e].kind != Expr::Kind::kConst) return false;
+      *v = program_.exprs[e].value;
+      return true;
+    };
+    int64_t r = 0, m = 0, n = 0;
+    if (constant(*cta, &r) && constant(program_.cluster_m, &m) &&
+        constant(program_.cluster_n, &n) && (r < 0 || r >= m * n)) {
+      return Error(at, "CTA rank " + std::to_string(r) + " is outside the cluster (ranks 0.." +
+                           std::to_string(m * n - 1) + " of `cluster " + std::to_string(m) +
+                           "x" + std::to_string(n) + "`)",
+                   "parse.cta-range");
+    }
     return ExpectPunct(")", "after the CTA rank");
   }
 
@@ -719,7 +735,9 @@ class Parser {
         PARITY_RETURN_IF_ERROR(ParseExpr(&ref->bytes));
       } else if (IsPunct("@") && ref->cta == kNoExpr) {
         if (!allow_cta) {
-          return Error(Peek(), "`@cta` on a buffer is only allowed for st.async (a remote write)",
+          return Error(Peek(),
+                       "`@cta` on a buffer is only allowed for st.async, use and write (accesses "
+                       "of a peer CTA's shared memory)",
                        "parse.bad-remote");
         }
         PARITY_RETURN_IF_ERROR(ParseCta(&ref->cta));
@@ -875,11 +893,28 @@ class Parser {
     PARITY_RETURN_IF_ERROR(ExpectPunct("]", "after the number of buffer slots"));
     PARITY_RETURN_IF_ERROR(ExpectWord("bytes", "after `buffer " + b.name + "[...]`"));
     PARITY_RETURN_IF_ERROR(ParseExpr(&b.bytes));
-    if (AcceptWord("align")) {
-      PARITY_RETURN_IF_ERROR(ParseExpr(&b.align));
-    } else {
-      b.align = Const(1024, name);
+    bool has_align = false;
+    while (true) {
+      if (!has_align && AcceptWord("align")) {
+        has_align = true;
+        PARITY_RETURN_IF_ERROR(ParseExpr(&b.align));
+      } else if (b.alias_of == BufferDecl::kNoAlias && IsWord("aliases")) {
+        // `aliases V [+ OFF]`: a union with an earlier buffer (ir.h BufferDecl).
+        Next();
+        const Token target = Peek();
+        if (target.kind == Token::Kind::kIdent && target.text == b.name) {
+          return Error(target, "buffer " + b.name + " cannot alias itself", "parse.bad-alias");
+        }
+        PARITY_RETURN_IF_ERROR(
+            LookupObject(program_.buffers, "buffer", "parse.unknown-buffer", &b.alias_of));
+        if (AcceptPunct("+")) PARITY_RETURN_IF_ERROR(ParseExpr(&b.alias_offset));
+      } else {
+        break;
+      }
     }
+    // An alias's default alignment is the 16 bytes every executor access needs, so that an
+    // offset into the aliased buffer need not be a multiple of 1024.
+    if (!has_align) b.align = Const(b.alias_of == BufferDecl::kNoAlias ? 1024 : 16, name);
     program_.buffers.push_back(std::move(b));
     return EndOfStatement("the buffer declaration");
   }
@@ -1294,8 +1329,87 @@ class Parser {
     return Status::Ok();
   }
 
+  // Memory-ordering qualifiers written as dotted suffixes of an op word
+  // (`arrive.relaxed.cluster`, `wait.acquire.cluster`, `fence.acq_rel.cta`,
+  // `cluster.arrive.release`), PTX's spelling. The suffixes are split off the longest prefix that
+  // names an op taking them; the op then checks which ones it allows (rule parse.bad-qualifier).
+  struct Qualifiers {
+    std::vector<std::string> words;  // as written, in order
+    std::optional<MemSem> sem;
+    bool sem_acquire = false;  // `.acquire` (waits) as opposed to `.release` (arrives)
+    bool sem_release = false;
+    std::optional<MemScope> scope;
+  };
+  static bool TakesQualifiers(std::string_view base) {
+    static constexpr std::string_view kOps[] = {
+        "arrive", "arrive.expect_tx", "arrive.nocomplete", "arrive_drop", "wait", "test_wait",
+        "fence.acq_rel", "cluster.arrive", "cluster.wait"};
+    for (std::string_view o : kOps) {
+      if (o == base) return true;
+    }
+    return false;
+  }
+  static bool IsQualifier(std::string_view q) {
+    return q == "release" || q == "relaxed" || q == "acquire" || q == "cta" || q == "cluster";
+  }
+  // Splits `word` into the op and its qualifiers; a word without any keeps quals empty.
+  Status SplitQualifiers(const Token& t, std::string* base, Qualifiers* q) const {
+    *base = t.text;
+    std::string rest = t.text;
+    std::vector<std::string> stripped;
+    while (true) {
+      const size_t dot = rest.rfind('.');
+      if (dot == std::string::npos || !IsQualifier(std::string_view(rest).substr(dot + 1))) break;
+      stripped.insert(stripped.begin(), rest.substr(dot + 1));
+      rest = rest.substr(0, dot);
+      if (TakesQualifiers(rest)) {
+        *base = rest;
+        q->words = stripped;
+      }
+    }
+    for (const std::string& w : q->words) {
+      const bool is_sem = w == "release" || w == "relaxed" || w == "acquire";
+      if (is_sem ? q->sem.has_value() : q->scope.has_value()) {
+        return Error(t, "`" + t.text + "` gives two " + (is_sem ? "semantics" : "scopes") +
+                            " (at most one of .release/.acquire/.relaxed and one of "
+                            ".cta/.cluster)",
+                     "parse.bad-qualifier");
+      }
+      if (is_sem) {
+        q->sem = w == "relaxed" ? MemSem::kRelaxed : MemSem::kStrong;
+        q->sem_acquire = w == "acquire";
+        q->sem_release = w == "release";
+      } else {
+        q->scope = w == "cluster" ? MemScope::kCluster : MemScope::kCta;
+      }
+    }
+    return Status::Ok();
+  }
+  // Checks the qualifiers `base` allows: `sem_word` is the strong semantics it takes
+  // ("release", "acquire" or "" for none), `scoped` whether it takes a scope.
+  Status CheckQualifiers(const Token& t, const std::string& base, const Qualifiers& q,
+                         const char* sem_word, bool relaxed_ok, bool scoped) const {
+    const std::string sw = sem_word;
+    auto bad = [&](const std::string& what) {
+      std::string allowed;
+      if (!sw.empty()) allowed += "." + sw;
+      if (relaxed_ok) allowed += std::string(allowed.empty() ? "" : ", ") + ".relaxed";
+      if (scoped) allowed += std::string(allowed.empty() ? "" : ", ") + ".cta, .cluster";
+      return Error(t, "`" + base + "` does not take " + what + " (it takes " +
+                          (allowed.empty() ? "no qualifier" : allowed) + ")",
+                   "parse.bad-qualifier");
+    };
+    if (q.sem_acquire && sw != "acquire") return bad("`.acquire`");
+    if (q.sem_release && sw != "release") return bad("`.release`");
+    if (q.sem == MemSem::kRelaxed && !relaxed_ok) return bad("`.relaxed`");
+    if (q.scope && !scoped) return bad("a scope");
+    return Status::Ok();
+  }
+
   Status ParseOp(const Token& t, Block* out) {
-    const std::string& w = t.text;
+    std::string w;
+    Qualifiers quals;
+    PARITY_RETURN_IF_ERROR(SplitQualifiers(t, &w, &quals));
     if (w == "init") {
       MbarrierInit op;
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
@@ -1308,6 +1422,9 @@ class Parser {
     } else if (w == "arrive" || w == "arrive.expect_tx" || w == "arrive.nocomplete" ||
                w == "arrive_drop") {
       MbarrierArrive op;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "release", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       if (w == "arrive.nocomplete") op.kind = MbarrierArrive::Kind::kNoComplete;
       if (w == "arrive_drop") op.kind = MbarrierArrive::Kind::kDrop;
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
@@ -1346,6 +1463,9 @@ class Parser {
       }
     } else if (w == "wait") {
       MbarrierWait op;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
       if (AcceptWord("parity")) {
         PARITY_RETURN_IF_ERROR(ParseExpr(&op.parity));
@@ -1370,6 +1490,9 @@ class Parser {
     } else if (w == "test_wait") {
       MbarrierWait op;
       op.test_only = true;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
       PARITY_RETURN_IF_ERROR(ExpectWord("parity", "after the barrier of `test_wait`"));
       PARITY_RETURN_IF_ERROR(ParseExpr(&op.parity));
@@ -1474,11 +1597,29 @@ class Parser {
       PushOp(out, Fence{Fence::Kind::kProxyAsync}, t);
     } else if (w == "fence.proxy.async.global") {
       PushOp(out, Fence{Fence::Kind::kProxyAsyncGlobal}, t);
-    } else if (w == "fence.acq_rel.cluster") {
-      PushOp(out, Fence{Fence::Kind::kAcqRelCluster}, t);
+    } else if (w == "fence.acq_rel") {
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "", false, true));
+      if (!quals.scope) {
+        return Error(t, "`fence.acq_rel` needs a scope: `fence.acq_rel.cta` or "
+                        "`fence.acq_rel.cluster`",
+                     "parse.bad-qualifier");
+      }
+      PushOp(out,
+             Fence{*quals.scope == MemScope::kCluster ? Fence::Kind::kAcqRelCluster
+                                                       : Fence::Kind::kAcqRelCta},
+             t);
     } else if (w == "cluster.arrive") {
-      PushOp(out, ClusterArrive{AcceptWord("relaxed")}, t);
+      // barrier.cluster.arrive{.release, .relaxed}; the older `cluster.arrive relaxed` spelling
+      // is the same op.
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "release", true, false));
+      const bool relaxed_word = AcceptWord("relaxed");
+      if (relaxed_word && quals.sem) {
+        return Error(t, "`" + t.text + " relaxed` gives two semantics", "parse.bad-qualifier");
+      }
+      PushOp(out, ClusterArrive{relaxed_word || quals.sem == MemSem::kRelaxed}, t);
     } else if (w == "cluster.wait") {
+      // barrier.cluster.wait{.acquire}: acquire is its only (and default) semantics.
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", false, false));
       PushOp(out, ClusterWait{}, t);
     } else if (w == "cluster.sync") {
       // barrier.cluster.arrive + barrier.cluster.wait (PTX ISA, barrier.cluster).
@@ -1494,7 +1635,7 @@ class Parser {
     } else if (w == "use" || w == "write") {
       BufferAccess op;
       op.write = w == "write";
-      PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, false));
+      PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, true));
       PushOp(out, op, t);
     } else if (w == "exit") {
       PushOp(out, Exit{}, t);

@@ -156,6 +156,10 @@ std::string Detail(const Violation& v) {
       return "unordered accesses of overlapping bytes";
     case Code::kExitWhileAwaited:
       return Plural(v.value, "agent", "agents") + " blocked on a signal of an exited agent";
+    case Code::kDsmemExitedCta:
+      return "access of the shared memory of exited CTA " + N(v.value);
+    case Code::kReleaseScopeNarrow:
+      return "release or acquire too narrow (.cta) for accesses across CTAs";
   }
   return "unknown violation";
 }

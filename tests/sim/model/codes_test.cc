@@ -147,6 +147,11 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kExitWhileAwaited, 1, 0},
        "P2008 exit-while-awaited: 1 agent blocked on a signal of an exited agent"},
       {{Code::kDataRace, 0, 0}, "P2009 data-race: unordered accesses of overlapping bytes"},
+      {{Code::kDsmemExitedCta, 1, 0},
+       "S1103 dsmem-exited-cta: access of the shared memory of exited CTA 1"},
+      {{Code::kReleaseScopeNarrow, 0, 0},
+       "P2013 release-scope-narrow: release or acquire too narrow (.cta) for accesses across "
+       "CTAs"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},
