@@ -12,6 +12,7 @@
 
 #include "sim/common/read_file.h"
 #include "sim/ir/param_eval.h"
+#include "sim/ir/qualifiers.h"
 
 namespace parity::ir {
 namespace {
@@ -1329,81 +1330,15 @@ class Parser {
     return Status::Ok();
   }
 
-  // Memory-ordering qualifiers written as dotted suffixes of an op word
-  // (`arrive.relaxed.cluster`, `wait.acquire.cluster`, `fence.acq_rel.cta`,
-  // `cluster.arrive.release`), PTX's spelling. The suffixes are split off the longest prefix that
-  // names an op taking them; the op then checks which ones it allows (rule parse.bad-qualifier).
-  struct Qualifiers {
-    std::vector<std::string> words;  // as written, in order
-    std::optional<MemSem> sem;
-    bool sem_acquire = false;  // `.acquire` (waits) as opposed to `.release` (arrives)
-    bool sem_release = false;
-    std::optional<MemScope> scope;
-  };
-  static bool TakesQualifiers(std::string_view base) {
-    static constexpr std::string_view kOps[] = {
-        "arrive", "arrive.expect_tx", "arrive.nocomplete", "arrive_drop", "wait", "test_wait",
-        "fence.acq_rel", "cluster.arrive", "cluster.wait"};
-    for (std::string_view o : kOps) {
-      if (o == base) return true;
-    }
-    return false;
-  }
-  static bool IsQualifier(std::string_view q) {
-    return q == "release" || q == "relaxed" || q == "acquire" || q == "cta" || q == "cluster";
-  }
-  // Splits `word` into the op and its qualifiers; a word without any keeps quals empty.
+  // PTX memory-ordering suffixes of an op word (sim/ir/qualifiers.h), as parse.bad-qualifier.
   Status SplitQualifiers(const Token& t, std::string* base, Qualifiers* q) const {
-    *base = t.text;
-    std::string rest = t.text;
-    std::vector<std::string> stripped;
-    while (true) {
-      const size_t dot = rest.rfind('.');
-      if (dot == std::string::npos || !IsQualifier(std::string_view(rest).substr(dot + 1))) break;
-      stripped.insert(stripped.begin(), rest.substr(dot + 1));
-      rest = rest.substr(0, dot);
-      if (TakesQualifiers(rest)) {
-        *base = rest;
-        q->words = stripped;
-      }
-    }
-    for (const std::string& w : q->words) {
-      const bool is_sem = w == "release" || w == "relaxed" || w == "acquire";
-      if (is_sem ? q->sem.has_value() : q->scope.has_value()) {
-        return Error(t, "`" + t.text + "` gives two " + (is_sem ? "semantics" : "scopes") +
-                            " (at most one of .release/.acquire/.relaxed and one of "
-                            ".cta/.cluster)",
-                     "parse.bad-qualifier");
-      }
-      if (is_sem) {
-        q->sem = w == "relaxed" ? MemSem::kRelaxed : MemSem::kStrong;
-        q->sem_acquire = w == "acquire";
-        q->sem_release = w == "release";
-      } else {
-        q->scope = w == "cluster" ? MemScope::kCluster : MemScope::kCta;
-      }
-    }
-    return Status::Ok();
+    const std::string why = ir::SplitQualifiers(t.text, base, q);
+    return why.empty() ? Status::Ok() : Error(t, why, "parse.bad-qualifier");
   }
-  // Checks the qualifiers `base` allows: `sem_word` is the strong semantics it takes
-  // ("release", "acquire" or "" for none), `scoped` whether it takes a scope.
   Status CheckQualifiers(const Token& t, const std::string& base, const Qualifiers& q,
                          const char* sem_word, bool relaxed_ok, bool scoped) const {
-    const std::string sw = sem_word;
-    auto bad = [&](const std::string& what) {
-      std::string allowed;
-      if (!sw.empty()) allowed += "." + sw;
-      if (relaxed_ok) allowed += std::string(allowed.empty() ? "" : ", ") + ".relaxed";
-      if (scoped) allowed += std::string(allowed.empty() ? "" : ", ") + ".cta, .cluster";
-      return Error(t, "`" + base + "` does not take " + what + " (it takes " +
-                          (allowed.empty() ? "no qualifier" : allowed) + ")",
-                   "parse.bad-qualifier");
-    };
-    if (q.sem_acquire && sw != "acquire") return bad("`.acquire`");
-    if (q.sem_release && sw != "release") return bad("`.release`");
-    if (q.sem == MemSem::kRelaxed && !relaxed_ok) return bad("`.relaxed`");
-    if (q.scope && !scoped) return bad("a scope");
-    return Status::Ok();
+    const std::string why = ir::CheckQualifiers(base, q, sem_word, relaxed_ok, scoped);
+    return why.empty() ? Status::Ok() : Error(t, why, "parse.bad-qualifier");
   }
 
   Status ParseOp(const Token& t, Block* out) {
