@@ -222,12 +222,12 @@ __device__ __forceinline__ void Abort(const DeviceConfig& c, A& a, uint32_t kind
 // Bounded try_wait.parity loop run by all 32 lanes (each lane acquires, so every lane may read
 // the bytes the completed phase guarded). Returns 0 done, 1 timed out, 2 aborted by a peer.
 __device__ __forceinline__ int WaitBounded(const DeviceConfig& c, uint32_t lane, uint32_t addr, uint32_t parity,
-                           bool by_token, uint64_t token) {
+                           bool by_token, uint64_t token, uint32_t order) {
   const long long start = clock64();
   uint32_t polls = 0;
   while (true) {
     const bool ok = by_token ? ptx::MbarrierTryWaitToken(addr, token)
-                             : ptx::MbarrierTryWaitParity(addr, parity);
+                             : ptx::MbarrierTryWaitParityOrdered(addr, parity, order);
     if (__all_sync(kFull, ok)) return 0;
     // The abort flag is an L2 load: read after every 8th failed try_wait, so that a phase that
     // completes meanwhile is seen sooner; the budget (clock64) after every one.
@@ -265,6 +265,31 @@ __device__ __noinline__ uint2 CheckOrWrite(uint8_t* p, uint32_t addr, uint32_t o
     const uint2 n = CheckPatternChunks(addr, chunks, lane);
     bad = n.x;
     zero = n.y;
+  }
+  return make_uint2(__reduce_add_sync(kFull, bad), __reduce_add_sync(kFull, zero));
+}
+
+// CheckOrWrite on another CTA's shared memory at shared::cluster address `remote` (mapa):
+// the same pattern and the same checks, through ld/st.shared::cluster.
+__device__ __noinline__ uint2 CheckOrWriteRemote(uint32_t remote, uint32_t off, uint32_t bytes,
+                                                 bool write, uint32_t lane, uint32_t who) {
+  const uint32_t chunks = bytes / 16;
+  uint32_t bad = 0, zero = 0;
+  for (uint32_t k = lane; k < chunks; k += 32) {
+    if (write) {
+      const uint32_t idx = (off / 16 + k) ^ who;
+      const uint32_t tag = kPatternTagBase | 0xffu;
+      const uint32_t h = PatternHash(idx, tag);
+      ptx::StSharedCluster16(remote + 16 * k, make_uint4(idx, tag, h, ~h));
+    } else {
+      const uint4 v = ptx::LdSharedCluster16(remote + 16 * k);
+      if ((v.x | v.y | v.z | v.w) == 0) {
+        ++zero;
+      } else if ((v.y & 0xff000000u) != kPatternTagBase || v.z != PatternHash(v.x, v.y) ||
+                 v.w != ~v.z) {
+        ++bad;
+      }
+    }
   }
   return make_uint2(__reduce_add_sync(kFull, bad), __reduce_add_sync(kFull, zero));
 }
@@ -314,6 +339,9 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       const uint32_t count = x.count, tx = x.tx, mask = x.mask;
       const uint32_t token_var = A::kVars ? x.token_var : kNone;
       const bool has_tx = x.has_tx != 0, masked = x.masked != 0;
+      // The schedule's semantics and scope, issued as written (PTX default .release.cta). The
+      // runner refuses qualifiers on noComplete and arrive_drop, which keep their defaults.
+      const uint32_t order = x.order;
       const uint32_t csize = c.cluster_m * c.cluster_n;
       for (uint32_t rk = 0; rk < csize; ++rk) {
         if ((mask >> rk & 1u) == 0) continue;
@@ -326,16 +354,16 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
             // but this arrive can complete it in between unless others over-arrive.
             if (token_var < kMaxVars) tparity = ptx::MbarrierTestWaitParity(addr, 0) ? 1u : 0u;
             if (has_tx && count == 1) {
-              token = ptx::MbarrierArriveExpectTx(addr, tx);
+              token = ptx::MbarrierArriveExpectTxOrdered(addr, tx, order);
             } else if (has_tx) {
               ptx::MbarrierExpectTx(addr, tx);
-              token = ptx::MbarrierArriveCount(addr, count);
+              token = ptx::MbarrierArriveOrdered(addr, count, order);
             } else if (akind == 1) {
               token = ptx::MbarrierArriveNoComplete(addr, count);
             } else if (akind == 2) {
               token = ptx::MbarrierArriveDrop(addr, count);
             } else {
-              token = ptx::MbarrierArriveCount(addr, count);
+              token = ptx::MbarrierArriveOrdered(addr, count, order);
             }
             if constexpr (A::kVars) {
               if (token_var < kMaxVars) {
@@ -346,18 +374,20 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
           } else {
             const uint32_t remote = ptx::MapaSharedCluster(addr, rk);
             if (has_tx && count == 1) {
-              ptx::MbarrierArriveExpectTxRemote(remote, tx);
+              ptx::MbarrierArriveExpectTxRemoteOrdered(remote, tx, order);
             } else if (akind == 2 && !has_tx) {
               ptx::MbarrierArriveDropRemote(remote, count);
             } else {
               if (has_tx) ptx::MbarrierExpectTxRemote(remote, tx);
-              ptx::MbarrierArriveRemote(remote, count);
+              ptx::MbarrierArriveRemoteOrdered(remote, count, order);
             }
           }
         }
         Emit<kTrace>(c, a, has_tx ? EventKind::kArriveExpectTx : EventKind::kArrive, rk, b, i,
                      static_cast<int32_t>(count), static_cast<int32_t>(tx), 0, 0, spc,
-                     masked ? trace::kFlagMulticast : 0);
+                     (masked ? trace::kFlagMulticast : 0) |
+                         trace::OrderFlags((order & ptx::kOrderRelaxed) != 0,
+                                           (order & ptx::kOrderCluster) != 0));
       }
       if constexpr (A::kVars) {
         if (token_var < kMaxVars) {
@@ -398,23 +428,27 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       if constexpr (A::kVars) {
         if (by_token) token = static_cast<uint64_t>(a.vars[token_var]);
       }
+      const uint32_t order = x.order;  // the runner refuses qualifiers on token waits
+      const uint8_t oflags = trace::OrderFlags((order & ptx::kOrderRelaxed) != 0,
+                                               (order & ptx::kOrderCluster) != 0);
       if (x.test_only != 0) {  // test_wait: one non-blocking probe into the result variable
         uint32_t ok = 0;
         if (a.lane == 0) {
           ok = (by_token ? ptx::MbarrierTestWaitToken(addr, token)
-                         : ptx::MbarrierTestWaitParity(addr, parity)) ? 1u : 0u;
+                         : ptx::MbarrierTestWaitParityOrdered(addr, parity, order)) ? 1u : 0u;
         }
         ok = __shfl_sync(kFull, ok, 0);
         if constexpr (A::kVars) {
           if (x.result_var < kMaxVars) a.vars[x.result_var] = ok;
         }
-        Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc);
+        Emit<kTrace>(c, a, EventKind::kTestWait, t, b, i, static_cast<int32_t>(ok), 0, 0, parity, spc,
+                     oflags);
         return false;
       }
       Emit<kTrace>(c, a, EventKind::kWaitBegin, t, b, i, 0, 0, 0, parity, spc);
-      const int res = WaitBounded(c, a.lane, addr, parity, by_token, token);
+      const int res = WaitBounded(c, a.lane, addr, parity, by_token, token, order);
       if (res == 0) {
-        Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc);
+        Emit<kTrace>(c, a, EventKind::kWaitEnd, t, b, i, 1, 0, 0, parity, spc, oflags);
         return false;
       }
       if (res == 1) {
@@ -500,6 +534,7 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
         case 0: ptx::FenceMbarrierInit(); break;
         case 1: ptx::FenceProxyAsyncSharedCta(); break;
         case 2: ptx::FenceProxyAsyncGlobal(); break;
+        case 4: ptx::FenceAcqRelCta(); break;
         default: ptx::FenceAcqRelCluster(); break;
       }
       Emit<kTrace>(c, a, EventKind::kFence, a.cta, r.fence_kind, 0, 0, 0, 0, 0, spc);
@@ -535,15 +570,21 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       const exec::ResolvedAccess& x = r.access;
       const uint32_t off = x.offset, bytes = x.bytes;
       const bool write = x.write != 0;
-      const uint2 r2 = CheckOrWrite(a.smem_ptr + x.addr, a.smem_base + x.addr, off, bytes, write, a.lane,
-                                    static_cast<uint32_t>(a.slot.index_in_cta) << 20);
+      // DSMEM (`@cta(r)`, r not this CTA): mapa, then ld/st.shared::cluster.
+      const uint2 r2 =
+          x.cta == a.cta
+              ? CheckOrWrite(a.smem_ptr + x.addr, a.smem_base + x.addr, off, bytes, write, a.lane,
+                             static_cast<uint32_t>(a.slot.index_in_cta) << 20)
+              : CheckOrWriteRemote(ptx::MapaSharedCluster(a.smem_base + x.addr, x.cta), off,
+                                   bytes, write, a.lane,
+                                   static_cast<uint32_t>(a.slot.index_in_cta) << 20);
       if (!write) {  // summed per agent, added to the global stats once at its end
         a.uses += 1;
         a.used_chunks += bytes / 16;
         a.bad_chunks += r2.x;
         a.zero_chunks += r2.y;
       }
-      Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, a.cta, x.buf, x.slot,
+      Emit<kTrace>(c, a, write ? EventKind::kWrite : EventKind::kUse, x.cta, x.buf, x.slot,
                    static_cast<int32_t>(bytes), static_cast<int32_t>(off), 0, 0, spc,
                    r2.x != 0 ? kFlagDataBad : 0);
       __syncwarp();

@@ -483,6 +483,146 @@ __device__ __forceinline__ void MbarrierCompleteTxRemote(uint32_t remote_bar, ui
                : "memory");
 }
 
+// ---------------------------------------------------------------------------------------------
+// mbarrier arrive / wait with the schedule's semantics and scope (ir::MemSem, ir::MemScope;
+// `order` = the encoded bits kSemRelaxedBit | kScopeClusterBit of sim/ir/ops.h). One asm string
+// per combination: a qualifier cannot be an operand. PTX ISA 9.7.13.15 (mbarrier.arrive,
+// mbarrier.test_wait / try_wait: .sem = .release / .acquire (default) or .relaxed, .scope = .cta
+// (default) or .cluster).
+// ---------------------------------------------------------------------------------------------
+inline constexpr uint32_t kOrderRelaxed = 1u << 8;   // ir::kSemRelaxedBit
+inline constexpr uint32_t kOrderCluster = 1u << 9;   // ir::kScopeClusterBit
+
+#define PARITY_PTX_BY_ORDER(order, MACRO)                            \
+  switch ((order) & (kOrderRelaxed | kOrderCluster)) {               \
+    case 0: MACRO("release", "cta"); break;                          \
+    case kOrderRelaxed: MACRO("relaxed", "cta"); break;              \
+    case kOrderCluster: MACRO("release", "cluster"); break;          \
+    default: MACRO("relaxed", "cluster"); break;                     \
+  }
+
+// mbarrier.arrive.SEM.SCOPE.shared::cta.b64 state, [bar], count.
+__device__ __forceinline__ uint64_t MbarrierArriveOrdered(SmemAddr bar, uint32_t count,
+                                                          uint32_t order) {
+  uint64_t state = 0;
+#define PARITY_ARRIVE(SEM, SCOPE)                                                        \
+  asm volatile("mbarrier.arrive." SEM "." SCOPE ".shared::cta.b64 %0, [%1], %2;"          \
+               : "=l"(state) /* %0: state token */                                      \
+               : "r"(bar),   /* %1: mbarrier address */                                 \
+                 "r"(count)  /* %2: arrival count */                                    \
+               : "memory")
+  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE)
+#undef PARITY_ARRIVE
+  return state;
+}
+
+// mbarrier.arrive.expect_tx.SEM.SCOPE.shared::cta.b64 state, [bar], tx.
+__device__ __forceinline__ uint64_t MbarrierArriveExpectTxOrdered(SmemAddr bar, uint32_t tx,
+                                                                  uint32_t order) {
+  uint64_t state = 0;
+#define PARITY_ARRIVE_TX(SEM, SCOPE)                                                     \
+  asm volatile("mbarrier.arrive.expect_tx." SEM "." SCOPE ".shared::cta.b64 %0, [%1], %2;" \
+               : "=l"(state) /* %0: state token */                                      \
+               : "r"(bar),   /* %1: mbarrier address */                                 \
+                 "r"(tx)     /* %2: txCount */                                          \
+               : "memory")
+  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_TX)
+#undef PARITY_ARRIVE_TX
+  return state;
+}
+
+// mbarrier.arrive.SEM.SCOPE.shared::cluster.b64 _, [remote], count (no token remotely).
+__device__ __forceinline__ void MbarrierArriveRemoteOrdered(uint32_t remote_bar, uint32_t count,
+                                                            uint32_t order) {
+#define PARITY_ARRIVE_R(SEM, SCOPE)                                                      \
+  asm volatile("mbarrier.arrive." SEM "." SCOPE ".shared::cluster.b64 _, [%0], %1;"       \
+               :                                                                        \
+               : "r"(remote_bar), /* %0: mbarrier (.shared::cluster, from mapa) */       \
+                 "r"(count)       /* %1: arrival count */                                \
+               : "memory")
+  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_R)
+#undef PARITY_ARRIVE_R
+}
+
+// mbarrier.arrive.expect_tx.SEM.SCOPE.shared::cluster.b64 _, [remote], tx.
+__device__ __forceinline__ void MbarrierArriveExpectTxRemoteOrdered(uint32_t remote_bar,
+                                                                    uint32_t tx, uint32_t order) {
+#define PARITY_ARRIVE_TX_R(SEM, SCOPE)                                                        \
+  asm volatile("mbarrier.arrive.expect_tx." SEM "." SCOPE ".shared::cluster.b64 _, [%0], %1;" \
+               :                                                                             \
+               : "r"(remote_bar), /* %0: mbarrier (.shared::cluster, from mapa) */            \
+                 "r"(tx)          /* %1: txCount */                                           \
+               : "memory")
+  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_TX_R)
+#undef PARITY_ARRIVE_TX_R
+}
+
+// mbarrier.try_wait.parity.SEM.SCOPE / test_wait.parity.SEM.SCOPE (SEM .acquire or .relaxed).
+__device__ __forceinline__ bool MbarrierTryWaitParityOrdered(SmemAddr bar, uint32_t parity,
+                                                             uint32_t order) {
+  uint32_t done = 0;
+#define PARITY_TRY_WAIT(SEM, SCOPE)                                                       \
+  asm volatile("{\n\t.reg .pred p;\n\t"                                                  \
+               "mbarrier.try_wait.parity." SEM "." SCOPE ".shared::cta.b64 p, [%1], %2;\n\t" \
+               "selp.u32 %0, 1, 0, p;\n\t}"                                              \
+               : "=r"(done)  /* %0: 1 when the phase of that parity completed */         \
+               : "r"(bar),   /* %1: mbarrier address */                                  \
+                 "r"(parity) /* %2: phaseParity */                                       \
+               : "memory")
+  switch (order & (kOrderRelaxed | kOrderCluster)) {
+    case 0: PARITY_TRY_WAIT("acquire", "cta"); break;
+    case kOrderRelaxed: PARITY_TRY_WAIT("relaxed", "cta"); break;
+    case kOrderCluster: PARITY_TRY_WAIT("acquire", "cluster"); break;
+    default: PARITY_TRY_WAIT("relaxed", "cluster"); break;
+  }
+#undef PARITY_TRY_WAIT
+  return done != 0;
+}
+__device__ __forceinline__ bool MbarrierTestWaitParityOrdered(SmemAddr bar, uint32_t parity,
+                                                              uint32_t order) {
+  uint32_t done = 0;
+#define PARITY_TEST_WAIT(SEM, SCOPE)                                                       \
+  asm volatile("{\n\t.reg .pred p;\n\t"                                                   \
+               "mbarrier.test_wait.parity." SEM "." SCOPE ".shared::cta.b64 p, [%1], %2;\n\t" \
+               "selp.u32 %0, 1, 0, p;\n\t}"                                               \
+               : "=r"(done)  /* %0: 1 when the phase of that parity completed */          \
+               : "r"(bar),   /* %1: mbarrier address */                                   \
+                 "r"(parity) /* %2: phaseParity */                                        \
+               : "memory")
+  switch (order & (kOrderRelaxed | kOrderCluster)) {
+    case 0: PARITY_TEST_WAIT("acquire", "cta"); break;
+    case kOrderRelaxed: PARITY_TEST_WAIT("relaxed", "cta"); break;
+    case kOrderCluster: PARITY_TEST_WAIT("acquire", "cluster"); break;
+    default: PARITY_TEST_WAIT("relaxed", "cluster"); break;
+  }
+#undef PARITY_TEST_WAIT
+  return done != 0;
+}
+#undef PARITY_PTX_BY_ORDER
+
+// Distributed shared memory (PTX ISA ld / st with .shared::cluster): 16 bytes at a
+// shared::cluster address from MapaSharedCluster.
+__device__ __forceinline__ uint4 LdSharedCluster16(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared::cluster.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)  // %0..%3: the 16 bytes
+               : "r"(addr)                                   // %4: shared::cluster address
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void StSharedCluster16(uint32_t addr, uint4 v) {
+  asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};"
+               :
+               : "r"(addr),                                  // %0: shared::cluster address
+                 "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)      // %1..%4: the 16 bytes
+               : "memory");
+}
+
+// fence.acq_rel.cta.
+__device__ __forceinline__ void FenceAcqRelCta() {
+  asm volatile("fence.acq_rel.cta;" ::: "memory");
+}
+
 // fence.proxy.async.global: generic-proxy global accesses vs later async-proxy ones.
 __device__ __forceinline__ void FenceProxyAsyncGlobal() {
   asm volatile("fence.proxy.async.global;" ::: "memory");

@@ -113,6 +113,10 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
       return "arrive.noComplete / arrive_drop with expect_tx";
     }
     if (a->token_var != 0xffffffffu && remote) return "a state token from a remote arrive";
+    const bool ordered = a->sem != ir::MemSem::kStrong || a->scope != ir::MemScope::kCta;
+    if (ordered && a->kind != Kind::kArrive) {
+      return "a .relaxed or .cluster qualifier on arrive.noComplete or arrive_drop";
+    }
     return "";
   }
   if (const auto* i = std::get_if<ir::MbarrierInval>(&op)) {
@@ -134,6 +138,10 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
   }
   if (const auto* w = std::get_if<ir::MbarrierWait>(&op)) {
     if (w->bar.cta != ir::kNoExpr) return "wait on a remote barrier";
+    if (w->token_var != 0xffffffffu &&
+        (w->sem != ir::MemSem::kStrong || w->scope != ir::MemScope::kCta)) {
+      return "a .relaxed or .cluster qualifier on a token wait";
+    }
     return "";
   }
   if (const auto* b = std::get_if<ir::BulkLoad>(&op)) {
@@ -171,9 +179,7 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
       std::holds_alternative<ir::ClusterWait>(op) || std::holds_alternative<ir::Exit>(op)) {
     return "";
   }
-  if (const auto* b = std::get_if<ir::BufferAccess>(&op)) {
-    return b->buf.cta == ir::kNoExpr ? "" : "use/write of a remote buffer";
-  }
+  if (std::holds_alternative<ir::BufferAccess>(op)) return "";  // @cta: mapa + ld/st.shared::cluster
   if (std::holds_alternative<ir::MbarrierPendingCount>(op)) return "";
   if (const auto* r = std::get_if<ir::GlobalReadback>(&op)) {
     // The executor reads back the runner's bulk global (the destination of bulk.store), not a
@@ -389,10 +395,22 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
     if (stages < 1 || bytes < 16 || bytes % 16 != 0 || align < 16 || align > 1024 || (align & (align - 1)) != 0) {
       Die("buffer " + d.name + ": the executor needs stages >= 1, bytes a multiple of 16, align a power of two in 16..1024");
     }
-    at = static_cast<uint32_t>((at + align - 1) / align * align);
-    spec.buffer_offset[b] = at;
     spec.buffer_slot_bytes[b] = static_cast<uint32_t>(bytes);
     spec.buffer_stages[b] = static_cast<uint32_t>(stages);
+    if (d.alias_of != ir::BufferDecl::kNoAlias) {
+      // `aliases V + OFF`: no memory of its own, inside V's slots (the engine's layout).
+      const int64_t off = d.alias_offset == ir::kNoExpr ? 0 : ev(d.alias_offset, cta0, "alias offset");
+      const uint32_t v = d.alias_of;
+      const int64_t span = int64_t{spec.buffer_stages[v]} * spec.buffer_slot_bytes[v];
+      const int64_t base = int64_t{spec.buffer_offset[v]} + off;
+      if (off < 0 || off + stages * bytes > span || base % align != 0) {
+        Die("buffer " + d.name + ": its alias does not fit inside " + p.buffers[v].name + " at an aligned offset");
+      }
+      spec.buffer_offset[b] = static_cast<uint32_t>(base);
+      continue;
+    }
+    at = static_cast<uint32_t>((at + align - 1) / align * align);
+    spec.buffer_offset[b] = at;
     at += static_cast<uint32_t>(stages * bytes);
   }
   spec.smem_bytes = (at + 15) / 16 * 16;

@@ -1,6 +1,8 @@
 #include "verifier/happens_before.h"
 
 #include <algorithm>
+#include <utility>
+#include <variant>
 
 namespace parity::verifier {
 
@@ -37,7 +39,10 @@ bool NamesSlot(EventKind k) {
 
 }  // namespace
 
-HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent> trace) {
+HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent> trace,
+                             const ir::Program* program) {
+  if (program != nullptr) pcs_.emplace(*program);
+  engine_ = &e;
   const auto num_agents = static_cast<uint32_t>(e.num_agents());
   uint32_t clusters = 1;
   for (uint32_t a = 0; a < num_agents; ++a) {
@@ -61,11 +66,14 @@ HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent
   for (uint32_t n : cluster_slots_) max_cluster_slots = std::max(max_cluster_slots, n);
   width_ = max_cluster_agents_ + max_cluster_slots;
   for (SlotClocks& s : slots_) {
-    s.acc.assign(width_, 0);
-    s.last.assign(width_, 0);
-    s.prev.assign(width_, 0);
+    s.acc.Assign(width_);
+    s.last.Assign(width_);
+    s.prev.Assign(width_);
   }
-  clocks_.assign(num_agents, VectorClock(width_, 0));
+  clocks_.resize(num_agents);
+  for (Clocks& c : clocks_) c.Assign(width_);
+  fence_.resize(num_agents);
+  acquire_pending_.resize(num_agents);
   cluster_arrives_.assign(num_agents, 0);
 }
 
@@ -88,9 +96,9 @@ uint32_t HappensBefore::Slot(uint32_t cta_global, uint32_t object, uint32_t inde
     s.local = cluster_slots_[cluster]++;
     // A slot first named after the constructor (none: it reads every event that names one)
     // would have no component within the width; its clocks stay as wide as the others'.
-    s.acc.assign(width_, 0);
-    s.last.assign(width_, 0);
-    s.prev.assign(width_, 0);
+    s.acc.Assign(width_);
+    s.last.Assign(width_);
+    s.prev.Assign(width_);
     slots_.push_back(std::move(s));
   }
   return it->second;
@@ -101,38 +109,99 @@ uint32_t HappensBefore::FindSlot(uint32_t cta_global, uint32_t object, uint32_t 
   return it == slot_ids_.end() ? kNone : it->second;
 }
 
+HappensBefore::Order HappensBefore::OrderOf(const TraceEvent& ev, uint32_t a) const {
+  const ir::Op* op = pcs_ ? pcs_->op(engine_->agent_info(a).role, ev.pc) : nullptr;
+  if (const auto* x = op ? std::get_if<ir::MbarrierArrive>(op) : nullptr) {
+    return {x->sem == ir::MemSem::kRelaxed, x->scope == ir::MemScope::kCluster};
+  }
+  if (const auto* x = op ? std::get_if<ir::MbarrierWait>(op) : nullptr) {
+    return {x->sem == ir::MemSem::kRelaxed, x->scope == ir::MemScope::kCluster};
+  }
+  return {(ev.flags & trace::kFlagRelaxed) != 0, (ev.flags & trace::kFlagScopeCluster) != 0};
+}
+
+HappensBefore::Clocks& HappensBefore::By(PhaseAcc& acc, uint32_t cta, bool cluster) {
+  auto [it, fresh] = acc.by.try_emplace({cta, cluster});
+  if (fresh) it->second.Assign(width_);
+  return it->second;
+}
+
+void HappensBefore::ReleaseArrive(const TraceEvent& ev, uint32_t a, PhaseAcc& acc) {
+  // .release joins what the agent did, at the arrive's scope; a .relaxed arrive releases only
+  // what a fence.acq_rel before it covers (a release pattern, at the narrower scope), or nothing.
+  const Order o = OrderOf(ev, a);
+  const uint32_t cta = CtaGlobal(ev, ev.cta);
+  if (!o.relaxed) {
+    By(acc, cta, o.cluster).Join(clocks_[a]);
+  } else if (fence_[a].seen) {
+    By(acc, cta, o.cluster && fence_[a].cluster).Join(fence_[a].at);
+  }
+}
+
+void HappensBefore::Acquire(uint32_t a, uint32_t cta, bool cluster, const PhaseAcc& seen) {
+  // Release and acquire synchronise (PTX: morally strong) when they are in one CTA or both are
+  // .cluster-scoped; otherwise only the weak clock follows the edge.
+  clocks_[a].Join(seen.always);
+  for (const auto& [key, c] : seen.by) {
+    if (key.first == cta || (key.second && cluster)) {
+      clocks_[a].Join(c);
+    } else {
+      JoinClock(clocks_[a].weak, c.weak);
+    }
+  }
+}
+
 void HappensBefore::Observe(const TraceEvent& ev, uint32_t a) {
   const SlotClocks& s = slots_[SlotOf(ev)];
   // The completed phase with the waited parity: the last one, or (stale) the one before; a
   // parity wait that passes on a slot without such a phase observes nothing.
+  const PhaseAcc* seen = nullptr;
   if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
-    JoinClock(clocks_[a], s.last);
+    seen = &s.last;
   } else if (s.completed >= 2) {
-    JoinClock(clocks_[a], s.prev);
+    seen = &s.prev;
+  }
+  if (seen == nullptr) return;
+  // .acquire acquires now; .relaxed only at the agent's next fence.acq_rel (acquire pattern).
+  const Order o = OrderOf(ev, a);
+  const uint32_t cta = CtaGlobal(ev, ev.cta);
+  if (o.relaxed) {
+    acquire_pending_[a].push_back(PendingAcquire{cta, o.cluster, *seen});
+  } else {
+    Acquire(a, cta, o.cluster, *seen);
   }
 }
 
 void HappensBefore::Step(const TraceEvent& ev) {
   const auto k = static_cast<EventKind>(ev.kind);
   const uint32_t a = AgentOf(ev);
-  if (a != kNone) ++clocks_[a][local_[a]];
+  if (a != kNone) {
+    ++clocks_[a].strong[local_[a]];
+    ++clocks_[a].weak[local_[a]];
+  }
   switch (k) {
     case EventKind::kArrive:
     case EventKind::kArriveExpectTx:
+      // By an agent; the landing of a deferred arrive is the caller's.
+      if (a != kNone) ReleaseArrive(ev, a, slots_[SlotOf(ev)].acc);
+      break;
     case EventKind::kExpectTx:
     case EventKind::kCompleteTx:
-      // By an agent; the landing of a deferred arrive or of an st.async is the caller's.
-      if (a != kNone) Release(SlotOf(ev), clocks_[a]);
+      // By an agent; the landing of an st.async is the caller's.
+      if (a != kNone) slots_[SlotOf(ev)].acc.always.Join(clocks_[a]);
       break;
     case EventKind::kPhaseComplete: {
       const uint32_t id = SlotOf(ev);
       SlotClocks& s = slots_[id];
-      s.prev.swap(s.last);
-      s.last = s.acc;
+      s.prev = std::move(s.last);
+      s.last = std::move(s.acc);
       s.completed = static_cast<uint32_t>(ev.value) + 1;
       const uint32_t c = SlotComponent(id);
-      if (c < s.last.size()) s.last[c] = s.completed;
-      std::fill(s.acc.begin(), s.acc.end(), 0);
+      if (c < s.last.always.strong.size()) {
+        s.last.always.strong[c] = s.completed;
+        s.last.always.weak[c] = s.completed;
+      }
+      s.acc.Assign(width_);
       break;
     }
     case EventKind::kWaitEnd:
@@ -141,27 +210,49 @@ void HappensBefore::Step(const TraceEvent& ev) {
     case EventKind::kTestWait:
       if (a != kNone && ev.value == 1) Observe(ev, a);
       break;
-    case EventKind::kClusterArrive:
+    case EventKind::kClusterArrive: {
       if (a == kNone) break;
-      JoinClock(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0)
-                    .first->second,
-                clocks_[a]);
+      // barrier.cluster.arrive is .release unless .relaxed (value 1); a relaxed one releases
+      // what a fence.acq_rel.cluster before it covers (a release pattern), or nothing.
+      auto [it, fresh] = cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]});
+      if (fresh) it->second.Assign(width_);
+      if (ev.value == 0) {
+        it->second.Join(clocks_[a]);
+      } else if (fence_[a].seen && fence_[a].cluster) {
+        it->second.Join(fence_[a].at);
+      }
       ++cluster_arrives_[a];
       break;
+    }
     case EventKind::kClusterWaitEnd:
       if (a != kNone && cluster_arrives_[a] > 0) {
         auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
-        if (it != cluster_acc_.end()) JoinClock(clocks_[a], it->second);
+        if (it != cluster_acc_.end()) clocks_[a].Join(it->second);
       }
       break;
+    case EventKind::kFence: {
+      const auto kind = static_cast<ir::Fence::Kind>(ev.object);
+      if (a == kNone ||
+          (kind != ir::Fence::Kind::kAcqRelCluster && kind != ir::Fence::Kind::kAcqRelCta)) {
+        break;
+      }
+      const bool cluster = kind == ir::Fence::Kind::kAcqRelCluster;
+      // Acquire pattern: relaxed waits before the fence acquire at the fence.
+      for (const PendingAcquire& q : acquire_pending_[a]) {
+        Acquire(a, q.cta, q.cluster && cluster, q.seen);
+      }
+      acquire_pending_[a].clear();
+      fence_[a] = FenceAt{true, cluster, clocks_[a]};
+      break;
+    }
     case EventKind::kNamedBarrierArrive:
     case EventKind::kNamedBarrierSyncBegin: {
       if (a == kNone) break;
       const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
       uint32_t& gen = named_gen_[key];
-      JoinClock(named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
-                    .first->second,
-                clocks_[a]);
+      auto [na, fresh] = named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen));
+      if (fresh) na->second.Assign(width_);
+      na->second.Join(clocks_[a]);
       named_agent_gen_[Key(a, ev.object)] = gen;
       if (ev.value2 == 0) ++gen;  // the model resets `arrived` to 0 when the instance completes
       break;
@@ -171,7 +262,7 @@ void HappensBefore::Step(const TraceEvent& ev) {
       auto g = named_agent_gen_.find(Key(a, ev.object));
       if (g == named_agent_gen_.end()) break;
       auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
-      if (it != named_acc_.end()) JoinClock(clocks_[a], it->second);
+      if (it != named_acc_.end()) clocks_[a].Join(it->second);
       break;
     }
     default:

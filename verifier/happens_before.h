@@ -7,6 +7,13 @@
 //
 // Edges (PTX ISA, Memory Consistency Model; mbarrier 9.7.13.15):
 //   - program order: every event of an agent ticks its own component;
+//   - memory semantics and scope (trace::kFlagRelaxed, kFlagScopeCluster, or the statement when
+//     the program is given): a .relaxed arrive releases nothing and a .relaxed wait acquires
+//     nothing, unless a fence.acq_rel makes a release pattern (fence, then the relaxed arrive:
+//     it releases what the fence covers, at the narrower scope) or an acquire pattern (the
+//     relaxed wait, then the fence: it acquires at the fence) of it; a relaxed barrier.cluster
+//     arrive releases only what a fence.acq_rel.cluster before it covers. A release and an
+//     acquire synchronise when they are in one CTA or both are .cluster-scoped;
 //   - mbarrier release -> acquire: every arrive, remote arrive, expect_tx and complete_tx of an
 //     agent, and every copy delivery or landing cp.async.mbarrier.arrive (the checker passes the
 //     issuer's clock at the issue: Release), joins its clock into the slot's current phase; the
@@ -19,6 +26,10 @@
 //   - barrier.cluster: the k-th arrive of every agent of a cluster -> its k-th wait;
 //   - bar.sync / bar.arrive: every arrival of one instance of a named barrier -> every bar.sync
 //     that completes or waits for that instance.
+// Two clocks per agent: `clock` is happens-before as PTX defines it; `weak_clock` also follows
+// the release/acquire pairs whose scopes do not include each other (a .cta arrive observed by
+// another CTA, a .cta wait observing another CTA's arrive), so weak >= strong. The race checker
+// reads the weak clock for P2013 (release-scope-narrow): a pair ordered only by it.
 // The edges of asynchronous units that complete through their issuer (cp.async.wait_group,
 // cp.async.bulk.wait_group[.read], fence.proxy.async) are witnesses on the issuer's own
 // component, which the checkers record at the issuer's event (races.cc, rules.cc): a later
@@ -29,13 +40,16 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "sim/engine/engine.h"
+#include "sim/ir/ir.h"
 #include "sim/trace/event.h"
+#include "verifier/pc_map.h"
 
 namespace parity::verifier {
 
@@ -48,8 +62,11 @@ class HappensBefore {
  public:
   static constexpr uint32_t kNone = 0xffffffffu;
 
-  // Registers the engine's agents and every mbarrier slot the trace names.
-  HappensBefore(const engine::Engine& engine, std::span<const trace::TraceEvent> trace);
+  // Registers the engine's agents and every mbarrier slot the trace names. With the program,
+  // an arrive's or wait's semantics and scope come from its statement, else from the event's
+  // flags (the simulator and the GPU executor write both).
+  HappensBefore(const engine::Engine& engine, std::span<const trace::TraceEvent> trace,
+                const ir::Program* program = nullptr);
 
   // --- identities ---
   uint32_t num_agents() const { return static_cast<uint32_t>(clocks_.size()); }
@@ -76,9 +93,11 @@ class HappensBefore {
   // An agent's own component, and a slot's.
   uint32_t AgentComponent(uint32_t agent) const { return local_[agent]; }
   uint32_t SlotComponent(uint32_t slot) const { return max_cluster_agents_ + slots_[slot].local; }
-  const VectorClock& clock(uint32_t agent) const { return clocks_[agent]; }
+  const VectorClock& clock(uint32_t agent) const { return clocks_[agent].strong; }
+  // Also through release/acquire pairs too narrow in scope for each other (see above).
+  const VectorClock& weak_clock(uint32_t agent) const { return clocks_[agent].weak; }
   // The agent's own event count (its component in its own clock).
-  uint32_t Own(uint32_t agent) const { return clocks_[agent][local_[agent]]; }
+  uint32_t Own(uint32_t agent) const { return clocks_[agent].strong[local_[agent]]; }
   // Phases of the slot completed so far.
   uint32_t completed(uint32_t slot) const { return slots_[slot].completed; }
 
@@ -87,22 +106,71 @@ class HappensBefore {
   // that release a clock (copy deliveries, a landing cp.async.mbarrier.arrive) are the caller's:
   // Release with the issuer's clock at the issue.
   void Step(const trace::TraceEvent& ev);
-  // Joins `c` into the slot's current phase.
-  void Release(uint32_t slot, const VectorClock& c) { JoinClock(slots_[slot].acc, c); }
+  // Joins `c` into the slot's current phase, for every acquiring observer (a copy delivery, a
+  // landing deferred arrive: their release has no scope to narrow it); `weak` into the weak
+  // clocks of the observers (`c` when not given).
+  void Release(uint32_t slot, const VectorClock& c) { Release(slot, c, c); }
+  void Release(uint32_t slot, const VectorClock& c, const VectorClock& weak) {
+    JoinClock(slots_[slot].acc.always.strong, c);
+    JoinClock(slots_[slot].acc.always.weak, weak);
+  }
 
  private:
+  struct Clocks {
+    VectorClock strong, weak;
+    void Assign(uint32_t width) {
+      strong.assign(width, 0);
+      weak.assign(width, 0);
+    }
+    void Join(const Clocks& o) {
+      JoinClock(strong, o.strong);
+      JoinClock(weak, o.weak);
+    }
+  };
+  // What the releases of one barrier phase carry: `always` what every acquiring observer gets
+  // (deliveries, complete_tx, expect_tx, the phase's own component); `by[(cta, cluster scope)]`
+  // the arrive-on releases of agents of that CTA at that scope.
+  struct PhaseAcc {
+    Clocks always;
+    std::map<std::pair<uint32_t, bool>, Clocks> by;
+    void Assign(uint32_t width) {
+      always.Assign(width);
+      by.clear();
+    }
+  };
   struct SlotClocks {
     uint32_t cta_global = 0, object = 0, index = 0;
     uint32_t local = 0;      // index among its cluster's slots
     uint32_t completed = 0;  // phases completed
-    VectorClock acc;         // joins of the current phase
-    VectorClock last;        // published by the last completed phase
-    VectorClock prev;        // ... and by the one before it
+    PhaseAcc acc;            // joins of the current phase
+    PhaseAcc last;           // published by the last completed phase
+    PhaseAcc prev;           // ... and by the one before it
+  };
+  struct Order {
+    bool relaxed = false;
+    bool cluster = false;
+  };
+  struct FenceAt {  // an agent's last fence.acq_rel
+    bool seen = false;
+    bool cluster = false;
+    Clocks at;
+  };
+  struct PendingAcquire {  // a relaxed wait that a later fence.acq_rel makes an acquire
+    uint32_t cta = 0;
+    bool cluster = false;
+    PhaseAcc seen;
   };
   static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
     return (a << 40) | (b << 20) | c;
   }
   void Observe(const trace::TraceEvent& ev, uint32_t agent);
+  Order OrderOf(const trace::TraceEvent& ev, uint32_t agent) const;
+  Clocks& By(PhaseAcc& acc, uint32_t cta, bool cluster);
+  void ReleaseArrive(const trace::TraceEvent& ev, uint32_t agent, PhaseAcc& acc);
+  void Acquire(uint32_t agent, uint32_t cta, bool cluster, const PhaseAcc& seen);
+
+  std::optional<PcMap> pcs_;
+  const engine::Engine* engine_ = nullptr;
 
   uint32_t cluster_size_ = 1;
   uint32_t width_ = 0;
@@ -112,11 +180,13 @@ class HappensBefore {
   std::unordered_map<uint64_t, uint32_t> agent_ids_;
   std::unordered_map<uint64_t, uint32_t> slot_ids_;
   std::vector<SlotClocks> slots_;
-  std::vector<VectorClock> clocks_;  // per agent
+  std::vector<Clocks> clocks_;  // per agent
+  std::vector<FenceAt> fence_;  // per agent
+  std::vector<std::vector<PendingAcquire>> acquire_pending_;  // per agent
   std::vector<uint32_t> cluster_arrives_;  // per agent: its barrier.cluster arrives so far
-  std::map<std::pair<uint32_t, uint32_t>, VectorClock> cluster_acc_;  // (cluster, phase)
+  std::map<std::pair<uint32_t, uint32_t>, Clocks> cluster_acc_;  // (cluster, phase)
   std::map<uint64_t, uint32_t> named_gen_;        // (CTA, barrier) -> current instance
-  std::map<uint64_t, VectorClock> named_acc_;     // (CTA, barrier, instance) -> its arrivals
+  std::map<uint64_t, Clocks> named_acc_;          // (CTA, barrier, instance) -> its arrivals
   std::map<uint64_t, uint32_t> named_agent_gen_;  // (agent, barrier) -> instance it joined
 };
 

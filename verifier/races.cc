@@ -49,12 +49,15 @@ struct Access {
   uint32_t pc = 0;
   uint32_t cta = 0;    // global CTA whose shared memory it touches
   uint32_t buffer = 0;
+  int64_t base = 0;    // CTA shared-memory offset of byte 0 of the slot (aliases share bytes)
+  int64_t end = 0;     // CTA shared-memory offset past the last byte it may touch
   uint32_t slot = 0;
   int64_t lo = 0;
   int64_t hi = kWholeSlot;  // exclusive; kWholeSlot: the rest of the slot
   bool range_known = true;
   size_t event = 0;   // start: the access, or the copy's issue
   Clock clock;        // happens-before the start
+  Clock weak;         // HappensBefore::weak_clock at the start
   std::vector<Witness> done;
   // Copy writes: the barrier element the bytes completed on (after delivery).
   bool delivered = false;
@@ -73,9 +76,14 @@ struct Pending {  // a copy in flight to one destination, waiting for its delive
   size_t clock = 0;
 };
 
+// An issuer's clocks at an issue: what the copy's delivery releases.
+struct IssueClock {
+  Clock strong, weak;
+};
+
 struct CpArrive {
   uint32_t bar = 0;
-  Clock clock;
+  IssueClock clock;
   uint32_t agent = 0;
   uint32_t upto = 0;
 };
@@ -92,7 +100,7 @@ bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
 class Races {
  public:
   Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace) {}
+      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace, &p) {}
 
   std::vector<Finding> Run() {
     Setup();
@@ -131,6 +139,12 @@ class Races {
     cp_groups_.resize(n);
   }
 
+  void Stamp(Access* x, uint32_t a) const {
+    x->clock = hb_.clock(a);
+    x->weak = hb_.weak_clock(a);
+  }
+  IssueClock IssueOf(uint32_t a) const { return IssueClock{hb_.clock(a), hb_.weak_clock(a)}; }
+
   size_t Add(Access a) {
     accesses_.push_back(std::move(a));
     return accesses_.size() - 1;
@@ -140,13 +154,14 @@ class Races {
     x.kind = kind;
     x.agent = a;
     x.pc = ev.pc;
-    x.cta = CtaGlobal(ev, ev.cta);
+    // A DSMEM access (`use`/`write ... @cta(r)`) touches the target CTA's memory.
+    x.cta = CtaGlobal(ev, ev.target_cta);
     x.buffer = ev.object;
     x.slot = ev.index;
     x.lo = ev.value2;
     x.hi = static_cast<int64_t>(ev.value2) + ev.value;
     x.event = i;
-    x.clock = hb_.clock(a);
+    Stamp(&x, a);
     x.done.push_back(Now(a));
     return x;
   }
@@ -177,7 +192,7 @@ class Races {
     x.lo = std::max<int64_t>(off, 0);
     x.hi = off >= 0 ? off + ev.value : kWholeSlot;
     x.event = i;
-    x.clock = hb_.clock(a);
+    Stamp(&x, a);
     Pending c;
     c.issuer_cta = CtaGlobal(ev, ev.cta);
     c.pc = ev.pc;
@@ -185,7 +200,7 @@ class Races {
     c.bar_index = ev.index;
     c.slot = ev.index;
     c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(hb_.clock(a));
+    issue_clocks_.push_back(IssueOf(a));
     for (uint32_t r = 0; r < 16; ++r) {
       if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
       x.cta = CtaGlobal(ev, r);
@@ -206,7 +221,7 @@ class Races {
     c.bar_index = ev.index;
     c.slot = ev.index;
     c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(hb_.clock(a));
+    issue_clocks_.push_back(IssueOf(a));
     c.access = kNone;
     // The event names the barrier element; the slot is known when it is the same expression.
     if (st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index)) {
@@ -222,7 +237,7 @@ class Races {
       x.lo = std::max<int64_t>(off, 0);
       x.hi = off >= 0 ? off + ev.value : kWholeSlot;
       x.event = i;
-      x.clock = hb_.clock(a);
+      Stamp(&x, a);
       c.access = Add(std::move(x));
     }
     pending_.push_back(c);
@@ -249,7 +264,7 @@ class Races {
     const Pending c = pending_[best];
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
     const uint32_t bar = Bar(ev);
-    hb_.Release(bar, issue_clocks_[c.clock]);
+    hb_.Release(bar, issue_clocks_[c.clock].strong, issue_clocks_[c.clock].weak);
     if (c.access == kNone) return;
     Access& x = accesses_[c.access];
     x.delivered = true;
@@ -272,7 +287,7 @@ class Races {
     x.lo = std::max<int64_t>(off, 0);
     x.hi = off >= 0 ? off + ev.value : kWholeSlot;
     x.event = i;
-    x.clock = hb_.clock(a);
+    Stamp(&x, a);
     bulk_open_[a].push_back(Add(std::move(x)));
   }
 
@@ -300,7 +315,7 @@ class Races {
                                  [bar](const CpArrive& c) { return c.bar == bar; });
           if (it != q.end()) {
             CpDone(it->agent, it->upto, PhaseDone(bar));
-            hb_.Release(bar, it->clock);
+            hb_.Release(bar, it->clock.strong, it->clock.weak);
             q.erase(it);
           }
         }
@@ -365,7 +380,7 @@ class Races {
         x.lo = std::max<int64_t>(off, 0);
         x.hi = off >= 0 ? off + ev.value : kWholeSlot;
         x.event = i;
-        x.clock = hb_.clock(a);
+        Stamp(&x, a);
         cp_seq_[a].push_back(Add(std::move(x)));
         ++cp_issued_[a];
         break;
@@ -391,7 +406,7 @@ class Races {
       case EventKind::kCpAsyncArrive: {
         const uint32_t bar = Bar(ev);
         cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-            CpArrive{bar, hb_.clock(a), a, cp_issued_[a]});
+            CpArrive{bar, IssueOf(a), a, cp_issued_[a]});
         break;
       }
       case EventKind::kUse:
@@ -415,19 +430,33 @@ class Races {
   // Exact ranges overlap when they intersect. An access whose range is only a span (somewhere
   // in it) overlaps an exact one only when that one covers the whole span; two spans are not
   // compared (the threads of several agents, or the slices of a multicast, write disjoint parts).
+  // Ranges in CTA shared-memory bytes (Access::base), so that aliases compare.
+  static int64_t Lo(const Access& x) { return x.base + x.lo; }
+  static int64_t Hi(const Access& x) { return x.hi == kWholeSlot ? kWholeSlot : x.base + x.hi; }
   static bool Overlap(const Access& a, const Access& b) {
-    if (a.range_known && b.range_known) return a.lo < b.hi && b.lo < a.hi;
+    if (a.range_known && b.range_known) return Lo(a) < Hi(b) && Lo(b) < Hi(a);
     if (!a.range_known && !b.range_known) return false;
     const Access& exact = a.range_known ? a : b;
     const Access& span = a.range_known ? b : a;
-    return exact.lo <= span.lo && exact.hi >= span.hi;
+    return Lo(exact) <= Lo(span) && Hi(exact) >= Hi(span);
   }
 
-  static bool Ordered(const Access& a, const Access& b) {
+  static bool Reaches(const Access& a, const Clock& clock) {
     for (const Witness& w : a.done) {
-      if (b.clock[w.component] >= w.value) return true;
+      if (clock[w.component] >= w.value) return true;
     }
     return false;
+  }
+  // Generic-proxy writes (st.shared, DSMEM st.shared::cluster, cp.async) need PTX's
+  // happens-before to be ordered before another CTA's access: their visibility beyond the CTA is
+  // what a .cluster release provides. A read, and an async-proxy copy write whose completion the
+  // chain observed on its barrier phase, is done when the releasing arrive issues: ordered
+  // through narrow-scope edges too (HappensBefore::weak_clock).
+  static bool NeedsStrong(AccessKind k) {
+    return k == AccessKind::kWrite || k == AccessKind::kCpAsync;
+  }
+  static bool Ordered(const Access& a, const Access& b) {
+    return Reaches(a, b.clock) || (!NeedsStrong(a.kind) && Reaches(a, b.weak));
   }
 
   std::string Describe(const Access& x) const {
@@ -468,51 +497,102 @@ class Races {
     }
   }
 
+  // The buffer a buffer's bytes belong to (itself unless it `aliases` another).
+  uint32_t Root(uint32_t buffer) const {
+    for (uint32_t guard = 0; buffer < p_.buffers.size() && guard < p_.buffers.size(); ++guard) {
+      const uint32_t up = p_.buffers[buffer].alias_of;
+      if (up == ir::BufferDecl::kNoAlias) break;
+      buffer = up;
+    }
+    return buffer;
+  }
+
   void Pairs() {
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::vector<size_t>> by_loc;
+    // Accesses are compared by CTA shared-memory bytes, so that an access of an `aliases`
+    // buffer meets the accesses of the buffer whose bytes it reuses. Per (CTA, root buffer), a
+    // sweep over the byte intervals visits only pairs that intersect.
+    const bool have_engine_layout = e_.num_ctas() > 0;
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_root;
     for (size_t i = 0; i < accesses_.size(); ++i) {
-      const Access& x = accesses_[i];
-      by_loc[{x.cta, x.buffer, x.slot}].push_back(i);
+      Access& x = accesses_[i];
+      const bool declared = x.buffer < p_.buffers.size();
+      const uint32_t slot_bytes =
+          declared && have_engine_layout ? e_.buffer_slot_bytes(x.buffer) : 0;
+      x.base = declared && have_engine_layout
+                   ? int64_t{e_.buffer_base(x.buffer)} + int64_t{x.slot} * slot_bytes
+                   : 0;
+      x.end = x.hi == kWholeSlot ? x.base + slot_bytes : x.base + x.hi;
+      by_root[{x.cta, declared ? Root(x.buffer) : x.buffer}].push_back(i);
     }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
-    std::vector<std::pair<size_t, size_t>> races;
-    for (const auto& [loc, ids] : by_loc) {
-      for (size_t j = 1; j < ids.size(); ++j) {
-        const Access& b = accesses_[ids[j]];
-        for (size_t i = 0; i < j; ++i) {
-          const Access& a = accesses_[ids[i]];
-          if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
-          if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
-          if (!Overlap(a, b)) continue;
-          if (Ordered(a, b)) continue;
-          if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
-            continue;
-          }
-          races.emplace_back(ids[i], ids[j]);
+    std::vector<std::tuple<size_t, size_t, bool>> races;
+    for (auto& [loc, ids] : by_root) {
+      std::sort(ids.begin(), ids.end(), [this](size_t x, size_t y) {
+        return std::tie(accesses_[x].base, accesses_[x].lo, x) <
+               std::tie(accesses_[y].base, accesses_[y].lo, y);
+      });
+      std::vector<size_t> open;  // intervals that may still intersect later ones
+      std::vector<std::pair<size_t, size_t>> pairs;
+      for (size_t id : ids) {
+        const Access& n = accesses_[id];
+        const int64_t lo = n.base + n.lo;
+        std::erase_if(open, [&](size_t o) { return accesses_[o].end <= lo; });
+        for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
+        open.push_back(id);
+      }
+      std::sort(pairs.begin(), pairs.end());
+      for (const auto& [ia, ib] : pairs) {
+        const Access& a = accesses_[ia];
+        const Access& b = accesses_[ib];
+        if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
+        if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
+        if (!Overlap(a, b)) continue;
+        if (Ordered(a, b)) continue;
+        if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
+          continue;
         }
+        // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
+        races.emplace_back(ia, ib, Reaches(a, b.weak));
       }
     }
     std::sort(races.begin(), races.end(), [this](const auto& x, const auto& y) {
-      return std::tie(accesses_[x.second].event, x.first) <
-             std::tie(accesses_[y.second].event, y.first);
+      return std::tie(accesses_[std::get<1>(x)].event, std::get<0>(x)) <
+             std::tie(accesses_[std::get<1>(y)].event, std::get<0>(y));
     });
-    for (const auto& [ia, ib] : races) {
+    for (const auto& [ia, ib, narrow] : races) {
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
-      const std::string name =
-          a.buffer < p_.buffers.size() ? p_.buffers[a.buffer].name : std::string("buffer");
+      auto name = [this](const Access& x) {
+        return (x.buffer < p_.buffers.size() ? p_.buffers[x.buffer].name
+                                             : std::string("buffer")) +
+               "[" + std::to_string(x.slot) + "]";
+      };
+      // Accesses of two buffers that share bytes (`aliases`) name both; the finding's object is
+      // the buffer that owns the bytes (the one not declared as an alias), whatever the order.
+      const bool b_owns = b.buffer != a.buffer && b.buffer < p_.buffers.size() &&
+                          p_.buffers[b.buffer].alias_of == ir::BufferDecl::kNoAlias;
+      const Access& owner = b_owns ? b : a;
+      const Access& other = b_owns ? a : b;
+      const std::string where =
+          name(owner) + (b.buffer != a.buffer ? " (aliased by " + name(other) + ")" : "");
       Finding f;
-      f.violation = model::Violation{model::Code::kDataRace, 0, 0};
-      f.message = "data race on " + name + "[" + std::to_string(a.slot) + "] of CTA " +
-                  std::to_string(a.cta) + ": the " + Describe(b) + " and the " + Describe(a) +
-                  " are unordered: " + Missing(a, b);
+      f.violation = model::Violation{
+          narrow ? model::Code::kReleaseScopeNarrow : model::Code::kDataRace, 0, 0};
+      f.message = (narrow ? "" : "data race on ") + where + " of CTA " + std::to_string(a.cta) +
+                  ": the " + Describe(b) + " and the " + Describe(a) + " are unordered: " +
+                  (narrow ? "the arrive and the wait that link them are in different CTAs, and "
+                            "a .cta-scoped release (the default of mbarrier.arrive) or acquire "
+                            "(the default of try_wait/test_wait) synchronises only within its "
+                            "CTA: write the arrive as `arrive.release.cluster` (and the wait "
+                            "as `wait.acquire.cluster`)"
+                          : Missing(a, b));
       f.agent = b.agent;
       f.other_agent = a.agent;
       f.other_pc = a.pc;
       f.cta = a.cta;
       f.object_is_buffer = true;
-      f.object = a.buffer;
-      f.index = a.slot;
+      f.object = owner.buffer;
+      f.index = owner.slot;
       f.pc = b.pc;
       f.where = pcs_.where(Role(b.agent), b.pc);
       f.event = b.event;
@@ -527,7 +607,7 @@ class Races {
   std::span<const TraceEvent> trace_;
   PcMap pcs_;
   verifier::HappensBefore hb_;
-  std::vector<Clock> issue_clocks_;
+  std::vector<IssueClock> issue_clocks_;
   std::vector<Pending> pending_;
   std::vector<Access> accesses_;
   std::vector<std::vector<size_t>> bulk_open_;              // per agent: uncommitted stores

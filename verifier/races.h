@@ -37,7 +37,15 @@
 //     compared;
 //   - generic write -> async-proxy read also needs fence.proxy.async: that is P2006's (rules.cc),
 //     so here a generic write ordered before a store's issue counts as ordered.
-// Not modelled: remote (DSMEM) generic accesses (the language has none).
+// DSMEM accesses (`use`/`write ... @cta(r)`) are accesses of the target CTA's memory. Accesses
+// are compared by CTA shared-memory bytes, so that an `aliases` buffer meets the one it reuses.
+// Scopes and semantics (ir::MemSem, ir::MemScope): a .relaxed arrive releases nothing and a
+// .relaxed wait acquires nothing, unless a fence.acq_rel makes a release/acquire pattern of it;
+// a release and an acquire in different CTAs synchronise only when both are .cluster-scoped.
+// A generic write (st.shared, DSMEM st, cp.async) ordered only through such a narrow pair is
+// P2013 (release-scope-narrow); a read, or an async-proxy copy write whose completion was
+// observed on its barrier, ordered through it is ordered (the weak clock of happens_before.h,
+// docs/language.md §10).
 #ifndef PARITY_VERIFIER_RACES_H_
 #define PARITY_VERIFIER_RACES_H_
 

@@ -136,7 +136,7 @@ class Analysis {
  public:
   Analysis(const ir::Program& program, const engine::Engine& engine,
            std::span<const TraceEvent> trace)
-      : p_(program), e_(engine), trace_(trace), pcs_(program), hb_(engine, trace) {}
+      : p_(program), e_(engine), trace_(trace), pcs_(program), hb_(engine, trace, &program) {}
 
   std::vector<Finding> Run();
 
@@ -212,6 +212,9 @@ class Analysis {
   HappensBefore hb_;
   std::vector<SlotState> slots_;                   // by HappensBefore's slot number
   std::vector<Clock> issue_clocks_;                // snapshots at copy issue
+  // ... of HappensBefore::weak_clock: a read that reaches the issue through a release/acquire
+  // pair too narrow in scope is still done before the copy writes (races.cc, NeedsStrong).
+  std::vector<Clock> weak_issue_clocks_;
   std::vector<uint8_t> issue_refs_;                // per issue: destinations not yet delivered
   // Copies in flight by (issuing CTA, instruction, destination rank), in issue order.
   std::unordered_map<uint64_t, std::deque<PendingCopy>> pending_;
@@ -379,6 +382,7 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     }
   }
   issue_clocks_.push_back(ClockOf(a));
+  weak_issue_clocks_.push_back(hb_.weak_clock(a));
   issue_refs_.push_back(0);
   if (mask < 0) {
     c.target = ev.target_cta;
@@ -393,7 +397,10 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
       ++issue_refs_.back();
     }
   }
-  if (issue_refs_.back() == 0) Clock().swap(issue_clocks_.back());
+  if (issue_refs_.back() == 0) {
+    Clock().swap(issue_clocks_.back());
+    Clock().swap(weak_issue_clocks_.back());
+  }
 }
 
 void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
@@ -431,10 +438,15 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const PendingCopy c = queue[best];
   queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(best));
   // The issue's clock is released with its last destination's delivery.
-  const Clock issue = --issue_refs_[c.clock_id] == 0 ? std::move(issue_clocks_[c.clock_id])
-                                                     : issue_clocks_[c.clock_id];
-  if (issue_refs_[c.clock_id] == 0) Clock().swap(issue_clocks_[c.clock_id]);
-  hb_.Release(id, issue);
+  const bool last = --issue_refs_[c.clock_id] == 0;
+  const Clock issue = last ? std::move(issue_clocks_[c.clock_id]) : issue_clocks_[c.clock_id];
+  const Clock weak_issue =
+      last ? std::move(weak_issue_clocks_[c.clock_id]) : weak_issue_clocks_[c.clock_id];
+  if (last) {
+    Clock().swap(issue_clocks_[c.clock_id]);
+    Clock().swap(weak_issue_clocks_[c.clock_id]);
+  }
+  hb_.Release(id, issue, weak_issue);
   const uint32_t completed = Completed(id);
   s.signallers[c.agent] = completed;
   if (ev.cta != ev.target_cta) s.peer_senders.insert(c.agent);
@@ -460,7 +472,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
   // Every read of the slot must happen before the copy's issue (write-after-read).
   for (const auto& [reader, r] : loc.reads) {
-    if (reader == c.agent || r.epoch <= issue[L(reader)]) continue;
+    if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
     const bool after_issue = r.event > c.issue_event;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            after_issue
@@ -548,7 +560,7 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   // Write after read: every other thread's read of the slot must happen before the issue.
   for (const auto& [reader, r] : loc.reads) {
-    if (reader == a || r.epoch <= ClockOf(a)[L(reader)]) continue;
+    if (reader == a || r.epoch <= hb_.weak_clock(a)[L(reader)]) continue;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            "the cp.async issued by " + Agent(a) + " overwrites " +
                Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +

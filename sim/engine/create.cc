@@ -145,6 +145,32 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
                            " bytes of shared memory an sm_90 CTA can have",
                        d.where);
     }
+    if (d.alias_of != ir::BufferDecl::kNoAlias) {
+      // `aliases V + OFF` (ir.h BufferDecl): no memory of its own; the bytes of V it reuses.
+      // The parser only lets a buffer alias an earlier one, so V is laid out already.
+      auto off = EvalDecl(program, c.params, d.alias_offset, &b0, 0);
+      if (!off.ok()) return off.status();
+      if (d.alias_of >= c.buffers.size()) {
+        return DeclError(program, "engine.alias", "buffer " + d.name + " aliases a later buffer",
+                         d.where);
+      }
+      const Code::Buffer& v = c.buffers[d.alias_of];
+      const int64_t span = int64_t{v.stages} * v.bytes;
+      const int64_t base = int64_t{v.base} + *off;
+      if (*off < 0 || *off + *stages * *bytes > span || base % *align != 0) {
+        return DeclError(program, "engine.alias",
+                         "buffer " + d.name + ": " + std::to_string(*stages) + " slots of " +
+                             std::to_string(*bytes) + " bytes at offset " +
+                             std::to_string(*off) + " do not fit inside the " +
+                             std::to_string(span) + " bytes of buffer " +
+                             program.buffers[d.alias_of].name + " (or the offset breaks its " +
+                             "alignment " + std::to_string(*align) + ")",
+                         d.where);
+      }
+      c.buffers.push_back({static_cast<uint32_t>(base), static_cast<uint32_t>(*bytes),
+                           static_cast<uint32_t>(*stages)});
+      continue;
+    }
     addr = (addr + static_cast<uint64_t>(*align) - 1) & ~(static_cast<uint64_t>(*align) - 1);
     c.buffers.push_back({static_cast<uint32_t>(addr), static_cast<uint32_t>(*bytes),
                          static_cast<uint32_t>(*stages)});

@@ -453,6 +453,10 @@ class Engine {
   const AgentInfo& agent_info(uint32_t agent) const;
   const std::string& role_name(uint32_t agent) const;
   uint32_t num_ctas() const;  // in the whole grid
+  // Shared-memory byte offset of slot 0 of buffer `b` and its slot size (same in every CTA; an
+  // `aliases` buffer starts inside the buffer it aliases).
+  uint32_t buffer_base(uint32_t b) const;
+  uint32_t buffer_slot_bytes(uint32_t b) const;
   // The model state of barrier `name[index]` of CTA `cta_global`.
   const model::MbarrierState& barrier_state(uint32_t cta_global, uint32_t barrier,
                                             uint32_t index) const;

@@ -680,6 +680,17 @@ struct Engine::Exec {
     }
   }
 
+  // Whether every agent of CTA `cta_global` exited (a CTA without agents never ran any).
+  bool CtaExited(uint32_t cta_global) const {
+    bool any = false;
+    for (uint32_t x = 0; x < c.agents.size(); ++x) {
+      if (c.agents[x].cta_global != cta_global) continue;
+      any = true;
+      if (e.agents_[x].status != kExited) return false;
+    }
+    return any;
+  }
+
   void DoExit(uint32_t a, uint32_t pc, const SourceLocation* where) {
     AgentState& s = Agent(a);
     const AgentInfo& info = c.agents[a];
@@ -787,6 +798,18 @@ struct Engine::Exec {
     BufAddr buf;
     if (!ResolveBuf(a, op.buf, env, in.where, &buf)) return;
     const uint32_t pc = Pc(a);
+    if (buf.cta != c.agents[a].cta) {
+      // DSMEM (mapa + ld/st.shared::cluster): the peer's shared memory exists only while the
+      // peer runs. Its agents' exits touch its named-barrier object (DoExit), so this access
+      // and those exits are dependent steps for the explorer.
+      const uint32_t peer = c.agents[a].cluster * c.cluster_size + buf.cta;
+      Touch(NamedObj(peer));
+      if (CtaExited(peer)) {
+        Violate(model::Violation{model::Code::kDsmemExitedCta, buf.cta, 0}, a, pc, buf.cta,
+                op.buf.buffer, buf.slot, false);
+        if (e.outcome_ != Outcome::kRunning) return;
+      }
+    }
     if (c.tracks_data && op.write) {
       // What the slot holds now (see Code::tracks_data): the GPU's `write` data depends only on
       // the agent's index in its CTA and the byte offset, so a partial write keeps a slot that
@@ -795,7 +818,7 @@ struct Engine::Exec {
       const bool whole = buf.bytes == c.buffers[op.buf.buffer].bytes;
       tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
     }
-    Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, c.agents[a].cta, op.buf.buffer,
+    Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, buf.cta, op.buf.buffer,
          buf.slot, buf.bytes, buf.address - c.buffers[op.buf.buffer].base -
                                   buf.slot * c.buffers[op.buf.buffer].bytes,
          pc);

@@ -194,7 +194,16 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       }
     } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
       fp->Add(NamedObj(info.cta_global));
-    } else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+    }
+    if (const auto* o = std::get_if<ir::BufferAccess>(&op); o != nullptr && o->buf.cta != ir::kNoExpr) {
+      // A DSMEM access reads whether the peer CTA exited (Do(BufferAccess)).
+      int64_t cta = 0;
+      if (!(ok = Ev(o->buf.cta, env0, &cta))) break;
+      if (cta >= 0 && cta < c.cluster_size) {
+        fp->Add(NamedObj(info.cluster * c.cluster_size + static_cast<uint32_t>(cta)));
+      }
+    }
+    if (const auto* o = std::get_if<ir::BufferAccess>(&op);
                std::holds_alternative<ir::GlobalReadback>(op) ||
                (c.tracks_data && o != nullptr && o->write)) {
       // `readback` and (with data tracking) `write`: every agent's group state, as the steps

@@ -97,7 +97,8 @@ inline bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, co
   TraceEvent& ev = Emit(kind, a, b.cta, op.bar.barrier, b.index, count,
                         kind == EventKind::kArrive ? st.pending_count : tx, pc);
   ev.phase = static_cast<uint8_t>(st.parity());
-  ev.flags |= flags;
+  ev.flags |= flags | trace::OrderFlags(op.sem == ir::MemSem::kRelaxed,
+                                        op.scope == ir::MemScope::kCluster);
   if (!Check(r, a, pc, b, op.bar.barrier)) return false;
   if (op.token_var != 0xffffffffu) {
     Vars(a)[op.token_var] = EncodeToken(r.token);
@@ -193,6 +194,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
                           r.complete ? 1 : 0, 0, pc);
     ev.phase = static_cast<uint8_t>(st.parity());
     ev.parity = static_cast<uint8_t>(by_token ? token.phase & 1 : parity);
+    ev.flags |= trace::OrderFlags(op.sem == ir::MemSem::kRelaxed,
+                                  op.scope == ir::MemScope::kCluster);
     if (!Check(r, a, pc, b, op.bar.barrier)) return;
     if (op.result_var != 0xffffffffu) {
       Vars(a)[op.result_var] = r.complete ? 1 : 0;
@@ -218,6 +221,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   TraceEvent& ev = Emit(EventKind::kWaitEnd, a, b.cta, op.bar.barrier, b.index, 1, 0, pc);
   ev.phase = static_cast<uint8_t>(st.parity());
   ev.parity = shown_parity;
+  ev.flags |= trace::OrderFlags(op.sem == ir::MemSem::kRelaxed,
+                                op.scope == ir::MemScope::kCluster);
   s.wait = WaitKind::kNone;
   Advance(a);
 }

@@ -361,6 +361,8 @@ const std::string& Engine::role_name(uint32_t a) const {
   return code_->program->roles[code_->agents[a].role].name;
 }
 uint32_t Engine::num_ctas() const { return code_->num_ctas; }
+uint32_t Engine::buffer_base(uint32_t b) const { return code_->buffers[b].base; }
+uint32_t Engine::buffer_slot_bytes(uint32_t b) const { return code_->buffers[b].bytes; }
 size_t Engine::in_flight() const { return in_flight_.size() + deferred_.size(); }
 const model::MbarrierState& Engine::barrier_state(uint32_t cta_global, uint32_t barrier,
                                                   uint32_t index) const {

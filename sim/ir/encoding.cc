@@ -76,6 +76,11 @@ uint32_t Checksum(const std::vector<uint32_t>& w, size_t from) {
 }
 
 // ---------------------------------------------------------------------------------------------
+uint32_t SemScope(MemSem sem, MemScope scope) {
+  return (sem == MemSem::kRelaxed ? kSemRelaxedBit : 0u) |
+         (scope == MemScope::kCluster ? kScopeClusterBit : 0u);
+}
+
 class Encoder {
  public:
   explicit Encoder(const Program& p) : p_(p) {}
@@ -99,7 +104,8 @@ class Encoder {
     std::vector<uint32_t> buffers, barriers, maps, roles;
     const uint32_t cm = Ref(p_.cluster_m), cn = Ref(p_.cluster_n), cl = Ref(p_.clusters);
     for (const BufferDecl& b : p_.buffers) {
-      buffers.insert(buffers.end(), {Ref(b.stages), Ref(b.bytes), Ref(b.align)});
+      buffers.insert(buffers.end(),
+                     {Ref(b.stages), Ref(b.bytes), Ref(b.align), b.alias_of, Ref(b.alias_offset)});
     }
     for (const BarrierDecl& b : p_.barriers) {
       barriers.insert(barriers.end(), {Ref(b.size), Ref(b.count)});
@@ -258,7 +264,7 @@ class Encoder {
           } else if constexpr (std::is_same_v<T, MbarrierInval>) {
             Bar(o.bar, &f);
           } else if constexpr (std::is_same_v<T, MbarrierArrive>) {
-            f.push_back(static_cast<uint32_t>(o.kind));
+            f.push_back(static_cast<uint32_t>(o.kind) | SemScope(o.sem, o.scope));
             Bar(o.bar, &f);
             f.insert(f.end(), {Ref(o.count), Ref(o.expect_tx), Ref(o.mask), o.token_var});
           } else if constexpr (std::is_same_v<T, MbarrierExpectTx> ||
@@ -267,7 +273,8 @@ class Encoder {
             f.push_back(Ref(o.bytes));
           } else if constexpr (std::is_same_v<T, MbarrierWait>) {
             Bar(o.bar, &f);
-            f.insert(f.end(), {Ref(o.parity), o.token_var, uint32_t{o.test_only}, o.result_var});
+            f.insert(f.end(), {Ref(o.parity), o.token_var,
+                               uint32_t{o.test_only} | SemScope(o.sem, o.scope), o.result_var});
           } else if constexpr (std::is_same_v<T, TmaLoad>) {
             f.push_back(o.tensor_map);
             Buf(o.dst, &f);
@@ -400,13 +407,17 @@ class Decoder {
     p.cluster_n = Expr_(w_[11]);
     p.clusters = Expr_(w_[12]);
 
-    if (!Range(w_[14], uint64_t{w_[13]} * 3)) return Bad("buffers out of range");
+    if (!Range(w_[14], uint64_t{w_[13]} * 5)) return Bad("buffers out of range");
     p.buffers.resize(w_[13]);
     for (uint32_t i = 0; i < w_[13]; ++i) {
-      const uint32_t at = w_[14] + 3 * i;
+      const uint32_t at = w_[14] + 5 * i;
       p.buffers[i].stages = Expr_(w_[at]);
       p.buffers[i].bytes = Expr_(w_[at + 1]);
       p.buffers[i].align = Expr_(w_[at + 2]);
+      // An alias names an earlier buffer (the parser's rule), so layouts never loop.
+      if (w_[at + 3] != BufferDecl::kNoAlias && w_[at + 3] >= i) return Bad("bad buffer alias");
+      p.buffers[i].alias_of = w_[at + 3];
+      p.buffers[i].alias_offset = Expr_(w_[at + 4]);
     }
     if (!Range(w_[16], uint64_t{w_[15]} * 2)) return Bad("barriers out of range");
     p.barriers.resize(w_[15]);
@@ -658,6 +669,13 @@ class Decoder {
     r.cta = Expr_(f->Next());
     return r;
   }
+  // Bits 8 (relaxed) and 9 (cluster scope) of an arrive's kind word or a wait's test_only word;
+  // any other high bit is malformed.
+  void DecodeSemScope(uint32_t word, MemSem* sem, MemScope* scope) {
+    if ((word & ~0x3ffu) != 0) Fail("bad semantics or scope bits");
+    *sem = (word & kSemRelaxedBit) != 0 ? MemSem::kRelaxed : MemSem::kStrong;
+    *scope = (word & kScopeClusterBit) != 0 ? MemScope::kCluster : MemScope::kCta;
+  }
   bool Flag(Fields* f) {
     const uint32_t v = f->Next();
     if (v > 1) Fail("flag out of range");
@@ -683,9 +701,11 @@ class Decoder {
       case 1: { MbarrierInval o; o.bar = Bar(f); return o; }
       case 2: {
         MbarrierArrive o;
-        const uint32_t kind = f->Next();
+        const uint32_t word = f->Next();
+        const uint32_t kind = word & 0xffu;
         if (kind > static_cast<uint32_t>(MbarrierArrive::Kind::kDrop)) Fail("bad arrive kind");
         o.kind = static_cast<MbarrierArrive::Kind>(kind & 3);
+        DecodeSemScope(word, &o.sem, &o.scope);
         o.bar = Bar(f);
         o.count = Expr_(f->Next());
         o.expect_tx = Expr_(f->Next());
@@ -700,7 +720,10 @@ class Decoder {
         o.bar = Bar(f);
         o.parity = Expr_(f->Next());
         o.token_var = Var(f->Next(), true);
-        o.test_only = Flag(f);
+        const uint32_t word = f->Next();
+        if ((word & 0xffu) > 1) Fail("flag out of range");
+        o.test_only = (word & 1u) != 0;
+        DecodeSemScope(word, &o.sem, &o.scope);
         o.result_var = Var(f->Next(), true);
         return o;
       }
@@ -726,8 +749,8 @@ class Decoder {
       case 17: {
         Fence o;
         const uint32_t k = f->Next();
-        if (k > static_cast<uint32_t>(Fence::Kind::kAcqRelCluster)) Fail("bad fence kind");
-        o.kind = static_cast<Fence::Kind>(k & 3);
+        if (k > static_cast<uint32_t>(Fence::Kind::kAcqRelCta)) Fail("bad fence kind");
+        o.kind = static_cast<Fence::Kind>(k & 7);
         return o;
       }
       case 18: return ClusterArrive{Flag(f)};

@@ -14,7 +14,8 @@
 //   6 number of params       7 params offset: per param, its bound value as int64 (lo, hi)
 //   8 expression pool offset 9 expression pool words
 //  10 cluster_m ref  11 cluster_n ref  12 clusters ref
-//  13 number of buffers      14 buffers offset: per buffer  stages, bytes, align   (3 refs)
+//  13 number of buffers      14 buffers offset: per buffer  stages, bytes, align refs, the
+//        index of the buffer it aliases (kNone: none), alias offset ref       (5 words)
 //  15 number of barriers     16 barriers offset: per barrier size, count           (2 refs)
 //  17 number of tensor maps  18 tensor maps offset: per map
 //        dtype (CUtensorMapDataType), swizzle (CUtensorMapSwizzle), interleave
@@ -53,9 +54,10 @@
 //   kBreak 5: -  (leaves the innermost kFor/kWhile; version 3)
 //   ops: 16 + the index of the alternative in ir::Op:
 //   MbarrierInit bar, count            MbarrierInval bar
-//   MbarrierArrive kind, bar, count, expect_tx, mask, token var
+//   MbarrierArrive kind (| kSemRelaxedBit, kScopeClusterBit), bar, count, expect_tx, mask,
+//                  token var
 //   MbarrierExpectTx / MbarrierCompleteTx bar, bytes
-//   MbarrierWait bar, parity, token var, test_only, result var
+//   MbarrierWait bar, parity, token var, test_only (| the sem/scope bits), result var
 //   TmaLoad map, buf, bar, multicast, #coords, coords   TmaStore map, buf, #coords, coords
 //   BulkLoad buf, bar, multicast       BulkStore buf    BulkCommit -     BulkWait pending, read
 //   CpAsync buf   CpAsyncCommit -      CpAsyncWait pending               CpAsyncMbarrierArrive bar, noinc
@@ -85,7 +87,8 @@ namespace parity::ir {
 inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
 // 2: MbarrierPendingCount (op 23) and GlobalReadback (op 24) appended.
 // 3: kWhile and kBreak statements.
-inline constexpr uint32_t kEncodingVersion = 3;
+// 4: buffer aliases (5 words per buffer), sem/scope bits on arrive and wait, Fence kAcqRelCta.
+inline constexpr uint32_t kEncodingVersion = 4;
 inline constexpr uint32_t kEncodingHeaderWords = 24;
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 

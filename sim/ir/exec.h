@@ -425,11 +425,13 @@ struct ResolvedArrive {
   uint32_t has_tx, masked;
   uint32_t mask;       // CTAs the arrive goes to (bit r: CTA rank r)
   uint32_t token_var;  // kNone: no state token kept
+  uint32_t order;      // kSemRelaxedBit | kScopeClusterBit (sim/ir/ops.h)
 };
 struct ResolvedWait {
   BarrierOperands b;
   uint32_t parity;  // of the phase waited for (a token wait: of the token's phase)
   uint32_t token_var, test_only, result_var;
+  uint32_t order;  // kSemRelaxedBit | kScopeClusterBit (sim/ir/ops.h)
 };
 struct ResolvedTmaLoad {
   uint32_t map, slot, dst;
@@ -449,6 +451,7 @@ struct ResolvedNamedBarrier {
 };
 struct ResolvedAccess {  // use / write
   uint32_t buf, slot, offset, bytes, addr, write;
+  uint32_t cta;  // the CTA whose shared memory is accessed (DSMEM when not the agent's own)
 };
 struct alignas(16) ResolvedOp {
   uint32_t head;
@@ -512,7 +515,8 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       x.masked = f[6] != kNone ? 1u : 0u;
       x.mask = x.masked ? static_cast<uint32_t>(EvalExpr(c, a, f[6])) : (1u << b.cta);
       if (a.fault != kFaultNone) return kResolveFault;
-      x.kind = f[0];
+      x.kind = f[0] & 0xffu;
+      x.order = f[0] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
       x.token_var = f[7];
       return kResolved;
     }
@@ -525,7 +529,8 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       x.parity = x.token_var < kMaxVars ? a.token_parity[x.token_var]
                                         : static_cast<uint32_t>(EvalExpr(c, a, f[3])) & 1u;
       if (a.fault != kFaultNone) return kResolveFault;
-      x.test_only = f[5];
+      x.test_only = f[5] & 1u;
+      x.order = f[5] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
       x.result_var = f[6];
       return kResolved;
     }
@@ -616,6 +621,14 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
         return kResolveFault;
       }
       x.write = f[5] != 0 ? 1u : 0u;
+      // The buffer ref's cta word (f[4]): `use`/`write ... @cta(r)`.
+      const int64_t t = f[4] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[4]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      if (t < 0 || t >= static_cast<int64_t>(c.cluster_m * c.cluster_n)) {
+        Fail(a, kFaultIndex);
+        return kResolveFault;
+      }
+      x.cta = static_cast<uint32_t>(t);
       return kResolved;
     }
     default:

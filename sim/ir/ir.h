@@ -54,12 +54,19 @@ struct Param {
 };
 
 // `buffer A[STAGES] bytes TILE` : `stages` slots of `bytes` each, in shared memory.
+// `buffer O[1] bytes N aliases V + OFF` : O takes no memory of its own; its slot 0 starts OFF
+// bytes (default 0) into buffer V's slot 0, and all of O must lie inside V's slots (a union
+// of shared memory, as FA3 puts its O tile over V). An access of O and one of V that share a
+// byte are accesses of the same memory (verifier/races.cc compares CTA byte addresses).
 struct BufferDecl {
   std::string name;
   ExprId stages;  // number of slots (array length)
   ExprId bytes;   // bytes per slot
   ExprId align;   // alignment of slot 0 in bytes (default 1024, as TMA swizzle needs)
+  uint32_t alias_of = kNoAlias;  // index of an earlier buffer whose bytes this one reuses
+  ExprId alias_offset = kNoExpr;  // bytes into alias_of's slot 0 (kNoExpr = 0)
   SourceLocation where;
+  static constexpr uint32_t kNoAlias = 0xffffffffu;
 };
 
 // `barrier full[STAGES] count 1` : an array of mbarriers and the count each is initialised with.
@@ -95,13 +102,27 @@ struct BarrierRef {
   ExprId cta = kNoExpr;      // target CTA rank; kNoExpr = own CTA
 };
 
+// Memory-ordering qualifiers of arrive, wait and test_wait (PTX ISA, Memory Consistency Model).
+// The zero value is PTX's default when the qualifier is omitted: mbarrier.arrive is
+// .release.cta, mbarrier.try_wait / test_wait .acquire.cta.
+enum class MemSem : uint8_t {
+  kStrong = 0,   // .release on an arrive, .acquire on a wait
+  kRelaxed = 1,  // .relaxed: orders no memory access
+};
+enum class MemScope : uint8_t {
+  kCta = 0,      // .cta: synchronises with threads of the same CTA only
+  kCluster = 1,  // .cluster: with every thread of the cluster
+};
+
 // `A[s]`, optionally `+ offset` bytes and `bytes N` (default: the whole slot).
 struct BufferRef {
   uint32_t buffer = 0;       // index into Program::buffers
   ExprId slot = kNoExpr;
   ExprId offset = kNoExpr;   // bytes into the slot; kNoExpr = 0
   ExprId bytes = kNoExpr;    // kNoExpr = the slot's size minus offset
-  ExprId cta = kNoExpr;      // for st.async: the destination CTA rank
+  // st.async: the destination CTA rank; use / write: the CTA whose shared memory is accessed
+  // through the cluster window (mapa + ld/st.shared::cluster); kNoExpr = own CTA.
+  ExprId cta = kNoExpr;
 };
 
 struct MbarrierInit { BarrierRef bar; ExprId count = kNoExpr; };  // kNoExpr: the declared count
@@ -117,6 +138,8 @@ struct MbarrierArrive {
   ExprId expect_tx = kNoExpr;  // arrive.expect_tx bytes; kNoExpr = plain arrive
   ExprId mask = kNoExpr;       // multicast-style arrive to several CTAs
   uint32_t token_var = 0xffffffffu;  // agent variable slot that receives the state token, if any
+  MemSem sem = MemSem::kStrong;      // .release (default) or .relaxed
+  MemScope scope = MemScope::kCta;   // .cta (default) or .cluster
 };
 struct MbarrierExpectTx { BarrierRef bar; ExprId bytes; };
 struct MbarrierCompleteTx { BarrierRef bar; ExprId bytes; };
@@ -128,6 +151,8 @@ struct MbarrierWait {
   uint32_t token_var = 0xffffffffu;
   bool test_only = false;  // test_wait once, result into result_var (no blocking)
   uint32_t result_var = 0xffffffffu;
+  MemSem sem = MemSem::kStrong;      // .acquire (default) or .relaxed
+  MemScope scope = MemScope::kCta;   // .cta (default) or .cluster
 };
 // cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes[.multicast::cluster]
 struct TmaLoad {
@@ -156,8 +181,12 @@ struct CpAsyncWait { ExprId pending = kNoExpr; };         // cp.async.wait_group
 struct CpAsyncMbarrierArrive { BarrierRef bar; bool noinc = false; };
 // st.async...mbarrier::complete_tx::bytes: write dst.bytes into CTA dst.cta, complete_tx there.
 struct StAsync { BufferRef dst; BarrierRef bar; };
+// fence.acq_rel.cta / .cluster: with a .relaxed arrive after it, a release pattern; with a
+// .relaxed wait before it, an acquire pattern (PTX ISA, Memory Consistency Model).
 struct Fence {
-  enum class Kind : uint8_t { kMbarrierInit, kProxyAsync, kProxyAsyncGlobal, kAcqRelCluster };
+  enum class Kind : uint8_t {
+    kMbarrierInit, kProxyAsync, kProxyAsyncGlobal, kAcqRelCluster, kAcqRelCta,
+  };
   Kind kind = Kind::kProxyAsync;
 };
 struct ClusterArrive { bool relaxed = false; };           // barrier.cluster.arrive

@@ -46,6 +46,12 @@ enum class EncodedExprOp : uint8_t {
   kConst = 1, kVar = 2, kBuiltin = 3, kUnary = 4, kBinary = 5,
   kJumpIfZero = 6, kJump = 7, kAndJump = 8, kOrJump = 9, kBool = 10,
 };
+// Memory-ordering qualifiers in an encoded arrive's kind word and a wait's test_only word (bits
+// above the low byte that holds the kind or the flag): ir::MemSem::kRelaxed and
+// ir::MemScope::kCluster.
+inline constexpr uint32_t kSemRelaxedBit = 1u << 8;
+inline constexpr uint32_t kScopeClusterBit = 1u << 9;
+
 // Kinds of an encoded statement record: control flow, then kOpBase + OpKind.
 enum class EncodedStmtKind : uint8_t {
   kLet = 1, kFor = 2, kIf = 3, kWhile = 4, kBreak = 5, kOpBase = 16,

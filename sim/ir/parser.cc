@@ -12,6 +12,7 @@
 
 #include "sim/common/read_file.h"
 #include "sim/ir/param_eval.h"
+#include "sim/ir/qualifiers.h"
 
 namespace parity::ir {
 namespace {
@@ -254,7 +255,7 @@ bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
       "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
       "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
-      "when", "bytes", "align",
+      "when", "bytes", "align", "aliases",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
       "min", "max", "init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx",
       "wait", "test_wait", "pending_count", "readback", "use", "write", "exit", "dtype", "dims", "box", "strides",
@@ -690,7 +691,23 @@ class Parser {
     PARITY_RETURN_IF_ERROR(ExpectPunct("@", ""));
     PARITY_RETURN_IF_ERROR(ExpectWord("cta", "after `@`"));
     PARITY_RETURN_IF_ERROR(ExpectPunct("(", "after `@cta`"));
+    const Token at = Peek();
     PARITY_RETURN_IF_ERROR(ParseExpr(cta));
+    // A constant rank outside a constant cluster shape (declared above) is known bad now; other
+    // ranks are checked by the engine when they are evaluated (engine.cta-range).
+    auto constant = [&](ExprId e, int64_t* v) {
+      if (e == kNoExpr || program_.exprs[e].kind != Expr::Kind::kConst) return false;
+      *v = program_.exprs[e].value;
+      return true;
+    };
+    int64_t r = 0, m = 0, n = 0;
+    if (constant(*cta, &r) && constant(program_.cluster_m, &m) &&
+        constant(program_.cluster_n, &n) && (r < 0 || r >= m * n)) {
+      return Error(at, "CTA rank " + std::to_string(r) + " is outside the cluster (ranks 0.." +
+                           std::to_string(m * n - 1) + " of `cluster " + std::to_string(m) +
+                           "x" + std::to_string(n) + "`)",
+                   "parse.cta-range");
+    }
     return ExpectPunct(")", "after the CTA rank");
   }
 
@@ -719,7 +736,9 @@ class Parser {
         PARITY_RETURN_IF_ERROR(ParseExpr(&ref->bytes));
       } else if (IsPunct("@") && ref->cta == kNoExpr) {
         if (!allow_cta) {
-          return Error(Peek(), "`@cta` on a buffer is only allowed for st.async (a remote write)",
+          return Error(Peek(),
+                       "`@cta` on a buffer is only allowed for st.async, use and write (accesses "
+                       "of a peer CTA's shared memory)",
                        "parse.bad-remote");
         }
         PARITY_RETURN_IF_ERROR(ParseCta(&ref->cta));
@@ -875,11 +894,28 @@ class Parser {
     PARITY_RETURN_IF_ERROR(ExpectPunct("]", "after the number of buffer slots"));
     PARITY_RETURN_IF_ERROR(ExpectWord("bytes", "after `buffer " + b.name + "[...]`"));
     PARITY_RETURN_IF_ERROR(ParseExpr(&b.bytes));
-    if (AcceptWord("align")) {
-      PARITY_RETURN_IF_ERROR(ParseExpr(&b.align));
-    } else {
-      b.align = Const(1024, name);
+    bool has_align = false;
+    while (true) {
+      if (!has_align && AcceptWord("align")) {
+        has_align = true;
+        PARITY_RETURN_IF_ERROR(ParseExpr(&b.align));
+      } else if (b.alias_of == BufferDecl::kNoAlias && IsWord("aliases")) {
+        // `aliases V [+ OFF]`: a union with an earlier buffer (ir.h BufferDecl).
+        Next();
+        const Token target = Peek();
+        if (target.kind == Token::Kind::kIdent && target.text == b.name) {
+          return Error(target, "buffer " + b.name + " cannot alias itself", "parse.bad-alias");
+        }
+        PARITY_RETURN_IF_ERROR(
+            LookupObject(program_.buffers, "buffer", "parse.unknown-buffer", &b.alias_of));
+        if (AcceptPunct("+")) PARITY_RETURN_IF_ERROR(ParseExpr(&b.alias_offset));
+      } else {
+        break;
+      }
     }
+    // An alias's default alignment is the 16 bytes every executor access needs, so that an
+    // offset into the aliased buffer need not be a multiple of 1024.
+    if (!has_align) b.align = Const(b.alias_of == BufferDecl::kNoAlias ? 1024 : 16, name);
     program_.buffers.push_back(std::move(b));
     return EndOfStatement("the buffer declaration");
   }
@@ -1294,8 +1330,21 @@ class Parser {
     return Status::Ok();
   }
 
+  // PTX memory-ordering suffixes of an op word (sim/ir/qualifiers.h), as parse.bad-qualifier.
+  Status SplitQualifiers(const Token& t, std::string* base, Qualifiers* q) const {
+    const std::string why = ir::SplitQualifiers(t.text, base, q);
+    return why.empty() ? Status::Ok() : Error(t, why, "parse.bad-qualifier");
+  }
+  Status CheckQualifiers(const Token& t, const std::string& base, const Qualifiers& q,
+                         const char* sem_word, bool relaxed_ok, bool scoped) const {
+    const std::string why = ir::CheckQualifiers(base, q, sem_word, relaxed_ok, scoped);
+    return why.empty() ? Status::Ok() : Error(t, why, "parse.bad-qualifier");
+  }
+
   Status ParseOp(const Token& t, Block* out) {
-    const std::string& w = t.text;
+    std::string w;
+    Qualifiers quals;
+    PARITY_RETURN_IF_ERROR(SplitQualifiers(t, &w, &quals));
     if (w == "init") {
       MbarrierInit op;
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
@@ -1308,6 +1357,9 @@ class Parser {
     } else if (w == "arrive" || w == "arrive.expect_tx" || w == "arrive.nocomplete" ||
                w == "arrive_drop") {
       MbarrierArrive op;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "release", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       if (w == "arrive.nocomplete") op.kind = MbarrierArrive::Kind::kNoComplete;
       if (w == "arrive_drop") op.kind = MbarrierArrive::Kind::kDrop;
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
@@ -1346,6 +1398,9 @@ class Parser {
       }
     } else if (w == "wait") {
       MbarrierWait op;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
       if (AcceptWord("parity")) {
         PARITY_RETURN_IF_ERROR(ParseExpr(&op.parity));
@@ -1370,6 +1425,9 @@ class Parser {
     } else if (w == "test_wait") {
       MbarrierWait op;
       op.test_only = true;
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", true, true));
+      op.sem = quals.sem.value_or(MemSem::kStrong);
+      op.scope = quals.scope.value_or(MemScope::kCta);
       PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
       PARITY_RETURN_IF_ERROR(ExpectWord("parity", "after the barrier of `test_wait`"));
       PARITY_RETURN_IF_ERROR(ParseExpr(&op.parity));
@@ -1474,11 +1532,29 @@ class Parser {
       PushOp(out, Fence{Fence::Kind::kProxyAsync}, t);
     } else if (w == "fence.proxy.async.global") {
       PushOp(out, Fence{Fence::Kind::kProxyAsyncGlobal}, t);
-    } else if (w == "fence.acq_rel.cluster") {
-      PushOp(out, Fence{Fence::Kind::kAcqRelCluster}, t);
+    } else if (w == "fence.acq_rel") {
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "", false, true));
+      if (!quals.scope) {
+        return Error(t, "`fence.acq_rel` needs a scope: `fence.acq_rel.cta` or "
+                        "`fence.acq_rel.cluster`",
+                     "parse.bad-qualifier");
+      }
+      PushOp(out,
+             Fence{*quals.scope == MemScope::kCluster ? Fence::Kind::kAcqRelCluster
+                                                       : Fence::Kind::kAcqRelCta},
+             t);
     } else if (w == "cluster.arrive") {
-      PushOp(out, ClusterArrive{AcceptWord("relaxed")}, t);
+      // barrier.cluster.arrive{.release, .relaxed}; the older `cluster.arrive relaxed` spelling
+      // is the same op.
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "release", true, false));
+      const bool relaxed_word = AcceptWord("relaxed");
+      if (relaxed_word && quals.sem) {
+        return Error(t, "`" + t.text + " relaxed` gives two semantics", "parse.bad-qualifier");
+      }
+      PushOp(out, ClusterArrive{relaxed_word || quals.sem == MemSem::kRelaxed}, t);
     } else if (w == "cluster.wait") {
+      // barrier.cluster.wait{.acquire}: acquire is its only (and default) semantics.
+      PARITY_RETURN_IF_ERROR(CheckQualifiers(t, w, quals, "acquire", false, false));
       PushOp(out, ClusterWait{}, t);
     } else if (w == "cluster.sync") {
       // barrier.cluster.arrive + barrier.cluster.wait (PTX ISA, barrier.cluster).
@@ -1494,7 +1570,7 @@ class Parser {
     } else if (w == "use" || w == "write") {
       BufferAccess op;
       op.write = w == "write";
-      PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, false));
+      PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, true));
       PushOp(out, op, t);
     } else if (w == "exit") {
       PushOp(out, Exit{}, t);

@@ -152,6 +152,13 @@ class Printer {
     return s;
   }
 
+  // Only the qualifiers that differ from PTX's defaults (.release/.acquire, .cta), so that a
+  // schedule spelling the defaults out prints (and hashes) as one that omits them.
+  static std::string Quals(MemSem sem, MemScope scope) {
+    return std::string(sem == MemSem::kRelaxed ? ".relaxed" : "") +
+           (scope == MemScope::kCluster ? ".cluster" : "");
+  }
+
   std::string Buf(const BufferRef& r) const {
     std::string s = (r.buffer < p_.buffers.size() ? p_.buffers[r.buffer].name : "<bad-buffer>") +
                     "[" + Expr_(r.slot) + "]";
@@ -182,15 +189,15 @@ class Printer {
           } else if constexpr (std::is_same_v<T, MbarrierArrive>) {
             std::string s;
             if (o.kind == MbarrierArrive::Kind::kNoComplete) {
-              s = "arrive.nocomplete ";
+              s = "arrive.nocomplete";
             } else if (o.kind == MbarrierArrive::Kind::kDrop) {
-              s = "arrive_drop ";
+              s = "arrive_drop";
             } else if (o.expect_tx != kNoExpr) {
-              s = "arrive.expect_tx ";
+              s = "arrive.expect_tx";
             } else {
-              s = "arrive ";
+              s = "arrive";
             }
-            s += Bar(o.bar);
+            s += Quals(o.sem, o.scope) + " " + Bar(o.bar);
             if (o.expect_tx != kNoExpr) s += " bytes " + Expr_(o.expect_tx);
             if (o.count != kNoExpr) s += " count " + Expr_(o.count);
             if (o.mask != kNoExpr) s += " mask " + Expr_(o.mask);
@@ -201,12 +208,13 @@ class Printer {
           } else if constexpr (std::is_same_v<T, MbarrierCompleteTx>) {
             return "complete_tx " + Bar(o.bar) + " bytes " + Expr_(o.bytes);
           } else if constexpr (std::is_same_v<T, MbarrierWait>) {
+            const std::string q = Quals(o.sem, o.scope) + " ";
             if (o.test_only) {
-              return "test_wait " + Bar(o.bar) + " parity " + Expr_(o.parity) + " -> " +
+              return "test_wait" + q + Bar(o.bar) + " parity " + Expr_(o.parity) + " -> " +
                      Var(o.result_var);
             }
-            if (o.parity != kNoExpr) return "wait " + Bar(o.bar) + " parity " + Expr_(o.parity);
-            return "wait " + Bar(o.bar) + " token " + Var(o.token_var);
+            if (o.parity != kNoExpr) return "wait" + q + Bar(o.bar) + " parity " + Expr_(o.parity);
+            return "wait" + q + Bar(o.bar) + " token " + Var(o.token_var);
           } else if constexpr (std::is_same_v<T, TmaLoad>) {
             return "tma.load " + TensorMapName(o.tensor_map) + " coords " + List(o.coords) +
                    " -> " + Buf(o.dst) + " bar " + Bar(o.bar) +
@@ -239,6 +247,7 @@ class Printer {
               case Fence::Kind::kProxyAsync: return "fence.proxy.async";
               case Fence::Kind::kProxyAsyncGlobal: return "fence.proxy.async.global";
               case Fence::Kind::kAcqRelCluster: return "fence.acq_rel.cluster";
+              case Fence::Kind::kAcqRelCta: return "fence.acq_rel.cta";
             }
             return "<bad-fence>";
           } else if constexpr (std::is_same_v<T, ClusterArrive>) {
@@ -345,6 +354,11 @@ std::string Print(const Program& p) {
   for (const BufferDecl& b : p.buffers) {
     out += "buffer " + b.name + "[" + pr.Expr_(b.stages) + "] bytes " + pr.Expr_(b.bytes);
     if (b.align != kNoExpr) out += " align " + pr.Expr_(b.align);
+    if (b.alias_of != BufferDecl::kNoAlias) {
+      out += " aliases " + (b.alias_of < p.buffers.size() ? p.buffers[b.alias_of].name
+                                                          : std::string("<bad-buffer>"));
+      if (b.alias_offset != kNoExpr) out += " + " + pr.Expr_(b.alias_offset);
+    }
     out += "\n";
   }
   for (const BarrierDecl& b : p.barriers) {

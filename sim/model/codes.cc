@@ -160,6 +160,10 @@ std::string Detail(const Violation& v) {
       return "CTA " + N(v.value) + " may exit with a copy into its shared memory in flight";
     case Code::kExitWhileAwaited:
       return Plural(v.value, "agent", "agents") + " blocked on a signal of an exited agent";
+    case Code::kDsmemExitedCta:
+      return "access of the shared memory of exited CTA " + N(v.value);
+    case Code::kReleaseScopeNarrow:
+      return "release or acquire too narrow (.cta) for accesses across CTAs";
   }
   return "unknown violation";
 }

@@ -310,7 +310,28 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "can exit, and its shared memory be given to the next CTA, while the bytes are still on "      \
     "their way. Typical bug: a prefetch into a stage that no consumer waits for (a loop that "     \
     "issues one load more than it consumes), or a producer that exits right after its last "      \
-    "issue in a kernel whose consumers skip the last wait.")
+    "issue in a kernel whose consumers skip the last wait.") \
+  X(kDsmemExitedCta, "S1103", "dsmem-exited-cta", kError,                                          \
+    "distributed shared memory access of a CTA that has exited",                                   \
+    "PTX ISA (state spaces, shared::cluster; CUDA Programming Guide, Distributed Shared Memory): "  \
+    "a CTA's shared memory may be accessed "                                                       \
+    "by the other CTAs of its cluster (mapa + ld/st.shared::cluster) only while that CTA is "      \
+    "running; every CTA must stay until its peers' accesses are done, which kernels ensure with "  \
+    "a cluster barrier before exiting. Reported when a `use` or `write ... @cta(r)` runs after "   \
+    "every agent of CTA r exited. Typical bug: the cluster.sync at the end of a DSMEM reduction "  \
+    "left out, so the CTA that finishes first frees the memory its peers still read.")            \
+  X(kReleaseScopeNarrow, "P2013", "release-scope-narrow", kError,                                  \
+    "accesses across CTAs ordered only by a .cta-scoped release or acquire",                       \
+    "PTX ISA (Memory Consistency Model: scope, morally strong operations): a release and an "      \
+    "acquire synchronise only when each one's scope includes the other's thread; .cta (the "       \
+    "default of mbarrier.arrive and try_wait/test_wait) covers the own CTA only. A write before "  \
+    "a .cta-scoped arrive that an agent of another CTA observes (or a .cta-scoped wait that "      \
+    "observes an arrive of another CTA) is not ordered before what follows the wait: the pair "    \
+    "races. Reported, instead of P2009, when the pair would be ordered had those arrives and "     \
+    "waits been .cluster-scoped. Reads before such an arrive stay ordered (a read has taken its "  \
+    "value when the arrive issues; what silicon shows, see docs/language.md). Typical bug: "       \
+    "mbarrier.arrive.shared::cluster on a peer's barrier without .release.cluster after writing "  \
+    "data the peer reads (CUTLASS #3643).")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

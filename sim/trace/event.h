@@ -239,6 +239,14 @@ inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk
 // delivery filled. Traces without the flag (older ones, GPU traces) leave the reader to infer it.
 inline constexpr uint8_t kFlagSlot = 4;
 inline constexpr uint64_t kMaxEventSlot = 255;  // slots above this are not named
+// An arrive (kArrive, kArriveExpectTx) or a wait (kWaitEnd, kTestWait) with .relaxed semantics,
+// and with .cluster scope (ir::MemSem, ir::MemScope); without them, PTX's defaults
+// .release/.acquire and .cta.
+inline constexpr uint8_t kFlagRelaxed = 8;
+inline constexpr uint8_t kFlagScopeCluster = 16;
+PARITY_HD constexpr uint8_t OrderFlags(bool relaxed, bool cluster) {
+  return static_cast<uint8_t>((relaxed ? kFlagRelaxed : 0) | (cluster ? kFlagScopeCluster : 0));
+}
 
 }  // namespace parity::trace
 

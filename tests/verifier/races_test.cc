@@ -114,6 +114,84 @@ struct Case {
   const char* earlier;  // the statement of the earlier access, named in the message
 };
 
+// Runs `source` (a schedule's text) with its defaults under `policy`; null when it does not
+// parse, bind or create.
+std::unique_ptr<Run> RunSource(const std::string& source, engine::Policy policy) {
+  auto program = ir::ParseProgram(source, "scoped.pipe");
+  if (!program.ok()) return nullptr;
+  auto run = std::make_unique<Run>();
+  run->program = std::move(program).value();
+  auto params = ir::BindParams(run->program, {});
+  if (!params.ok()) return nullptr;
+  engine::EngineOptions options;
+  options.policy = policy;
+  auto engine = engine::Engine::Create(run->program, *params, options);
+  if (!engine.ok()) return nullptr;
+  run->engine = std::make_unique<engine::Engine>(std::move(engine).value());
+  run->engine->Run();
+  run->races = CheckRaces(run->program, *run->engine, run->engine->trace());
+  for (Finding& f : CheckRules(run->program, *run->engine, run->engine->trace())) {
+    run->rules.push_back(std::move(f));  // P2009 / P2013 included: what CheckRules reports
+  }
+  return run;
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+size_t CountCode(const std::vector<Finding>& findings, Code code) {
+  size_t n = 0;
+  for (const Finding& f : findings) n += f.code() == code ? 1 : 0;
+  return n;
+}
+
+// The scope and semantics edges of verifier/happens_before.h, seen through both CheckRaces and
+// CheckRules (which merges the races in): the DSMEM reduction with its .release.cluster arrive is
+// clean; the default .cta release is P2013; a .relaxed arrive orders nothing (P2009) unless a
+// fence.acq_rel.cluster before it makes a release pattern of it.
+TEST(RacesTest, ScopeAndSemanticsEdgesOfTheSharedHappensBefore) {
+  const std::string good = ReadFile("pipelines/dsmem_reduction/reduce.pipe");
+  const std::string arrive = "  arrive.release.cluster ready[0]";
+  ASSERT_NE(good.find(arrive), std::string::npos);
+  struct Variant {
+    const char* name;
+    std::string source;
+    Code expected;  // kDataRace or kReleaseScopeNarrow; the good schedule: none
+    bool clean;
+  };
+  const Variant variants[] = {
+      {"release.cluster", good, Code::kDataRace, true},
+      {"default .cta", Replace(good, arrive, "  arrive ready[0]"), Code::kReleaseScopeNarrow,
+       false},
+      {"relaxed.cluster", Replace(good, arrive, "  arrive.relaxed.cluster ready[0]"),
+       Code::kDataRace, false},
+      {"fence + relaxed.cluster",
+       Replace(good, arrive, "  fence.acq_rel.cluster\n  arrive.relaxed.cluster ready[0]"),
+       Code::kDataRace, true},
+  };
+  for (const Variant& v : variants) {
+    for (engine::Policy policy : {engine::Policy::kEager, engine::Policy::kLazy,
+                                  engine::Policy::kRoundRobin}) {
+      auto run = RunSource(v.source, policy);
+      ASSERT_NE(run, nullptr) << v.name;
+      ASSERT_EQ(run->engine->outcome(), engine::Outcome::kCompleted) << v.name;
+      if (v.clean) {
+        EXPECT_TRUE(run->races.empty()) << v.name << "\n" << Dump(run->races);
+        EXPECT_TRUE(run->rules.empty()) << v.name << "\n" << Dump(run->rules);
+        continue;
+      }
+      const Code other =
+          v.expected == Code::kDataRace ? Code::kReleaseScopeNarrow : Code::kDataRace;
+      EXPECT_GT(CountCode(run->races, v.expected), 0u) << v.name << "\n" << Dump(run->races);
+      EXPECT_EQ(CountCode(run->races, other), 0u) << v.name << "\n" << Dump(run->races);
+      EXPECT_GT(CountCode(run->rules, v.expected), 0u) << v.name << "\n" << Dump(run->rules);
+    }
+  }
+}
+
 TEST(RacesTest, KnownBadSchedulesAreCaughtAtTheirLines) {
   const Case cases[] = {
       // the issuer reads its own TMA load's tile before waiting

@@ -103,7 +103,7 @@ TEST(EncodingTest, PendingCountAndReadbackWords) {
   auto w = Encode(*p, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const std::vector<uint32_t>& words = *w;
-  EXPECT_EQ(words[1], 3u);  // kEncodingVersion
+  EXPECT_EQ(words[1], 4u);  // kEncodingVersion
   // The role body: the arrive (8 words), then the two new records.
   const uint32_t body = words[20] + 5;
   ASSERT_EQ(words[body] & 0xff, 16u + 2u);
@@ -276,4 +276,60 @@ TEST(EncodingTest, FuzzedWordsNeverCrash) {
 }
 
 }  // namespace
+}  // namespace parity::ir
+
+namespace parity::ir {
+
+// Version 3: an alias (5 words per buffer), the sem/scope bits of arrive and wait, and
+// fence.acq_rel.cta survive a round trip; a stray high bit in an arrive's kind word is rejected.
+TEST(EncodingTest, QualifiersAndAliasesRoundTrip) {
+  auto p = ParseProgram(
+      "cluster 2x1\n"
+      "buffer V[2] bytes 256\n"
+      "buffer O[1] bytes 128 aliases V + 128\n"
+      "barrier b[1] count 1\n"
+      "role r {\n"
+      "  arrive.relaxed.cluster b[0] @cta(1)\n"
+      "  wait.cluster b[0] parity 0\n"
+      "  test_wait.relaxed b[0] parity 0 -> t\n"
+      "  fence.acq_rel.cta\n"
+      "  use V[1] @cta(1 - cta_rank)\n"
+      "  write O[0] @cta(1)\n"
+      "}\n",
+      "q.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto d = Decode(*w);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(Print(*d), Print(*p));
+  ASSERT_EQ(d->buffers.size(), 2u);
+  EXPECT_EQ(d->buffers[1].alias_of, 0u);
+  // The buffer record of O: stages, bytes, align, aliased buffer 0, offset ref.
+  EXPECT_EQ((*w)[(*w)[14] + 5 + 3], 0u);
+  EXPECT_EQ((*w)[(*w)[14] + 3], kEncodingNone);  // V aliases nothing
+
+  // Corrupt the first op's kind word with an undefined bit: the decoder refuses it.
+  std::vector<uint32_t> bad = *w;
+  bool corrupted = false;
+  for (size_t i = kEncodingHeaderWords; i + 1 < bad.size() && !corrupted; ++i) {
+    const uint32_t kind = bad[i] & 0xffu;
+    if (kind == static_cast<uint32_t>(EncodedStmtKind::kOpBase) +
+                    static_cast<uint32_t>(OpKind::kMbarrierArrive) &&
+        (bad[i + 1] & 0xffu) == 0 && (bad[i + 1] & (kSemRelaxedBit | kScopeClusterBit)) ==
+                                         (kSemRelaxedBit | kScopeClusterBit)) {
+      bad[i + 1] |= 1u << 12;
+      corrupted = true;
+    }
+  }
+  ASSERT_TRUE(corrupted);
+  // With the checksum made right again, it is the bit check that refuses the record.
+  bad[23] = static_cast<uint32_t>(Fnv1a64(std::string_view(
+      reinterpret_cast<const char*>(bad.data() + kEncodingHeaderWords),
+      (bad.size() - kEncodingHeaderWords) * sizeof(uint32_t))));
+  auto refused = Decode(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().rule(), "encoding.bad");
+}
+
 }  // namespace parity::ir

@@ -90,8 +90,15 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
   l.num_buffers = w[13];
   uint32_t at = 8 * first;
   for (uint32_t b = 0; b < l.num_buffers; ++b) {
-    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 3 * b], 1));
-    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 3 * b + 1], 0));
+    // 5 words per buffer (encoding.h): stages, bytes, align, aliased buffer, alias offset.
+    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b], 1));
+    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 1], 0));
+    const uint32_t alias = w[w[14] + 5 * b + 3];
+    if (alias != ir::kEncodingNone) {
+      l.buffer_offset[b] = l.buffer_offset[alias] +
+                           static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 4], 0));
+      continue;
+    }
     l.buffer_offset[b] = at;
     at += l.buffer_stages[b] * l.buffer_slot_bytes[b];
   }

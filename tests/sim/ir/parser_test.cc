@@ -276,6 +276,70 @@ TEST(ParserTest, ClusterSyncIsArrivePlusWait) {
   EXPECT_TRUE(OpAs<ClusterArrive>(b[2])->relaxed);
 }
 
+// Memory-ordering qualifiers, DSMEM accesses and aliases: what the IR holds, and a canonical
+// print that spells only what differs from PTX's defaults (so `arrive.release.cta` hashes as
+// `arrive`).
+TEST(ParserTest, QualifiersRemoteAccessesAndAliases) {
+  auto p = ParseProgram(
+      "cluster 2x1\n"
+      "buffer V[2] bytes 256\n"
+      "buffer O[1] bytes 128 aliases V + 256\n"
+      "barrier b[1] count 1\n"
+      "role r {\n"
+      "  arrive.release.cta b[0]\n"
+      "  arrive.relaxed.cluster b[0] @cta(1)\n"
+      "  arrive.expect_tx.cluster b[0] bytes 16\n"
+      "  wait.acquire.cluster b[0] parity 0\n"
+      "  test_wait.relaxed b[0] parity 0 -> t\n"
+      "  fence.acq_rel.cta\n"
+      "  fence.acq_rel.cluster\n"
+      "  cluster.arrive.relaxed\n"
+      "  cluster.wait.acquire\n"
+      "  use V[1] @cta(1 - cta_rank)\n"
+      "  write O[0] bytes 16 @cta(1)\n"
+      "}\n",
+      "q.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->buffers.size(), 2u);
+  EXPECT_EQ(p->buffers[0].alias_of, BufferDecl::kNoAlias);
+  EXPECT_EQ(p->buffers[1].alias_of, 0u);
+  EXPECT_EQ(PrintExpr(*p, p->buffers[1].alias_offset), "256");
+  EXPECT_EQ(PrintExpr(*p, p->buffers[1].align), "16");  // an alias's default alignment
+  const Block& b = p->roles[0].body;
+  ASSERT_EQ(b.size(), 11u);
+  EXPECT_EQ(OpAs<MbarrierArrive>(b[0])->sem, MemSem::kStrong);
+  EXPECT_EQ(OpAs<MbarrierArrive>(b[0])->scope, MemScope::kCta);
+  EXPECT_EQ(OpAs<MbarrierArrive>(b[1])->sem, MemSem::kRelaxed);
+  EXPECT_EQ(OpAs<MbarrierArrive>(b[1])->scope, MemScope::kCluster);
+  EXPECT_EQ(OpAs<MbarrierArrive>(b[2])->scope, MemScope::kCluster);
+  EXPECT_NE(OpAs<MbarrierArrive>(b[2])->expect_tx, kNoExpr);
+  EXPECT_EQ(OpAs<MbarrierWait>(b[3])->scope, MemScope::kCluster);
+  EXPECT_EQ(OpAs<MbarrierWait>(b[3])->sem, MemSem::kStrong);
+  EXPECT_EQ(OpAs<MbarrierWait>(b[4])->sem, MemSem::kRelaxed);
+  EXPECT_TRUE(OpAs<MbarrierWait>(b[4])->test_only);
+  EXPECT_EQ(OpAs<Fence>(b[5])->kind, Fence::Kind::kAcqRelCta);
+  EXPECT_EQ(OpAs<Fence>(b[6])->kind, Fence::Kind::kAcqRelCluster);
+  EXPECT_TRUE(OpAs<ClusterArrive>(b[7])->relaxed);
+  EXPECT_NE(OpAs<ClusterWait>(b[8]), nullptr);
+  EXPECT_NE(OpAs<BufferAccess>(b[9])->buf.cta, kNoExpr);
+  EXPECT_TRUE(OpAs<BufferAccess>(b[10])->write);
+  EXPECT_NE(OpAs<BufferAccess>(b[10])->buf.cta, kNoExpr);
+
+  const std::string text = Print(*p);
+  EXPECT_NE(text.find("buffer O[1] bytes 128 align 16 aliases V + 256"), std::string::npos) << text;
+  EXPECT_NE(text.find("  arrive b[0]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("arrive.relaxed.cluster b[0] @cta(1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("arrive.expect_tx.cluster b[0] bytes 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("wait.cluster b[0] parity 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("test_wait.relaxed b[0] parity 0 -> t"), std::string::npos) << text;
+  EXPECT_NE(text.find("fence.acq_rel.cta"), std::string::npos) << text;
+  EXPECT_NE(text.find("use V[1] @cta(1 - cta_rank)"), std::string::npos) << text;
+  EXPECT_NE(text.find("write O[0] bytes 16 @cta(1)"), std::string::npos) << text;
+  auto again = ParseProgram(text, "q.pipe");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Print(*again), text);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Malformed inputs: rule, file:line:col, and what was expected.
 
@@ -323,7 +387,24 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
        "expected `)` after the CTA rank, found `}`"},
       {"let S = 1", false, "parse.duplicate", 6, 7, "`S` is already a param"},
       {"st.async A[0] bar full[0] @cta(2 +", false, "parse", 7, 1, "expected an expression, found `}`"},
-      {"use A[0] @cta(1)", false, "parse.bad-remote", 6, 12, "only allowed for st.async"},
+      {"cp.async A[0] @cta(1)", false, "parse.bad-remote", 6, 17, "only allowed for st.async"},
+      {"arrive.acquire full[0]", false, "parse.bad-qualifier", 6, 3,
+       "`arrive` does not take `.acquire`"},
+      {"wait.release full[0] parity 0", false, "parse.bad-qualifier", 6, 3,
+       "`wait` does not take `.release`"},
+      {"arrive.relaxed.release full[0]", false, "parse.bad-qualifier", 6, 3, "two semantics"},
+      {"wait.cta.cluster full[0] parity 0", false, "parse.bad-qualifier", 6, 3, "two scopes"},
+      {"fence.acq_rel", false, "parse.bad-qualifier", 6, 3, "needs a scope"},
+      {"cluster.wait.relaxed", false, "parse.bad-qualifier", 6, 3,
+       "`cluster.wait` does not take `.relaxed`"},
+      {"cluster.arrive.cluster", false, "parse.bad-qualifier", 6, 3, "does not take a scope"},
+      {"cluster.arrive.relaxed relaxed", false, "parse.bad-qualifier", 6, 3, "two semantics"},
+      {"cluster 2x1\nbuffer A[1] bytes 64\nrole p {\n  use A[0] @cta(2)\n}\n", true,
+       "parse.cta-range", 4, 17, "CTA rank 2 is outside the cluster (ranks 0..1"},
+      {"buffer V[1] bytes 64\nbuffer O[1] bytes 64 aliases O\nrole p {\n  exit\n}\n", true,
+       "parse.bad-alias", 2, 30, "cannot alias itself"},
+      {"buffer O[1] bytes 64 aliases V\nbuffer V[1] bytes 64\nrole p {\n  exit\n}\n", true,
+       "parse.unknown-buffer", 1, 30, "unknown buffer `V`"},
       {"schedule t\ncluster 2y2\nrole r { exit }\n", true, "parse", 2, 10,
        "expected `x` between the cluster dimensions"},
       {"param S = 1 / 0\n", true, "parse.bad-value", 1, 13, "division by zero"},

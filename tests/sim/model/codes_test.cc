@@ -152,6 +152,11 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kExitWithCopyInFlight, 0, 0},
        "P2011 exit-with-copy-in-flight: CTA 0 may exit with a copy into its shared memory in "
        "flight"},
+      {{Code::kDsmemExitedCta, 1, 0},
+       "S1103 dsmem-exited-cta: access of the shared memory of exited CTA 1"},
+      {{Code::kReleaseScopeNarrow, 0, 0},
+       "P2013 release-scope-narrow: release or acquire too narrow (.cta) for accesses across "
+       "CTAs"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},
