@@ -123,11 +123,25 @@ class Races {
   Witness PhaseDone(uint32_t bar) const {
     return Witness{hb_.SlotComponent(bar), hb_.completed(bar) + 1};
   }
-  // A constant offset expression's value (absent = 0); -1 when only a run of the agent knows it.
-  int64_t ConstOffset(ir::ExprId e) const {
+  // An offset expression's value for agent a when it reads no variable (constants, params and
+  // builtins, as `tile[s] + cta_rank * SLICE` does; absent = 0); -1 when only the agent's
+  // variables at that point of its run know it (the copy's range is then a span of the slot).
+  int64_t ConstOffset(ir::ExprId e, uint32_t a) const {
     if (e == ir::kNoExpr) return 0;
+    if (ReadsVariable(e) || a >= hb_.num_agents()) return -1;
+    ir::EvalEnv env;
+    env.params = e_.param_values().data();
+    env.num_params = e_.param_values().size();
+    env.builtins = &e_.agent_builtins(a);
+    ir::EvalFault fault;
+    const int64_t v = ir::EvalFast(p_, e, env, &fault);
+    return fault.error == ir::EvalError::kNone && v >= 0 ? v : -1;
+  }
+  bool ReadsVariable(ir::ExprId e) const {
+    if (e == ir::kNoExpr) return false;
     const ir::Expr& x = p_.expr(e);
-    return x.kind == ir::Expr::Kind::kConst ? x.value : -1;
+    if (x.kind == ir::Expr::Kind::kVar) return true;
+    return ReadsVariable(x.a) || ReadsVariable(x.b) || ReadsVariable(x.c);
   }
 
   void Setup() {
@@ -181,7 +195,7 @@ class Races {
       return;
     }
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
-    const int64_t off = ConstOffset(dst->offset);
+    const int64_t off = ConstOffset(dst->offset, a);
     Access x;
     x.kind = AccessKind::kCopyWrite;
     x.agent = a;
@@ -225,7 +239,7 @@ class Races {
     c.access = kNone;
     // The event names the barrier element; the slot is known when it is the same expression.
     if (st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index)) {
-      const int64_t off = ConstOffset(st->dst.offset);
+      const int64_t off = ConstOffset(st->dst.offset, a);
       Access x;
       x.kind = AccessKind::kCopyWrite;
       x.agent = a;
@@ -275,7 +289,7 @@ class Races {
   }
 
   void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir::BufferRef& src) {
-    const int64_t off = ConstOffset(src.offset);
+    const int64_t off = ConstOffset(src.offset, a);
     Access x;
     x.kind = AccessKind::kStoreRead;
     x.agent = a;
@@ -368,7 +382,7 @@ class Races {
       case EventKind::kCpAsyncIssue: {
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
         const auto* cp = op ? std::get_if<ir::CpAsync>(op) : nullptr;
-        const int64_t off = cp ? ConstOffset(cp->dst.offset) : -1;
+        const int64_t off = cp ? ConstOffset(cp->dst.offset, a) : -1;
         Access x;
         x.kind = AccessKind::kCpAsync;
         x.agent = a;

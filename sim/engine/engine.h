@@ -453,6 +453,10 @@ class Engine {
   const AgentInfo& agent_info(uint32_t agent) const;
   const std::string& role_name(uint32_t agent) const;
   uint32_t num_ctas() const;  // in the whole grid
+  // The bound param values (one per Program::params) and agent a's builtin values: what an
+  // agent-invariant operand expression evaluates with (verifier/races.cc folds copy offsets).
+  const std::vector<int64_t>& param_values() const;
+  const ir::BuiltinValues& agent_builtins(uint32_t a) const;
   // Shared-memory byte offset of slot 0 of buffer `b` and its slot size (same in every CTA; an
   // `aliases` buffer starts inside the buffer it aliases).
   uint32_t buffer_base(uint32_t b) const;

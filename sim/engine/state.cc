@@ -361,6 +361,8 @@ const std::string& Engine::role_name(uint32_t a) const {
   return code_->program->roles[code_->agents[a].role].name;
 }
 uint32_t Engine::num_ctas() const { return code_->num_ctas; }
+const std::vector<int64_t>& Engine::param_values() const { return code_->params; }
+const ir::BuiltinValues& Engine::agent_builtins(uint32_t a) const { return code_->builtins[a]; }
 uint32_t Engine::buffer_base(uint32_t b) const { return code_->buffers[b].base; }
 uint32_t Engine::buffer_slot_bytes(uint32_t b) const { return code_->buffers[b].bytes; }
 size_t Engine::in_flight() const { return in_flight_.size() + deferred_.size(); }

@@ -287,5 +287,23 @@ TEST(RacesTest, NoFindingOnCleanBundledSchedules) {
   EXPECT_GT(racy, 0u) << "phase_overrun is no longer racy: drop it from KnownRacy";
 }
 
+// A copy's destination offset written as an expression of params and builtins (no variable) is
+// evaluated per issuing agent, so its bytes are exact and meet the read they overlap: written as
+// `tile[0] + 0 * TILE_BYTES` or `+ cta_rank * 0`, the issuer's early read is still P2009.
+TEST(RacesTest, CopyOffsetsOfParamsAndBuiltinsAreExactRanges) {
+  const std::string bad = ReadFile("pipelines/races/bad_use_before_wait.pipe");
+  const std::string load = "-> tile[0] bar full[0]";
+  ASSERT_NE(bad.find(load), std::string::npos);
+  for (const char* offset : {"-> tile[0] + 0 * TILE_BYTES bar full[0]",
+                             "-> tile[0] + cta_rank * TILE_BYTES bar full[0]"}) {
+    for (engine::Policy policy : {engine::Policy::kEager, engine::Policy::kLazy}) {
+      auto run = RunSource(Replace(bad, load, offset), policy);
+      ASSERT_NE(run, nullptr) << offset;
+      EXPECT_GT(CountCode(run->races, Code::kDataRace), 0u) << offset << "\n"
+                                                             << Dump(run->races);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::verifier
