@@ -90,7 +90,8 @@ uint64_t PairKey(const Engine& e, const Frame& f, const std::vector<uint32_t>& c
     uint64_t h = fpmix::Word(0x3c6ef372fe94f82bull,
                              grouped ? classes[a] : (uint64_t{1} << 40) | a);
     if (grouped) {
-      h = fpmix::Word(fpmix::Word(h, e.FpCachedObject(e.GroupsObject(a))), e.FpCachedOps(a));
+      const engine::Predictor p(e);
+      h = fpmix::Word(fpmix::Word(h, p.FpCachedObject(e.GroupsObject(a))), p.FpCachedOps(a));
     }
     h = fpmix::Word(fpmix::Word(h, f.digest[a]), f.deliveries[a]);
     agents += fpmix::Final(h);
