@@ -9,6 +9,9 @@
 # under `timeout` (a trap or a bar.sync that never completes ends the process, not the batch).
 # Run from the repository root with the binary carried in .device/:
 #   bash gpu/race_evidence.sh [RUNS [FILE.pipe...]]   (default: the race variants listed below)
+# LITMUS_EXTRA adds litmus options (e.g. "--op-jitter 50000": a jitter of tens of microseconds
+# before each op lets a peer's issue fall after the reader's `use`); PER_SCHEDULE_S bounds each
+# schedule's process (default 90 s), BUDGET_S the batch (default 420 s).
 # Files back: log.txt and races/<stem>.h100.txt (the histograms, to copy to traces/races/).
 set -u
 runs=${1:-400}
@@ -20,7 +23,9 @@ if [ ${#files[@]} -eq 0 ]; then
          pipelines/races/bad_st_async_use_before_wait.pipe
          pipelines/races/bad_multicast_use_before_wait.pipe
          pipelines/races/bad_overwrite_before_store_read.pipe pipelines/races/bad_write_vs_tma.pipe
-         pipelines/races/bad_load_over_store.pipe)
+         pipelines/races/bad_load_over_store.pipe
+         pipelines/races/bad_big_tma_use_before_wait.pipe
+         pipelines/races/bad_big_cp_async_use_before_wait.pipe)
 fi
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
@@ -31,8 +36,9 @@ log="$out/log.txt"
   for f in "${files[@]}"; do
     stem=$(basename "$f" .pipe)
     if [ $SECONDS -gt ${BUDGET_S:-420} ]; then echo "$stem SKIPPED: time budget"; continue; fi
-    timeout 90 "$bin" litmus "$f" --runs "$runs" --timeout-ms 5 --trap-runs 20 \
-      --out "$out/races" > "$out/races/$stem.log" 2>&1
+    # shellcheck disable=SC2086  # LITMUS_EXTRA is a list of options
+    timeout "${PER_SCHEDULE_S:-90}" "$bin" litmus "$f" --runs "$runs" --timeout-ms 5 --trap-runs 20 \
+      ${LITMUS_EXTRA:-} --out "$out/races" > "$out/races/$stem.log" 2>&1
     echo "$stem exit=$? $(head -c 2000 "$out/races/$stem.log" | tr '\n' ' ' | cut -c1-600)"
     grep -h "^# runs with wrong data" "$out/races/$stem.h100.txt" 2>/dev/null | cut -c1-200
   done

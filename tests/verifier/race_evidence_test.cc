@@ -64,8 +64,10 @@ TEST(RaceEvidenceTest, HistogramsBelongToTheSchedulesAndAgreeWithTheModel) {
     for (const Expectation& x : *expects) race |= x.code == "P2005" || x.code == "P2009";
     EXPECT_TRUE(race) << pipe << ": wrong bytes on the H100, but no race among its expect lines";
   }
-  EXPECT_GE(files, 7u);
-  EXPECT_GE(races_shown, 2u);  // bad_fresh_barrier_parity, bad_loop_parity_start
+  EXPECT_GE(files, 11u);
+  // bad_fresh_barrier_parity, bad_loop_parity_start, bad_st_async_use_before_wait,
+  // bad_multicast_use_before_wait (the last two under --op-jitter 50000).
+  EXPECT_GE(races_shown, 4u);
 }
 
 }  // namespace
