@@ -5,6 +5,7 @@
 #include <map>
 #include <variant>
 
+#include "sim/ir/eval.h"
 #include "verifier/pc_map.h"
 #include "verifier/races.h"
 
@@ -46,10 +47,24 @@ bool AnyOp(const std::vector<ir::Stmt>& body, bool (*pred)(const ir::Op&)) {
   return false;
 }
 
-int64_t ConstOffset(const ir::Program& p, ir::ExprId e) {
-  if (e == ir::kNoExpr) return 0;
+bool ReadsVar(const ir::Program& p, ir::ExprId e) {
+  if (e == ir::kNoExpr) return false;
   const ir::Expr& x = p.expr(e);
-  return x.kind == ir::Expr::Kind::kConst ? x.value : -1;
+  return x.kind == ir::Expr::Kind::kVar || ReadsVar(p, x.a) || ReadsVar(p, x.b) ||
+         ReadsVar(p, x.c);
+}
+
+// The offset's bytes when no variable is read (constants, params, the issuing agent's
+// builtins: a multicast slice `tile[0] + cta_rank * N` is exact); -1: a span of the slot.
+int64_t ConstOffset(const ir::Program& p, const engine::Engine& e, int64_t a, ir::ExprId x) {
+  if (x == ir::kNoExpr) return 0;
+  if (a < 0 || ReadsVar(p, x)) return -1;
+  ir::EvalEnv env;
+  env.params = e.param_values().data();
+  env.num_params = e.param_values().size();
+  env.builtins = &e.agent_builtins(static_cast<uint32_t>(a));
+  auto v = ir::Eval(p, x, env);
+  return v.ok() && *v >= 0 ? *v : -1;
 }
 
 bool Overlap(const Acc& a, const Acc& b) {
@@ -167,7 +182,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         if (const auto* b = op ? std::get_if<ir::BulkLoad>(op) : nullptr) dst = &b->dst;
         if (const auto* b = op ? std::get_if<ir::BulkStore>(op) : nullptr) src = &b->src;
         if (src != nullptr) {
-          const int64_t off = ConstOffset(p, src->offset);
+          const int64_t off = ConstOffset(p, e, a, src->offset);
           if (off < 0) break;  // a span of the whole slot: compared with nothing
           Acc x;
           x.copy = true;
@@ -184,7 +199,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
           break;
         }
         if (dst == nullptr) break;
-        const int64_t off = ConstOffset(p, dst->offset);
+        const int64_t off = ConstOffset(p, e, a, dst->offset);
         for (uint32_t r = 0; r < 16; ++r) {
           const bool to = (ev.flags & trace::kFlagMulticast) ? ((ev.value2 >> r) & 1) != 0
                                                              : r == ev.target_cta;
@@ -213,7 +228,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         const ir::Op* op = op_at(a, ev.pc);
         const auto* st = op ? std::get_if<ir::TmaStore>(op) : nullptr;
         if (st == nullptr) break;
-        const int64_t off = ConstOffset(p, st->src.offset);
+        const int64_t off = ConstOffset(p, e, a, st->src.offset);
         if (off < 0) break;
         Acc x;
         x.copy = true;
