@@ -227,9 +227,9 @@ TEST(LifetimeTest, GeneratedSchedulesAgreeWithEveryInterleaving) {
   constexpr uint64_t kSeeds = 700;
 #endif
   const uint64_t found = CompareGenerated(gen::GenOptions{}, kSeeds);
-#if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_GT(found, 8u);  // 13 at 700 seeds: the generator must keep producing them
-#endif
+  // 13 at 700 seeds: the generator must keep producing them (too few seeds under ASan to ask).
+  if (kSeeds >= 700) EXPECT_GT(found, 8u);
+  (void)found;
 }
 
 // The same with cp.async, st.async into the peer and named barriers in the free shape.
@@ -242,9 +242,8 @@ TEST(LifetimeTest, ExtendedGeneratedSchedulesAgreeWithEveryInterleaving) {
   constexpr uint64_t kSeeds = 500;
 #endif
   const uint64_t found = CompareGenerated(o, kSeeds);
-#if !defined(__SANITIZE_ADDRESS__)
-  EXPECT_GT(found, 0u);
-#endif
+  if (kSeeds >= 500) EXPECT_GT(found, 0u);  // too few seeds under ASan to require one
+  (void)found;
 }
 
 }  // namespace
