@@ -228,7 +228,9 @@ TEST(LifetimeTest, GeneratedSchedulesAgreeWithEveryInterleaving) {
 #endif
   const uint64_t found = CompareGenerated(gen::GenOptions{}, kSeeds);
   // 13 at 700 seeds: the generator must keep producing them (too few seeds under ASan to ask).
-  if (kSeeds >= 700) EXPECT_GT(found, 8u);
+  if (kSeeds >= 700) {
+    EXPECT_GT(found, 8u);
+  }
   (void)found;
 }
 
@@ -242,7 +244,9 @@ TEST(LifetimeTest, ExtendedGeneratedSchedulesAgreeWithEveryInterleaving) {
   constexpr uint64_t kSeeds = 500;
 #endif
   const uint64_t found = CompareGenerated(o, kSeeds);
-  if (kSeeds >= 500) EXPECT_GT(found, 0u);  // too few seeds under ASan to require one
+  if (kSeeds >= 500) {  // too few seeds under ASan to require one
+    EXPECT_GT(found, 0u);
+  }
   (void)found;
 }
 
