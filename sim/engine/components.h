@@ -95,6 +95,9 @@ struct VarRange {
   T* p;
   uint32_t n;
 };
+// Spelled out because clang before 17 does not deduce template arguments of aggregates.
+template <typename T>
+VarRange(T*, uint32_t) -> VarRange<T>;
 
 // The cluster-barrier participant record of an agent (a part of its object for the words: its
 // wait passes or blocks by the phase it arrived in; hashed with the agent so that a permutation
