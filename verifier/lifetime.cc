@@ -6,11 +6,11 @@
 #include <set>
 #include <string>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <variant>
 
 #include "verifier/deadlock.h"
+#include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
 
 namespace parity::verifier {
@@ -18,36 +18,31 @@ namespace {
 
 using trace::EventKind;
 using trace::TraceEvent;
-using Clock = std::vector<uint32_t>;
-
-void Join(Clock& into, const Clock& from) {
-  for (size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], from[i]);
-}
 
 // An access to a CTA's shared memory or mbarrier by something other than that CTA's agents'
 // own synchronous operations.
 struct Access {
-  bool copy = false;       // a delivery of a load / st.async (else an agent's remote update)
-  uint32_t agent = 0;      // the agent (the issuer of a copy)
-  uint32_t pc = 0;         // its statement (the issue of a copy)
-  uint32_t target = 0;     // global CTA touched
-  uint32_t barrier = 0;    // barrier declaration and element
+  bool copy = false;     // a delivery of a load / st.async / deferred arrive (no issuer witness)
+  bool counted = false;  // counts in a phase of the target's barrier `slot`
+  bool read = false;     // a DSMEM read: done when an ordinary release after it issues
+  uint32_t agent = 0;    // the agent (the issuer of a copy)
+  uint32_t pc = 0;       // its statement (the issue of a copy)
+  uint32_t target = 0;   // global CTA touched
+  uint32_t object = 0;   // barrier (or buffer, for a DSMEM access) declaration and element
   uint32_t index = 0;
+  uint32_t slot = 0;     // HappensBefore slot of the barrier (counted accesses)
+  uint32_t phase = 0;    // the phase of `slot` it counts in
   size_t event = 0;
-  uint32_t component = 0;  // witness: an exit clock with clock[component] >= value follows it
-  uint32_t value = 0;
+  uint32_t epoch = 0;    // the issuer's own component at the access (agents' accesses)
   EventKind kind = EventKind::kArrive;
 };
 
-struct BarSlot {
-  uint32_t completed = 0;
-  Clock acc, last, prev;
-};
-
-struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed yet
-  uint32_t bar = 0;
+// A wait (or successful test_wait), of any semantics and scope, that observed `count` completed
+// phases of `slot` when it returned.
+struct Observation {
   uint32_t agent = 0;
-  Clock clock;
+  uint32_t epoch = 0;
+  uint32_t count = 0;
 };
 
 struct Issue {  // a load or st.async in flight to one destination, until its delivery event
@@ -57,99 +52,71 @@ struct Issue {  // a load or st.async in flight to one destination, until its de
   uint32_t target = 0;  // destination rank
   bool has_bar_index = false;
   uint32_t bar_index = 0;
-  Clock clock;
+  VectorClock strong, weak;
+};
+
+struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed yet
+  uint32_t slot = 0;
+  uint32_t agent = 0;
+  VectorClock strong, weak;
 };
 
 class Lifetime {
  public:
   Lifetime(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p) {}
+      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace, &p) {}
 
   std::vector<Finding> Run() {
-    Setup();
+    const uint32_t n = hb_.num_agents();
+    exit_strong_.resize(n);
+    exit_weak_.resize(n);
+    exited_.assign(n, false);
     for (size_t i = 0; i < trace_.size(); ++i) Step(i, trace_[i]);
     Check();
     return std::move(findings_);
   }
 
  private:
-  static uint64_t Key(uint64_t a, uint64_t b, uint64_t c = 0) {
-    return (a << 40) | (b << 20) | c;
-  }
-  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const {
-    return ev.cluster * cluster_size_ + rank;
-  }
-  uint32_t AgentOf(const TraceEvent& ev) const {
-    auto it = agent_ids_.find(Key(CtaGlobal(ev, ev.cta), ev.agent));
-    return it == agent_ids_.end() ? kNoFindingAgent : it->second;
-  }
+  static uint64_t Key(uint64_t a, uint64_t b) { return (a << 32) | b; }
+  uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const { return hb_.CtaGlobal(ev, rank); }
   uint32_t Role(uint32_t a) const { return e_.agent_info(a).role; }
-  uint32_t Comp(uint32_t bar) const { return num_agents_ + bar; }
-  static bool IsBarrierEvent(EventKind k) {
-    switch (k) {
-      case EventKind::kInit:
-      case EventKind::kArrive:
-      case EventKind::kArriveExpectTx:
-      case EventKind::kExpectTx:
-      case EventKind::kCompleteTx:
-      case EventKind::kWaitEnd:
-      case EventKind::kTestWait:
-      case EventKind::kPhaseComplete:
-      case EventKind::kTmaDeliver:
-      case EventKind::kBulkComplete:
-      case EventKind::kStAsync:
-      case EventKind::kCpAsyncArrive:
-        return true;
-      default:
-        return false;
-    }
-  }
-  uint32_t Bar(const TraceEvent& ev) {
-    auto [it, fresh] = bar_ids_.emplace(Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index),
-                                        static_cast<uint32_t>(bars_.size()));
-    if (fresh) bars_.emplace_back();
-    return it->second;
-  }
 
-  void Setup() {
-    num_agents_ = static_cast<uint32_t>(e_.num_agents());
-    uint32_t clusters = 1;
-    for (uint32_t a = 0; a < num_agents_; ++a) {
-      const engine::AgentInfo& info = e_.agent_info(a);
-      clusters = std::max(clusters, info.cluster + 1);
-      agent_ids_[Key(info.cta_global, info.index_in_cta)] = a;
-    }
-    cluster_size_ = std::max<uint32_t>(1, e_.num_ctas() / clusters);
-    for (const TraceEvent& ev : trace_) {
-      if (IsBarrierEvent(static_cast<EventKind>(ev.kind))) Bar(ev);
-    }
-    width_ = num_agents_ + static_cast<uint32_t>(bars_.size());
-    for (BarSlot& s : bars_) {
-      s.acc.assign(width_, 0);
-      s.last.assign(width_, 0);
-      s.prev.assign(width_, 0);
-    }
-    clocks_.assign(num_agents_, Clock(width_, 0));
-    exit_clocks_.assign(num_agents_, Clock());
-    cluster_arrives_.assign(num_agents_, 0);
-  }
-
-  // An agent's update of a barrier: into the phase; remote, an access to the owner CTA.
-  void Update(size_t i, const TraceEvent& ev, uint32_t a) {
-    const uint32_t bar = Bar(ev);
-    Join(bars_[bar].acc, clocks_[a]);
-    const uint32_t target = CtaGlobal(ev, ev.target_cta);
-    if (target == e_.agent_info(a).cta_global) return;
+  Access Base(size_t i, const TraceEvent& ev, uint32_t a) const {
     Access x;
     x.agent = a;
     x.pc = ev.pc;
-    x.target = target;
-    x.barrier = ev.object;
+    x.target = CtaGlobal(ev, ev.target_cta);
+    x.object = ev.object;
     x.index = ev.index;
     x.event = i;
-    x.component = a;
-    x.value = clocks_[a][a];
     x.kind = static_cast<EventKind>(ev.kind);
+    return x;
+  }
+
+  // An agent's arrive / expect_tx / complete_tx on a barrier of another CTA.
+  void Update(size_t i, const TraceEvent& ev, uint32_t a) {
+    if (CtaGlobal(ev, ev.target_cta) == e_.agent_info(a).cta_global) return;
+    Access x = Base(i, ev, a);
+    x.counted = true;
+    x.slot = hb_.SlotOf(ev);
+    x.phase = hb_.completed(x.slot);
+    x.epoch = hb_.Own(a);
+    accesses_.push_back(x);
+  }
+
+  // The asynchronous access of a copy's delivery (or a deferred arrive's landing) on `slot`: it
+  // counts in the slot's current phase and releases the issuer's clock at the issue there.
+  void Landed(size_t i, const TraceEvent& ev, uint32_t issuer, uint32_t pc, EventKind kind,
+              const VectorClock& strong, const VectorClock& weak) {
+    const uint32_t slot = hb_.SlotOf(ev);
+    hb_.Release(slot, strong, weak);
+    Access x = Base(i, ev, issuer);
+    x.copy = true;
+    x.counted = true;
+    x.pc = pc;
+    x.slot = slot;
+    x.phase = hb_.completed(slot);
+    x.kind = kind;
     accesses_.push_back(x);
   }
 
@@ -160,7 +127,8 @@ class Lifetime {
     c.pc = ev.pc;
     c.has_bar_index = has_bar_index;
     c.bar_index = ev.index;
-    c.clock = clocks_[a];
+    c.strong = hb_.clock(a);
+    c.weak = hb_.weak_clock(a);
     for (uint32_t r = 0; r < 16; ++r) {
       if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
       c.target = r;
@@ -172,71 +140,55 @@ class Lifetime {
   // matching copy in flight of that statement to that CTA.
   void OnDelivery(size_t i, const TraceEvent& ev) {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
-    size_t best = pending_.size();
-    for (size_t j = 0; j < pending_.size(); ++j) {
-      const Issue& c = pending_[j];
-      if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
-      if (c.has_bar_index && c.bar_index != ev.index) continue;
-      best = j;
-      break;
+    auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
+      return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&
+             (!c.has_bar_index || c.bar_index == ev.index);
+    });
+    if (it == pending_.end()) return;
+    const Issue c = std::move(*it);
+    pending_.erase(it);
+    Landed(i, ev, c.agent, c.pc, static_cast<EventKind>(ev.kind), c.strong, c.weak);
+  }
+
+  void Observe(const TraceEvent& ev, uint32_t a) {
+    // As HappensBefore::Observe names the phase: the last completed one with the waited parity,
+    // or (stale) the one before; a parity wait passing on a fresh barrier observes nothing.
+    const uint32_t slot = hb_.SlotOf(ev);
+    const uint32_t done = hb_.completed(slot);
+    uint32_t count = 0;
+    if (done >= 1 && ((done - 1) & 1) == ev.parity) {
+      count = done;
+    } else if (done >= 2) {
+      count = done - 1;
     }
-    if (best == pending_.size()) return;
-    const Issue c = std::move(pending_[best]);
-    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
-    const uint32_t bar = Bar(ev);
-    Join(bars_[bar].acc, c.clock);
-    Access x;
-    x.copy = true;
-    x.agent = c.agent;
-    x.pc = c.pc;
-    x.target = CtaGlobal(ev, ev.target_cta);
-    x.barrier = ev.object;
-    x.index = ev.index;
-    x.event = i;
-    x.component = Comp(bar);
-    x.value = bars_[bar].completed + 1;  // observed once the phase it counts in completes
-    x.kind = static_cast<EventKind>(ev.kind);
-    accesses_.push_back(x);
+    if (count > 0) observed_[slot].push_back(Observation{a, hb_.Own(a), count});
   }
 
   void Step(size_t i, const TraceEvent& ev) {
     const auto k = static_cast<EventKind>(ev.kind);
     const bool by_agent = ev.agent != trace::kNoAgent;
-    const uint32_t a = by_agent ? AgentOf(ev) : kNoFindingAgent;
-    if (by_agent && a == kNoFindingAgent) return;
-    if (by_agent) ++clocks_[a][a];
+    const uint32_t a = by_agent ? hb_.AgentOf(ev) : HappensBefore::kNone;
+    if (by_agent && a == HappensBefore::kNone) return;
+    hb_.Step(ev);  // program order and the synchronisation edges, as the race checker has them
     switch (k) {
       case EventKind::kArrive:
         if (by_agent) {
           Update(i, ev, a);
         } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
           auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
-          const uint32_t bar = Bar(ev);
+          const uint32_t slot = hb_.SlotOf(ev);
           auto it = std::find_if(q.begin(), q.end(),
-                                 [bar](const CpArrive& c) { return c.bar == bar; });
+                                 [slot](const CpArrive& c) { return c.slot == slot; });
           if (it != q.end()) {
-            Join(bars_[bar].acc, it->clock);
-            // An asynchronous access of the barrier, as a copy's delivery: observed once the
-            // phase it counts in completes.
-            Access x;
-            x.copy = true;
-            x.agent = it->agent;
-            x.pc = ev.pc;
-            x.target = CtaGlobal(ev, ev.target_cta);
-            x.barrier = ev.object;
-            x.index = ev.index;
-            x.event = i;
-            x.component = Comp(bar);
-            x.value = bars_[bar].completed + 1;
-            x.kind = EventKind::kCpAsyncArrive;
-            accesses_.push_back(x);
+            const CpArrive c = std::move(*it);
             q.erase(it);
+            Landed(i, ev, c.agent, ev.pc, EventKind::kCpAsyncArrive, c.strong, c.weak);
           }
         }
         break;
       case EventKind::kArriveExpectTx:
       case EventKind::kExpectTx:
-        Update(i, ev, a);
+        if (by_agent) Update(i, ev, a);
         break;
       case EventKind::kCompleteTx:
         if (by_agent) {
@@ -250,33 +202,18 @@ class Lifetime {
         OnDelivery(i, ev);
         break;
       case EventKind::kCpAsyncArrive:
-        cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(CpArrive{Bar(ev), a, clocks_[a]});
+        cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
+            CpArrive{hb_.SlotOf(ev), a, hb_.clock(a), hb_.weak_clock(a)});
         break;
-      case EventKind::kPhaseComplete: {
-        const uint32_t bar = Bar(ev);
-        BarSlot& s = bars_[bar];
-        s.prev.swap(s.last);
-        s.last = s.acc;
-        s.completed = static_cast<uint32_t>(ev.value) + 1;
-        s.last[Comp(bar)] = s.completed;
-        std::fill(s.acc.begin(), s.acc.end(), 0);
-        break;
-      }
       case EventKind::kWaitEnd:
-      case EventKind::kTestWait: {
-        if (k == EventKind::kTestWait && ev.value != 1) break;
-        const BarSlot& s = bars_[Bar(ev)];
-        if (s.completed >= 1 && ((s.completed - 1) & 1) == ev.parity) {
-          Join(clocks_[a], s.last);
-        } else if (s.completed >= 2) {
-          Join(clocks_[a], s.prev);
-        }
+        if (by_agent) Observe(ev, a);
         break;
-      }
+      case EventKind::kTestWait:
+        if (by_agent && ev.value == 1) Observe(ev, a);
+        break;
       case EventKind::kTmaIssue: {
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
-        const auto* t = op ? std::get_if<ir::TmaLoad>(op) : nullptr;
-        if (t == nullptr) break;
+        if (op == nullptr || !std::holds_alternative<ir::TmaLoad>(*op)) break;
         OnIssue(ev, a, (ev.flags & trace::kFlagMulticast) ? static_cast<uint16_t>(ev.value2) : -1,
                 false);
         break;
@@ -291,41 +228,53 @@ class Lifetime {
       case EventKind::kStAsync:
         OnIssue(ev, a, -1, true);
         break;
-      case EventKind::kClusterArrive:
-        Join(cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]}, width_, 0).first->second,
-             clocks_[a]);
-        ++cluster_arrives_[a];
-        break;
-      case EventKind::kClusterWaitEnd:
-        if (cluster_arrives_[a] > 0) {
-          auto it = cluster_acc_.find({ev.cluster, cluster_arrives_[a] - 1});
-          if (it != cluster_acc_.end()) Join(clocks_[a], it->second);
+      case EventKind::kUse:
+      case EventKind::kWrite:
+        // A DSMEM access (mapa + ld/st.shared::cluster) of a peer's shared memory.
+        if (by_agent && CtaGlobal(ev, ev.target_cta) != e_.agent_info(a).cta_global) {
+          Access x = Base(i, ev, a);
+          x.read = k == EventKind::kUse;
+          x.epoch = hb_.Own(a);
+          accesses_.push_back(x);
         }
         break;
-      case EventKind::kNamedBarrierArrive:
-      case EventKind::kNamedBarrierSyncBegin: {
-        const uint64_t key = Key(CtaGlobal(ev, ev.cta), ev.object);
-        uint32_t& gen = named_gen_[key];
-        Join(named_acc_.try_emplace(Key(CtaGlobal(ev, ev.cta), ev.object, gen), width_, 0)
-                 .first->second,
-             clocks_[a]);
-        named_agent_gen_[Key(a, ev.object)] = gen;
-        if (ev.value2 == 0) ++gen;  // the instance completed
-        break;
-      }
-      case EventKind::kNamedBarrierSyncEnd: {
-        auto g = named_agent_gen_.find(Key(a, ev.object));
-        if (g == named_agent_gen_.end()) break;
-        auto it = named_acc_.find(Key(CtaGlobal(ev, ev.cta), ev.object, g->second));
-        if (it != named_acc_.end()) Join(clocks_[a], it->second);
-        break;
-      }
       case EventKind::kExit:
-        exit_clocks_[a] = clocks_[a];
+        exited_[a] = true;
+        exit_strong_[a] = hb_.clock(a);
+        exit_weak_[a] = hb_.weak_clock(a);
         break;
       default:
         break;
     }
+  }
+
+  // How an access stands with respect to the exit of agent y of its target CTA.
+  enum class Order { kNone, kScopeOnly, kOrdered };
+
+  Order OrderedBefore(const Access& x, uint32_t y) const {
+    // The access's own effect on the barrier, observed: a wait of y's CTA saw the phase it
+    // counts in complete (any semantics: reading the barrier's state is coherence on the
+    // barrier, not an acquire), and that wait happens before y's exit.
+    if (x.counted) {
+      auto it = observed_.find(x.slot);
+      if (it != observed_.end()) {
+        for (const Observation& o : it->second) {
+          if (o.count > x.phase &&
+              exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) {
+            return Order::kOrdered;
+          }
+        }
+      }
+    }
+    if (x.copy) return Order::kNone;  // nothing of the issuer orders where its bytes land
+    // The agent's own operation, through happens-before: a release after it whose scope
+    // includes the target CTA (a .release.cluster arrive, a non-relaxed barrier.cluster.arrive,
+    // a fence.acq_rel.cluster before a relaxed one) reaching the exit. A DSMEM read is done
+    // when a release of any scope after it issues (HappensBefore::weak_clock).
+    const uint32_t c = hb_.AgentComponent(x.agent);
+    if (exit_strong_[y][c] >= x.epoch) return Order::kOrdered;
+    if (exit_weak_[y][c] >= x.epoch) return x.read ? Order::kOrdered : Order::kScopeOnly;
+    return Order::kNone;
   }
 
   static const char* What(const Access& x) {
@@ -336,6 +285,8 @@ class Lifetime {
       case EventKind::kCompleteTx: return x.copy ? "st.async into" : "complete_tx on";
       case EventKind::kBulkComplete: return "bulk load into";
       case EventKind::kCpAsyncArrive: return "cp.async.mbarrier.arrive landing in";
+      case EventKind::kUse: return "DSMEM read of";
+      case EventKind::kWrite: return "DSMEM write to";
       default: return "TMA load into";
     }
   }
@@ -343,83 +294,96 @@ class Lifetime {
   void Check() {
     // The agents of each global CTA, and whether all of them exited in this run.
     std::map<uint32_t, std::vector<uint32_t>> members;
-    for (uint32_t a = 0; a < num_agents_; ++a) members[e_.agent_info(a).cta_global].push_back(a);
+    for (uint32_t a = 0; a < hb_.num_agents(); ++a) {
+      members[e_.agent_info(a).cta_global].push_back(a);
+    }
     std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
     for (const Access& x : accesses_) {
       auto m = members.find(x.target);
       if (m == members.end()) continue;
-      bool all_exited = true, ordered = false;
+      bool all_exited = true, scope_only = false;
+      Order best = Order::kNone;
       uint32_t last_exit = kNoFindingAgent;
       for (uint32_t y : m->second) {
-        if (exit_clocks_[y].empty()) {
+        if (!exited_[y]) {
           all_exited = false;
           break;
         }
-        if (exit_clocks_[y][x.component] >= x.value) ordered = true;
+        const Order o = OrderedBefore(x, y);
+        best = std::max(best, o);
+        scope_only |= o == Order::kScopeOnly;
         last_exit = y;
       }
-      if (!all_exited || ordered) continue;
+      if (!all_exited || best == Order::kOrdered) continue;
       const bool own = e_.agent_info(x.agent).cta_global == x.target;
       const model::Code code =
           own && x.copy ? model::Code::kExitWithCopyInFlight : model::Code::kAccessAfterExit;
-      if (!seen.emplace(static_cast<int>(code), x.target, Role(x.agent), x.pc, x.barrier).second) {
+      const bool dsmem = x.kind == EventKind::kUse || x.kind == EventKind::kWrite;
+      if (!seen.emplace(static_cast<int>(code), x.target, Role(x.agent), x.pc,
+                        x.object | (dsmem ? 0x80000000u : 0u))
+               .second) {
         continue;
       }
-      const std::string cta = "CTA " + std::to_string(x.target);
-      const std::string bar = BarrierLabel(p_, x.barrier, x.index, x.target);
-      const std::string who = AgentLabel(p_, e_, x.agent);
-      const std::string at = pcs_.where(Role(x.agent), x.pc).ToString();
-      Finding f;
-      f.violation = model::Violation{code, static_cast<int64_t>(x.target), 0};
-      if (code == model::Code::kExitWithCopyInFlight) {
-        f.message = "the " + std::string(What(x)) + " " + cta + " issued by " + who + " at " + at +
-                    " (completing on " + bar + ") is not waited for by any agent of " + cta +
-                    " before it exits: no wait observes the phase its bytes complete in, so " +
-                    cta + " can exit while the bytes are still landing in its shared memory";
-      } else if (x.copy) {
-        f.message = "the " + std::string(What(x)) + " " + cta + " issued by " + who + " at " + at +
-                    " (completing on " + bar + ") may land after " + cta +
-                    " exited: no agent of " + cta + " waits on the phase its bytes complete in, "
-                    "and no cluster barrier orders it, before exiting (add a closing "
-                    "cluster.sync in every CTA, or wait for the bytes)";
-      } else {
-        f.message = "the " + std::string(What(x)) + " " + bar + " by " + who + " at " + at +
-                    " may happen after " + cta + " exited: no agent of " + cta +
-                    " observes it (a wait on a phase it counts in, or a cluster barrier after "
-                    "it) before exiting (add a closing cluster.sync in every CTA)";
-      }
-      f.agent = x.agent;
-      f.other_agent = last_exit;
-      f.cta = x.target;
-      f.object = x.barrier;
-      f.index = x.index;
-      f.pc = x.pc;
-      f.where = pcs_.where(Role(x.agent), x.pc);
-      f.event = x.event;
-      findings_.push_back(std::move(f));
+      findings_.push_back(Describe(x, code, scope_only, last_exit));
     }
+  }
+
+  Finding Describe(const Access& x, model::Code code, bool scope_only, uint32_t last_exit) const {
+    const std::string cta = "CTA " + std::to_string(x.target);
+    const bool dsmem = x.kind == EventKind::kUse || x.kind == EventKind::kWrite;
+    const std::string obj = dsmem ? p_.buffers[x.object].name + "[" + std::to_string(x.index) +
+                                        "] of " + cta
+                                  : BarrierLabel(p_, x.object, x.index, x.target);
+    const std::string who = AgentLabel(p_, e_, x.agent);
+    const std::string at = pcs_.where(Role(x.agent), x.pc).ToString();
+    Finding f;
+    f.violation = model::Violation{code, static_cast<int64_t>(x.target), 0};
+    if (code == model::Code::kExitWithCopyInFlight) {
+      f.message = "the " + std::string(What(x)) + " " + cta + " issued by " + who + " at " + at +
+                  " (completing on " + obj + ") is not waited for by any agent of " + cta +
+                  " before it exits: no wait observes the phase its bytes complete in, so " + cta +
+                  " can exit while the bytes are still landing in its shared memory";
+    } else if (x.copy) {
+      f.message = "the " + std::string(What(x)) + " " + cta + " issued by " + who + " at " + at +
+                  " (completing on " + obj + ") may land after " + cta + " exited: no agent of " +
+                  cta + " observes the phase its bytes complete in before exiting (a cluster "
+                  "barrier does not wait for copies in flight: wait for the bytes in " + cta + ")";
+    } else {
+      f.message = "the " + std::string(What(x)) + " " + obj + " by " + who + " at " + at +
+                  " may happen after " + cta + " exited: no agent of " + cta + " observes it (" +
+                  (x.counted ? "a wait on a phase it counts in, or " : "") + "a release after it" +
+                  (x.read ? "" : " with .cluster scope") +
+                  ", such as a closing cluster barrier, acquired in " + cta + ") before exiting";
+      f.message += scope_only
+                       ? "; it is ordered only through a .cta-scoped release or acquire between "
+                         "CTAs, which orders nothing across CTAs (write .release.cluster / "
+                         ".acquire.cluster)"
+                       : " (add a closing cluster.sync in every CTA; a .relaxed arrive, of an "
+                         "mbarrier or of barrier.cluster, releases nothing)";
+    }
+    f.object_is_buffer = dsmem;
+    f.agent = x.agent;
+    f.other_agent = last_exit;
+    f.cta = x.target;
+    f.object = x.object;
+    f.index = x.index;
+    f.pc = x.pc;
+    f.where = pcs_.where(Role(x.agent), x.pc);
+    f.event = x.event;
+    return f;
   }
 
   const ir::Program& p_;
   const engine::Engine& e_;
   std::span<const TraceEvent> trace_;
   PcMap pcs_;
-  uint32_t num_agents_ = 0;
-  uint32_t cluster_size_ = 1;
-  uint32_t width_ = 0;
-  std::unordered_map<uint64_t, uint32_t> agent_ids_;
-  std::unordered_map<uint64_t, uint32_t> bar_ids_;
-  std::vector<BarSlot> bars_;
-  std::vector<Clock> clocks_;
-  std::vector<Clock> exit_clocks_;  // empty: the agent has not exited
+  HappensBefore hb_;
+  std::vector<VectorClock> exit_strong_, exit_weak_;  // per agent, at its exit
+  std::vector<bool> exited_;
   std::vector<Issue> pending_;
   std::vector<Access> accesses_;
+  std::map<uint32_t, std::vector<Observation>> observed_;  // by slot
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
-  std::vector<uint32_t> cluster_arrives_;
-  std::map<std::pair<uint32_t, uint32_t>, Clock> cluster_acc_;
-  std::map<uint64_t, uint32_t> named_gen_;
-  std::map<uint64_t, Clock> named_acc_;
-  std::map<uint64_t, uint32_t> named_agent_gen_;
   std::vector<Finding> findings_;
 };
 

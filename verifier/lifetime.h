@@ -3,41 +3,56 @@
 // A CTA's shared memory and the mbarriers in it exist until the CTA exits, that is until the
 // last of its agents exits. Anything else that touches them must do so before:
 //   - a remote arrive / arrive.expect_tx / expect_tx / complete_tx of an agent of another CTA
-//     (a masked arrive to each CTA of its mask), a multicast load's delivery into a peer, an
-//     st.async landing in a peer: P2010 access-after-exit;
+//     (a masked arrive to each CTA of its mask), a DSMEM read or write (`use` / `write ...
+//     @cta(r)`), a multicast load's delivery into a peer, an st.async landing in a peer: P2010
+//     access-after-exit;
 //   - a TMA or bulk load that an agent of the CTA issued into the CTA itself, or the deferred
 //     arrive-on of its cp.async.mbarrier.arrive: P2011 exit-with-copy-in-flight (an asynchronous
 //     operation whose completion nobody in the CTA waits for).
 // (cp.async and TMA/bulk store sources are per-thread completions: a thread that exits with them
 // in flight is A1003, found by the engine.)
 //
-// The check asks, on one run, whether each such access happens before the exit of some agent of
-// the target CTA; if it happens before none of them, some interleaving runs it after the CTA
-// exited. Why that is enough: let A be the access and S the set of events that A happens before
-// (A included). S contains no exit of the CTA. The events outside S are closed downwards under
+// When an access is ordered before the exit of an agent y of the target CTA X. Happens-before
+// is the one of verifier/happens_before.h (program order, mbarrier release -> acquire with PTX's
+// semantics and scopes, barrier.cluster, named barriers, a copy's issue before its delivery):
+//   (a) an access that counts in a phase of one of X's barriers (an arrive, expect_tx or
+//       complete_tx on it, a copy whose bytes complete there, a landing deferred arrive) is
+//       done once that phase completes. A wait of X (or a successful test_wait) that observes
+//       the completion — whatever its semantics: reading the barrier's own state is coherence
+//       on the barrier, not an acquire — and happens before y's exit orders it. This is the only
+//       witness of a copy: nothing its issuer does later (a cluster barrier included) waits for
+//       bytes in flight;
+//   (b) an agent's own operation (a remote barrier update, a DSMEM access) is ordered when it
+//       happens before y's exit: a release after it whose scope includes X — a `.release.cluster`
+//       arrive acquired by a `.cluster` wait of X, a barrier.cluster.arrive that is not
+//       `.relaxed` (or a relaxed one after fence.acq_rel.cluster) — and a chain from there to
+//       the exit. A `.relaxed` arrive, of an mbarrier or of barrier.cluster, releases nothing:
+//       a closing cluster barrier whose arrive is relaxed lets X exit while the peer's earlier
+//       remote arrives are still on their way. A `.cta`-scoped release (the default of
+//       mbarrier.arrive) observed by another CTA orders nothing across CTAs
+//       (HappensBefore::weak_clock); the finding says so. A DSMEM read is the exception: a read
+//       has returned its value when the release after it issues, so a release of any scope
+//       (the weak clock) orders it, as the race checker holds (docs/language.md §10).
+//
+// The check asks, on one run, whether each such access is ordered before the exit of some agent
+// of the target CTA; if it is ordered before none of them, some execution runs it after the CTA
+// exited. Why that is enough (for the interleaving part; the memory model's weaker orders only
+// remove edges): let A be the access and S the set of events that A happens before (A
+// included). S contains no exit of the CTA. The events outside S are closed downwards under
 // happens-before (if e is outside S and d happens before e, d is outside S too, else A would
 // happen before e), so running every event outside S first, in the run's order, and then S, in
 // the run's order, respects happens-before: every exit of the CTA comes before A. Conversely, an
-// access that happens before the exit of one agent happens before the CTA's exit (the last exit)
-// on every interleaving. So the check does not depend on the order the run took: `check` reports
+// access ordered before the exit of one agent is ordered before the CTA's exit (the last exit)
+// on every execution. So the check does not depend on the order the run took: `check` reports
 // it under every policy, and explore on any path that contains both the access and the exits.
-//
-// Happens-before is the one of the access model (verifier/races.h): vector clocks per agent
-// and per mbarrier slot built from the trace; program order; an arrive / expect_tx /
-// complete_tx / delivery of a phase before every wait (or successful test_wait) that observes
-// that phase's completion (a parity wait that passes on a barrier whose waited phase never
-// completed observes nothing); a copy's issue before its delivery; barrier.cluster arrive ->
-// wait of the same phase; bar.sync / bar.arrive instances. An access is ordered before an exit
-// when the exiting agent's clock reaches the access's witness: for an agent's remote operation
-// its own epoch at the operation, for a delivery the phase its bytes complete in (the next
-// completion of that barrier).
 //
 // Where one run does not speak for the others: the argument assumes the other interleavings
 // make the same synchronisation, which holds when the run has no other protocol finding. When
 // the phase a copy's bytes count in depends on the order (an arrive racing its expect_tx, P2002)
 // or a wait passes at once on a phase that a delivery kept from completing, another run can
 // differ; tests/verifier/lifetime_test compares the check with every interleaving of generated
-// schedules and counts those runs apart.
+// schedules (made .cluster-scoped, where happens-before is the interleavings' order) and counts
+// those runs apart.
 //
 // A run in which some agent of the CTA never exits (a deadlock, a violation that stopped the
 // run) has no CTA exit to check against for that CTA.

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <set>
 #include <string>
@@ -115,6 +117,176 @@ TEST(LifetimeTest, ClosingClusterBarrierOrWaitOrdersTheArrive) {
     ASSERT_NE(wait, nullptr);
     EXPECT_TRUE(wait->findings.empty()) << Dump(*wait);
   }
+}
+
+// Memory semantics and scope decide whether the closing synchronisation orders a peer's
+// earlier remote operation before the exit (verifier/lifetime.h (b)). CTA 1 arrives on CTA 0's
+// b[0], which nobody waits on, then synchronises with CTA 0 in one of the ways below (SYNC_1
+// in CTA 1, SYNC_0 in CTA 0) before both exit.
+constexpr char kClosing[] = R"(schedule closing
+cluster 2x1
+barrier b[1] count 1
+barrier c[1] count 1
+role r threads 32 {
+  init b[0]
+  init c[0]
+  fence.mbarrier_init
+  cluster.sync
+  if cta_rank == 1 {
+    arrive b[0] @cta(0)
+    SYNC_1
+  } else {
+    SYNC_0
+  }
+}
+)";
+
+std::string Closing(const std::string& sync1, const std::string& sync0) {
+  std::string t = kClosing;
+  t.replace(t.find("SYNC_1"), 6, sync1);
+  t.replace(t.find("SYNC_0"), 6, sync0);
+  return t;
+}
+
+// The findings of `text` under every policy, which must agree; the first policy's returned.
+std::vector<Finding> EveryPolicy(const std::string& text) {
+  std::vector<Finding> first;
+  for (Policy p : kPolicies) {
+    auto r = RunText(text, p);
+    if (r == nullptr) return {};
+    EXPECT_EQ(r->result.outcome, Outcome::kCompleted) << Dump(*r);
+    if (p == kPolicies[0]) {
+      first = r->findings;
+    } else {
+      EXPECT_EQ(r->findings.size(), first.size()) << engine::PolicyName(p) << "\n" << Dump(*r);
+    }
+  }
+  return first;
+}
+
+TEST(LifetimeTest, RelaxedClosingClusterArriveOrdersNothing) {
+  // barrier.cluster.arrive.relaxed releases nothing: CTA 0 can pass the cluster barrier and exit
+  // while CTA 1's remote arrive is still on its way.
+  auto relaxed = EveryPolicy(Closing("cluster.arrive.relaxed\n    cluster.wait",
+                                     "cluster.arrive.relaxed\n    cluster.wait"));
+  ASSERT_EQ(relaxed.size(), 1u);
+  EXPECT_EQ(relaxed[0].code(), Code::kAccessAfterExit);
+  EXPECT_EQ(relaxed[0].where.line, 11);
+  EXPECT_EQ(relaxed[0].cta, 0u);
+  // The default .release arrive, or a fence.acq_rel.cluster before the relaxed one (a release
+  // pattern), orders it.
+  EXPECT_TRUE(EveryPolicy(Closing("cluster.sync", "cluster.sync")).empty());
+  EXPECT_TRUE(EveryPolicy(Closing("fence.acq_rel.cluster\n    cluster.arrive.relaxed\n"
+                                  "    cluster.wait",
+                                  "cluster.arrive.relaxed\n    cluster.wait"))
+                  .empty());
+}
+
+TEST(LifetimeTest, CtaScopedReleaseAcrossCtasOrdersNothing) {
+  // CTA 1 signals CTA 0's c[0] after its arrive on b[0]; CTA 0 waits for c[0] and exits. The
+  // default .release.cta arrive observed by another CTA orders nothing across CTAs: b[0]'s
+  // arrive can still land after CTA 0 exited. c[0]'s own arrive is observed, so it is fine.
+  auto narrow = EveryPolicy(Closing("arrive c[0] @cta(0)", "wait c[0] parity 0"));
+  ASSERT_EQ(narrow.size(), 1u);
+  EXPECT_EQ(narrow[0].code(), Code::kAccessAfterExit);
+  EXPECT_EQ(narrow[0].where.line, 11);
+  EXPECT_EQ(narrow[0].object, 0u);  // b, not c
+  EXPECT_NE(narrow[0].message.find(".cta-scoped"), std::string::npos) << narrow[0].message;
+  // Both sides .cluster: the release orders the earlier arrive before CTA 0's exit.
+  EXPECT_TRUE(EveryPolicy(Closing("arrive.release.cluster c[0] @cta(0)",
+                                  "wait.acquire.cluster c[0] parity 0"))
+                  .empty());
+  // A .cluster release met by a .cta acquire: not morally strong, still nothing.
+  EXPECT_EQ(EveryPolicy(Closing("arrive.release.cluster c[0] @cta(0)", "wait c[0] parity 0"))
+                .size(),
+            1u);
+  // A .relaxed arrive releases nothing, whatever the waiter's scope.
+  EXPECT_EQ(EveryPolicy(Closing("arrive.relaxed.cluster c[0] @cta(0)",
+                                "wait.acquire.cluster c[0] parity 0"))
+                .size(),
+            1u);
+}
+
+TEST(LifetimeTest, AnObservedArriveIsDoneWhateverItsSemantics) {
+  // The arrive's own effect: CTA 0 observes the phase it completes. Reading the barrier's state
+  // is not an acquire, so a relaxed arrive and a relaxed wait are enough for the arrive itself.
+  std::string t = Closing("", "wait b[0] parity 0");
+  EXPECT_TRUE(EveryPolicy(t).empty());
+  t.replace(t.find("arrive b[0] @cta(0)"), 19, "arrive.relaxed.cluster b[0] @cta(0)");
+  EXPECT_TRUE(EveryPolicy(t).empty());
+  t.replace(t.find("wait b[0]"), 9, "wait.relaxed.cta b[0]");
+  EXPECT_TRUE(EveryPolicy(t).empty());
+}
+
+// DSMEM: CTA 1 reads or writes CTA 0's t[0], then signals c[0] of CTA 0 with the default
+// .release.cta arrive; CTA 0 waits for c[0] and exits.
+constexpr char kDsmem[] = R"(schedule dsmem
+cluster 2x1
+buffer t[1] bytes 256
+barrier c[1] count 1
+role r threads 32 {
+  init c[0]
+  fence.mbarrier_init
+  cluster.sync
+  if cta_rank == 1 {
+    ACCESS t[0] @cta(0)
+    ARRIVE c[0] @cta(0)
+  } else {
+    WAIT c[0] parity 0
+  }
+}
+)";
+
+std::string Dsmem(const std::string& access, const std::string& arrive, const std::string& wait) {
+  std::string t = kDsmem;
+  t.replace(t.find("ACCESS"), 6, access);
+  t.replace(t.find("ARRIVE"), 6, arrive);
+  t.replace(t.find("WAIT"), 4, wait);
+  return t;
+}
+
+TEST(LifetimeTest, DsmemAccessesBeforeAPeersExit) {
+  // A write needs a release whose scope includes CTA 0.
+  auto w = EveryPolicy(Dsmem("write", "arrive", "wait"));
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].code(), Code::kAccessAfterExit);
+  EXPECT_EQ(w[0].where.line, 10);
+  EXPECT_TRUE(w[0].object_is_buffer);
+  EXPECT_TRUE(EveryPolicy(Dsmem("write", "arrive.release.cluster", "wait.acquire.cluster")).empty());
+  // A read has returned its value when the release after it issues: any scope orders it ...
+  EXPECT_TRUE(EveryPolicy(Dsmem("use", "arrive", "wait")).empty());
+  // ... but a relaxed arrive releases nothing.
+  auto r = EveryPolicy(Dsmem("use", "arrive.relaxed.cluster", "wait.acquire.cluster"));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].where.line, 10);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Replace(std::string t, const std::string& from, const std::string& to) {
+  for (size_t at = t.find(from); at != std::string::npos; at = t.find(from, at + to.size())) {
+    t.replace(at, from.size(), to);
+  }
+  return t;
+}
+
+// The known-bad teardowns of pipelines/lifetime whose qualifiers decide: their fixes, the same
+// text with the qualifiers corrected, are clean under every policy.
+TEST(LifetimeTest, QualifierTeardownVariantsAreCleanOnceFixed) {
+  const std::string relaxed = ReadFile("pipelines/lifetime/bad_relaxed_closing_cluster_sync.pipe");
+  ASSERT_FALSE(EveryPolicy(relaxed).empty());
+  EXPECT_TRUE(EveryPolicy(Replace(relaxed, "cluster.arrive.relaxed", "cluster.arrive")).empty());
+  const std::string narrow = ReadFile("pipelines/lifetime/bad_cta_scope_teardown.pipe");
+  ASSERT_FALSE(EveryPolicy(narrow).empty());
+  EXPECT_TRUE(EveryPolicy(Replace(Replace(narrow, "  arrive done[0]", "  arrive.release.cluster done[0]"),
+                                  "  wait done[0]", "  wait.acquire.cluster done[0]"))
+                  .empty());
 }
 
 // A load into the CTA's own tile that no agent waits for.
