@@ -331,6 +331,13 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.agent = loc.Label(primary.blocked.agent);
     f.location = ToLocation(primary.blocked.where);
   }
+  if (report.culprit.found) {
+    // An earlier operation is the most likely cause (a wait that passed because of its parity,
+    // a skipped signal): it is the culprit the finding points to.
+    f.agent = loc.Label(report.culprit.agent);
+    f.location = ToLocation(report.culprit.where);
+    f.related.push_back(Related{f.agent, report.culprit.text, f.location});
+  }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
                                 ToLocation(x.blocked.where)});

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "sim/ir/eval.h"
 #include "sim/trace/event.h"
@@ -554,12 +555,16 @@ void Classify(const ir::Program& program, const Engine& engine,
 
 int CauseRank(DeadlockCause c) {
   switch (c) {
+    case DeadlockCause::kNoSignaller:
+      // A static fact of the program, not of this run: a root whatever else went wrong (a wait
+      // that skipped a phase elsewhere can be its consequence: extra arrivals sent to the wrong
+      // CTA).
+      return -2;
     case DeadlockCause::kWaitSkipsPhase:
       return -1;
     case DeadlockCause::kTxOverExpected:
     case DeadlockCause::kTxOverDelivered:
       return 0;
-    case DeadlockCause::kNoSignaller:
     case DeadlockCause::kSignallerExited:
     case DeadlockCause::kWaitsOnOwnSignal:
       return 1;
@@ -572,6 +577,7 @@ int CauseRank(DeadlockCause c) {
     case DeadlockCause::kDownstream:
       return 5;
     case DeadlockCause::kParityPassedAtOnce:
+    case DeadlockCause::kMissedSignal:
     case DeadlockCause::kUnknown:
       break;
   }
@@ -676,6 +682,7 @@ const char* DeadlockCauseName(DeadlockCause c) {
     case DeadlockCause::kParityPassedAtOnce: return "parity-passed-at-once";
     case DeadlockCause::kWaitsOnOwnSignal: return "waits-on-own-signal";
     case DeadlockCause::kWaitSkipsPhase: return "wait-skips-a-phase";
+    case DeadlockCause::kMissedSignal: return "missed-signal";
   }
   return "unknown";
 }
@@ -701,8 +708,11 @@ std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t 
 
 namespace {
 
-// The first parity wait (or true test_wait) of the run that passed on a barrier with no
-// completed phase, where that is not the producer's start state (DeadlockCulprit).
+// The first parity wait (or true test_wait) of the run that passed because of its parity
+// (DeadlockCulprit): on a barrier with no completed phase, where that is not the producer's start
+// state; or, on a barrier whose last completed phase the same agent had already observed and
+// signalled something since (it consumed one phase twice: its parity repeats the phase it has
+// just released instead of naming the next one, e.g. a parity from an inner loop index).
 DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
                               const SignalTable& table, const std::vector<bool>& producers) {
   DeadlockCulprit c;
@@ -711,25 +721,74 @@ DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
     for (size_t b = 0; b < role.size(); ++b) carries_bytes[b] = carries_bytes[b] || role[b].bytes;
   }
   std::map<BarrierKey, uint32_t> completed;
+  // Per (agent, barrier): the completed-phase count its last passing parity wait observed, and
+  // the agent's signal count then.
+  std::map<std::pair<uint32_t, BarrierKey>, std::pair<uint32_t, uint64_t>> last_seen;
+  std::vector<uint64_t> signals(engine.num_agents(), 0);
   const PcMap pcs(program);
+  const auto agent_of = [&](const trace::TraceEvent& e) {
+    for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+      const engine::AgentInfo& info = engine.agent_info(a);
+      if (info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent) return a;
+    }
+    return UINT32_MAX;
+  };
   for (const trace::TraceEvent& e : engine.trace()) {
     const auto kind = static_cast<EventKind>(e.kind);
     const BarrierKey key{e.cluster, e.target_cta, e.object, e.index};
+    if (e.agent != trace::kNoAgent &&
+        (kind == EventKind::kArrive || kind == EventKind::kArriveExpectTx ||
+         kind == EventKind::kExpectTx || kind == EventKind::kCompleteTx ||
+         kind == EventKind::kTmaIssue || kind == EventKind::kBulkIssue ||
+         kind == EventKind::kStAsync || kind == EventKind::kCpAsyncArrive)) {
+      const uint32_t a = agent_of(e);
+      if (a != UINT32_MAX) ++signals[a];
+    }
     if (kind == EventKind::kInit) {
       completed[key] = 0;
     } else if (kind == EventKind::kPhaseComplete) {
       ++completed[key];
     } else if ((kind == EventKind::kWaitEnd || (kind == EventKind::kTestWait && e.value == 1)) &&
+               e.agent != trace::kNoAgent && completed[key] > 0 &&
+               e.object < program.barriers.size()) {
+      const uint32_t agent = agent_of(e);
+      if (agent == UINT32_MAX) continue;
+      const auto* w = std::get_if<ir::MbarrierWait>(pcs.op(engine.agent_info(agent).role, e.pc));
+      if (w == nullptr || w->parity == ir::kNoExpr) continue;  // token waits name their phase
+      auto [it, fresh] = last_seen.try_emplace({agent, key}, completed[key], signals[agent]);
+      if (fresh || it->second.first != completed[key] || it->second.second == signals[agent]) {
+        it->second = {completed[key], signals[agent]};
+        continue;
+      }
+      // The same completed phase again, after a signal of this agent: a stale pass.
+      const uint32_t role = engine.agent_info(agent).role;
+      c.found = true;
+      c.cause = DeadlockCause::kParityPassedAtOnce;
+      c.agent = agent;
+      c.barrier = e.object;
+      c.index = e.index;
+      c.cta = e.target_cta;
+      c.parity = e.parity;
+      c.where = pcs.where(role, e.pc);
+      const std::string bar = BarrierLabel(program, e.object, e.index, e.target_cta);
+      std::ostringstream os;
+      os << AgentLabel(program, engine, agent) << "'s "
+         << (kind == EventKind::kTestWait ? "test_wait" : "wait") << " on " << bar
+         << " with parity " << unsigned{e.parity} << " at " << c.where.ToString()
+         << " passed at once: its parity names phase " << completed[key] - 1
+         << ", the last completed one, which this agent had already observed (and acted on: it "
+            "has signalled since). It consumed one phase twice instead of waiting for phase "
+         << completed[key]
+         << " (the PTX ISA parity test passes for the immediately preceding phase): its parity "
+            "comes from the wrong counter (e.g. an inner loop index instead of the running count "
+            "of phases), so the waiter runs ahead of the barrier's history and the run blocks "
+            "later, far from here.";
+      c.text = os.str();
+      return c;
+    } else if ((kind == EventKind::kWaitEnd || (kind == EventKind::kTestWait && e.value == 1)) &&
                e.agent != trace::kNoAgent && completed[key] == 0 &&
                e.object < program.barriers.size()) {
-      uint32_t agent = UINT32_MAX;
-      for (uint32_t a = 0; a < engine.num_agents(); ++a) {
-        const engine::AgentInfo& info = engine.agent_info(a);
-        if (info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent) {
-          agent = a;
-          break;
-        }
-      }
+      const uint32_t agent = agent_of(e);
       if (agent == UINT32_MAX) continue;
       const uint32_t role = engine.agent_info(agent).role;
       if (!carries_bytes[e.object] && producers[role]) continue;  // a producer's start state
@@ -758,6 +817,99 @@ DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
             "wait on a barrier that starts empty must use parity 0 (parity (k / STAGES) & 1).";
       c.text = os.str();
       return c;
+    }
+  }
+  return c;
+}
+
+// When no blocked wait is a root (every one waits downstream of another): the first blocked
+// mbarrier wait W on X whose missing signaller B, itself blocked on Y, observed an earlier phase of
+// Y after X's current phase began. B went once around its loop without signalling X, and now
+// waits for Y's next phase, which the waiters on X would complete: B skipped its signal
+// (DeadlockCause::kMissedSignal). The culprit's location is B's first signalling statement on
+// X's barrier array (the one skipped), else the wait that observed Y.
+DeadlockCulprit FindMissedSignal(const ir::Program& program, const Engine& engine,
+                                 const std::vector<BlockedExplanation>& blocked,
+                                 const std::vector<trace::TraceEvent>& events) {
+  DeadlockCulprit c;
+  const PcMap pcs(program);
+  std::map<uint32_t, const BlockedExplanation*> by_agent;
+  for (const BlockedExplanation& x : blocked) by_agent[x.blocked.agent] = &x;
+  const auto agent_of = [&](const trace::TraceEvent& e) {
+    for (uint32_t a = 0; a < engine.num_agents(); ++a) {
+      const engine::AgentInfo& info = engine.agent_info(a);
+      if (info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent) return a;
+    }
+    return UINT32_MAX;
+  };
+  for (const BlockedExplanation& x : blocked) {
+    if (x.cause != DeadlockCause::kDownstream || !IsMbarrierWait(x.blocked.wait)) continue;
+    const engine::AgentInfo& waiter = engine.agent_info(x.blocked.agent);
+    const BarrierKey xkey{waiter.cluster, x.blocked.cta, x.blocked.barrier,
+                          x.blocked.barrier_index};
+    // Where X's current phase began: its init or its last completion.
+    size_t begin = 0;
+    for (size_t i = 0; i < events.size(); ++i) {
+      const trace::TraceEvent& e = events[i];
+      const auto k = static_cast<EventKind>(e.kind);
+      if ((k == EventKind::kInit || k == EventKind::kPhaseComplete) &&
+          BarrierKey{e.cluster, e.target_cta, e.object, e.index} == xkey) {
+        begin = i;
+      }
+    }
+    for (uint32_t b : x.could_signal_blocked) {
+      const auto& arrived = x.stats.arrived_agents;
+      if (std::find(arrived.begin(), arrived.end(), b) != arrived.end()) continue;
+      auto y = by_agent.find(b);
+      if (y == by_agent.end() || !IsMbarrierWait(y->second->blocked.wait)) continue;
+      const engine::AgentInfo& bi = engine.agent_info(b);
+      const BarrierKey ykey{bi.cluster, y->second->blocked.cta, y->second->blocked.barrier,
+                            y->second->blocked.barrier_index};
+      for (size_t i = begin; i < events.size(); ++i) {
+        const trace::TraceEvent& e = events[i];
+        const auto k = static_cast<EventKind>(e.kind);
+        if (!(k == EventKind::kWaitEnd || (k == EventKind::kTestWait && e.value == 1)) ||
+            e.agent == trace::kNoAgent ||
+            BarrierKey{e.cluster, e.target_cta, e.object, e.index} != ykey || agent_of(e) != b) {
+          continue;
+        }
+        // B's statement that signals X's array (the skipped one), else the observing wait.
+        SourceLocation skipped = pcs.where(bi.role, e.pc);
+        for (uint32_t pc = 0; pcs.stmt(bi.role, pc) != nullptr; ++pc) {
+          const ir::Op* op = pcs.op(bi.role, pc);
+          const auto* arrive = op ? std::get_if<ir::MbarrierArrive>(op) : nullptr;
+          if (arrive != nullptr && arrive->bar.barrier == x.blocked.barrier) {
+            skipped = pcs.where(bi.role, pc);
+            break;
+          }
+        }
+        const std::string xbar = BarrierLabel(program, x.blocked.barrier,
+                                              x.blocked.barrier_index, x.blocked.cta);
+        const std::string ybar =
+            BarrierLabel(program, y->second->blocked.barrier, y->second->blocked.barrier_index,
+                         y->second->blocked.cta);
+        c.found = true;
+        c.cause = DeadlockCause::kMissedSignal;
+        c.agent = b;
+        c.barrier = x.blocked.barrier;
+        c.index = x.blocked.barrier_index;
+        c.cta = x.blocked.cta;
+        c.where = skipped;
+        std::ostringstream os;
+        os << AgentLabel(program, engine, b) << " observed phase "
+           << y->second->blocked.state.phase - 1 << " of " << ybar << " at "
+           << pcs.where(bi.role, e.pc).ToString()
+           << " and went on to wait for its next phase, but never signalled " << xbar
+           << " in between: phase " << x.blocked.state.phase << " of " << xbar
+           << " still needs its arrival, and " << AgentLabel(program, engine, x.blocked.agent)
+           << ", which waits there, is the one that would complete the next phase of " << ybar
+           << ". Its signal on " << program.barriers[x.blocked.barrier].name << " ("
+           << skipped.ToString()
+           << ") is skipped on some path of that round (a condition, an early exit from the loop "
+              "body) or missing.";
+        c.text = os.str();
+        return c;
+      }
     }
   }
   return c;
@@ -844,6 +996,11 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
                    });
   report.primary = 0;
   report.culprit = FindEarlyPass(program, engine, table, producers);
+  if (!report.culprit.found && !report.blocked.empty() &&
+      report.blocked.front().cause == DeadlockCause::kDownstream) {
+    report.culprit =
+        FindMissedSignal(program, engine, report.blocked, events ? *events : engine.trace());
+  }
   if (report.culprit.found) {
     report.summary = std::string("P2001 deadlock: ") +
                      Plural(static_cast<int64_t>(report.blocked.size()), "agent is", "agents are") +
@@ -851,7 +1008,9 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
                      DeadlockCauseName(report.culprit.cause) + ") at " +
                      BarrierLabel(program, report.culprit.barrier, report.culprit.index,
                                   report.culprit.cta) +
-                     ", the wait at " + report.culprit.where.ToString();
+                     (report.culprit.cause == DeadlockCause::kMissedSignal ? ", the signal at "
+                                                                          : ", the wait at ") +
+                     report.culprit.where.ToString();
   } else if (!report.blocked.empty()) {
     const BlockedExplanation& p = report.blocked.front();
     std::string where = IsMbarrierWait(p.blocked.wait)

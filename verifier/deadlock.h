@@ -55,6 +55,11 @@ enum class DeadlockCause : uint8_t {
   // observed it: the waiter skipped a phase (its parity comes from the wrong loop index or start
   // phase), so it waits for a phase that needs its own release of the skipped one.
   kWaitSkipsPhase,
+  // An operation earlier in the run (DeadlockReport::culprit): a blocked agent observed a phase
+  // of the barrier it now waits on and went on to wait for the next one without signalling a
+  // barrier whose current phase still needs it (and whose waiters would complete that next
+  // phase): its signal is skipped on some path of that round (a condition, a missing release).
+  kMissedSignal,
 };
 const char* DeadlockCauseName(DeadlockCause c);
 
@@ -99,7 +104,7 @@ struct DeadlockCulprit {
   uint32_t agent = 0;  // global agent id
   uint32_t barrier = 0, index = 0, cta = 0;
   uint32_t parity = 0;
-  SourceLocation where;  // the wait statement
+  SourceLocation where;  // the wait statement (kMissedSignal: the signal that was skipped)
   std::string text;
 };
 
