@@ -13,6 +13,7 @@
 #include "parity/detail.h"
 #include "sim/ir/hash.h"
 #include "sim/ir/parser.h"
+#include "sim/model/citations.h"
 #include "sim/model/codes.h"
 #include "tools/cli/narrate.h"
 
@@ -554,12 +555,8 @@ std::vector<Rule> Rules() {
     rule.severity = FromModel(model::CodeSeverity(c));
     rule.title = std::string(model::CodeTitle(c));
     rule.explanation = std::string(model::CodeExplanation(c));
-    // The explanations name their source as "PTX ISA (section)"; that is the citation.
-    size_t at = rule.explanation.find("PTX ISA (");
-    if (at != std::string::npos) {
-      size_t close = rule.explanation.find(')', at);
-      if (close != std::string::npos) rule.citation = rule.explanation.substr(at, close - at + 1);
-    }
+    // The ISA's words with their section, or the litmus test (sim/model/citations.h).
+    rule.citation = model::CitationText(c);
     out.push_back(std::move(rule));
   }
   return out;

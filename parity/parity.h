@@ -242,7 +242,9 @@ struct Rule {
   Severity severity = Severity::kError;
   std::string title;        // one line
   std::string explanation;  // the rule, why it matters, the usual bug
-  std::string citation;     // the specification it comes from ("PTX ISA (mbarrier)"), or ""
+  // Where it comes from (sim/model/citations.h): `PTX ISA (SECTION): "the ISA's words"` or
+  // `litmus NAME`, several separated by "; ".
+  std::string citation;
 };
 std::vector<Rule> Rules();
 

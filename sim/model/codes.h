@@ -291,9 +291,12 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "runs; another CTA of the cluster reaches them through the shared::cluster window only while " \
     "the owner has not exited, which kernels guarantee with a cluster barrier "                    \
     "(barrier.cluster.arrive / wait) that every CTA passes before it exits. Reported when a "      \
-    "remote arrive, expect_tx or complete_tx, a multicast copy's delivery or an st.async into "    \
-    "CTA N is not ordered (happens-before) before the exit of any agent of CTA N, so that on "     \
-    "some interleaving every agent of CTA N has exited when it lands: on the GPU a fault "         \
+    "remote arrive, expect_tx or complete_tx, a DSMEM read or write, a multicast copy's "          \
+    "delivery or an st.async into CTA N is not ordered before the exit of any agent of CTA N "     \
+    "(observed on a barrier phase it counts in, or happens-before with PTX's semantics and "       \
+    "scopes: a .relaxed cluster.arrive releases nothing, a .cta-scoped release orders nothing "    \
+    "across CTAs), so that on some execution every agent of CTA N has exited when it lands: "     \
+    "on the GPU a fault "                                                                          \
     "(CUDA_EXCEPTION_17, cluster target block not present) or silent corruption of a CTA that "   \
     "reuses the SM. Typical bug: consumers release the last stage in every CTA of the cluster "    \
     "(or a producer multicasts into peers) and the kernel ends without cluster_sync() (the class " \

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "sim/model/citations.h"
 #include "sim/model/codes.h"
 #include "parity/parity.h"
 #include "tools/cli/command.h"
@@ -63,6 +64,15 @@ void AddRulesCommand(CLI::App& app, Context& ctx) {
                 SeverityText(model::CodeSeverity(*c)),
                 std::string(model::CodeTitle(*c)).c_str(),
                 std::string(model::CodeExplanation(*c)).c_str());
+    for (const model::Citation& cite : model::CodeCitations(*c)) {
+      if (!cite.litmus.empty()) {
+        std::printf("\nShown on the H100 by litmus/%s.pipe (parity litmus litmus/%s.pipe).\n",
+                    std::string(cite.litmus).c_str(), std::string(cite.litmus).c_str());
+      } else {
+        std::printf("\nPTX ISA, %s:\n  \"%s\"\n", std::string(cite.section).c_str(),
+                    std::string(cite.quote).c_str());
+      }
+    }
     ctx.exit_code = kExitClean;
   });
 }
