@@ -81,8 +81,10 @@ struct BlockedExplanation {
   std::string cause_text;                    // one or two sentences
 };
 
-// Ranking: a wait that skipped a phase (the first operation inconsistent with its barrier's
-// history: everything else stalls behind it), tx mismatches, then exited/missing signallers (or
+// Ranking: a barrier nothing in the program signals in that CTA (a static fact, so a root
+// whatever else went wrong: a release sent to the wrong CTA also skews the phases of the CTA it
+// went to), a wait that skipped a phase (the first operation inconsistent with its barrier's
+// history: everything else stalls behind it), tx mismatches, then exited signallers (or
 // the waiter itself as the only one), then count-too-high (a barrier whose possible signallers
 // all arrived in its phase before one whose signallers have not), wrong
 // initial phase, non-mbarrier waits, downstream waits. A count-too-high barrier whose missing
