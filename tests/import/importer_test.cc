@@ -429,10 +429,15 @@ TEST_F(ImporterTest, CpAsyncPipelineMatchesTheReviewedGoldenAndVerifies) {
         << *u;
     EXPECT_NE(u->find("role warp0_3 count 4 threads 32 {"), std::string::npos) << *u;
     EXPECT_NE(u->find("cp.async.wait 1"), std::string::npos) << *u;
-    // The search once, on the shortest loop that wraps the ring.
+    // The search once, on the shortest loop that wraps the ring (not in the sanitized build,
+    // where its 5 s become minutes; the importer's memory safety is what that build checks).
+#if defined(__SANITIZE_ADDRESS__)
+    const bool explore = false;
+#else
+    const bool explore = k_tiles == 4;
+#endif
     ExpectClean(*u, "cp_async_pipeline.pipe",
-                {api::Policy::kEager, api::Policy::kLazy, api::Policy::kRoundRobin},
-                k_tiles == 4);
+                {api::Policy::kEager, api::Policy::kLazy, api::Policy::kRoundRobin}, explore);
   }
 }
 

@@ -358,6 +358,11 @@ TEST(RulesTest, ManyClustersEachCheckedOnItsOwn) {
 // Long runs: an issuer's many waits and cp.async.mbarrier.arrive covers are searched, not
 // scanned (the check was quadratic in the run's length); the answers stay those of the rule.
 TEST(RulesTest, CpAsyncVisibilityOverLongRuns) {
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string n = "600";  // the sanitized checker is about 20x slower; still a long run
+#else
+  const std::string n = "3000";
+#endif
   const std::string head =
       "schedule long\ncluster 1x1\nclusters 1\nbuffer buf[2] bytes 256\n"
       "barrier done[2] count 1\n";
@@ -367,16 +372,16 @@ TEST(RulesTest, CpAsyncVisibilityOverLongRuns) {
   };
   const std::vector<Case> cases = {
       {"wait 0 before every read",
-       "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "  for i in 0 .. " + n + " {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
        "    cp.async.wait 0\n    use buf[i % 2]\n  }\n",
        false},
       {"wait 1 leaves the copy just issued pending",
-       "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "  for i in 0 .. " + n + " {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
        "    cp.async.wait 1\n    use buf[i % 2]\n  }\n  cp.async.wait_all\n",
        true},
       {"wait 1 covers the stage issued one iteration before",
        "  cp.async buf[0]\n  cp.async.commit\n"
-       "  for i in 1 .. 3000 {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
+       "  for i in 1 .. " + n + " {\n    cp.async buf[i % 2]\n    cp.async.commit\n"
        "    cp.async.wait 1\n    use buf[(i + 1) % 2]\n  }\n  cp.async.wait_all\n",
        false},
   };
@@ -395,7 +400,7 @@ TEST(RulesTest, CpAsyncVisibilityOverLongRuns) {
     const std::string use = "    use buf[i % 2]\n";
     const std::string text =
         head + "role w threads 32 {\n  init done[0]\n  init done[1]\n"
-               "  for i in 0 .. 3000 {\n    cp.async buf[i % 2]\n"
+               "  for i in 0 .. " + n + " {\n    cp.async buf[i % 2]\n"
                "    cp.async.arrive done[i % 2] noinc\n" +
         (wait_first ? wait + use : use + wait) + "  }\n  cp.async.wait_all\n}\n";
     auto run = RunText(text, "covers.pipe", engine::Policy::kEager);

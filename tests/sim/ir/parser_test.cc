@@ -583,13 +583,18 @@ std::string Mutate(const std::string& in, std::mt19937_64& rng) {
   return s;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kMutations = 300;  // the sanitized parser is about 5x slower; tools/fuzz goes on
+#else
+constexpr int kMutations = 1500;
+#endif
 TEST(ParserFuzzTest, MutationsNeverCrash) {
   std::mt19937_64 rng(20261122);
   int ok = 0, failed = 0;
   for (const std::string& name : ExampleNames()) {
     const std::string text = ReadExample(name);
     ASSERT_FALSE(text.empty());
-    for (int i = 0; i < 1500; ++i) {
+    for (int i = 0; i < kMutations; ++i) {
       const std::string mutated = Mutate(text, rng);
       auto p = ParseProgram(mutated, "fuzz.pipe");
       if (p.ok()) {
