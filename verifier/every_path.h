@@ -49,10 +49,11 @@
 //      the same, and one of them is checked.
 // Hence: a completed run with a race has an equivalent path in the reduced graph (2, 3), which is
 // explored up to its digest (1, 4), and its race is found.
-// (5) The accesses themselves are part of the state and digest: a copy in flight carries the
-//     slot and offset its bytes land at (Engine::InFlight), and each agent's next accesses are
-//     functions of its variables (state) and of the values its synchronising steps returned
-//     (digest), so two stored-equal pairs continue with the same byte ranges; the race checker
+// (5) The accesses are fixed by the pair: every access an agent made or will make (a copy in
+//     flight included, with the slot and offset its bytes land at) is a function of its program
+//     and of the values its synchronising steps returned, which its digest holds (with its
+//     variables, in the state), so two stored-equal pairs have the same byte ranges behind and
+//     ahead (the engine hashes no offset: Engine::InFlight); the race checker
 //     reads each dynamic access's exact range (verifier/races.h), so a conflict on one iteration
 //     only is a conflict of that run, and (2)-(3) carry it to the reduced graph: buffer accesses
 //     create no happens-before edge and the race pairs are a function of happens-before and of

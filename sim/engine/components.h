@@ -40,13 +40,13 @@ constexpr size_t FieldBytes() {
   }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
 // Every field of AgentState is in exactly one of its lists; every field of InFlight in Fields()
-// (no padding).
+// (4: the padding before `id`).
 static_assert(FieldBytes<decltype(std::declval<Engine::AgentState>().StateFields())>() +
                       FieldBytes<decltype(std::declval<Engine::AgentState>().WaitFields())>() +
                       FieldBytes<decltype(std::declval<Engine::AgentState>().OtherFields())>() ==
                   sizeof(Engine::AgentState),
               "AgentState: a field in none of StateFields, WaitFields, OtherFields");
-static_assert(FieldBytes<decltype(std::declval<Engine::InFlight>().Fields())>() ==
+static_assert(FieldBytes<decltype(std::declval<Engine::InFlight>().Fields())>() + 4 ==
                   sizeof(Engine::InFlight),
               "InFlight: a field missing from Fields()");
 
@@ -253,7 +253,7 @@ struct Engine::Table {
   __attribute__((always_inline)) static void OpWords(const InFlight& op, uint64_t list, F&& f) {
     f(list);
     FoldFields(f, std::tie(op.kind, op.flags, op.object, op.target_cta, op.slot, op.index,
-                           op.bytes, op.pc, op.offset, op.id));
+                           op.bytes, op.pc, op.id));  // not offset, place_slot: InFlight
   }
   // The `readback` content tags (empty unless the program has a readback).
   template <typename F>

@@ -538,23 +538,29 @@ class Engine {
     uint32_t index = 0;   // barrier element or buffer slot
     uint32_t bytes = 0;
     uint32_t pc = 0;      // issuing instruction
-    // Copies that move bytes (loads, st.async, cp.async, stores): the byte offset into the
-    // buffer slot of the first byte they write (loads) or read (stores). Where the bytes land
-    // is state: two runs that issued the same copy at different offsets continue differently
-    // for the race checker.
+    // Where the bytes are, for the trace (Engine::trace_places): copies that move bytes
+    // (loads, st.async, cp.async, stores) the byte offset into the buffer slot of the first
+    // byte they write or read; st.async its destination buffer slot (loads: `id`). Packed and
+    // copied, but not hashed (Table::OpWords): the issuing agent's history fixes them (its
+    // program and the values its synchronising steps returned), which the explorer's state and
+    // every_path's digest hold, and hashing them would tell apart the symmetric shares of
+    // interchangeable agents (`+ agent * 512`).
     uint32_t offset = 0;
+    uint32_t place_slot = 0;
     // cp.async / stores: the model's operation id (model::CpAsyncState / BulkAsyncState);
-    // TMA / bulk loads and st.async: the destination buffer slot;
+    // TMA / bulk loads: the destination buffer slot;
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
-    bool operator==(const InFlight&) const = default;  // member by member
+    bool operator==(const InFlight&) const = default;  // member by member (not the padding)
     // Every field, once: Pack/Unpack and StateWords go through this list, so that a field
     // added here is packed and compared without another edit.
     auto Fields() {
-      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset, id);
+      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
+                      place_slot, id);
     }
     auto Fields() const {
-      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset, id);
+      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
+                      place_slot, id);
     }
   };
 

@@ -789,7 +789,7 @@ struct Engine::Exec {
   // `dst_slot` and `offset`: where the bytes land in each destination CTA.
   void IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
                        uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
-                       uint64_t dst_slot, uint32_t offset);
+                       uint64_t dst_slot, uint32_t offset, uint32_t place_slot);
 
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaLoad& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op);

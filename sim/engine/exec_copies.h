@@ -13,12 +13,13 @@ namespace parity::engine {
 
 inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b,
     uint32_t barrier, uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
-    uint64_t dst_slot, uint32_t offset) {
+    uint64_t dst_slot, uint32_t offset, uint32_t place_slot) {
   const AgentInfo& info = c.agents[a];
   InFlight f;
   f.kind = kind;
-  f.id = dst_slot;
+  if (dst_slot != kNoDstSlot) f.id = dst_slot;
   f.offset = offset;
+  f.place_slot = place_slot;
   f.object = static_cast<uint16_t>(barrier);
   f.agent = a;
   f.index = b.index;
@@ -75,7 +76,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
   Place(dst.slot, off);
   IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc,
-                  dst.slot, off);
+                  dst.slot, off, dst.slot);
   Advance(a);
 }
 
@@ -106,7 +107,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
   Place(dst.slot, off);
   IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
-                  pc, dst.slot, off);
+                  pc, dst.slot, off, dst.slot);
   Advance(a);
 }
 
@@ -126,8 +127,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Emit(EventKind::kStAsync, a, b.cta, op.bar.barrier, b.index, dst.bytes, 0, pc);
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
   Place(dst.slot, off);
-  IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc, dst.slot,
-                  off);
+  IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc, kNoDstSlot,
+                  off, dst.slot);
   Advance(a);
 }
 
@@ -336,7 +337,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
                  f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
                  : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
                                                     : EventKind::kCompleteTx,
-                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id, f.id,
+                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id, f.place_slot,
                  f.offset);
       return;
     case InFlight::kCpAsync: {
