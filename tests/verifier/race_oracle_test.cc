@@ -26,10 +26,10 @@ namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr uint64_t kSchedules = 100;
-constexpr uint64_t kOffsetSchedules = 30;
+constexpr uint64_t kOffsetSchedules = 15;
 #else
 constexpr uint64_t kSchedules = 600;
-constexpr uint64_t kOffsetSchedules = 150;
+constexpr uint64_t kOffsetSchedules = 60;
 #endif
 // Schedules with more paths than this are compared on random runs instead (counted).
 constexpr uint64_t kMaxPaths = 500;
