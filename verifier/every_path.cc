@@ -2,9 +2,12 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
+#include <tuple>
 
 #include "verifier/expand.h"
 #include "verifier/fingerprint_set.h"
+#include "verifier/races.h"
 #include "verifier/symmetry.h"
 
 namespace parity::verifier {
@@ -104,8 +107,14 @@ uint64_t PairKey(const Engine& e, const Frame& f, const std::vector<uint32_t>& c
 
 EveryPathResult CheckRulesOnEveryPath(const ir::Program& program,
                                       const std::vector<int64_t>& params,
-                                      const ExploreOptions& options, double seconds) {
+                                      const ExploreOptions& options, double seconds,
+                                      bool collect_all) {
   EveryPathResult res;
+  std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, bool, uint32_t, uint32_t,
+                      uint32_t>>
+      collected;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
+      races_seen;
   const auto t0 = std::chrono::steady_clock::now();
   engine::EngineOptions eo;
   eo.record_trace = false;
@@ -205,6 +214,27 @@ EveryPathResult CheckRulesOnEveryPath(const ir::Program& program,
     Expected<Engine> e = Replay(program, params, path);
     if (!e.ok()) continue;
     std::vector<Finding> findings = CheckRules(program, *e, e->trace());
+    if (collect_all) {
+      if (HasErrors(findings) && !res.found) {
+        res.found = true;
+        res.path = path;
+      }
+      for (Finding& f : CheckRaces(program, *e, e->trace())) {
+        if (races_seen.emplace(f.agent, f.pc, f.other_agent, f.other_pc, f.object, f.index, f.cta)
+                .second) {
+          res.races.push_back(std::move(f));
+        }
+      }
+      for (Finding& f : findings) {
+        if (collected
+                .emplace(static_cast<int>(f.code()), f.agent, f.pc, f.other_agent, f.other_pc,
+                         f.object_is_buffer, f.object, f.index, f.cta)
+                .second) {
+          res.findings.push_back(std::move(f));
+        }
+      }
+      continue;
+    }
     if (!HasErrors(findings)) continue;
     res.found = true;
     res.path = path;

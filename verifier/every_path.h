@@ -49,10 +49,19 @@
 //      the same, and one of them is checked.
 // Hence: a completed run with a race has an equivalent path in the reduced graph (2, 3), which is
 // explored up to its digest (1, 4), and its race is found.
+// (5) The accesses are fixed by the pair: every access an agent made or will make (a copy in
+//     flight included, with the slot and offset its bytes land at) is a function of its program
+//     and of the values its synchronising steps returned, which its digest holds (with its
+//     variables, in the state), so two stored-equal pairs have the same byte ranges behind and
+//     ahead (the engine hashes no offset: Engine::InFlight); the race checker
+//     reads each dynamic access's exact range (verifier/races.h), so a conflict on one iteration
+//     only is a conflict of that run, and (2)-(3) carry it to the reduced graph: buffer accesses
+//     create no happens-before edge and the race pairs are a function of happens-before and of
+//     those ranges, whatever the order of independent steps.
 // Limits: a named barrier's instance is not part of the digest (an instance joined by more
 // agents than its count in different orders is not told apart); copies of one instruction into
-// one slot landing in swapped phases are not told apart (the race detector cannot tell them
-// apart either, verifier/races.cc's matching); rules that depend on timing rather than on
+// the same bytes of one slot landing in swapped phases are not told apart (the race detector
+// matches a landing with the oldest such copy); rules that depend on timing rather than on
 // happens-before (P2002's "phase current at the issue") are checked on one run per pair, as
 // before. With symmetry classes (explore.h) a pair is stored up to a permutation of
 // interchangeable agents that maps each agent's state and digests to another's: the findings of
@@ -79,12 +88,20 @@ struct EveryPathResult {
   bool found = false;            // a rule (error severity) or race on some path
   std::vector<engine::Choice> path;
   std::vector<Finding> findings;
+  // With collect_all: every race pair of verifier/races.h (CheckRaces, before CheckRules leaves
+  // out those of slots that P2005/P2006 name on that run) of every completed pair, each once.
+  std::vector<Finding> races;
 };
 
-// The search above; `seconds` bounds it (0: no bound).
+// The search above; `seconds` bounds it (0: no bound). With `collect_all` it does not stop at
+// the first finding: `findings` is every finding of every completed pair (each once: by rule,
+// agents, statements, object and element), `path` the first run with an error, so that the
+// reduced and the brute-force searches can be compared on the whole set
+// (tests/verifier/every_path_test.cc).
 EveryPathResult CheckRulesOnEveryPath(const ir::Program& program,
                                       const std::vector<int64_t>& params,
-                                      const ExploreOptions& options, double seconds);
+                                      const ExploreOptions& options, double seconds,
+                                      bool collect_all = false);
 
 }  // namespace parity::verifier
 

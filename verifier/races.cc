@@ -22,8 +22,6 @@ using trace::EventKind;
 using trace::TraceEvent;
 using Clock = VectorClock;
 
-constexpr int64_t kWholeSlot = std::numeric_limits<int64_t>::max();
-
 enum class AccessKind : uint8_t {
   kUse,        // generic read
   kWrite,      // generic write
@@ -49,12 +47,21 @@ struct Access {
   uint32_t pc = 0;
   uint32_t cta = 0;    // global CTA whose shared memory it touches
   uint32_t buffer = 0;
-  int64_t base = 0;    // CTA shared-memory offset of byte 0 of the slot (aliases share bytes)
-  int64_t end = 0;     // CTA shared-memory offset past the last byte it may touch
   uint32_t slot = 0;
+  // Bytes [lo, hi) of the slot, as the engine evaluated the operands of this dynamic access.
+  // Not known (a trace without the engine's places, Engine::trace_places): the whole slot, or
+  // with the slot not known either (an st.async) every slot of the buffer.
   int64_t lo = 0;
-  int64_t hi = kWholeSlot;  // exclusive; kWholeSlot: the rest of the slot
+  int64_t hi = 0;
   bool range_known = true;
+  bool slot_known = true;
+  // A `write` or `cp.async` whose operand has no `bytes`: the statement stands for the threads
+  // of every agent of its role writing their share of the range (docs/language.md §10), so the
+  // accesses of one statement by different agents of the role do not overlap each other.
+  bool share = false;
+  // The same in CTA shared-memory bytes (Pairs), so that aliases compare.
+  int64_t abs_lo = 0;
+  int64_t abs_hi = 0;
   size_t event = 0;   // start: the access, or the copy's issue
   Clock clock;        // happens-before the start
   Clock weak;         // HappensBefore::weak_clock at the start
@@ -72,6 +79,8 @@ struct Pending {  // a copy in flight to one destination, waiting for its delive
   bool has_bar_index = false;
   uint32_t bar_index = 0;
   uint32_t slot = 0;
+  bool place_known = false;  // slot and offset of the bytes (Engine::trace_places)
+  uint32_t offset = 0;
   size_t access = 0;
   size_t clock = 0;
 };
@@ -123,28 +132,14 @@ class Races {
   Witness PhaseDone(uint32_t bar) const {
     return Witness{hb_.SlotComponent(bar), hb_.completed(bar) + 1};
   }
-  // An offset expression's value for agent a when it reads no variable (constants, params and
-  // builtins, as `tile[s] + cta_rank * SLICE` does; absent = 0); -1 when only the agent's
-  // variables at that point of its run know it (the copy's range is then a span of the slot).
-  int64_t ConstOffset(ir::ExprId e, uint32_t a) const {
-    if (e == ir::kNoExpr) return 0;
-    if (ReadsVariable(e) || a >= hb_.num_agents()) return -1;
-    ir::EvalEnv env;
-    env.params = e_.param_values().data();
-    env.num_params = e_.param_values().size();
-    env.builtins = &e_.agent_builtins(a);
-    ir::EvalFault fault;
-    const int64_t v = ir::EvalFast(p_, e, env, &fault);
-    return fault.error == ir::EvalError::kNone && v >= 0 ? v : -1;
-  }
-  bool ReadsVariable(ir::ExprId e) const {
-    if (e == ir::kNoExpr) return false;
-    const ir::Expr& x = p_.expr(e);
-    if (x.kind == ir::Expr::Kind::kVar) return true;
-    return ReadsVariable(x.a) || ReadsVariable(x.b) || ReadsVariable(x.c);
+  // Where the bytes of event i are, as the engine evaluated its operands; null when this trace
+  // is not the engine's own recorded run (then the range is taken whole: never missed).
+  const engine::Engine::TracePlace* PlaceOf(size_t i) const {
+    return places_ok_ ? &e_.trace_places()[i] : nullptr;
   }
 
   void Setup() {
+    places_ok_ = trace_.data() == e_.trace().data() && trace_.size() <= e_.trace_places().size();
     const uint32_t n = hb_.num_agents();
     bulk_open_.resize(n);
     bulk_groups_.resize(n);
@@ -195,16 +190,14 @@ class Races {
       return;
     }
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
-    const int64_t off = ConstOffset(dst->offset, a);
+    const engine::Engine::TracePlace* place = PlaceOf(i);
     Access x;
     x.kind = AccessKind::kCopyWrite;
     x.agent = a;
     x.pc = ev.pc;
     x.buffer = dst->buffer;
-    x.slot = ev.index;
-    x.range_known = off >= 0;
-    x.lo = std::max<int64_t>(off, 0);
-    x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+    x.slot = place ? place->slot : ev.index;
+    SetRange(&x, place, ev.value);
     x.event = i;
     Stamp(&x, a);
     Pending c;
@@ -212,7 +205,9 @@ class Races {
     c.pc = ev.pc;
     c.has_bar_index = same;
     c.bar_index = ev.index;
-    c.slot = ev.index;
+    c.slot = x.slot;
+    c.place_known = place != nullptr;
+    c.offset = place ? place->offset : 0;
     c.clock = issue_clocks_.size();
     issue_clocks_.push_back(IssueOf(a));
     for (uint32_t r = 0; r < 16; ++r) {
@@ -237,35 +232,46 @@ class Races {
     c.clock = issue_clocks_.size();
     issue_clocks_.push_back(IssueOf(a));
     c.access = kNone;
-    // The event names the barrier element; the slot is known when it is the same expression.
-    if (st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index)) {
-      const int64_t off = ConstOffset(st->dst.offset, a);
+    // The event names the barrier element; the engine's place names the buffer slot and offset
+    // (without it the slot is known when it is the barrier's index expression, else the access
+    // covers every slot of the buffer).
+    if (st != nullptr) {
+      const engine::Engine::TracePlace* place = PlaceOf(i);
       Access x;
       x.kind = AccessKind::kCopyWrite;
       x.agent = a;
       x.pc = ev.pc;
       x.cta = CtaGlobal(ev, ev.target_cta);
       x.buffer = st->dst.buffer;
-      x.slot = ev.index;
-      x.range_known = off >= 0;
-      x.lo = std::max<int64_t>(off, 0);
-      x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+      x.slot = place ? place->slot : ev.index;
+      x.slot_known = place != nullptr || SameExpr(p_, st->dst.slot, st->bar.index);
+      SetRange(&x, place, ev.value);
       x.event = i;
       Stamp(&x, a);
+      c.slot = x.slot;
+      c.place_known = place != nullptr;
+      c.offset = place ? place->offset : 0;
       c.access = Add(std::move(x));
     }
     pending_.push_back(c);
   }
 
-  void OnDelivery(const TraceEvent& ev) {
+  void OnDelivery(size_t i, const TraceEvent& ev) {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     size_t first = pending_.size(), exact = pending_.size();
-    // A delivery that names its slot (trace::kFlagSlot) matches only a copy into that slot.
+    // A delivery that names its slot (trace::kFlagSlot, or the engine's place with the offset)
+    // matches only a copy into those bytes; among equal ones, the oldest.
     const bool named_slot = (ev.flags & trace::kFlagSlot) != 0;
+    const engine::Engine::TracePlace* place = PlaceOf(i);
     for (size_t j = 0; j < pending_.size(); ++j) {
       const Pending& c = pending_[j];
       if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
       if (c.has_bar_index && c.bar_index != ev.index) continue;
+      if (place != nullptr && c.place_known) {
+        if (c.slot != place->slot || c.offset != place->offset) continue;
+        first = j;
+        break;
+      }
       if (named_slot && c.access != kNone && c.slot != ev.parity) continue;
       if (first == pending_.size()) first = j;
       if (c.slot == ev.index) {
@@ -288,18 +294,23 @@ class Races {
     if (x.range_known) x.hi = x.lo + ev.value;
   }
 
+  // The bytes [offset, offset + bytes) of the place; the whole slot without one.
+  static void SetRange(Access* x, const engine::Engine::TracePlace* place, int64_t bytes) {
+    x->range_known = place != nullptr;
+    x->lo = place ? place->offset : 0;
+    x->hi = place ? x->lo + bytes : 0;
+  }
+
   void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir::BufferRef& src) {
-    const int64_t off = ConstOffset(src.offset, a);
+    const engine::Engine::TracePlace* place = PlaceOf(i);
     Access x;
     x.kind = AccessKind::kStoreRead;
     x.agent = a;
     x.pc = ev.pc;
     x.cta = CtaGlobal(ev, ev.cta);
     x.buffer = src.buffer;
-    x.slot = ev.index;
-    x.range_known = off >= 0;
-    x.lo = std::max<int64_t>(off, 0);
-    x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+    x.slot = place ? place->slot : ev.index;
+    SetRange(&x, place, ev.value);
     x.event = i;
     Stamp(&x, a);
     bulk_open_[a].push_back(Add(std::move(x)));
@@ -335,11 +346,11 @@ class Races {
         }
         break;
       case EventKind::kCompleteTx:
-        if (!by_agent) OnDelivery(ev);  // st.async landing
+        if (!by_agent) OnDelivery(i, ev);  // st.async landing
         break;
       case EventKind::kTmaDeliver:
       case EventKind::kBulkComplete:
-        OnDelivery(ev);
+        OnDelivery(i, ev);
         break;
       case EventKind::kTmaIssue:
         OnLoadIssue(i, ev, a);
@@ -380,9 +391,7 @@ class Races {
         break;
       }
       case EventKind::kCpAsyncIssue: {
-        const ir::Op* op = pcs_.op(Role(a), ev.pc);
-        const auto* cp = op ? std::get_if<ir::CpAsync>(op) : nullptr;
-        const int64_t off = cp ? ConstOffset(cp->dst.offset, a) : -1;
+        const engine::Engine::TracePlace* place = PlaceOf(i);
         Access x;
         x.kind = AccessKind::kCpAsync;
         x.agent = a;
@@ -390,9 +399,10 @@ class Races {
         x.cta = CtaGlobal(ev, ev.target_cta);
         x.buffer = ev.object;
         x.slot = ev.index;
-        x.range_known = off >= 0;
-        x.lo = std::max<int64_t>(off, 0);
-        x.hi = off >= 0 ? off + ev.value : kWholeSlot;
+        SetRange(&x, place, ev.value);
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        const auto* cp = op ? std::get_if<ir::CpAsync>(op) : nullptr;
+        x.share = cp != nullptr && cp->dst.bytes == ir::kNoExpr;
         x.event = i;
         Stamp(&x, a);
         cp_seq_[a].push_back(Add(std::move(x)));
@@ -427,12 +437,10 @@ class Races {
         Add(Generic(i, ev, a, AccessKind::kUse));
         break;
       case EventKind::kWrite: {
-        // `write B[s]` without `bytes` stands for the agent's threads writing their part of the
-        // slot: where in the slot only a run of the threads knows.
         Access x = Generic(i, ev, a, AccessKind::kWrite);
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
         const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
-        x.range_known = w != nullptr && w->buf.bytes != ir::kNoExpr;
+        x.share = w != nullptr && w->buf.bytes == ir::kNoExpr;
         Add(std::move(x));
         break;
       }
@@ -441,18 +449,10 @@ class Races {
     }
   }
 
-  // Exact ranges overlap when they intersect. An access whose range is only a span (somewhere
-  // in it) overlaps an exact one only when that one covers the whole span; two spans are not
-  // compared (the threads of several agents, or the slices of a multicast, write disjoint parts).
-  // Ranges in CTA shared-memory bytes (Access::base), so that aliases compare.
-  static int64_t Lo(const Access& x) { return x.base + x.lo; }
-  static int64_t Hi(const Access& x) { return x.hi == kWholeSlot ? kWholeSlot : x.base + x.hi; }
+  // Ranges in CTA shared-memory bytes (Access::abs_lo/abs_hi), so that aliases compare; an
+  // unknown range is the whole slot (or buffer) and so overlaps every access of it.
   static bool Overlap(const Access& a, const Access& b) {
-    if (a.range_known && b.range_known) return Lo(a) < Hi(b) && Lo(b) < Hi(a);
-    if (!a.range_known && !b.range_known) return false;
-    const Access& exact = a.range_known ? a : b;
-    const Access& span = a.range_known ? b : a;
-    return Lo(exact) <= Lo(span) && Hi(exact) >= Hi(span);
+    return a.abs_lo < b.abs_hi && b.abs_lo < a.abs_hi;
   }
 
   static bool Reaches(const Access& a, const Clock& clock) {
@@ -479,8 +479,9 @@ class Races {
     std::string s = std::string(kWhat[static_cast<int>(x.kind)]) + " by " +
                     AgentLabel(p_, e_, x.agent) + " at " +
                     pcs_.where(Role(x.agent), x.pc).ToString() + " (bytes ";
-    s += x.hi == kWholeSlot ? std::to_string(x.lo) + "..end"
-                            : std::to_string(x.lo) + ".." + std::to_string(x.hi - 1);
+    if (!x.slot_known) return s + "of some slot of the buffer: not recorded)";
+    if (!x.range_known) return s + "of the slot: not recorded)";
+    s += std::to_string(x.lo) + ".." + std::to_string(x.hi - 1);
     return s + ")";
   }
 
@@ -529,28 +530,35 @@ class Races {
     std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_root;
     for (size_t i = 0; i < accesses_.size(); ++i) {
       Access& x = accesses_[i];
-      const bool declared = x.buffer < p_.buffers.size();
-      const uint32_t slot_bytes =
-          declared && have_engine_layout ? e_.buffer_slot_bytes(x.buffer) : 0;
-      x.base = declared && have_engine_layout
-                   ? int64_t{e_.buffer_base(x.buffer)} + int64_t{x.slot} * slot_bytes
-                   : 0;
-      x.end = x.hi == kWholeSlot ? x.base + slot_bytes : x.base + x.hi;
+      const bool declared = x.buffer < p_.buffers.size() && have_engine_layout;
+      const int64_t slot_bytes = declared ? e_.buffer_slot_bytes(x.buffer) : 0;
+      const int64_t buffer_base = declared ? e_.buffer_base(x.buffer) : 0;
+      if (!declared) {  // no layout: each slot its own 2^32 bytes
+        const int64_t base = x.slot_known ? int64_t{x.slot} << 32 : 0;
+        x.abs_lo = base + (x.range_known ? x.lo : 0);
+        x.abs_hi = x.slot_known ? base + (x.range_known ? x.hi : int64_t{1} << 32)
+                                : std::numeric_limits<int64_t>::max();
+      } else if (!x.slot_known) {
+        x.abs_lo = buffer_base;
+        x.abs_hi = buffer_base + slot_bytes * e_.buffer_stages(x.buffer);
+      } else {
+        const int64_t base = buffer_base + int64_t{x.slot} * slot_bytes;
+        x.abs_lo = base + (x.range_known ? x.lo : 0);
+        x.abs_hi = base + (x.range_known ? x.hi : slot_bytes);
+      }
       by_root[{x.cta, declared ? Root(x.buffer) : x.buffer}].push_back(i);
     }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
     std::vector<std::tuple<size_t, size_t, bool>> races;
     for (auto& [loc, ids] : by_root) {
       std::sort(ids.begin(), ids.end(), [this](size_t x, size_t y) {
-        return std::tie(accesses_[x].base, accesses_[x].lo, x) <
-               std::tie(accesses_[y].base, accesses_[y].lo, y);
+        return std::tie(accesses_[x].abs_lo, x) < std::tie(accesses_[y].abs_lo, y);
       });
       std::vector<size_t> open;  // intervals that may still intersect later ones
       std::vector<std::pair<size_t, size_t>> pairs;
       for (size_t id : ids) {
-        const Access& n = accesses_[id];
-        const int64_t lo = n.base + n.lo;
-        std::erase_if(open, [&](size_t o) { return accesses_[o].end <= lo; });
+        const int64_t lo = accesses_[id].abs_lo;
+        std::erase_if(open, [&](size_t o) { return accesses_[o].abs_hi <= lo; });
         for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
         open.push_back(id);
       }
@@ -561,6 +569,10 @@ class Races {
         if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
         if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
         if (!Overlap(a, b)) continue;
+        if (a.share && b.share && a.pc == b.pc && a.agent != b.agent &&
+            Role(a.agent) == Role(b.agent)) {
+          continue;  // two agents' shares of one statement's range
+        }
         if (Ordered(a, b)) continue;
         if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
           continue;
@@ -631,6 +643,7 @@ class Races {
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
   std::vector<Finding> findings_;
+  bool places_ok_ = false;
 };
 
 }  // namespace

@@ -3,9 +3,8 @@
 // Every shared-memory access of the run is one Access: a generic read (`use`) or write
 // (`write`) of an agent; the write of a TMA / bulk / st.async / cp.async copy into each
 // destination CTA (a multicast writes into every CTA of its mask); the async-proxy read of a TMA
-// or bulk store's source. Each has its CTA, buffer, slot and byte range (exact for `use`/`write`
-// and for copies whose offset expression is a constant; otherwise the whole slot, see below),
-// its proxy, the agent (the issuer for a copy) and its source line.
+// or bulk store's source. Each has its CTA, buffer, slot and byte range, its proxy, the agent
+// (the issuer for a copy) and its source line.
 //
 // Happens-before (PTX ISA, Memory Consistency Model) is a vector clock per agent and per
 // mbarrier element (phases observed), built from the trace:
@@ -25,18 +24,20 @@
 // Accesses are ordered by their start (the event, or the copy's issue); an access can only
 // happen before an access that starts later, so each pair is tested once.
 //
-// Precision choices (no false alarm on unknown geometry): an access's range is exact or only a
-// span that it writes somewhere in.
-//   - `use` and a `write` with `bytes` are exact; a `write` without `bytes` is the span of the
-//     slot (the agent's threads write their part of it);
-//   - a copy is exact when its offset expression is absent or constant (its bytes are the
-//     delivered bytes); otherwise it is the span of the slot (multicast slices of one slot issued
-//     by different CTAs, or the cp.async copies of the threads of a block, write disjoint parts
-//     at offsets only a run of the agent knows);
-//   - an exact range overlaps a span only when it covers the whole span; two spans are not
-//     compared;
-//   - generic write -> async-proxy read also needs fence.proxy.async: that is P2006's (rules.cc),
-//     so here a generic write ordered before a store's issue counts as ordered.
+// Byte ranges are exact per dynamic access: the range of `use`/`write` is in its event (offset
+// and bytes; a `write` without `bytes` writes the rest of the slot), and a copy's slot and
+// offset are the engine's evaluation of its operands at that issue (Engine::trace_places: a
+// loop index, `k % STAGES`, `cta_rank * SLICE` alike), its length the event's bytes; a delivery
+// is matched with the copy of its slot and offset. Two accesses overlap when their byte ranges
+// intersect, with one exception that is the language's meaning of a range without `bytes`: a
+// `write` or `cp.async` statement whose operand has no `bytes` stands for the threads of all
+// the agents of its role writing their shares of the range (an epilogue's warps each writing
+// their part of a tile), so its accesses by two agents of that role do not overlap each other;
+// against every other access they cover the whole range. Where a trace carries no places (a trace that is not the engine's own run) a
+// copy's range is the whole slot, and an st.async's every slot of its buffer: it overlaps
+// every access there (a finding may be too many, none is missed).
+// A generic write -> async-proxy read also needs fence.proxy.async: that is P2006's (rules.cc),
+// so here a generic write ordered before a store's issue counts as ordered.
 // DSMEM accesses (`use`/`write ... @cta(r)`) are accesses of the target CTA's memory. Accesses
 // are compared by CTA shared-memory bytes, so that an `aliases` buffer meets the one it reuses.
 // Scopes and semantics (ir::MemSem, ir::MemScope): a .relaxed arrive releases nothing and a

@@ -46,6 +46,9 @@ struct PendingCopy {
   uint32_t slot = 0;
   size_t issue_event = 0;
   uint32_t clock_id = 0;     // index into Analysis::issue_clocks_
+  // The bytes of the slot it writes (Engine::trace_places); not known: the whole slot.
+  bool range_known = false;
+  int64_t lo = 0, hi = 0;
 };
 
 struct SlotState {
@@ -68,6 +71,7 @@ struct Read {
   uint32_t epoch = 0;
   size_t event = 0;
   uint32_t pc = 0;
+  int64_t lo = 0, hi = 0;  // the bytes of the slot it read
 };
 struct CopyWrite {
   uint32_t slot_id = 0;   // the barrier slot the bytes completed on
@@ -75,7 +79,14 @@ struct CopyWrite {
   uint32_t agent = 0;     // issuer
   uint32_t pc = 0;
   size_t event = 0;
+  bool range_known = false;  // else the whole slot
+  int64_t lo = 0, hi = 0;
 };
+// Whether a read of [lo, hi) and a copy's bytes share a byte: stages that are parts of one
+// slot (`tile[0] + s * TILE_BYTES`) are different bytes.
+bool Meets(bool copy_known, int64_t copy_lo, int64_t copy_hi, int64_t lo, int64_t hi) {
+  return !copy_known || (copy_lo < hi && lo < copy_hi);
+}
 struct GenericWrite {
   uint32_t agent = 0;
   uint32_t epoch = 0;
@@ -206,6 +217,9 @@ class Analysis {
   const ir::Program& p_;
   const engine::Engine& e_;
   std::span<const TraceEvent> trace_;
+  // Whether Engine::trace_places describe trace_ (the engine's own recorded run).
+  bool places_ok_ =
+      trace_.data() == e_.trace().data() && trace_.size() <= e_.trace_places().size();
   PcMap pcs_;
   uint32_t num_agents_ = 0;
   uint32_t cluster_size_ = 1;
@@ -352,6 +366,12 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   c.pc = ev.pc;
   c.issue_event = i;
   c.clock_id = static_cast<uint32_t>(issue_clocks_.size());
+  if (places_ok_) {
+    const engine::Engine::TracePlace& at = e_.trace_places()[i];
+    c.range_known = true;
+    c.lo = at.offset;
+    c.hi = c.lo + ev.value;
+  }
   int64_t mask = -1;
   if (k == EventKind::kTmaIssue) {
     const auto* load = op ? std::get_if<ir::TmaLoad>(op) : nullptr;
@@ -418,9 +438,16 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   size_t first = none, exact = none;
   // A delivery that names its slot (trace::kFlagSlot) matches only a copy into that slot.
   const bool named_slot = (ev.flags & trace::kFlagSlot) != 0;
+  const engine::Engine::TracePlace* place = places_ok_ ? &e_.trace_places()[i] : nullptr;
   for (size_t j = 0; j < queue.size(); ++j) {
     const PendingCopy& c = queue[j];
     if (c.has_bar_index && c.bar_index != ev.index) continue;
+    if (place != nullptr && c.range_known && c.has_buffer) {
+      // The engine's place names the copy that landed: its slot and offset.
+      if (c.slot != place->slot || c.lo != place->offset) continue;
+      first = j;
+      break;
+    }
     if (named_slot && c.has_buffer && c.slot != ev.parity) continue;
     if (first == none) first = j;
     if (c.slot == ev.index) {
@@ -473,6 +500,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   // Every read of the slot must happen before the copy's issue (write-after-read).
   for (const auto& [reader, r] : loc.reads) {
     if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
+    if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
     const bool after_issue = r.event > c.issue_event;
     Report(model::Code::kSharedMemoryRace, 0, 0,
            after_issue
@@ -489,7 +517,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
            c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
   }
   loc.has_copy = true;
-  loc.copy = CopyWrite{id, completed, c.agent, c.pc, i};
+  loc.copy = CopyWrite{id, completed, c.agent, c.pc, i, c.range_known, c.lo, c.hi};
 }
 
 void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
@@ -505,7 +533,9 @@ void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
 void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
+  const int64_t lo = ev.value2, hi = int64_t{ev.value2} + ev.value;
   if (loc.has_copy && loc.copy.agent != a &&
+      Meets(loc.copy.range_known, loc.copy.lo, loc.copy.hi, lo, hi) &&
       ClockOf(a)[Comp(loc.copy.slot_id)] < loc.copy.phase + 1) {
     Report(model::Code::kSharedMemoryRace, 0, 0,
            Agent(a) + " reads " + Buf(cta, ev.object, ev.index) + " whose bytes (copy issued by " +
@@ -532,7 +562,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
                ". A copy only joins a group at cp.async.commit_group",
            a, ev.pc, i, cta, true, ev.object, ev.index, issuer);
   }
-  loc.reads[a] = Read{Own(a), i, ev.pc};
+  loc.reads[a] = Read{Own(a), i, ev.pc, lo, hi};
 }
 
 // An issuer's waits come in program order, so both their `upto` and their `epoch` never

@@ -253,7 +253,7 @@ struct Engine::Table {
   __attribute__((always_inline)) static void OpWords(const InFlight& op, uint64_t list, F&& f) {
     f(list);
     FoldFields(f, std::tie(op.kind, op.flags, op.object, op.target_cta, op.slot, op.index,
-                           op.bytes, op.pc, op.id));
+                           op.bytes, op.pc, op.id));  // not offset, place_slot: InFlight
   }
   // The `readback` content tags (empty unless the program has a readback).
   template <typename F>

@@ -461,13 +461,30 @@ class Engine {
   // `aliases` buffer starts inside the buffer it aliases).
   uint32_t buffer_base(uint32_t b) const;
   uint32_t buffer_slot_bytes(uint32_t b) const;
+  uint32_t buffer_stages(uint32_t b) const;  // its slots
   // The model state of barrier `name[index]` of CTA `cta_global`.
   const model::MbarrierState& barrier_state(uint32_t cta_global, uint32_t barrier,
                                             uint32_t index) const;
   size_t in_flight() const;
   const std::vector<trace::TraceEvent>& trace() const { return trace_; }
+  // Where the bytes of a recorded event's shared-memory access are, parallel to trace() (same
+  // length): for kUse, kWrite, the issue of a copy (kTmaIssue, kBulkIssue, kTmaStoreIssue,
+  // kCpAsyncIssue, kStAsync) and its landing or completion (kTmaDeliver, kBulkComplete, an
+  // st.async's kCompleteTx, kTmaStoreRead, kTmaStoreWrite, kCpAsyncComplete) the buffer slot
+  // and the byte offset into it of the first byte, as the engine evaluated the operands when the
+  // operation was issued (a loop index, `k % STAGES`, `cta_rank * SLICE`); {0, 0} for other
+  // events. Not part of the trace file format: the race and lifetime checkers read them from
+  // the model's own runs, whose exact byte ranges they need per dynamic access.
+  struct TracePlace {
+    uint32_t slot = 0;
+    uint32_t offset = 0;
+  };
+  const std::vector<TracePlace>& trace_places() const { return trace_places_; }
   // Clears the recorded trace (keeps the capacity, so a reused engine does not allocate).
-  void ClearTrace() { trace_.clear(); }
+  void ClearTrace() {
+    trace_.clear();
+    trace_places_.clear();
+  }
   uint64_t events() const { return events_; }
   const EngineOptions& options() const { return options_; }
 
@@ -521,15 +538,29 @@ class Engine {
     uint32_t index = 0;   // barrier element or buffer slot
     uint32_t bytes = 0;
     uint32_t pc = 0;      // issuing instruction
+    // Where the bytes are, for the trace (Engine::trace_places): copies that move bytes
+    // (loads, st.async, cp.async, stores) the byte offset into the buffer slot of the first
+    // byte they write or read; st.async its destination buffer slot (loads: `id`). Packed and
+    // copied, but not hashed (Table::OpWords): the issuing agent's history fixes them (its
+    // program and the values its synchronising steps returned), which the explorer's state and
+    // every_path's digest hold, and hashing them would tell apart the symmetric shares of
+    // interchangeable agents (`+ agent * 512`).
+    uint32_t offset = 0;
+    uint32_t place_slot = 0;
     // cp.async / stores: the model's operation id (model::CpAsyncState / BulkAsyncState);
+    // TMA / bulk loads: the destination buffer slot;
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
     bool operator==(const InFlight&) const = default;  // member by member (not the padding)
     // Every field, once: Pack/Unpack and StateWords go through this list, so that a field
     // added here is packed and compared without another edit.
-    auto Fields() { return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, id); }
+    auto Fields() {
+      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
+                      place_slot, id);
+    }
     auto Fields() const {
-      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, id);
+      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
+                      place_slot, id);
     }
   };
 
@@ -732,6 +763,7 @@ class Engine {
   uint64_t steps_ = 0;
   uint64_t events_ = 0;
   std::vector<trace::TraceEvent> trace_;
+  std::vector<TracePlace> trace_places_;  // parallel to trace_
   mutable FpCache fpc_;  // Fingerprint's components (a cache: const methods refresh it)
   // RestoreStep: the objects whose fingerprint mark a step set since the last copy (their mark
   // went from clear to set; not part of the state, not copied), and whether that lists every

@@ -196,6 +196,7 @@ struct Engine::Exec {
     // Fields are written in place (building the record on the stack and copying it costs a
     // store-forwarding stall per event).
     TraceEvent& ev = e.options_.record_trace ? run_.trace_.emplace_back() : scratch_;
+    if (e.options_.record_trace) run_.trace_places_.emplace_back();
     ev.time = run_.events_++;
     ev.kind = static_cast<uint8_t>(kind);
     ev.cluster = static_cast<uint16_t>(info.cluster);
@@ -213,6 +214,12 @@ struct Engine::Exec {
     return ev;
   }
   TraceEvent scratch_{};
+  // Where the bytes of the event just emitted are (Engine::trace_places).
+  __attribute__((always_inline)) void Place(uint64_t slot, uint32_t offset) {
+    if (e.options_.record_trace) [[unlikely]] {
+      run_.trace_places_.back() = Engine::TracePlace{static_cast<uint32_t>(slot), offset};
+    }
+  }
 
   // --- ending ---
   void Error(Status s) {
@@ -471,6 +478,10 @@ struct Engine::Exec {
     out->bytes = static_cast<uint32_t>(bytes);
     out->cta = static_cast<uint32_t>(cta);
     return true;
+  }
+  // The byte offset of a resolved buffer operand into its slot.
+  uint32_t OffsetInSlot(uint32_t buffer, const BufAddr& x) const {
+    return x.address - c.buffers[buffer].base - x.slot * c.buffers[buffer].bytes;
   }
   // The model's multicast destinations for a mask (memoised: the hot path does not allocate).
   const std::vector<uint32_t>* Destinations(int64_t mask, const SourceLocation* where) {
@@ -768,19 +779,23 @@ struct Engine::Exec {
   // that fill different slots are different operations, and the delivery event names its slot
   // so that a trace's reader knows which bytes landed (trace::kFlagSlot).
   static constexpr uint64_t kNoDstSlot = ~uint64_t{0};
+  // `place_slot`, `place_offset`: where a landing copy's bytes are (Engine::trace_places).
   bool CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx, uint32_t pc,
-                  EventKind kind, bool async, uint8_t flags, uint64_t dst_slot = kNoDstSlot);
+                  EventKind kind, bool async, uint8_t flags, uint64_t dst_slot = kNoDstSlot,
+                  uint64_t place_slot = 0, uint32_t place_offset = 0);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierWait& op);
 
   // Issues one complete_tx delivery per destination CTA.
+  // `dst_slot` and `offset`: where the bytes land in each destination CTA.
   void IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
                        uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
-                       uint64_t dst_slot = kNoDstSlot);
+                       uint64_t dst_slot, uint32_t offset, uint32_t place_slot);
 
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaLoad& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::StAsync& op);
-  void IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t bytes, uint32_t pc);
+  void IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t offset, uint32_t bytes,
+                  uint32_t pc);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkStore& op);
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&);
@@ -818,10 +833,10 @@ struct Engine::Exec {
       const bool whole = buf.bytes == c.buffers[op.buf.buffer].bytes;
       tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
     }
+    const uint32_t off = OffsetInSlot(op.buf.buffer, buf);
     Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, buf.cta, op.buf.buffer,
-         buf.slot, buf.bytes, buf.address - c.buffers[op.buf.buffer].base -
-                                  buf.slot * c.buffers[op.buf.buffer].bytes,
-         pc);
+         buf.slot, buf.bytes, off, pc);
+    Place(buf.slot, off);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {

@@ -13,11 +13,13 @@ namespace parity::engine {
 
 inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b,
     uint32_t barrier, uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
-    uint64_t dst_slot) {
+    uint64_t dst_slot, uint32_t offset, uint32_t place_slot) {
   const AgentInfo& info = c.agents[a];
   InFlight f;
   f.kind = kind;
   if (dst_slot != kNoDstSlot) f.id = dst_slot;
+  f.offset = offset;
+  f.place_slot = place_slot;
   f.object = static_cast<uint16_t>(barrier);
   f.agent = a;
   f.index = b.index;
@@ -71,8 +73,10 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   TraceEvent& ev = Emit(EventKind::kTmaIssue, a, b.cta, op.tensor_map, dst.slot, map.box_bytes,
                         mask, pc);
   if (dests) ev.flags |= trace::kFlagMulticast;
+  const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
+  Place(dst.slot, off);
   IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc,
-                  dst.slot);
+                  dst.slot, off, dst.slot);
   Advance(a);
 }
 
@@ -100,8 +104,10 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   TraceEvent& ev = Emit(EventKind::kBulkIssue, a, b.cta, op.dst.buffer, dst.slot,
                         plan->complete_tx_bytes, mask, pc);
   if (dests) ev.flags |= trace::kFlagMulticast;
+  const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
+  Place(dst.slot, off);
   IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
-                  pc, dst.slot);
+                  pc, dst.slot, off, dst.slot);
   Advance(a);
 }
 
@@ -119,12 +125,15 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   }
   const uint32_t pc = Pc(a);
   Emit(EventKind::kStAsync, a, b.cta, op.bar.barrier, b.index, dst.bytes, 0, pc);
-  IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc);
+  const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
+  Place(dst.slot, off);
+  IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc, kNoDstSlot,
+                  off, dst.slot);
   Advance(a);
 }
 
-inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t bytes,
-    uint32_t pc) {
+inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot,
+    uint32_t offset, uint32_t bytes, uint32_t pc) {
   InFlight f;
   f.kind = InFlight::kStoreRead;
   f.object = static_cast<uint16_t>(buffer);
@@ -133,6 +142,7 @@ inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot,
   f.index = slot;
   f.bytes = bytes;
   f.pc = pc;
+  f.offset = offset;
   f.id = Bulk(a).Issue();
   Issue(f);
 }
@@ -150,7 +160,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t pc = Pc(a);
   Emit(EventKind::kTmaStoreIssue, a, c.agents[a].cta, op.tensor_map, src.slot, map.box_bytes, 0,
        pc);
-  IssueStore(a, op.src.buffer, src.slot, map.box_bytes, pc);
+  const uint32_t off = OffsetInSlot(op.src.buffer, src);
+  Place(src.slot, off);
+  IssueStore(a, op.src.buffer, src.slot, off, map.box_bytes, pc);
   Advance(a);
 }
 
@@ -166,7 +178,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   }
   const uint32_t pc = Pc(a);
   Emit(EventKind::kBulkIssue, a, c.agents[a].cta, op.src.buffer, src.slot, plan->bytes, 0, pc);
-  IssueStore(a, op.src.buffer, src.slot, plan->bytes, pc);
+  const uint32_t off = OffsetInSlot(op.src.buffer, src);
+  Place(src.slot, off);
+  IssueStore(a, op.src.buffer, src.slot, off, plan->bytes, pc);
   Advance(a);
 }
 
@@ -219,9 +233,11 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   f.index = dst.slot;
   f.bytes = dst.bytes;
   f.pc = pc;
+  f.offset = OffsetInSlot(op.dst.buffer, dst);
   f.id = Cp(a).Issue();
   Issue(f);
   Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
+  Place(dst.slot, f.offset);
   Advance(a);
 }
 
@@ -321,12 +337,14 @@ inline void Engine::Exec::Deliver(uint32_t i) {
                  f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
                  : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
                                                     : EventKind::kCompleteTx,
-                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id);
+                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id, f.place_slot,
+                 f.offset);
       return;
     case InFlight::kCpAsync: {
       Cp(f.agent).Complete(f.id);
       Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
+      Place(f.index, f.offset);
       ReleaseDeferred(f.agent);
       RecheckGroups(f.agent);
       return;
@@ -356,6 +374,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       }
       Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
            true);
+      Place(f.index, f.offset);
       InFlight w = f;
       w.kind = InFlight::kStoreWrite;
       w.slot = data;
@@ -370,6 +389,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       }
       Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
+      Place(f.index, f.offset);
       RecheckGroups(f.agent);
       return;
     }

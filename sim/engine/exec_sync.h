@@ -139,10 +139,12 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 }
 
 inline bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx,
-    uint32_t pc, EventKind kind, bool async, uint8_t flags, uint64_t dst_slot) {
+    uint32_t pc, EventKind kind, bool async, uint8_t flags, uint64_t dst_slot,
+    uint64_t place_slot, uint32_t place_offset) {
   model::MbarrierState& st = Slot(b.slot, Access::kCompleteTx);
   model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
   TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
+  Place(place_slot, place_offset);
   ev.phase = static_cast<uint8_t>(st.parity());
   ev.flags |= flags;
   if (dst_slot <= trace::kMaxEventSlot) {

@@ -156,7 +156,10 @@ __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool
   } else {
     result_ = o.result_;
   }
-  if (!trace_.empty() || !o.trace_.empty()) trace_ = o.trace_;
+  if (!trace_.empty() || !o.trace_.empty()) {
+    trace_ = o.trace_;
+    trace_places_ = o.trace_places_;
+  }
 }
 
 void Engine::Allocate(const Layout& l) {
@@ -339,6 +342,7 @@ void Engine::Unpack(const Engine& base, const uint8_t* p, size_t n) {
   result_.events = events;
   PARITY_CHECK(p == end, "Unpack: damaged packed state");
   trace_.clear();
+  trace_places_.clear();
   fpc_.valid = false;
   fpc_.plain = false;
   fpc_.shared_sum = fpc_.agents_sum = 0;
@@ -365,6 +369,7 @@ const std::vector<int64_t>& Engine::param_values() const { return code_->params;
 const ir::BuiltinValues& Engine::agent_builtins(uint32_t a) const { return code_->builtins[a]; }
 uint32_t Engine::buffer_base(uint32_t b) const { return code_->buffers[b].base; }
 uint32_t Engine::buffer_slot_bytes(uint32_t b) const { return code_->buffers[b].bytes; }
+uint32_t Engine::buffer_stages(uint32_t b) const { return code_->buffers[b].stages; }
 size_t Engine::in_flight() const { return in_flight_.size() + deferred_.size(); }
 const model::MbarrierState& Engine::barrier_state(uint32_t cta_global, uint32_t barrier,
                                                   uint32_t index) const {

@@ -1,6 +1,8 @@
 #include "tests/verifier/gen/race_oracle.h"
 
 #include <deque>
+#include <memory>
+#include <string>
 #include <limits>
 #include <map>
 #include <variant>
@@ -20,8 +22,11 @@ constexpr int64_t kWhole = std::numeric_limits<int64_t>::max();
 struct Acc {
   bool write = false;
   bool copy = false;  // an asynchronous copy's access
-  bool exact = true;
-  int64_t lo = 0, hi = 0;
+  int64_t lo = 0, hi = 0;  // bytes of the slot, from the oracle's own run of the program
+  // A `write` without `bytes`: the agents of its role write their own shares of the range, so
+  // two of them at that statement do not overlap (docs/language.md §10).
+  bool share = false;
+  int64_t agent = -1;
   uint32_t role = 0, pc = 0;
   uint64_t loc = 0;     // (CTA, buffer, slot)
   uint32_t buffer = 0, slot = 0;
@@ -47,33 +52,153 @@ bool AnyOp(const std::vector<ir::Stmt>& body, bool (*pred)(const ir::Op&)) {
   return false;
 }
 
-bool ReadsVar(const ir::Program& p, ir::ExprId e) {
-  if (e == ir::kNoExpr) return false;
-  const ir::Expr& x = p.expr(e);
-  return x.kind == ir::Expr::Kind::kVar || ReadsVar(p, x.a) || ReadsVar(p, x.b) ||
-         ReadsVar(p, x.c);
+// The oracle's own run of one agent's program: its statements in order, with the values of its
+// loop indices and lets (over params and the agent's builtins), giving every buffer operation it
+// executes, in program order, with the buffer slot and byte range its operands name. Nothing of
+// the engine's evaluation of operands is read: a range the checker gets wrong differs here.
+// An operation's operands that read a value only a synchronising step returns (a test_wait
+// result, a token) make the program not covered.
+struct OpRange {
+  const ir::Op* op = nullptr;
+  int64_t slot = 0, lo = 0, hi = 0;
+};
+
+int64_t ElementBytes(const std::string& dtype) {
+  if (dtype == "u8" || dtype == "s8" || dtype == "i8") return 1;
+  if (dtype == "u16" || dtype == "s16" || dtype == "i16" || dtype == "f16" || dtype == "bf16") {
+    return 2;
+  }
+  if (dtype == "u32" || dtype == "s32" || dtype == "i32" || dtype == "f32") return 4;
+  if (dtype == "u64" || dtype == "s64" || dtype == "i64" || dtype == "f64") return 8;
+  return -1;
 }
 
-// The offset's bytes when no variable is read (constants, params, the issuing agent's
-// builtins: a multicast slice `tile[0] + cta_rank * N` is exact); -1: a span of the slot.
-int64_t ConstOffset(const ir::Program& p, const engine::Engine& e, int64_t a, ir::ExprId x) {
-  if (x == ir::kNoExpr) return 0;
-  if (a < 0 || ReadsVar(p, x)) return -1;
-  ir::EvalEnv env;
-  env.params = e.param_values().data();
-  env.num_params = e.param_values().size();
-  env.builtins = &e.agent_builtins(static_cast<uint32_t>(a));
-  auto v = ir::Eval(p, x, env);
-  return v.ok() && *v >= 0 ? *v : -1;
-}
+class AgentRun {
+ public:
+  AgentRun(const ir::Program& p, const engine::Engine& e, uint32_t agent) : p_(p) {
+    const ir::Role& role = p.roles[e.agent_info(agent).role];
+    vars_.assign(role.num_vars, 0);
+    known_.assign(role.num_vars, false);
+    env_.params = e.param_values().data();
+    env_.num_params = e.param_values().size();
+    env_.vars = vars_.data();
+    env_.num_vars = vars_.size();
+    env_.builtins = &e.agent_builtins(agent);
+    Block(role.body);
+  }
+  bool ok() const { return ok_; }
+  const std::vector<OpRange>& ops() const { return ops_; }
 
-bool Overlap(const Acc& a, const Acc& b) {
-  if (a.exact && b.exact) return a.lo < b.hi && b.lo < a.hi;
-  if (!a.exact && !b.exact) return false;
-  const Acc& e = a.exact ? a : b;
-  const Acc& s = a.exact ? b : a;
-  return e.lo <= s.lo && e.hi >= s.hi;
-}
+ private:
+  // Steps are bounded so that a program the oracle cannot follow ends its run.
+  static constexpr size_t kMaxOps = 1 << 16;
+
+  bool Known(ir::ExprId x) const {
+    if (x == ir::kNoExpr) return true;
+    const ir::Expr& n = p_.expr(x);
+    if (n.kind == ir::Expr::Kind::kVar && (n.index >= known_.size() || !known_[n.index])) {
+      return false;
+    }
+    return Known(n.a) && Known(n.b) && Known(n.c);
+  }
+  int64_t Val(ir::ExprId x, int64_t fallback = 0) {
+    if (x == ir::kNoExpr) return fallback;
+    if (!Known(x)) {
+      ok_ = false;
+      return fallback;
+    }
+    auto v = ir::Eval(p_, x, env_);
+    if (!v.ok()) {
+      ok_ = false;
+      return fallback;
+    }
+    return *v;
+  }
+  // Returns false after a `break`.
+  bool Block(const std::vector<ir::Stmt>& body) {
+    for (const ir::Stmt& st : body) {
+      if (!ok_ || ops_.size() > kMaxOps) return true;
+      if (const auto* l = std::get_if<ir::Let>(&st.node)) {
+        vars_[l->var] = Val(l->value);
+        known_[l->var] = true;
+      } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
+        if (f->cond != ir::kNoExpr) {  // a while loop: its condition reads run values
+          ok_ = false;
+          return true;
+        }
+        const int64_t lo = Val(f->lo), hi = Val(f->hi), step = Val(f->step, 1);
+        if (step <= 0) {
+          ok_ = false;
+          return true;
+        }
+        for (int64_t v = lo; v < hi && ok_; v += step) {
+          vars_[f->var] = v;
+          known_[f->var] = true;
+          if (!Block(f->body)) break;
+        }
+      } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+        if (!Block(Val(i->cond) != 0 ? i->then_body : i->else_body)) return false;
+      } else if (std::holds_alternative<ir::Break>(st.node)) {
+        return false;
+      } else if (const auto* op = std::get_if<ir::Op>(&st.node)) {
+        Op(*op);
+      }
+    }
+    return true;
+  }
+  void Ref(const ir::Op& op, const ir::BufferRef& ref, int64_t bytes) {
+    const ir::BufferDecl& b = p_.buffers[ref.buffer];
+    OpRange r;
+    r.op = &op;
+    r.slot = Val(ref.slot);
+    r.lo = Val(ref.offset);
+    const int64_t slot_bytes = Val(b.bytes);
+    r.hi = r.lo + (bytes >= 0 ? bytes : Val(ref.bytes, slot_bytes - r.lo));
+    ops_.push_back(r);
+  }
+  int64_t BoxBytes(uint32_t map) {
+    const ir::TensorMapDecl& t = p_.tensor_maps[map];
+    int64_t n = ElementBytes(t.dtype);
+    if (n < 0 || !t.element_strides.empty() || t.interleave != "none") ok_ = false;
+    for (ir::ExprId d : t.box_dims) n *= Val(d);
+    return n;
+  }
+  void Op(const ir::Op& op) {
+    // Operations that set a variable from what the run returns: the variable is not known.
+    if (const auto* w = std::get_if<ir::MbarrierWait>(&op)) {
+      if (w->result_var < known_.size()) known_[w->result_var] = false;
+    } else if (const auto* a = std::get_if<ir::MbarrierArrive>(&op)) {
+      if (a->token_var < known_.size()) known_[a->token_var] = false;
+    } else if (const auto* c = std::get_if<ir::MbarrierPendingCount>(&op)) {
+      if (c->result_var < known_.size()) known_[c->result_var] = false;
+    } else if (const auto* g = std::get_if<ir::GlobalReadback>(&op)) {
+      if (g->result_var < known_.size()) known_[g->result_var] = false;
+    } else if (const auto* t = std::get_if<ir::TmaLoad>(&op)) {
+      Ref(op, t->dst, BoxBytes(t->tensor_map));
+    } else if (const auto* t = std::get_if<ir::TmaStore>(&op)) {
+      Ref(op, t->src, BoxBytes(t->tensor_map));
+    } else if (const auto* b = std::get_if<ir::BulkLoad>(&op)) {
+      Ref(op, b->dst, -1);
+    } else if (const auto* b = std::get_if<ir::BulkStore>(&op)) {
+      Ref(op, b->src, -1);
+    } else if (const auto* x = std::get_if<ir::BufferAccess>(&op)) {
+      Ref(op, x->buf, -1);
+    } else if (const auto* c = std::get_if<ir::CpAsync>(&op)) {
+      Ref(op, c->dst, -1);
+    } else if (const auto* s = std::get_if<ir::StAsync>(&op)) {
+      Ref(op, s->dst, -1);
+    }
+  }
+
+  const ir::Program& p_;
+  std::vector<int64_t> vars_;
+  std::vector<bool> known_;
+  ir::EvalEnv env_;
+  std::vector<OpRange> ops_;
+  bool ok_ = true;
+};
+
+bool Overlap(const Acc& a, const Acc& b) { return a.lo < b.hi && b.lo < a.hi; }
 
 }  // namespace
 
@@ -91,8 +216,31 @@ bool OracleCovers(const ir::Program& program) {
 }
 
 std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
-                               std::span<const TraceEvent> trace) {
+                               std::span<const TraceEvent> trace, std::string* problem) {
   const verifier::PcMap pcs(p);
+  std::string local_problem;
+  if (problem == nullptr) problem = &local_problem;
+  // Each agent's buffer operations from the oracle's own run of its program, consumed in order
+  // by its access events.
+  std::vector<std::unique_ptr<AgentRun>> runs(e.num_agents());
+  std::vector<size_t> next_op(e.num_agents(), 0);
+  auto own = [&](int64_t a, const TraceEvent& ev, size_t i) -> const OpRange* {
+    if (a < 0) return nullptr;
+    auto& run = runs[static_cast<size_t>(a)];
+    if (!run) run = std::make_unique<AgentRun>(p, e, static_cast<uint32_t>(a));
+    size_t& k = next_op[static_cast<size_t>(a)];
+    const ir::Op* op = pcs.op(e.agent_info(static_cast<uint32_t>(a)).role, ev.pc);
+    if (!run->ok() || k >= run->ops().size() || run->ops()[k].op != op) {
+      if (problem->empty()) {
+        *problem = "event " + std::to_string(i) + " (pc " + std::to_string(ev.pc) + " of agent " +
+                   std::to_string(a) + ") is not the next buffer operation of the oracle's own "
+                   "run of the agent's program";
+      }
+      return nullptr;
+    }
+    return &run->ops()[k++];
+  };
+  const bool places = trace.data() == e.trace().data() && trace.size() <= e.trace_places().size();
   uint32_t clusters = 1;
   for (uint32_t a = 0; a < e.num_agents(); ++a) {
     clusters = std::max(clusters, e.agent_info(a).cluster + 1);
@@ -121,9 +269,9 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
   std::map<int64_t, size_t> last_of_agent;
   std::map<uint64_t, std::vector<size_t>> releases;     // slot -> releases of its current phase
   std::map<uint64_t, std::vector<size_t>> completions;  // slot -> its completion events
-  // Loads in flight: (cluster, issuer CTA, pc, destination) -> accesses (kNone: none modelled).
+  // Loads in flight: (cluster, issuer CTA, pc, destination) -> (issue event, access).
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::deque<std::pair<size_t, size_t>>>
-      loads;  // (issue event, access index or SIZE_MAX)
+      loads;
   std::map<int64_t, std::vector<size_t>> open_stores;
   std::map<int64_t, std::deque<std::vector<size_t>>> store_groups;
   std::map<int64_t, uint32_t> cluster_arrives;
@@ -131,7 +279,6 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
   std::map<std::tuple<uint64_t, uint32_t>, uint32_t> named_gen;  // (cta, id) -> instance
   std::map<std::tuple<uint64_t, uint32_t, uint32_t>, std::vector<size_t>> named_members;
   std::map<std::pair<int64_t, uint32_t>, uint32_t> named_joined;  // (agent, id) -> instance
-  constexpr size_t kNoAcc = ~size_t{0};
 
   auto role = [&](int64_t a) { return e.agent_info(static_cast<uint32_t>(a)).role; };
   auto op_at = [&](int64_t a, uint32_t pc) { return pcs.op(role(a), pc); };
@@ -181,17 +328,17 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         if (const auto* t = op ? std::get_if<ir::TmaLoad>(op) : nullptr) dst = &t->dst;
         if (const auto* b = op ? std::get_if<ir::BulkLoad>(op) : nullptr) dst = &b->dst;
         if (const auto* b = op ? std::get_if<ir::BulkStore>(op) : nullptr) src = &b->src;
+        const OpRange* range = own(a, ev, i);
+        if (range == nullptr) break;
         if (src != nullptr) {
-          const int64_t off = ConstOffset(p, e, a, src->offset);
-          if (off < 0) break;  // a span of the whole slot: compared with nothing
           Acc x;
           x.copy = true;
-          x.lo = off;
-          x.hi = off + ev.value;
+          x.lo = range->lo;
+          x.hi = range->hi;
           x.role = role(a);
           x.pc = ev.pc;
           x.buffer = src->buffer;
-          x.slot = ev.index;
+          x.slot = static_cast<uint32_t>(range->slot);
           x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
           x.start = i;
           accs.push_back(x);
@@ -199,45 +346,39 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
           break;
         }
         if (dst == nullptr) break;
-        const int64_t off = ConstOffset(p, e, a, dst->offset);
         for (uint32_t r = 0; r < 16; ++r) {
           const bool to = (ev.flags & trace::kFlagMulticast) ? ((ev.value2 >> r) & 1) != 0
                                                              : r == ev.target_cta;
           if (!to) continue;
-          size_t id = kNoAcc;
-          if (off >= 0) {
-            Acc x;
-            x.write = true;
-            x.copy = true;
-            x.lo = off;
-            x.hi = off + ev.value;
-            x.role = role(a);
-            x.pc = ev.pc;
-            x.buffer = dst->buffer;
-            x.slot = ev.index;
-            x.loc = (cta(ev, r) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
-            x.start = i;
-            accs.push_back(x);
-            id = accs.size() - 1;
-          }
-          loads[{ev.cluster, ev.cta, ev.pc, r}].push_back({i, id});
+          Acc x;
+          x.write = true;
+          x.copy = true;
+          x.lo = range->lo;
+          x.hi = range->hi;
+          x.role = role(a);
+          x.pc = ev.pc;
+          x.buffer = dst->buffer;
+          x.slot = static_cast<uint32_t>(range->slot);
+          x.loc = (cta(ev, r) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
+          x.start = i;
+          accs.push_back(x);
+          loads[{ev.cluster, ev.cta, ev.pc, r}].push_back({i, accs.size() - 1});
         }
         break;
       }
       case EventKind::kTmaStoreIssue: {
         const ir::Op* op = op_at(a, ev.pc);
         const auto* st = op ? std::get_if<ir::TmaStore>(op) : nullptr;
-        if (st == nullptr) break;
-        const int64_t off = ConstOffset(p, e, a, st->src.offset);
-        if (off < 0) break;
+        const OpRange* range = own(a, ev, i);
+        if (st == nullptr || range == nullptr) break;
         Acc x;
         x.copy = true;
-        x.lo = off;
-        x.hi = off + ev.value;
+        x.lo = range->lo;
+        x.hi = range->hi;
         x.role = role(a);
         x.pc = ev.pc;
         x.buffer = st->src.buffer;
-        x.slot = ev.index;
+        x.slot = static_cast<uint32_t>(range->slot);
         x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
         x.start = i;
         accs.push_back(x);
@@ -247,28 +388,34 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       case EventKind::kTmaDeliver:
       case EventKind::kBulkComplete: {
         auto q = loads.find({ev.cluster, ev.cta, ev.pc, ev.target_cta});
-        if (q == loads.end()) break;
-        // The oldest copy of this instruction to this CTA into the slot the delivery names.
-        auto it = q->second.begin();
-        for (; it != q->second.end(); ++it) {
-          if (!(ev.flags & trace::kFlagSlot) || it->second == kNoAcc ||
-              accs[it->second].slot == ev.parity) {
-            break;
+        // The copy of this instruction to this CTA whose bytes the engine says landed (its
+        // slot and offset, Engine::trace_places), the oldest of equal ones: which in-flight copy
+        // a delivery step took is the engine's choice, the bytes are the oracle's own.
+        auto it = q == loads.end() ? decltype(q->second.begin()){} : q->second.begin();
+        if (q != loads.end()) {
+          for (; it != q->second.end(); ++it) {
+            const Acc& x = accs[it->second];
+            if (!places) break;
+            const engine::Engine::TracePlace& at = e.trace_places()[i];
+            if (x.slot == at.slot && x.lo == at.offset) break;
           }
         }
-        if (it == q->second.end()) break;
+        if (q == loads.end() || it == q->second.end()) {
+          if (problem->empty()) {
+            *problem = "the delivery at event " + std::to_string(i) +
+                       " matches no copy in flight of the oracle's run";
+          }
+          break;
+        }
         const auto [issue, id] = *it;
         q->second.erase(it);
         out[issue].push_back(i);
         const uint64_t s = slot_key(ev);
         releases[s].push_back(i);
-        if (id != kNoAcc) {
-          Acc& x = accs[id];
-          x.delivered = true;
-          x.bar = s;
-          x.phase = completions[s].size();
-          x.hi = x.lo + ev.value;
-        }
+        Acc& x = accs[id];
+        x.delivered = true;
+        x.bar = s;
+        x.phase = completions[s].size();
         break;
       }
       case EventKind::kBulkCommit:
@@ -286,19 +433,19 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       }
       case EventKind::kUse:
       case EventKind::kWrite: {
+        const OpRange* range = own(a, ev, i);
+        if (range == nullptr) break;
         Acc x;
         x.write = k == EventKind::kWrite;
-        x.lo = ev.value2;
-        x.hi = static_cast<int64_t>(ev.value2) + ev.value;
-        if (x.write) {
-          const ir::Op* op = op_at(a, ev.pc);
-          const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
-          x.exact = w != nullptr && w->buf.bytes != ir::kNoExpr;
-        }
+        x.lo = range->lo;
+        x.hi = range->hi;
+        const auto* w = std::get_if<ir::BufferAccess>(range->op);
+        x.share = x.write && w != nullptr && w->buf.bytes == ir::kNoExpr;
+        x.agent = a;
         x.role = role(a);
         x.pc = ev.pc;
         x.buffer = ev.object;
-        x.slot = ev.index;
+        x.slot = static_cast<uint32_t>(range->slot);
         x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
         x.start = i;
         x.done.push_back(i);
@@ -366,6 +513,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
     for (size_t ib = ia + 1; ib < accs.size(); ++ib) {
       const Acc& y = accs[ib];
       if (y.loc != x.loc || (!x.write && !y.write) || !Overlap(x, y)) continue;
+      if (x.share && y.share && x.role == y.role && x.pc == y.pc && x.agent != y.agent) continue;
       if (seen[y.start]) continue;  // the later one starts after the earlier one is done
       races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});
     }
@@ -379,7 +527,9 @@ namespace {
 void CheckPath(const ir::Program& p, const engine::Engine& e, PathRaces* out) {
   ++out->paths;
   if (e.outcome() != engine::Outcome::kCompleted) out->bad_end = true;
-  const std::set<RacePair> oracle = OracleRaces(p, e, e.trace());
+  std::string problem;
+  const std::set<RacePair> oracle = OracleRaces(p, e, e.trace(), &problem);
+  if (!problem.empty() && out->problem.empty()) out->problem = problem;
   std::set<RacePair> checker;
   for (const verifier::Finding& f : verifier::CheckRaces(p, e, e.trace())) {
     checker.insert({e.agent_info(f.other_agent).role, f.other_pc, e.agent_info(f.agent).role,
@@ -390,7 +540,7 @@ void CheckPath(const ir::Program& p, const engine::Engine& e, PathRaces* out) {
     if (e.outcome() == engine::Outcome::kCompleted) out->completed_racy = true;
   }
   out->all.insert(oracle.begin(), oracle.end());
-  if (oracle != checker) {
+  if (oracle != checker || !problem.empty()) {
     if (out->mismatches == 0) {
       out->first_oracle = oracle;
       out->first_checker = checker;

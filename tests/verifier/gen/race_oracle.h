@@ -14,9 +14,14 @@
 // their event; a TMA / bulk load's write into each destination CTA, started at its issue and
 // done for whoever observes the completion of the phase its bytes landed in, or a later phase
 // of that slot; a TMA / bulk store's read of its source, started at its issue and done at the
-// issuer's first cp.async.bulk.wait_group[.read] that covers its group. Byte ranges: exact, or a
-// span (a `write` without `bytes`; a copy whose offset is not a constant): exact ranges overlap
-// when they intersect, a span overlaps an exact range that covers it, spans are not compared.
+// issuer's first cp.async.bulk.wait_group[.read] that covers its group. Byte ranges are the
+// oracle's own: it runs each agent's program itself (loops, lets and conditions over params,
+// builtins and loop indices) and evaluates every buffer operand there, so that a loop-indexed
+// stage offset `tile[0] + (k % 2) * 128` is the bytes of that iteration; an access event that is
+// not the next buffer operation of that run is a disagreement, reported as a mismatch. No span
+// or "compared only when covered" rule: ranges overlap when they intersect. A delivery is matched
+// with the copy whose slot and offset the engine says landed (Engine::trace_places: which of the
+// copies in flight a step delivered is the engine's choice) and must be one the oracle issued.
 // A race: two accesses of one (CTA, buffer, slot), overlapping, at least one a write, the later
 // started not reachable from the earlier's completion. Schedules with cp.async or st.async are
 // not compared (the generator writes none).
@@ -26,6 +31,7 @@
 #include <cstdint>
 #include <set>
 #include <span>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -39,9 +45,11 @@ namespace parity::gen {
 // pc) of the later one, buffer, slot.
 using RacePair = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>;
 
-// The race pairs of one run (the engine after it, with its trace).
+// The race pairs of one run (the engine after it, with its trace). `problem`, if given, says
+// where the trace and the oracle's own run of the program disagree (empty when they agree).
 std::set<RacePair> OracleRaces(const ir::Program& program, const engine::Engine& engine,
-                               std::span<const trace::TraceEvent> trace);
+                               std::span<const trace::TraceEvent> trace,
+                               std::string* problem = nullptr);
 
 // Whether the oracle covers the schedule (no cp.async, st.async).
 bool OracleCovers(const ir::Program& program);
@@ -53,6 +61,7 @@ struct PathRaces {
   // Paths on which the oracle's race pairs and verifier::CheckRaces' differ.
   uint64_t mismatches = 0;
   std::set<RacePair> first_oracle, first_checker;  // on the first mismatching path
+  std::string problem;  // the first disagreement of the trace with the oracle's own run
   std::set<RacePair> all;  // the union over all paths (oracle)
   bool completed_racy = false;  // a completed run has a race
   bool bad_end = false;         // some run deadlocks, violates, or hits bad input

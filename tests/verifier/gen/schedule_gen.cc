@@ -65,9 +65,12 @@ std::string Ring(uint64_t seed, Rng& r, const GenOptions& o) {
 
   // Mutations: each a bug class of real pipelines (wrong phase, wrong count, wrong bytes, a
   // missing release, releasing only the own CTA, expect_tx after the arrive, no drain).
+  // With variable offsets, two stages of one slot (and mutation 14: the consumer reads the
+  // stage the producer loads next).
+  const int stages = o.variable_offsets && trips >= 2 && r.Chance(70) ? 2 : 1;
   std::vector<int> mut;
   const int n_mut = r.Chance(35) ? 0 : r.Range(1, 2);
-  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(14));
+  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(stages == 2 ? 15 : 14));
   auto has = [&](int m) { return std::find(mut.begin(), mut.end(), m) != mut.end(); };
 
   const int release_ctas = multicast && !has(5) ? 2 : 1;
@@ -82,37 +85,46 @@ std::string Ring(uint64_t seed, Rng& r, const GenOptions& o) {
   int bytes = tile;
   if (has(2)) bytes = r.Pick(std::vector<int>{tile / 2, 2 * tile, tile + 16});
 
+  // The stage of iteration k: its barrier element, its bytes in the slot, and its phase index.
+  const std::string bs = stages == 2 ? "[k % 2]" : "[0]";
+  const std::string at = stages == 2 ? " + (k % 2) * " + std::to_string(tile) : "";
+  const std::string kk = stages == 2 ? "(k / 2)" : "k";
   std::string t = Header(seed, ctas);
-  t += "buffer tile[1] bytes " + std::to_string(tile) + "\n";
+  t += "buffer tile[1] bytes " + std::to_string(tile * stages) + "\n";
   if (epilogue_store) t += "buffer out[1] bytes " + std::to_string(kTileBytes) + "\n";
-  t += "barrier full[1] count " + std::to_string(full_count) + "\n";
-  t += "barrier empty[1] count " + std::to_string(empty_count) + "\n";
+  t += "barrier full[" + std::to_string(stages) + "] count " + std::to_string(full_count) + "\n";
+  t += "barrier empty[" + std::to_string(stages) + "] count " + std::to_string(empty_count) +
+       "\n";
   t += "tensormap tm dtype f16 dims [64, 64] box [8, 8]\n\n";
 
   Lines p;
-  p.Add("init full[0]");
-  p.Add("init empty[0]");
+  for (int st = 0; st < stages; ++st) {
+    p.Add("init full[" + std::to_string(st) + "]");
+    p.Add("init empty[" + std::to_string(st) + "]");
+  }
   if (!has(3)) p.Add("fence.mbarrier_init");
   p.Add("cluster.sync");
   p.Open("for k in 0 .. " + std::to_string(trips));
-  p.Add("wait empty[0] parity " + (has(4) ? RandomParity(r, "k") : std::string("((k & 1) ^ 1)")));
-  const std::string expect = "full[0] bytes " + std::to_string(bytes);
+  p.Add("wait empty" + bs + " parity " +
+        (has(4) ? RandomParity(r, kk) : "((" + kk + " & 1) ^ 1)"));
+  const std::string expect = "full" + bs + " bytes " + std::to_string(bytes);
   if (has(6)) {
-    p.Add("arrive full[0]");  // the arrive first: the phase may complete before the bytes
+    p.Add("arrive full" + bs);  // the arrive first: the phase may complete before the bytes
     p.Add("expect_tx " + expect);
   } else {
     p.Add("arrive.expect_tx " + expect);
   }
   std::string load;
+  const std::string sl = std::to_string(slice);
+  const std::string whole = stages == 2 ? at + " bytes " + std::to_string(tile) : "";
   if (use_tma) {
-    load = multicast ? "tma.load tm coords [0, cta_rank * 8] -> tile[0] + cta_rank * " +
-                           std::to_string(slice) + " bytes " + std::to_string(slice) +
-                           " bar full[0] multicast 3"
-                     : "tma.load tm coords [0, 0] -> tile[0] bar full[0]";
+    load = multicast ? "tma.load tm coords [0, cta_rank * 8] -> tile[0]" + at + " + cta_rank * " +
+                           sl + " bytes " + sl + " bar full" + bs + " multicast 3"
+                     : "tma.load tm coords [0, 0] -> tile[0]" + whole + " bar full" + bs;
   } else {
-    load = multicast ? "bulk.load tile[0] + cta_rank * " + std::to_string(slice) + " bytes " +
-                           std::to_string(slice) + " bar full[0] multicast 3"
-                     : "bulk.load tile[0] bar full[0]";
+    load = multicast ? "bulk.load tile[0]" + at + " + cta_rank * " + sl + " bytes " + sl +
+                           " bar full" + bs + " multicast 3"
+                     : "bulk.load tile[0]" + whole + " bar full" + bs;
   }
   if (has(7)) {
     p.Open("if k + 1 < " + std::to_string(trips));  // the last load is missing
@@ -122,8 +134,13 @@ std::string Ring(uint64_t seed, Rng& r, const GenOptions& o) {
     p.Add(load);
   }
   p.Close();
-  if (!has(8)) {  // drain: the last releases are in before the CTA exits
-    p.Add("wait empty[0] parity " + std::to_string((trips & 1) ^ 1));
+  if (!has(8)) {  // drain: the last releases of every stage are in before the CTA exits
+    for (int st = 0; st < stages; ++st) {
+      const int uses = (trips - st + stages - 1) / stages;  // iterations of stage st
+      if (uses > 0) {
+        p.Add("wait empty[" + std::to_string(st) + "] parity " + std::to_string((uses - 1) & 1));
+      }
+    }
   }
   if (ctas == 2 && !has(9)) p.Add("cluster.sync");
 
@@ -131,10 +148,18 @@ std::string Ring(uint64_t seed, Rng& r, const GenOptions& o) {
   if (!has(10)) c.Add("cluster.sync");
   if (has(11)) c.Add("use tile[0]");  // reads before any wait
   c.Open("for k in 0 .. " + std::to_string(trips));
-  if (has(12)) c.Add("test_wait full[0] parity " + RandomParity(r, "k") + " -> ready");
-  c.Add("wait full[0] parity " + (has(13) ? RandomParity(r, "k") : std::string("(k & 1)")));
-  c.Add("use tile[0]");
-  const std::string release = release_ctas == 2 ? "arrive empty[0] mask 3" : "arrive empty[0]";
+  if (has(12)) c.Add("test_wait full" + bs + " parity " + RandomParity(r, kk) + " -> ready");
+  c.Add("wait full" + bs + " parity " + (has(13) ? RandomParity(r, kk) : "(" + kk + " & 1)"));
+  if (stages == 2) {
+    // Mutation 14 reads the stage of iteration k + 1 (in flight) instead of k's.
+    const std::string stage = has(14) ? "((k + 1) % 2)" : "(k % 2)";
+    c.Add("use tile[0] + " + stage + " * " + std::to_string(tile) + " bytes " +
+          std::to_string(tile));
+  } else {
+    c.Add("use tile[0]");
+  }
+  const std::string release =
+      release_ctas == 2 ? "arrive empty" + bs + " mask 3" : "arrive empty" + bs;
   if (consumers == 2 && r.Chance(15)) {
     c.Open("if agent == 0");  // one consumer never releases: the empty count is not reached
     c.Add(release);
@@ -168,7 +193,30 @@ struct FreeShape {
   int barriers = 1;
   int buffers = 1;
   bool sync = true;  // the prologue's cluster.sync (inits visible to every agent)
+  bool halves = false;  // slots of two 128-byte halves, addressed by run values
 };
+
+// Where in a slot of two halves an operation goes: a suffix after `d0[0]` (empty: the whole
+// slot). `align`: 128 for TMA and bulk copies (a half), 64 for use/write; `sized`: whether the
+// operand needs `bytes` (all but TMA, whose box is one half). Offsets read the loop index, the
+// agent's index in its role and the CTA rank, so that only a run knows them.
+std::string HalfPlace(Rng& r, const FreeShape& s, const std::string& loop, int align, bool sized) {
+  if (!s.halves || r.Chance(25)) return "";
+  std::vector<std::string> offs = {"128", "0"};
+  if (!loop.empty()) {
+    offs.push_back("(" + loop + " & 1) * 128");
+    offs.push_back("((" + loop + " + agent) & 1) * 128");
+  }
+  if (s.ctas == 2) offs.push_back("cta_rank * 128");
+  if (align == 64) {
+    offs.push_back("agent * 64");
+    offs.push_back("64");
+    if (!loop.empty()) offs.push_back("(" + loop + " & 1) * 64");
+  }
+  const std::string off = r.Pick(offs);
+  const int bytes = align == 64 && r.Chance(50) ? 64 : 128;
+  return " + " + off + (sized ? " bytes " + std::to_string(bytes) : "");
+}
 
 std::string RandomBar(Rng& r, const FreeShape& s) {
   return s.barriers == 2 && r.Chance(50) ? "b1[0]" : "b0[0]";
@@ -206,6 +254,7 @@ std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* r
                      bool extended, int threads) {
   if (extended && r.Chance(30)) return ExtendedOp(r, s, threads);
   const std::string bar = RandomBar(r, s);
+  auto copy = [&](bool sized) { return RandomBuf(r, s) + HalfPlace(r, s, loop, 128, sized); };
   const std::string bytes =
       std::to_string(r.Pick(std::vector<int>{kTileBytes, kTileBytes, kTileBytes / 2, 2 * kTileBytes}));
   switch (r.Below(15)) {
@@ -222,11 +271,15 @@ std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* r
       return "expect_tx " + bar + " bytes " + bytes;
     case 4:
       if (s.ctas == 2 && r.Chance(40)) {
-        return "bulk.load " + RandomBuf(r, s) + " bar " + bar + " multicast 3";
+        return "bulk.load " + copy(true) + " bar " + bar + " multicast 3";
       }
-      return "bulk.load " + RandomBuf(r, s) + " bar " + bar;
+      return "bulk.load " + copy(true) + " bar " + bar;
     case 5:
-      return "tma.load tm coords [0, 0] -> " + RandomBuf(r, s) + " bar " + bar;
+      if (s.ctas == 2 && s.halves && r.Chance(30)) {  // each CTA loads its half into both
+        return "tma.load tm coords [0, cta_rank * 8] -> " + RandomBuf(r, s) +
+               " + cta_rank * 128 bar " + bar + " multicast 3";
+      }
+      return "tma.load tm coords [0, 0] -> " + copy(false) + " bar " + bar;
     case 6:
     case 7:
       return "wait " + bar + " parity " + RandomParity(r, loop);
@@ -234,12 +287,12 @@ std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* r
       return "test_wait " + bar + " parity " + RandomParity(r, loop) + " -> r" +
              std::to_string((*results)++);
     case 9:
-      return "use " + RandomBuf(r, s);
+      return "use " + RandomBuf(r, s) + HalfPlace(r, s, loop, 64, true);
     case 10:
-      return "write " + RandomBuf(r, s);
+      return "write " + RandomBuf(r, s) + HalfPlace(r, s, loop, 64, true);
     case 11:
-      return r.Chance(50) ? "bulk.store " + RandomBuf(r, s)
-                          : "tma.store tm coords [0, 0] <- " + RandomBuf(r, s);
+      return r.Chance(50) ? "bulk.store " + copy(true)
+                          : "tma.store tm coords [0, 0] <- " + copy(false);
     case 12:
       return "bulk.commit";
     case 13:
@@ -255,6 +308,7 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
   s.barriers = r.Range(1, 2);
   s.buffers = r.Range(1, 2);
   s.sync = !r.Chance(5);
+  s.halves = o.variable_offsets && r.Chance(80);
   const int max_agents = s.ctas == 2 ? std::min(2, o.max_agents_per_cta) : o.max_agents_per_cta;
   const int agents = r.Range(1, max_agents);
   // Roles: one per agent, or (with two or three agents) one role of two agents.
@@ -268,7 +322,8 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
 
   std::string t = Header(seed, s.ctas);
   for (int b = 0; b < s.buffers; ++b) {
-    t += "buffer d" + std::to_string(b) + "[1] bytes " + std::to_string(kTileBytes) + "\n";
+    t += "buffer d" + std::to_string(b) + "[1] bytes " +
+         std::to_string(s.halves ? 2 * kTileBytes : kTileBytes) + "\n";
   }
   for (int b = 0; b < s.barriers; ++b) {
     t += "barrier b" + std::to_string(b) + "[1] count " + std::to_string(r.Range(1, 2)) + "\n";
@@ -288,7 +343,7 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
     }
     if (s.sync) l.Add("cluster.sync");
     const int n = r.Range(1, max_ops);
-    const int loop_at = r.Chance(35) ? r.Below(n) : -1;
+    const int loop_at = r.Chance(o.variable_offsets ? 60 : 35) ? r.Below(n) : -1;
     for (int i = 0; i < n; ++i) {
       std::string loop;
       int body = 1;

@@ -34,6 +34,12 @@ struct GenOptions {
   // agents); with two CTAs, a CTA that exits early while its peer still arrives on it or stores
   // into it is then common (lifetime, verifier/lifetime.h).
   bool extended_ops = false;
+  // Offsets that only a run knows: the ring has two stages in one buffer slot, at
+  // `tile[0] + (k % 2) * TILE` (its barriers indexed `k % 2`, parities `(k / 2) & 1`; a mutation
+  // makes the consumer read the other stage), and the free shape's slots hold two 128-byte
+  // halves that operations address by loop index, `agent` and `cta_rank` (`d0[0] + (i & 1) *
+  // 128 bytes 128`, `use d0[0] + agent * 64 bytes 64`, multicast halves at `cta_rank * 128`).
+  bool variable_offsets = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
