@@ -323,7 +323,7 @@ namespace parity::verifier {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kCtaSchedules = 15;
+constexpr uint64_t kCtaSchedules = 10;
 #else
 constexpr uint64_t kCtaSchedules = 60;
 #endif
@@ -478,10 +478,14 @@ TEST(CtaSymmetryDifferentialTest, GeneratedClustersAgreeWithTheExhaustiveWalk) {
               (unsigned long long)t.symmetric, (unsigned long long)t.apart,
               (unsigned long long)t.verified, (unsigned long long)t.findings,
               (unsigned long long)t.walk_states, (unsigned long long)t.reduced_states);
-  EXPECT_GT(t.symmetric, count / 5);
-  EXPECT_GT(t.apart, count / 10);
-  EXPECT_GT(t.verified, count / 10);
-  EXPECT_GT(t.findings, count / 10);
+  // Both kinds and both verdicts must be common, else the comparison proves little (checked
+  // at full seed counts; the sanitized build runs a few).
+  if (count >= 40) {
+    EXPECT_GT(t.symmetric, count / 5);
+    EXPECT_GT(t.apart, count / 10);
+    EXPECT_GT(t.verified, count / 10);
+    EXPECT_GT(t.findings, count / 10);
+  }
 }
 
 // The group CtaSymmetryGroup finds for a hand-written schedule (its size; 0: none).
