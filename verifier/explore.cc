@@ -110,14 +110,21 @@ class Search {
     {
       std::string why;
       classes_ = SymmetryClasses(program_, params_, *created, &why);
+      std::string cta_why;
+      cta_ = CtaSymmetryGroup(program_, params_, *created, classes_, &cta_why);
       // The visited set is kept modulo symmetry in the reduced search (options: symmetry);
-      // terminal fingerprints are canonical whenever classes exist, so that a brute-force search
-      // and a symmetry-reduced one can be compared.
-      sym_visited_ = !classes_.empty() && options_.symmetry && options_.reduction;
+      // terminal fingerprints are canonical whenever classes or a CTA group exist, so that a
+      // brute-force search and a symmetry-reduced one can be compared.
+      const bool any = !classes_.empty() || !cta_.empty();
+      sym_visited_ = any && options_.symmetry && options_.reduction;
       res_.symmetry_applied = sym_visited_;
-      res_.symmetry = sym_visited_ ? why
-                      : classes_.empty() ? why
-                                         : "symmetry reduction: not applied (switched off)";
+      if (!sym_visited_ && any) {
+        res_.symmetry = "symmetry reduction: not applied (switched off)";
+      } else if (cta_.empty()) {
+        res_.symmetry = why + "; " + cta_why;
+      } else {
+        res_.symmetry = "symmetry reduction: applied: " + cta_why + "; agents: " + why;
+      }
     }
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
@@ -150,10 +157,14 @@ class Search {
   using Clock = std::chrono::steady_clock;
 
   uint64_t VisitedFp(const Engine& e) const {
-    return sym_visited_ ? e.SymmetricFingerprint(classes_) : e.Fingerprint();
+    if (!sym_visited_) return e.Fingerprint();
+    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
+    return e.SymmetricFingerprint(classes_);
   }
   uint64_t TerminalFp(const Engine& e, uint64_t visited) const {
-    if (classes_.empty() || sym_visited_) return visited;
+    if (sym_visited_) return visited;
+    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
+    if (classes_.empty()) return visited;
     return e.SymmetricFingerprint(classes_);
   }
 
@@ -1173,6 +1184,7 @@ class Search {
   std::vector<Record> records_;
   Worker w0_;  // the sequential searches' expansion state
   std::vector<uint32_t> classes_;  // symmetry classes (SymmetryClasses); empty: none
+  CtaSymmetry cta_;                // interchangeable CTAs (CtaSymmetryGroup); empty: none
   bool sym_visited_ = false;       // the visited set holds SymmetricFingerprint values
   bool found_ = false, stopped_ = false, done_ = false;
 };

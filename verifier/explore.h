@@ -163,8 +163,16 @@
 // the search stores sigma(pi(d)). Violations likewise (the argument of (2), then this one).
 // Verdicts are therefore preserved; counts of distinct end states are counted up to symmetry,
 // and ExploreResult::terminals holds symmetric fingerprints in every search of such a schedule.
-// Not done: interchangeable CTAs (e.g. rotations of a ring cluster), which would also have to
-// permute barrier slots, CTA-relative masks and the builtins cta_x/cta_y.
+// Interchangeable CTAs (verifier/symmetry.h, CtaSymmetryGroup): a group G of permutations of
+// the cluster's CTA ranks each of which is an automorphism of the transition system by the
+// analysis there (rank r's agents, barrier slots, named barriers and in-flight operations move
+// to rank g(r), with every rank, mask and slot they name). The visited set then stores
+// CanonicalFingerprint: the least, over g in G, of a fingerprint of g(s) with the agent classes
+// above (G maps classes to classes, so the pair generates one group, and the least value is
+// the same for every image of s under it). The argument above holds with "pi" ranging over
+// that group. The every-path search of the rules (every_path.h) uses the agent classes only:
+// its pairs carry history digests that name CTAs, so it does not merge CTAs, which is correct
+// and only slower.
 // Search order: depth-first by default (memory: one engine per level); once the table is large
 // (ExploreOptions::batch_table_bytes) a state's successors are generated together when it is
 // expanded (stepped, fingerprinted and undone on the next level's engine, their table lines
@@ -195,7 +203,7 @@
 // thread, the level's new successors, packed (Engine::Pack, as the one-thread breadth-first
 // search holds its frontier), and per thread two engines.
 //
-// What is not done: symmetry over interchangeable CTAs, rules on every path.
+// What is not done: persistent sets that do not chain every CTA of a ring to its neighbour.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
 #define PARITY_VERIFIER_EXPLORE_H_
 

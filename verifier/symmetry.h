@@ -37,6 +37,52 @@ bool HasReadback(const ir::Block& block);
 std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<int64_t>& params,
                                       const engine::Engine& e, std::string* why);
 
+// Interchangeable CTAs: a group of permutations of the CTA ranks of a cluster (applied in every
+// cluster alike) under which the program maps to itself, found by analysis of the program, not
+// by names. Candidate generators are the rotations and reflections of the rank and of each
+// cluster axis (and the transpose of a square cluster); a candidate g is kept when, for every
+// agent a of CTA c and the agent b with a's role and index in CTA g(c):
+//   - both CTAs hold the same agents (role, index, threads) and every declaration has the same
+//     value in every CTA;
+//   - rank-fixed variables (written only by top-level statements without operations that read
+//     only params, builtins and rank-fixed variables: the engine runs those statements inside
+//     one step, so their values are a function of the agent and its pc) are left out of the
+//     fingerprint, and every operand reads them and the builtins only through parts (the
+//     largest subexpressions that read a builtin or a rank-fixed variable and no other
+//     variable), evaluated for a and b at the operand's place;
+//   - an operand that names a CTA (`@cta(r)`, a barrier's CTA) reads no other variable and
+//     b's value is g of a's; a multicast or arrive mask likewise, its bits permuted by g;
+//   - a byte offset keeps its parts, or is a CTA stripe X + P * S (P from the rank, X, S and the
+//     bytes kept, S a multiple of 1024, the stripe inside the slot), g maps stripe indices one
+//     to one, and every other access of the buffer touches every stripe in the same relative
+//     bytes;
+//   - a TMA load coordinate (read by no state, only evaluated) keeps its parts, or its
+//     differing parts are below 2^31 in magnitude and reached only through +, - and *;
+//   - every other operand (indices, counts, parities, bytes, conditions, loop bounds, values of
+//     variables that are not rank-fixed) keeps its parts; agent classes map to agent classes;
+//   - a CTA builtin read anywhere else switches the analysis off.
+// Then g maps every state to a state (agents, slots, named barriers and in-flight operations of
+// rank r to rank g(r), every CTA rank and slot they name mapped, variables equal but the
+// hidden ones), every step to a step of the image agent or operation, the initial state to
+// itself and each kind of end state to the same kind: the engine reads a CTA's rank only
+// through those operands. Trace-based verdicts (rules, races) see accesses whose CTAs are
+// mapped by g and whose byte ranges are mapped by the stripe bijection, which keeps every other
+// access's range: overlaps and happens-before are preserved. The group is the closure of the
+// kept candidates (at most 64 elements; each element is checked again).
+struct CtaSymmetry {
+  std::vector<std::vector<uint32_t>> perms;  // the group's elements, rank -> rank (empty: none)
+  std::vector<std::vector<uint8_t>> hidden;  // per role: its rank-fixed variables
+  bool empty() const { return perms.empty(); }
+};
+CtaSymmetry CtaSymmetryGroup(const ir::Program& p, const std::vector<int64_t>& params,
+                             const engine::Engine& e, const std::vector<uint32_t>& classes,
+                             std::string* why);
+
+// The least Engine::PermutedFingerprint over the group (with the agent classes `classes`,
+// empty: none): the same for a state and every image of it under the group and the classes.
+uint64_t CanonicalFingerprint(const engine::Engine& e, const CtaSymmetry& cta,
+                              const std::vector<uint32_t>& classes);
+
 }  // namespace parity::verifier
 
 #endif  // PARITY_VERIFIER_SYMMETRY_H_

@@ -391,6 +391,18 @@ class Engine {
   // check). Equal to Fingerprint() when no agent has a class.
   static constexpr uint32_t kNoGroup = 0xffffffffu;
   uint64_t SymmetricFingerprint(const std::vector<uint32_t>& group) const;
+  // The least, over `perms` (permutations of CTA ranks, applied in every cluster alike:
+  // interchangeable CTAs, verifier/symmetry.h), of a fingerprint of the state mapped by the
+  // permutation: rank r's agents, mbarrier slots and named barriers become rank perm[r]'s, and
+  // every CTA rank and mbarrier slot that a waiting agent or an in-flight operation names is
+  // mapped the same way. An agent is keyed by its image's class in `group` (nullptr or
+  // kNoGroup: by its image's id), as SymmetricFingerprint keys it. hidden[role][v] != 0 leaves
+  // variable v of the role's agents out: the caller's argument is that its value is a function
+  // of the agent and its pc. Computed from scratch; not the values of Fingerprint(). With
+  // `perms` a group (the identity included) it is the same for a state and all its images.
+  uint64_t MinPermutedFingerprint(const std::vector<std::vector<uint32_t>>& perms,
+                                  const std::vector<uint32_t>* group,
+                                  const std::vector<std::vector<uint8_t>>& hidden) const;
   // Self-checks of the incremental state (builds with assertions only: the tests): every 8th
   // Fingerprint / SymmetricFingerprint and every 8th RestoreStep of a thread is compared with
   // the same computed from scratch, which catches a step that changes state without marking it

@@ -57,10 +57,10 @@ TEST(CliExplore, StepsLeftAtAFindingAreNotBlamedOnABound) {
 // 1000 states).
 TEST(CliExplore, IncompleteDepthFirstSearchClaimsNoLevels) {
   CliResult r =
-      RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000"});
+      RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "500"});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("INCOMPLETE (not verified): --max-states 1000 stopped the "
-                               "search after 1000 states"));
+  EXPECT_THAT(r.out, HasSubstr("INCOMPLETE (not verified): --max-states 500 stopped the "
+                               "search after 500 states"));
   EXPECT_THAT(r.out, HasSubstr("only part of the state graph (depth-first"));
   EXPECT_THAT(r.out, Not(HasSubstr("every state reachable within")));
   EXPECT_THAT(r.out, HasSubstr("left when the bound stopped the search"));
