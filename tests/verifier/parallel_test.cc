@@ -35,7 +35,7 @@
 namespace parity::verifier {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr uint64_t kMaxStates = 1'000;  // the sanitized engine is about 30x slower
 constexpr uint64_t kSeeds = 16;
 constexpr int kMinCompared = 25;
