@@ -39,7 +39,7 @@ namespace {
 constexpr uint64_t kMaxStates = 1'000;  // the sanitized engine is about 30x slower
 constexpr uint64_t kSeeds = 16;
 constexpr int kMinCompared = 25;
-constexpr uint64_t kDfsSeeds = 12;  // per generator option set
+constexpr uint64_t kDfsSeeds = 6;  // per generator option set
 #else
 constexpr uint64_t kMaxStates = 20'000;
 constexpr uint64_t kSeeds = 200;
