@@ -48,7 +48,9 @@ Choice DecodeChoice(uint32_t v) {
 }
 
 // Work handed from one thread to another: a stored state (packed against the initial state) and
-// the steps of its persistent set still to take from it.
+// the steps of its persistent set still to take from it. The steps are the donor's choices
+// (Engine::Choices: agents by number, in-flight operations by position); Pack and Unpack keep
+// the in-flight operations in their order, so they name the same steps on the receiver's engine.
 struct Item {
   std::vector<uint8_t> bytes;
   uint32_t id = 0;
@@ -115,8 +117,8 @@ class ParallelSearch {
     uint32_t id = 0;
     std::vector<Choice> choices;  // the steps to take from it
     size_t next = 0;
-    // The engine of the level above holds this frame's state plus one step (RestoreStep
-    // brings it back, cheaper than a copy).
+    // This frame's engine holds the state of the frame below it plus one step (RestoreStep
+    // brings it back to that state for the next step, cheaper than a copy).
     bool above_ok = false;
   };
   struct Worker {
