@@ -453,7 +453,7 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   eo.max_states = options.max_states;
   eo.time_limit_s = options.time_limit_s;
   eo.reduction = options.reduction;
-  eo.breadth_first = options.breadth_first || eo.threads > 1;
+  eo.breadth_first = options.breadth_first;
   eo.shorten_budget_s = options.shorten_budget_s;
   eo.shortest_counterexample = options.shortest_counterexample;
   return ExploreWith(schedule, eo);

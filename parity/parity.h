@@ -185,7 +185,8 @@ struct CheckReport {
 struct ExploreOptions {
   uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
   double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0: none
-  int threads = 1;                   // more than one: breadth-first on parallel threads
+  int threads = 1;                   // more than one: depth-first on parallel threads (with
+                                     // breadth_first: breadth-first on parallel threads)
   bool reduction = true;             // partial-order reduction (false: every interleaving)
   bool breadth_first = false;        // breadth-first throughout (default: depth-first first)
   // After a depth-first search found something: the first counterexample is shortened for at

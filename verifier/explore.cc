@@ -21,6 +21,7 @@
 #include "verifier/every_path.h"
 #include "verifier/expand.h"
 #include "verifier/fingerprint_set.h"
+#include "verifier/parallel_dfs.h"
 #include "verifier/reducer.h"
 #include "verifier/rules.h"
 #include "verifier/symmetry.h"
@@ -1319,15 +1320,15 @@ void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& para
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options) {
-  // Several threads: the parallel breadth-first search (it finds the shortest counterexample
-  // itself).
-  if (options.breadth_first || options.threads > 1) {
+  // Breadth-first (on one or several threads): it finds the shortest counterexample itself.
+  if (options.breadth_first) {
     ExploreResult r = Search(program, params, options, true).Run();
     CheckEveryPath(program, params, options, r);
     return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  ExploreResult r = Search(program, params, options, false).Run();
+  ExploreResult r = options.threads > 1 ? ParallelDepthFirst(program, params, options)
+                                        : Search(program, params, options, false).Run();
   CheckEveryPath(program, params, options, r);
   if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
       r.verdict != ExploreVerdict::kRuleViolation) {

@@ -186,7 +186,11 @@
 // digest of their history, with the argument why that covers every run), so that VERIFIED means
 // no race and no rule violation on any path.
 //
-// Parallel search (ExploreOptions::threads > 1): a level-synchronous breadth-first search. Each
+// Parallel searches (ExploreOptions::threads > 1). Depth-first (the default): T threads, each a
+// depth-first search of its own, share one visited set and split each other's stacks
+// (verifier/parallel_dfs.h, with the argument why no cycle proviso is needed and what varies
+// from run to run: which finding comes first, the number of states). Breadth-first
+// (breadth_first): a level-synchronous search. Each
 // level's frontier is cut into blocks that the threads expand (persistent set, stepping the
 // successors, fingerprints) on engines of their own (Engine::IsolatedCopy) with reducers of
 // their own; the fingerprint table is only read while they run. One thread then merges the
@@ -195,11 +199,8 @@
 // of threads: verdict, states, records and counterexample (the shortest, breadth-first),
 // terminal sets and every counter of ExploreStats are those of breadth_first with one thread
 // (the tests check this), except under --time-limit, where how far the search got varies
-// (it stops at the first block the threads did not expand). With threads > 1 the search is
-// breadth-first even when breadth_first is false. Compared with the default depth-first search
-// the persistent sets are the same functions of the state, so without symmetry the stored
-// states are the same set; with symmetry the representative stored for a class (the first
-// reached) may differ, and so may the state count. Memory: the frontier of a level plus, per
+// (it stops at the first block the threads did not expand). Its merge runs on one thread, so it
+// scales little (bench/RESULTS.md). Memory: the frontier of a level plus, per
 // thread, the level's new successors, packed (Engine::Pack, as the one-thread breadth-first
 // search holds its frontier), and per thread two engines.
 //
@@ -294,9 +295,10 @@ struct ExploreOptions {
   // enabled), and its fingerprint is checked there. The stored states, transitions and results
   // are those of the search without it (the tests compare them); false is for those tests.
   bool predict_successors = true;
-  // Threads of the search. More than one: a level-synchronous breadth-first search whose
-  // expansions run in parallel (see the header comment); its result does not depend on the
-  // number of threads.
+  // Threads of the search. More than one: the depth-first search on that many threads sharing
+  // one visited set (verifier/parallel_dfs.h), or with breadth_first a level-synchronous
+  // breadth-first search whose expansions run in parallel (see the header comment), whose
+  // result does not depend on the number of threads.
   int threads = 1;
 };
 

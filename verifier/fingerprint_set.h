@@ -22,6 +22,13 @@ class FingerprintSet {
   // Starts small (64 slots): a small search's bytes per state are then those of its table at
   // load 3/8 to 3/4 too, not of a fixed first allocation.
   FingerprintSet() { Allocate(size_t{1} << 6); }
+  // A set that reserves `reserve_bytes` of address space (a power of two, at least 2 MiB) once
+  // it is large, instead of kReserve: the shards of ConcurrentFingerprintSet share kReserve.
+  explicit FingerprintSet(size_t reserve_bytes) : reserve_(reserve_bytes) {
+    PARITY_CHECK(reserve_bytes >= kHuge && (reserve_bytes & (reserve_bytes - 1)) == 0,
+                 "FingerprintSet: the reservation is a power of two of at least 2 MiB");
+    Allocate(size_t{1} << 6);
+  }
   ~FingerprintSet() { Free(); }
   FingerprintSet(const FingerprintSet&) = delete;
   FingerprintSet& operator=(const FingerprintSet&) = delete;
@@ -51,12 +58,13 @@ class FingerprintSet {
   // fingerprints are rehashed where they are (RehashDoubled) instead of into a new mapping.
   // Zero-filling the new mappings took 8-9 % of a 20 s brute-force search.
   static constexpr size_t kReserve = size_t{1} << 36;
+  size_t reserve_ = kReserve;
   // A zeroed table of n slots (a power of two).
   void Allocate(size_t n) {
     const size_t b = n * sizeof(uint64_t);
     if (b >= kHuge) {
-      if (reserved_ == nullptr && b <= kReserve) {
-        void* m = mmap(nullptr, kReserve + kHuge, PROT_NONE,
+      if (reserved_ == nullptr && b <= reserve_) {
+        void* m = mmap(nullptr, reserve_ + kHuge, PROT_NONE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m != MAP_FAILED) {
           reserved_ = m;
@@ -65,7 +73,7 @@ class FingerprintSet {
               (reinterpret_cast<uintptr_t>(m) + kHuge - 1) & ~(kHuge - 1));
         }
       }
-      if (reserved_ != nullptr && b <= kReserve) {
+      if (reserved_ != nullptr && b <= reserve_) {
         Open(0, b);
         slots_ = base_;
         mapped_ = false;
@@ -103,7 +111,7 @@ class FingerprintSet {
       delete[] slots_;
     }
     slots_ = nullptr;
-    if (reserved_ != nullptr) munmap(reserved_, kReserve + kHuge);
+    if (reserved_ != nullptr) munmap(reserved_, reserve_ + kHuge);
     reserved_ = nullptr;
   }
   // The slot holding fp (non-zero), or the empty slot where it would go. The fingerprint is
@@ -122,7 +130,7 @@ class FingerprintSet {
   }
   void Grow() {
     const size_t old_n = mask_ + 1;
-    if (InReservation() && 2 * old_n * sizeof(uint64_t) <= kReserve) {
+    if (InReservation() && 2 * old_n * sizeof(uint64_t) <= reserve_) {
       Open(old_n * sizeof(uint64_t), old_n * sizeof(uint64_t));
       RehashDoubled(old_n);
       return;
@@ -140,7 +148,7 @@ class FingerprintSet {
     if (old_mapped) {
       munmap(old_map, old_map_bytes);
     } else if (old_reserved) {  // outgrew the reservation: its pages go with it
-      munmap(reserved_, kReserve + kHuge);
+      munmap(reserved_, reserve_ + kHuge);
       reserved_ = nullptr;
     } else {
       delete[] old;
@@ -173,7 +181,7 @@ class FingerprintSet {
   bool mapped_ = false;  // slots_ lies in the mapping map_ (map_bytes_ long)
   void* map_ = nullptr;
   size_t map_bytes_ = 0;
-  void* reserved_ = nullptr;  // the reservation (kReserve + 2 MiB), or none
+  void* reserved_ = nullptr;  // the reservation (reserve_ + 2 MiB), or none
   uint64_t* base_ = nullptr;  // its first 2 MiB-aligned address
   size_t mask_ = 0;
   size_t size_ = 0;

@@ -43,6 +43,24 @@ TEST(CliExplore, ScheduleDependentDeadlockIsFoundWithACounterexample) {
   EXPECT_THAT(r.out, HasSubstr("P2001 deadlock"));
 }
 
+// --threads 2: the parallel depth-first search (verifier/parallel_dfs.h) says what it is and
+// gives the one-thread verdicts: verified, a deadlock with its counterexample (exit 1), and
+// incomplete under a bound (exit 4).
+TEST(CliExplore, TwoThreadsSearchDepthFirstWithTheSameVerdicts) {
+  CliResult ok = RunParity({"explore", "pipelines/ws_gemm/pingpong.pipe", "--threads", "2"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("depth-first on parallel threads"));
+  EXPECT_THAT(ok.out, HasSubstr("VERIFIED: the search was complete"));
+  CliResult bad =
+      RunParity({"explore", "sim/examples/explore/poll_instead_of_wait.pipe", "--threads", "2"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.out, HasSubstr("FOUND: a reachable interleaving deadlocks (P2001)"));
+  EXPECT_THAT(bad.out, HasSubstr("State 1:"));
+  CliResult cut = RunParity(
+      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000", "--threads", "2"});
+  EXPECT_EQ(cut.exit_code, 4) << cut.out << cut.err;
+}
+
 // The steps a search did not take when it stopped at a finding are not blamed on a bound (the
 // search line said "left when the bound stopped the search" with no bound given).
 TEST(CliExplore, StepsLeftAtAFindingAreNotBlamedOnABound) {

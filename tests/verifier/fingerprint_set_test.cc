@@ -1,7 +1,11 @@
 #include "verifier/fingerprint_set.h"
 
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <vector>
+
+#include "verifier/concurrent_fingerprint_set.h"
 
 #include <gtest/gtest.h>
 
@@ -87,6 +91,84 @@ TEST(FingerprintSetTest, ZeroIsStoredAsOne) {
   EXPECT_TRUE(set.Contains(1));
   EXPECT_FALSE(set.Insert(1));
   EXPECT_EQ(set.size(), 1u);
+}
+
+// The parallel search's set (verifier/concurrent_fingerprint_set.h) against the one-thread set:
+// 4 threads insert overlapping streams at once (each fingerprint by two threads, some shards
+// growing meanwhile); each distinct fingerprint is reported new exactly once, the sizes agree,
+// and every inserted value is found, none other.
+TEST(ConcurrentFingerprintSetTest, EachFingerprintIsNewForExactlyOneThread) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  constexpr uint64_t kPerThread = 20'000;
+#else
+  constexpr uint64_t kPerThread = 200'000;
+#endif
+  constexpr int kThreads = 4;
+  ConcurrentFingerprintSet set;
+  // Thread t inserts the streams of seeds t and (t + 1) % kThreads, interleaved: every stream
+  // is inserted by two threads.
+  std::vector<std::vector<uint64_t>> fresh(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      uint64_t a = 1000 + t, b = 1000 + (t + 1) % kThreads;
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        const uint64_t u = SplitMix(&a) | 1, v = SplitMix(&b) | 1;
+        if (set.Insert(u)) fresh[t].push_back(u);
+        if (set.Insert(v)) fresh[t].push_back(v);
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  FingerprintSet reference;
+  size_t news = 0;
+  for (const auto& f : fresh) {
+    for (const uint64_t v : f) ASSERT_TRUE(reference.Insert(v)) << "new for two threads";
+    news += f.size();
+  }
+  EXPECT_EQ(news, kThreads * kPerThread);
+  EXPECT_EQ(set.size(), kThreads * kPerThread);
+  for (int t = 0; t < kThreads; ++t) {
+    uint64_t a = 1000 + t;
+    for (uint64_t i = 0; i < kPerThread; ++i) ASSERT_TRUE(set.Contains(SplitMix(&a) | 1));
+  }
+  uint64_t z = 4242;
+  int found = 0;
+  for (uint64_t i = 0; i < 10'000; ++i) found += set.Contains(SplitMix(&z) & ~uint64_t{1}) ? 1 : 0;
+  EXPECT_EQ(found, 0);
+}
+
+// State numbers from several threads: distinct, dense where taken, and each record reads back.
+TEST(ConcurrentFingerprintSetTest, RecordsNumberStatesFromSeveralThreads) {
+  ConcurrentRecords records;
+  constexpr int kThreads = 4;
+  constexpr uint64_t kBlocks = 300, kBlock = 256;  // past a chunk (65,536 records)
+  std::vector<std::vector<uint32_t>> got(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t b = 0; b < kBlocks; ++b) {
+        const uint64_t first = records.Reserve(kBlock);
+        for (uint64_t i = 0; i < kBlock; ++i) {
+          const uint32_t id = static_cast<uint32_t>(first + i);
+          records.Set(id, {id ^ 0x5555u, static_cast<uint32_t>(t)});
+          got[t].push_back(id);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  std::vector<uint8_t> seen(kThreads * kBlocks * kBlock, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    for (const uint32_t id : got[t]) {
+      ASSERT_LT(id, seen.size());
+      ASSERT_EQ(seen[id]++, 0);
+      const ConcurrentRecords::Record r = records.Get(id);
+      ASSERT_EQ(r.parent, id ^ 0x5555u);
+      ASSERT_EQ(r.choice, static_cast<uint32_t>(t));
+    }
+  }
+  EXPECT_EQ(records.size(), seen.size());
 }
 
 }  // namespace

@@ -343,7 +343,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.time_limit_s = opt.time_limit;
   eo.max_memory_bytes = opt.max_memory_mib << 20;
   eo.reduction = !opt.no_reduction;
-  eo.breadth_first = opt.breadth_first || eo.threads > 1;
+  eo.breadth_first = opt.breadth_first;
   eo.shortest_counterexample = opt.shortest;
   eo.shorten_budget_s = opt.shorten_budget;
   if (text) {
@@ -365,10 +365,13 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
               "%s)\n",
               eo.reduction ? "partial-order reduction: persistent sets"
                            : "no reduction: every interleaving",
-              eo.threads > 1 ? "breadth-first, level by level, expansions on parallel threads"
+              eo.breadth_first && eo.threads > 1
+                  ? "breadth-first, level by level, expansions on parallel threads"
               : eo.breadth_first ? "breadth-first"
-                                 : "depth-first; a counterexample is printed when found, then "
-                                   "shortened");
+              : eo.threads > 1
+                  ? "depth-first on parallel threads sharing one visited set; a counterexample "
+                    "is printed when found, then shortened"
+                  : "depth-first; a counterexample is printed when found, then shortened");
   api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
   if (!report.ok()) {
     ReportBadInput(ctx, ToStatus(report.error()));
@@ -497,8 +500,10 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
       ->check(CLI::Range(uint64_t{64}, uint64_t{1} << 30))
       ->capture_default_str();
   sub->add_option("--threads", opt->threads,
-                  "worker threads; more than one: breadth-first, level by level, with the same "
-                  "result as --bfs on one thread (only a --time-limit cut varies)")
+                  "worker threads; more than one: a depth-first search on that many threads "
+                  "sharing one visited set (the same verdict and end states as one thread; "
+                  "which counterexample comes first varies), or with --bfs a breadth-first one "
+                  "with the same result as --bfs on one thread (only a --time-limit cut varies)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_flag("--no-reduction", opt->no_reduction,
