@@ -69,7 +69,8 @@ const char* OpName(const ir::Op& op) {
       "init", "inval", "arrive", "expect_tx", "complete_tx", "wait", "tma.load", "tma.store",
       "bulk.load", "bulk.store", "bulk.commit", "bulk.wait", "cp.async", "cp.async.commit",
       "cp.async.wait", "cp.async.arrive", "st.async", "fence", "cluster.arrive", "cluster.wait",
-      "bar.sync", "use/write", "exit", "pending_count", "readback"};
+      "bar.sync", "use/write", "exit", "pending_count", "readback", "griddepcontrol",
+      "use/write of a global"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size_v<ir::Op>,
                 "a new op needs its name here");
   return kNames[op.index()];

@@ -186,6 +186,7 @@ const char* WaitKindName(WaitKind k) {
     case WaitKind::kNamedBarrier: return "bar.sync";
     case WaitKind::kCpAsyncGroups: return "cp.async.wait_group";
     case WaitKind::kBulkGroups: return "cp.async.bulk.wait_group";
+    case WaitKind::kGridDependency: return "griddepcontrol.wait";
   }
   return "?";
 }
@@ -198,6 +199,12 @@ uint32_t Engine::NamedObject(uint32_t cta_global) const {
 }
 uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
   return code_->cta_first_agent[cta_global];
+}
+
+uint32_t Engine::primary_first_agent() const { return code_->primary_agent; }
+uint32_t Engine::primary_first_cluster() const { return code_->primary_cluster; }
+uint32_t Engine::primary_first_cta() const {
+  return code_->primary_cluster * code_->cluster_size;
 }
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
@@ -279,6 +286,14 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
     else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) bar(o->bar, o->multicast_mask != ir::kNoExpr);
     else if (const auto* o = std::get_if<ir::StAsync>(&op)) bar(o->bar, true);
     else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
+             o != nullptr && o->kind == ir::GridDepControl::Kind::kWait) {
+      // griddepcontrol.wait reads whether the primary grid's agents exited (their exits
+      // touch their CTAs' named-barrier objects).
+      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
+        out.push_back(NamedObject(x));
+      }
+    }
     else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
              std::holds_alternative<ir::GlobalReadback>(op) ||
              (c.tracks_data && o != nullptr && o->write)) {
