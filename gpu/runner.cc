@@ -350,6 +350,14 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->params = std::move(*bound);
   const std::vector<int64_t>& params = out->params;
   LaunchSpec& spec = out->spec;
+  if (p.primary_clusters != ir::kNoExpr || !p.globals.empty()) {
+    // One interpreter launch runs one grid: a primary grid's roles would run inside the
+    // dependent's kernel. gpu/litmus/pdl_litmus measures griddepcontrol on its own.
+    Die(Where(p.primary_where.line > 0 ? p.primary_where : p.roles.front().where) +
+        ": the GPU executor refuses the schedule: programmatic dependent launch (`primary`, "
+        "`global`) needs two launches and the executor makes one; gpu/litmus/pdl_litmus "
+        "measures what griddepcontrol orders on the GPU");
+  }
   for (const ir::Role& r : p.roles) CheckBlock(p, r.body);
   Expected<std::vector<uint32_t>> enc = ir::Encode(p, params);
   if (!enc.ok()) Die(enc.status().ToString());
