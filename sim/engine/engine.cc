@@ -226,6 +226,7 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
   }
   return !out->overflow;
 }
@@ -244,6 +245,7 @@ bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) 
   if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
   }
   return !out->overflow;
 }
@@ -273,6 +275,7 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
   out.push_back(GroupsObject(agent));
   out.push_back(ClusterObject(info.cluster));
   out.push_back(NamedObject(info.cta_global));
+  if (is_primary_agent(agent)) out.push_back(NamedObject(primary_first_cta()));
   for (const Instr& in : c.roles[info.role]) {
     if (in.kind != Instr::kOp) continue;
     const ir::Op& op = *in.op;

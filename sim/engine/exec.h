@@ -714,8 +714,14 @@ struct Engine::Exec {
     if (cluster.Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
     const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
-    if (a >= c.primary_agent && PrimaryExited() == c.agents.size() - c.primary_agent) {
-      WakeGridDependents();
+    if (a >= c.primary_agent) {
+      // Whether this exit completes the primary grid depends on every primary agent's status:
+      // the step looked at other agents (no successor memo), and every primary exit touches
+      // one common object (the first primary CTA's named barriers, as an exit: exits commute),
+      // so that the explorer never carries one primary exit's effect past another's.
+      run_.step_scanned_ = true;
+      Touch(NamedObj(c.primary_cluster * c.cluster_size), Access::kExit);
+      if (PrimaryExited() == c.agents.size() - c.primary_agent) WakeGridDependents();
     }
   }
 
