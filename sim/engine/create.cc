@@ -245,11 +245,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     auto bytes = EvalDecl(program, c.params, g.bytes, nullptr, 1);
     if (!slots.ok()) return slots.status();
     if (!bytes.ok()) return bytes.status();
-    if (*slots < 1 || *slots > 65535 || *bytes < 1 || *bytes > (int64_t{1} << 31)) {
+    if (*slots < 1 || *slots > 65535 || *bytes < 1 || *bytes > (int64_t{1} << 30)) {
       return DeclError(program, "engine.global",
                        "global " + g.name + ": " + std::to_string(*slots) + " slots of " +
                            std::to_string(*bytes) +
-                           " bytes (slots must be 1..65535, bytes 1..2^31)",
+                           " bytes (slots must be 1..65535, bytes 1..2^30)",
                        g.where);
     }
     c.globals.push_back(Code::Global{*slots, *bytes});
