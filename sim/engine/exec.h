@@ -729,7 +729,9 @@ struct Engine::Exec {
   // Agents of the primary grid that exited.
   uint32_t PrimaryExited() const {
     uint32_t n = 0;
-    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) n += e.agents_[x].status == kExited;
+    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) {
+      n += e.agents_[x].status == kExited;
+    }
     return n;
   }
   // The primary grid completed: every griddepcontrol.wait re-runs (and passes).

@@ -867,7 +867,8 @@ class Parser {
     PARITY_RETURN_IF_ERROR(ExpectName("global buffer name after `global`", &g.name, &name));
     PARITY_RETURN_IF_ERROR(CheckNewObjectName(name, "global buffer"));
     g.where = Loc(name);
-    PARITY_RETURN_IF_ERROR(ExpectPunct("[", "after global buffer name (`global OUT[SLOTS] bytes N`)"));
+    PARITY_RETURN_IF_ERROR(
+        ExpectPunct("[", "after global buffer name (`global OUT[SLOTS] bytes N`)"));
     PARITY_RETURN_IF_ERROR(ParseExpr(&g.slots));
     PARITY_RETURN_IF_ERROR(ExpectPunct("]", "after the number of global buffer slots"));
     PARITY_RETURN_IF_ERROR(ExpectWord("bytes", "after `global " + g.name + "[...]`"));
@@ -885,7 +886,8 @@ class Parser {
                    "parse.duplicate");
     }
     program_.primary_where = Loc(kw);
-    PARITY_RETURN_IF_ERROR(ExpectWord("clusters", "after `primary` (`primary clusters N { role ... }`)"));
+    PARITY_RETURN_IF_ERROR(
+        ExpectWord("clusters", "after `primary` (`primary clusters N { role ... }`)"));
     PARITY_RETURN_IF_ERROR(ParseExpr(&program_.primary_clusters));
     if (!IsPunct("{")) return Expected_("`{` to start the primary grid's roles");
     const Token open = Next();
