@@ -302,6 +302,13 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
              (c.tracks_data && o != nullptr && o->write)) {
       for (uint32_t x = 0; x < c.agents.size(); ++x) out.push_back(GroupsObject(x));
     }
+    if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+        o != nullptr && o->buf.cta != ir::kNoExpr) {
+      // A DSMEM access reads whether the peer CTA exited (its named-barrier object).
+      for (uint32_t r = 0; r < c.cluster_size; ++r) {
+        out.push_back(NamedObject(info.cluster * c.cluster_size + r));
+      }
+    }
     // Group ops, stores, cluster and named barriers: the three objects above.
   }
   std::sort(out.begin(), out.end());

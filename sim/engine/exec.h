@@ -894,6 +894,9 @@ struct Engine::Exec {
       // and those exits are dependent steps for the explorer.
       const uint32_t peer = c.agents[a].cluster * c.cluster_size + buf.cta;
       Touch(NamedObj(peer));
+      // Whether the peer exited is its agents' statuses, which the named-barrier object's
+      // fingerprint component does not hold: no successor memo for this step.
+      run_.step_scanned_ = true;
       if (CtaExited(peer)) {
         Violate(model::Violation{model::Code::kDsmemExitedCta, buf.cta, 0}, a, pc, buf.cta,
                 op.buf.buffer, buf.slot, false);
