@@ -914,6 +914,26 @@ __device__ __forceinline__ uint4 LdGlobalRelaxedGpu16(const void* p) {
   return v;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Programmatic dependent launch (PTX ISA "griddepcontrol", parallel synchronization and
+// communication instructions; sm_90; CUDA Programming Guide "Programmatic Dependent Launch").
+// ---------------------------------------------------------------------------------------------
+
+// griddepcontrol.launch_dependents: this CTA allows the grid's programmatic dependents to be
+// scheduled once every CTA of the grid has done so or exited. A hint about scheduling only: it
+// says nothing of this grid's completion or of the visibility of its memory operations, and the
+// dependent may still start only after this grid completes. Repeats in a CTA have no effect.
+__device__ __forceinline__ void GriddepcontrolLaunchDependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// griddepcontrol.wait: blocks the thread until every prerequisite grid has completed and its
+// memory operations are performed and visible to this grid. Without a prerequisite grid (no
+// programmatic launch attribute) it returns at once.
+__device__ __forceinline__ void GriddepcontrolWait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
 }  // namespace parity::gpu::ptx
 
 #endif  // PARITY_GPU_PTX_CUH_

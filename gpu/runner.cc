@@ -69,7 +69,8 @@ const char* OpName(const ir::Op& op) {
       "init", "inval", "arrive", "expect_tx", "complete_tx", "wait", "tma.load", "tma.store",
       "bulk.load", "bulk.store", "bulk.commit", "bulk.wait", "cp.async", "cp.async.commit",
       "cp.async.wait", "cp.async.arrive", "st.async", "fence", "cluster.arrive", "cluster.wait",
-      "bar.sync", "use/write", "exit", "pending_count", "readback"};
+      "bar.sync", "use/write", "exit", "pending_count", "readback", "griddepcontrol",
+      "use/write of a global"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size_v<ir::Op>,
                 "a new op needs its name here");
   return kNames[op.index()];
@@ -349,6 +350,14 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->params = std::move(*bound);
   const std::vector<int64_t>& params = out->params;
   LaunchSpec& spec = out->spec;
+  if (p.primary_clusters != ir::kNoExpr || !p.globals.empty()) {
+    // One interpreter launch runs one grid: a primary grid's roles would run inside the
+    // dependent's kernel. gpu/litmus/pdl_litmus measures griddepcontrol on its own.
+    Die(Where(p.primary_where.line > 0 ? p.primary_where : p.roles.front().where) +
+        ": the GPU executor refuses the schedule: programmatic dependent launch (`primary`, "
+        "`global`) needs two launches and the executor makes one; gpu/litmus/pdl_litmus "
+        "measures what griddepcontrol orders on the GPU");
+  }
   for (const ir::Role& r : p.roles) CheckBlock(p, r.body);
   Expected<std::vector<uint32_t>> enc = ir::Encode(p, params);
   if (!enc.ok()) Die(enc.status().ToString());

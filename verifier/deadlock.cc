@@ -268,11 +268,8 @@ ReachTable BuildReach(const ir::Program& program, const Engine& engine,
     }
     out[a] = coarse;
     if (!cluster_m || !cluster_n || *cluster_m < 1 || info.cta >= 32) continue;
-    const ir::BuiltinValues builtins = ir::MakeBuiltins(
-        info.cta, info.cta % *cluster_m, info.cta / *cluster_m, *cluster_m, *cluster_n,
-        info.cluster, info.index_in_role,
-        engine.num_ctas() /
-            (static_cast<uint32_t>(*cluster_m) * static_cast<uint32_t>(*cluster_n)));
+    // The engine's own builtins of the agent (a primary grid's agent counts its clusters).
+    const ir::BuiltinValues& builtins = engine.agent_builtins(a);
     const ir::Role& role = program.roles[info.role];
     std::vector<uint32_t> exact(program.barriers.size(), 0);
     StaticRun run(program, *params, builtins, info.cta, role.num_vars, &exact);
@@ -429,6 +426,8 @@ std::string WaitTarget(const ir::Program& program, const BlockedAgent& b) {
       return "cp.async.wait_group " + std::to_string(b.pending);
     case WaitKind::kBulkGroups:
       return "cp.async.bulk.wait_group " + std::to_string(b.pending);
+    case WaitKind::kGridDependency:
+      return "the completion of the primary grid (griddepcontrol.wait)";
     case WaitKind::kNone:
       break;
   }
@@ -459,6 +458,14 @@ void Classify(const ir::Program& program, const Engine& engine,
         os << b.arrived << " of " << b.expected
            << " threads arrived on the named barrier; the missing threads' agents are blocked "
               "or exited, or the thread count does not match the participants.";
+        break;
+      case WaitKind::kGridDependency:
+        os << "griddepcontrol.wait returns only when the whole primary grid has completed, and "
+           << b.expected - b.arrived << " of its " << b.expected
+           << " agents never exit: they are blocked (see their own waits). A dependent grid "
+              "cannot help the primary grid finish: nothing it does after griddepcontrol.wait "
+              "can happen first, and launch_dependents does not promise the dependent runs "
+              "before the primary grid completes.";
         break;
       default:
         os << "the async-group wait needs " << b.arrived
@@ -690,7 +697,10 @@ const char* DeadlockCauseName(DeadlockCause c) {
 std::string AgentLabel(const ir::Program& program, const Engine& engine, uint32_t agent) {
   const engine::AgentInfo& a = engine.agent_info(agent);
   std::string out;
-  if (engine.num_ctas() > engine.num_agents() || a.cluster > 0 ||
+  if (engine.is_primary_agent(agent)) {
+    // The primary grid of a programmatic dependent launch numbers its clusters from 0.
+    out = "primary cluster " + std::to_string(a.cluster - engine.primary_first_cluster()) + " ";
+  } else if (engine.num_ctas() > engine.num_agents() || a.cluster > 0 ||
       engine.agent_info(static_cast<uint32_t>(engine.num_agents() - 1)).cluster > 0) {
     out = "cluster " + std::to_string(a.cluster) + " ";
   }
@@ -953,6 +963,14 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
     } else {
       // Cluster and named barriers: every live agent of the same cluster (or CTA) that has not
       // arrived could release it; async-group waits depend on nobody (copies complete alone).
+      if (b.wait == WaitKind::kGridDependency) {
+        // The primary grid's agents that have not exited: each must exit first.
+        for (const BlockedAgent& other : result.deadlock.blocked) {
+          if (!engine.is_primary_agent(other.agent)) continue;
+          x.could_signal_blocked.push_back(other.agent);
+          boost::add_edge(b.agent, other.agent, g);
+        }
+      }
       if (b.wait == WaitKind::kClusterBarrier || b.wait == WaitKind::kNamedBarrier) {
         for (const BlockedAgent& other : result.deadlock.blocked) {
           const engine::AgentInfo& o = engine.agent_info(other.agent);

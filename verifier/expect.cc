@@ -217,9 +217,10 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
                 f->agent == kNoFindingAgent ? "-" : AgentLabel(p, e, f->agent));
     }
     if (!x.object.empty()) {
-      const std::string name = f->object_is_buffer
-                                   ? (f->object < p.buffers.size() ? p.buffers[f->object].name : "?")
-                                   : barrier_name(f->object);
+      const std::string name =
+          f->object_is_global ? (f->object < p.globals.size() ? p.globals[f->object].name : "?")
+          : f->object_is_buffer ? (f->object < p.buffers.size() ? p.buffers[f->object].name : "?")
+                                : barrier_name(f->object);
       expect_eq("object", ObjectText(x), ObjectIs(x, name, f->index));
     }
     if (x.cta >= 0) expect_eq("CTA", std::to_string(x.cta), std::to_string(f->cta));

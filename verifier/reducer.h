@@ -265,6 +265,12 @@ class Reducer {
         case engine::WaitKind::kBulkGroups:
           u.now.push_back({e.GroupsObject(a), kOther});
           break;
+        case engine::WaitKind::kGridDependency:
+          // Woken by the primary grid's exits, which touch its CTAs' named-barrier objects.
+          for (uint32_t x = e.primary_first_cta(); x < e.num_ctas(); ++x) {
+            u.now.push_back({e.NamedObject(x), kOther});
+          }
+          break;
         case engine::WaitKind::kNone:
           u.now_all = true;
           break;

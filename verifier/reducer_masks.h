@@ -92,6 +92,12 @@ inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
       case engine::WaitKind::kBulkGroups:
         u.now[kOther] = ObjBit(e.GroupsObject(a));
         break;
+      case engine::WaitKind::kGridDependency:
+        // Woken by the primary grid's exits (its CTAs' named-barrier objects).
+        for (uint32_t x = e.primary_first_cta(); x < e.num_ctas(); ++x) {
+          u.now[kOther] |= ObjBit(e.NamedObject(x));
+        }
+        break;
       case engine::WaitKind::kNone:
         u.now_all = true;
         break;

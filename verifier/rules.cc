@@ -12,6 +12,7 @@
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/lifetime.h"
+#include "verifier/pdl.h"
 #include "verifier/races.h"
 
 namespace parity::verifier {
@@ -872,6 +873,8 @@ std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine
   }
   // P2010 / P2011 (verifier/lifetime.h): accesses a CTA's exit may overtake.
   for (Finding& f : CheckLifetime(program, engine, trace)) findings.push_back(std::move(f));
+  // P2020 / P2009 on global buffers (verifier/pdl.h): programmatic dependent launch.
+  for (Finding& f : CheckGlobalRaces(program, engine, trace)) findings.push_back(std::move(f));
   return findings;
 }
 

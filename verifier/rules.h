@@ -56,6 +56,7 @@ struct Finding {
   uint32_t other_agent = kNoFindingAgent;  // the other party (reader of a race, waiter, ...)
   uint32_t cta = 0;              // global CTA number owning the object
   bool object_is_buffer = false;  // object indexes Program::buffers (else Program::barriers)
+  bool object_is_global = false;  // object indexes Program::globals (verifier/pdl.h)
   uint32_t object = 0;
   uint32_t index = 0;            // barrier element or buffer slot
   SourceLocation where;          // the statement of `agent` (or the issuing statement)

@@ -180,8 +180,13 @@ class RoleWalk {
           } else if constexpr (std::is_same_v<T, ir::GlobalReadback>) {
             Buf(o.buf, t, false, false);
             Write(o.result_var);
+          } else if constexpr (std::is_same_v<T, ir::GlobalAccess>) {
+            Expr(o.slot, t);
+            Expr(o.offset, t);
+            Expr(o.bytes, t);
           }
-          // BulkCommit, CpAsyncCommit, Fence, ClusterArrive, ClusterWait, Exit: no operand.
+          // BulkCommit, CpAsyncCommit, Fence, ClusterArrive, ClusterWait, Exit, GridDepControl:
+          // no operand.
         },
         op);
   }

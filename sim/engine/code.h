@@ -144,6 +144,12 @@ struct Engine::Code {
   const ir::Program* program = nullptr;
   std::vector<int64_t> params;
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
+  // Programmatic dependent launch: clusters [primary_cluster, clusters) are the primary grid's
+  // (ir::Program::primary_clusters; its roles only), the ones before it the schedule's own
+  // grid. primary_cluster == clusters: no primary grid. Agents [primary_agent, agents.size())
+  // are the primary grid's.
+  uint32_t primary_cluster = 1, primary_agent = 0;
+  bool has_primary() const { return primary_cluster < clusters; }
   std::vector<std::vector<Instr>> roles;  // per role
   std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
   // Per role: it issues a cp.async or bulk async-group operation (a TMA or bulk store, a commit,
@@ -167,6 +173,12 @@ struct Engine::Code {
     uint32_t stages = 0;
   };
   std::vector<Buffer> buffers;
+  // `global` buffers (ir::GlobalDecl): one for the launch; only their sizes matter here.
+  struct Global {
+    int64_t slots = 0;
+    int64_t bytes = 0;
+  };
+  std::vector<Global> globals;
   // Data tracking for `readback` (ir::GlobalReadback), on only when the program has one (every
   // other program runs, hashes and explores exactly as without it): a content tag per shared
   // buffer slot of every CTA and per global image of a buffer slot (grid-wide, as the GPU

@@ -109,12 +109,32 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   c.cluster_n = static_cast<uint32_t>(*n);
   c.cluster_size = c.cluster_m * c.cluster_n;
   c.clusters = static_cast<uint32_t>(*k);
+  // The primary grid of a programmatic dependent launch: more clusters of the same shape after
+  // the schedule's own, each with its own CTAs (so its own shared memory and barriers).
+  const uint32_t own_clusters = c.clusters;
+  uint32_t primary_clusters = 0;
+  if (program.primary_clusters != ir::kNoExpr) {
+    auto pk = EvalDecl(program, c.params, program.primary_clusters, nullptr, 1);
+    if (!pk.ok()) return pk.status();
+    if (*pk < 1 || *pk > 65535 || *pk + own_clusters > 65535) {
+      return DeclError(program, "engine.clusters",
+                       "primary clusters = " + std::to_string(*pk) +
+                           " is outside 1..65535 (with the schedule's own clusters)",
+                       decl_at(program.primary_clusters));
+    }
+    primary_clusters = static_cast<uint32_t>(*pk);
+  }
+  c.primary_cluster = own_clusters;
+  c.clusters = own_clusters + primary_clusters;
   c.num_ctas = c.cluster_size * c.clusters;
 
-  // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations.
+  // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations. A primary-grid
+  // CTA's cluster_id and num_clusters are those of its own grid.
   auto cta_builtins = [&](uint32_t cluster, uint32_t rank, uint32_t agent) {
+    const bool primary = cluster >= own_clusters;
     return ir::MakeBuiltins(rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m,
-                            c.cluster_n, cluster, agent, c.clusters);
+                            c.cluster_n, primary ? cluster - own_clusters : cluster, agent,
+                            primary ? primary_clusters : own_clusters);
   };
   const ir::BuiltinValues b0 = cta_builtins(0, 0, 0);
 
@@ -217,6 +237,22 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         }
       }
     }
+  }
+
+  // Global buffers (params only, as the launch's allocations are).
+  for (const ir::GlobalDecl& g : program.globals) {
+    auto slots = EvalDecl(program, c.params, g.slots, nullptr, 1);
+    auto bytes = EvalDecl(program, c.params, g.bytes, nullptr, 1);
+    if (!slots.ok()) return slots.status();
+    if (!bytes.ok()) return bytes.status();
+    if (*slots < 1 || *slots > 65535 || *bytes < 1 || *bytes > (int64_t{1} << 30)) {
+      return DeclError(program, "engine.global",
+                       "global " + g.name + ": " + std::to_string(*slots) + " slots of " +
+                           std::to_string(*bytes) +
+                           " bytes (slots must be 1..65535, bytes 1..2^30)",
+                       g.where);
+    }
+    c.globals.push_back(Code::Global{*slots, *bytes});
   }
 
   // Tensor maps: the model validates them (cuTensorMapEncodeTiled rules).
@@ -323,6 +359,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   Engine e;
   uint32_t var_total = 0;
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
+    if (cl == c.primary_cluster) c.primary_agent = static_cast<uint32_t>(c.agents.size());
+    const uint8_t grid = cl >= c.primary_cluster ? 1 : 0;
     c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
     for (uint32_t r = 0; r < c.cluster_size; ++r) {
       const uint32_t cta = cl * c.cluster_size + r;
@@ -331,6 +369,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
       uint32_t in_cta = 0;
       for (uint32_t ro = 0; ro < program.roles.size(); ++ro) {
         const ir::Role& role = program.roles[ro];
+        if (role.grid != grid) continue;
         auto when = EvalDecl(program, c.params, role.when, &b, 1);
         auto count = EvalDecl(program, c.params, role.count, &b, 1);
         auto threads = EvalDecl(program, c.params, role.threads, &b, 1);
@@ -363,13 +402,17 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
       }
     }
   }
+  if (!c.has_primary()) c.primary_agent = static_cast<uint32_t>(c.agents.size());
   c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   // A cluster barrier needs at least one participant, and a cluster without agents runs nothing.
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
     if (c.cluster_first_agent[cl + 1] == c.cluster_first_agent[cl]) {
       return DeclError(program, "engine.no-agents",
-                       "cluster " + std::to_string(cl) +
+                       (cl >= c.primary_cluster
+                            ? "cluster " + std::to_string(cl - c.primary_cluster) +
+                                  " of the primary grid"
+                            : "cluster " + std::to_string(cl)) +
                            " has no agents (every role's count or `when` is 0 there)",
                        program.roles.empty() ? top : program.roles.front().where);
     }

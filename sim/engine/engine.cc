@@ -186,6 +186,7 @@ const char* WaitKindName(WaitKind k) {
     case WaitKind::kNamedBarrier: return "bar.sync";
     case WaitKind::kCpAsyncGroups: return "cp.async.wait_group";
     case WaitKind::kBulkGroups: return "cp.async.bulk.wait_group";
+    case WaitKind::kGridDependency: return "griddepcontrol.wait";
   }
   return "?";
 }
@@ -198,6 +199,12 @@ uint32_t Engine::NamedObject(uint32_t cta_global) const {
 }
 uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
   return code_->cta_first_agent[cta_global];
+}
+
+uint32_t Engine::primary_first_agent() const { return code_->primary_agent; }
+uint32_t Engine::primary_first_cluster() const { return code_->primary_cluster; }
+uint32_t Engine::primary_first_cta() const {
+  return code_->primary_cluster * code_->cluster_size;
 }
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
@@ -219,6 +226,7 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
   }
   return !out->overflow;
 }
@@ -237,6 +245,7 @@ bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) 
   if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
+    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
   }
   return !out->overflow;
 }
@@ -266,6 +275,7 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
   out.push_back(GroupsObject(agent));
   out.push_back(ClusterObject(info.cluster));
   out.push_back(NamedObject(info.cta_global));
+  if (is_primary_agent(agent)) out.push_back(NamedObject(primary_first_cta()));
   for (const Instr& in : c.roles[info.role]) {
     if (in.kind != Instr::kOp) continue;
     const ir::Op& op = *in.op;
@@ -279,10 +289,25 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
     else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) bar(o->bar, o->multicast_mask != ir::kNoExpr);
     else if (const auto* o = std::get_if<ir::StAsync>(&op)) bar(o->bar, true);
     else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
+    else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
+             o != nullptr && o->kind == ir::GridDepControl::Kind::kWait) {
+      // griddepcontrol.wait reads whether the primary grid's agents exited (their exits
+      // touch their CTAs' named-barrier objects).
+      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
+        out.push_back(NamedObject(x));
+      }
+    }
     else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
              std::holds_alternative<ir::GlobalReadback>(op) ||
              (c.tracks_data && o != nullptr && o->write)) {
       for (uint32_t x = 0; x < c.agents.size(); ++x) out.push_back(GroupsObject(x));
+    }
+    if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+        o != nullptr && o->buf.cta != ir::kNoExpr) {
+      // A DSMEM access reads whether the peer CTA exited (its named-barrier object).
+      for (uint32_t r = 0; r < c.cluster_size; ++r) {
+        out.push_back(NamedObject(info.cluster * c.cluster_size + r));
+      }
     }
     // Group ops, stores, cluster and named barriers: the three objects above.
   }

@@ -174,6 +174,7 @@ enum class WaitKind : uint8_t {
   kNamedBarrier,    // bar.sync id
   kCpAsyncGroups,   // cp.async.wait_group N / wait_all
   kBulkGroups,      // cp.async.bulk.wait_group[.read] N
+  kGridDependency,  // griddepcontrol.wait: until every agent of the primary grid exited
 };
 const char* WaitKindName(WaitKind k);
 
@@ -195,6 +196,8 @@ struct BlockedAgent {
   // kClusterBarrier: arrivals so far / agents expected in this cluster-barrier phase.
   // kNamedBarrier: named barrier id in `barrier`, threads arrived / expected.
   // k*Groups: `pending` = the N of the wait, `arrived` = groups still outstanding.
+  // kGridDependency: `arrived` = agents of the primary grid that exited, `expected` = all of
+  // its agents (Engine::primary_agents()).
   uint32_t arrived = 0;
   uint32_t expected = 0;
   uint32_t pending = 0;
@@ -459,6 +462,13 @@ class Engine {
   const model::MbarrierState& slot_state(uint32_t slot) const { return barriers_[slot]; }
   // The global agent id of agent_info(a).index_in_cta in CTA `cta_global`.
   uint32_t cta_first_agent(uint32_t cta_global) const;
+  // Programmatic dependent launch (ir::Program::primary_clusters): the primary grid's agents
+  // are [primary_first_agent(), num_agents()), its clusters [primary_first_cluster(), ...);
+  // the first equals num_agents() (num clusters) when there is no primary grid.
+  uint32_t primary_first_agent() const;
+  uint32_t primary_first_cluster() const;
+  uint32_t primary_first_cta() const;  // its first global CTA number (num_ctas(): none)
+  bool is_primary_agent(uint32_t agent) const { return agent >= primary_first_agent(); }
 
   // --- Inspection ---
   size_t num_agents() const;

@@ -725,12 +725,100 @@ struct Engine::Exec {
     if (cluster.Exit(ClusterParticipant(a))) WakeCluster(info.cluster);
     const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
+    if (a >= c.primary_agent) {
+      // Whether this exit completes the primary grid depends on every primary agent's status:
+      // the step looked at other agents (no successor memo), and every primary exit touches
+      // one common object (the first primary CTA's named barriers, as an exit: exits commute),
+      // so that the explorer never carries one primary exit's effect past another's.
+      run_.step_scanned_ = true;
+      Touch(NamedObj(c.primary_cluster * c.cluster_size), Access::kExit);
+      if (PrimaryExited() == c.agents.size() - c.primary_agent) WakeGridDependents();
+    }
+  }
+
+  // --- programmatic dependent launch (ir::GridDepControl) ---
+  // Agents of the primary grid that exited.
+  uint32_t PrimaryExited() const {
+    uint32_t n = 0;
+    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) {
+      n += e.agents_[x].status == kExited;
+    }
+    return n;
+  }
+  // The primary grid completed: every griddepcontrol.wait re-runs (and passes).
+  void WakeGridDependents() {
+    run_.step_scanned_ = true;
+    for (uint32_t x = 0; x < c.agents.size(); ++x) {
+      if (e.agents_[x].status == kBlocked && e.agents_[x].wait == WaitKind::kGridDependency) {
+        MakeReady(x);
+      }
+    }
+  }
+  // griddepcontrol.wait (PTX ISA griddepcontrol): blocks until every prerequisite grid has
+  // completed and its memory operations are visible; the primary grid completes when all of its
+  // agents exited (nothing of it is in flight then: an agent with a copy in flight cannot exit
+  // cleanly, P2011/A-codes). Reads every primary CTA's exits, which touch its named-barrier
+  // object (DoExit), so the explorer orders this step against them; it looked at other agents
+  // (step_scanned_), so the successor memo never replays it. A primary agent's wait has no
+  // prerequisite grid (the model has two grids): it returns at once, as without the launch
+  // attribute; launch_dependents changes nothing the model tracks (it lets the dependent start
+  // early, and the model lets it run from the start: its accesses are ordered only by waits).
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::GridDepControl& op) {
+    const uint32_t pc = Pc(a);
+    const uint32_t cta = c.agents[a].cta;
+    if (op.kind == ir::GridDepControl::Kind::kLaunchDependents) {
+      Emit(EventKind::kGridDepLaunch, a, cta, 0, 0, 0, 0, pc);
+      Advance(a);
+      return;
+    }
+    uint32_t exited = 0;
+    const uint32_t total = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
+    if (a < c.primary_agent) {
+      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) Touch(NamedObj(x));
+      run_.step_scanned_ = true;
+      exited = PrimaryExited();
+    }
+    AgentState& s = Agent(a);
+    if (exited < total && a < c.primary_agent) {
+      Block(a, WaitKind::kGridDependency, 0, 0);
+      return;
+    }
+    s.wait = WaitKind::kNone;
+    Emit(EventKind::kGridDepWait, a, cta, 0, 0, static_cast<int32_t>(exited), 0, pc);
+    Advance(a);
+  }
+  // `use` / `write` of a global buffer (ir::GlobalAccess): no state of the model changes (the
+  // race checker orders them, verifier/races.h); the range is checked against the slot.
+  void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::GlobalAccess& op) {
+    const Code::Global& g = c.globals[op.global];
+    int64_t slot = 0, offset = 0, bytes = 0;
+    if (!Ev(op.slot, env, &slot) || !EvOr(op.offset, env, 0, &offset)) return;
+    if (slot < 0 || slot >= g.slots) {
+      ErrorAt("engine.index-range",
+              "global buffer " + p.globals[op.global].name + " slot " + std::to_string(slot) +
+                  " is outside 0.." + std::to_string(g.slots - 1),
+              in.where);
+      return;
+    }
+    if (!EvOr(op.bytes, env, g.bytes - offset, &bytes)) return;
+    if (offset < 0 || bytes < 1 || offset > g.bytes || bytes > g.bytes - offset) {
+      ErrorAt("engine.buffer-range",
+              "bytes [" + std::to_string(offset) + ", " + std::to_string(offset + bytes) +
+                  ") of global buffer " + p.globals[op.global].name + " are outside its slot of " +
+                  std::to_string(g.bytes) + " bytes",
+              in.where);
+      return;
+    }
+    Emit(op.write ? EventKind::kGlobalWrite : EventKind::kGlobalUse, a, c.agents[a].cta,
+         op.global, static_cast<uint32_t>(slot), static_cast<int32_t>(bytes),
+         static_cast<int32_t>(offset), Pc(a));
+    Advance(a);
   }
 
   // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
   // table of thunks prevents that).
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
-    static_assert(std::variant_size_v<ir::Op> == 25, "a new op needs a case here");
+    static_assert(std::variant_size_v<ir::Op> == 27, "a new op needs a case here");
     switch (in.op->index()) {
       case 0: return Do(a, in, env, *std::get_if<0>(in.op));
       case 1: return Do(a, in, env, *std::get_if<1>(in.op));
@@ -757,6 +845,8 @@ struct Engine::Exec {
       case 22: return Do(a, in, env, *std::get_if<22>(in.op));
       case 23: return Do(a, in, env, *std::get_if<23>(in.op));
       case 24: return Do(a, in, env, *std::get_if<24>(in.op));
+      case 25: return Do(a, in, env, *std::get_if<25>(in.op));
+      case 26: return Do(a, in, env, *std::get_if<26>(in.op));
       default: PARITY_CHECK(false, "unknown op");
     }
   }
@@ -819,6 +909,9 @@ struct Engine::Exec {
       // and those exits are dependent steps for the explorer.
       const uint32_t peer = c.agents[a].cluster * c.cluster_size + buf.cta;
       Touch(NamedObj(peer));
+      // Whether the peer exited is its agents' statuses, which the named-barrier object's
+      // fingerprint component does not hold: no successor memo for this step.
+      run_.step_scanned_ = true;
       if (CtaExited(peer)) {
         Violate(model::Violation{model::Code::kDsmemExitedCta, buf.cta, 0}, a, pc, buf.cta,
                 op.buf.buffer, buf.slot, false);
@@ -997,6 +1090,10 @@ struct Engine::Exec {
         case WaitKind::kCpAsyncGroups:
         case WaitKind::kBulkGroups:
           bl.pending = s.wait_slot;
+          break;
+        case WaitKind::kGridDependency:
+          bl.arrived = PrimaryExited();
+          bl.expected = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
           break;
         case WaitKind::kNone:
           break;

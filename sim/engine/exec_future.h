@@ -194,6 +194,13 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       }
     } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
       fp->Add(NamedObj(info.cta_global));
+    } else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
+               o != nullptr && o->kind == ir::GridDepControl::Kind::kWait &&
+               a < c.primary_agent) {
+      // Do(GridDepControl): the primary CTAs' exits (their named-barrier objects).
+      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
+        fp->Add(NamedObj(x));
+      }
     }
     if (const auto* o = std::get_if<ir::BufferAccess>(&op); o != nullptr && o->buf.cta != ir::kNoExpr) {
       // A DSMEM access reads whether the peer CTA exited (Do(BufferAccess)).

@@ -44,7 +44,9 @@ static_assert(IsAlternative<OpKind::kMbarrierInit, MbarrierInit>() &&
               IsAlternative<OpKind::kBufferAccess, BufferAccess>() &&
               IsAlternative<OpKind::kExit, Exit>() &&
               IsAlternative<OpKind::kMbarrierPendingCount, MbarrierPendingCount>() &&
-              IsAlternative<OpKind::kGlobalReadback, GlobalReadback>(),
+              IsAlternative<OpKind::kGlobalReadback, GlobalReadback>() &&
+              IsAlternative<OpKind::kGridDepControl, GridDepControl>() &&
+              IsAlternative<OpKind::kGlobalAccess, GlobalAccess>(),
               "OpKind and ir::Op disagree");
 
 const char* const kDtypes[] = {"u8",  "u16", "u32",  "s32",    "u64",  "s64",    "f16",
@@ -129,6 +131,10 @@ class Encoder {
                                  static_cast<uint32_t>(body.size())});
       roles.insert(roles.end(), body.begin(), body.end());
     }
+    std::vector<uint32_t> globals, grids;
+    const uint32_t primary = Ref(p_.primary_clusters);
+    for (const GlobalDecl& g : p_.globals) globals.insert(globals.end(), {Ref(g.slots), Ref(g.bytes)});
+    for (const Role& r : p_.roles) grids.push_back(r.grid);
     if (!error_.ok()) return error_;
 
     w[8] = static_cast<uint32_t>(w.size());
@@ -146,6 +152,10 @@ class Encoder {
     section(15, static_cast<uint32_t>(p_.barriers.size()), barriers);
     section(17, static_cast<uint32_t>(p_.tensor_maps.size()), maps);
     section(19, static_cast<uint32_t>(p_.roles.size()), roles);
+    w[24] = primary;
+    section(25, static_cast<uint32_t>(p_.globals.size()), globals);
+    w[27] = static_cast<uint32_t>(w.size());
+    w.insert(w.end(), grids.begin(), grids.end());
 
     w[21] = static_cast<uint32_t>(w.size());
     String(p_.name, &w);
@@ -157,6 +167,7 @@ class Encoder {
     for (const Role& x : p_.roles) {
       for (const std::string& v : x.var_names) String(v, &w);
     }
+    for (const GlobalDecl& x : p_.globals) String(x.name, &w);
     w[22] = static_cast<uint32_t>(w.size() - w[21]);
     w[3] = static_cast<uint32_t>(w.size());
     w[23] = Checksum(w, kEncodingHeaderWords);
@@ -319,6 +330,11 @@ class Encoder {
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
             Buf(o.buf, &f);
             f.push_back(o.result_var);
+          } else if constexpr (std::is_same_v<T, GridDepControl>) {
+            f.push_back(static_cast<uint32_t>(o.kind));
+          } else if constexpr (std::is_same_v<T, GlobalAccess>) {
+            f.insert(f.end(), {o.global, Ref(o.slot), Ref(o.offset), Ref(o.bytes),
+                               uint32_t{o.write}});
           } else {
             static_assert(std::is_same_v<T, BulkCommit> || std::is_same_v<T, CpAsyncCommit> ||
                           std::is_same_v<T, ClusterWait> || std::is_same_v<T, Exit>);
@@ -443,6 +459,14 @@ class Decoder {
         for (uint32_t k = 0; k < n; ++k) list->push_back(Expr_(w_[at++]));
       }
     }
+    p.primary_clusters = Expr_(w_[24]);
+    if (!Range(w_[26], uint64_t{w_[25]} * 2)) return Bad("globals out of range");
+    p.globals.resize(w_[25]);
+    for (uint32_t i = 0; i < w_[25]; ++i) {
+      p.globals[i].slots = Expr_(w_[w_[26] + 2 * i]);
+      p.globals[i].bytes = Expr_(w_[w_[26] + 2 * i + 1]);
+    }
+    if (w_[19] > w_.size() || !Range(w_[27], w_[19])) return Bad("role grids out of range");
     at = w_[20];
     if (w_[19] > w_.size()) return Bad("role count out of range");
     p.roles.resize(w_[19]);
@@ -453,6 +477,10 @@ class Decoder {
       r.threads = Expr_(w_[at + 1]);
       r.when = Expr_(w_[at + 2]);
       r.num_vars = w_[at + 3];
+      const uint32_t grid = w_[w_[27] + static_cast<size_t>(&r - p.roles.data())];
+      if (grid > 1) return Bad("role grid out of range");
+      if (grid == 1 && p.primary_clusters == kNoExpr) return Bad("a primary role without a primary grid");
+      r.grid = static_cast<uint8_t>(grid);
       if (r.num_vars > w_.size()) return Bad("role variable count out of range");
       const uint32_t body = w_[at + 4];
       at += 5;
@@ -485,6 +513,7 @@ class Decoder {
       x.var_names.resize(x.num_vars);
       for (std::string& v : x.var_names) str(&v);
     }
+    for (GlobalDecl& x : p.globals) str(&x.name);
     if (!why_.empty()) return Bad(why_);
     return p;
   }
@@ -771,6 +800,23 @@ class Decoder {
         return o;
       }
       case 24: { GlobalReadback o; o.buf = Buf(f); o.result_var = Var(f->Next(), false); return o; }
+      case 25: {
+        GridDepControl o;
+        const uint32_t k = f->Next();
+        if (k > static_cast<uint32_t>(GridDepControl::Kind::kWait)) Fail("bad griddepcontrol kind");
+        o.kind = static_cast<GridDepControl::Kind>(k & 1);
+        return o;
+      }
+      case 26: {
+        GlobalAccess o;
+        o.global = f->Next();
+        if (o.global >= p_->globals.size()) Fail("global buffer index out of range");
+        o.slot = Expr_(f->Next());
+        o.offset = Expr_(f->Next());
+        o.bytes = Expr_(f->Next());
+        o.write = Flag(f);
+        return o;
+      }
       default:
         Fail("bad operation kind " + std::to_string(index));
         return Exit{};

@@ -7,7 +7,7 @@
 // Offsets in the header are word offsets from word 0. Params are substituted (an expression
 // never refers to a param); loops, ifs and variables are kept.
 //
-// Header (kHeaderWords = 24 words):
+// Header (kHeaderWords = 28 words):
 //   0 kMagic (0x59545250, the bytes "PRTY")      1 kVersion
 //   2 header words (24)                          3 total words
 //   4,5 ContentHash of the bound program (lo, hi) -- identifies schedule + param values
@@ -25,7 +25,10 @@
 //  19 number of roles        20 roles offset: per role
 //        count ref, threads ref, when ref, num_vars, body words, then the body
 //  21 strings offset         22 strings words
-//  23 checksum: the low 32 bits of FNV-1a 64 over the bytes of words 24 .. total-1
+//  23 checksum: the low 32 bits of FNV-1a 64 over the bytes of words 28 .. total-1
+//  24 primary_clusters ref (kNone: no primary grid; version 5)
+//  25 number of global buffers  26 globals offset: per global  slots, bytes refs  (version 5)
+//  27 role grids offset: per role 0 (the schedule's grid) or 1 (the primary grid; version 5)
 //
 // Expression record (at pool offset r): word n, then n bytecode words, evaluated on a stack of
 // int64. Each bytecode word is opcode (bits 0..7) | argument << 8; relative jumps skip `arg`
@@ -65,11 +68,13 @@
 //   NamedBarrier id, threads, sync     BufferAccess buf, write           Exit -
 //   MbarrierPendingCount token var, result var (kind 39, 3 words; version 2)
 //   GlobalReadback buf, result var    (kind 40, 7 words; version 2)
+//   GridDepControl kind (0 launch_dependents, 1 wait)   (kind 41, 2 words; version 5)
+//   GlobalAccess global, slot, offset, bytes, write     (kind 42, 6 words; version 5)
 //
 // Strings (for reports only; the interpreter never needs them): each string is its byte length
 // then the bytes packed 4 per word (first byte in the low bits), in this order: the schedule
 // name, the param names, buffer, barrier, tensor map and role names, then each role's variable
-// names. Source locations are not encoded.
+// names, then the global buffers' names (version 5). Source locations are not encoded.
 //
 // Appending alternatives to ir::Op or fields at the end of a record needs a version bump; so
 // does any other change.
@@ -88,8 +93,10 @@ inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
 // 2: MbarrierPendingCount (op 23) and GlobalReadback (op 24) appended.
 // 3: kWhile and kBreak statements.
 // 4: buffer aliases (5 words per buffer), sem/scope bits on arrive and wait, Fence kAcqRelCta.
-inline constexpr uint32_t kEncodingVersion = 4;
-inline constexpr uint32_t kEncodingHeaderWords = 24;
+// 5: programmatic dependent launch: header words 24..27 (primary grid, global buffers, role
+//    grids), GridDepControl (op 25) and GlobalAccess (op 26) appended.
+inline constexpr uint32_t kEncodingVersion = 5;
+inline constexpr uint32_t kEncodingHeaderWords = 28;
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 
 // EncodedExprOp, EncodedStmtKind and OpKind: sim/ir/ops.h. The executor of this encoding,

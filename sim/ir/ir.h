@@ -219,12 +219,33 @@ struct GlobalReadback {
   uint32_t result_var = 0xffffffffu;
 };
 
+// Programmatic dependent launch (PTX ISA griddepcontrol; CUDA Programming Guide, "Programmatic
+// Dependent Launch"). `griddepcontrol.launch_dependents`: the executing CTA lets the grid's
+// dependents be scheduled early; it orders no memory access and does not say that this grid
+// completed. `griddepcontrol.wait`: blocks until every prerequisite grid (here: the `primary`
+// grid, Program::primary_clusters) has completed and its memory operations are visible; without
+// a primary grid it returns at once, as on the GPU without the launch attribute.
+struct GridDepControl {
+  enum class Kind : uint8_t { kLaunchDependents, kWait };
+  Kind kind = Kind::kWait;
+};
+// A generic read (`use`) or write (`write`) of global memory: `dst.bytes` bytes at `offset` into
+// slot `slot` of global buffer `global` (Program::globals). Both grids see the same bytes.
+struct GlobalAccess {
+  uint32_t global = 0;       // index into Program::globals
+  ExprId slot = kNoExpr;
+  ExprId offset = kNoExpr;   // bytes into the slot; kNoExpr = 0
+  ExprId bytes = kNoExpr;    // kNoExpr = the slot's size minus offset
+  bool write = false;
+};
+
 // Alternatives are appended only (the index is the encoded op kind, sim/ir/encoding.h).
 using Op = std::variant<MbarrierInit, MbarrierInval, MbarrierArrive, MbarrierExpectTx,
                         MbarrierCompleteTx, MbarrierWait, TmaLoad, TmaStore, BulkLoad, BulkStore,
                         BulkCommit, BulkWait, CpAsync, CpAsyncCommit, CpAsyncWait,
                         CpAsyncMbarrierArrive, StAsync, Fence, ClusterArrive, ClusterWait,
-                        NamedBarrier, BufferAccess, Exit, MbarrierPendingCount, GlobalReadback>;
+                        NamedBarrier, BufferAccess, Exit, MbarrierPendingCount, GlobalReadback,
+                        GridDepControl, GlobalAccess>;
 
 // ---------------------------------------------------------------------------------------------
 // Statements.
@@ -257,9 +278,21 @@ struct Role {
   ExprId count = kNoExpr;    // agents per CTA (default 1)
   ExprId threads = kNoExpr;  // threads per agent (default 1: an elected thread)
   ExprId when = kNoExpr;     // optional: only in CTAs where this holds
+  // Which grid runs the role: 0 the schedule's own grid (the dependent one when a `primary`
+  // grid is declared), 1 the primary grid (a role inside `primary clusters N { ... }`).
+  uint8_t grid = 0;
   uint32_t num_vars = 0;     // variable slots used by the body (lets, loops, tokens)
   std::vector<std::string> var_names;  // slot -> name, for diagnostics and the printer
   Block body;
+  SourceLocation where;
+};
+
+// `global OUT[TILES] bytes N` : global memory, `slots` slots of `bytes` each, one instance for the
+// whole launch (both grids of a programmatic dependent launch see the same bytes).
+struct GlobalDecl {
+  std::string name;
+  ExprId slots = kNoExpr;
+  ExprId bytes = kNoExpr;
   SourceLocation where;
 };
 
@@ -269,10 +302,16 @@ struct Program {
   ExprId cluster_m = kNoExpr;    // `cluster 2x2` (M = x, N = y)
   ExprId cluster_n = kNoExpr;
   ExprId clusters = kNoExpr;     // `clusters 66`: independent clusters in the grid (default 1)
+  // `primary clusters 4 { role ... }`: the preceding grid of a programmatic dependent launch
+  // (the schedule's own grid is its dependent), with the same cluster shape and the roles
+  // whose `grid` is 1; kNoExpr: no primary grid.
+  ExprId primary_clusters = kNoExpr;
+  SourceLocation primary_where;
   std::vector<Param> params;
   std::vector<BufferDecl> buffers;
   std::vector<BarrierDecl> barriers;
   std::vector<TensorMapDecl> tensor_maps;
+  std::vector<GlobalDecl> globals;
   std::vector<Role> roles;
   std::vector<Expr> exprs;       // the expression arena
 

@@ -85,8 +85,10 @@ enum class OpKind : uint8_t {
   kExit = 22,
   kMbarrierPendingCount = 23,
   kGlobalReadback = 24,
+  kGridDepControl = 25,
+  kGlobalAccess = 26,
 };
-inline constexpr uint32_t kNumOpKinds = 25;
+inline constexpr uint32_t kNumOpKinds = 27;
 
 }  // namespace parity::ir
 

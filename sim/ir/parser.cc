@@ -254,6 +254,7 @@ constexpr BuiltinName kBuiltins[] = {
 bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
       "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
+      "global", "primary",
       "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
       "when", "bytes", "align", "aliases",
       "mask", "parity", "token", "coords", "bar", "multicast", "read", "noinc", "relaxed",
@@ -721,7 +722,55 @@ class Parser {
     return Status::Ok();
   }
 
+  // A global buffer where shared memory is needed.
+  Status RejectGlobal(const std::string& what) {
+    const Token& t = Peek();
+    if (t.kind != Token::Kind::kIdent) return Status::Ok();
+    for (const GlobalDecl& g : program_.globals) {
+      if (g.name == t.text) {
+        return Error(t, "`" + t.text + "` is a global buffer; " + what +
+                            " needs a shared-memory `buffer` (global memory is read and written "
+                            "only by `use` and `write`)",
+                     "parse.global-buffer");
+      }
+    }
+    return Status::Ok();
+  }
+  bool IsGlobalName() const {
+    const Token& t = Peek();
+    if (t.kind != Token::Kind::kIdent) return false;
+    for (const GlobalDecl& g : program_.globals) {
+      if (g.name == t.text) return true;
+    }
+    return false;
+  }
+
+  // `use G[s] [+ off] [bytes n]` / `write ...` of a global buffer.
+  Status ParseGlobalAccess(GlobalAccess* op) {
+    PARITY_RETURN_IF_ERROR(
+        LookupObject(program_.globals, "global buffer", "parse.unknown-buffer", &op->global));
+    PARITY_RETURN_IF_ERROR(ExpectPunct("[", "after global buffer name"));
+    PARITY_RETURN_IF_ERROR(ParseExpr(&op->slot));
+    PARITY_RETURN_IF_ERROR(ExpectPunct("]", "after global buffer slot"));
+    while (true) {
+      if (IsPunct("+") && op->offset == kNoExpr) {
+        Next();
+        PARITY_RETURN_IF_ERROR(ParseExpr(&op->offset));
+      } else if (IsWord("bytes") && op->bytes == kNoExpr) {
+        Next();
+        PARITY_RETURN_IF_ERROR(ParseExpr(&op->bytes));
+      } else if (IsPunct("@")) {
+        return Error(Peek(), "`@cta` names a CTA's shared memory; global memory is one for the "
+                             "whole launch",
+                     "parse.global-buffer");
+      } else {
+        return Status::Ok();
+      }
+    }
+  }
+
   Status ParseBufferRef(BufferRef* ref, bool allow_cta) {
+    PARITY_RETURN_IF_ERROR(RejectGlobal("this operation"));
     PARITY_RETURN_IF_ERROR(
         LookupObject(program_.buffers, "buffer", "parse.unknown-buffer", &ref->buffer));
     PARITY_RETURN_IF_ERROR(ExpectPunct("[", "after buffer name"));
@@ -758,7 +807,7 @@ class Parser {
       if (t.kind != Token::Kind::kIdent) {
         return Expected_(
             "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-            "role)");
+            "global, role, primary)");
       }
       Status s;
       if (t.text == "schedule") {
@@ -782,10 +831,14 @@ class Parser {
         s = ParseTensorMap();
       } else if (t.text == "role") {
         s = ParseRole();
+      } else if (t.text == "global") {
+        s = ParseGlobal();
+      } else if (t.text == "primary") {
+        s = ParsePrimary();
       } else {
         return Expected_(
             "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-            "role)");
+            "global, role, primary)");
       }
       PARITY_RETURN_IF_ERROR(s);
     }
@@ -795,7 +848,70 @@ class Parser {
     if (program_.cluster_n == kNoExpr) program_.cluster_n = Const(1, end);
     if (program_.clusters == kNoExpr) program_.clusters = Const(1, end);
     if (program_.roles.empty()) return Error(end, "the schedule has no `role`", "parse.no-roles");
+    bool own = false;
+    for (const Role& r : program_.roles) own = own || r.grid == 0;
+    if (!own) {
+      return Error(end,
+                   "the schedule has no `role` of its own grid (every role is inside `primary`: "
+                   "declare the dependent grid's roles outside the `primary` block)",
+                   "parse.no-roles");
+    }
     return Status::Ok();
+  }
+
+  // `global OUT[SLOTS] bytes N`: global memory seen by both grids (ir.h GlobalDecl).
+  Status ParseGlobal() {
+    Next();
+    GlobalDecl g;
+    Token name;
+    PARITY_RETURN_IF_ERROR(ExpectName("global buffer name after `global`", &g.name, &name));
+    PARITY_RETURN_IF_ERROR(CheckNewObjectName(name, "global buffer"));
+    g.where = Loc(name);
+    PARITY_RETURN_IF_ERROR(
+        ExpectPunct("[", "after global buffer name (`global OUT[SLOTS] bytes N`)"));
+    PARITY_RETURN_IF_ERROR(ParseExpr(&g.slots));
+    PARITY_RETURN_IF_ERROR(ExpectPunct("]", "after the number of global buffer slots"));
+    PARITY_RETURN_IF_ERROR(ExpectWord("bytes", "after `global " + g.name + "[...]`"));
+    PARITY_RETURN_IF_ERROR(ParseExpr(&g.bytes));
+    program_.globals.push_back(std::move(g));
+    return EndOfStatement("the global buffer declaration");
+  }
+
+  // `primary clusters N { role ... }`: the preceding grid of a programmatic dependent launch
+  // (ir.h Program::primary_clusters). Once per file; only roles inside.
+  Status ParsePrimary() {
+    const Token kw = Next();
+    if (program_.primary_clusters != kNoExpr) {
+      return Error(kw, "`primary` given twice (a schedule has at most one preceding grid)",
+                   "parse.duplicate");
+    }
+    program_.primary_where = Loc(kw);
+    PARITY_RETURN_IF_ERROR(
+        ExpectWord("clusters", "after `primary` (`primary clusters N { role ... }`)"));
+    PARITY_RETURN_IF_ERROR(ParseExpr(&program_.primary_clusters));
+    if (!IsPunct("{")) return Expected_("`{` to start the primary grid's roles");
+    const Token open = Next();
+    size_t roles = 0;
+    while (true) {
+      SkipNewlines();
+      if (AcceptPunct("}")) break;
+      const Token t = Peek();
+      if (t.kind == Token::Kind::kEof) {
+        return Error(t, "expected `}` to close the primary grid opened at line " +
+                            std::to_string(open.line) + ", found end of file");
+      }
+      if (!(t.kind == Token::Kind::kIdent && t.text == "role")) {
+        return Error(t, "expected `role` or `}` inside `primary` (the preceding grid declares "
+                        "only its roles; buffers, barriers and globals are declared at the top "
+                        "level), found `" + t.text + "`",
+                     "parse.primary");
+      }
+      PARITY_RETURN_IF_ERROR(ParseRole());
+      program_.roles.back().grid = 1;
+      ++roles;
+    }
+    if (roles == 0) return Error(kw, "the primary grid has no `role`", "parse.primary");
+    return EndOfStatement("the primary grid");
   }
 
   Status CheckNewObjectName(const Token& t, const std::string& kind) const {
@@ -810,7 +926,7 @@ class Parser {
       return false;
     };
     if (taken(program_.buffers) || taken(program_.barriers) || taken(program_.tensor_maps) ||
-        taken(program_.roles)) {
+        taken(program_.roles) || taken(program_.globals)) {
       return Error(t, "`" + t.text + "` is already declared", "parse.duplicate");
     }
     return Status::Ok();
@@ -1566,6 +1682,16 @@ class Parser {
       PARITY_RETURN_IF_ERROR(ParseExpr(&op.id));
       PARITY_RETURN_IF_ERROR(ExpectPunct(",", "between the barrier id and the thread count of `" + w + "`"));
       PARITY_RETURN_IF_ERROR(ParseExpr(&op.threads));
+      PushOp(out, op, t);
+    } else if ((w == "use" || w == "write") && IsGlobalName()) {
+      GlobalAccess op;
+      op.write = w == "write";
+      PARITY_RETURN_IF_ERROR(ParseGlobalAccess(&op));
+      PushOp(out, op, t);
+    } else if (w == "griddepcontrol.wait" || w == "griddepcontrol.launch_dependents") {
+      GridDepControl op;
+      op.kind = w == "griddepcontrol.wait" ? GridDepControl::Kind::kWait
+                                           : GridDepControl::Kind::kLaunchDependents;
       PushOp(out, op, t);
     } else if (w == "use" || w == "write") {
       BufferAccess op;

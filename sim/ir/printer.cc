@@ -263,6 +263,17 @@ class Printer {
             return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
             return "readback " + Buf(o.buf) + " -> " + Var(o.result_var);
+          } else if constexpr (std::is_same_v<T, GridDepControl>) {
+            return o.kind == GridDepControl::Kind::kWait ? "griddepcontrol.wait"
+                                                         : "griddepcontrol.launch_dependents";
+          } else if constexpr (std::is_same_v<T, GlobalAccess>) {
+            std::string s = std::string(o.write ? "write " : "use ") +
+                            (o.global < p_.globals.size() ? p_.globals[o.global].name
+                                                          : std::string("<bad-global>")) +
+                            "[" + Expr_(o.slot) + "]";
+            if (o.offset != kNoExpr) s += " + " + Expr_(o.offset);
+            if (o.bytes != kNoExpr) s += " bytes " + Expr_(o.bytes);
+            return s;
           } else {
             static_assert(std::is_same_v<T, Exit>);
             return "exit";
@@ -371,15 +382,27 @@ std::string Print(const Program& p) {
     if (!m.element_strides.empty()) out += " element_strides " + pr.List(m.element_strides);
     out += " swizzle " + m.swizzle + " interleave " + m.interleave + " oob " + m.oob_fill + "\n";
   }
-  for (const Role& r : p.roles) {
+  for (const GlobalDecl& g : p.globals) {
+    out += "global " + g.name + "[" + pr.Expr_(g.slots) + "] bytes " + pr.Expr_(g.bytes) + "\n";
+  }
+  // The primary grid's roles are one block in the file (the parser's rule), so they print as
+  // one `primary` block at their place among the roles.
+  for (size_t i = 0; i < p.roles.size(); ++i) {
+    const Role& r = p.roles[i];
+    const bool primary = r.grid == 1;
+    const std::string pad = primary ? "  " : "";
+    if (primary && (i == 0 || p.roles[i - 1].grid != 1)) {
+      out += "\nprimary clusters " + pr.Expr_(p.primary_clusters) + " {";
+    }
     pr.SetRole(&r);
-    out += "\nrole " + r.name;
+    out += "\n" + pad + "role " + r.name;
     if (r.count != kNoExpr) out += " count " + pr.Expr_(r.count);
     if (r.threads != kNoExpr) out += " threads " + pr.Expr_(r.threads);
     if (r.when != kNoExpr) out += " when " + pr.Expr_(r.when);
     out += " {\n";
-    pr.Block_(r.body, 1, &out);
-    out += "}\n";
+    pr.Block_(r.body, primary ? 2 : 1, &out);
+    out += pad + "}\n";
+    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != 1)) out += "}\n";
   }
   return out;
 }

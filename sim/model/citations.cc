@@ -170,6 +170,17 @@ const Citation kP2013[] = {
                      "the same thread), or each operation is strong and specifies a scope that "
                      "includes the thread executing the other operation.", ""}};
 
+// The section's number differs between PTX ISA versions; its title is the stable name.
+constexpr std::string_view kGriddep =
+    "Parallel Synchronization and Communication Instructions: griddepcontrol";
+const Citation kP2020[] = {
+    {kGriddep, ".wait modifier causes the executing thread to wait until all prerequisite grids "
+               "in flight have completed and all the memory operations from the prerequisite "
+               "grids are performed and made visible to the current grid.", ""},
+    {kGriddep, "The dependent may launch before the completion of the current grid. There is no "
+               "guarantee that the dependent will launch before the completion of the current "
+               "grid.", ""}};
+
 }  // namespace
 
 std::span<const Citation> CodeCitations(Code code) {
@@ -212,6 +223,7 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kAccessAfterExit: return kP2010;
     case Code::kExitWithCopyInFlight: return kP2011;
     case Code::kReleaseScopeNarrow: return kP2013;
+    case Code::kPdlWaitMissing: return kP2020;
   }
   return {};
 }

@@ -164,6 +164,9 @@ std::string Detail(const Violation& v) {
       return "access of the shared memory of exited CTA " + N(v.value);
     case Code::kReleaseScopeNarrow:
       return "release or acquire too narrow (.cta) for accesses across CTAs";
+    case Code::kPdlWaitMissing:
+      return "a dependent grid's access of the primary grid's global memory is not after "
+             "griddepcontrol.wait";
   }
   return "unknown violation";
 }

@@ -334,7 +334,21 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "waits been .cluster-scoped. Reads before such an arrive stay ordered (a read has taken its "  \
     "value when the arrive issues; what silicon shows, see docs/language.md). Typical bug: "       \
     "mbarrier.arrive.shared::cluster on a peer's barrier without .release.cluster after writing "  \
-    "data the peer reads (CUTLASS #3643).")
+    "data the peer reads (CUTLASS #3643).")                                                        \
+  X(kPdlWaitMissing, "P2020", "pdl-wait-missing", kError,                                          \
+    "global memory shared by a primary and a dependent grid accessed without griddepcontrol.wait", \
+    "PTX ISA (griddepcontrol) and CUDA Programming Guide (Programmatic Dependent Launch): with "    \
+    "cudaLaunchAttributeProgrammaticStreamSerialization the dependent grid may start before the "  \
+    "primary grid completes. griddepcontrol.wait (cudaGridDependencySynchronize) returns only "    \
+    "when every prerequisite grid has completed and its memory operations are performed and "      \
+    "visible to the waiting grid; griddepcontrol.launch_dependents "                               \
+    "(cudaTriggerProgrammaticLaunchCompletion) only lets the dependent be scheduled early and "     \
+    "orders no memory access. Reported when an access of a `global` buffer by the dependent grid " \
+    "and an overlapping access by the primary grid, at least one a write, are not ordered: the "   \
+    "dependent's access does not happen after a griddepcontrol.wait of its own cluster (program "  \
+    "order or a barrier after an agent's wait). Typical bug: the consumer kernel reads the "       \
+    "producer kernel's output right after launch_dependents was seen, or the wait is left out "    \
+    "because the kernels ran in order without the launch attribute (marin #8870's class).")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

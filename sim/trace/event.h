@@ -50,6 +50,12 @@
 //                                                                                 global destination of
 //                                                                                 a bulk/TMA store region,
 //                                                                                 ir::GlobalReadback)
+//   kGridDepLaunch    -                   -                -                   - (griddepcontrol.
+//                                                                                 launch_dependents)
+//   kGridDepWait      -                   primary agents that exited  -        - (griddepcontrol.wait
+//                                                                                 returns)
+//   kGlobalUse / kGlobalWrite  global buffer / slot  bytes  offset            - (`use`/`write` of a
+//                                                                                 `global` buffer)
 //
 // `time` is a logical clock in the simulator (one tick per event) and %clock64 (or %globaltimer)
 // on the GPU. `pc` is the index of the agent instruction that caused the event (deliveries carry
@@ -108,9 +114,13 @@ enum class EventKind : uint8_t {
   kBulkComplete = 39,  // a bulk copy (load or store) finished: value = bytes
   kPendingCount = 40,    // mbarrier.pending_count: value = the count
   kGlobalReadback = 41,  // `readback`: value = class 0..3 (ir::GlobalReadback)
+  kGridDepLaunch = 42,   // griddepcontrol.launch_dependents (ir::GridDepControl)
+  kGridDepWait = 43,     // griddepcontrol.wait returns
+  kGlobalUse = 44,       // `use` of a global buffer (ir::GlobalAccess)
+  kGlobalWrite = 45,     // `write` of a global buffer
 };
 inline constexpr uint8_t kFirstEventKind = 1;
-inline constexpr uint8_t kLastEventKind = 41;
+inline constexpr uint8_t kLastEventKind = 45;
 
 // Agent id used by events that no agent caused directly (deliveries carry the issuing agent).
 inline constexpr uint16_t kNoAgent = 0xffff;

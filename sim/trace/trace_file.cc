@@ -83,7 +83,8 @@ const char* const kKindNames[] = {
     "cluster.arrive",  "cluster.wait.begin", "cluster.wait.end", "bar.arrive",
     "bar.sync.begin",  "bar.sync.end",  "use",            "write",
     "exit",            "wait.timeout",  "violation",      "bulk.complete",
-    "pending_count",   "readback",
+    "pending_count",   "readback",      "griddepcontrol.launch_dependents",
+    "griddepcontrol.wait", "global.use", "global.write",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kLastEventKind + 1);
 

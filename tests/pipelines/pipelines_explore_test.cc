@@ -89,6 +89,8 @@ std::vector<Case> Correct() {
       // Per-cluster trip counts (2 tiles and 1) of the persistent loop, a `while`.
       {"persistent_gemm/persistent.pipe", {}},
       {"persistent_gemm/peer_load.pipe", {}},
+      // A primary grid and its programmatic dependent (griddepcontrol.wait before the reads).
+      {"pdl/gemm_then_consumer.pipe", {}},
   };
 }
 
@@ -157,7 +159,9 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     if (r.findings.empty()) return {"", ""};
     const verifier::Finding& f = r.findings.front();
     std::string object;
-    if (f.object_is_buffer) {
+    if (f.object_is_global) {
+      object = l.program.globals[f.object].name;
+    } else if (f.object_is_buffer) {
       object = l.program.buffers[f.object].name;
     } else if (f.object < l.program.barriers.size()) {
       object = l.program.barriers[f.object].name;

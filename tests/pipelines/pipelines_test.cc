@@ -186,6 +186,13 @@ std::vector<GoodCase> GoodCases() {
       // barriers take CTA 0's releases; CTA 1's own full barriers are never used.
       {"persistent_gemm/peer_load.pipe", {},
        {{"full", 0, 0, 2}, {"full", 1, 0, 2}, {"empty", 1, 1, 2}, {"full", 0, 1, 0}}},
+      // Programmatic dependent launch: the dependent grid's CTAs 0, 1 load W once; the primary
+      // grid's CTAs (2, 3 after them) run 2 k-tiles over 2 stages, 4 over 2 with -D.
+      {"pdl/gemm_then_consumer.pipe", {},
+       {{"wfull", 0, 0, 1}, {"wfull", 0, 1, 1}, {"full", 0, 2, 1}, {"full", 1, 3, 1},
+        {"empty", 0, 2, 1}, {"wfull", 0, 2, 0}}},
+      {"pdl/gemm_then_consumer.pipe", {{"TILES", 3}, {"K_TILES", 4}},
+       {{"full", 0, 3, 2}, {"full", 1, 5, 2}, {"empty", 1, 4, 2}, {"wfull", 0, 2, 1}}},
   };
 }
 

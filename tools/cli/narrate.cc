@@ -98,6 +98,21 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
              : e.value == 2 ? " (a mix of old and new)"
                             : " (other data)");
       break;
+    case EventKind::kGridDepLaunch:
+      os << "griddepcontrol.launch_dependents";
+      break;
+    case EventKind::kGridDepWait:
+      os << "griddepcontrol.wait returns (the primary grid completed: " << e.value
+         << " agents exited)";
+      break;
+    case EventKind::kGlobalUse:
+    case EventKind::kGlobalWrite:
+      os << (e.kind == static_cast<uint8_t>(EventKind::kGlobalUse) ? "use" : "write")
+         << " global "
+         << (e.object < program.globals.size() ? program.globals[e.object].name
+                                               : "#" + std::to_string(e.object))
+         << "[" << e.index << "] (" << e.value << " bytes at +" << e.value2 << ")";
+      break;
     case EventKind::kPhaseComplete:
       os << "PHASE COMPLETE " << Bar(program, e) << ": phase " << e.value
          << " done, now parity " << int{e.phase};

@@ -103,7 +103,7 @@ TEST(EncodingTest, PendingCountAndReadbackWords) {
   auto w = Encode(*p, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const std::vector<uint32_t>& words = *w;
-  EXPECT_EQ(words[1], 4u);  // kEncodingVersion
+  EXPECT_EQ(words[1], 5u);  // kEncodingVersion
   // The role body: the arrive (8 words), then the two new records.
   const uint32_t body = words[20] + 5;
   ASSERT_EQ(words[body] & 0xff, 16u + 2u);

@@ -159,6 +159,9 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kReleaseScopeNarrow, 0, 0},
        "P2013 release-scope-narrow: release or acquire too narrow (.cta) for accesses across "
        "CTAs"},
+      {{Code::kPdlWaitMissing, 0, 0},
+       "P2020 pdl-wait-missing: a dependent grid's access of the primary grid's global memory is "
+       "not after griddepcontrol.wait"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},
