@@ -89,6 +89,9 @@ std::vector<Case> Correct() {
       // Per-cluster trip counts (2 tiles and 1) of the persistent loop, a `while`.
       {"persistent_gemm/persistent.pipe", {}},
       {"persistent_gemm/peer_load.pipe", {}},
+      // Epilogue tiles aliased over the main loop's stages, handed back to the producer.
+      {"persistent_gemm/persistent_epilogue.pipe", {}},
+      {"fa3_forward/forward.pipe", {}},
   };
 }
 
