@@ -13,15 +13,28 @@
 #      (a bar.sync or cluster wait has no bounded form: `timeout` ends a stuck process), then the
 #      race variants under `parity_gpu litmus` (RACE_RUNS runs, --op-jitter 50000) to see whether
 #      the race shows as wrong bytes.
+#   `tail` (the second batch): only the stress forms litmus/mo_tail_*.pipe (two writer warps, 64
+#   KiB in flight, readers of the last bytes stored), RUNS (default 8000) and TIGHT_RUNS (4000).
 # Run from the repository root with the binaries carried in .device/:
-#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/memory_order_batch.sh
+#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/memory_order_batch.sh [all|tail]
 # Files back: log.txt, litmus/<test>.h100.txt (for traces/litmus/), litmus_tight/<test>.h100.txt,
 # races/<stem>.h100.txt, traces.tgz (t/<name>.<mode>.trace + .agents + .log).
 set -u
+part=${1:-all}
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
-runs=${RUNS:-4000}
-tight_runs=${TIGHT_RUNS:-2000}
+if [ "$part" = tail ]; then
+  runs=${RUNS:-8000}
+  tight_runs=${TIGHT_RUNS:-4000}
+  tests=(litmus/mo_tail_*.pipe)
+else
+  runs=${RUNS:-4000}
+  tight_runs=${TIGHT_RUNS:-2000}
+  tests=()
+  for f in litmus/mo_*.pipe; do
+    case "$f" in litmus/mo_tail_*) ;; *) tests+=("$f") ;; esac
+  done
+fi
 race_runs=${RACE_RUNS:-200}
 budget=${BUDGET_S:-480}
 mkdir -p "$out/litmus" "$out/litmus_tight" "$out/races" "$out/t"
@@ -56,10 +69,11 @@ run() {  # name file [args...]
 }
 {
   date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader
-  for f in litmus/mo_*.pipe; do litmus litmus "$runs" "$f"; done
-  for f in litmus/mo_*.pipe; do
+  for f in "${tests[@]}"; do litmus litmus "$runs" "$f"; done
+  for f in "${tests[@]}"; do
     litmus litmus_tight "$tight_runs" "$f" --start-delay 0 --op-jitter 0
   done
+  if [ "$part" = all ]; then
   run fa3_forward pipelines/fa3_forward/forward.pipe
   run fa3_forward_t3 pipelines/fa3_forward/forward.pipe -D TILES=3 -D N_BLOCKS=4 -D STAGES=2
   run fa3_bad_o_write_before_v_consumed pipelines/fa3_forward/bad_o_write_before_v_consumed.pipe
@@ -74,6 +88,7 @@ run() {  # name file [args...]
     litmus races "$race_runs" "$f" --op-jitter 50000
   done
   tar czf "$out/traces.tgz" -C "$out" t && rm -rf "$out/t"
+  fi
   echo "memory_order_batch: done in ${SECONDS} s"
   date -u
 } > "$log" 2>&1

@@ -50,7 +50,9 @@ Loaded Load(const std::string& pipe, const std::string& trace_name) {
   if (!t.ok()) return l;
   l.h100 = *t;
   EXPECT_EQ(l.h100.header.source, "h100");
-  EXPECT_NE(l.h100.header.device.find("H100"), std::string::npos) << l.h100.header.device;
+  EXPECT_TRUE(l.h100.header.device.find("H100") != std::string::npos ||
+              l.h100.header.device.find("H200") != std::string::npos)
+      << l.h100.header.device;
   EXPECT_EQ(l.h100.header.schedule_hash, ir::ContentHash(l.program))
       << trace_name << ": recorded from another version of " << pipe << ": re-record it";
   Expected<std::vector<int64_t>> params = verifier::BindTraceParams(l.program, l.h100.header);

@@ -45,16 +45,23 @@ struct Pinned {
   uint64_t tight_runs, tight_wrong;  // traces/litmus/tight/<test>.h100.txt
 };
 
-// The H100 figures (NVIDIA H100 80GB HBM3; see traces/litmus/README.md, "Memory ordering").
+// The silicon's figures (recorded on an NVIDIA H200, Hopper sm_90a like the H100, 2026-11-27;
+// traces/litmus/README.md, "Memory ordering").
 constexpr Pinned kPinned[] = {
-    {"mo_local_release", "", 0, 0, 0, 0},
-    {"mo_local_relaxed", "P2009", 0, 0, 0, 0},
-    {"mo_remote_release_cluster", "", 0, 0, 0, 0},
-    {"mo_remote_relaxed_cluster", "P2009", 0, 0, 0, 0},
-    {"mo_dsmem_release_cluster", "", 0, 0, 0, 0},
-    {"mo_dsmem_release_cta", "P2013", 0, 0, 0, 0},
-    {"mo_dsmem_relaxed_cluster", "P2009", 0, 0, 0, 0},
-    {"mo_dsmem_wait_cta", "P2013", 0, 0, 0, 0},
+    {"mo_local_release", "", 4000, 0, 2000, 0},
+    {"mo_local_relaxed", "P2009", 4000, 0, 2000, 0},
+    {"mo_remote_release_cluster", "", 4000, 0, 2000, 0},
+    {"mo_remote_relaxed_cluster", "P2009", 4000, 0, 2000, 0},
+    {"mo_dsmem_release_cluster", "", 4000, 0, 2000, 0},
+    {"mo_dsmem_release_cta", "P2013", 4000, 0, 2000, 0},
+    {"mo_dsmem_relaxed_cluster", "P2009", 4000, 0, 2000, 0},
+    {"mo_dsmem_wait_cta", "P2013", 4000, 0, 2000, 0},
+    // The stress forms: two writer warps, 64 KiB in flight, readers of the last bytes stored.
+    {"mo_tail_local_relaxed", "P2009", 8000, 0, 4000, 0},
+    {"mo_tail_remote_relaxed_cluster", "P2009", 8000, 0, 4000, 0},
+    {"mo_tail_dsmem_release_cluster", "", 8000, 0, 4000, 0},
+    {"mo_tail_dsmem_release_cta", "P2013", 8000, 0, 4000, 0},
+    {"mo_tail_dsmem_relaxed_cluster", "P2009", 8000, 0, 4000, 0},
 };
 
 std::string ReadAll(const std::string& path) {
