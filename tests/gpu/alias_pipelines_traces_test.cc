@@ -8,7 +8,11 @@
 //   wait timed out, every `use` read pattern data, as many uses, writes and TMA issues as the
 //   simulator), a complete replay on the model, and nothing `parity compare` finds against the
 //   simulator;
-// - fa3_forward/bad_empty_tile_disagreement.pipe hangs on the H100 where the model deadlocks.
+// - fa3_forward/bad_empty_tile_disagreement.pipe hangs on the H100 where the model deadlocks;
+// - the race variants' litmus histograms (races/) belong to the current schedules, every run
+//   completed, and none saw wrong bytes (their mixes are pattern-valid: the README says why).
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "sim/ir/hash.h"
 #include "sim/ir/ir.h"
 #include "sim/ir/parser.h"
+#include "sim/litmus/outcome.h"
 #include "sim/trace/event.h"
 #include "sim/trace/trace_file.h"
 #include "verifier/compare.h"
@@ -142,6 +147,34 @@ TEST(AliasPipelinesTraces, EmptyTileDisagreementHangsWhereTheModelDeadlocks) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_FALSE(r->diverged) << verifier::FormatReplayResult(*r, l.h100);
     EXPECT_EQ(r->model_run_on, engine::Outcome::kDeadlock);
+  }
+}
+
+// The race variants under `parity_gpu litmus`: recorded from the current schedules, 200 runs
+// that all completed, none with a use that saw non-pattern bytes.
+TEST(AliasPipelinesTraces, RaceVariantHistogramsArePinned) {
+  const std::pair<const char*, const char*> files[] = {
+      {"bad_o_write_before_v_consumed", "pipelines/fa3_forward/bad_o_write_before_v_consumed.pipe"},
+      {"bad_v_load_over_o", "pipelines/fa3_forward/bad_v_load_over_o.pipe"},
+      {"bad_epilogue_alias_early", "pipelines/persistent_gemm/bad_epilogue_alias_early.pipe"},
+  };
+  for (const auto& [stem, pipe] : files) {
+    SCOPED_TRACE(stem);
+    const std::string path = std::string("traces/alias_pipelines/races/") + stem + ".h100.txt";
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << path;
+    std::stringstream text;
+    text << in.rdbuf();
+    auto h = litmus::ParseHistogram(text.str(), path);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    auto program = ir::ParseFile(pipe);
+    ASSERT_TRUE(program.ok()) << program.status().ToString();
+    EXPECT_EQ(h->hash, ir::ContentHashHex(*program));
+    EXPECT_EQ(h->runs, 200u);
+    ASSERT_EQ(h->counts.size(), 1u);
+    EXPECT_EQ(h->counts.begin()->first.rfind("ok ", 0), 0u) << h->counts.begin()->first;
+    EXPECT_NE(text.str().find("# runs with wrong data (a use saw non-pattern bytes): 0;"),
+              std::string::npos);
   }
 }
 
