@@ -13,28 +13,17 @@
 #      (a bar.sync or cluster wait has no bounded form: `timeout` ends a stuck process), then the
 #      race variants under `parity_gpu litmus` (RACE_RUNS runs, --op-jitter 50000) to see whether
 #      the race shows as wrong bytes.
-#   `tail` (the second batch): only the stress forms litmus/mo_tail_*.pipe (two writer warps, 64
-#   KiB in flight, readers of the last bytes stored), RUNS (default 8000) and TIGHT_RUNS (4000).
 # Run from the repository root with the binaries carried in .device/:
-#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/memory_order_batch.sh [all|tail]
+#   PARITY_GPU_BIN=.device/parity_gpu OUT=... bash gpu/memory_order_batch.sh
 # Files back: log.txt, litmus/<test>.h100.txt (for traces/litmus/), litmus_tight/<test>.h100.txt,
 # races/<stem>.h100.txt, traces.tgz (t/<name>.<mode>.trace + .agents + .log).
 set -u
-part=${1:-all}
+part=all
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
-if [ "$part" = tail ]; then
-  runs=${RUNS:-8000}
-  tight_runs=${TIGHT_RUNS:-4000}
-  tests=(litmus/mo_tail_*.pipe)
-else
-  runs=${RUNS:-4000}
-  tight_runs=${TIGHT_RUNS:-2000}
-  tests=()
-  for f in litmus/mo_*.pipe; do
-    case "$f" in litmus/mo_tail_*) ;; *) tests+=("$f") ;; esac
-  done
-fi
+runs=${RUNS:-4000}
+tight_runs=${TIGHT_RUNS:-2000}
+tests=(litmus/mo_*.pipe)
 race_runs=${RACE_RUNS:-200}
 budget=${BUDGET_S:-480}
 mkdir -p "$out/litmus" "$out/litmus_tight" "$out/races" "$out/t"

@@ -56,12 +56,6 @@ constexpr Pinned kPinned[] = {
     {"mo_dsmem_release_cta", "P2013", 4000, 0, 2000, 0},
     {"mo_dsmem_relaxed_cluster", "P2009", 4000, 0, 2000, 0},
     {"mo_dsmem_wait_cta", "P2013", 4000, 0, 2000, 0},
-    // The stress forms: two writer warps, 64 KiB in flight, readers of the last bytes stored.
-    {"mo_tail_local_relaxed", "P2009", 8000, 0, 4000, 0},
-    {"mo_tail_remote_relaxed_cluster", "P2009", 8000, 0, 4000, 0},
-    {"mo_tail_dsmem_release_cluster", "", 8000, 0, 4000, 0},
-    {"mo_tail_dsmem_release_cta", "P2013", 8000, 0, 4000, 0},
-    {"mo_tail_dsmem_relaxed_cluster", "P2009", 8000, 0, 4000, 0},
 };
 
 std::string ReadAll(const std::string& path) {
