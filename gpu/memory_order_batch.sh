@@ -18,7 +18,6 @@
 # Files back: log.txt, litmus/<test>.h100.txt (for traces/litmus/), litmus_tight/<test>.h100.txt,
 # races/<stem>.h100.txt, traces.tgz (t/<name>.<mode>.trace + .agents + .log).
 set -u
-part=all
 bin=${PARITY_GPU_BIN:-.device/parity_gpu}
 out=${OUT:-/tmp/out}
 runs=${RUNS:-4000}
@@ -62,7 +61,6 @@ run() {  # name file [args...]
   for f in "${tests[@]}"; do
     litmus litmus_tight "$tight_runs" "$f" --start-delay 0 --op-jitter 0
   done
-  if [ "$part" = all ]; then
   run fa3_forward pipelines/fa3_forward/forward.pipe
   run fa3_forward_t3 pipelines/fa3_forward/forward.pipe -D TILES=3 -D N_BLOCKS=4 -D STAGES=2
   run fa3_bad_o_write_before_v_consumed pipelines/fa3_forward/bad_o_write_before_v_consumed.pipe
@@ -77,7 +75,6 @@ run() {  # name file [args...]
     litmus races "$race_runs" "$f" --op-jitter 50000
   done
   tar czf "$out/traces.tgz" -C "$out" t && rm -rf "$out/t"
-  fi
   echo "memory_order_batch: done in ${SECONDS} s"
   date -u
 } > "$log" 2>&1
