@@ -55,7 +55,9 @@ bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
     if (op == exec::OpKind::kMbarrierArrive && f[7] < exec::kMaxVars) {
       return refuse("an arrive keeps a state token");
     }
-    if (op == exec::OpKind::kMbarrierWait && (f[4] < exec::kMaxVars || f[5] != 0)) {
+    // f[5]: bit 0 test_wait (its result is a run-time value), the others the wait's semantics
+    // and scope, which a resolved wait carries (ResolvedWait::order).
+    if (op == exec::OpKind::kMbarrierWait && (f[4] < exec::kMaxVars || (f[5] & 1u) != 0)) {
       return refuse("a token wait or a test_wait result");
     }
     exec::ResolvedOp r{};  // the unused words 0: the same streams byte for byte

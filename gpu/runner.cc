@@ -218,16 +218,18 @@ void CheckBlock(const ir::Program& p, const ir::Block& block) {
   });
 }
 
-// The named barriers (bar.sync / bar.arrive) of a role whose id and thread count evaluate
-// without run-time values (params only): id -> thread counts used. `dynamic` collects the ids of
-// the others (or every id, kAnyId, when an id itself is not constant).
+// The named barriers (bar.sync / bar.arrive) of one agent whose id and thread count evaluate
+// without run-time values (params and the agent's builtins, so that FA3's `bar.sync SCHED + agent`
+// names one barrier per warpgroup): id -> thread counts used. `dynamic` collects the ids of the
+// others (or every id, kAnyId, when an id depends on a variable).
 constexpr int64_t kAnyId = -1;
 void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& params,
-                          const ir::Block& block, std::map<int64_t, std::set<int64_t>>* uses,
-                          std::set<int64_t>* dynamic) {
+                          const ir::BuiltinValues& builtins, const ir::Block& block,
+                          std::map<int64_t, std::set<int64_t>>* uses, std::set<int64_t>* dynamic) {
   ir::EvalEnv env;
   env.params = params.data();
   env.num_params = params.size();
+  env.builtins = &builtins;
   ForEachOp(block, [&](const ir::Stmt&, const ir::Op& op) {
     const auto* nb = std::get_if<ir::NamedBarrier>(&op);
     if (nb == nullptr) return;
@@ -509,30 +511,43 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->warps = warps;
 
   // Named barriers: the schedule counts a participant as its role's `threads`, the GPU as one
-  // warp. Where the roles that use barrier `id` are known statically and the schedule's count
-  // is exactly their threads (sum over those roles of count x threads, the same in every CTA),
-  // the hardware count is 32 x their agents; otherwise the executor scales the count by the
-  // executing role's threads (and faults when that is not a whole number of agents).
+  // warp. Where the agents that use barrier `id` are known statically (its id evaluates from
+  // params and each agent's builtins) and the schedule's count is exactly their threads (the
+  // sum of their roles' threads, the same in every CTA), the hardware count is 32 x those
+  // agents; otherwise the executor scales the count by the executing role's threads (and faults
+  // when that is not a whole number of agents).
   {
-    std::vector<std::map<int64_t, std::set<int64_t>>> uses(spec.num_roles);
+    std::vector<std::vector<std::map<int64_t, std::set<int64_t>>>> uses(per_cta.size());
     std::set<int64_t> dynamic;
-    for (uint32_t r = 0; r < spec.num_roles; ++r) CollectNamedBarriers(p, params, p.roles[r].body, &uses[r], &dynamic);
+    for (size_t c = 0; c < per_cta.size(); ++c) {
+      const uint32_t cl = static_cast<uint32_t>(c / csize), rank = static_cast<uint32_t>(c % csize);
+      uses[c].resize(per_cta[c].size());
+      for (size_t k = 0; k < per_cta[c].size(); ++k) {
+        const AgentSlot& slot = per_cta[c][k];
+        const ir::BuiltinValues b =
+            ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m, spec.cluster_m,
+                             spec.cluster_n, cl, slot.index_in_role, spec.clusters);
+        CollectNamedBarriers(p, params, b, p.roles[slot.role].body, &uses[c][k], &dynamic);
+      }
+    }
     for (int64_t id = 0; id < 16; ++id) {
       if (dynamic.count(kAnyId) || dynamic.count(id)) continue;
       std::set<int64_t> counts;
-      for (uint32_t r = 0; r < spec.num_roles; ++r) {
-        auto it = uses[r].find(id);
-        if (it != uses[r].end()) counts.insert(it->second.begin(), it->second.end());
+      for (const auto& cta : uses) {
+        for (const auto& agent : cta) {
+          auto it = agent.find(id);
+          if (it != agent.end()) counts.insert(it->second.begin(), it->second.end());
+        }
       }
       if (counts.size() != 1) continue;  // unused, or used with different counts
       const int64_t want = *counts.begin();
       bool same = true;
       int64_t hw = -1;
-      for (const auto& slots : per_cta) {
+      for (size_t c = 0; c < per_cta.size(); ++c) {
         int64_t threads = 0, agents = 0;
-        for (const AgentSlot& slot : slots) {
-          if (uses[slot.role].count(id)) {
-            threads += spec.role_threads[slot.role];
+        for (size_t k = 0; k < per_cta[c].size(); ++k) {
+          if (uses[c][k].count(id)) {
+            threads += spec.role_threads[per_cta[c][k].role];
             ++agents;
           }
         }
@@ -706,6 +721,7 @@ int Litmus(int argc, char** argv) {
     for (char ch : name) h = (h ^ static_cast<uint8_t>(ch)) * 1099511628211ull;
     std::map<std::string, uint64_t> counts;
     uint64_t data_errors = 0, dropped = 0, traps = 0, runs_done = 0;
+    uint64_t data_errors_by_mode[4] = {0, 0, 0, 0};  // run r ran in delay mode r % 4
     std::string device = "?";
     const auto t0 = std::chrono::steady_clock::now();
     LaunchSpec spec = prep.spec;
@@ -759,7 +775,10 @@ int Litmus(int argc, char** argv) {
         const size_t a1 = l.find('\t'), a2 = l.find('\t', a1 + 1), a3 = l.find('\t', a2 + 1);
         if (a3 == std::string::npos) continue;
         device = l.substr(0, a1);
-        data_errors += l[a1 + 1] == '1' ? 1 : 0;
+        if (l[a1 + 1] == '1') {
+          ++data_errors;
+          ++data_errors_by_mode[(runs_done + got) % 4];
+        }
         dropped += std::strtoull(l.c_str() + a2 + 1, nullptr, 10);
         const std::string outcome = l.substr(a3 + 1);
         ++counts[outcome];
@@ -792,6 +811,14 @@ int Litmus(int argc, char** argv) {
                   device.c_str(), opt.runs, opt.seed, opt.start_delay_max, opt.op_jitter,
                   spec.timeout_ms, secs, data_errors, dropped, opt.trap_runs, traps);
     text += note;
+    if (data_errors != 0) {
+      std::snprintf(note, sizeof(note),
+                    "# runs with wrong data by delay mode (0 none, 1 start, 2 op jitter, 3 both): "
+                    "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                    data_errors_by_mode[0], data_errors_by_mode[1], data_errors_by_mode[2],
+                    data_errors_by_mode[3]);
+      text += note;
+    }
     const std::string path = opt.out_dir + "/" + name + ".h100.txt";
     FILE* f = std::fopen(path.c_str(), "w");
     if (f == nullptr) Die("cannot write " + path);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -92,6 +93,7 @@ struct GenericWrite {
   uint32_t agent = 0;
   uint32_t epoch = 0;
   uint32_t pc = 0;
+  int64_t lo = 0, hi = 0;  // the bytes of the slot written, [lo, hi)
 };
 // A cp.async copy (the non-bulk one: per thread, completed through async groups). Its bytes may
 // land any time until the issuer observes its completion: a cp.async.wait_group / wait_all of
@@ -190,7 +192,12 @@ class Analysis {
   void OnDelivery(size_t i, const TraceEvent& ev);
   void OnPhaseComplete(size_t i, const TraceEvent& ev);
   void OnUse(size_t i, const TraceEvent& ev, uint32_t a);
-  void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer);
+  // A store of `src` (one of its slots; `bytes` read from its offset) issued by agent a.
+  void OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir::BufferRef& src,
+                    int64_t bytes);
+  // `src`'s offset for agent a when it reads no variable (params and builtins, as
+  // `C[0] + agent * HALF`); -1 when only the agent's variables know it.
+  int64_t ConstOffset(ir::ExprId e, uint32_t a) const;
   void OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a);
   void OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a);
   // cp.async.commit_group: agent a's open copies become its newest group.
@@ -621,10 +628,19 @@ void Analysis::OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a) {
 
 // PTX ISA, memory consistency model (proxies): a TMA/bulk store reads shared memory through the
 // async proxy; generic writes must be fenced with fence.proxy.async by their writers first.
-void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t buffer) {
+void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir::BufferRef& src,
+                            int64_t bytes) {
   const uint32_t cta = CtaGlobal(ev, ev.cta);
+  const uint32_t buffer = src.buffer;
   Location& loc = locations_[Key(cta, buffer, ev.index)];
+  // The bytes the store reads: exact when its offset is known, else the whole slot. A write of
+  // other bytes of the slot (two warpgroups writing and storing their own halves) is neither
+  // raced nor in need of a fence for this store, and stays for the store that reads it.
+  const int64_t off = ConstOffset(src.offset, a);
+  const bool exact = off >= 0 && bytes > 0;
+  auto reads = [&](const GenericWrite& w) { return !exact || (w.lo < off + bytes && off < w.hi); };
   for (const GenericWrite& w : loc.writes) {
+    if (!reads(w)) continue;
     const uint32_t seen = ClockOf(a)[L(w.agent)];
     if (seen < w.epoch) {
       Report(model::Code::kSharedMemoryRace, 0, 0,
@@ -645,7 +661,26 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, uint32_t
              a, ev.pc, i, cta, true, buffer, ev.index, w.agent);
     }
   }
-  loc.writes.clear();
+  loc.writes.erase(std::remove_if(loc.writes.begin(), loc.writes.end(), reads),
+                   loc.writes.end());
+}
+
+int64_t Analysis::ConstOffset(ir::ExprId e, uint32_t a) const {
+  if (e == ir::kNoExpr) return 0;
+  if (a >= hb_.num_agents()) return -1;
+  const std::function<bool(ir::ExprId)> reads_var = [&](ir::ExprId x) {
+    if (x == ir::kNoExpr) return false;
+    const ir::Expr& ex = p_.expr(x);
+    return ex.kind == ir::Expr::Kind::kVar || reads_var(ex.a) || reads_var(ex.b) || reads_var(ex.c);
+  };
+  if (reads_var(e)) return -1;
+  ir::EvalEnv env;
+  env.params = e_.param_values().data();
+  env.num_params = e_.param_values().size();
+  env.builtins = &e_.agent_builtins(a);
+  ir::EvalFault fault;
+  const int64_t v = ir::EvalFast(p_, e, env, &fault);
+  return fault.error == ir::EvalError::kNone && v >= 0 ? v : -1;
 }
 
 void Analysis::Step(size_t i, const TraceEvent& ev) {
@@ -739,7 +774,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     case EventKind::kBulkIssue: {
       const ir::Op* op = pcs_.op(Role(a), ev.pc);
       if (op && std::holds_alternative<ir::BulkStore>(*op)) {
-        OnStoreIssue(i, ev, a, ev.object);
+        OnStoreIssue(i, ev, a, std::get<ir::BulkStore>(*op).src, ev.value);
       } else {
         OnIssue(i, ev, a);
       }
@@ -748,7 +783,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     case EventKind::kTmaStoreIssue: {
       const ir::Op* op = pcs_.op(Role(a), ev.pc);
       const auto* store = op ? std::get_if<ir::TmaStore>(op) : nullptr;
-      if (store) OnStoreIssue(i, ev, a, store->src.buffer);
+      if (store) OnStoreIssue(i, ev, a, store->src, ev.value);
       break;
     }
     case EventKind::kUse:
@@ -756,7 +791,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       break;
     case EventKind::kWrite:
       locations_[Key(CtaGlobal(ev, ev.cta), ev.object, ev.index)].writes.push_back(
-          GenericWrite{a, Own(a), ev.pc});
+          GenericWrite{a, Own(a), ev.pc, ev.value2, static_cast<int64_t>(ev.value2) + ev.value});
       break;
     case EventKind::kExit:
       exited_[a] = true;

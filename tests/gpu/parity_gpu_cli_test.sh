@@ -71,6 +71,22 @@ echo "$msg" | grep -q "ring_2p2c: all 4 agents run from op streams resolved on t
   fail "ring_2p2c: $msg"
 echo "$msg" | grep -q "named barrier 1: the schedule's 256 threads are 4 warps (128 hardware threads)" ||
   fail "ring_2p2c: bar.sync 1 not mapped to 4 warps: $msg"
+# fa3_forward's named barriers: ids evaluated per agent (`bar.sync SCHED + agent`), so the
+# 288-thread QueryEmpty barrier of a 32-thread producer and two 128-thread warpgroups maps to 3
+# warps and the per-warpgroup ones to 2, instead of faulting on 288 / 128.
+fa3=${15}; mo_dsmem=${16}
+msg=$("$bin" resolve "$fa3")
+echo "$msg" | grep -q "fa3_forward: all 3 agents run from op streams resolved on the host" ||
+  fail "fa3_forward: $msg"
+for want in "named barrier 1: the schedule's 288 threads are 3 warps (96 hardware threads)" \
+            "named barrier 3: the schedule's 256 threads are 2 warps (64 hardware threads)" \
+            "named barrier 4: the schedule's 256 threads are 2 warps (64 hardware threads)"; do
+  echo "$msg" | grep -qF "$want" || fail "fa3_forward: no '$want': $msg"
+done
+# A wait with semantics and scope (`wait.acquire.cluster`) runs from a resolved stream.
+msg=$("$bin" resolve "$mo_dsmem")
+echo "$msg" | grep -q "mo_dsmem_release_cluster: all 2 agents run from op streams resolved" ||
+  fail "mo_dsmem_release_cluster: $msg"
 msg=$("$bin" resolve "$sgemm")
 echo "$msg" | grep -q "the kernel interprets all .* an op the interpreter runs directly" || fail "sgemm_sm80: $msg"
 # Every op of these schedules is issued by the executor: parity_gpu gets past the op check and

@@ -91,6 +91,10 @@ std::vector<Case> Correct() {
       {"persistent_gemm/peer_load.pipe", {}},
       // A primary grid and its programmatic dependent (griddepcontrol.wait before the reads).
       {"pdl/gemm_then_consumer.pipe", {}},
+
+      // Epilogue tiles aliased over the main loop's stages, handed back to the producer.
+      {"persistent_gemm/persistent_epilogue.pipe", {}},
+      {"fa3_forward/forward.pipe", {}},
   };
 }
 

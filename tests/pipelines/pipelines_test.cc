@@ -193,6 +193,26 @@ std::vector<GoodCase> GoodCases() {
         {"empty", 0, 2, 1}, {"wfull", 0, 2, 0}}},
       {"pdl/gemm_then_consumer.pipe", {{"TILES", 3}, {"K_TILES", 4}},
        {{"full", 0, 3, 2}, {"full", 1, 5, 2}, {"empty", 1, 4, 2}, {"wfull", 0, 2, 1}}},
+
+      // Tiles 0 and 1 on one cluster: 4 k-iterations (2 per stage), and one hand-over of the
+      // aliased epilogue tile per tile (epi_free) in each CTA.
+      {"persistent_gemm/persistent_epilogue.pipe", {},
+       {{"full", 0, 0, 2}, {"full", 1, 1, 2}, {"empty", 0, 1, 2}, {"epi_free", 0, 0, 2},
+        {"epi_free", 0, 1, 2}}},
+      // 5 tiles over 2 clusters, 3 k-tiles: cluster 0 gets tiles 0, 2, 4 (9 iterations: stage 0
+      // takes 0, 2, 4, 6, 8), cluster 1 (CTAs 2, 3) tiles 1, 3 (6 iterations, 3 per stage).
+      {"persistent_gemm/persistent_epilogue.pipe",
+       {{"CLUSTERS", 2}, {"TILES", 5}, {"K_TILES", 3}},
+       {{"full", 0, 0, 5}, {"full", 1, 1, 4}, {"epi_free", 0, 0, 3}, {"full", 0, 2, 3},
+        {"epi_free", 0, 3, 2}}},
+      // 2 tiles x 2 KV blocks over 2 stages: 2 phases of every K and V barrier; Q and barrier_O
+      // complete once per tile.
+      {"fa3_forward/forward.pipe", {},
+       {{"full_k", 0, 0, 2}, {"empty_k", 1, 0, 2}, {"full_v", 1, 0, 2}, {"empty_v", 0, 0, 2},
+        {"full_q", 0, 0, 2}, {"bar_o", 0, 0, 2}}},
+      // 3 tiles x 4 KV blocks over 3 stages: 12 iterations, 4 per stage.
+      {"fa3_forward/forward.pipe", {{"TILES", 3}, {"N_BLOCKS", 4}, {"STAGES", 3}},
+       {{"full_k", 2, 0, 4}, {"empty_v", 1, 0, 4}, {"full_q", 0, 0, 3}, {"bar_o", 0, 0, 3}}},
   };
 }
 

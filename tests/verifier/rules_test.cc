@@ -433,6 +433,54 @@ TEST(RulesTest, StoreWithoutProxyFence) {
   EXPECT_EQ(Find(*late_run, Code::kProxyFenceMissing, "C", 0).size(), 1u) << Dump(*late_run);
 }
 
+// Two warpgroups each write their own half of one slot and TMA-store it (CUTLASS's and
+// pipelines/persistent_gemm's epilogue): a store reads only its half, so the other warpgroup's
+// unordered write of the other half is no race and needs no fence for it (the round-robin
+// policy interleaves the two so that each store issues after the partner's write). A store of
+// the partner's half, or of the whole slot, still races; a half written without a fence is
+// still P2006 at the store that reads it.
+TEST(RulesTest, StoreReadsOnlyItsBytesOfTheSlot) {
+  const std::string halves = R"(
+buffer C[1] bytes 2048
+tensormap tmC dtype f16 dims [64, 64] box [64, 8]
+role w count 2 threads 128 {
+  write C[0] + agent * 1024 bytes 1024
+  fence.proxy.async
+  tma.store tmC coords [0, agent * 8] <- C[0] + agent * 1024 bytes 1024
+  bulk.commit
+  bulk.wait 0
+}
+)";
+  for (engine::Policy policy : {engine::Policy::kEager, engine::Policy::kLazy,
+                                engine::Policy::kRoundRobin}) {
+    auto run = RunText(halves, "halves.pipe", policy);
+    ASSERT_NE(run, nullptr);
+    EXPECT_EQ(run->result.outcome, engine::Outcome::kCompleted);
+    EXPECT_TRUE(run->findings.empty()) << Dump(*run);
+  }
+  // Each warpgroup stores the partner's half: unordered with the partner's write.
+  std::string crossed = halves;
+  crossed.replace(crossed.find("<- C[0] + agent * 1024"), 22, "<- C[0] + (1 - agent) * 1024");
+  auto x = RunText(crossed, "crossed.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(x, nullptr);
+  EXPECT_FALSE(Find(*x, Code::kSharedMemoryRace, "C", 0).empty()) << Dump(*x);
+  // Each stores the whole slot (a box of both halves).
+  std::string whole = halves;
+  whole.replace(whole.find("box [64, 8]"), 11, "box [64, 16]");
+  whole.replace(whole.find("<- C[0] + agent * 1024 bytes 1024"), 33, "<- C[0]");
+  auto w = RunText(whole, "whole.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(w, nullptr);
+  EXPECT_FALSE(Find(*w, Code::kSharedMemoryRace, "C", 0).empty()) << Dump(*w);
+  // Without the fences each store still misses the fence of its own half's writer.
+  std::string unfenced = halves;
+  unfenced.replace(unfenced.find("  fence.proxy.async\n"), 20, "");
+  auto u = RunText(unfenced, "unfenced.pipe", engine::Policy::kEager);
+  ASSERT_NE(u, nullptr);
+  const auto missing = Find(*u, Code::kProxyFenceMissing, "C", 0);
+  ASSERT_EQ(missing.size(), 2u) << Dump(*u);
+  for (const Finding* f : missing) EXPECT_EQ(f->agent, f->other_agent) << Dump(*u);
+}
+
 TEST(RulesTest, RemoteArriveBeforeFencedInit) {
   auto run = RunRules("remote_arrive_unfenced_init", engine::Policy::kEager);
   ASSERT_NE(run, nullptr);
