@@ -234,6 +234,11 @@ class Importer {
       } else {
         roles << " of CTA " << cta << " of cluster " << cluster << "\n";
       }
+      // The machine-readable form: `parity replay` maps a kernel trace's warps to agents by it
+      // (instance k of the role is the k-th warp listed).
+      roles << "# kernel: role " << name << " = warps";
+      for (int w : role.warps) roles << " " << w;
+      roles << "\n";
       roles << "role " << name;
       if (role.count > 1) roles << " count " << role.count;
       roles << " threads " << role.threads;
