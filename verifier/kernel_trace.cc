@@ -228,23 +228,24 @@ class KernelReplayer {
     // kinds a kernel records).
     std::vector<std::vector<TraceEvent>> ops(engine_.num_agents());
     {
+      std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_event;
+      for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
+        const engine::AgentInfo& info = engine_.agent_info(a);
+        agent_of_event[{info.cluster, info.cta, info.index_in_cta}] = a;
+      }
       engine::Engine run(engine_);
       run.Run();
       for (const TraceEvent& e : run.trace()) {
         if (e.agent == trace::kNoAgent || !KernelTraceRecords(e.kind)) continue;
         if (e.kind == K(EventKind::kWaitTimeout)) continue;
-        auto it = std::find_if(agent_of_warp.begin(), agent_of_warp.end(), [&](const auto& kv) {
-          const engine::AgentInfo& info = engine_.agent_info(kv.second);
-          return info.cluster == e.cluster && info.cta == e.cta && info.index_in_cta == e.agent;
-        });
-        if (it != agent_of_warp.end()) ops[it->second].push_back(e);
+        auto it = agent_of_event.find({e.cluster, e.cta, e.agent});
+        if (it != agent_of_event.end()) ops[it->second].push_back(e);
       }
       model_complete_ = run.outcome() == engine::Outcome::kCompleted;
     }
     // Match each warp's records with its agent's operations.
     const std::vector<TraceEvent>& ev = kernel_.events;
     std::vector<size_t> next(engine_.num_agents(), 0);
-    std::vector<bool> timed_out(engine_.num_agents(), false);
     std::vector<uint16_t> last_pc(engine_.num_agents(), 0);
     std::vector<std::optional<TraceEvent>> out(ev.size());
     std::optional<size_t> first_bad;
@@ -283,7 +284,6 @@ class KernelReplayer {
       const uint32_t a = ag->second;
       if (r.kind == K(EventKind::kWaitTimeout)) {
         // The bounded wait of the last kWaitBegin gave up: named like it.
-        timed_out[a] = true;
         TraceEvent t = r;
         t.agent = static_cast<uint16_t>(engine_.agent_info(a).index_in_cta);
         if (!TranslateBarrier(&t)) {

@@ -170,7 +170,9 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
       "replay",
       "drive the model with a trace's order of events; exit 0 if every event is legal when it "
       "happened, 1 at the first divergence (reported), 2 on bad input or a schedule hash mismatch");
-  sub->add_option("file", opt->schedule.file, "the schedule (.pipe) the trace was recorded from")
+  sub->add_option("file", opt->schedule.file,
+                  "the schedule (.pipe) the trace was recorded from; for a kernel's own trace "
+                  "(gpu/include/parity/trace.cuh), the schedule `parity import` made of the kernel")
       ->required();
   sub->add_option("trace", opt->trace, "the trace file")->required();
   sub->add_option("-D,--define", opt->schedule.defines,
