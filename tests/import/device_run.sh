@@ -7,6 +7,7 @@
 # Run from the repository root:
 #   PARITY_GPU_BIN=.device/parity_gpu NATIVE_DIR=.device/native PIPES_DIR=.device/pipes \
 #     OUT=... bash tests/import/device_run.sh
+# Optional: ONLY="NAME ..." runs just those kernels, GPU_ONLY=1 only their schedules.
 # NATIVE_DIR holds the `bazel build //tests/import:all` binaries *_native, PIPES_DIR the imported
 # schedules (tests/import/make_device_pipes.sh). Writes under $OUT: log.txt, native/NAME.trace
 # (the kernel's own trace), gpu/NAME.trace (the executor's trace of the imported schedule).
@@ -29,8 +30,10 @@ step() {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   # name | native command (after the binary) | schedule
   while read -r name bin args; do
+    # ONLY="a b": just these kernels; GPU_ONLY=1: the schedules only (re-imported pipes).
+    if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
     args=${args//OUTDIR/$out/native}
-    step "native_$name" "$nat/$bin" $args
+    [ -n "${GPU_ONLY:-}" ] || step "native_$name" "$nat/$bin" $args
     step "gpu_$name" "$gpu" run "$pipes/$name.pipe" --timeout-ms 1000 --trace "$out/gpu/$name.trace"
   done <<'LIST'
 single_tma single_tma_native OUTDIR/single_tma.trace
