@@ -75,6 +75,9 @@ struct KernelReplayResult {
   size_t records = 0;    // records of the kernel trace
   size_t matched = 0;  // records matched with their agents' operations
   size_t merged = 0;   // per-lane records summed into the one before them (arrive counts)
+  // Records of a warp after its wait timed out: its other lanes went on without the lane that
+  // left the kernel (not matched).
+  size_t after_abort = 0;
   size_t barriers_bound = 0;
   size_t addresses_bound = 0;  // barrier and buffer addresses
   // The replay of the records in the schedule's names (up to the first per-warp divergence).

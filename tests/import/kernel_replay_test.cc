@@ -86,8 +86,8 @@ const std::vector<Kernel>& Kernels() {
       {"bulk_roundtrip", false},
       {"cp_async_pipeline", false},
       {"ws_pipeline_bad_tx", true},
-      {"ws_pipeline_bad_parity", false},
-      {"ws_pipeline_bad_empty", false},
+      {"ws_pipeline_bad_parity", true},
+      {"ws_pipeline_bad_empty", true},
       {"ws_pipeline_early_exit", true},
       {"cluster_pipeline_bad_release", true},
       {"tma_roundtrip_no_wait", false},
@@ -106,8 +106,12 @@ TEST(KernelReplay, EveryKernelTraceReplaysOnItsImportedSchedule) {
     EXPECT_FALSE(r.diverged) << verifier::FormatKernelReplayResult(r, t);
     EXPECT_GT(r.matched, 0u);
     EXPECT_GT(r.barriers_bound + r.addresses_bound, 0u);
-    // Every record is matched, summed into a matched one, or a confirmed timeout.
-    EXPECT_EQ(r.matched + r.merged + r.replay.timeouts, t.events.size());
+    // Every record is matched, summed into a matched one, a confirmed timeout, or a record of
+    // a timed-out warp's other lanes.
+    EXPECT_EQ(r.matched + r.merged + r.replay.timeouts + r.after_abort, t.events.size());
+    if (!k.hangs) {
+      EXPECT_EQ(r.after_abort, 0u);
+    }
     EXPECT_EQ(r.replay.timeouts > 0, k.hangs);
     if (k.hangs) {
       // The GPU hung where the schedule deadlocks.
