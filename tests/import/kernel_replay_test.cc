@@ -160,15 +160,20 @@ TEST(KernelReplay, TwinWaitingOnTheIterationParityDivergesAtItsWait) {
   EXPECT_NE(d.ptx.find("ws_pipeline.ptx:"), std::string::npos) << d.ptx;
 }
 
-TEST(KernelReplay, TwinReleasingOnlyItsOwnCtaDivergesAfterItsRelease) {
+TEST(KernelReplay, TwinReleasingOnlyItsOwnCtaDivergesAtItsRelease) {
   const Loaded l = Load("cluster_pipeline");
   const trace::TraceFile t = Native("cluster_pipeline_bad_release");
   const verifier::KernelReplayResult r = Replay(l, t);
   ASSERT_TRUE(r.diverged);
   const verifier::KernelDivergence& d = r.divergence;
-  // The schedule's consumer releases the stage to the peer next; the twin's does not.
-  EXPECT_NE(d.schedule_op.find("arrive smem_16400"), std::string::npos) << d.schedule_op;
-  EXPECT_NE(d.ptx.find("(cluster_pipeline.cu:74)"), std::string::npos) << d.ptx;
+  // CTA 1's consumer releases the stage to itself where the schedule's releases to CTA 0 first.
+  EXPECT_EQ(d.observed.kind, K(EventKind::kArrive));
+  EXPECT_EQ(d.observed.pc, 74);  // cluster_pipeline.cu:74, the release loop
+  EXPECT_EQ(d.observed.cta, 1);
+  EXPECT_NE(d.reason.find("target CTA differs"), std::string::npos) << d.reason;
+  EXPECT_NE(d.schedule_op.find("arrive smem_16400[0] @cta(0)"), std::string::npos)
+      << d.schedule_op;
+  EXPECT_EQ(d.ptx, "cluster_pipeline.ptx:157 (cluster_pipeline.cu:74)");
 }
 
 // The ws_pipeline trace with one record changed.
