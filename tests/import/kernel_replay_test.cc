@@ -122,6 +122,29 @@ TEST(KernelReplay, EveryKernelTraceReplaysOnItsImportedSchedule) {
   }
 }
 
+// The kernel's warps are mapped to agents by the schedule's `# kernel:` lines, not by the order
+// of its roles: the 2x1 cluster pipeline's trace replays as well on the schedule the importer
+// makes now, whose producers of both CTAs are one role reading `cta_rank` (the golden).
+TEST(KernelReplay, TraceReplaysOnTheScheduleWithFoldedRoles) {
+  const std::string path = "tests/import/golden/cluster_pipeline.pipe";
+  const std::string text = Slurp(path);
+  ASSERT_NE(text.find("32 * cta_rank"), std::string::npos);
+  Loaded l;
+  auto p = ir::ParseProgram(text, path);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  l.program = std::move(p).value();
+  auto params = ir::BindParams(l.program, {});
+  ASSERT_TRUE(params.ok());
+  l.params = *params;
+  auto map = verifier::ParseKernelMap(text, path);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  l.map = std::move(map).value();
+  const trace::TraceFile t = Native("cluster_pipeline");
+  const verifier::KernelReplayResult r = Replay(l, t);
+  EXPECT_FALSE(r.diverged) << verifier::FormatKernelReplayResult(r, t);
+  EXPECT_EQ(r.matched, t.events.size());
+}
+
 // The line of `needle` in the .pipe (1-based), 0 if absent.
 int PipeLine(const Loaded& l, const std::string& needle) {
   for (size_t i = 0; i < l.map.lines.size(); ++i) {
