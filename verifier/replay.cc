@@ -87,6 +87,12 @@ class Replayer {
       // so an executor records only the issue (kCpAsyncArrive, kStAsync). When the trace has
       // no agent-less record of the kind, its async form is unobserved: the agents' own
       // arrives and complete_tx stay observed and matched.
+      if (trace.header.source == "kernel") {
+        // A kernel records only what the trace API's wrappers record (verifier/kernel_trace.h).
+        for (int k = trace::kFirstEventKind; k <= trace::kLastEventKind; ++k) {
+          if (!KernelTraceRecords(static_cast<uint8_t>(k))) unobserved_[k] = true;
+        }
+      }
       for (EventKind k : {EventKind::kArrive, EventKind::kCompleteTx}) {
         bool seen = std::any_of(trace.events.begin(), trace.events.end(), [&](const TraceEvent& e) {
           return e.kind == K(k) && e.agent == trace::kNoAgent;
@@ -771,6 +777,39 @@ std::string Hex(uint64_t h) {
 }
 
 }  // namespace
+
+bool KernelTraceRecords(uint8_t kind) {
+  switch (static_cast<EventKind>(kind)) {
+    case EventKind::kInit:
+    case EventKind::kArrive:
+    case EventKind::kArriveExpectTx:
+    case EventKind::kExpectTx:
+    case EventKind::kWaitBegin:
+    case EventKind::kWaitEnd:
+    case EventKind::kWaitTimeout:
+    case EventKind::kFence:
+    case EventKind::kNamedBarrierSyncBegin:
+    case EventKind::kNamedBarrierSyncEnd:
+    case EventKind::kClusterArrive:
+    case EventKind::kClusterWaitBegin:
+    case EventKind::kClusterWaitEnd:
+    case EventKind::kTmaIssue:
+    case EventKind::kTmaStoreIssue:
+    case EventKind::kBulkIssue:
+    case EventKind::kBulkCommit:
+    case EventKind::kBulkWaitBegin:
+    case EventKind::kBulkWaitEnd:
+    case EventKind::kCpAsyncIssue:
+    case EventKind::kCpAsyncCommit:
+    case EventKind::kCpAsyncWaitBegin:
+    case EventKind::kCpAsyncWaitEnd:
+    case EventKind::kCpAsyncArrive:
+    case EventKind::kStAsync:
+      return true;
+    default:
+      return false;
+  }
+}
 
 Status CheckTraceSchedule(const ir::Program& program, const trace::TraceHeader& header) {
   const uint64_t hash = ir::ContentHash(program);

@@ -94,6 +94,10 @@ struct ReplayResult {
   std::vector<uint8_t> unobserved_kinds;
 };
 
+// Whether a kernel's own trace (header source "kernel", gpu/include/parity/trace.cuh) records
+// events of this kind. The others are unobserved kinds when such a trace is replayed.
+bool KernelTraceRecords(uint8_t kind);
+
 // Refuses a trace recorded from another schedule (rule "replay.hash-mismatch": the header's
 // schedule hash differs from ir::ContentHash(program)), as herdtools never compares outcomes of
 // different tests.

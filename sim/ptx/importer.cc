@@ -11,33 +11,13 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/ptx/import_text.h"
 #include "sim/ptx/thread_exec.h"
 
 namespace parity::ptx {
 namespace {
 
 Status BadOption(const std::string& message) { return Status("import.bad-option", message); }
-
-// The .pipe words a declaration name must not be.
-bool IsKeyword(const std::string& s) {
-  static const std::set<std::string> kWords = {
-      "bar",       "count",     "threads",    "bytes",       "parity",  "coords",   "multicast",
-      "when",      "role",      "param",      "buffer",      "barrier", "for",      "in",
-      "if",        "else",      "let",        "step",        "cluster", "clusters", "schedule",
-      "agent",     "cta_rank",  "tensormap",  "dims",        "box",     "swizzle",  "dtype",
-      "use",       "write",     "init",       "wait",        "arrive",  "mask",     "require",
-      "cluster_m", "cluster_n", "cluster_id", "cluster_size"};
-  return kWords.count(s) > 0;
-}
-
-std::string Identifier(std::string s) {
-  for (char& c : s) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
-  }
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
-  if (IsKeyword(s)) s += "_";
-  return s;
-}
 
 // `kernel(...)::name` of a demoted __shared__ variable -> `name`.
 std::string ShortName(const std::string& symbol) {
@@ -91,6 +71,10 @@ struct OpRec {
   bool contiguous = false;          // kUnion: the lanes' ranges must tile [lo, hi) (st.async)
   // Per integer: how much it grows per agent of the role (empty: every agent's is the same).
   std::vector<int64_t> agent_delta;
+  // Per integer: how much it grows per cluster (`cluster_id`) and per CTA rank (`cta_rank`) in a
+  // role emitted once for several CTAs (empty: every CTA's is the same).
+  std::vector<int64_t> cluster_delta;
+  std::vector<int64_t> rank_delta;
   std::string tail;
   std::vector<int64_t> tail_ints;
   std::set<int> ptx_lines;
@@ -98,7 +82,13 @@ struct OpRec {
 
   bool SameOp(const OpRec& o) const {
     return fmt == o.fmt && ints == o.ints && arrive_count == o.arrive_count && tail == o.tail &&
-           tail_ints == o.tail_ints && agent_delta == o.agent_delta;
+           tail_ints == o.tail_ints && agent_delta == o.agent_delta &&
+           cluster_delta == o.cluster_delta && rank_delta == o.rank_delta;
+  }
+  // The same operation up to its integers (which may differ from CTA to CTA).
+  bool SameShape(const OpRec& o) const {
+    return fmt == o.fmt && arrive_count == o.arrive_count && ints.size() == o.ints.size() &&
+           tail == o.tail && tail_ints == o.tail_ints && agent_delta == o.agent_delta;
   }
   // Folds another lane's (or the same lane's next) range of the same operation into this one.
   void Unite(const OpRec& o) {
@@ -208,9 +198,16 @@ class Importer {
   }
 
  private:
-  static bool SameRole(const RoleRec& a, const RoleRec& b) {
-    return a.count == b.count && a.threads == b.threads && a.warps == b.warps &&
-           SameStream(a.ops, b.ops);
+  // The same role up to integer operands (which may differ from CTA to CTA).
+  static bool SameShapeRole(const RoleRec& a, const RoleRec& b) {
+    if (a.count != b.count || a.threads != b.threads || a.warps != b.warps ||
+        a.ops.size() != b.ops.size()) {
+      return false;
+    }
+    for (size_t i = 0; i < a.ops.size(); ++i) {
+      if (!a.ops[i].SameShape(b.ops[i])) return false;
+    }
+    return true;
   }
 
   // A role every CTA of the grid has alike is emitted once; one every cluster has alike in a
@@ -227,17 +224,26 @@ class Importer {
       if (cta >= 0) name += "_cta" + std::to_string(cta);
       roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
       for (int w : role.warps) roles << " " << w;
-      if (cta < 0) {
+      if (cta < 0 && cluster >= 0) {
+        roles << " of every CTA of cluster " << cluster << "\n";
+      } else if (cta < 0) {
         roles << " of every CTA\n";
       } else if (cluster < 0) {
         roles << " of CTA " << cta << (o_.clusters > 1 ? " of every cluster" : "") << "\n";
       } else {
         roles << " of CTA " << cta << " of cluster " << cluster << "\n";
       }
+      // The machine-readable form: `parity replay` maps a kernel trace's warps to agents by it
+      // (instance k of the role is the k-th warp listed).
+      roles << "# kernel: role " << name << " = warps";
+      for (int w : role.warps) roles << " " << w;
+      roles << "\n";
       roles << "role " << name;
       if (role.count > 1) roles << " count " << role.count;
       roles << " threads " << role.threads;
-      if (cluster >= 0) {
+      if (cluster >= 0 && cta < 0) {
+        roles << " when cluster_id == " << cluster;
+      } else if (cluster >= 0) {
         roles << " when cluster_id == " << cluster << " && cta_rank == " << cta;
       } else if (cta >= 0) {
         roles << " when cta_rank == " << cta;
@@ -246,34 +252,85 @@ class Importer {
       EmitBody(roles, role.ops);
       roles << "}\n";
     };
-    // Marks, in each unit of `among`, an unemitted role like `role`; false if one lacks it.
-    auto take = [&](const RoleRec& role, const std::vector<uint32_t>& among) {
+    // Marks, in each unit of `among`, an unemitted role like `role` up to integers that grow
+    // linearly with the unit's cluster and CTA rank; returns the role for all of them (integers
+    // at cluster 0, rank 0 with their steps), or nullopt if a unit lacks one or they do not fit.
+    auto take = [&](const RoleRec& role, const std::vector<uint32_t>& among)
+        -> std::optional<RoleRec> {
       std::vector<size_t> match;
       for (uint32_t u : among) {
         size_t j = 0;
-        while (j < unit_roles[u].size() && (emitted[u][j] || !SameRole(unit_roles[u][j], role))) {
+        while (j < unit_roles[u].size() &&
+               (emitted[u][j] || !SameShapeRole(unit_roles[u][j], role))) {
           ++j;
         }
-        if (j == unit_roles[u].size()) return false;
+        if (j == unit_roles[u].size()) return std::nullopt;
         match.push_back(j);
       }
+      // The steps from the units one cluster and one rank past the first (among's units are
+      // in increasing order, the first at the lowest cluster and rank of them).
+      const uint32_t u0 = among[0];
+      const int64_t c0 = u0 / ctas_, r0 = u0 % ctas_;
+      const RoleRec* next_cluster = nullptr;
+      const RoleRec* next_rank = nullptr;
+      for (size_t i = 0; i < among.size(); ++i) {
+        const int64_t c = among[i] / ctas_, r = among[i] % ctas_;
+        const RoleRec* x = &unit_roles[among[i]][match[i]];
+        if (c == c0 + 1 && r == r0) next_cluster = x;
+        if (c == c0 && r == r0 + 1) next_rank = x;
+      }
+      RoleRec out = unit_roles[u0][match[0]];
+      for (size_t o = 0; o < out.ops.size(); ++o) {
+        OpRec& op = out.ops[o];
+        op.cluster_delta.assign(op.ints.size(), 0);
+        op.rank_delta.assign(op.ints.size(), 0);
+        for (size_t k = 0; k < op.ints.size(); ++k) {
+          const int64_t base = op.ints[k];
+          const int64_t dc = next_cluster ? next_cluster->ops[o].ints[k] - base : 0;
+          const int64_t dr = next_rank ? next_rank->ops[o].ints[k] - base : 0;
+          for (size_t i = 0; i < among.size(); ++i) {
+            const int64_t c = among[i] / ctas_, r = among[i] % ctas_;
+            const int64_t v = unit_roles[among[i]][match[i]].ops[o].ints[k];
+            if (v != base + dc * (c - c0) + dr * (r - r0)) return std::nullopt;
+          }
+          op.ints[k] = base - dc * c0 - dr * r0;
+          op.cluster_delta[k] = dc;
+          op.rank_delta[k] = dr;
+        }
+        auto zero = [](const std::vector<int64_t>& v) {
+          return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
+        };
+        if (zero(op.cluster_delta)) op.cluster_delta.clear();
+        if (zero(op.rank_delta)) op.rank_delta.clear();
+      }
       for (size_t i = 0; i < among.size(); ++i) emitted[among[i]][match[i]] = true;
-      return true;
+      return out;
     };
     std::vector<uint32_t> all(units);
     for (uint32_t u = 0; u < units; ++u) all[u] = u;
     for (size_t i = 0; i < unit_roles[0].size(); ++i) {
       if (emitted[0][i]) continue;
-      const RoleRec role = unit_roles[0][i];
-      if (take(role, all)) emit(role, -1, -1);
+      if (auto role = take(unit_roles[0][i], all)) emit(*role, -1, -1);
     }
     for (uint32_t r = 0; r < ctas_; ++r) {
       std::vector<uint32_t> rank;
       for (uint32_t u = r; u < units; u += ctas_) rank.push_back(u);
       for (size_t i = 0; i < unit_roles[r].size(); ++i) {
         if (emitted[r][i]) continue;
-        const RoleRec role = unit_roles[r][i];
-        if (take(role, rank)) emit(role, -1, static_cast<int>(r));
+        if (auto role = take(unit_roles[r][i], rank)) emit(*role, -1, static_cast<int>(r));
+      }
+    }
+    if (ctas_ > 1) {
+      for (uint32_t c = 0; c < static_cast<uint32_t>(o_.clusters); ++c) {
+        std::vector<uint32_t> cluster;
+        for (uint32_t r = 0; r < ctas_; ++r) cluster.push_back(c * ctas_ + r);
+        const uint32_t u0 = c * ctas_;
+        for (size_t i = 0; i < unit_roles[u0].size(); ++i) {
+          if (emitted[u0][i]) continue;
+          if (auto role = take(unit_roles[u0][i], cluster)) {
+            emit(*role, static_cast<int>(c), -1);
+          }
+        }
       }
     }
     for (uint32_t u = 0; u < units; ++u) {
@@ -1174,14 +1231,6 @@ class Importer {
     return false;
   }
 
-  static bool SameStream(const std::vector<OpRec>& a, const std::vector<OpRec>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].SameOp(b[i])) return false;
-    }
-    return true;
-  }
-
   // The op's text with its integers replaced by `exprs` (or the values themselves).
   static std::string Render(const OpRec& op, const std::vector<std::string>& exprs) {
     std::string out;
@@ -1189,17 +1238,28 @@ class Importer {
     for (size_t i = 0; i < op.fmt.size(); ++i) {
       if (op.fmt.compare(i, 2, "{}") == 0) {
         std::string e = k < exprs.size() ? exprs[k] : std::to_string(op.ints[k]);
-        const int64_t d = op.agent_delta.empty() ? 0 : op.agent_delta[k];
-        if (d != 0) {
-          const bool plain = std::all_of(e.begin(), e.end(), [](char c) {
-            return std::isdigit(static_cast<unsigned char>(c)) || c == 'k';
-          });
-          if (e == "0") {
-            e.clear();
-          } else if (!plain) {
-            e = "(" + e + ")";
+        const std::pair<const std::vector<int64_t>*, const char*> terms[] = {
+            {&op.agent_delta, "agent"},
+            {&op.cluster_delta, "cluster_id"},
+            {&op.rank_delta, "cta_rank"},
+        };
+        bool first_term = true;
+        for (const auto& [deltas, name] : terms) {
+          const int64_t d = deltas->empty() ? 0 : (*deltas)[k];
+          if (d == 0) continue;
+          if (first_term) {
+            const bool plain = std::all_of(e.begin(), e.end(), [](char c) {
+              return std::isdigit(static_cast<unsigned char>(c)) || c == 'k';
+            });
+            if (e == "0") {
+              e.clear();
+            } else if (!plain) {
+              e = "(" + e + ")";
+            }
+            first_term = false;
           }
-          const std::string term = (d == 1 ? "" : std::to_string(d < 0 ? -d : d) + " * ") + "agent";
+          const std::string term =
+              (d == 1 || d == -1 ? "" : std::to_string(d < 0 ? -d : d) + " * ") + name;
           e = e.empty() ? (d < 0 ? "0 - " + term : term) : e + (d < 0 ? " - " : " + ") + term;
         }
         out += e;
@@ -1226,44 +1286,8 @@ class Importer {
     return c;
   }
 
-  // The loop expression over `k` (off .. off + n) reproducing the longest prefix of `v`.
   static std::pair<std::string, size_t> Fit(const std::vector<int64_t>& v, int64_t off = 0) {
-    std::string best;
-    size_t best_len = 0;
-    auto consider = [&](const std::string& e, const auto& f) {
-      size_t n = 0;
-      while (n < v.size() && f(static_cast<int64_t>(n) + off) == v[n]) ++n;
-      if (n > best_len) {
-        best_len = n;
-        best = e;
-      }
-    };
-    consider(std::to_string(v[0]), [&](int64_t) { return v[0]; });
-    if (v.size() > 1) {
-      const int64_t d = v[1] - v[0];
-      const int64_t v0 = v[0] - d * off;  // the value at k = 0
-      std::string e = d == 1 ? "k" : std::to_string(d) + " * k";
-      if (d < 0) e = "0 - " + std::to_string(-d) + " * k";
-      if (v0 != 0) e = std::to_string(v0) + " + " + e;
-      consider(e, [&](int64_t k) { return v0 + d * k; });
-    }
-    for (int64_t s = 2; s <= 64 && best_len < v.size(); ++s) {
-      for (int64_t a = 0; a < s; ++a) {
-        const std::string k = a == 0 ? "k" : "(k + " + std::to_string(a) + ")";
-        consider(k + " % " + std::to_string(s), [&](int64_t j) { return (j + a) % s; });
-      }
-    }
-    for (int64_t s = 1; s <= 64 && best_len < v.size(); ++s) {
-      for (int64_t a = 0; a < 2 * s; ++a) {
-        for (int x = 0; x < 2; ++x) {
-          std::string k = a == 0 ? "k" : "(k + " + std::to_string(a) + ")";
-          std::string e = s == 1 ? k + " & 1" : "(" + k + " / " + std::to_string(s) + ") & 1";
-          if (x) e = "(" + e + ") ^ 1";
-          consider(e, [&](int64_t j) { return (((j + a) / s) & 1) ^ x; });
-        }
-      }
-    }
-    return {best, best_len};
+    return FitLoopExpression(v, off);
   }
 
   struct Loop {
@@ -1309,7 +1333,8 @@ class Importer {
           const OpRec& a = ops[i + q];
           const OpRec& b = ops[i + reps * p + q];
           same = a.fmt == b.fmt && a.arrive_count == b.arrive_count &&
-                 a.ints.size() == b.ints.size() && a.agent_delta == b.agent_delta;
+                 a.ints.size() == b.ints.size() && a.agent_delta == b.agent_delta &&
+                 a.cluster_delta == b.cluster_delta && a.rank_delta == b.rank_delta;
         }
         if (!same) break;
         ++reps;

@@ -31,13 +31,32 @@ constexpr uint8_t K(EventKind k) { return static_cast<uint8_t>(k); }
 struct Kernel {
   std::string name;
   bool hangs;
+  // The executor's run of the schedule disagreed with the kernel and with the model (see
+  // traces/import/README.md): checked as recorded, so that a new recording is looked at.
+  bool executor_disagrees = false;
+  // The executor's trace does not replay, for this reason (a protocol violation of the schedule
+  // that the hardware went past), or "" (it replays).
+  std::string replay_stops = "";
 };
 
 const std::vector<Kernel>& Kernels() {
   static const std::vector<Kernel> k = {
-      {"single_tma", false},    {"ws_pipeline", false},    {"cluster_pipeline", false},
-      {"tma_roundtrip", false}, {"bulk_roundtrip", false}, {"cp_async_pipeline", false},
-      {"ws_pipeline_bad_tx", true},
+      {"single_tma", false},
+      {"ws_pipeline", false},
+      {"cluster_pipeline", false},
+      {"tma_roundtrip", false},
+      {"bulk_roundtrip", false},
+      {"cp_async_pipeline", false},
+      // The seeded-bug twins (tests/import/BUILD): the races complete, the others hang.
+      {"ws_pipeline_bad_tx", true, /*executor_disagrees=*/true, "deadlock"},
+      {"ws_pipeline_bad_parity", true},
+      // The second consumer's release lands on the next phase of empty[s] (count 1) before the
+      // producer observed the first: M1009, where the model ends its run.
+      {"ws_pipeline_bad_empty", true, false, "M1009"},
+      {"ws_pipeline_early_exit", true},
+      {"cluster_pipeline_bad_release", true},
+      {"tma_roundtrip_no_wait", false},
+      {"cp_async_pipeline_short_wait", false},
   };
   return k;
 }
@@ -66,6 +85,15 @@ TEST(DeviceTraces, ExecutorTracesReplayOnTheImportedSchedules) {
     ASSERT_TRUE(params.ok()) << params.status().ToString();
     auto r = verifier::ReplayTrace(*program, *params, gpu);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
+    if (!k.replay_stops.empty()) {
+      // bad_tx: the executor's consumers saw the first full barrier complete with tx_count
+      // -4096 (expect_tx 4096, an 8192-byte TMA), which the model cannot (and the kernel
+      // itself hung).
+      EXPECT_TRUE(r->diverged);
+      EXPECT_NE(r->divergence.reason.find(k.replay_stops), std::string::npos)
+          << verifier::FormatReplayResult(*r, gpu);
+      continue;
+    }
     EXPECT_FALSE(r->diverged) << verifier::FormatReplayResult(*r, gpu);
     EXPECT_EQ(r->timeouts > 0, k.hangs);
   }
@@ -80,8 +108,8 @@ TEST(DeviceTraces, KernelAndScheduleAgreeOnTheOutcome) {
     const auto native_timeouts = OfKind(native, EventKind::kWaitTimeout);
     const auto gpu_timeouts = OfKind(gpu, EventKind::kWaitTimeout);
     EXPECT_EQ(!native_timeouts.empty(), k.hangs);
-    EXPECT_EQ(!gpu_timeouts.empty(), k.hangs);
-    if (!k.hangs) continue;
+    EXPECT_EQ(!gpu_timeouts.empty(), k.hangs && !k.executor_disagrees);
+    if (!k.hangs || k.executor_disagrees) continue;
     // The kernel names barriers by address (index = shared address / 8), the schedule by
     // (object, index): the n-th init of a CTA is the same barrier in both.
     std::map<std::tuple<int, int, int>, std::pair<int, int>> barrier_of;  // cl, cta, addr

@@ -94,5 +94,43 @@ TEST_F(ImportCommand, BadInputIsExitTwoNamingWhatIsWrong) {
   EXPECT_NE(other.err.find("sm_80"), std::string::npos) << other.err;
 }
 
+// `parity replay IMPORTED.pipe KERNEL.trace`: a kernel's own H100 trace (traces/import/native/,
+// gpu/include/parity/trace.cuh) on the schedule imported from it (needs no nvcc: both are data).
+TEST(ReplayKernelTrace, ReplaysCleanOrReportsTheFirstDivergenceAtItsLines) {
+  CliResult ok = RunParity({"replay", "traces/import/pipes/ws_pipeline.pipe",
+                            "traces/import/native/ws_pipeline.trace"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("OK: all 67 records of the kernel trace match the schedule"),
+            std::string::npos)
+      << ok.out;
+  // The twin arming the full barrier with half the tile, against the correct kernel's schedule.
+  CliResult twin = RunParity({"replay", "traces/import/pipes/ws_pipeline.pipe",
+                              "traces/import/native/ws_pipeline_bad_tx.trace"});
+  EXPECT_EQ(twin.exit_code, 1) << twin.out << twin.err;
+  EXPECT_NE(twin.out.find("DIVERGENCE at kernel record"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("4096 bytes, at ws_pipeline.cu:60"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("imported from:   ws_pipeline.ptx:348 (ws_pipeline.cu:60)"),
+            std::string::npos)
+      << twin.out;
+  CliResult json = RunParity({"replay", "traces/import/pipes/ws_pipeline.pipe",
+                              "traces/import/native/ws_pipeline_bad_tx.trace", "--format",
+                              "json"});
+  EXPECT_EQ(json.exit_code, 1);
+  EXPECT_NE(json.out.find("\"imported_from\": \"ws_pipeline.ptx:348 (ws_pipeline.cu:60)\""),
+            std::string::npos)
+      << json.out;
+  // A schedule `parity import` did not make has no warp map: bad input.
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string hand = std::string(tmp != nullptr ? tmp : "/tmp") + "/hand.pipe";
+  {
+    std::ofstream f(hand);
+    f << "schedule hand\nbarrier b[1] count 1\nrole p threads 32 {\n  init b[0]\n}\n";
+  }
+  CliResult bad = RunParity({"replay", hand, "traces/import/native/ws_pipeline.trace"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("replay.kernel-map"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("hand.pipe"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace parity::testing

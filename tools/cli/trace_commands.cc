@@ -17,6 +17,7 @@
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
+#include "verifier/kernel_trace.h"
 #include "verifier/replay.h"
 #include "verifier/rules.h"
 
@@ -85,21 +86,93 @@ nlohmann::json ReplayJson(const ir::Program& program, const std::vector<int64_t>
   return j;
 }
 
+struct ReplayOptions {
+  ScheduleOptions schedule;
+  std::string trace;
+  std::string html;
+  std::string format = "text";
+};
+
+nlohmann::json KernelReplayJson(const verifier::KernelReplayResult& r,
+                                const trace::TraceFile& trace, const std::string& file,
+                                const std::string& trace_path, int exit_code) {
+  nlohmann::json j = {{"schema", SchemaId("replay")},
+                      {"file", file},
+                      {"trace", TraceJson(trace_path, trace)},
+                      {"diverged", r.diverged},
+                      {"exit_code", exit_code},
+                      {"records", r.records},
+                      {"matched", r.matched},
+                      {"barriers_bound", r.barriers_bound},
+                      {"addresses_bound", r.addresses_bound},
+                      {"replayed", r.replay.replayed},
+                      {"timeouts", r.replay.timeouts},
+                      {"model_outcome", engine::OutcomeName(r.replay.model_outcome)}};
+  if (r.diverged) {
+    const verifier::KernelDivergence& d = r.divergence;
+    j["divergence"] = {{"record", d.record},
+                       {"kind", trace::EventKindName(d.observed.kind)},
+                       {"kernel_did", d.kernel_did},
+                       {"source_line", d.observed.pc},
+                       {"reason", d.reason},
+                       {"agent", d.agent},
+                       {"schedule_op", d.schedule_op},
+                       {"location", d.schedule_op.empty() ? nlohmann::json(nullptr)
+                                                          : LocationJson(d.schedule_at)},
+                       {"imported_from", d.ptx},
+                       {"found_by", d.from_replay ? "order" : "match"}};
+  } else {
+    j["divergence"] = nullptr;
+  }
+  return j;
+}
+
+// A kernel's own trace (source "kernel"): matched with the imported schedule's operations and
+// replayed (verifier/kernel_trace.h). The params are the schedule's (a kernel trace records
+// none): the kernel must have run with the arguments it was imported with.
+void ReplayKernel(Context& ctx, const ReplayOptions& opt, const LoadedSchedule& loaded,
+                  const trace::TraceFile& trace) {
+  if (!opt.html.empty()) {
+    ReportBadInput(ctx, Status("replay.kernel-trace",
+                               "--html is not available for a kernel's own trace",
+                               SourceLocation{opt.trace, 0, 0}));
+    return;
+  }
+  Expected<verifier::KernelMap> map =
+      verifier::ParseKernelMap(loaded.source, opt.schedule.file);
+  if (!map.ok()) {
+    ReportBadInput(ctx, map.status());
+    return;
+  }
+  Expected<verifier::KernelReplayResult> r =
+      verifier::ReplayKernelTrace(*loaded.program, loaded.params, *map, trace);
+  if (!r.ok()) {
+    ReportBadInput(ctx, r.status().At(SourceLocation{opt.trace, 0, 0}));
+    return;
+  }
+  ctx.exit_code = r->diverged ? kExitViolations : kExitClean;
+  if (opt.format == "json") {
+    PrintDocument(KernelReplayJson(*r, trace, opt.schedule.file, opt.trace, ctx.exit_code));
+    return;
+  }
+  std::printf("%s: replaying %s (kernel trace of %s on %s, %zu records)\n",
+              opt.schedule.file.c_str(), opt.trace.c_str(), trace.header.schedule.c_str(),
+              trace.header.device.c_str(), trace.events.size());
+  std::printf("%s", verifier::FormatKernelReplayResult(*r, trace).c_str());
+}
+
 }  // namespace
 
 void AddReplayCommand(CLI::App& app, Context& ctx) {
-  struct Options {
-    ScheduleOptions schedule;
-    std::string trace;
-    std::string html;
-    std::string format = "text";
-  };
+  using Options = ReplayOptions;
   auto opt = std::make_shared<Options>();
   CLI::App* sub = app.add_subcommand(
       "replay",
       "drive the model with a trace's order of events; exit 0 if every event is legal when it "
       "happened, 1 at the first divergence (reported), 2 on bad input or a schedule hash mismatch");
-  sub->add_option("file", opt->schedule.file, "the schedule (.pipe) the trace was recorded from")
+  sub->add_option("file", opt->schedule.file,
+                  "the schedule (.pipe) the trace was recorded from; for a kernel's own trace "
+                  "(gpu/include/parity/trace.cuh), the schedule `parity import` made of the kernel")
       ->required();
   sub->add_option("trace", opt->trace, "the trace file")->required();
   sub->add_option("-D,--define", opt->schedule.defines,
@@ -115,6 +188,10 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
     Expected<LoadedSchedule> loaded = LoadSchedule(opt->schedule);
     if (!loaded.ok()) return ReportBadInput(ctx, loaded.status());
     const ir::Program& program = *loaded->program;
+    if (trace->header.source == "kernel") {
+      ReplayKernel(ctx, *opt, *loaded, *trace);
+      return;
+    }
     Expected<std::vector<int64_t>> params = verifier::BindTraceParams(program, trace->header);
     if (!params.ok()) {
       return ReportBadInput(ctx, params.status().At(SourceLocation{opt->trace, 0, 0}));

@@ -14,8 +14,10 @@
 //   value, value2, parity   as in sim/trace/event.h
 //   pc        the CUDA source line of the wrapper's call site
 //   time      %globaltimer (ns)
-// `parity import --trace-in KERNEL.trace --trace-out OUT.trace` maps them onto the imported
-// schedule's agents and objects, so that `parity replay` checks the kernel's own order.
+// `parity replay IMPORTED.pipe KERNEL.trace` maps them onto the schedule `parity import` made of
+// the kernel (verifier/kernel_trace.h): warps to agents by the schedule's `# kernel:` lines,
+// addresses to barriers and buffer slots by the operations each warp issued, and checks the
+// kernel's own order against the schedule.
 //
 // Only the lowest active lane of a warp records (a warp-wide operation is one record, as the
 // imported schedule models a warp as one agent). Under PARITY_TRACE, waits are bounded
@@ -117,11 +119,11 @@ __device__ __forceinline__ void Record(parity::trace::EventKind kind, uint32_t a
   Put(kind, target_cta, addr, value, value2, parity, line);
 }
 
-// A record by the warp's lowest active lane (warp-wide operations).
+// A record by the warp's lowest active lane (warp-wide operations) on CTA target_cta's object.
 __device__ __forceinline__ void RecordWarp(parity::trace::EventKind kind, uint32_t addr,
                                            int32_t value, int32_t value2, uint32_t parity,
-                                           uint32_t line) {
-  if (Leader()) Put(kind, ClusterRank(), addr, value, value2, parity, line);
+                                           uint32_t line, uint32_t target_cta) {
+  if (Leader()) Put(kind, target_cta, addr, value, value2, parity, line);
 }
 
 }  // namespace internal
@@ -130,11 +132,14 @@ __device__ __forceinline__ void RecordWarp(parity::trace::EventKind kind, uint32
 #define PARITY_REC_AT(k_, a_, v_, v2_, p_, cta_) \
   ::parity::dev::internal::Record(k_, a_, v_, v2_, p_, line, cta_)
 #define PARITY_REC_WARP(k_, a_, v_, v2_, p_) \
-  ::parity::dev::internal::RecordWarp(k_, a_, v_, v2_, p_, line)
+  ::parity::dev::internal::RecordWarp(k_, a_, v_, v2_, p_, line, ::parity::dev::ClusterRank())
+#define PARITY_REC_WARP_AT(k_, a_, v_, v2_, p_, cta_) \
+  ::parity::dev::internal::RecordWarp(k_, a_, v_, v2_, p_, line, cta_)
 #else
 #define PARITY_REC(k_, a_, v_, v2_, p_) (void)line
 #define PARITY_REC_AT(k_, a_, v_, v2_, p_, cta_) (void)line
 #define PARITY_REC_WARP(k_, a_, v_, v2_, p_) (void)line
+#define PARITY_REC_WARP_AT(k_, a_, v_, v2_, p_, cta_) (void)line
 #endif
 
 using parity::trace::EventKind;
@@ -229,14 +234,27 @@ __device__ __forceinline__ void FenceProxyAsync(PARITY_LINE) {
   PARITY_REC_WARP(EventKind::kFence, 0, 1, 0, 0);
 }
 
+// Under PARITY_TRACE, the warp-wide (.aligned) barriers below first reconverge the warp: lanes
+// that left a branch early (a producer loop of one lane) would otherwise record the barrier
+// before that lane's operations, with another leader, and the warp would record it twice. Every
+// lane of the warp executes these barriers anyway (.aligned), so the __syncwarp waits for no one
+// the barrier does not wait for.
+#ifdef PARITY_TRACE
+#define PARITY_RECONVERGE() __syncwarp()
+#else
+#define PARITY_RECONVERGE() (void)0
+#endif
+
 // __syncthreads (bar.sync 0).
 __device__ __forceinline__ void SyncThreads(PARITY_LINE) {
+  PARITY_RECONVERGE();
   PARITY_REC_WARP(EventKind::kNamedBarrierSyncBegin, 0, 0, 0, 0);
   asm volatile("bar.sync 0;" ::: "memory");
   PARITY_REC_WARP(EventKind::kNamedBarrierSyncEnd, 0, 0, 0, 0);
 }
 
 __device__ __forceinline__ void ClusterSync(PARITY_LINE) {
+  PARITY_RECONVERGE();
   PARITY_REC_WARP(EventKind::kClusterArrive, 0, 0, 0, 0);
   asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
   PARITY_REC_WARP(EventKind::kClusterWaitBegin, 0, 0, 0, 0);
@@ -319,10 +337,15 @@ __device__ __forceinline__ void BulkWait0(PARITY_LINE) {
 
 // --- cp.async (LDGSTS) and st.async -----------------------------------------------------------
 
-// A 16-byte cp.async by each calling lane (the warp records once, with the lane's bytes).
+// A 16-byte cp.async by each calling lane. The warp records once, with the bytes of all its
+// calling lanes and the lowest lane's address: the imported schedule models the warp's copies
+// as one operation of that many bytes.
 __device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, PARITY_LINE) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-  PARITY_REC_WARP(EventKind::kCpAsyncIssue, dst, 16, 0, 0);
+#ifdef PARITY_TRACE
+  const int32_t bytes = 16 * __popc(__activemask());
+#endif
+  PARITY_REC_WARP(EventKind::kCpAsyncIssue, dst, bytes, 0, 0);
 }
 
 __device__ __forceinline__ void CpAsyncCommit(PARITY_LINE) {
@@ -345,7 +368,8 @@ __device__ __forceinline__ void CpAsyncArriveNoinc(uint32_t bar, PARITY_LINE) {
 }
 
 // 16 bytes into CTA `cta`'s shared memory at `dst`'s offset, completing them on that CTA's
-// barrier at `bar`'s offset (st.async; addresses mapped with mapa).
+// barrier at `bar`'s offset (st.async; addresses mapped with mapa). The warp records once, with
+// the bytes of all its calling lanes and the target CTA.
 __device__ __forceinline__ void StAsync16(uint32_t dst, uint32_t bar, uint32_t cta, uint4 v,
                                           PARITY_LINE) {
   uint32_t rdst, rbar;
@@ -356,7 +380,10 @@ __device__ __forceinline__ void StAsync16(uint32_t dst, uint32_t bar, uint32_t c
       "[%5];" ::"r"(rdst),
       "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(rbar)
       : "memory");
-  PARITY_REC_WARP(EventKind::kStAsync, bar, 16, 0, 0);
+#ifdef PARITY_TRACE
+  const int32_t bytes = 16 * __popc(__activemask());
+#endif
+  PARITY_REC_WARP_AT(EventKind::kStAsync, bar, bytes, 0, 0, cta);
 }
 
 #undef PARITY_LINE
