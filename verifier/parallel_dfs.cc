@@ -78,11 +78,20 @@ class ParallelSearch {
     {
       std::string why;
       classes_ = SymmetryClasses(program_, params_, *created, &why);
-      sym_visited_ = !classes_.empty() && options_.symmetry && options_.reduction;
+      std::string cta_why;
+      cta_ = CtaSymmetryGroup(program_, params_, *created, classes_, &cta_why);
+      // As the one-thread search (explore.cc): the visited set modulo symmetry in a reduced
+      // search, terminal fingerprints canonical whenever classes or a CTA group exist.
+      const bool any = !classes_.empty() || !cta_.empty();
+      sym_visited_ = any && options_.symmetry && options_.reduction;
       res_.symmetry_applied = sym_visited_;
-      res_.symmetry = sym_visited_ ? why
-                      : classes_.empty() ? why
-                                         : "symmetry reduction: not applied (switched off)";
+      if (!sym_visited_ && any) {
+        res_.symmetry = "symmetry reduction: not applied (switched off)";
+      } else if (cta_.empty()) {
+        res_.symmetry = why + "; " + cta_why;
+      } else {
+        res_.symmetry = "symmetry reduction: applied: " + cta_why + "; agents: " + why;
+      }
     }
     base_ = std::make_unique<Engine>(std::move(created).value());
     const uint32_t nt = static_cast<uint32_t>(std::max(2, options_.threads));
@@ -145,10 +154,14 @@ class ParallelSearch {
   };
 
   uint64_t VisitedFp(const Engine& e) const {
-    return sym_visited_ ? e.SymmetricFingerprint(classes_) : e.Fingerprint();
+    if (!sym_visited_) return e.Fingerprint();
+    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
+    return e.SymmetricFingerprint(classes_);
   }
   uint64_t TerminalFp(const Engine& e, uint64_t visited) const {
-    if (classes_.empty() || sym_visited_) return visited;
+    if (sym_visited_) return visited;
+    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
+    if (classes_.empty()) return visited;
     return e.SymmetricFingerprint(classes_);
   }
 
@@ -482,6 +495,7 @@ class ParallelSearch {
   Clock::time_point t0_;
   std::unique_ptr<Engine> base_;  // the initial state: the base of packed states (only read)
   std::vector<uint32_t> classes_;
+  CtaSymmetry cta_;  // interchangeable CTAs (CtaSymmetryGroup); empty: none
   bool sym_visited_ = false;
   ConcurrentFingerprintSet seen_;
   ConcurrentRecords records_;
