@@ -108,25 +108,9 @@ class Search {
       res_.error = created.status();
       return res_;
     }
-    {
-      std::string why;
-      classes_ = SymmetryClasses(program_, params_, *created, &why);
-      std::string cta_why;
-      cta_ = CtaSymmetryGroup(program_, params_, *created, classes_, &cta_why);
-      // The visited set is kept modulo symmetry in the reduced search (options: symmetry);
-      // terminal fingerprints are canonical whenever classes or a CTA group exist, so that a
-      // brute-force search and a symmetry-reduced one can be compared.
-      const bool any = !classes_.empty() || !cta_.empty();
-      sym_visited_ = any && options_.symmetry && options_.reduction;
-      res_.symmetry_applied = sym_visited_;
-      if (!sym_visited_ && any) {
-        res_.symmetry = "symmetry reduction: not applied (switched off)";
-      } else if (cta_.empty()) {
-        res_.symmetry = why + "; " + cta_why;
-      } else {
-        res_.symmetry = "symmetry reduction: applied: " + cta_why + "; agents: " + why;
-      }
-    }
+    sym_ = SymmetryForSearch(program_, params_, *created, options_.symmetry && options_.reduction);
+    res_.symmetry_applied = sym_.visited;
+    res_.symmetry = sym_.description;
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
     w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits,
@@ -157,16 +141,9 @@ class Search {
  private:
   using Clock = std::chrono::steady_clock;
 
-  uint64_t VisitedFp(const Engine& e) const {
-    if (!sym_visited_) return e.Fingerprint();
-    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
-    return e.SymmetricFingerprint(classes_);
-  }
+  uint64_t VisitedFp(const Engine& e) const { return sym_.VisitedFp(e); }
   uint64_t TerminalFp(const Engine& e, uint64_t visited) const {
-    if (sym_visited_) return visited;
-    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
-    if (classes_.empty()) return visited;
-    return e.SymmetricFingerprint(classes_);
+    return sym_.TerminalFp(e, visited);
   }
 
   // The --max-memory bound: the process's resident memory (the fingerprint table's address-space
@@ -833,7 +810,7 @@ class Search {
       bool seen = false;  // predicted to be a stored state (not stepped)
       bool used = false;  // a step taken (else not in the persistent set)
     };
-    const bool predict = options_.predict_successors && !options_.reduction && !sym_visited_ &&
+    const bool predict = options_.predict_successors && !options_.reduction && !sym_.visited &&
                          std::none_of(program_.roles.begin(), program_.roles.end(),
                                       [](const ir::Role& r) { return HasReadback(r.body); });
     engine::Footprint touched;
@@ -1184,9 +1161,7 @@ class Search {
   FingerprintSet seen_;
   std::vector<Record> records_;
   Worker w0_;  // the sequential searches' expansion state
-  std::vector<uint32_t> classes_;  // symmetry classes (SymmetryClasses); empty: none
-  CtaSymmetry cta_;                // interchangeable CTAs (CtaSymmetryGroup); empty: none
-  bool sym_visited_ = false;       // the visited set holds SymmetricFingerprint values
+  SearchSymmetry sym_;  // SymmetryForSearch
   bool found_ = false, stopped_ = false, done_ = false;
 };
 

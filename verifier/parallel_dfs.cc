@@ -75,24 +75,9 @@ class ParallelSearch {
       res_.error = created.status();
       return res_;
     }
-    {
-      std::string why;
-      classes_ = SymmetryClasses(program_, params_, *created, &why);
-      std::string cta_why;
-      cta_ = CtaSymmetryGroup(program_, params_, *created, classes_, &cta_why);
-      // As the one-thread search (explore.cc): the visited set modulo symmetry in a reduced
-      // search, terminal fingerprints canonical whenever classes or a CTA group exist.
-      const bool any = !classes_.empty() || !cta_.empty();
-      sym_visited_ = any && options_.symmetry && options_.reduction;
-      res_.symmetry_applied = sym_visited_;
-      if (!sym_visited_ && any) {
-        res_.symmetry = "symmetry reduction: not applied (switched off)";
-      } else if (cta_.empty()) {
-        res_.symmetry = why + "; " + cta_why;
-      } else {
-        res_.symmetry = "symmetry reduction: applied: " + cta_why + "; agents: " + why;
-      }
-    }
+    sym_ = SymmetryForSearch(program_, params_, *created, options_.symmetry && options_.reduction);
+    res_.symmetry_applied = sym_.visited;
+    res_.symmetry = sym_.description;
     base_ = std::make_unique<Engine>(std::move(created).value());
     const uint32_t nt = static_cast<uint32_t>(std::max(2, options_.threads));
     for (uint32_t t = 0; t < nt; ++t) {
@@ -153,16 +138,9 @@ class ParallelSearch {
     char pad[64];
   };
 
-  uint64_t VisitedFp(const Engine& e) const {
-    if (!sym_visited_) return e.Fingerprint();
-    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
-    return e.SymmetricFingerprint(classes_);
-  }
+  uint64_t VisitedFp(const Engine& e) const { return sym_.VisitedFp(e); }
   uint64_t TerminalFp(const Engine& e, uint64_t visited) const {
-    if (sym_visited_) return visited;
-    if (!cta_.empty()) return CanonicalFingerprint(e, cta_, classes_);
-    if (classes_.empty()) return visited;
-    return e.SymmetricFingerprint(classes_);
+    return sym_.TerminalFp(e, visited);
   }
 
   std::vector<Choice> PathTo(uint32_t id) const {
@@ -494,9 +472,7 @@ class ParallelSearch {
   const ExploreOptions& options_;
   Clock::time_point t0_;
   std::unique_ptr<Engine> base_;  // the initial state: the base of packed states (only read)
-  std::vector<uint32_t> classes_;
-  CtaSymmetry cta_;  // interchangeable CTAs (CtaSymmetryGroup); empty: none
-  bool sym_visited_ = false;
+  SearchSymmetry sym_;  // SymmetryForSearch
   ConcurrentFingerprintSet seen_;
   ConcurrentRecords records_;
   std::vector<std::unique_ptr<Worker>> workers_;

@@ -1391,4 +1391,35 @@ uint64_t CanonicalFingerprint(const Engine& e, const CtaSymmetry& cta,
   return e.MinPermutedFingerprint(cta.perms, classes.empty() ? nullptr : &classes, cta.hidden);
 }
 
+uint64_t SearchSymmetry::VisitedFp(const engine::Engine& e) const {
+  if (!visited) return e.Fingerprint();
+  if (!cta.empty()) return CanonicalFingerprint(e, cta, classes);
+  return e.SymmetricFingerprint(classes);
+}
+
+uint64_t SearchSymmetry::TerminalFp(const engine::Engine& e, uint64_t visited_fp) const {
+  if (visited) return visited_fp;
+  if (!cta.empty()) return CanonicalFingerprint(e, cta, classes);
+  if (classes.empty()) return visited_fp;
+  return e.SymmetricFingerprint(classes);
+}
+
+SearchSymmetry SymmetryForSearch(const ir::Program& p, const std::vector<int64_t>& params,
+                                 const engine::Engine& e, bool reduce) {
+  SearchSymmetry s;
+  std::string why, cta_why;
+  s.classes = SymmetryClasses(p, params, e, &why);
+  s.cta = CtaSymmetryGroup(p, params, e, s.classes, &cta_why);
+  const bool any = !s.classes.empty() || !s.cta.empty();
+  s.visited = any && reduce;
+  if (!s.visited && any) {
+    s.description = "symmetry reduction: not applied (switched off)";
+  } else if (s.cta.empty()) {
+    s.description = why + "; " + cta_why;
+  } else {
+    s.description = "symmetry reduction: applied: " + cta_why + "; agents: " + why;
+  }
+  return s;
+}
+
 }  // namespace parity::verifier

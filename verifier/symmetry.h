@@ -83,6 +83,23 @@ CtaSymmetry CtaSymmetryGroup(const ir::Program& p, const std::vector<int64_t>& p
 uint64_t CanonicalFingerprint(const engine::Engine& e, const CtaSymmetry& cta,
                               const std::vector<uint32_t>& classes);
 
+// The symmetry one search uses (the one-thread and the parallel depth-first searches share it,
+// so that their visited and terminal fingerprints are the same functions of a state).
+struct SearchSymmetry {
+  std::vector<uint32_t> classes;  // agent symmetry classes (SymmetryClasses); empty: none
+  CtaSymmetry cta;                // interchangeable CTAs (CtaSymmetryGroup); empty: none
+  bool visited = false;           // the visited set holds canonical fingerprints
+  std::string description;        // the `symmetry` line of the result
+  // The fingerprint the visited set stores.
+  uint64_t VisitedFp(const engine::Engine& e) const;
+  // The fingerprint of an end state: canonical whenever classes or a CTA group exist, so that
+  // a brute-force search and a symmetry-reduced one can be compared.
+  uint64_t TerminalFp(const engine::Engine& e, uint64_t visited_fp) const;
+};
+// `reduce`: symmetry may merge visited states (options: symmetry and reduction both on).
+SearchSymmetry SymmetryForSearch(const ir::Program& p, const std::vector<int64_t>& params,
+                                 const engine::Engine& e, bool reduce);
+
 }  // namespace parity::verifier
 
 #endif  // PARITY_VERIFIER_SYMMETRY_H_
