@@ -718,6 +718,19 @@ std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t 
 
 namespace {
 
+// Fills the culprit of a wait `e` of `agent` that passed at once (both cases of FindEarlyPass).
+void PassedAtOnce(const trace::TraceEvent& e, uint32_t agent, const SourceLocation& where,
+                  DeadlockCulprit* c) {
+  c->found = true;
+  c->cause = DeadlockCause::kParityPassedAtOnce;
+  c->agent = agent;
+  c->barrier = e.object;
+  c->index = e.index;
+  c->cta = e.target_cta;
+  c->parity = e.parity;
+  c->where = where;
+}
+
 // The first parity wait (or true test_wait) of the run that passed because of its parity
 // (DeadlockCulprit): on a barrier with no completed phase, where that is not the producer's start
 // state; or, on a barrier whose last completed phase the same agent had already observed and
@@ -772,14 +785,7 @@ DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
       }
       // The same completed phase again, after a signal of this agent: a stale pass.
       const uint32_t role = engine.agent_info(agent).role;
-      c.found = true;
-      c.cause = DeadlockCause::kParityPassedAtOnce;
-      c.agent = agent;
-      c.barrier = e.object;
-      c.index = e.index;
-      c.cta = e.target_cta;
-      c.parity = e.parity;
-      c.where = pcs.where(role, e.pc);
+      PassedAtOnce(e, agent, pcs.where(role, e.pc), &c);
       const std::string bar = BarrierLabel(program, e.object, e.index, e.target_cta);
       std::ostringstream os;
       os << AgentLabel(program, engine, agent) << "'s "
@@ -802,14 +808,7 @@ DeadlockCulprit FindEarlyPass(const ir::Program& program, const Engine& engine,
       if (agent == UINT32_MAX) continue;
       const uint32_t role = engine.agent_info(agent).role;
       if (!carries_bytes[e.object] && producers[role]) continue;  // a producer's start state
-      c.found = true;
-      c.cause = DeadlockCause::kParityPassedAtOnce;
-      c.agent = agent;
-      c.barrier = e.object;
-      c.index = e.index;
-      c.cta = e.target_cta;
-      c.parity = e.parity;
-      c.where = pcs.where(role, e.pc);
+      PassedAtOnce(e, agent, pcs.where(role, e.pc), &c);
       const std::string bar = BarrierLabel(program, e.object, e.index, e.target_cta);
       std::ostringstream os;
       os << AgentLabel(program, engine, agent) << "'s "
