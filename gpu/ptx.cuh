@@ -101,37 +101,33 @@ __device__ __forceinline__ void MbarrierCompleteTx(SmemAddr bar, uint32_t tx_byt
       : "memory");
 }
 
+// The body of every mbarrier try_wait / test_wait wrapper below: `INSN.shared::cta.b64 p, [bar],
+// ARG` (INSN the instruction with its qualifiers, e.g. "mbarrier.try_wait.parity.acquire.cta";
+// ARG the constrained third operand: "r"(parity) for phaseParity, "l"(state) for a state token),
+// setting the caller's `uint32_t done` to 1 when the phase completed, 0 otherwise.
+#define PARITY_MBARRIER_WAIT_ASM(INSN, ARG)                                             \
+  asm volatile("{\n\t"                                                                  \
+               ".reg .pred p;\n\t" INSN ".shared::cta.b64 p, [%1], %2;\n\t"             \
+               "selp.u32 %0, 1, 0, p;\n\t"                                              \
+               "}"                                                                      \
+               : "=r"(done) /* %0: 1 when the phase waited on completed */              \
+               : "r"(bar),  /* %1: mbarrier address */                                  \
+                 ARG        /* %2: phaseParity (0 or 1), or the state token */          \
+               : "memory")
+
 // mbarrier.try_wait.parity (acquire, CTA scope): true once the phase with the given parity has
 // completed. May return false after a hardware time limit even if it would complete later, so
 // callers loop (see WaitParityBounded).
 __device__ __forceinline__ bool MbarrierTryWaitParity(SmemAddr bar, uint32_t parity) {
   uint32_t done;
-  asm volatile(
-      "{\n\t"
-      ".reg .pred p;\n\t"
-      "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t"
-      "}"
-      : "=r"(done)    // %0: 1 when the phase of that parity completed
-      : "r"(bar),     // %1: mbarrier address
-        "r"(parity)   // %2: phaseParity (0 or 1) of the phase waited on
-      : "memory");
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.try_wait.parity.acquire.cta", "r"(parity));
   return done != 0;
 }
 
 // mbarrier.test_wait.parity: the non-blocking probe of the same condition.
 __device__ __forceinline__ bool MbarrierTestWaitParity(SmemAddr bar, uint32_t parity) {
   uint32_t done;
-  asm volatile(
-      "{\n\t"
-      ".reg .pred p;\n\t"
-      "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t"
-      "}"
-      : "=r"(done)    // %0: 1 when the phase of that parity completed
-      : "r"(bar),     // %1: mbarrier address
-        "r"(parity)   // %2: phaseParity
-      : "memory");
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.test_wait.parity.acquire.cta", "r"(parity));
   return done != 0;
 }
 
@@ -493,11 +489,13 @@ __device__ __forceinline__ void MbarrierCompleteTxRemote(uint32_t remote_bar, ui
 inline constexpr uint32_t kOrderRelaxed = 1u << 8;   // ir::kSemRelaxedBit
 inline constexpr uint32_t kOrderCluster = 1u << 9;   // ir::kScopeClusterBit
 
-#define PARITY_PTX_BY_ORDER(order, MACRO)                            \
+// MACRO(SEM, SCOPE) for the semantics and scope that `order` encodes; STRONG is the instruction's
+// non-relaxed semantics ("release" for an arrive, "acquire" for a wait).
+#define PARITY_PTX_BY_ORDER(order, STRONG, MACRO)                    \
   switch ((order) & (kOrderRelaxed | kOrderCluster)) {               \
-    case 0: MACRO("release", "cta"); break;                          \
+    case 0: MACRO(STRONG, "cta"); break;                             \
     case kOrderRelaxed: MACRO("relaxed", "cta"); break;              \
-    case kOrderCluster: MACRO("release", "cluster"); break;          \
+    case kOrderCluster: MACRO(STRONG, "cluster"); break;             \
     default: MACRO("relaxed", "cluster"); break;                     \
   }
 
@@ -511,7 +509,7 @@ __device__ __forceinline__ uint64_t MbarrierArriveOrdered(SmemAddr bar, uint32_t
                : "r"(bar),   /* %1: mbarrier address */                                 \
                  "r"(count)  /* %2: arrival count */                                    \
                : "memory")
-  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE)
+  PARITY_PTX_BY_ORDER(order, "release", PARITY_ARRIVE)
 #undef PARITY_ARRIVE
   return state;
 }
@@ -526,7 +524,7 @@ __device__ __forceinline__ uint64_t MbarrierArriveExpectTxOrdered(SmemAddr bar, 
                : "r"(bar),   /* %1: mbarrier address */                                 \
                  "r"(tx)     /* %2: txCount */                                          \
                : "memory")
-  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_TX)
+  PARITY_PTX_BY_ORDER(order, "release", PARITY_ARRIVE_TX)
 #undef PARITY_ARRIVE_TX
   return state;
 }
@@ -540,7 +538,7 @@ __device__ __forceinline__ void MbarrierArriveRemoteOrdered(uint32_t remote_bar,
                : "r"(remote_bar), /* %0: mbarrier (.shared::cluster, from mapa) */       \
                  "r"(count)       /* %1: arrival count */                                \
                : "memory")
-  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_R)
+  PARITY_PTX_BY_ORDER(order, "release", PARITY_ARRIVE_R)
 #undef PARITY_ARRIVE_R
 }
 
@@ -553,51 +551,29 @@ __device__ __forceinline__ void MbarrierArriveExpectTxRemoteOrdered(uint32_t rem
                : "r"(remote_bar), /* %0: mbarrier (.shared::cluster, from mapa) */            \
                  "r"(tx)          /* %1: txCount */                                           \
                : "memory")
-  PARITY_PTX_BY_ORDER(order, PARITY_ARRIVE_TX_R)
+  PARITY_PTX_BY_ORDER(order, "release", PARITY_ARRIVE_TX_R)
 #undef PARITY_ARRIVE_TX_R
 }
 
 // mbarrier.try_wait.parity.SEM.SCOPE / test_wait.parity.SEM.SCOPE (SEM .acquire or .relaxed).
+#define PARITY_TRY_WAIT(SEM, SCOPE) \
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.try_wait.parity." SEM "." SCOPE, "r"(parity))
+#define PARITY_TEST_WAIT(SEM, SCOPE) \
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.test_wait.parity." SEM "." SCOPE, "r"(parity))
 __device__ __forceinline__ bool MbarrierTryWaitParityOrdered(SmemAddr bar, uint32_t parity,
                                                              uint32_t order) {
   uint32_t done = 0;
-#define PARITY_TRY_WAIT(SEM, SCOPE)                                                       \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                  \
-               "mbarrier.try_wait.parity." SEM "." SCOPE ".shared::cta.b64 p, [%1], %2;\n\t" \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                              \
-               : "=r"(done)  /* %0: 1 when the phase of that parity completed */         \
-               : "r"(bar),   /* %1: mbarrier address */                                  \
-                 "r"(parity) /* %2: phaseParity */                                       \
-               : "memory")
-  switch (order & (kOrderRelaxed | kOrderCluster)) {
-    case 0: PARITY_TRY_WAIT("acquire", "cta"); break;
-    case kOrderRelaxed: PARITY_TRY_WAIT("relaxed", "cta"); break;
-    case kOrderCluster: PARITY_TRY_WAIT("acquire", "cluster"); break;
-    default: PARITY_TRY_WAIT("relaxed", "cluster"); break;
-  }
-#undef PARITY_TRY_WAIT
+  PARITY_PTX_BY_ORDER(order, "acquire", PARITY_TRY_WAIT)
   return done != 0;
 }
 __device__ __forceinline__ bool MbarrierTestWaitParityOrdered(SmemAddr bar, uint32_t parity,
                                                               uint32_t order) {
   uint32_t done = 0;
-#define PARITY_TEST_WAIT(SEM, SCOPE)                                                       \
-  asm volatile("{\n\t.reg .pred p;\n\t"                                                   \
-               "mbarrier.test_wait.parity." SEM "." SCOPE ".shared::cta.b64 p, [%1], %2;\n\t" \
-               "selp.u32 %0, 1, 0, p;\n\t}"                                               \
-               : "=r"(done)  /* %0: 1 when the phase of that parity completed */          \
-               : "r"(bar),   /* %1: mbarrier address */                                   \
-                 "r"(parity) /* %2: phaseParity */                                        \
-               : "memory")
-  switch (order & (kOrderRelaxed | kOrderCluster)) {
-    case 0: PARITY_TEST_WAIT("acquire", "cta"); break;
-    case kOrderRelaxed: PARITY_TEST_WAIT("relaxed", "cta"); break;
-    case kOrderCluster: PARITY_TEST_WAIT("acquire", "cluster"); break;
-    default: PARITY_TEST_WAIT("relaxed", "cluster"); break;
-  }
-#undef PARITY_TEST_WAIT
+  PARITY_PTX_BY_ORDER(order, "acquire", PARITY_TEST_WAIT)
   return done != 0;
 }
+#undef PARITY_TRY_WAIT
+#undef PARITY_TEST_WAIT
 #undef PARITY_PTX_BY_ORDER
 
 // Distributed shared memory (PTX ISA ld / st with .shared::cluster): 16 bytes at a
@@ -718,34 +694,17 @@ __device__ __forceinline__ void MbarrierArriveDropRemote(uint32_t remote_bar, ui
 // token was taken in has completed. May fail spuriously: callers loop.
 __device__ __forceinline__ bool MbarrierTryWaitToken(SmemAddr bar, uint64_t state) {
   uint32_t done;
-  asm volatile(
-      "{\n\t"
-      ".reg .pred p;\n\t"
-      "mbarrier.try_wait.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t"
-      "}"
-      : "=r"(done)   // %0: 1 when the token's phase completed
-      : "r"(bar),    // %1: mbarrier address
-        "l"(state)   // %2: state token returned by an arrive
-      : "memory");
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.try_wait.acquire.cta", "l"(state));
   return done != 0;
 }
 
 // mbarrier.test_wait with a state token: the non-blocking probe.
 __device__ __forceinline__ bool MbarrierTestWaitToken(SmemAddr bar, uint64_t state) {
   uint32_t done;
-  asm volatile(
-      "{\n\t"
-      ".reg .pred p;\n\t"
-      "mbarrier.test_wait.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
-      "selp.u32 %0, 1, 0, p;\n\t"
-      "}"
-      : "=r"(done)   // %0: 1 when the token's phase completed
-      : "r"(bar),    // %1: mbarrier address
-        "l"(state)   // %2: state token
-      : "memory");
+  PARITY_MBARRIER_WAIT_ASM("mbarrier.test_wait.acquire.cta", "l"(state));
   return done != 0;
 }
+#undef PARITY_MBARRIER_WAIT_ASM
 
 // ---------------------------------------------------------------------------------------------
 // cp.async (LDGSTS), PTX ISA 9.7.9.25.3 (cp.async, cp.async.commit_group, cp.async.wait_group /
