@@ -15,16 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpu/executor.h"
 #include "gtest/gtest.h"
-#include "sim/engine/engine.h"
-#include "sim/ir/hash.h"
-#include "sim/ir/ir.h"
-#include "sim/ir/parser.h"
 #include "sim/trace/event.h"
-#include "sim/trace/trace_file.h"
-#include "verifier/compare.h"
-#include "verifier/replay.h"
+#include "tests/gpu/h100_trace_fixture.h"
 
 namespace parity {
 namespace {
@@ -32,84 +25,14 @@ namespace {
 using trace::EventKind;
 using trace::TraceEvent;
 
-struct Loaded {
-  ir::Program program;
-  std::vector<int64_t> params;
-  trace::TraceFile h100;
-  std::vector<TraceEvent> sim_events;
-  engine::Outcome sim_outcome = engine::Outcome::kRunning;
-};
+using Loaded = testing::LoadedTrace;
+using testing::Count;
+using testing::ExpectCleanRun;
+using testing::ExpectReplays;
+using testing::ExpectSameAsSimulator;
 
 Loaded Load(const std::string& pipe, const std::string& trace_name) {
-  Loaded l;
-  Expected<ir::Program> p = ir::ParseFile(pipe);
-  EXPECT_TRUE(p.ok()) << p.status().ToString();
-  if (!p.ok()) return l;
-  l.program = *p;
-  Expected<trace::TraceFile> t = trace::ReadTraceFile("traces/h100/" + trace_name + ".trace");
-  EXPECT_TRUE(t.ok()) << t.status().ToString();
-  if (!t.ok()) return l;
-  l.h100 = *t;
-  EXPECT_EQ(l.h100.header.source, "h100");
-  EXPECT_EQ(l.h100.header.schedule_hash, ir::ContentHash(l.program))
-      << trace_name << ": recorded from another version of " << pipe << ": re-record it";
-  Expected<std::vector<int64_t>> params = verifier::BindTraceParams(l.program, l.h100.header);
-  EXPECT_TRUE(params.ok()) << params.status().ToString();
-  if (!params.ok()) return l;
-  l.params = *params;
-  Expected<engine::Engine> e = engine::Engine::Create(l.program, l.params, {});
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  if (!e.ok()) return l;
-  engine::Engine engine = std::move(e).value();
-  l.sim_outcome = engine.Run().outcome;
-  l.sim_events = engine.trace();
-  return l;
-}
-
-size_t Count(const std::vector<TraceEvent>& events, EventKind kind, uint8_t flag = 0) {
-  size_t n = 0;
-  for (const TraceEvent& e : events) {
-    if (e.kind == static_cast<uint8_t>(kind) && (e.flags & flag) == flag) ++n;
-  }
-  return n;
-}
-
-void ExpectCleanRun(const Loaded& l) {
-  EXPECT_EQ(Count(l.h100.events, EventKind::kWaitTimeout), 0u);
-  EXPECT_EQ(Count(l.h100.events, EventKind::kUse, gpu::kFlagDataBad), 0u)
-      << "a use read bytes that were not pattern data";
-  EXPECT_EQ(Count(l.h100.events, EventKind::kUse), Count(l.sim_events, EventKind::kUse));
-  EXPECT_EQ(l.sim_outcome, engine::Outcome::kCompleted);
-}
-
-// Returns the number of unrecorded completions replay inferred.
-size_t ExpectReplays(const Loaded& l) {
-  Expected<verifier::ReplayResult> r = verifier::ReplayTrace(l.program, l.params, l.h100);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  if (!r.ok()) return 0;
-  EXPECT_FALSE(r->diverged) << verifier::FormatReplayResult(*r, l.h100);
-  EXPECT_EQ(r->timeouts, 0u);
-  EXPECT_EQ(r->after_abort, 0u);
-  // Every record but the executor's end-of-run probes was matched to a model event.
-  EXPECT_EQ(r->replayed + r->probes, l.h100.events.size())
-      << verifier::FormatReplayResult(*r, l.h100);
-  return r->inferred_completions;
-}
-
-// The simulator's trace of the same schedule and the H100's agree on everything `parity compare`
-// holds against each other (verifier/compare.h).
-void ExpectSameAsSimulator(const Loaded& l) {
-  trace::TraceFile sim;
-  sim.header.schedule_hash = ir::ContentHash(l.program);
-  sim.header.source = "sim";
-  sim.header.device = "parity-engine";
-  sim.header.schedule = l.program.name;
-  sim.header.policy = "eager";
-  sim.header.params = l.h100.header.params;
-  sim.events = l.sim_events;
-  Expected<verifier::CompareResult> c = verifier::CompareTraces(sim, l.h100);
-  ASSERT_TRUE(c.ok()) << c.status().ToString();
-  EXPECT_TRUE(c->same()) << verifier::FormatCompareResult(*c, sim, l.h100);
+  return testing::LoadTrace(pipe, "traces/h100", trace_name, {});
 }
 
 TEST(H100NewOps, GpuOpsBulkTokensNoCompleteDrop) {
