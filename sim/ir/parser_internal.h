@@ -213,6 +213,9 @@ class Parser {
   // iteration count lives in a variable slot of its own (named `while@LINE:COL`, which no
   // expression can name), so that it is part of the agent's state like any variable.
   Status ParseWhile(Block* out);
+  // The body `{ }` of a `for` or `while` (keyword token `t`, header parsed into `f`) in a scope of
+  // its own that holds the loop variable `var`; appends the loop to `out`.
+  Status ParseLoopBody(const Token& t, const std::string& var, For f, Block* out);
 
   // `if E { } [else if E { }]... [else { }]`. `every_path` receives the variables first bound
   // on every path through the chain (visible after it); `earlier` holds those bound by the
@@ -223,6 +226,9 @@ class Parser {
   Status SplitQualifiers(const Token& t, std::string* base, Qualifiers* q) const;
   Status CheckQualifiers(const Token& t, const std::string& base, const Qualifiers& q,
                          const char* sem_word, bool relaxed_ok, bool scoped) const;
+  // A state-token variable read after the word `after` (`wait ... token V`, `pending_count V`);
+  // `set_by` is the arrive that sets one, for the message when V is unknown.
+  Status ParseTokenVar(const std::string& after, const std::string& set_by, uint32_t* slot);
   Status ParseOp(const Token& t, Block* out);
   std::string_view text_;
   std::string file_;

@@ -95,27 +95,7 @@ Status Parser::ParseStmt(Block* out) {
     PARITY_RETURN_IF_ERROR(ExpectPunct("..", "between the loop bounds (`for i in 0 .. N`)"));
     PARITY_RETURN_IF_ERROR(ParseExpr(&f.hi));
     if (AcceptWord("step")) PARITY_RETURN_IF_ERROR(ParseExpr(&f.step));
-    // The loop variable lives in its own scope around the body.
-    scopes_.emplace_back();
-    hidden_.emplace_back();
-    f.var = NewVar(name);
-    ++loop_depth_;
-    Status s = IsPunct("{") ? ParseBlock(&f.body, nullptr,
-                                         "the `for` body at " + file_ + ":" +
-                                             std::to_string(t.line) +
-                                             " (the loop may run zero times)")
-                            : Expected_("`{` to start the loop body");
-    --loop_depth_;
-    std::vector<std::pair<std::string, std::string>> body_hidden = std::move(hidden_.back());
-    scopes_.pop_back();
-    hidden_.pop_back();
-    for (auto& [n, why] : body_hidden) Hide(n, std::move(why));
-    PARITY_RETURN_IF_ERROR(s);
-    Stmt st;
-    st.node = std::move(f);
-    st.where = Loc(t);
-    out->push_back(std::move(st));
-    return EndOfStatement("the loop");
+    return ParseLoopBody(t, name, std::move(f), out);
   }
   if (w == "while") return ParseWhile(out);
   if (w == "break") {
@@ -156,12 +136,18 @@ Status Parser::ParseWhile(Block* out) {
   Next();
   PARITY_RETURN_IF_ERROR(ParseExpr(&f.hi));
   f.lo = Const(0, t);
+  return ParseLoopBody(t, "while@" + std::to_string(t.line) + ":" + std::to_string(t.col),
+                       std::move(f), out);
+}
+
+Status Parser::ParseLoopBody(const Token& t, const std::string& var, For f, Block* out) {
+  // The loop variable lives in its own scope around the body.
   scopes_.emplace_back();
   hidden_.emplace_back();
-  f.var = NewVar("while@" + std::to_string(t.line) + ":" + std::to_string(t.col));
+  f.var = NewVar(var);
   ++loop_depth_;
   Status s = IsPunct("{") ? ParseBlock(&f.body, nullptr,
-                                       "the `while` body at " + file_ + ":" +
+                                       "the `" + t.text + "` body at " + file_ + ":" +
                                            std::to_string(t.line) +
                                            " (the loop may run zero times)")
                           : Expected_("`{` to start the loop body");
@@ -262,6 +248,24 @@ Status Parser::CheckQualifiers(const Token& t, const std::string& base, const Qu
   return why.empty() ? Status::Ok() : Error(t, why, "parse.bad-qualifier");
 }
 
+Status Parser::ParseTokenVar(const std::string& after, const std::string& set_by,
+                             uint32_t* slot) {
+  const Token v = Peek();
+  std::string name;
+  PARITY_RETURN_IF_ERROR(ExpectName("token variable after " + after, &name));
+  auto found = LookupVar(name);
+  if (!found) {
+    if (std::string why = WhyNotVisible(name); !why.empty()) {
+      return Error(v, why, "parse.maybe-unset");
+    }
+    return Error(v, "unknown token variable `" + name + "` (set it with `" + set_by + " ... -> " +
+                        name + "`)",
+                 "parse.unknown-name");
+  }
+  *slot = *found;
+  return Status::Ok();
+}
+
 Status Parser::ParseOp(const Token& t, Block* out) {
   std::string w;
   Qualifiers quals;
@@ -326,19 +330,7 @@ Status Parser::ParseOp(const Token& t, Block* out) {
     if (AcceptWord("parity")) {
       PARITY_RETURN_IF_ERROR(ParseExpr(&op.parity));
     } else if (AcceptWord("token")) {
-      const Token v = Peek();
-      std::string name;
-      PARITY_RETURN_IF_ERROR(ExpectName("token variable after `token`", &name));
-      auto slot = LookupVar(name);
-      if (!slot) {
-        if (std::string why = WhyNotVisible(name); !why.empty()) {
-          return Error(v, why, "parse.maybe-unset");
-        }
-        return Error(v, "unknown token variable `" + name + "` (set it with `arrive ... -> " +
-                            name + "`)",
-                     "parse.unknown-name");
-      }
-      op.token_var = *slot;
+      PARITY_RETURN_IF_ERROR(ParseTokenVar("`token`", "arrive", &op.token_var));
     } else {
       return Expected_("`parity` or `token` after the barrier of `wait`");
     }
@@ -358,19 +350,7 @@ Status Parser::ParseOp(const Token& t, Block* out) {
   } else if (w == "pending_count") {
     // mbarrier.pending_count.b64 count, state: the token is the only operand (PTX ISA).
     MbarrierPendingCount op;
-    const Token v = Peek();
-    std::string name;
-    PARITY_RETURN_IF_ERROR(ExpectName("token variable after `pending_count`", &name));
-    auto slot = LookupVar(name);
-    if (!slot) {
-      if (std::string why = WhyNotVisible(name); !why.empty()) {
-        return Error(v, why, "parse.maybe-unset");
-      }
-      return Error(v, "unknown token variable `" + name + "` (set it with `arrive.nocomplete ... -> " +
-                          name + "`)",
-                   "parse.unknown-name");
-    }
-    op.token_var = *slot;
+    PARITY_RETURN_IF_ERROR(ParseTokenVar("`pending_count`", "arrive.nocomplete", &op.token_var));
     PARITY_RETURN_IF_ERROR(ExpectPunct("->", "before the result variable of `pending_count`"));
     PARITY_RETURN_IF_ERROR(DefineOrAssign(&op.result_var, "result variable after `->`"));
     PushOp(out, op, t);
