@@ -97,15 +97,6 @@ struct CpArrive {
   uint32_t upto = 0;
 };
 
-bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
-  if (a == b) return true;
-  if (a == ir::kNoExpr || b == ir::kNoExpr) return false;
-  const ir::Expr& x = p.expr(a);
-  const ir::Expr& y = p.expr(b);
-  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
-         SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
-}
-
 class Races {
  public:
   Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
@@ -182,10 +173,10 @@ class Races {
     int64_t mask = -1;
     if (const auto* t = op ? std::get_if<ir::TmaLoad>(op) : nullptr) {
       dst = &t->dst;
-      same = SameExpr(p_, t->dst.slot, t->bar.index);
+      same = ir::SameExpr(p_, t->dst.slot, t->bar.index);
     } else if (const auto* b = op ? std::get_if<ir::BulkLoad>(op) : nullptr) {
       dst = &b->dst;
-      same = SameExpr(p_, b->dst.slot, b->bar.index);
+      same = ir::SameExpr(p_, b->dst.slot, b->bar.index);
     } else {
       return;
     }
@@ -244,7 +235,7 @@ class Races {
       x.cta = CtaGlobal(ev, ev.target_cta);
       x.buffer = st->dst.buffer;
       x.slot = place ? place->slot : ev.index;
-      x.slot_known = place != nullptr || SameExpr(p_, st->dst.slot, st->bar.index);
+      x.slot_known = place != nullptr || ir::SameExpr(p_, st->dst.slot, st->bar.index);
       SetRange(&x, place, ev.value);
       x.event = i;
       Stamp(&x, a);

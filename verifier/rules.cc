@@ -136,16 +136,6 @@ struct CpArrive {
   uint32_t upto = 0;  // the cp.async copies its issuer had issued before it
 };
 
-// Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
-bool SameExpr(const ir::Program& p, ir::ExprId a, ir::ExprId b) {
-  if (a == b) return true;
-  if (a == ir::kNoExpr || b == ir::kNoExpr) return false;
-  const ir::Expr& x = p.expr(a);
-  const ir::Expr& y = p.expr(b);
-  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
-         SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
-}
-
 class Analysis {
  public:
   Analysis(const ir::Program& program, const engine::Engine& engine,
@@ -387,7 +377,7 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     c.has_buffer = true;
     c.buffer = load->dst.buffer;
     c.slot = ev.index;
-    c.has_bar_index = SameExpr(p_, load->dst.slot, load->bar.index);
+    c.has_bar_index = ir::SameExpr(p_, load->dst.slot, load->bar.index);
     c.bar_index = ev.index;
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
   } else if (k == EventKind::kBulkIssue) {
@@ -396,14 +386,14 @@ void Analysis::OnIssue(size_t i, const TraceEvent& ev, uint32_t a) {
     c.has_buffer = true;
     c.buffer = ev.object;
     c.slot = ev.index;
-    c.has_bar_index = SameExpr(p_, load->dst.slot, load->bar.index);
+    c.has_bar_index = ir::SameExpr(p_, load->dst.slot, load->bar.index);
     c.bar_index = ev.index;
     if (ev.flags & trace::kFlagMulticast) mask = static_cast<uint16_t>(ev.value2);
   } else {  // kStAsync names the barrier element; the slot only when it is the same expression
     const auto* st = op ? std::get_if<ir::StAsync>(op) : nullptr;
     c.has_bar_index = true;
     c.bar_index = ev.index;
-    c.has_buffer = st != nullptr && SameExpr(p_, st->dst.slot, st->bar.index);
+    c.has_buffer = st != nullptr && ir::SameExpr(p_, st->dst.slot, st->bar.index);
     if (c.has_buffer) {
       c.buffer = st->dst.buffer;
       c.slot = ev.index;

@@ -164,4 +164,13 @@ Expected<std::vector<int64_t>> BindParams(
   return values;
 }
 
+bool SameExpr(const Program& p, ExprId a, ExprId b) {
+  if (a == b) return true;
+  if (a == kNoExpr || b == kNoExpr) return false;
+  const Expr& x = p.expr(a);
+  const Expr& y = p.expr(b);
+  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
+         SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
+}
+
 }  // namespace parity::ir

@@ -318,6 +318,9 @@ struct Program {
   const Expr& expr(ExprId id) const { return exprs[id]; }
 };
 
+// Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
+bool SameExpr(const Program& p, ExprId a, ExprId b);
+
 // Values for the program's params: defaults overridden by -D NAME=VALUE. Unknown names are an
 // error (rule "param.unknown") naming the parameter and the file. Params are bound in declaration
 // order: an overridden param takes the given value, any other is its default_expr evaluated over
