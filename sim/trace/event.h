@@ -241,6 +241,33 @@ inline constexpr bool NamesMbarrier(uint8_t kind) {
   }
 }
 
+// Whether an event begins / ends a blocking wait of its agent (an mbarrier wait, a bulk or
+// cp.async group wait, a cluster barrier wait, a named barrier's bar.sync).
+inline constexpr bool IsWaitBegin(uint8_t kind) {
+  switch (static_cast<EventKind>(kind)) {
+    case EventKind::kWaitBegin:
+    case EventKind::kBulkWaitBegin:
+    case EventKind::kCpAsyncWaitBegin:
+    case EventKind::kClusterWaitBegin:
+    case EventKind::kNamedBarrierSyncBegin:
+      return true;
+    default:
+      return false;
+  }
+}
+inline constexpr bool IsWaitEnd(uint8_t kind) {
+  switch (static_cast<EventKind>(kind)) {
+    case EventKind::kWaitEnd:
+    case EventKind::kBulkWaitEnd:
+    case EventKind::kCpAsyncWaitEnd:
+    case EventKind::kClusterWaitEnd:
+    case EventKind::kNamedBarrierSyncEnd:
+      return true;
+    default:
+      return false;
+  }
+}
+
 inline constexpr uint8_t kFlagRemote = 1;      // the event acts on another CTA's object
 inline constexpr uint8_t kFlagMulticast = 2;   // part of a multicast (TMA, bulk, masked arrive)
 // A load's delivery (kTmaDeliver, a bulk load's kBulkComplete) names the buffer slot its bytes

@@ -18,16 +18,6 @@ using nlohmann::json;
 
 constexpr uint8_t K(EventKind k) { return static_cast<uint8_t>(k); }
 
-bool IsWaitBegin(uint8_t k) {
-  return k == K(EventKind::kWaitBegin) || k == K(EventKind::kBulkWaitBegin) ||
-         k == K(EventKind::kCpAsyncWaitBegin) || k == K(EventKind::kClusterWaitBegin) ||
-         k == K(EventKind::kNamedBarrierSyncBegin);
-}
-bool IsWaitEnd(uint8_t k) {
-  return k == K(EventKind::kWaitEnd) || k == K(EventKind::kBulkWaitEnd) ||
-         k == K(EventKind::kCpAsyncWaitEnd) || k == K(EventKind::kClusterWaitEnd) ||
-         k == K(EventKind::kNamedBarrierSyncEnd);
-}
 bool IsFlightIssue(uint8_t k) {
   return k == K(EventKind::kTmaIssue) || k == K(EventKind::kBulkIssue);
 }

@@ -24,16 +24,6 @@ using AgentKey = std::tuple<int, int, int>;     // cluster, CTA, agent index in 
 // Events drawn on a barrier's lane. An st.async is drawn as an arrow from its issuer's lane to
 // the barrier, where its complete_tx lands, not as a mark of its own there.
 bool OnBarrier(uint8_t k) { return trace::NamesMbarrier(k) && k != K(EventKind::kStAsync); }
-bool IsWaitBegin(uint8_t k) {
-  return k == K(EventKind::kWaitBegin) || k == K(EventKind::kBulkWaitBegin) ||
-         k == K(EventKind::kCpAsyncWaitBegin) || k == K(EventKind::kClusterWaitBegin) ||
-         k == K(EventKind::kNamedBarrierSyncBegin);
-}
-bool IsWaitEnd(uint8_t k) {
-  return k == K(EventKind::kWaitEnd) || k == K(EventKind::kBulkWaitEnd) ||
-         k == K(EventKind::kCpAsyncWaitEnd) || k == K(EventKind::kClusterWaitEnd) ||
-         k == K(EventKind::kNamedBarrierSyncEnd);
-}
 bool IsCopyIssue(uint8_t k) {
   return k == K(EventKind::kTmaIssue) || k == K(EventKind::kBulkIssue) ||
          k == K(EventKind::kStAsync);
@@ -325,12 +315,12 @@ void Picture::DrawAgents(std::ostringstream& os) {
     const AgentKey k{e.cluster, e.cta, e.agent};
     if (!agent_lanes_.count(k)) continue;
     const Lane& l = agent_lanes_[k];
-    if (IsWaitBegin(e.kind)) {
+    if (trace::IsWaitBegin(e.kind)) {
       open_wait[k] = i;
       open_verdict[k] = narr_[i].wait;
       continue;
     }
-    if (IsWaitEnd(e.kind) && open_wait.count(k)) {
+    if (trace::IsWaitEnd(e.kind) && open_wait.count(k)) {
       const size_t b = open_wait[k];
       const bool at_once = open_verdict[k] == WaitVerdict::kReturnsAtOnce ||
                            (open_verdict[k] == WaitVerdict::kNone && i == b + 1);
