@@ -42,6 +42,19 @@ struct CountsOptions {
   std::string format = "text";
 };
 
+// --tile-a MxK and --tile-b NxK into the request (both given).
+Status ReadTiles(const CountsOptions& o, CountsRequest* r) {
+  auto a = pipelines::ParsePair(o.tile_a);
+  if (!a.ok()) return a.status();
+  auto b = pipelines::ParsePair(o.tile_b);
+  if (!b.ok()) return b.status();
+  r->tile_a_m = a->first;
+  r->tile_a_k = a->second;
+  r->tile_b_n = b->first;
+  r->tile_b_k = b->second;
+  return Status::Ok();
+}
+
 Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
   CountsRequest r;
   auto kind = pipelines::ParseKind(o.kind);
@@ -71,14 +84,7 @@ Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
     if (o.tile_a.empty() || o.tile_b.empty()) {
       return Status("counts.param", "tma-async needs --tile-a MxK and --tile-b NxK");
     }
-    auto a = pipelines::ParsePair(o.tile_a);
-    if (!a.ok()) return a.status();
-    auto b = pipelines::ParsePair(o.tile_b);
-    if (!b.ok()) return b.status();
-    r.tile_a_m = a->first;
-    r.tile_a_k = a->second;
-    r.tile_b_n = b->first;
-    r.tile_b_k = b->second;
+    PARITY_RETURN_IF_ERROR(ReadTiles(o, &r));
   } else if (r.kind == pipelines::PipelineKind::kAsync) {
   } else if (r.kind == pipelines::PipelineKind::kCpAsync) {
     // The tiles are optional: without them, the stage arithmetic alone.
@@ -86,14 +92,7 @@ Expected<CountsRequest> BuildRequest(const CountsOptions& o) {
       if (o.tile_a.empty() || o.tile_b.empty()) {
         return Status("counts.param", "cp-async takes --tile-a MxK and --tile-b NxK together");
       }
-      auto a = pipelines::ParsePair(o.tile_a);
-      if (!a.ok()) return a.status();
-      auto b = pipelines::ParsePair(o.tile_b);
-      if (!b.ok()) return b.status();
-      r.tile_a_m = a->first;
-      r.tile_a_k = a->second;
-      r.tile_b_n = b->first;
-      r.tile_b_k = b->second;
+      PARITY_RETURN_IF_ERROR(ReadTiles(o, &r));
     }
   } else if (r.kind == pipelines::PipelineKind::kSingleTma) {
     if (o.box.empty()) return Status("counts.param", "single-tma needs --box W[xH...]");
