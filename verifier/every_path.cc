@@ -1,14 +1,21 @@
 #include "verifier/every_path.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <tuple>
+#include <utility>
 
+#include "verifier/concurrent_fingerprint_set.h"
 #include "verifier/expand.h"
 #include "verifier/fingerprint_set.h"
 #include "verifier/races.h"
 #include "verifier/symmetry.h"
+#include "verifier/work_pool.h"
 
 namespace parity::verifier {
 namespace {
@@ -21,14 +28,19 @@ namespace fpmix = engine::fpmix;
 
 constexpr uint8_t kBlocked = 1;  // Engine::AgentState::status
 
-struct Frame {
-  explicit Frame(Engine e) : engine(std::move(e)) {}
-  Engine engine;
+// A pair's history digest (the engine holds its state).
+struct History {
   std::vector<uint64_t> digest;      // per agent: its synchronising steps, in order
   std::vector<uint64_t> last_word;   // per agent: the last word its digest took
   std::vector<uint64_t> deliveries;  // per agent: a commutative sum over its landed operations
-  std::vector<Choice> choices;
-  std::vector<uint8_t> take;
+};
+
+// A level of a thread's depth-first path.
+struct Frame {
+  explicit Frame(const Engine& e) : engine(e) {}
+  Engine engine;
+  History h;
+  std::vector<Choice> choices;  // the persistent set's steps to take from it
   size_t next = 0;
   Choice via{};  // the step from the frame below
 };
@@ -85,23 +97,342 @@ uint64_t DeliveryTerm(const Engine& before, uint32_t i) {
 // the same for a state and digest and their image under a permutation of interchangeable
 // agents: the symmetric fingerprint, and the multiset of each agent's (class, content, in-flight
 // operations, digests), so that each agent's digest stays bound to its own state.
-uint64_t PairKey(const Engine& e, const Frame& f, const std::vector<uint32_t>& classes) {
+uint64_t PairKey(const Engine& e, const History& h, const std::vector<uint32_t>& classes) {
   const uint64_t state = classes.empty() ? e.Fingerprint() : e.SymmetricFingerprint(classes);
   uint64_t agents = 0;
-  for (uint32_t a = 0; a < f.digest.size(); ++a) {
+  for (uint32_t a = 0; a < h.digest.size(); ++a) {
     const bool grouped = !classes.empty() && classes[a] != Engine::kNoGroup;
-    uint64_t h = fpmix::Word(0x3c6ef372fe94f82bull,
+    uint64_t x = fpmix::Word(0x3c6ef372fe94f82bull,
                              grouped ? classes[a] : (uint64_t{1} << 40) | a);
     if (grouped) {
       const engine::Predictor p(e);
-      h = fpmix::Word(fpmix::Word(h, p.FpCachedObject(e.GroupsObject(a))), p.FpCachedOps(a));
+      x = fpmix::Word(fpmix::Word(x, p.FpCachedObject(e.GroupsObject(a))), p.FpCachedOps(a));
     }
-    h = fpmix::Word(fpmix::Word(h, f.digest[a]), f.deliveries[a]);
-    agents += fpmix::Final(h);
+    x = fpmix::Word(fpmix::Word(x, h.digest[a]), h.deliveries[a]);
+    agents += fpmix::Final(x);
   }
   const uint64_t k = fpmix::Final(fpmix::Word(state, agents));
   return k == 0 ? 1 : k;
 }
+
+// Step c from frame f into g (whose engine is a copy of f's): the state and the digest.
+void StepPair(const Frame& f, Choice c, Frame& g, Footprint& fp) {
+  g.h = f.h;
+  g.via = c;
+  g.engine.Step(c, &fp);
+  if (c.kind == Choice::Kind::kAgent) {
+    const uint32_t a = c.index;
+    // A step that only blocks observes nothing and changes nothing but the agent's status;
+    // a step that repeats the agent's last word (a test_wait polling one phase again)
+    // observes nothing new.
+    const uint64_t word =
+        g.engine.agent_state(a).status == kBlocked ? 0 : AgentWord(f.engine, a, fp);
+    if (word != 0 && word != g.h.last_word[a]) {
+      g.h.digest[a] = fpmix::Word(g.h.digest[a], word);
+      g.h.last_word[a] = word;
+    }
+  } else {
+    g.h.deliveries[f.engine.in_flight_ops()[c.index].agent] += DeliveryTerm(f.engine, c.index);
+  }
+}
+
+// Work handed from one thread to another (verifier/work_pool.h): a stored running pair (its
+// state packed against the initial state; the path to it, for the rules' replay) and the
+// steps of its persistent set still to take. Pack and Unpack keep the in-flight operations in
+// their order, so the steps name the same choices on the receiver's engine.
+struct Item {
+  bool initial = false;  // the initial state, not expanded yet (no bytes, no steps)
+  std::vector<uint8_t> bytes;
+  History h;
+  std::vector<Choice> path;
+  std::vector<Choice> steps;
+};
+
+// The search of every_path.h on options.threads threads (one: the calling thread alone). Each
+// thread searches depth-first on a stack of its own, as the explorer's parallel search does
+// (verifier/parallel_dfs.h): one shared set of pair keys (a key is claimed by exactly one
+// thread, which expands the pair or hands it over), stack splitting through a WorkPool. The
+// argument of every_path.h uses no order of expansion: (1) needs only that every stored
+// running pair is expanded with the persistent set of its state and (4) that one path to each
+// stored completed pair is checked, whichever thread reached it first; so the findings and
+// race pairs of a complete search are the same sets on any number of threads (the tests
+// compare them). What depends on timing: which finding is reported first (stopping at it), its
+// path, the number of pairs (as parallel_dfs.h says of states: the engine that represents a
+// pair, hence its persistent set, is the first path's) and how far a bound let it get.
+class EveryPathSearch {
+ public:
+  EveryPathSearch(const ir::Program& program, const std::vector<int64_t>& params,
+                  const ExploreOptions& options, double seconds, bool collect_all)
+      : program_(program),
+        params_(params),
+        options_(options),
+        seconds_(seconds),
+        collect_all_(collect_all),
+        threads_(static_cast<size_t>(std::max(1, options.threads))),
+        pool_(threads_) {}
+
+  EveryPathResult Run() {
+    t0_ = std::chrono::steady_clock::now();
+    engine::EngineOptions eo;
+    eo.record_trace = false;
+    Expected<Engine> created = Engine::Create(program_, params_, eo);
+    if (!created.ok()) return res_;  // the explorer reports bad input
+    if (created->outcome() != Outcome::kRunning) return res_;
+    base_ = std::make_unique<Engine>(std::move(created).value());
+    if (options_.symmetry && options_.reduction) {
+      std::string why;
+      classes_ = SymmetryClasses(program_, params_, *base_, &why);
+    }
+    if (threads_ > 1) many_ = std::make_unique<ConcurrentFingerprintSet>();
+    Item root;
+    root.initial = true;
+    const uint32_t n = base_->num_agents();
+    root.h.digest.assign(n, 0);
+    root.h.last_word.assign(n, 0);
+    root.h.deliveries.assign(n, 0);
+    // (Before the workers copy it: their copies keep its fingerprint cache.)
+    Insert(PairKey(*base_, root.h, classes_));
+    for (size_t t = 0; t < threads_; ++t) {
+      workers_.push_back(std::make_unique<Worker>(*base_, options_, threads_ > 1));
+    }
+    Count(*workers_[0]);
+    pool_.Give(std::move(root));
+    {
+      std::vector<std::thread> threads;
+      for (size_t t = 1; t < threads_; ++t) threads.emplace_back([this, t] { RunThread(t); });
+      RunThread(0);
+      for (std::thread& th : threads) th.join();
+    }
+    res_.states = States();
+    for (const auto& k : workers_) res_.completed_pairs += k->completed;
+    res_.handovers = pool_.given() - 1;  // (the initial state's item is no hand-over)
+    return std::move(res_);
+  }
+
+ private:
+  struct Worker {
+    Worker(const Engine& base, const ExploreOptions& o, bool isolate) {
+      own = std::make_unique<Engine>(isolate ? base.IsolatedCopy() : base);
+      w.reducer = std::make_unique<reduction::Reducer>(base, o.guarded_waits, o.mask_closure,
+                                                       o.phase_bounded_balance);
+    }
+    std::unique_ptr<Engine> own;  // this thread's program copy (the frames are copies of it)
+    reduction::ExpandWorker w;
+    std::vector<std::unique_ptr<Frame>> frames;
+    size_t depth = 0;          // frames in use
+    std::vector<Choice> prefix;  // the path to frames[0]'s pair
+    Footprint fp;
+    // Pairs this thread stored (written by it only; read by the others' --max-states check),
+    // and what is left of its block of the shared count (claimed_).
+    std::atomic<uint64_t> states{0};
+    uint64_t unclaimed = 0;
+    uint64_t steps = 0;
+    uint64_t completed = 0;
+    char pad[64];  // the counters are written on every step by their own thread only
+  };
+
+  bool Insert(uint64_t key) { return many_ ? many_->Insert(key) : one_.Insert(key); }
+
+  // Counts a stored pair. The shared count (claimed_) moves in blocks, so that the threads do
+  // not write one counter per pair; it bounds the pairs stored from above.
+  static constexpr uint64_t kBlock = 256;
+  void Count(Worker& k) {
+    if (k.unclaimed == 0) {
+      claimed_.fetch_add(kBlock, std::memory_order_relaxed);
+      k.unclaimed = kBlock;
+    }
+    --k.unclaimed;
+    k.states.store(k.states.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  uint64_t States() const {
+    uint64_t n = 0;
+    for (const auto& k : workers_) n += k->states.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  Frame& FrameAt(Worker& k, size_t i) {
+    while (k.frames.size() <= i) k.frames.push_back(std::make_unique<Frame>(*k.own));
+    return *k.frames[i];
+  }
+
+  // Makes the frame at k.depth (its engine and history set) the top, expanding it.
+  void Push(Worker& k) {
+    Frame& f = FrameAt(k, k.depth++);
+    const size_t n = reduction::ExpandState(k.w, f.engine, options_.reduction,
+                                            options_.guarded_waits);
+    f.choices.clear();
+    for (size_t i = 0; i < n; ++i) {
+      if (k.w.take[i]) f.choices.push_back(k.w.choices[i]);
+    }
+    f.next = 0;
+  }
+
+  std::vector<Choice> PathTo(const Worker& k, size_t level) const {
+    std::vector<Choice> p = k.prefix;
+    for (size_t i = 1; i <= level; ++i) p.push_back(k.frames[i]->via);
+    return p;
+  }
+
+  void Bound(std::string why) {
+    {
+      std::lock_guard<std::mutex> g(res_mu_);
+      if (res_.complete && (collect_all_ || !res_.found)) {
+        res_.complete = false;
+        res_.bound = std::move(why);
+      }
+    }
+    pool_.Halt();
+  }
+
+  // Stack splitting, as the explorer's parallel search: the lowest frame with steps left gives
+  // away the later half of them (rounded up when it is not the top, which keeps this thread
+  // busy with the frames above).
+  void MaybeDonate(Worker& k) {
+    if (!pool_.Wanted()) return;
+    for (size_t i = 0; i < k.depth; ++i) {
+      Frame& f = *k.frames[i];
+      const size_t left = f.choices.size() - f.next;
+      if (left == 0 || (left == 1 && i + 1 == k.depth)) continue;
+      const size_t give = i + 1 == k.depth ? left / 2 : (left + 1) / 2;
+      Item item;
+      f.engine.Pack(*base_, &item.bytes);
+      item.h = f.h;
+      item.path = PathTo(k, i);
+      item.steps.assign(f.choices.end() - static_cast<std::ptrdiff_t>(give), f.choices.end());
+      f.choices.resize(f.choices.size() - give);
+      pool_.Give(std::move(item));
+      return;
+    }
+  }
+
+  bool TakeWork(Worker& k) {
+    Item item;
+    if (!pool_.Take(&item)) return false;
+    Frame& f = FrameAt(k, 0);
+    k.prefix = std::move(item.path);
+    f.h = std::move(item.h);
+    k.depth = 0;
+    if (item.initial) {
+      f.engine = *k.own;
+      Push(k);
+      return true;
+    }
+    f.engine.Unpack(*base_, item.bytes.data(), item.bytes.size());
+    PairKey(f.engine, f.h, classes_);  // a clean fingerprint cache for the copies above it
+    f.choices = std::move(item.steps);
+    f.next = 0;
+    k.depth = 1;
+    return true;
+  }
+
+  void RunThread(size_t t) {
+    Worker& k = *workers_[t];
+    while (TakeWork(k)) Search(k);
+  }
+
+  // The rules (and with collect_all the races) on the path to a completed pair.
+  void CheckCompleted(Worker& k, std::vector<Choice> path) {
+    ++k.completed;
+    Expected<Engine> e = Replay(program_, params_, path);
+    if (!e.ok()) return;
+    std::vector<Finding> findings = CheckRules(program_, *e, e->trace());
+    if (collect_all_) {
+      std::vector<Finding> races = CheckRaces(program_, *e, e->trace());
+      std::lock_guard<std::mutex> g(res_mu_);
+      if (HasErrors(findings) && !res_.found) {
+        res_.found = true;
+        res_.path = std::move(path);
+      }
+      for (Finding& f : races) {
+        if (races_seen_.emplace(f.agent, f.pc, f.other_agent, f.other_pc, f.object, f.index,
+                                f.cta)
+                .second) {
+          res_.races.push_back(std::move(f));
+        }
+      }
+      for (Finding& f : findings) {
+        if (collected_
+                .emplace(static_cast<int>(f.code()), f.agent, f.pc, f.other_agent, f.other_pc,
+                         f.object_is_buffer, f.object, f.index, f.cta)
+                .second) {
+          res_.findings.push_back(std::move(f));
+        }
+      }
+      return;
+    }
+    if (!HasErrors(findings)) return;
+    {
+      std::lock_guard<std::mutex> g(res_mu_);
+      if (!res_.found) {
+        res_.found = true;
+        res_.path = std::move(path);
+        res_.findings = std::move(findings);
+      }
+    }
+    pool_.Halt();
+  }
+
+  // Depth-first from the thread's stack until it is empty or the search halts.
+  void Search(Worker& k) {
+    while (k.depth != 0) {
+      if (pool_.Halted()) return;
+      MaybeDonate(k);
+      Frame& f = *k.frames[k.depth - 1];
+      if (f.next == f.choices.size()) {
+        --k.depth;
+        continue;
+      }
+      if (claimed_.load(std::memory_order_relaxed) >= options_.max_states &&
+          States() >= options_.max_states) {
+        Bound("--max-states " + std::to_string(options_.max_states) +
+              " (protocol rules on every path)");
+        return;
+      }
+      if (seconds_ > 0 && (++k.steps & 255) == 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >
+              seconds_) {
+        Bound("--time-limit (protocol rules on every path)");
+        return;
+      }
+      const Choice c = f.choices[f.next++];
+      Frame& g = FrameAt(k, k.depth);  // (frames do not move when the vector grows)
+      g.engine = f.engine;
+      StepPair(f, c, g, k.fp);
+      if (!Insert(PairKey(g.engine, g.h, classes_))) continue;
+      Count(k);
+      const Outcome o = g.engine.outcome();
+      if (o == Outcome::kRunning) {
+        Push(k);
+        continue;
+      }
+      if (o != Outcome::kCompleted) continue;  // deadlocks and violations are the explorer's
+      CheckCompleted(k, PathTo(k, k.depth));
+    }
+  }
+
+  const ir::Program& program_;
+  const std::vector<int64_t>& params_;
+  const ExploreOptions& options_;
+  const double seconds_;
+  const bool collect_all_;
+  const size_t threads_;
+  std::chrono::steady_clock::time_point t0_;
+  std::unique_ptr<Engine> base_;  // the initial state: the base of packed states (only read)
+  std::vector<uint32_t> classes_;
+  FingerprintSet one_;                           // one thread: the set of pair keys
+  std::unique_ptr<ConcurrentFingerprintSet> many_;  // several threads: the shared one
+  std::atomic<uint64_t> claimed_{0};
+  std::vector<std::unique_ptr<Worker>> workers_;
+  WorkPool<Item> pool_;
+  // The result (res_mu_ while the threads run).
+  std::mutex res_mu_;
+  EveryPathResult res_;
+  std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, bool, uint32_t, uint32_t,
+                      uint32_t>>
+      collected_;
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
+      races_seen_;
+};
 
 }  // namespace
 
@@ -109,139 +440,7 @@ EveryPathResult CheckRulesOnEveryPath(const ir::Program& program,
                                       const std::vector<int64_t>& params,
                                       const ExploreOptions& options, double seconds,
                                       bool collect_all) {
-  EveryPathResult res;
-  std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, bool, uint32_t, uint32_t,
-                      uint32_t>>
-      collected;
-  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
-      races_seen;
-  const auto t0 = std::chrono::steady_clock::now();
-  engine::EngineOptions eo;
-  eo.record_trace = false;
-  Expected<Engine> created = Engine::Create(program, params, eo);
-  if (!created.ok()) return res;  // the explorer reports bad input
-  reduction::ExpandWorker w;
-  w.reducer = std::make_unique<reduction::Reducer>(*created, options.guarded_waits,
-                                                   options.mask_closure,
-                                                   options.phase_bounded_balance);
-  FingerprintSet seen;
-  std::vector<std::unique_ptr<Frame>> frames;
-  size_t depth = 0;
-  auto path_to = [&](Choice last) {
-    std::vector<Choice> p;
-    for (size_t i = 1; i < depth; ++i) p.push_back(frames[i]->via);
-    p.push_back(last);
-    return p;
-  };
-  // Makes the frame at `depth` (its engine, digests and via set) the top, expanding it.
-  auto push = [&] {
-    Frame& f = *frames[depth++];
-    ExpandState(w, f.engine, options.reduction, options.guarded_waits);
-    f.choices = w.choices;
-    f.take = w.take;
-    f.next = 0;
-  };
-  {
-    auto root = std::make_unique<Frame>(std::move(created).value());
-    root->digest.assign(root->engine.num_agents(), 0);
-    root->last_word.assign(root->engine.num_agents(), 0);
-    root->deliveries.assign(root->engine.num_agents(), 0);
-    frames.push_back(std::move(root));
-  }
-  if (frames[0]->engine.outcome() != Outcome::kRunning) return res;
-  std::vector<uint32_t> classes;
-  if (options.symmetry && options.reduction) {
-    std::string why;
-    classes = SymmetryClasses(program, params, frames[0]->engine, &why);
-  }
-  seen.Insert(PairKey(frames[0]->engine, *frames[0], classes));
-  ++res.states;
-  push();
-  Footprint fp;
-  while (depth != 0) {
-    Frame& f = *frames[depth - 1];
-    if (f.next == f.choices.size()) {
-      --depth;
-      continue;
-    }
-    const size_t i = f.next++;
-    if (!f.take[i]) continue;
-    if (res.states >= options.max_states) {
-      res.complete = false;
-      res.bound = "--max-states " + std::to_string(options.max_states) +
-                  " (protocol rules on every path)";
-      return res;
-    }
-    if (seconds > 0 && (res.states & 255) == 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > seconds) {
-      res.complete = false;
-      res.bound = "--time-limit (protocol rules on every path)";
-      return res;
-    }
-    const Choice c = f.choices[i];
-    if (depth == frames.size()) frames.push_back(std::make_unique<Frame>(f.engine));
-    Frame& g = *frames[depth];
-    g.engine = f.engine;
-    g.digest = f.digest;
-    g.last_word = f.last_word;
-    g.deliveries = f.deliveries;
-    g.via = c;
-    g.engine.Step(c, &fp);
-    if (c.kind == Choice::Kind::kAgent) {
-      const uint32_t a = c.index;
-      // A step that only blocks observes nothing and changes nothing but the agent's status;
-      // a step that repeats the agent's last word (a test_wait polling one phase again)
-      // observes nothing new.
-      const uint64_t word =
-          g.engine.agent_state(a).status == kBlocked ? 0 : AgentWord(f.engine, a, fp);
-      if (word != 0 && word != g.last_word[a]) {
-        g.digest[a] = fpmix::Word(g.digest[a], word);
-        g.last_word[a] = word;
-      }
-    } else {
-      g.deliveries[f.engine.in_flight_ops()[c.index].agent] += DeliveryTerm(f.engine, c.index);
-    }
-    if (!seen.Insert(PairKey(g.engine, g, classes))) continue;
-    ++res.states;
-    const Outcome o = g.engine.outcome();
-    if (o == Outcome::kRunning) {
-      push();
-      continue;
-    }
-    if (o != Outcome::kCompleted) continue;  // deadlocks and violations are the explorer's
-    ++res.completed_pairs;
-    const std::vector<Choice> path = path_to(c);
-    Expected<Engine> e = Replay(program, params, path);
-    if (!e.ok()) continue;
-    std::vector<Finding> findings = CheckRules(program, *e, e->trace());
-    if (collect_all) {
-      if (HasErrors(findings) && !res.found) {
-        res.found = true;
-        res.path = path;
-      }
-      for (Finding& f : CheckRaces(program, *e, e->trace())) {
-        if (races_seen.emplace(f.agent, f.pc, f.other_agent, f.other_pc, f.object, f.index, f.cta)
-                .second) {
-          res.races.push_back(std::move(f));
-        }
-      }
-      for (Finding& f : findings) {
-        if (collected
-                .emplace(static_cast<int>(f.code()), f.agent, f.pc, f.other_agent, f.other_pc,
-                         f.object_is_buffer, f.object, f.index, f.cta)
-                .second) {
-          res.findings.push_back(std::move(f));
-        }
-      }
-      continue;
-    }
-    if (!HasErrors(findings)) continue;
-    res.found = true;
-    res.path = path;
-    res.findings = std::move(findings);
-    return res;
-  }
-  return res;
+  return EveryPathSearch(program, params, options, seconds, collect_all).Run();
 }
 
 }  // namespace parity::verifier

@@ -66,6 +66,15 @@
 // before. With symmetry classes (explore.h) a pair is stored up to a permutation of
 // interchangeable agents that maps each agent's state and digests to another's: the findings of
 // the permuted runs are the same up to that permutation (reported by role and statement).
+// Threads (ExploreOptions::threads > 1): the search runs as the explorer's parallel depth-first
+// search does (verifier/parallel_dfs.h): each thread depth-first on a stack of its own, one
+// shared set of pair keys (ConcurrentFingerprintSet: a pair is claimed by one thread, which
+// expands it or hands it over), stack splitting through verifier/work_pool.h, and the rules of
+// a completed pair run by the thread that reached it. Nothing in (1)-(5) depends on the order
+// in which pairs are expanded or on which path first reached a pair, so a complete search finds
+// the same rule findings (those that depend on happens-before) and race pairs on any number of
+// threads; which finding is reported first, its path and the number of pairs stored may vary
+// (the tests compare the sets: tests/verifier/every_path_sets_test.cc).
 #ifndef PARITY_VERIFIER_EVERY_PATH_H_
 #define PARITY_VERIFIER_EVERY_PATH_H_
 
@@ -85,6 +94,7 @@ struct EveryPathResult {
   std::string bound;
   uint64_t states = 0;           // (state, digest) pairs stored
   uint64_t completed_pairs = 0;  // completed (state, digest) pairs the rules ran on
+  uint64_t handovers = 0;        // work handed from one thread to another (options.threads > 1)
   bool found = false;            // a rule (error severity) or race on some path
   std::vector<engine::Choice> path;
   std::vector<Finding> findings;
@@ -93,7 +103,7 @@ struct EveryPathResult {
   std::vector<Finding> races;
 };
 
-// The search above; `seconds` bounds it (0: no bound). With `collect_all` it does not stop at
+// The search above, on options.threads threads; `seconds` bounds it (0: no bound). With `collect_all` it does not stop at
 // the first finding: `findings` is every finding of every completed pair (each once: by rule,
 // agents, statements, object and element), `path` the first run with an error, so that the
 // reduced and the brute-force searches can be compared on the whole set

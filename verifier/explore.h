@@ -189,7 +189,9 @@
 // Parallel searches (ExploreOptions::threads > 1). Depth-first (the default): T threads, each a
 // depth-first search of its own, share one visited set and split each other's stacks
 // (verifier/parallel_dfs.h, with the argument why no cycle proviso is needed and what varies
-// from run to run: which finding comes first, the number of states). Breadth-first
+// from run to run: which finding comes first, the number of states); the every-path search of
+// the rules that follows a search without findings runs on the same threads (every_path.h).
+// Breadth-first
 // (breadth_first): a level-synchronous search. Each
 // level's frontier is cut into blocks that the threads expand (persistent set, stepping the
 // successors, fingerprints) on engines of their own (Engine::IsolatedCopy) with reducers of
@@ -298,7 +300,8 @@ struct ExploreOptions {
   // Threads of the search. More than one: the depth-first search on that many threads sharing
   // one visited set (verifier/parallel_dfs.h), or with breadth_first a level-synchronous
   // breadth-first search whose expansions run in parallel (see the header comment), whose
-  // result does not depend on the number of threads.
+  // result does not depend on the number of threads; either way the every-path search of the
+  // rules (every_path.h) then runs on that many threads too.
   int threads = 1;
 };
 

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -20,6 +18,7 @@
 #include "verifier/expand.h"
 #include "verifier/rules.h"
 #include "verifier/symmetry.h"
+#include "verifier/work_pool.h"
 
 namespace parity::verifier {
 namespace {
@@ -63,7 +62,10 @@ class ParallelSearch {
  public:
   ParallelSearch(const ir::Program& program, const std::vector<int64_t>& params,
                  const ExploreOptions& options)
-      : program_(program), params_(params), options_(options) {}
+      : program_(program),
+        params_(params),
+        options_(options),
+        pool_(static_cast<size_t>(std::max(2, options.threads))) {}
 
   ExploreResult Run() {
     t0_ = Clock::now();
@@ -90,8 +92,7 @@ class ParallelSearch {
       Item root;
       base_->Pack(*base_, &root.bytes);
       root.expand = true;
-      pool_.push_back(std::move(root));
-      pool_size_ = 1;
+      pool_.Give(std::move(root));
     }
     {
       std::vector<std::thread> threads;
@@ -172,14 +173,9 @@ class ParallelSearch {
     }
   }
 
-  // Ends the search (a finding with stop_at_first, a bound): every thread stops at its next
-  // check, and the hungry ones are woken.
-  void StopAll() {
-    halt_.store(true, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> g(pool_mu_);
-    pool_cv_.notify_all();
-  }
-  bool Halted() const { return halt_.load(std::memory_order_relaxed); }
+  // Ends the search (a finding with stop_at_first, a bound).
+  void StopAll() { pool_.Halt(); }
+  bool Halted() const { return pool_.Halted(); }
 
   void Bound(std::string why) {
     {
@@ -323,9 +319,7 @@ class ParallelSearch {
   // lowest frame with steps left gives away the later half of them (rounded up when it is not
   // the top, which keeps the thread busy: it has the frames above).
   void MaybeDonate(Worker& k) {
-    if (hungry_.load(std::memory_order_relaxed) <= pool_size_.load(std::memory_order_relaxed)) {
-      return;
-    }
+    if (!pool_.Wanted()) return;
     for (size_t i = 0; i < k.depth; ++i) {
       Frame& f = *k.frames[i];
       const size_t left = f.choices.size() - f.next;
@@ -337,12 +331,7 @@ class ParallelSearch {
       item.depth = k.base_depth + static_cast<uint32_t>(i);
       item.steps.assign(f.choices.end() - static_cast<std::ptrdiff_t>(give), f.choices.end());
       f.choices.resize(f.choices.size() - give);
-      {
-        std::lock_guard<std::mutex> g(pool_mu_);
-        pool_.push_back(std::move(item));
-        pool_size_.store(pool_.size(), std::memory_order_relaxed);
-      }
-      pool_cv_.notify_one();
+      pool_.Give(std::move(item));
       return;
     }
   }
@@ -350,29 +339,7 @@ class ParallelSearch {
   // Waits for an item (false: the search is over) and sets up the thread's stack with it.
   bool TakeWork(Worker& k) {
     Item item;
-    {
-      std::unique_lock<std::mutex> g(pool_mu_);
-      ++idle_;
-      for (;;) {
-        if (Halted() || finished_) {
-          hungry_.store(0, std::memory_order_relaxed);
-          return false;
-        }
-        if (!pool_.empty()) break;
-        if (idle_ == workers_.size()) {  // every thread hungry, nothing handed over: done
-          finished_ = true;
-          pool_cv_.notify_all();
-          continue;
-        }
-        hungry_.store(idle_, std::memory_order_relaxed);
-        pool_cv_.wait(g);
-      }
-      item = std::move(pool_.front());
-      pool_.pop_front();
-      pool_size_.store(pool_.size(), std::memory_order_relaxed);
-      --idle_;
-      hungry_.store(idle_, std::memory_order_relaxed);
-    }
+    if (!pool_.Take(&item)) return false;
     k.depth = 0;
     k.base_depth = item.depth;
     Frame& f = FrameAt(k, 0);
@@ -476,15 +443,8 @@ class ParallelSearch {
   ConcurrentFingerprintSet seen_;
   ConcurrentRecords records_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  // The work handed over, and the threads waiting for some.
-  std::mutex pool_mu_;
-  std::condition_variable pool_cv_;
-  std::deque<Item> pool_;
-  size_t idle_ = 0;
-  bool finished_ = false;
-  std::atomic<size_t> hungry_{0};
-  std::atomic<size_t> pool_size_{0};
-  std::atomic<bool> halt_{false};
+  // The work handed over, and the threads waiting for some (verifier/work_pool.h).
+  WorkPool<Item> pool_;
   // The result's findings (res_mu_).
   std::mutex res_mu_;
   ExploreResult res_;

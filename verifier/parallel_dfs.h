@@ -7,7 +7,8 @@
 // fingerprinted and inserted) over one shared visited set (ConcurrentFingerprintSet: a
 // fingerprint is claimed by exactly one thread, which numbers the state, ConcurrentRecords, and
 // is the only one to expand it) and one shared result (findings, under a lock). Work moves by
-// stack splitting: a thread with nothing to do says so (a count of hungry threads), and a
+// stack splitting (verifier/work_pool.h, shared with the every-path rule search): a thread with
+// nothing to do says so (a count of hungry threads), and a
 // thread that sees it hands over the untaken half of the successors of the lowest frame of its
 // stack that has some (the largest subtrees), as that frame's state (Engine::Pack) with the
 // steps to take from it; the receiver unpacks it on its own engine (Engine::Unpack; every thread

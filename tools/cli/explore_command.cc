@@ -244,7 +244,8 @@ nlohmann::json StatsJson(const verifier::ExploreStats& s) {
           {"transitions", s.transitions}, {"enabled", s.enabled},
           {"pruned", s.pruned},           {"depth", s.depth},
           {"seconds", s.seconds},         {"completed_ends", s.completed_ends},
-          {"deadlock_ends", s.deadlock_ends}, {"violation_ends", s.violation_ends}};
+          {"deadlock_ends", s.deadlock_ends}, {"violation_ends", s.violation_ends},
+          {"history_states", s.history_states}, {"history_completed", s.history_completed}};
 }
 
 // --format json (schema parity.explore/1) or sarif.
@@ -288,6 +289,7 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
   j["bound"] = report.bound;
   j["reduction"] = d.options.reduction;
   j["breadth_first"] = d.options.breadth_first;
+  j["threads"] = d.options.threads;
   j["symmetry"] = report.symmetry;
   j["stats"] = StatsJson(d.result.stats);
   if (d.result.has_bfs_stats) j["shortest_search_stats"] = StatsJson(d.result.bfs_stats);
@@ -503,7 +505,8 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
                   "worker threads; more than one: a depth-first search on that many threads "
                   "sharing one visited set (the same verdict and end states as one thread; "
                   "which counterexample comes first varies), or with --bfs a breadth-first one "
-                  "with the same result as --bfs on one thread (only a --time-limit cut varies)")
+                  "with the same result as --bfs on one thread (only a --time-limit cut varies); "
+                  "the search of the rules and races on every path runs on as many threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
   sub->add_flag("--no-reduction", opt->no_reduction,
