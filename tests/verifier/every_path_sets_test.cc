@@ -48,7 +48,7 @@ constexpr uint64_t kMaxPairs = 20'000;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr uint64_t kMaxBundledPairs = 2'000;
 #else
-constexpr uint64_t kMaxBundledPairs = 30'000;
+constexpr uint64_t kMaxBundledPairs = 10'000;
 #endif
 
 uint64_t EnvOr(const char* name, uint64_t fallback) {
