@@ -37,7 +37,7 @@
 namespace parity::verifier {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr uint64_t kSchedules = 40;
 #else
 constexpr uint64_t kSchedules = 240;
