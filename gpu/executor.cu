@@ -1,4 +1,5 @@
-// The schedule executor kernel and its host launcher (see gpu/executor.h for the agent model).
+// The schedule executor kernel (see gpu/executor.h for the agent model; its host launcher, RunOnGpu,
+// is gpu/launch.cu).
 // The kernel reads the compact encoding of sim/ir/encoding.h word for word and issues, for each
 // operation, the PTX instruction it stands for (gpu/ptx.cuh). When every agent's run is fixed
 // before the launch (no state tokens, no test_wait results, only the ops of Resolve), the host
@@ -14,11 +15,12 @@
 // leaves while a peer may still arrive on its barriers or multicast into it.
 // barrier.cluster.wait and bar.sync have no bounded form (PTX ISA 9.7.13.3, 9.7.13.1); a kernel
 // stuck there is caught by the host watchdog in RunOnGpu, which reports the hang and exits the
-// process (the driver then ends the kernel).
+// process (the driver then ends the kernel). griddepcontrol.wait (a programmatic dependent
+// launch) has none either: it returns once the primary grid completed, which the primary's
+// bounded waits guarantee (an abort there ends that grid too); the dependent then reads the
+// primary's count of agents that ran to their end to tell a completion from an abort.
 #include <algorithm>
 #include <iterator>
-#include <chrono>
-#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,6 +29,7 @@
 #include "gpu/executor.h"
 #include "gpu/resolve.h"
 #include "gpu/host.cuh"
+#include "gpu/kernel_config.cuh"
 #include "gpu/ptx.cuh"
 #include "gpu/use_check.cuh"
 
@@ -41,48 +44,6 @@ using exec::kNone;
 using exec::OpKind;
 using exec::ResolvedOp;
 constexpr uint32_t kFull = 0xffffffffu;
-// Dynamic shared memory the kernel may ask for: 227 KB per block on sm_90, less what the kernel
-// declares statically (the DeviceConfig copy).
-constexpr uint64_t kMaxDynamicSmem = 227 * 1024 - 1024;
-
-struct TensorMaps {
-  CUtensorMap map[kMaxTensorMaps];
-};
-
-// Everything the kernel needs besides the tensor maps (passed by value): the schedule's layout
-// that the shared executor reads (exec::Layout, filled by FillLayout), and the launch's own.
-struct DeviceConfig : exec::Layout {
-  const AgentSlot* agents;
-  uint32_t num_words;
-  uint32_t words_in_smem;  // 1: the kernel copies `words` to dynamic shared memory at smem_bytes
-  uint32_t clusters, warps_per_cta;
-  uint32_t barrier_elements, init_bitmap_offset;
-  uint32_t buffers_begin, smem_bytes;
-  uint32_t map_rank[kMaxTensorMaps], map_box_bytes[kMaxTensorMaps];
-  long long budget_cycles;
-  // Results.
-  TraceEvent* ring;             // [agent_global * ring_capacity]
-  uint32_t ring_capacity;
-  AgentRecord* records;         // [agent_global]
-  volatile uint32_t* abort_flag;
-  HangReport* hang;             // written by the agent that wins hang_claim
-  uint32_t* hang_claim;
-  uint32_t* exit_count;         // [cluster]
-  const uint32_t* agents_per_cluster;
-  unsigned long long* stats;    // uses, used chunks, bad chunks, zero chunks, finished agents
-  // The global source of cp.async and bulk.load and destination of bulk.store: one pattern
-  // chunk per 16 bytes of the buffer area, addressed by the region's offset from buffers_begin.
-  uint8_t* bulk_global;
-  // Litmus delays: spin cycles before an agent's first op, and a seeded per-op jitter.
-  const uint32_t* start_delay;  // [agent_global] or null
-  uint32_t op_jitter;           // max spin cycles before each op (0: none)
-  uint32_t seed;
-  // Agents resolved by the host (ResolveAgent): [2 g] first record, [2 g + 1] record count, or
-  // kNone there for an agent the kernel interprets. Null: every agent is interpreted.
-  const ResolvedOp* resolved;
-  const uint32_t* resolved_index;
-};
-
 // The scalars of an agent, everything but its variables (exec::AgentPlace: its place, fault and
 // loop count, which the shared executor reads and writes).
 struct AgentCore : exec::AgentPlace {
@@ -96,6 +57,7 @@ struct AgentCore : exec::AgentPlace {
   uint32_t cp_groups;    // cp.async-groups committed so far
   uint32_t ops;          // ops issued (seeds the litmus jitter)
   unsigned long long uses, used_chunks, bad_chunks, zero_chunks;  // `use` statistics
+  uint32_t griddep_aborted;  // griddepcontrol.wait returned because the primary grid aborted
 };
 
 struct Agent : AgentCore {
@@ -149,7 +111,8 @@ __device__ __forceinline__ void Emit(const DeviceConfig& c, A& a, EventKind kind
         // the field layout of sim/trace/event.h), streaming past L1: only the host reads it.
         const uint32_t fl = flags | (target_cta != a.cta ? trace::kFlagRemote : 0);
         const trace::TraceEventWords e = trace::PackTraceEvent(
-            static_cast<uint64_t>(clock64()), kind, fl, a.cluster, a.cta, target_cta,
+            static_cast<uint64_t>(clock64()), kind, fl, a.cluster + c.trace_cluster_base, a.cta,
+            target_cta,
             a.slot.index_in_cta, object, index, value, value2, phase, parity, pc);
         const uint4 lo = make_uint4(e.w[0], e.w[1], e.w[2], e.w[3]);
         const uint4 hi = make_uint4(e.w[4], e.w[5], e.w[6], e.w[7]);
@@ -202,7 +165,8 @@ __device__ __forceinline__ void Abort(const DeviceConfig& c, A& a, uint32_t kind
   if (a.lane == 0) {
     if (atomicCAS(c.hang_claim, 0u, 1u) == 0u) {
       c.hang->kind = kind;
-      c.hang->cluster = a.cluster;
+      c.hang->cluster = a.cluster + c.trace_cluster_base;
+      c.hang->grid = c.grid;
       c.hang->cta = a.cta;
       c.hang->agent = a.slot.index_in_cta;
       c.hang->barrier = barrier;
@@ -590,6 +554,77 @@ __device__ __forceinline__ bool Execute(const DeviceConfig& c, const TensorMaps&
       __syncwarp();
       return false;
     }
+    case OpKind::kGridDepControl: {  // griddepcontrol.launch_dependents / .wait
+      if (r.griddep == 0) {
+        // A scheduling hint for this CTA (repeats have no effect): every lane issues it.
+        ptx::GriddepcontrolLaunchDependents();
+        Emit<kTrace>(c, a, EventKind::kGridDepLaunch, a.cta, 0, 0, 0, 0, 0, 0, spc);
+        return false;
+      }
+      // Every lane waits: each of them reads the primary's writes after it. No bounded form: it
+      // returns once the primary grid completed, which an abort there (every wait of the
+      // primary is bounded) also brings about; barrier.cluster.wait or bar.sync stuck in the
+      // primary leaves it to the host watchdog.
+      ptx::GriddepcontrolWait();
+      uint32_t value = 0;
+      if (c.primary_done != nullptr) {
+        // The primary grid completed and its memory operations are visible: its count of
+        // agents that ran to their end is final. Short of all of them, the primary ended by an
+        // abort, and the model's griddepcontrol.wait never returns: leave without a record.
+        uint32_t done = 0;
+        if (a.lane == 0) done = *reinterpret_cast<const volatile uint32_t*>(c.primary_done);
+        done = __shfl_sync(kFull, done, 0);
+        if (done != c.primary_agents) {
+          a.griddep_aborted = 1;
+          return true;
+        }
+        value = c.primary_agents;  // the engine's: primary agents that exited
+      }
+      Emit<kTrace>(c, a, EventKind::kGridDepWait, a.cta, 0, 0, static_cast<int32_t>(value), 0, 0,
+                   0, spc);
+      return false;
+    }
+    case OpKind::kGlobalAccess: {  // use / write of a `global` buffer
+      // All lanes, 16-byte chunks: `write` stores `write` pattern chunks (st.global), `use`
+      // loads (ld.global) and sorts each chunk into initial contents (no write had reached it:
+      // stale when the other grid writes it), `write` data, or neither (bad).
+      const exec::ResolvedGlobalAccess& x = r.global_access;
+      const uint64_t at = c.global_offset[x.global] +
+                          static_cast<uint64_t>(x.slot) * c.global_slot_bytes[x.global] + x.offset;
+      uint8_t* p = c.globals + at;
+      const uint32_t chunks = x.bytes / 16, first = static_cast<uint32_t>(at / 16);
+      uint32_t initial = 0, bad = 0;
+      for (uint32_t k = a.lane; k < chunks; k += 32) {
+        if (x.write != 0) {
+          const uint32_t h = PatternHash(first + k, kWriteTag);
+          ptx::StGlobal16(p + 16ull * k, make_uint4(first + k, kWriteTag, h, ~h));
+        } else {
+          const uint4 v = ptx::LdGlobal16(p + 16ull * k);
+          const bool valid = (v.y & 0xff000000u) == kPatternTagBase &&
+                             v.z == PatternHash(v.x, v.y) && v.w == ~v.z;
+          if (valid && v.y == kGlobalInitialTag && v.x == first + k) {
+            ++initial;
+          } else if (!valid || v.y != kWriteTag) {
+            ++bad;
+          }
+        }
+      }
+      initial = __reduce_add_sync(kFull, initial);
+      bad = __reduce_add_sync(kFull, bad);
+      if (x.write == 0 && a.lane == 0) {
+        atomicAdd(&c.stats[5], 1ull);
+        atomicAdd(&c.stats[6], static_cast<unsigned long long>(chunks));
+        atomicAdd(&c.stats[7], static_cast<unsigned long long>(initial));
+        atomicAdd(&c.stats[8], static_cast<unsigned long long>(bad));
+      }
+      Emit<kTrace>(c, a, x.write != 0 ? EventKind::kGlobalWrite : EventKind::kGlobalUse, a.cta,
+                   x.global, x.slot, static_cast<int32_t>(x.bytes), static_cast<int32_t>(x.offset),
+                   0, 0, spc,
+                   static_cast<uint8_t>((bad != 0 ? kFlagDataBad : 0) |
+                                        (initial != 0 ? kFlagInitialData : 0)));
+      __syncwarp();
+      return false;
+    }
     case OpKind::kExit:  // exit
       Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, spc);
       return true;
@@ -617,26 +652,30 @@ __device__ __forceinline__ bool BeforeOp(const DeviceConfig& c, A& a, OpKind op)
   return false;
 }
 
+// How an agent's program ended: it left early (a wait timed out, another agent's timeout, a
+// fault, the primary grid's abort), ran off the end of its program, or executed `exit`.
+enum RunEnd : int { kLeft = 0, kRanOff = 1, kExited = 2 };
+
 template <bool kTrace>
-__device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
+__device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a) {
   exec::Walk k = exec::StartWalk(c, a);
   const uint32_t* W = c.words;
   while (true) {
     const int adv = exec::Advance(c, a, k);
     if (adv == exec::kFaulted) {
       Abort<kTrace>(c, a, 2, 0, 0, 0, k.pc - k.body);
-      return;
+      return kLeft;
     }
-    if (adv != exec::kAtOp) return;
+    if (adv != exec::kAtOp) return adv == exec::kEnded ? kRanOff : kLeft;
     const OpKind op = exec::OpAt(c, k);
     const uint32_t* f = W + k.pc + 1;
     const uint32_t spc = k.pc - k.body;  // statement pc: word offset in the role body
     k.pc += W[k.pc] >> 8;
-    if (BeforeOp(c, a, op)) return;
+    if (BeforeOp(c, a, op)) return kLeft;
     ResolvedOp r;
     const uint32_t res = exec::Resolve(c, a, op, f, spc, &r);
     if (res == exec::kResolved) {
-      if (Execute<kTrace>(c, maps, a, r)) return;
+      if (Execute<kTrace>(c, maps, a, r)) return op == OpKind::kExit ? kExited : kLeft;
       continue;
     }
     if (res == exec::kResolveFault) continue;  // Advance reports the fault
@@ -815,10 +854,10 @@ __device__ void Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& 
 // Records are loaded three ahead of the one executing (a record is an L2 load the first time: a
 // chain of quick ops such as tma.store, bulk.commit, bulk.wait, arrive must not wait for each).
 template <bool kTrace>
-__device__ __forceinline__ void RunResolvedOn(const DeviceConfig& c, const TensorMaps& maps, HotAgent& h,
-                                              const ResolvedOp* ops, uint32_t n) {
+__device__ __forceinline__ int RunResolvedOn(const DeviceConfig& c, const TensorMaps& maps, HotAgent& h,
+                                             const ResolvedOp* ops, uint32_t n) {
   constexpr uint32_t kAhead = 3;
-  if (n == 0) return;
+  if (n == 0) return kRanOff;
   ResolvedOp q0 = ops[0], q1 = n > 1 ? ops[1] : q0, q2 = n > 2 ? ops[2] : q0;
   for (uint32_t k = 0; k < n; ++k) {
     const ResolvedOp cur = q0;
@@ -827,25 +866,27 @@ __device__ __forceinline__ void RunResolvedOn(const DeviceConfig& c, const Tenso
     if (k + kAhead < n) q2 = ops[k + kAhead];
     const OpKind op = exec::ResolvedKind(cur);
     // As the interpreter checks at every 16th loop iteration: leave after another agent's timeout.
-    if ((k & 15) == 15 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return;
-    if (BeforeOp(c, h, op)) return;
-    if (Execute<kTrace>(c, maps, h, cur)) return;
+    if ((k & 15) == 15 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0) return kLeft;
+    if (BeforeOp(c, h, op)) return kLeft;
+    if (Execute<kTrace>(c, maps, h, cur)) return op == OpKind::kExit ? kExited : kLeft;
     if (h.fault != 0) {
       Abort<kTrace>(c, h, 2, 0, 0, 0, exec::ResolvedPc(cur));
-      return;
+      return kLeft;
     }
   }
+  return kRanOff;
 }
 
 // Runs agent `a` from its resolved stream on a HotAgent copy of its scalars, then copies them
 // back (trace count, fault, statistics).
 template <bool kTrace>
-__device__ __noinline__ void RunResolved(const DeviceConfig& c, const TensorMaps& maps, Agent& a,
-                                         const ResolvedOp* ops, uint32_t n) {
+__device__ __noinline__ int RunResolved(const DeviceConfig& c, const TensorMaps& maps, Agent& a,
+                                        const ResolvedOp* ops, uint32_t n) {
   HotAgent h;
   static_cast<AgentCore&>(h) = a;
-  RunResolvedOn<kTrace>(c, maps, h, ops, n);
+  const int end = RunResolvedOn<kTrace>(c, maps, h, ops, n);
   static_cast<AgentCore&>(a) = h;
+  return end;
 }
 
 // kThreads: the launch bound. Schedules of up to 8 agents per CTA use the 256-thread variant,
@@ -904,6 +945,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   a.ops = 0;
   a.iters = 0;
   a.uses = a.used_chunks = a.bad_chunks = a.zero_chunks = 0;
+  a.griddep_aborted = 0;
   a.fault = 0;
   a.eval_error = 0;
   for (uint32_t v = 0; v < kMaxVars; ++v) {
@@ -913,20 +955,32 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (!a.slot.valid) return;  // a warp with no agent in this CTA
 
   AgentRecord rec;
-  rec.cta_global = a.cta_global;
+  rec.cta_global = a.cta_global + c.trace_cluster_base * c.cluster_m * c.cluster_n;
+  rec.grid = c.grid;
   rec.warp = a.warp;
   rec.smid = ptx::SmId();
   rec.clock_start = static_cast<uint64_t>(clock64());
   rec.globaltimer_start = ptx::GlobalTimer();
 
   if (c.start_delay != nullptr) Spin(c.start_delay[a.agent_global]);
+  int end = kLeft;
   if (c.resolved_index != nullptr && c.resolved_index[2 * a.agent_global + 1] != kNone) {
-    RunResolved<kTrace>(c, maps, a, c.resolved + c.resolved_index[2 * a.agent_global],
-                        c.resolved_index[2 * a.agent_global + 1]);
+    end = RunResolved<kTrace>(c, maps, a, c.resolved + c.resolved_index[2 * a.agent_global],
+                              c.resolved_index[2 * a.agent_global + 1]);
   } else {
-    Interpret<kTrace>(c, maps, a);
+    end = Interpret<kTrace>(c, maps, a);
   }
   __syncwarp();
+  if (end == kRanOff && c.emit_exit != 0) {
+    Emit<kTrace>(c, a, EventKind::kExit, a.cta, 0, 0, 0, 0, 0, 0, 0);
+  }
+  if (end != kLeft && a.lane == 0) {
+    // Counted after the agent's own memory operations (the dependent reads the count after its
+    // griddepcontrol.wait, which makes the whole primary grid's writes visible).
+    __threadfence();
+    atomicAdd(c.grid_done, 1u);
+  }
+  rec.griddep_released_by_abort = a.griddep_aborted;
   if (a.lane == 0 && a.uses != 0) {
     atomicAdd(&c.stats[0], a.uses);
     atomicAdd(&c.stats[1], a.used_chunks);
@@ -967,404 +1021,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-// The fields of the kernel's configuration besides the shared layout (gpu/resolve.h, FillLayout)
-// and the run-time pointers.
-void FillScheduleConfig(const LaunchSpec& s, DeviceConfig* c) {
-  FillLayout(s, c);
-  c->clusters = s.clusters;
-  c->warps_per_cta = s.warps_per_cta;
-  c->barrier_elements = s.barrier_elements;
-  c->init_bitmap_offset = s.init_bitmap_offset;
-  c->buffers_begin = s.buffers_begin;
-  c->smem_bytes = s.smem_bytes;
-  for (size_t m = 0; m < s.maps.size(); ++m) {
-    c->map_rank[m] = s.maps[m].rank;
-    c->map_box_bytes[m] = s.maps[m].box_bytes;
-  }
-}
-
 }  // namespace
 
-std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
-  int device = 0;
-  PARITY_CUDA_CHECK(cudaGetDevice(&device));
-  cudaDeviceProp prop{};
-  PARITY_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  out->device_name = prop.name;
-  out->sm_count = prop.multiProcessorCount;
-  if (prop.major != 9) return std::string("needs a Hopper GPU (sm_90), found ") + prop.name;
-  int clock_khz = 0;
-  PARITY_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-  out->clock_ghz = clock_khz / 1e6;
-
-  const uint32_t csize = s.cluster_m * s.cluster_n;
-  const uint32_t ctas = csize * s.clusters;
-  const uint32_t num_agents = ctas * s.warps_per_cta;
-  if (s.agents.size() != num_agents) return "agent table size mismatch";
-  if (s.maps.size() > kMaxTensorMaps) return "too many tensor maps";
-
-  // Global tensors with the pattern, and their tensor maps.
-  TensorMaps maps{};
-  std::vector<void*> globals;
-  for (size_t m = 0; m < s.maps.size(); ++m) {
-    const TensorMapSpec& t = s.maps[m];
-    const uint64_t bytes = (t.global_bytes + 15) / 16 * 16;
-    std::vector<uint32_t> host(bytes / 4);
-    const uint32_t tag = kPatternTagBase | static_cast<uint32_t>(m);
-    for (uint64_t k = 0; k < bytes / 16; ++k) {
-      const uint32_t h = PatternHash(static_cast<uint32_t>(k), tag);
-      host[4 * k] = static_cast<uint32_t>(k);
-      host[4 * k + 1] = tag;
-      host[4 * k + 2] = h;
-      host[4 * k + 3] = ~h;
-    }
-    void* g = nullptr;
-    PARITY_CUDA_CHECK(cudaMalloc(&g, bytes));
-    PARITY_CUDA_CHECK(cudaMemcpy(g, host.data(), bytes, cudaMemcpyHostToDevice));
-    globals.push_back(g);
-    cuuint64_t dims[5], strides[4];
-    cuuint32_t box[5], es[5];
-    for (uint32_t d = 0; d < t.rank; ++d) {
-      dims[d] = t.dims[d];
-      box[d] = t.box[d];
-      es[d] = t.elem_strides[d];
-      if (d > 0) strides[d - 1] = t.strides[d - 1];
-    }
-    const CUresult r = GetTensorMapEncodeTiled()(
-        &maps.map[m], static_cast<CUtensorMapDataType>(t.dtype), t.rank, g, dims, strides, box, es,
-        static_cast<CUtensorMapInterleave>(t.interleave), static_cast<CUtensorMapSwizzle>(t.swizzle),
-        CU_TENSOR_MAP_L2_PROMOTION_NONE, static_cast<CUtensorMapFloatOOBfill>(t.oob_fill));
-    if (r != CUDA_SUCCESS) {
-      return "cuTensorMapEncodeTiled failed for tensor map " + std::to_string(m) + ": CUresult " +
-             std::to_string(static_cast<int>(r));
-    }
-  }
-
-  DeviceConfig c{};
-  // The bulk/cp.async global: pattern chunks tagged 0xfe, one per 16 bytes of the buffer area.
-  const uint64_t bulk_bytes = std::max<uint64_t>(16, s.smem_bytes - s.buffers_begin);
-  void* d_bulk = nullptr;
-  constexpr uint32_t kBulkTag = kPatternTagBase | 0xfeu;
-  {
-    std::vector<uint32_t> host(bulk_bytes / 4);
-    for (uint64_t k = 0; k < bulk_bytes / 16; ++k) {
-      const uint32_t h = PatternHash(static_cast<uint32_t>(k), kBulkTag);
-      host[4 * k] = static_cast<uint32_t>(k);
-      host[4 * k + 1] = kBulkTag;
-      host[4 * k + 2] = h;
-      host[4 * k + 3] = ~h;
-    }
-    PARITY_CUDA_CHECK(cudaMalloc(&d_bulk, bulk_bytes));
-    PARITY_CUDA_CHECK(cudaMemcpy(d_bulk, host.data(), bulk_bytes, cudaMemcpyHostToDevice));
-  }
-  c.bulk_global = static_cast<uint8_t*>(d_bulk);
-  uint32_t* d_delay = nullptr;
-  if (!s.start_delay.empty()) {
-    if (s.start_delay.size() != num_agents) return "start_delay size mismatch";
-    PARITY_CUDA_CHECK(cudaMalloc(&d_delay, 4 * num_agents));
-    PARITY_CUDA_CHECK(cudaMemcpy(d_delay, s.start_delay.data(), 4 * num_agents, cudaMemcpyHostToDevice));
-  }
-  c.start_delay = d_delay;
-  c.op_jitter = s.op_jitter;
-  c.seed = s.seed;
-  uint32_t* d_words = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_words, s.words.size() * 4));
-  PARITY_CUDA_CHECK(cudaMemcpy(d_words, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice));
-  AgentSlot* d_agents = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_agents, s.agents.size() * sizeof(AgentSlot)));
-  PARITY_CUDA_CHECK(cudaMemcpy(d_agents, s.agents.data(), s.agents.size() * sizeof(AgentSlot),
-                               cudaMemcpyHostToDevice));
-  FillScheduleConfig(s, &c);
-  c.words = d_words;  // FillLayout's are the host's
-  c.agents = d_agents;
-  c.budget_cycles = static_cast<long long>(s.timeout_ms * clock_khz);
-  c.ring_capacity = s.trace ? s.ring_capacity : 1;
-  PARITY_CUDA_CHECK(cudaMalloc(&c.ring, sizeof(TraceEvent) * num_agents * c.ring_capacity));
-  PARITY_CUDA_CHECK(cudaMalloc(&c.records, sizeof(AgentRecord) * num_agents));
-  PARITY_CUDA_CHECK(cudaMemset(c.records, 0, sizeof(AgentRecord) * num_agents));
-  uint32_t* d_flags = nullptr;  // abort, claim, exit counts
-  PARITY_CUDA_CHECK(cudaMalloc(&d_flags, 4 * (2 + s.clusters)));
-  PARITY_CUDA_CHECK(cudaMemset(d_flags, 0, 4 * (2 + s.clusters)));
-  c.abort_flag = d_flags;
-  c.hang_claim = d_flags + 1;
-  c.exit_count = d_flags + 2;
-  HangReport* d_hang = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_hang, sizeof(HangReport)));
-  PARITY_CUDA_CHECK(cudaMemset(d_hang, 0, sizeof(HangReport)));
-  c.hang = d_hang;
-  std::vector<uint32_t> per_cluster(s.clusters, 0);
-  for (uint32_t g = 0; g < num_agents; ++g) {
-    if (s.agents[g].valid) ++per_cluster[g / (csize * s.warps_per_cta)];
-  }
-  uint32_t* d_per_cluster = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_per_cluster, 4 * s.clusters));
-  PARITY_CUDA_CHECK(cudaMemcpy(d_per_cluster, per_cluster.data(), 4 * s.clusters, cudaMemcpyHostToDevice));
-  c.agents_per_cluster = d_per_cluster;
-  unsigned long long* d_stats = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_stats, 8 * 8));
-  PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * 8));
-  c.stats = d_stats;
-
-  // Resolve on the host every agent's run (ResolveAgent) when each one's is fixed before the
-  // launch; otherwise the kernel interprets them all (all or none: agents of one launch run at
-  // the same kind of speed, and a schedule that faults faults as the interpreter reports it).
-  c.resolved = nullptr;
-  c.resolved_index = nullptr;
-  ResolvedOp* d_resolved = nullptr;
-  uint32_t* d_resolved_index = nullptr;
-  uint32_t valid_agents = 0;
-  for (const AgentSlot& slot : s.agents) valid_agents += slot.valid ? 1 : 0;
-  std::vector<ResolvedOp> ops;
-  std::vector<uint32_t> index;
-  uint32_t failed = 0;
-  std::string why = "resolution switched off (--interpret)";
-  const bool resolved = s.resolve && ResolveAll(s, &ops, &index, &failed, &why);
-  out->resolved_agents = resolved ? valid_agents : 0;
-  out->interpreted_agents = resolved ? 0 : valid_agents;
-  out->interpret_reason = resolved ? "" : why;
-  if (resolved) {
-    PARITY_CUDA_CHECK(cudaMalloc(&d_resolved, std::max<size_t>(1, ops.size()) * sizeof(ResolvedOp)));
-    if (!ops.empty()) {
-      PARITY_CUDA_CHECK(cudaMemcpy(d_resolved, ops.data(), ops.size() * sizeof(ResolvedOp), cudaMemcpyHostToDevice));
-    }
-    PARITY_CUDA_CHECK(cudaMalloc(&d_resolved_index, 4 * index.size()));
-    PARITY_CUDA_CHECK(cudaMemcpy(d_resolved_index, index.data(), 4 * index.size(), cudaMemcpyHostToDevice));
-    c.resolved = d_resolved;
-    c.resolved_index = d_resolved_index;
-  }
-
-  c.num_words = static_cast<uint32_t>(s.words.size());
-  const uint64_t words_bytes = (s.words.size() * 4 + 15) / 16 * 16;
-  c.words_in_smem = s.smem_bytes + 1024 + words_bytes <= kMaxDynamicSmem ? 1 : 0;
-  // + slack to align the base to 1024, + the schedule's words when they fit.
-  const uint32_t smem = s.smem_bytes + 1024 + (c.words_in_smem ? static_cast<uint32_t>(words_bytes) : 0);
-  const bool narrow = s.warps_per_cta <= 8;
-  auto traced = narrow ? ExecutorKernel<true, 256> : ExecutorKernel<true, 1024>;
-  auto untraced = narrow ? ExecutorKernel<false, 256> : ExecutorKernel<false, 1024>;
-  auto kernel = s.trace ? traced : untraced;
-  PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  if (csize > 8) PARITY_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(s.cluster_m * s.clusters, s.cluster_n, 1);
-  cfg.blockDim = dim3(32 * s.warps_per_cta, 1, 1);
-  cfg.dynamicSmemBytes = smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = s.cluster_m;
-  attr[0].val.clusterDim.y = s.cluster_n;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  cudaEvent_t e0, e1;
-  PARITY_CUDA_CHECK(cudaEventCreate(&e0));
-  PARITY_CUDA_CHECK(cudaEventCreate(&e1));
-  PARITY_CUDA_CHECK(cudaEventRecord(e0));
-  PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, maps, c));
-  PARITY_CUDA_CHECK(cudaEventRecord(e1));
-  PARITY_CUDA_CHECK(cudaGetLastError());
-  // Watchdog for the waits that have no bounded form (barrier.cluster.wait, bar.sync): if the
-  // kernel outlives every mbarrier budget by far, report the hang and leave the process, which
-  // makes the driver tear the context (and the kernel) down. The trace cannot be read back then.
-  {
-    const auto start = std::chrono::steady_clock::now();
-    const double limit_ms = 4 * s.timeout_ms + 5000;
-    cudaError_t q;
-    while ((q = cudaEventQuery(e1)) == cudaErrorNotReady) {
-      const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (waited > limit_ms) {
-        std::printf("parity_gpu: hang observed: the kernel did not finish within %.0f ms although every "
-                    "mbarrier wait is bounded by %.0f ms: an agent is stuck in barrier.cluster.wait or "
-                    "bar.sync (no bounded form exists); no trace could be read back\n",
-                    limit_ms, s.timeout_ms);
-        std::fflush(stdout);
-        std::_Exit(1);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (q != cudaSuccess) {
-      // A kernel exception (the H100 raises one, for example, for an mbarrier arrive beyond the
-      // pending count: litmus/arrive_over_count): a result of the schedule, not a runner error.
-      // The context is lost, so return at once; the caller must not use CUDA again.
-      if (q == cudaErrorLaunchFailure || q == cudaErrorIllegalInstruction ||
-          q == cudaErrorIllegalAddress || q == cudaErrorMisalignedAddress ||
-          q == cudaErrorHardwareStackError || q == cudaErrorInvalidPc || q == cudaErrorAssert) {
-        out->trap = cudaGetErrorName(q);
-        return "";
-      }
-      PARITY_CUDA_CHECK(q);
-    }
-  }
-  PARITY_CUDA_CHECK_LAUNCH();
-  float ms = 0;
-  PARITY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-  out->kernel_ms = ms;
-
-  // Read the recorded run's results before the benchmark launches overwrite them.
-  HangReport hang{};
-  PARITY_CUDA_CHECK(cudaMemcpy(&hang, d_hang, sizeof(hang), cudaMemcpyDeviceToHost));
-  unsigned long long stats[8] = {};
-  PARITY_CUDA_CHECK(cudaMemcpy(stats, d_stats, sizeof(stats), cudaMemcpyDeviceToHost));
-  std::vector<AgentRecord> recs(num_agents);
-  PARITY_CUDA_CHECK(cudaMemcpy(recs.data(), c.records, sizeof(AgentRecord) * num_agents, cudaMemcpyDeviceToHost));
-  std::vector<TraceEvent> ring(static_cast<size_t>(num_agents) * c.ring_capacity);
-  PARITY_CUDA_CHECK(cudaMemcpy(ring.data(), c.ring, sizeof(TraceEvent) * ring.size(), cudaMemcpyDeviceToHost));
-
-  if (s.bench_pairs > 0) {
-    void* m_src = nullptr;
-    void* m_dst = nullptr;
-    if (s.memcpy_bytes > 0) {
-      PARITY_CUDA_CHECK(cudaMalloc(&m_src, s.memcpy_bytes));
-      PARITY_CUDA_CHECK(cudaMalloc(&m_dst, s.memcpy_bytes));
-      PARITY_CUDA_CHECK(cudaMemset(m_src, 0x5a, s.memcpy_bytes));
-    }
-    PARITY_CUDA_CHECK(cudaFuncSetAttribute(traced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    PARITY_CUDA_CHECK(cudaFuncSetAttribute(untraced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    // The traced launches write the full ring (the recorded run may have been untraced).
-    TraceEvent* bench_ring = nullptr;
-    PARITY_CUDA_CHECK(cudaMalloc(&bench_ring, sizeof(TraceEvent) * num_agents * s.ring_capacity));
-    auto timed = [&](bool with_trace) -> float {
-      PARITY_CUDA_CHECK(cudaMemset(d_flags, 0, 4 * (2 + s.clusters)));
-      PARITY_CUDA_CHECK(cudaMemset(d_hang, 0, sizeof(HangReport)));
-      PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * 8));
-      DeviceConfig cb = c;
-      cb.ring = with_trace ? bench_ring : c.ring;
-      cb.ring_capacity = with_trace ? s.ring_capacity : c.ring_capacity;
-      PARITY_CUDA_CHECK(cudaEventRecord(e0));
-      PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, with_trace ? traced : untraced, maps, cb));
-      PARITY_CUDA_CHECK(cudaEventRecord(e1));
-      PARITY_CUDA_CHECK_LAUNCH();
-      float t = 0;
-      PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      HangReport h{};
-      PARITY_CUDA_CHECK(cudaMemcpy(&h, d_hang, sizeof(h), cudaMemcpyDeviceToHost));
-      if (h.kind != 0) out->bench_ok = false;
-      return t;
-    };
-    auto copy = [&]() -> float {
-      PARITY_CUDA_CHECK(cudaEventRecord(e0));
-      PARITY_CUDA_CHECK(cudaMemcpy(m_dst, m_src, s.memcpy_bytes, cudaMemcpyDeviceToDevice));
-      PARITY_CUDA_CHECK(cudaEventRecord(e1));
-      PARITY_CUDA_CHECK(cudaEventSynchronize(e1));
-      float t = 0;
-      PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      return t;
-    };
-    timed(true);  // warm-up of both kernels and the copy
-    timed(false);
-    if (m_src != nullptr) copy();
-    for (uint32_t k = 0; k < s.bench_pairs; ++k) {
-      // ABBA: alternate which variant goes first, so that drift (clocks, temperature) cancels.
-      if (k % 2 == 0) {
-        out->traced_ms.push_back(timed(true));
-        out->untraced_ms.push_back(timed(false));
-      } else {
-        out->untraced_ms.push_back(timed(false));
-        out->traced_ms.push_back(timed(true));
-      }
-      if (m_src != nullptr) out->memcpy_ms.push_back(copy());
-    }
-    PARITY_CUDA_CHECK(cudaFree(bench_ring));
-    if (m_src != nullptr) {
-      PARITY_CUDA_CHECK(cudaFree(m_src));
-      PARITY_CUDA_CHECK(cudaFree(m_dst));
-    }
-  }
-  PARITY_CUDA_CHECK(cudaEventDestroy(e0));
-  PARITY_CUDA_CHECK(cudaEventDestroy(e1));
-
-  out->hang = hang;
-  out->uses = stats[0];
-  out->used_chunks = stats[1];
-  out->bad_chunks = stats[2];
-  out->zero_chunks = stats[3];
-  uint64_t total_agents = 0;
-  for (uint32_t p : per_cluster) total_agents += p;
-  out->completed = hang.kind == 0 && stats[4] == total_agents;
-
-  // Merge: each agent's clock64 is per-SM; map it onto the common %globaltimer axis with the
-  // (clock64, globaltimer) pair the agent read at its start, then sort (stable: program order
-  // within an agent is kept). Times are cycles from the earliest event.
-  struct Keyed { double t; uint32_t agent; uint32_t seq; TraceEvent e; };
-  std::vector<Keyed> all;
-  // Subtract the earliest %globaltimer first: ns since 1970 times the clock rate is ~3e18, where
-  // a double resolves only 512 cycles.
-  uint64_t gt0 = ~uint64_t{0};
-  for (uint32_t g = 0; g < num_agents; ++g) {
-    if (s.agents[g].valid && recs[g].globaltimer_start != 0) gt0 = std::min(gt0, recs[g].globaltimer_start);
-  }
-  if (gt0 == ~uint64_t{0}) gt0 = 0;
-  for (uint32_t g = 0; g < num_agents; ++g) {
-    if (!s.agents[g].valid) continue;
-    const AgentRecord& r = recs[g];
-    out->agents.push_back(r);
-    if (!s.trace) continue;
-    for (uint32_t k = 0; k < r.events; ++k) {
-      const TraceEvent& e = ring[static_cast<size_t>(g) * c.ring_capacity + k];
-      const double t = static_cast<double>(r.globaltimer_start - std::min(gt0, r.globaltimer_start)) * out->clock_ghz +
-                       static_cast<double>(static_cast<int64_t>(e.time - r.clock_start));
-      all.push_back(Keyed{t, g, k, e});
-    }
-  }
-  std::stable_sort(all.begin(), all.end(), [](const Keyed& x, const Keyed& y) {
-    if (x.t != y.t) return x.t < y.t;
-    if (x.agent != y.agent) return x.agent < y.agent;
-    return x.seq < y.seq;
-  });
-  const double t0 = all.empty() ? 0 : all.front().t;
-  for (const Keyed& k : all) {
-    TraceEvent e = k.e;
-    e.time = static_cast<uint64_t>(k.t - t0);
-    out->events.push_back(e);
-  }
-
-  // Check the global tensors: TMA stores may only have written `write` pattern chunks.
-  for (size_t m = 0; m < s.maps.size(); ++m) {
-    const uint64_t bytes = (s.maps[m].global_bytes + 15) / 16 * 16;
-    std::vector<uint32_t> host(bytes / 4);
-    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), globals[m], bytes, cudaMemcpyDeviceToHost));
-    const uint32_t tag = kPatternTagBase | static_cast<uint32_t>(m);
-    for (uint64_t k = 0; k < bytes / 16; ++k) {
-      const uint32_t* q = &host[4 * k];
-      const bool valid = q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
-      if (valid && q[1] == tag && q[0] == static_cast<uint32_t>(k)) continue;  // untouched
-      // `write` data, or pattern data a TMA store copied from a loaded tile (a copy kernel).
-      if (valid && (q[1] & 0xff000000u) == kPatternTagBase) {
-        ++out->stored_chunks;
-      } else {
-        ++out->bad_global_chunks;
-      }
-    }
-  }
-  {
-    // The bulk global: untouched chunks, or pattern data stored there by bulk.store.
-    std::vector<uint32_t> host(bulk_bytes / 4);
-    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), d_bulk, bulk_bytes, cudaMemcpyDeviceToHost));
-    for (uint64_t k = 0; k < bulk_bytes / 16; ++k) {
-      const uint32_t* q = &host[4 * k];
-      const bool valid = (q[1] & 0xff000000u) == kPatternTagBase &&
-                         q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
-      if (valid && q[1] == kBulkTag && q[0] == static_cast<uint32_t>(k)) continue;
-      if (valid) {
-        ++out->stored_chunks;
-      } else {
-        ++out->bad_global_chunks;
-      }
-    }
-  }
-  PARITY_CUDA_CHECK(cudaFree(d_bulk));
-  if (d_delay != nullptr) PARITY_CUDA_CHECK(cudaFree(d_delay));
-  for (void* g : globals) PARITY_CUDA_CHECK(cudaFree(g));
-  PARITY_CUDA_CHECK(cudaFree(d_words));
-  PARITY_CUDA_CHECK(cudaFree(d_agents));
-  PARITY_CUDA_CHECK(cudaFree(c.ring));
-  PARITY_CUDA_CHECK(cudaFree(c.records));
-  PARITY_CUDA_CHECK(cudaFree(d_flags));
-  PARITY_CUDA_CHECK(cudaFree(d_hang));
-  PARITY_CUDA_CHECK(cudaFree(d_per_cluster));
-  PARITY_CUDA_CHECK(cudaFree(d_stats));
-  if (d_resolved != nullptr) PARITY_CUDA_CHECK(cudaFree(d_resolved));
-  if (d_resolved_index != nullptr) PARITY_CUDA_CHECK(cudaFree(d_resolved_index));
-  return "";
+ExecutorKernelFn ExecutorKernelFor(bool trace, bool narrow) {
+  if (trace) return narrow ? ExecutorKernel<true, 256> : ExecutorKernel<true, 1024>;
+  return narrow ? ExecutorKernel<false, 256> : ExecutorKernel<false, 1024>;
 }
 
 }  // namespace parity::gpu

@@ -24,6 +24,7 @@ namespace parity::gpu {
 using exec::AgentSlot;
 using exec::kMaxBarrierDecls;
 using exec::kMaxBufferDecls;
+using exec::kMaxGlobalDecls;
 using exec::kMaxNesting;
 using exec::kMaxRoles;
 using exec::kMaxTensorMaps;
@@ -34,6 +35,8 @@ inline constexpr uint32_t kMaxWarpsPerCta = 32; // 1024 threads
 inline constexpr uint8_t kFlagDataBad = 0x80;   // kUse: some 16-byte chunk was not a pattern chunk
 inline constexpr uint8_t kFlagAborted = 0x40;   // kWaitTimeout: still blocked when another agent's
                                                 // timeout aborted the run (not itself expired)
+inline constexpr uint8_t kFlagInitialData = 0x40;  // kGlobalUse: some chunk still held the global
+                                                   // buffer's initial contents (no write yet)
 // TraceEvent::pc of the end-of-run probe (kTestWait parity 0 on every initialised barrier).
 inline constexpr uint16_t kProbePc = 0xffff;
 
@@ -47,6 +50,11 @@ PARITY_HD inline uint32_t PatternHash(uint32_t i, uint32_t tag) {
   return h | 1u;  // never 0, so an all-zero chunk is never a pattern chunk
 }
 inline constexpr uint32_t kPatternTagBase = 0xA5000000u;  // w[1] = base | map index (0xff: `write`)
+// The initial contents of `global` buffers: pattern chunks tagged base | 0xfd whose w[0] is the
+// chunk's index in the launch's global area, so that a `use` can tell data no `write` has
+// reached yet (a stale read of the other grid's output) from written and from garbage bytes.
+inline constexpr uint32_t kGlobalInitialTag = kPatternTagBase | 0xfdu;
+inline constexpr uint32_t kWriteTag = kPatternTagBase | 0xffu;
 
 struct TensorMapSpec {
   uint32_t dtype = 0, swizzle = 0, interleave = 0, oob_fill = 0;  // CUtensorMap* enum values
@@ -99,6 +107,20 @@ struct LaunchSpec {
   // their pre-resolved op streams instead of interpreting (gpu/executor.cu, ResolvedOp). Off:
   // every agent is interpreted (parity_gpu --interpret).
   bool resolve = true;
+  // Programmatic dependent launch (ir::Program::primary_clusters): the primary grid runs first,
+  // `primary_clusters` clusters of the same shape and shared-memory layout with the primary
+  // roles' agents ([cta * primary_warps_per_cta + warp] of its own grid); the grid above is its
+  // dependent, launched on the same stream with cudaLaunchAttributeProgrammaticStreamSerialization.
+  // 0: one grid. Trace events of the primary grid carry cluster = clusters + its cluster id
+  // (the engine numbers the primary grid's clusters after the schedule's own).
+  uint32_t primary_clusters = 0, primary_warps_per_cta = 0;
+  std::vector<AgentSlot> primary_agents;
+  // `global` buffers, one device allocation both grids receive: buffer k at byte global_offset[k]
+  // (256-aligned), global_slots[k] slots of global_slot_bytes[k] bytes.
+  uint32_t num_globals = 0;
+  uint64_t global_offset[kMaxGlobalDecls] = {};
+  uint32_t global_slots[kMaxGlobalDecls] = {}, global_slot_bytes[kMaxGlobalDecls] = {};
+  uint64_t global_bytes = 0;
 };
 
 struct HangReport {
@@ -106,11 +128,13 @@ struct HangReport {
   uint32_t cluster = 0, cta = 0, agent = 0, barrier = 0, index = 0, parity = 0, pc = 0;
   uint32_t fault = 0;  // kind 2: FaultCode
   uint32_t eval_error = 0;  // fault kFaultEval: the ir::EvalError (0: a loop step not positive)
+  uint32_t grid = 0;   // 0 the schedule's own grid, 1 the primary grid (`cluster` is the trace's)
 };
 
 // Interpreter faults (checks that stop the run instead of issuing a bad instruction).
 using exec::FaultCode;
 using exec::kFaultBadWord;
+using exec::kFaultAlign;
 using exec::kFaultBound;
 using exec::kFaultCount;
 using exec::kFaultEval;
@@ -124,6 +148,11 @@ const char* FaultName(uint32_t code);  // gpu/resolve.cc
 struct AgentRecord {
   uint32_t cta_global = 0, warp = 0, smid = 0, events = 0, dropped = 0;
   uint64_t clock_start = 0, globaltimer_start = 0;
+  // cta_global counts the primary grid's CTAs after the schedule's own (the engine's numbering).
+  uint32_t grid = 0;  // 0 the schedule's own grid, 1 the primary grid
+  // 1: the agent's griddepcontrol.wait returned because the primary grid ended by an abort (a
+  // wait timed out or faulted there): the model's wait never returns; the agent left there.
+  uint32_t griddep_released_by_abort = 0;
 };
 
 struct RunOutput {
@@ -140,6 +169,9 @@ struct RunOutput {
   // Global tensors after the run, per 16-byte chunk: written by a TMA store (a `write` pattern
   // chunk), or neither the original pattern nor a `write` chunk (poison or garbage stored).
   uint64_t stored_chunks = 0, bad_global_chunks = 0;
+  // `use` of `global` buffers: the uses, their 16-byte chunks, the chunks that still held the
+  // initial contents, and the chunks that were neither initial nor `write` data.
+  uint64_t global_uses = 0, global_used_chunks = 0, global_initial_chunks = 0, global_bad_chunks = 0;
   double kernel_ms = 0;
   std::vector<float> traced_ms, untraced_ms, memcpy_ms;  // bench_pairs entries each
   bool bench_ok = true;  // every bench launch completed (no hang, no fault)

@@ -873,6 +873,24 @@ __device__ __forceinline__ uint4 LdGlobalRelaxedGpu16(const void* p) {
   return v;
 }
 
+// ld.global.v4.b32 / st.global.v4.b32: a generic (weak) 16-byte read / write of global memory,
+// as a kernel's epilogue stores and its consumer's loads are: `use` / `write` of a `global`
+// buffer. Weak on purpose: what orders them across grids is griddepcontrol.wait, not the access.
+__device__ __forceinline__ uint4 LdGlobal16(const void* p) {
+  uint4 v;
+  asm volatile("ld.global.v4.b32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void StGlobal16(void* p, uint4 v) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};"
+               :
+               : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Programmatic dependent launch (PTX ISA "griddepcontrol", parallel synchronization and
 // communication instructions; sm_90; CUDA Programming Guide "Programmatic Dependent Launch").

@@ -31,6 +31,9 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
   copy(s.buffer_slot_bytes, c.buffer_slot_bytes);
   copy(s.buffer_stages, c.buffer_stages);
   c.num_maps = static_cast<uint32_t>(s.maps.size());
+  c.num_globals = s.num_globals;
+  copy(s.global_slots, c.global_slots);
+  copy(s.global_slot_bytes, c.global_slot_bytes);
 }
 
 bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
@@ -105,8 +108,49 @@ const char* FaultName(uint32_t code) {
     case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";
     case kFaultCount: return "bulk.wait N above 7, or a bar.sync count that is not whole agents";
     case kFaultBound: return "a `while` condition still holds after its bound (engine.while-bound)";
+    case kFaultAlign: return "a global buffer access whose offset or byte count is not a multiple of 16 (the executor reads and writes 16-byte chunks)";
     default: return "none";
   }
+}
+
+LaunchSpec PrimaryView(const LaunchSpec& s) {
+  LaunchSpec v = s;
+  v.clusters = s.primary_clusters;
+  v.warps_per_cta = s.primary_warps_per_cta;
+  v.agents = s.primary_agents;
+  v.primary_clusters = 0;
+  v.primary_warps_per_cta = 0;
+  v.primary_agents.clear();
+  return v;
+}
+
+std::vector<size_t> StaleGlobalReads(const std::vector<trace::TraceEvent>& events,
+                                     uint32_t own_clusters) {
+  using trace::EventKind;
+  std::vector<const trace::TraceEvent*> writes;
+  for (const trace::TraceEvent& e : events) {
+    if (e.kind == static_cast<uint8_t>(EventKind::kGlobalWrite) && e.cluster >= own_clusters) {
+      writes.push_back(&e);
+    }
+  }
+  std::vector<size_t> out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const trace::TraceEvent& u = events[i];
+    if (u.kind != static_cast<uint8_t>(EventKind::kGlobalUse) || u.cluster >= own_clusters ||
+        (u.flags & kFlagInitialData) == 0) {
+      continue;
+    }
+    // value: bytes, value2: offset into the slot (object: the global, index: the slot).
+    const int64_t lo = u.value2, hi = int64_t{u.value2} + u.value;
+    for (const trace::TraceEvent* w : writes) {
+      if (w->object == u.object && w->index == u.index && w->value2 < hi &&
+          lo < int64_t{w->value2} + w->value) {
+        out.push_back(i);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 ResolveReport ResolveOnHost(const LaunchSpec& s) {

@@ -34,6 +34,20 @@ bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
 bool ResolveAll(const LaunchSpec& s, std::vector<exec::ResolvedOp>* ops,
                 std::vector<uint32_t>* index, uint32_t* failed_agent, std::string* why);
 
+// The launch spec of the primary grid of `s` (LaunchSpec::primary_clusters > 0): the same
+// schedule, layout and options with the primary's clusters, warps and agents (its builtins count
+// its own clusters), and no primary of its own.
+LaunchSpec PrimaryView(const LaunchSpec& s);
+
+// The stale reads in the trace of a programmatic dependent launch: each `use` of a `global`
+// buffer by the schedule's own (dependent) grid, cluster < own_clusters, that saw the buffer's
+// initial contents (kFlagInitialData) in a slot where some `write` of the primary grid (cluster
+// >= own_clusters) covers bytes of the use's region: it read before the primary's write reached
+// it. Indices into `events`, in order. (Per use, not per chunk: a use whose initial chunks lie
+// outside the bytes the primary writes would count too; the executor records only the flag.)
+std::vector<size_t> StaleGlobalReads(const std::vector<trace::TraceEvent>& events,
+                                     uint32_t own_clusters);
+
 }  // namespace parity::gpu
 
 #endif  // PARITY_GPU_RESOLVE_H_

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "gpu/executor.h"
+#include "gpu/resolve.h"
 #include "sim/ir/encoding.h"
 #include "sim/ir/eval.h"
 #include "sim/ir/hash.h"
@@ -182,6 +183,10 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
   }
   if (std::holds_alternative<ir::BufferAccess>(op)) return "";  // @cta: mapa + ld/st.shared::cluster
   if (std::holds_alternative<ir::MbarrierPendingCount>(op)) return "";
+  // griddepcontrol, and ld/st.global of `global` buffers shared by both launches.
+  if (std::holds_alternative<ir::GridDepControl>(op) || std::holds_alternative<ir::GlobalAccess>(op)) {
+    return "";
+  }
   if (const auto* r = std::get_if<ir::GlobalReadback>(&op)) {
     // The executor reads back the runner's bulk global (the destination of bulk.store), not a
     // tensor map's global: a buffer that is also a tma.store source would be read in the
@@ -352,14 +357,6 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->params = std::move(*bound);
   const std::vector<int64_t>& params = out->params;
   LaunchSpec& spec = out->spec;
-  if (p.primary_clusters != ir::kNoExpr || !p.globals.empty()) {
-    // One interpreter launch runs one grid: a primary grid's roles would run inside the
-    // dependent's kernel. gpu/litmus/pdl_litmus measures griddepcontrol on its own.
-    Die(Where(p.primary_where.line > 0 ? p.primary_where : p.roles.front().where) +
-        ": the GPU executor refuses the schedule: programmatic dependent launch (`primary`, "
-        "`global`) needs two launches and the executor makes one; gpu/litmus/pdl_litmus "
-        "measures what griddepcontrol orders on the GPU");
-  }
   for (const ir::Role& r : p.roles) CheckBlock(p, r.body);
   Expected<std::vector<uint32_t>> enc = ir::Encode(p, params);
   if (!enc.ok()) Die(enc.status().ToString());
@@ -373,6 +370,12 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   spec.clusters = static_cast<uint32_t>(p.clusters == ir::kNoExpr ? 1 : ev(p.clusters, none, "clusters"));
   const uint32_t csize = spec.cluster_m * spec.cluster_n;
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
+  // Programmatic dependent launch: the primary grid, launched first (same cluster shape).
+  if (p.primary_clusters != ir::kNoExpr) {
+    const int64_t n = ev(p.primary_clusters, none, "primary clusters");
+    if (n < 1 || n > 1024) Die(Where(p.primary_where) + ": the executor runs 1..1024 primary clusters");
+    spec.primary_clusters = static_cast<uint32_t>(n);
+  }
   const ir::BuiltinValues cta0 =
       ir::MakeBuiltins(0, 0, 0, spec.cluster_m, spec.cluster_n, 0, 0, spec.clusters);
 
@@ -380,6 +383,25 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   if (p.barriers.size() > kMaxBarrierDecls) Die("more than 16 barrier arrays");
   if (p.buffers.size() > kMaxBufferDecls) Die("more than 16 buffers");
   if (p.tensor_maps.size() > kMaxTensorMaps) Die("more than 4 tensor maps");
+  if (p.globals.size() > kMaxGlobalDecls) Die("more than 16 global buffers");
+
+  // `global` buffers: one allocation, each buffer 256-byte aligned (the engine's limits, and
+  // whole 16-byte chunks per slot: the executor reads and writes pattern chunks).
+  spec.num_globals = static_cast<uint32_t>(p.globals.size());
+  for (uint32_t g = 0; g < spec.num_globals; ++g) {
+    const ir::GlobalDecl& d = p.globals[g];
+    const int64_t slots = ev(d.slots, none, "global slots");
+    const int64_t bytes = ev(d.bytes, none, "global bytes");
+    if (slots < 1 || slots > 65535 || bytes < 16 || bytes > (int64_t{1} << 30) || bytes % 16 != 0) {
+      Die(Where(d.where) + ": global " + d.name +
+          ": the executor needs 1..65535 slots of a multiple of 16 bytes up to 1 GiB");
+    }
+    spec.global_offset[g] = spec.global_bytes;
+    spec.global_slots[g] = static_cast<uint32_t>(slots);
+    spec.global_slot_bytes[g] = static_cast<uint32_t>(bytes);
+    spec.global_bytes += (static_cast<uint64_t>(slots * bytes) + 255) / 256 * 256;
+    if (spec.global_bytes > (uint64_t{1} << 32)) Die(Where(d.where) + ": global buffers over 4 GiB");
+  }
 
   // Shared memory: barriers (8 bytes each) from 0, the init bitmap, then the buffers.
   spec.num_barriers = static_cast<uint32_t>(p.barriers.size());
@@ -476,17 +498,26 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
       o += 5 + body_words;
     }
   }
+  // Agents of each grid: the schedule's own (role.grid 0) in its clusters, then the primary's
+  // (role.grid 1) in the primary clusters, whose builtins count the primary grid's clusters.
+  // per_cta holds both grids' CTAs in that order (the engine's numbering); grid_of_cta which.
   std::vector<std::vector<AgentSlot>> per_cta;
-  std::vector<std::string> agent_roles;
-  uint32_t warps = 1;
-  for (uint32_t cl = 0; cl < spec.clusters; ++cl) {
-    for (uint32_t rank = 0; rank < csize; ++rank) {
-      const ir::BuiltinValues b = ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m,
-                                                   spec.cluster_m, spec.cluster_n, cl, 0,
-                                                   spec.clusters);
+  std::vector<uint8_t> grid_of_cta;
+  uint32_t warps = 1, primary_warps = 1;
+  const uint32_t grids = spec.primary_clusters > 0 ? 2 : 1;
+  auto grid_builtins = [&](uint32_t grid, uint32_t cl, uint32_t rank, uint32_t agent) {
+    return ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m, spec.cluster_m,
+                            spec.cluster_n, cl, agent, grid == 0 ? spec.clusters : spec.primary_clusters);
+  };
+  for (uint32_t grid = 0; grid < grids; ++grid) {
+    const uint32_t clusters = grid == 0 ? spec.clusters : spec.primary_clusters;
+    for (uint32_t c = 0; c < clusters * csize; ++c) {
+      const uint32_t cl = c / csize, rank = c % csize;
+      const ir::BuiltinValues b = grid_builtins(grid, cl, rank, 0);
       std::vector<AgentSlot> slots;
       for (uint32_t r = 0; r < spec.num_roles; ++r) {
         const ir::Role& role = p.roles[r];
+        if (role.grid != grid) continue;
         if (role.when != ir::kNoExpr && ev(role.when, b, "role when") == 0) continue;
         const int64_t count = role.count == ir::kNoExpr ? 1 : ev(role.count, b, "role count");
         for (int64_t k = 0; k < count; ++k) {
@@ -499,13 +530,18 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
         }
       }
       if (slots.size() > kMaxWarpsPerCta) Die("more than 32 agents in a CTA");
-      warps = std::max<uint32_t>(warps, static_cast<uint32_t>(slots.size()));
+      uint32_t& most = grid == 0 ? warps : primary_warps;
+      most = std::max<uint32_t>(most, static_cast<uint32_t>(slots.size()));
       per_cta.push_back(std::move(slots));
+      grid_of_cta.push_back(static_cast<uint8_t>(grid));
     }
   }
   spec.warps_per_cta = warps;
-  for (const auto& slots : per_cta) {
-    for (uint32_t k = 0; k < warps; ++k) spec.agents.push_back(k < slots.size() ? slots[k] : AgentSlot{});
+  spec.primary_warps_per_cta = spec.primary_clusters > 0 ? primary_warps : 0;
+  for (size_t c = 0; c < per_cta.size(); ++c) {
+    const uint32_t width = grid_of_cta[c] == 0 ? warps : primary_warps;
+    std::vector<AgentSlot>& to = grid_of_cta[c] == 0 ? spec.agents : spec.primary_agents;
+    for (uint32_t k = 0; k < width; ++k) to.push_back(k < per_cta[c].size() ? per_cta[c][k] : AgentSlot{});
   }
 
   out->warps = warps;
@@ -519,14 +555,15 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   {
     std::vector<std::vector<std::map<int64_t, std::set<int64_t>>>> uses(per_cta.size());
     std::set<int64_t> dynamic;
+    const size_t own_ctas = static_cast<size_t>(spec.clusters) * csize;
     for (size_t c = 0; c < per_cta.size(); ++c) {
-      const uint32_t cl = static_cast<uint32_t>(c / csize), rank = static_cast<uint32_t>(c % csize);
+      const uint32_t grid = grid_of_cta[c];
+      const size_t in_grid = grid == 0 ? c : c - own_ctas;
+      const uint32_t cl = static_cast<uint32_t>(in_grid / csize), rank = static_cast<uint32_t>(in_grid % csize);
       uses[c].resize(per_cta[c].size());
       for (size_t k = 0; k < per_cta[c].size(); ++k) {
         const AgentSlot& slot = per_cta[c][k];
-        const ir::BuiltinValues b =
-            ir::MakeBuiltins(rank, rank % spec.cluster_m, rank / spec.cluster_m, spec.cluster_m,
-                             spec.cluster_n, cl, slot.index_in_role, spec.clusters);
+        const ir::BuiltinValues b = grid_builtins(grid, cl, rank, slot.index_in_role);
         CollectNamedBarriers(p, params, b, p.roles[slot.role].body, &uses[c][k], &dynamic);
       }
     }
@@ -600,14 +637,29 @@ int Run(int argc, char** argv) {
   std::printf("parity_gpu: %s on %s: cluster %ux%u x %u, %u warps/CTA, %u bytes shared, %.3f ms\n",
               p.name.c_str(), out.device_name.c_str(), spec.cluster_m, spec.cluster_n,
               spec.clusters, warps, spec.smem_bytes, out.kernel_ms);
+  if (spec.primary_clusters > 0) {
+    std::printf("parity_gpu: programmatic dependent launch: the primary grid (%u cluster(s), %u "
+                "warps/CTA; clusters %u.. in the trace) first, then the schedule's grid on the same "
+                "stream with cudaLaunchAttributeProgrammaticStreamSerialization\n",
+                spec.primary_clusters, spec.primary_warps_per_cta, spec.clusters);
+  }
   std::printf("parity_gpu: %s\n", AgentsLine(out).c_str());
+  // "cluster C" in the trace's numbering, with the primary grid's own cluster id for its CTAs.
+  auto cluster_name = [&](uint32_t cl) {
+    std::string name = "cluster " + std::to_string(cl);
+    if (spec.primary_clusters > 0 && cl >= spec.clusters) {
+      name += " (primary grid cluster " + std::to_string(cl - spec.clusters) + ")";
+    }
+    return name;
+  };
   uint64_t dropped = 0;
   for (const AgentRecord& r : out.agents) dropped += r.dropped;
   if (out.hang.kind == 1) {
-    std::printf("parity_gpu: hang observed: wait %s parity %u in cluster %u CTA %u (agent %u, pc %u) "
+    std::printf("parity_gpu: hang observed: wait %s parity %u in %s CTA %u (agent %u, pc %u) "
                 "timed out after %.0f ms\n",
                 barrier_name(out.hang.barrier, out.hang.index).c_str(), out.hang.parity,
-                out.hang.cluster, out.hang.cta, out.hang.agent, out.hang.pc, spec.timeout_ms);
+                cluster_name(out.hang.cluster).c_str(), out.hang.cta, out.hang.agent, out.hang.pc,
+                spec.timeout_ms);
     // The line above names the agent whose budget expired first: a race when several CTAs hang
     // at the same wait (the CTA varies run to run). The list below is every blocked wait, sorted
     // by (cluster, CTA, agent), so that it reads the same in every run of a deterministic hang.
@@ -619,9 +671,9 @@ int Run(int argc, char** argv) {
       return std::tie(x.cluster, x.cta, x.agent) < std::tie(y.cluster, y.cta, y.agent);
     });
     for (const trace::TraceEvent& e : blocked) {
-      std::printf("parity_gpu:   %s wait %s parity %u in cluster %u CTA %u (agent %u)\n",
+      std::printf("parity_gpu:   %s wait %s parity %u in %s CTA %u (agent %u)\n",
                   (e.flags & kFlagAborted) ? "blocked " : "timed out", barrier_name(e.object, e.index).c_str(),
-                  e.parity, e.cluster, e.cta, e.agent);
+                  e.parity, cluster_name(e.cluster).c_str(), e.cta, e.agent);
     }
   } else if (out.hang.kind == 2) {
     // The expression faults are ir::EvalError's (sim/ir/exec.h evaluates as sim/ir/eval.h).
@@ -633,9 +685,9 @@ int Run(int argc, char** argv) {
         out.hang.fault == kFaultEval && out.hang.eval_error < std::size(kEvalErrors)
             ? std::string(": ") + kEvalErrors[out.hang.eval_error]
             : std::string();
-    std::printf("parity_gpu: interpreter fault: %s%s in cluster %u CTA %u agent %u (pc %u)\n",
-                FaultName(out.hang.fault), detail.c_str(), out.hang.cluster, out.hang.cta,
-                out.hang.agent, out.hang.pc);
+    std::printf("parity_gpu: interpreter fault: %s%s in %s CTA %u agent %u (pc %u)\n",
+                FaultName(out.hang.fault), detail.c_str(), cluster_name(out.hang.cluster).c_str(),
+                out.hang.cta, out.hang.agent, out.hang.pc);
   } else {
     std::printf("parity_gpu: %s\n", out.completed ? "completed" : "did not complete (some agent never finished)");
   }
@@ -645,6 +697,34 @@ int Run(int argc, char** argv) {
   std::printf("parity_gpu: global: %" PRIu64 " chunks stored from `write` data, %" PRIu64
               " chunks neither pattern nor written data\n",
               out.stored_chunks, out.bad_global_chunks);
+  // Dependents whose griddepcontrol.wait returned only because the primary grid was aborted:
+  // in the model that wait never returns (the primary grid never completes).
+  const uint32_t csize = spec.cluster_m * spec.cluster_n;
+  for (const AgentRecord& r : out.agents) {
+    if (r.griddep_released_by_abort == 0) continue;
+    std::printf("parity_gpu:   blocked  griddepcontrol.wait in %s CTA %u (agent %u): the primary "
+                "grid never completed (it was aborted)\n",
+                cluster_name(r.cta_global / csize).c_str(), r.cta_global % csize, r.warp);
+  }
+  size_t stale = 0;
+  if (!p.globals.empty()) {
+    std::printf("parity_gpu: global buffers: %" PRIu64 " uses, %" PRIu64 " chunks checked, %" PRIu64
+                " still held the initial contents, %" PRIu64 " neither initial nor written data\n",
+                out.global_uses, out.global_used_chunks, out.global_initial_chunks,
+                out.global_bad_chunks);
+    if (spec.trace) {
+      const std::vector<size_t> reads = StaleGlobalReads(out.events, spec.clusters);
+      stale = reads.size();
+      std::printf("parity_gpu: stale reads: %zu (a use of the schedule's grid saw the initial "
+                  "contents of bytes that a write of the primary grid covers)\n", stale);
+      for (size_t i : reads) {
+        const trace::TraceEvent& e = out.events[i];
+        std::printf("parity_gpu:   stale use %s[%u] + %d bytes %d in %s CTA %u (agent %u)\n",
+                    p.globals[e.object].name.c_str(), e.index, e.value2, e.value,
+                    cluster_name(e.cluster).c_str(), e.cta, e.agent);
+      }
+    }
+  }
   std::printf("parity_gpu: trace: %zu events%s\n", out.events.size(),
               dropped ? (" (" + std::to_string(dropped) + " dropped: ring full)").c_str() : "");
 
@@ -673,7 +753,8 @@ int Run(int argc, char** argv) {
   // An interpreter fault is the schedule's bad input (an index or region out of range, a
   // `while` past its bound): the simulator's engine.* errors for the same statements, exit 2.
   if (out.hang.kind == 2) return 2;
-  if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0 || out.bad_global_chunks != 0) {
+  if (out.hang.kind != 0 || !out.completed || out.bad_chunks != 0 || out.bad_global_chunks != 0 ||
+      out.global_bad_chunks != 0 || stale != 0) {
     return 1;
   }
   return 0;
@@ -742,7 +823,8 @@ int Litmus(int argc, char** argv) {
           // Per-run generator: run r draws the same delays whatever child runs it.
           std::mt19937_64 rng(h ^ opt.seed ^ (0x9E3779B97F4A7C15ull * (r + 1)));
           const uint32_t mode = r % 4;
-          spec.start_delay.assign(spec.agents.size(), 0);
+          // Indexed like the agents, then the primary grid's agents.
+          spec.start_delay.assign(spec.agents.size() + spec.primary_agents.size(), 0);
           if (mode & 1) {
             for (uint32_t& d : spec.start_delay) d = static_cast<uint32_t>(rng() % (opt.start_delay_max + 1ull));
           }
@@ -759,7 +841,7 @@ int Litmus(int argc, char** argv) {
           uint64_t drop = 0;
           for (const AgentRecord& a : out.agents) drop += a.dropped;
           std::fprintf(w, "%s\t%d\t%" PRIu64 "\t%s\n", out.device_name.c_str(),
-                       out.bad_chunks != 0 || out.bad_global_chunks != 0 ? 1 : 0, drop,
+                       out.bad_chunks != 0 || out.bad_global_chunks != 0 || out.global_bad_chunks != 0 ? 1 : 0, drop,
                        litmus::OutcomeOf(prep.program, out.events).c_str());
           std::fflush(w);
         }
@@ -842,27 +924,37 @@ int Resolve(int argc, char** argv) {
   prep.spec = opt.spec;
   Prepare(opt.files[0], opt.overrides, &prep);
   const ir::Program& p = prep.program;
-  const LaunchSpec& spec = prep.spec;
-  const ResolveReport r = ResolveOnHost(spec);
-  auto where = [&](uint32_t g) {
-    const AgentSlot& slot = spec.agents[g];
-    const uint32_t cta_global = g / spec.warps_per_cta, csize = spec.cluster_m * spec.cluster_n;
-    return "cluster " + std::to_string(cta_global / csize) + " CTA " + std::to_string(cta_global % csize) +
-           " " + p.roles[slot.role].name + "[" + std::to_string(slot.index_in_role) + "]";
+  // Each grid is resolved on its own (a programmatic dependent launch: the primary grid too).
+  auto report = [&](const LaunchSpec& spec, const std::string& grid) {
+    const ResolveReport r = ResolveOnHost(spec);
+    auto where = [&](uint32_t g) {
+      const AgentSlot& slot = spec.agents[g];
+      const uint32_t cta_global = g / spec.warps_per_cta, csize = spec.cluster_m * spec.cluster_n;
+      return "cluster " + std::to_string(cta_global / csize) + " CTA " + std::to_string(cta_global % csize) +
+             " " + p.roles[slot.role].name + "[" + std::to_string(slot.index_in_role) + "]";
+    };
+    uint32_t agents = 0;
+    for (const AgentSlot& slot : spec.agents) agents += slot.valid ? 1 : 0;
+    if (!r.resolved) {
+      std::printf("parity_gpu resolve: %s%s: the kernel interprets all %u agents: %s cannot be resolved "
+                  "before the launch: %s\n", p.name.c_str(), grid.c_str(), agents,
+                  where(r.failed_agent).c_str(), r.reason.c_str());
+      return;
+    }
+    uint64_t total = 0;
+    for (uint32_t n : r.ops_per_agent) total += n;
+    std::printf("parity_gpu resolve: %s%s: all %u agents run from op streams resolved on the host: %" PRIu64
+                " ops, %" PRIu64 " bytes on the device\n", p.name.c_str(), grid.c_str(), agents, total, r.bytes);
+    for (uint32_t g = 0; g < spec.agents.size() && g < spec.warps_per_cta; ++g) {
+      if (spec.agents[g].valid) std::printf("  %s: %u ops\n", where(g).c_str(), r.ops_per_agent[g]);
+    }
   };
-  uint32_t agents = 0;
-  for (const AgentSlot& slot : spec.agents) agents += slot.valid ? 1 : 0;
-  if (!r.resolved) {
-    std::printf("parity_gpu resolve: %s: the kernel interprets all %u agents: %s cannot be resolved before "
-                "the launch: %s\n", p.name.c_str(), agents, where(r.failed_agent).c_str(), r.reason.c_str());
-    return 0;
-  }
-  uint64_t total = 0;
-  for (uint32_t n : r.ops_per_agent) total += n;
-  std::printf("parity_gpu resolve: %s: all %u agents run from op streams resolved on the host: %" PRIu64
-              " ops, %" PRIu64 " bytes on the device\n", p.name.c_str(), agents, total, r.bytes);
-  for (uint32_t g = 0; g < spec.agents.size() && g < spec.warps_per_cta; ++g) {
-    if (spec.agents[g].valid) std::printf("  %s: %u ops\n", where(g).c_str(), r.ops_per_agent[g]);
+  const LaunchSpec& spec = prep.spec;
+  if (spec.primary_clusters > 0) {
+    report(PrimaryView(spec), " (the primary grid)");
+    report(spec, " (the dependent grid)");
+  } else {
+    report(spec, "");
   }
   for (uint32_t id = 0; id < 16; ++id) {
     if (spec.named_threads[id] != 0) {
@@ -886,6 +978,7 @@ int Bench(int argc, char** argv) {
   prep.spec = opt.spec;
   prep.spec.trace = true;
   Prepare(opt.files[0], opt.overrides, &prep);
+  if (prep.spec.primary_clusters > 0) Die("bench times one grid: a programmatic dependent launch is not benchmarked");
   prep.spec.bench_pairs = opt.pairs;
   const uint64_t bytes = prep.spec.maps.empty() ? 0 : prep.spec.maps[0].global_bytes;
   prep.spec.memcpy_bytes = bytes;

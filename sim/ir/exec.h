@@ -41,6 +41,7 @@ inline constexpr uint32_t kMaxVars = 48;     // variable slots per role
 inline constexpr uint32_t kMaxNesting = 12;  // nested for/if
 inline constexpr uint32_t kStackDepth = 24;  // expression stack (values)
 inline constexpr uint32_t kMaxNamedBarriers = 16;
+inline constexpr uint32_t kMaxGlobalDecls = 16;  // `global` buffers (programmatic dependent launch)
 
 // Faults: checks that stop a run instead of issuing a bad instruction.
 enum FaultCode : uint32_t {
@@ -53,6 +54,7 @@ enum FaultCode : uint32_t {
   kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
   kFaultCount = 7,       // bulk.wait N > 7, or a bar.sync thread count that is not whole warps
   kFaultBound = 8,       // a `while` whose condition still holds after `bound` passes
+  kFaultAlign = 9,       // a global buffer access whose offset or size is not whole 16-byte chunks
 };
 
 // Where an agent runs (one per role instance; the GPU gives each agent a warp).
@@ -92,6 +94,9 @@ struct Layout {
   uint32_t buffer_offset[kMaxBufferDecls], buffer_slot_bytes[kMaxBufferDecls],
       buffer_stages[kMaxBufferDecls];
   uint32_t num_maps;
+  // `global` buffers: slots and bytes per slot (their device addresses are the kernel's).
+  uint32_t num_globals;
+  uint32_t global_slots[kMaxGlobalDecls], global_slot_bytes[kMaxGlobalDecls];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -453,6 +458,9 @@ struct ResolvedAccess {  // use / write
   uint32_t buf, slot, offset, bytes, addr, write;
   uint32_t cta;  // the CTA whose shared memory is accessed (DSMEM when not the agent's own)
 };
+struct ResolvedGlobalAccess {  // use / write of a `global` buffer
+  uint32_t global, slot, offset, bytes, write;
+};
 struct alignas(16) ResolvedOp {
   uint32_t head;
   union {
@@ -466,6 +474,8 @@ struct alignas(16) ResolvedOp {
     uint32_t relaxed;           // cluster.arrive
     ResolvedNamedBarrier named;
     ResolvedAccess access;
+    ResolvedGlobalAccess global_access;
+    uint32_t griddep;           // ir::GridDepControl::Kind: 0 launch_dependents, 1 wait
     uint32_t words[15];         // bulk.commit, cluster.wait, exit: none
   };
 };
@@ -629,6 +639,41 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
         return kResolveFault;
       }
       x.cta = static_cast<uint32_t>(t);
+      return kResolved;
+    }
+    case OpKind::kGridDepControl:  // kind
+      r->griddep = f[0];
+      return kResolved;
+    case OpKind::kGlobalAccess: {  // global, slot, offset, bytes, write
+      // The engine's range rules (engine.index-range, engine.buffer-range: at least one byte,
+      // inside the slot); the executor reads and writes whole 16-byte pattern chunks.
+      ResolvedGlobalAccess& x = r->global_access;
+      if (f[0] >= c.num_globals) {
+        Fail(a, kFaultIndex);
+        return kResolveFault;
+      }
+      const int64_t slot_bytes = c.global_slot_bytes[f[0]];
+      const int64_t s = EvalExpr(c, a, f[1]);
+      const int64_t o = f[2] == kNone ? 0 : EvalExpr(c, a, f[2]);
+      const int64_t n = f[3] == kNone ? slot_bytes - o : EvalExpr(c, a, f[3]);
+      if (a.fault != kFaultNone) return kResolveFault;
+      if (s < 0 || s >= c.global_slots[f[0]]) {
+        Fail(a, kFaultIndex);
+        return kResolveFault;
+      }
+      if (o < 0 || n < 1 || o > slot_bytes || n > slot_bytes - o) {
+        Fail(a, kFaultRange);
+        return kResolveFault;
+      }
+      if (o % 16 != 0 || n % 16 != 0) {
+        Fail(a, kFaultAlign);
+        return kResolveFault;
+      }
+      x.global = f[0];
+      x.slot = static_cast<uint32_t>(s);
+      x.offset = static_cast<uint32_t>(o);
+      x.bytes = static_cast<uint32_t>(n);
+      x.write = f[4] != 0 ? 1u : 0u;
       return kResolved;
     }
     default:

@@ -4,7 +4,8 @@
 # (a multicast TMA load with the mbarrier of one other CTA, a form PTX lacks, and a readback of a tma.store source, which the executor would read in the wrong place),
 # naming the op and the line, before touching CUDA (exit 2); the litmus and bench subcommands
 # refuse bad usage with exit 2; and it accepts every op of the bundled pipelines and litmus
-# tests (no "unsupported op" before the CUDA call).
+# tests, the programmatic dependent launches of pipelines/pdl included (no "unsupported op" or
+# refusal before the CUDA call).
 set -euo pipefail
 bin=$1
 unsupported=$2  # a multicast tma.load with a remote barrier
@@ -87,6 +88,21 @@ done
 msg=$("$bin" resolve "$mo_dsmem")
 echo "$msg" | grep -q "mo_dsmem_release_cluster: all 2 agents run from op streams resolved" ||
   fail "mo_dsmem_release_cluster: $msg"
+# A programmatic dependent launch (pipelines/pdl): each grid is resolved on its own, the primary
+# grid's 2 CTAs (producer: 4 inits, the fence, bar.sync, (wait, arrive.expect_tx, 2 tma.load)
+# for 2 k-tiles = 14 ops; consumer: bar.sync, (wait, 2 uses, arrive) x 2, write C,
+# launch_dependents = 11) and the dependent's (init, fence, arrive.expect_tx, tma.load, wait,
+# use W, griddepcontrol.wait, use C = 8), with no refusal.
+pdl=${17}
+msg=$("$bin" resolve "$pdl")
+echo "$msg"
+echo "$msg" | grep -q "pdl_gemm_then_consumer (the primary grid): all 4 agents run from op streams resolved on the host: 50 ops" ||
+  fail "gemm_then_consumer: the primary grid is not resolved as expected: $msg"
+echo "$msg" | grep -q "pdl_gemm_then_consumer (the dependent grid): all 2 agents run from op streams resolved on the host: 16 ops" ||
+  fail "gemm_then_consumer: the dependent grid is not resolved as expected: $msg"
+for want in "cluster 0 CTA 0 producer\[0\]: 14 ops" "cluster 0 CTA 0 consumer\[0\]: 11 ops" "cluster 0 CTA 0 consumer2\[0\]: 8 ops"; do
+  echo "$msg" | grep -q "$want" || fail "gemm_then_consumer: no '$want': $msg"
+done
 msg=$("$bin" resolve "$sgemm")
 echo "$msg" | grep -q "the kernel interprets all .* an op the interpreter runs directly" || fail "sgemm_sm80: $msg"
 # Every op of these schedules is issued by the executor: parity_gpu gets past the op check and
@@ -96,7 +112,7 @@ for f in "$@"; do
   set +e
   out=$(timeout 20 "$bin" run "$f" --timeout-ms 1 2>&1)
   set -e
-  if echo "$out" | grep -q "unsupported op"; then fail "$f: $out"; fi
+  if echo "$out" | grep -q "unsupported op\|refuses the schedule"; then fail "$f: $out"; fi
 done
 echo "ok: $# schedules pass the op check"
 echo "ok"

@@ -103,6 +103,16 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
     at += l.buffer_stages[b] * l.buffer_slot_bytes[b];
   }
   l.num_maps = w[17];
+  // `global` buffers (header words 25, 26: per buffer its slots and bytes refs).
+  if (w[25] > kMaxGlobalDecls) {
+    *why = "more global buffers than the executor holds";
+    return false;
+  }
+  l.num_globals = w[25];
+  for (uint32_t g = 0; g < l.num_globals; ++g) {
+    l.global_slots[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g], 1));
+    l.global_slot_bytes[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g + 1], 0));
+  }
   uint32_t o = w[20];
   for (uint32_t r = 0; r < w[19]; ++r) {
     l.role_threads[r] = static_cast<uint32_t>(EvalDecl(l, w[o + 1], 1));
@@ -315,7 +325,7 @@ std::vector<std::string> BundledSchedules() {
 }
 
 // What an agent's op did that both sides report alike: (event kind, object, index, value,
-// value2) of its init, tma.load issue and use/write.
+// value2) of its init, tma.load issue, use/write and use/write of a `global` buffer.
 using OpRecord = std::tuple<uint32_t, uint32_t, uint32_t, int64_t, int64_t>;
 
 struct AgentWalk {
@@ -326,13 +336,19 @@ struct AgentWalk {
   std::vector<uint32_t> token_vars;  // slots that receive state tokens (only a run writes them)
 };
 
-AgentWalk WalkAgent(const Layout& l, const engine::AgentInfo& info) {
+// An agent of a primary grid (programmatic dependent launch) walks with its own grid's cluster
+// id and count, as the GPU launches it: `primary_first` is the engine's first primary cluster.
+AgentWalk WalkAgent(const Layout& layout, const engine::AgentInfo& info, uint32_t primary_first,
+                    uint32_t num_clusters) {
   AgentWalk out;
+  const bool primary = info.cluster >= primary_first;
+  Layout l = layout;
+  l.clusters = primary ? num_clusters - primary_first : primary_first;
   HostAgent a{};
   a.cta = info.cta;
   a.cta_x = info.cta % l.cluster_m;
   a.cta_y = info.cta / l.cluster_m;
-  a.cluster = info.cluster;
+  a.cluster = primary ? info.cluster - primary_first : info.cluster;
   a.slot.role = static_cast<uint16_t>(info.role);
   a.slot.index_in_role = static_cast<uint16_t>(info.index_in_role);
   a.slot.index_in_cta = static_cast<uint16_t>(info.index_in_cta);
@@ -359,7 +375,8 @@ AgentWalk WalkAgent(const Layout& l, const engine::AgentInfo& info) {
       out.truncated = true;
       break;
     }
-    if (op != OpKind::kMbarrierInit && op != OpKind::kTmaLoad && op != OpKind::kBufferAccess) {
+    if (op != OpKind::kMbarrierInit && op != OpKind::kTmaLoad && op != OpKind::kBufferAccess &&
+        op != OpKind::kGlobalAccess) {
       continue;
     }
     ResolvedOp r{};
@@ -372,6 +389,14 @@ AgentWalk WalkAgent(const Layout& l, const engine::AgentInfo& info) {
       case OpKind::kTmaLoad:
         out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kTmaIssue), r.tma_load.map,
                              r.tma_load.slot, 0, 0);
+        break;
+      case OpKind::kGlobalAccess:
+        out.ops.emplace_back(static_cast<uint32_t>(r.global_access.write != 0
+                                                       ? trace::EventKind::kGlobalWrite
+                                                       : trace::EventKind::kGlobalUse),
+                             r.global_access.global, r.global_access.slot,
+                             static_cast<int32_t>(r.global_access.bytes),
+                             static_cast<int32_t>(r.global_access.offset));
         break;
       default:
         out.ops.emplace_back(static_cast<uint32_t>(r.access.write != 0 ? trace::EventKind::kWrite
@@ -406,7 +431,9 @@ TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
       const engine::AgentInfo& info = e.agent_info(g);
       // Every cluster: trip counts may depend on cluster_id, num_clusters and grid_cta.
       SCOPED_TRACE("agent " + std::to_string(g));
-      const AgentWalk walk = WalkAgent(prep.layout, info);
+      const AgentWalk walk =
+          WalkAgent(prep.layout, info, e.primary_first_cluster(),
+                    e.num_ctas() / (prep.layout.cluster_m * prep.layout.cluster_n));
       std::vector<OpRecord> ran;
       for (const trace::TraceEvent& ev : e.trace()) {
         if (ev.cluster != info.cluster || ev.cta != info.cta || ev.agent != info.index_in_cta) {
@@ -417,7 +444,8 @@ TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
           ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, 0);
         } else if (kind == trace::EventKind::kTmaIssue) {
           ran.emplace_back(ev.kind, ev.object, ev.index, 0, 0);
-        } else if (kind == trace::EventKind::kUse || kind == trace::EventKind::kWrite) {
+        } else if (kind == trace::EventKind::kUse || kind == trace::EventKind::kWrite ||
+                   kind == trace::EventKind::kGlobalUse || kind == trace::EventKind::kGlobalWrite) {
           ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, ev.value2);
         }
       }
