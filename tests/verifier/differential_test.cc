@@ -260,7 +260,7 @@ TEST(DifferentialTest, GeneratedSchedulesQuarter4) {
 #if defined(__SANITIZE_ADDRESS__)
 constexpr uint64_t kNonWsSchedules = 60;
 #else
-constexpr uint64_t kNonWsSchedules = 400;
+constexpr uint64_t kNonWsSchedules = 300;
 #endif
 TEST(DifferentialTest, NonWarpSpecialisedRings) {
   gen::GenOptions g;
