@@ -23,16 +23,21 @@
 //      q completes (whole futures, or those ahead of the cuts of GatedSums, whose claim is
 //      exactly that nothing else can happen to o before q completes), and tx + E - C == 0 with
 //      every expect_tx carried by an arrival (a bare expect_tx breaks the balance). An
-//      arrival of x with count >= 1 (count 0 violates, M1006, in every state: no path through
-//      s completes) leaves pending above 0 while it is outstanding. A complete_tx of b > 0
-//      bytes (a zero-byte one breaks the balance) or a TMA issue whose deliveries carry b > 0
-//      bytes to o: pending reaches 0 only after all of A, hence all of E, and then tx equals
-//      the complete_tx bytes still to come, at least b. So phase q needs x's update.
+//      arrival of x with count >= 1 leaves pending above 0 while it is outstanding. (An arrive
+//      of count 0 violates, M1010, whenever it is taken; it stays enabled on every path outside
+//      the set, so every path from s to an end takes it and ends in that violation, which the
+//      set holds: nothing else is left to preserve.) A complete_tx of b > 0 bytes (a zero-
+//      byte one breaks the balance) or a TMA issue whose deliveries carry b > 0 bytes to o:
+//      pending reaches 0 only after all of A, hence all of E, and then tx equals the
+//      complete_tx bytes still to come, at least b. So phase q needs x's update.
 //  (b) So o stays live (a breaking access would have broken the balance) and in phase q, and
-//      y's parity wait on o with parity q & 1 tests the current, incomplete phase: it would
-//      only block (model WaitOnPhase returns before setting anything), which is not a step of
-//      the guarded graph while x's step, which never blocks, is enabled (the all-blocking case
-//      of the guarded search cannot arise: x's step is enabled throughout). y's pc and
+//      y's gate on o with parity q & 1 (a try_wait.parity on y's own CTA's barrier; waits on a
+//      peer's barrier are run-time errors, no gates) tests the current, incomplete phase: it
+//      would only block (model WaitOnPhase returns before setting anything), which is not a
+//      step of the guarded graph while x's step, which never blocks, is enabled (the
+//      all-blocking case of the guarded search cannot arise: x's step is enabled throughout).
+//      A gate whose parity is not q's passes at once and counts as a wait ahead of the cut,
+//      like a test_wait or a token wait (kReadsPhase), which never cut. y's pc and
 //      variables do not get past that wait: the look-ahead runs y's code as if every wait
 //      passed, and waits that pass return nothing that steers y's code (a role that reads a
 //      test_wait result or a state token has no exact look-ahead, AgentMayTouch, and then no

@@ -152,12 +152,14 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       BarAddr b;
       if (ok && tally != nullptr && ResolveBar(a, o->bar, env0, nullptr, &b)) {
         // A gate (UpdateTally::gate), or a wait that only reads the phase (kReadsPhase): a
-        // test_wait, a token wait, or a parity that does not evaluate here (the wait faults
-        // when the agent gets there; the look-ahead itself stays exact).
+        // test_wait, a token wait, a wait on a peer CTA's barrier (a run-time error whatever
+        // the phase), or a parity that does not evaluate here (the wait faults when the agent
+        // gets there; the look-ahead itself stays exact).
         UpdateTally g;
         g.slot = b.slot;
         g.gate = UpdateTally::kReadsPhase;
-        if (!o->test_only && o->token_var == 0xffffffffu && o->parity != ir::kNoExpr) {
+        if (!o->test_only && o->token_var == 0xffffffffu && o->parity != ir::kNoExpr &&
+            b.cta == info.cta) {
           ir::EvalFault fault;
           const int64_t par = ir::EvalFast(p, o->parity, env0, &fault);
           if (fault.ok() && (par == 0 || par == 1)) g.gate = static_cast<int8_t>(par);
