@@ -115,7 +115,8 @@ class Search {
     records_.push_back({kRoot, 0});
     w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits,
                                             options_.mask_closure,
-                                            options_.phase_bounded_balance);
+                                            options_.phase_bounded_balance,
+                                    options_.held_phase_futures);
     if (options_.collect_barrier_states) CollectBarriers(*created);
     if (bfs_ && options_.threads > 1) {
       ParallelBfs(std::move(created).value());
@@ -126,6 +127,7 @@ class Search {
     }
     if (stopped_ && !found_ && !done_) res_.verdict = ExploreVerdict::kIncomplete;
     res_.stats.states = records_.size();
+    res_.stats.held_phase_cuts += w0_.reducer->held_phase_cuts();
     res_.stats.table_bytes = seen_.bytes() + records_.capacity() * sizeof(Record);
     res_.stats.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
     std::sort(res_.terminals.begin(), res_.terminals.end());
@@ -448,7 +450,8 @@ class Search {
       par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}, {}}));
       par.back()->w.reducer =
           std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
-                                    options_.phase_bounded_balance);
+                                    options_.phase_bounded_balance,
+                                    options_.held_phase_futures);
     }
     // root: the base of every packed state (only read while the threads run).
     const Engine& base = root;
@@ -596,6 +599,7 @@ class Search {
       ++level;
       if (!stopped_ && !done_ && !frontier.empty()) ++res_.stats.depth;
     }
+    for (const auto& p : par) res_.stats.held_phase_cuts += p->w.reducer->held_phase_cuts();
   }
 
   // Successor prediction (ExploreOptions::predict_successors; brute force only). What a step

@@ -88,7 +88,11 @@
 // is still expected at its cluster barrier and is in the set truncates its cluster peers'
 // futures at their next barrier.cluster.wait; waits commute with waits, and on a balanced barrier
 // with updates that cannot complete the phase while a unit of the set still holds an outstanding
-// update (a blocked wait's necessary enabling set is then one holder). With at most 64 objects the closures are computed on 64-bit
+// update (a blocked wait's necessary enabling set is then one holder); and a unit of the set
+// whose step is an update of a balanced barrier holds back that barrier's current phase, so
+// every other unit's future on that barrier ends at its wait on that phase (held-phase
+// futures, verifier/held_phase.h, ExploreOptions::held_phase_futures: a producer's release and
+// then its wait for everyone's releases do not pull it into every release's set). With at most 64 objects the closures are computed on 64-bit
 // object masks (Reducer::ChooseMasks; ExploreOptions::mask_closure), giving the same sets.
 // The tests compare the reduced search with the brute-force one (reduction = false): same
 // verdicts, same terminal fingerprints, every barrier value of the reduced search reachable in
@@ -285,6 +289,11 @@ struct ExploreOptions {
   // blocking wait on a phase that cannot complete first (explore.cc, GatedSums). This is what
   // reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
   bool phase_bounded_balance = true;
+  // With reduction and guarded waits: a unit of a persistent set that holds a necessary update
+  // of a balanced barrier's current phase keeps every other unit's future on that barrier
+  // from reaching past its wait on that phase (verifier/held_phase.h). False: whole futures
+  // (tests and benchmarks compare).
+  bool held_phase_futures = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
   // fingerprint components changes by what the step changed at the parent; where the step is
@@ -339,6 +348,8 @@ struct ExploreStats {
   uint64_t predicted_new = 0;     // new states stored by their predicted fingerprint (stepped
                                   // when the search descended into them)
   uint64_t memo_hits = 0;         // agent steps predicted from the memo of agent steps
+  uint64_t held_phase_cuts = 0;   // closures the held-phase rule kept a unit out of
+                                  // (verifier/held_phase.h; the search's own reducers)
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states

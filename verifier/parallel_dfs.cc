@@ -120,7 +120,8 @@ class ParallelSearch {
     Worker(const Engine& base, const ExploreOptions& o) {
       own = std::make_unique<Engine>(base.IsolatedCopy());
       w.reducer = std::make_unique<reduction::Reducer>(base, o.guarded_waits, o.mask_closure,
-                                                       o.phase_bounded_balance);
+                                                       o.phase_bounded_balance,
+                                                       o.held_phase_futures);
     }
     std::unique_ptr<Engine> own;  // this thread's program copy (the frames are copies of it)
     reduction::ExpandWorker w;
@@ -411,6 +412,7 @@ class ParallelSearch {
       s.transitions += k.stats.transitions;
       s.enabled += k.stats.enabled;
       s.pruned += k.stats.pruned;
+      s.held_phase_cuts += k.w.reducer->held_phase_cuts();
       s.completed_ends += k.stats.completed_ends;
       s.deadlock_ends += k.stats.deadlock_ends;
       s.violation_ends += k.stats.violation_ends;

@@ -51,8 +51,13 @@ class Reducer {
  public:
   // `masks`: use the bit-parallel closure (ChooseMasks) when the schedule has at most 64
   // objects; false: the per-object one (Choose's general path) everywhere (tests compare them).
-  Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true)
-      : n_obj_(root.num_objects()), guarded_(guarded_waits), phase_bounded_(phase_bounded) {
+  // `held_phase`: held-phase futures (verifier/held_phase.h; only with guarded waits).
+  Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true,
+          bool held_phase = true)
+      : n_obj_(root.num_objects()),
+        guarded_(guarded_waits),
+        phase_bounded_(phase_bounded),
+        held_phase_(held_phase && guarded_waits) {
     masks_ = masks && n_obj_ <= 64;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -75,6 +80,9 @@ class Reducer {
   }
 
   uint64_t cache_entries() const { return entries_.size(); }
+  // How often the held-phase rule (verifier/held_phase.h) kept a unit out of a closure that
+  // its whole future would have brought in (a statistic: ExploreStats::held_phase_cuts).
+  uint64_t held_phase_cuts() const { return held_phase_cuts_; }
 
   // AnalyseBalance (explore.h): Slot's sums, without the units.
   std::vector<SlotBalance> Report(Engine& e) {
@@ -791,7 +799,7 @@ class Reducer {
           add(a, r);
           continue;
         }
-        if (r.slot >= n_slots) continue;
+        if (r.slot >= n_slots || r.gate == engine::UpdateTally::kReadsPhase) continue;
         const size_t k = size_t{a} * n_slots + r.slot;
         if (walk_ep_[k] != call_ep_) {  // the agent's first wait on it: lo_w = cur(w)
           walk_ep_[k] = call_ep_;
@@ -923,8 +931,18 @@ class Reducer {
   bool Meets(size_t y, size_t x) {
     EnsureBalanced();
     for (const auto& [o, k] : units_[x].now) {
-      const uint8_t fk = FutureKind(y, o);
+      uint8_t fk = FutureKind(y, o);
       if (fk == kNone) continue;
+      if (held_phase_ && (k == kTx || k == kArr) && o < balanced_.size() && balanced_[o]) {
+        // x holds a necessary update of o's current phase: y counts only what it does to o
+        // before its wait on that phase (verifier/held_phase.h).
+        const uint8_t hk = HeldPhaseKind(y, o, fk);
+        if (hk != fk && Conflict(o, k, fk) && (hk == kNone || !Conflict(o, k, hk))) {
+          ++held_phase_cuts_;
+        }
+        fk = hk;
+        if (fk == kNone) continue;
+      }
       if (k == kWaitK && o < n_slots_ && units_[x].agent != kNoAgent &&
           Stuck(o, units_[x].agent)) {
         // x's wait passes (or fails) the same way after any steps outside the set: o's
@@ -1010,6 +1028,11 @@ class Reducer {
   struct FutureTable {
     uint64_t units[6][64];
     uint64_t any[64];
+    const KindMasks* f[64];  // per unit: its future's masks
+    // The same with each agent's accesses to a slot cut at its first wait on the slot's
+    // current phase (verifier/held_phase.h, EnsureHeldTable), built on first use.
+    bool held_ready;
+    uint64_t held[6][64];
   };
   static constexpr int kNesIdx = 6;
 
@@ -1037,11 +1060,22 @@ class Reducer {
   // of: per future kind, the objects on which a unit whose future accesses them so meets x
   // (Meets); *special: units that meet x by the one-holder rule; *sens: the balanced objects of
   // x that no other unit of the set holds (the result changes when a holder of one joins).
-  void MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6], uint64_t* special,
-                   uint64_t* sens);
+  // tgtp: the objects on which a unit meets x only by its held-phase future (held_phase.h).
+  void MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6], uint64_t tgtp[6],
+                   uint64_t* special, uint64_t* sens);
   // Closure's twin on masks: the closure of {start} under Meets, stopping once it holds
   // `bound` enabled units; in_bits_ holds it. Returns the number of enabled units in it.
   size_t MaskClosure(size_t start, size_t bound);
+
+  // Held-phase futures (verifier/held_phase.h).
+  static uint8_t TallyKind(const engine::UpdateTally& t);
+  // How unit y may access slot o before its first wait on o's current phase (kNone: not at
+  // all); fk: its (maybe truncated) future's kind of o, not kNone.
+  uint8_t HeldPhaseKind(size_t y, uint32_t o, uint8_t fk);
+  // Per slot, the kinds of an entry's accesses ahead of its first gate of parity `parity`.
+  const KindMasks& HeldPhaseMasks(const CacheEntry& c, int parity);
+  // Fills ft_->held for this state.
+  void EnsureHeldTable();
 
   // The agent's future from this state (Engine::AgentFuture, memoised by agent, pc, variables
   // and truncation: the look-ahead depends on nothing else), or its static over-approximation.
@@ -1111,8 +1145,8 @@ class Reducer {
       touched_.clear();
       bool any_gate = false;
       for (const engine::UpdateTally& t : tally_scratch_) {
-        if (t.gate >= 0) {
-          any_gate = true;
+        if (t.gate >= 0) {  // a gate, or a wait that only reads (kept in seq, below)
+          any_gate = any_gate || t.gate != engine::UpdateTally::kReadsPhase;
           continue;
         }
         if (!truncate) {
@@ -1144,7 +1178,7 @@ class Reducer {
       if (any_gate && !truncate) {
         c.seq = tally_scratch_;
         for (const engine::UpdateTally& t : c.seq) {
-          if (t.gate >= 0) c.gate_slots.push_back(t.slot);
+          if (t.gate == 0 || t.gate == 1) c.gate_slots.push_back(t.slot);
         }
         std::sort(c.gate_slots.begin(), c.gate_slots.end());
         c.gate_slots.erase(std::unique(c.gate_slots.begin(), c.gate_slots.end()),
@@ -1183,18 +1217,26 @@ class Reducer {
     std::vector<uint8_t> kinds;
     bool exact = false;                       // the look-ahead (else the static future)
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
-    std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates and gates, in order
+    std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates, gates and other
+                                              // waits in order, when there is a gate
     std::vector<uint32_t> gate_slots;         // the slots of seq's gates, distinct
     std::vector<uint32_t> multi;  // exact && !truncate: slots with two or more update records
     uint64_t multi_mask = 0;      // ObjBit of multi
     std::vector<uint32_t> updates;  // the objects whose kind is kCompleteTx or kArrive, ascending
     uint64_t mask = 0;              // ObjBit of every object in kinds
     KindMasks km;                   // kinds as masks (exact when there are at most 64 objects)
+    // HeldPhaseMasks, per parity of the cut, computed on first use.
+    mutable bool held_known[2] = {false, false};
+    mutable KindMasks held_km[2];
   };
 
   uint32_t n_obj_;
   bool guarded_;  // ExploreOptions::guarded_waits
   bool phase_bounded_;  // ExploreOptions::phase_bounded_balance
+  bool held_phase_;     // ExploreOptions::held_phase_futures (and guarded waits)
+  uint64_t held_phase_cuts_ = 0;
+  bool odd_known_ = false;  // EnsureHeldTable: odd_slots_ computed for this state
+  uint64_t odd_slots_ = 0;  // the slots whose current phase is odd
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
@@ -1234,7 +1276,7 @@ class Reducer {
   static constexpr uint32_t kNoTrunc = 0xffffffffu, kUnset = 0xfffffffeu;
   FutureTable tables_[2];  // SetMaskFutures: per truncating cluster (table_cluster_)
   uint32_t table_cluster_[2] = {kUnset, kUnset};
-  const FutureTable* ft_ = nullptr;  // the current start's
+  FutureTable* ft_ = nullptr;  // the current start's
   uint64_t in_bits_ = 0;      // MaskClosure's set
   uint64_t slot_known_ = 0;   // Slot: the slots whose flags are computed for this state
   bool sums_ready_ = false;   // Slot: UpdateAgentSums ran for this state
@@ -1283,5 +1325,6 @@ class Reducer {
 }  // namespace parity::verifier::reduction
 
 #include "verifier/reducer_masks.h"  // IWYU pragma: export
+#include "verifier/held_phase.h"  // IWYU pragma: export
 
 #endif  // PARITY_VERIFIER_REDUCER_H_

@@ -19,6 +19,7 @@ inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
   slot_known_ = 0;
   upd_patched_ = false;
   sums_ready_ = false;
+  odd_known_ = false;
   n_units_ = 0;
   if (mu_.size() < 64) mu_.resize(64);
   for (size_t i = 0; i < n_enabled; ++i) {
@@ -169,6 +170,7 @@ inline void Reducer::SetMaskFutures(size_t start) {
   table_cluster_[t] = trunc_cluster;
   FutureTable& ft = tables_[t];
   ft_ = &ft;
+  ft.held_ready = false;
   for (int k = 0; k < 6; ++k) std::fill_n(ft.units[k], n_obj_, 0);
   for (size_t y = 0; y < n_units_; ++y) {
     const MaskUnit& u = mu_[y];
@@ -186,6 +188,7 @@ inline void Reducer::SetMaskFutures(size_t start) {
       for (uint64_t m = f->k[k]; m != 0; m &= m - 1) ft.units[k][__builtin_ctzll(m)] |= yb;
     }
     ft.any[y] = f->any;
+    ft.f[y] = f;
   }
 }
 
@@ -245,7 +248,7 @@ inline uint32_t Reducer::FirstHolder(uint32_t o) const {
 }
 
 inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6],
-    uint64_t* special, uint64_t* sens) {
+    uint64_t tgtp[6], uint64_t* special, uint64_t* sens) {
   const uint64_t other = ux.now[kOther];
   const uint64_t carr = ux.now[kCArrive], exit = ux.now[kExitAcc];
   tgt[kOther] = other | carr | exit;
@@ -254,6 +257,7 @@ inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt
   tgt[kExitAcc] = other | carr;
   tgt[kArr] = other | carr | exit;
   tgt[kWaitK] = other | carr | exit;
+  for (int k = 0; k < 6; ++k) tgtp[k] = 0;
   *special = 0;
   *sens = 0;
   const uint64_t wait = ux.now[kWaitK], tx = ux.now[kTx], arr = ux.now[kArr],
@@ -282,25 +286,28 @@ inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt
         if (arr_meets) tgt[kArr] |= b;
       }
     }
+    // An update of a balanced slot: units meet x there by their held-phase futures
+    // (verifier/held_phase.h; the object is in no other access kind of x's step).
+    uint64_t* const ut = held_phase_ && f.bal ? tgtp : tgt;
     if (tx & b) {
-      if (!quiet) tgt[kOther] |= b;
-      if (!(f.bal || f.txc)) tgt[kTx] |= b;
-      if (!f.bal) tgt[kArr] |= b;
-      if (!(f.bal && h)) tgt[kWaitK] |= b;
-      tgt[kCArrive] |= b;
-      tgt[kExitAcc] |= b;
+      if (!quiet) ut[kOther] |= b;
+      if (!(f.bal || f.txc)) ut[kTx] |= b;
+      if (!f.bal) ut[kArr] |= b;
+      if (!(f.bal && h)) ut[kWaitK] |= b;
+      ut[kCArrive] |= b;
+      ut[kExitAcc] |= b;
     }
     if (arr & b) {
       if (!quiet) {
-        tgt[kOther] |= b;
-        tgt[kWaitK] |= b;
+        ut[kOther] |= b;
+        ut[kWaitK] |= b;
       }
       if (!f.bal) {
-        tgt[kTx] |= b;
-        tgt[kArr] |= b;
+        ut[kTx] |= b;
+        ut[kArr] |= b;
       }
-      tgt[kCArrive] |= b;
-      tgt[kExitAcc] |= b;
+      ut[kCArrive] |= b;
+      ut[kExitAcc] |= b;
     }
     if (nes & b) {
       const uint32_t first = f.bal && f.cwl ? FirstHolder(o) : kNoAgent;
@@ -351,8 +358,8 @@ inline size_t Reducer::MaskClosure(size_t start, size_t bound) {
     for (bool again = true; again;) {
       again = false;
       const uint64_t held = (held_once & ~ux.upd) | (held_twice & ux.upd) | ux.self;
-      uint64_t tgt[6], special, sens;
-      MaskTargets(ux, held, tgt, &special, &sens);
+      uint64_t tgt[6], tgtp[6], special, sens;
+      MaskTargets(ux, held, tgt, tgtp, &special, &sens);
       if (upd_patched_) {  // Slot narrowed some units' `upd`: the held sets again
         upd_patched_ = false;
         held_once = held_twice = 0;
@@ -368,6 +375,19 @@ inline size_t Reducer::MaskClosure(size_t start, size_t bound) {
       const FutureTable& ft = *ft_;
       for (int k = 0; k < 6; ++k) {
         for (uint64_t m = tgt[k]; m != 0; m &= m - 1) cand |= ft.units[k][__builtin_ctzll(m)];
+      }
+      if ((tgtp[0] | tgtp[1] | tgtp[2] | tgtp[3] | tgtp[4] | tgtp[5]) != 0) {
+        EnsureHeldTable();
+        uint64_t whole = 0, cut = 0;
+        for (int k = 0; k < 6; ++k) {
+          for (uint64_t m = tgtp[k]; m != 0; m &= m - 1) {
+            const int o = __builtin_ctzll(m);
+            whole |= ft.units[k][o];
+            cut |= ft.held[k][o];
+          }
+        }
+        if ((whole & ~cut & ~cand & ~in_bits_ & ~settled) != 0) ++held_phase_cuts_;
+        cand |= cut;
       }
       for (cand &= ~in_bits_ & ~settled; cand != 0 && enabled_in < bound; cand &= cand - 1) {
         const size_t y = static_cast<size_t>(__builtin_ctzll(cand));

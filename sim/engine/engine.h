@@ -287,18 +287,23 @@ inline Access MergeAccess(Access a, Access b) {
 // not compute (init, inval, expect_tx without arrive, .noComplete, arrive_drop,
 // cp.async.mbarrier.arrive, bulk copies, st.async).
 //
-// With a tally, a blocking parity wait (try_wait.parity, not test_wait, not a token) is recorded
-// in order among the updates as a *gate*: `gate` is its parity (0 or 1) and every count is 0.
-// While that slot's current phase has the gate's parity and does not complete, the agent stops
-// there: the explorer bounds what can happen before a phase completes by the updates ahead of
-// the first such gate (verifier/explore.cc, GatedSums).
+// With a tally, a blocking parity wait (try_wait.parity on the agent's own CTA's barrier, not
+// test_wait, not a token) is recorded in order among the updates as a *gate*: `gate` is its
+// parity (0 or 1) and every count is 0. While that slot's current phase has the gate's parity
+// and does not complete, the agent stops there: the explorer bounds what can happen before a
+// phase completes by the updates ahead of the first such gate (verifier/explore.cc,
+// GatedSums). Any other wait on a slot (test_wait, a token, a peer CTA's barrier, a parity the
+// look-ahead cannot evaluate) is recorded in order too, with `gate` kReadsPhase: it reads the
+// phase and never stops the look-ahead (verifier/held_phase.h).
 struct UpdateTally {
+  static constexpr int8_t kReadsPhase = 2;
   uint32_t slot = 0;
   int64_t arrivals = 0;
   int64_t expect = 0;
   int64_t complete = 0;
   bool breaks = false;
-  int8_t gate = -1;  // a blocking wait on `slot` for this parity; -1: an update record
+  int8_t gate = -1;  // a blocking wait on `slot` for this parity (0, 1), a wait that only
+                     // reads the phase (kReadsPhase); -1: an update record
 };
 
 struct Footprint {

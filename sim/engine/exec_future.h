@@ -149,19 +149,22 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
     } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
       ok = bar_slots(o->bar, false, -1, Access::kWait);
       if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);
-      if (ok && tally != nullptr && !o->test_only && o->token_var == 0xffffffffu &&
-          o->parity != ir::kNoExpr) {
-        // A gate (UpdateTally::gate). A parity that does not evaluate here is no gate (the
-        // wait faults when the agent gets there; the look-ahead itself stays exact).
-        ir::EvalFault fault;
-        const int64_t par = ir::EvalFast(p, o->parity, env0, &fault);
-        BarAddr b;
-        if (fault.ok() && (par == 0 || par == 1) && ResolveBar(a, o->bar, env0, nullptr, &b)) {
-          UpdateTally g;
-          g.slot = b.slot;
-          g.gate = static_cast<int8_t>(par);
-          tally->push_back(g);
+      BarAddr b;
+      if (ok && tally != nullptr && ResolveBar(a, o->bar, env0, nullptr, &b)) {
+        // A gate (UpdateTally::gate), or a wait that only reads the phase (kReadsPhase): a
+        // test_wait, a token wait, a wait on a peer CTA's barrier (a run-time error whatever
+        // the phase), or a parity that does not evaluate here (the wait faults when the agent
+        // gets there; the look-ahead itself stays exact).
+        UpdateTally g;
+        g.slot = b.slot;
+        g.gate = UpdateTally::kReadsPhase;
+        if (!o->test_only && o->token_var == 0xffffffffu && o->parity != ir::kNoExpr &&
+            b.cta == info.cta) {
+          ir::EvalFault fault;
+          const int64_t par = ir::EvalFast(p, o->parity, env0, &fault);
+          if (fault.ok() && (par == 0 || par == 1)) g.gate = static_cast<int8_t>(par);
         }
+        tally->push_back(g);
       }
     }
     else if (const auto* o = std::get_if<ir::TmaLoad>(&op)) {

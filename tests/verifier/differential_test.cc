@@ -56,6 +56,9 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
 struct Tally {
   uint64_t compared = 0, skipped = 0, verified = 0, deadlock = 0, violation = 0, both = 0;
   uint64_t bad_input = 0, symmetric = 0, naive_states = 0, brute_states = 0, reduced_states = 0;
+  // Non-warp-specialised rings: schedules where the held-phase futures (verifier/held_phase.h)
+  // kept a unit out of some closure, and where the search stored fewer states with them.
+  uint64_t held_cut = 0, held_smaller = 0, whole_states = 0;
   std::map<std::string, uint64_t> codes;
 };
 
@@ -96,10 +99,10 @@ void CheckVerdict(const ir::Program& p, const std::vector<int64_t>& params,
   }
 }
 
-void CompareOne(uint64_t seed, Tally* t) {
-  const std::string text = gen::GenerateSchedule(seed);
+void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
+  const std::string text = gen::GenerateSchedule(seed, g);
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
-               std::to_string(seed) + "):\n" + text);
+               std::string(g.nonws ? "--nonws " : "") + std::to_string(seed) + "):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   const ir::Program& p = *parsed;
@@ -163,23 +166,46 @@ void CompareOne(uint64_t seed, Tally* t) {
   CheckVerdict(p, params, naive, /*reduction=*/false);
   CheckVerdict(p, params, naive, /*reduction=*/true);
 
+  if (g.nonws) {
+    // Whole futures (the held-phase rule off) reach the same end states; the object-by-object
+    // closure takes the same persistent sets as the masks with the rule on.
+    o.held_phase_futures = false;
+    const ExploreResult whole = Explore(p, params, o);
+    ASSERT_TRUE(whole.bound.empty()) << whole.bound;
+    EXPECT_EQ(whole.terminals, brute.terminals);
+    EXPECT_EQ(whole.stats.violation_ends > 0, !naive.violating.empty());
+    EXPECT_EQ(reduced.stats.held_phase_cuts > 0 || reduced.stats.states < whole.stats.states,
+              reduced.stats.held_phase_cuts > 0)
+        << "fewer states without the rule ever applying";
+    o.held_phase_futures = true;
+    o.mask_closure = false;
+    const ExploreResult objects = Explore(p, params, o);
+    EXPECT_EQ(objects.stats.states, reduced.stats.states);
+    EXPECT_EQ(objects.stats.transitions, reduced.stats.transitions);
+    EXPECT_EQ(objects.terminals, reduced.terminals);
+    t->held_cut += reduced.stats.held_phase_cuts > 0;
+    t->held_smaller += reduced.stats.states < whole.stats.states;
+    t->whole_states += whole.stats.states;
+  }
+
   const bool v = !naive.violating.empty(), d = !naive.deadlocked.empty();
   (v && d ? t->both : v ? t->violation : d ? t->deadlock : t->verified) += 1;
   for (model::Code c : naive.codes) ++t->codes[std::string(model::CodeId(c))];
 }
 
-void RunRange(uint64_t first, uint64_t count) {
+void RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
   Tally t;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
-    CompareOne(seed, &t);
+    CompareOne(seed, &t, g);
     if (::testing::Test::HasFailure()) break;  // one reproducible failure is enough
   }
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("seeds %llu..%llu: %llu compared (%llu skipped: oracle over %llu states), %.1f s\n",
+  std::printf("seeds %llu..%llu%s: %llu compared (%llu skipped: oracle over %llu states), %.1f s\n",
               (unsigned long long)first, (unsigned long long)(first + count - 1),
-              (unsigned long long)t.compared, (unsigned long long)t.skipped,
+              g.nonws ? " (non-warp-specialised rings)" : "", (unsigned long long)t.compared,
+              (unsigned long long)t.skipped,
               (unsigned long long)kMaxNaiveStates, s);
   std::printf("  verdicts: %llu verified, %llu deadlock only, %llu violation only, %llu both, "
               "%llu bad input; %llu with symmetry\n",
@@ -191,6 +217,20 @@ void RunRange(uint64_t first, uint64_t count) {
               (unsigned long long)t.reduced_states);
   for (const auto& [code, n] : t.codes) std::printf(" %s %llu", code.c_str(), (unsigned long long)n);
   std::printf("\n");
+  if (g.nonws) {
+    std::printf("  held-phase futures: applied in %llu schedules, fewer states in %llu; states "
+                "with the rule %llu, without %llu\n",
+                (unsigned long long)t.held_cut, (unsigned long long)t.held_smaller,
+                (unsigned long long)t.reduced_states, (unsigned long long)t.whole_states);
+    // The new rule must be exercised, and the verdicts mixed.
+    if (count >= 100) {
+      EXPECT_GT(t.compared, count / 2);
+      EXPECT_GT(t.held_smaller, t.compared / 5);
+      EXPECT_GT(t.verified, t.compared / 10);
+      EXPECT_GT(t.deadlock + t.violation + t.both, t.compared / 10);
+    }
+    return;
+  }
   // The generator must give a real mix, else the comparison proves little.
   if (count >= 200) {
     EXPECT_GT(t.compared, count * 3 / 4);
@@ -215,6 +255,19 @@ TEST(DifferentialTest, GeneratedSchedulesQuarter4) {
   RunRange(First() + 3 * (Count() / 4), Count() - 3 * (Count() / 4));
 }
 
+// Non-warp-specialised rings (GenOptions::nonws), where the held-phase futures of the reduction
+// apply (verifier/held_phase.h): the same agreement, and the same end states without the rule.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kNonWsSchedules = 60;
+#else
+constexpr uint64_t kNonWsSchedules = 300;
+#endif
+TEST(DifferentialTest, NonWarpSpecialisedRings) {
+  gen::GenOptions g;
+  g.nonws = true;
+  RunRange(EnvOr("PARITY_NONWS_SEED", 1), EnvOr("PARITY_NONWS_SCHEDULES", kNonWsSchedules), g);
+}
+
 // The generator is deterministic and its schedules parse.
 TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
@@ -222,6 +275,12 @@ TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
     ASSERT_EQ(text, gen::GenerateSchedule(seed));
     auto p = ir::ParseProgram(text, "gen.pipe");
     ASSERT_TRUE(p.ok()) << p.status().ToString() << "\n" << text;
+    gen::GenOptions g;
+    g.nonws = true;
+    const std::string nonws = gen::GenerateSchedule(seed, g);
+    ASSERT_EQ(nonws, gen::GenerateSchedule(seed, g));
+    auto q = ir::ParseProgram(nonws, "gen.pipe");
+    ASSERT_TRUE(q.ok()) << q.status().ToString() << "\n" << nonws;
   }
   EXPECT_NE(gen::GenerateSchedule(1), gen::GenerateSchedule(2));
 }

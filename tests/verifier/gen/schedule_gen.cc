@@ -186,6 +186,103 @@ std::string Ring(uint64_t seed, Rng& r, const GenOptions& o) {
   return t;
 }
 
+// --- the non-warp-specialised ring (GenOptions::nonws) ------------------------------------------
+
+// Every agent of role `mma` consumes each k-tile (wait full, use, release empty) and agent 0
+// also produces: it fills the first stages, refills a stage after its own release once every
+// release is in, and drains at the end. Mutations make the verdicts mixed.
+std::string NonWs(uint64_t seed, Rng& r, const GenOptions& o) {
+  const int ctas = o.max_ctas >= 2 && r.Chance(45) ? 2 : 1;
+  const int most = std::max(2, std::min(3, o.max_agents_per_cta));
+  const int warps = ctas == 2 ? r.Range(1, 2) : r.Range(2, most);
+  const int trips = r.Range(1, ctas == 2 || warps == 3 ? std::min(2, o.max_trips) : o.max_trips);
+  const int stages = trips >= 2 && r.Chance(60) ? 2 : 1;
+  const bool tma = r.Chance(80);
+  std::vector<int> mut;
+  const int n_mut = r.Chance(35) ? 0 : r.Range(1, 2);
+  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(11));
+  auto has = [&](int m) { return std::find(mut.begin(), mut.end(), m) != mut.end(); };
+
+  const bool own_only = ctas == 2 && has(3);  // releases go to the own CTA only
+  const int tile = ctas == 2 ? 2 * kTileBytes : kTileBytes;
+  int full_count = has(0) ? 2 : 1;
+  int empty_count = warps * ctas;
+  if (has(1)) empty_count += r.Chance(50) ? 1 : -1;
+  if (empty_count < 1) empty_count = 1;
+  int bytes = tile;
+  if (has(2)) bytes = r.Chance(50) ? tile / 2 : 2 * tile;
+  const std::string S = std::to_string(stages), T = std::to_string(trips);
+
+  std::string t = Header(seed, ctas);
+  t += "buffer tile[1] bytes " + std::to_string(tile * stages) + "\n";
+  t += "barrier full[" + S + "] count " + std::to_string(full_count) + "\n";
+  t += "barrier empty[" + S + "] count " + std::to_string(empty_count) + "\n";
+  t += "tensormap tm dtype f16 dims [64, 64] box [8, 8]\n\n";
+
+  // The load of stage `st` (an expression): each CTA loads one half into both with 2 CTAs.
+  auto load = [&](const std::string& st) {
+    const std::string at = stages == 2 ? " + (" + st + ") * " + std::to_string(tile) : "";
+    if (ctas == 2) {
+      return tma ? "tma.load tm coords [0, cta_rank * 8] -> tile[0]" + at +
+                       " + cta_rank * 128 bar full[" + st + "] multicast 3"
+                 : "bulk.load tile[0]" + at + " + cta_rank * 128 bytes 128 bar full[" + st +
+                       "] multicast 3";
+    }
+    return tma ? "tma.load tm coords [0, 0] -> tile[0]" + at + " bar full[" + st + "]"
+               : "bulk.load tile[0]" + at + " bytes 128 bar full[" + st + "]";
+  };
+  Lines l;
+  l.Open("if agent == 0");
+  for (int st = 0; st < stages; ++st) {
+    l.Add("init full[" + std::to_string(st) + "]");
+    l.Add("init empty[" + std::to_string(st) + "]");
+  }
+  if (!has(10)) l.Add("fence.mbarrier_init");
+  l.Close();
+  l.Add("cluster.sync");
+  if (has(9)) l.Add("use tile[0]");  // reads before any wait
+  // The prefetch: the first stages (fresh barriers: their preceding phase counts as complete).
+  l.Open("if agent == 0");
+  l.Open("for k in 0 .. " + std::to_string(std::min(stages, trips)));
+  l.Add(std::string("wait empty[k] parity ") + (has(8) ? "0" : "1"));
+  l.Add("arrive.expect_tx full[k] bytes " + std::to_string(bytes));
+  l.Add(load("k"));
+  l.Close();
+  l.Close();
+  l.Open("for k in 0 .. " + T);
+  const std::string round = "(k / " + S + ") & 1";
+  l.Add("wait full[k % " + S + "] parity " + (has(6) ? "(" + round + ") ^ 1" : round));
+  l.Add(stages == 2 ? "use tile[0] + (k % 2) * " + std::to_string(tile) + " bytes " +
+                          std::to_string(tile)
+                    : "use tile[0]");
+  const std::string release =
+      "arrive empty[k % " + S + "]" + (ctas == 2 && !own_only ? " mask 3" : "");
+  if (has(7) && warps >= 2) {
+    l.Open("if agent != 1");  // agent 1 never releases
+    l.Add(release);
+    l.Close();
+  } else {
+    l.Add(release);
+  }
+  l.Open("if agent == 0 && k + " + S + " < " + T);
+  l.Add("wait empty[k % " + S + "] parity " +
+        (has(4) ? "((k + " + S + ") / " + S + ") & 1" : "(((k + " + S + ") / " + S + ") & 1) ^ 1"));
+  l.Add("arrive.expect_tx full[k % " + S + "] bytes " + std::to_string(bytes));
+  l.Add(load("k % " + S));
+  l.Close();
+  l.Close();
+  if (!has(5)) {  // the drain: every peer's last releases are in before the CTA exits
+    l.Open("if agent == 0");
+    l.Open("for i in 0 .. " + S);
+    l.Add("wait empty[(" + T + " + i) % " + S + "] parity (((" + T + " + i) / " + S + ") & 1) ^ 1");
+    l.Close();
+    l.Close();
+  }
+  if (ctas == 2) l.Add("cluster.sync");
+  t += "role mma count " + std::to_string(warps) + " threads 32 {\n" + l.text + "}\n";
+  return t;
+}
+
 // --- free sequences of random operations -------------------------------------------------------
 
 struct FreeShape {
@@ -378,6 +475,7 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
 
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
+  if (options.nonws) return NonWs(seed, r, options);
   return r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
 }
 

@@ -40,6 +40,12 @@ struct GenOptions {
   // halves that operations address by loop index, `agent` and `cta_rank` (`d0[0] + (i & 1) *
   // 128 bytes 128`, `use d0[0] + agent * 64 bytes 64`, multicast halves at `cta_rank * 128`).
   bool variable_offsets = false;
+  // Every schedule is a non-warp-specialised ring instead (NonWs in schedule_gen.cc): every
+  // agent of the one role consumes and agent 0 also produces, on 1-2 CTAs (multicast and
+  // releases to both with 2), 1-2 stages in one slot, with mutations of its parities, counts,
+  // bytes, releases, prefetch and drain. What the held-phase futures of the explorer
+  // (verifier/held_phase.h) reduce: producers that wait on the barrier everyone releases.
+  bool nonws = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
