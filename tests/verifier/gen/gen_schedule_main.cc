@@ -1,8 +1,9 @@
 // Prints the generated schedule of each seed given on the command line (reproducing a
 // differential test's failure from its seed):
-//   gen_schedule [--small] [--offsets] [--extended] SEED [SEED...]
+//   gen_schedule [--small] [--offsets] [--extended] [--chains] SEED [SEED...]
 // --small: the race oracle test's options (2 agents per CTA, 2 trips, 3 operations per role);
-// --offsets: GenOptions::variable_offsets; --extended: GenOptions::extended_ops.
+// --offsets: GenOptions::variable_offsets; --extended: GenOptions::extended_ops; --chains:
+// GenOptions::cta_chains with up to 4 CTAs.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,11 @@ int main(int argc, char** argv) {
       o.extended_ops = true;
       continue;
     }
+    if (std::strcmp(argv[i], "--chains") == 0) {
+      o.cta_chains = true;
+      o.max_ctas = 4;
+      continue;
+    }
     char* end = nullptr;
     const unsigned long long seed = std::strtoull(argv[i], &end, 0);
     if (end == argv[i] || *end != '\0') {
@@ -37,7 +43,8 @@ int main(int argc, char** argv) {
     ++seeds;
   }
   if (seeds == 0) {
-    std::fprintf(stderr, "usage: gen_schedule [--small] [--offsets] [--extended] SEED...\n");
+    std::fprintf(stderr,
+                 "usage: gen_schedule [--small] [--offsets] [--extended] [--chains] SEED...\n");
     return 2;
   }
   return 0;
