@@ -213,9 +213,7 @@ class EveryPathSearch {
   struct Worker {
     Worker(const Engine& base, const ExploreOptions& o, bool isolate) {
       own = std::make_unique<Engine>(isolate ? base.IsolatedCopy() : base);
-      w.reducer = std::make_unique<reduction::Reducer>(base, o.guarded_waits, o.mask_closure,
-                                                       o.phase_bounded_balance,
-                                                       o.held_phase_futures);
+      w.reducer = reduction::MakeReducer(base, o);
     }
     std::unique_ptr<Engine> own;  // this thread's program copy (the frames are copies of it)
     reduction::ExpandWorker w;

@@ -113,10 +113,7 @@ class Search {
     res_.symmetry = sym_.description;
     seen_.Insert(VisitedFp(*created));
     records_.push_back({kRoot, 0});
-    w0_.reducer = std::make_unique<Reducer>(*created, options_.guarded_waits,
-                                            options_.mask_closure,
-                                            options_.phase_bounded_balance,
-                                    options_.held_phase_futures);
+    w0_.reducer = reduction::MakeReducer(*created, options_);
     if (options_.collect_barrier_states) CollectBarriers(*created);
     if (bfs_ && options_.threads > 1) {
       ParallelBfs(std::move(created).value());
@@ -448,10 +445,7 @@ class Search {
     for (uint32_t t = 0; t < nt; ++t) {
       Engine own = root.IsolatedCopy();
       par.push_back(std::make_unique<Par>(Par{Worker{}, own, own, {}, {}, 0, {}, {}, {}}));
-      par.back()->w.reducer =
-          std::make_unique<Reducer>(root, options_.guarded_waits, options_.mask_closure,
-                                    options_.phase_bounded_balance,
-                                    options_.held_phase_futures);
+      par.back()->w.reducer = reduction::MakeReducer(root, options_);
     }
     // root: the base of every packed state (only read while the threads run).
     const Engine& base = root;

@@ -98,6 +98,39 @@
 // verdicts, same terminal fingerprints, every barrier value of the reduced search reachable in
 // the brute-force one.
 //
+// Exact peers (ExploreOptions::exact_peer_futures, on by default). Two refinements of the
+// agents' futures that keep a ring of CTAs (CTA i stores into CTA i+1 and releases CTA i-1's
+// slot) from chaining every CTA to its neighbours, the closure then holding every unit:
+// (a) An st.async's complete_tx lands on one barrier slot, the barrier operand's in the
+// destination CTA (Do(StAsync)). The look-ahead evaluates the destination and barrier operands
+// on the agent's variables as it evaluates every other operand (Engine::AgentFuture: exact for
+// roles whose operands do not depend on what a barrier answered), so the future names that slot
+// with kCompleteTx and the store's bytes (an additive update, like a TMA delivery's, that the
+// balance analysis counts), not the barrier in every CTA of the cluster as an update that
+// breaks the balance. A producer storing into its right neighbour then shares no barrier with
+// the consumers of the other CTAs.
+// (b) With guarded waits an agent's future leaves out its barrier.cluster.wait operations. A
+// future only has to cover the steps its unit may take on a path of steps outside the
+// persistent set. In the guarded graph a cluster wait that is taken passes or violates (S1102),
+// and such a step reads only its participant's arrival record and the cluster phase and writes
+// only that record (see "Guarded waits" below): no other unit's step writes the record, and a
+// passed phase stays passed, so it is independent of every other step (its step's footprint
+// holds no shared object for that reason). A wait that would block is taken only when every
+// enabled step would block, the set's own steps included, and a blocking step changes only its
+// own agent. And a blocked member's necessary enabling set never counted waits (Conflict).
+// What it changes: with an agent of the set still expected in the current cluster-barrier phase,
+// a peer's future cut at its next barrier.cluster.wait (SetFutures) now holds its cluster
+// arrival as kClusterArrive, not merged with the wait into kOther, and commutes with a member's
+// arrival: a peer that has not arrived in the current phase arrives in it (it cannot complete
+// without the member still expected), and so does the member's legal arrival, so neither
+// completes the phase and they commute; a peer that has arrived in it arrives again legally only
+// after a passing wait, which needs the phase to complete, which needs that member: not on a
+// path outside the set (a second arrival before the wait is S1101, which reads only the
+// participant's own record); a peer that arrived in a completed phase keeps its whole future
+// (SetTrunc). So the CTAs' arrivals at a cluster barrier are no longer all interleaved.
+// The every-path search (every_path.h) is unaffected in kind: two cluster arrivals of one phase
+// commute without changing the phase, and cluster barriers add nothing to its digests.
+//
 // Guarded waits (ExploreOptions::guarded_waits, on by default with reduction). The engine models
 // a try_wait loop (`wait BAR parity P`, `wait BAR token T`) and barrier.cluster.wait as a step
 // that either passes or *blocks* (marks the agent blocked; a completing phase makes it runnable
@@ -210,7 +243,6 @@
 // thread, the level's new successors, packed (Engine::Pack, as the one-thread breadth-first
 // search holds its frontier), and per thread two engines.
 //
-// What is not done: persistent sets that do not chain every CTA of a ring to its neighbour.
 #ifndef PARITY_VERIFIER_EXPLORE_H_
 #define PARITY_VERIFIER_EXPLORE_H_
 
@@ -294,6 +326,12 @@ struct ExploreOptions {
   // from reaching past its wait on that phase (verifier/held_phase.h). False: whole futures
   // (tests and benchmarks compare).
   bool held_phase_futures = true;
+  // With reduction: exact peers (see the header comment): an agent's future counts the one
+  // barrier slot each of its st.async stores completes (with its bytes, an update the balance
+  // analysis counts) instead of that barrier in every CTA of the cluster, and with guarded
+  // waits leaves its barrier.cluster.wait operations out. This is what keeps the CTAs of a ring
+  // from chaining each to its neighbours. False is for the tests that compare the two.
+  bool exact_peer_futures = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
   // fingerprint components changes by what the step changed at the parent; where the step is

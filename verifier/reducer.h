@@ -52,12 +52,14 @@ class Reducer {
   // `masks`: use the bit-parallel closure (ChooseMasks) when the schedule has at most 64
   // objects; false: the per-object one (Choose's general path) everywhere (tests compare them).
   // `held_phase`: held-phase futures (verifier/held_phase.h; only with guarded waits).
+  // `exact_peers`: ExploreOptions::exact_peer_futures.
   Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true,
-          bool held_phase = true)
+          bool held_phase = true, bool exact_peers = true)
       : n_obj_(root.num_objects()),
         guarded_(guarded_waits),
         phase_bounded_(phase_bounded),
-        held_phase_(held_phase && guarded_waits) {
+        held_phase_(held_phase && guarded_waits),
+        exact_peers_(exact_peers) {
     masks_ = masks && n_obj_ <= 64;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -1134,7 +1136,13 @@ class Reducer {
     c.truncate = truncate;
     c.vars.assign(vars, vars + nv);
     bool truncated = false;
-    if (e.AgentFuture(a, &scratch_, truncate, &truncated, &tally_scratch_)) {
+    // Exact peers (explore.h): with guarded waits a barrier.cluster.wait touches no shared
+    // object, in a future as in a step, so it is left out (a peer's wait would make its
+    // cluster arrivals look dependent with others'); an st.async counts the one barrier slot
+    // it completes, with its bytes.
+    if (e.AgentFuture(a, &scratch_, truncate, &truncated, &tally_scratch_,
+                      /*cluster_waits=*/!(guarded_ && exact_peers_),
+                      /*exact_st_async=*/exact_peers_)) {
       c.kinds.assign(n_obj_, kNone);
       for (uint32_t i = 0; i < scratch_.n; ++i) {
         Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));
@@ -1237,6 +1245,7 @@ class Reducer {
   uint64_t held_phase_cuts_ = 0;
   bool odd_known_ = false;  // EnsureHeldTable: odd_slots_ computed for this state
   uint64_t odd_slots_ = 0;  // the slots whose current phase is odd
+  bool exact_peers_;    // ExploreOptions::exact_peer_futures
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
@@ -1321,6 +1330,13 @@ class Reducer {
   std::vector<uint8_t> best_set_;
   std::vector<size_t> work_;
 };
+
+// The reducer of a search with these options.
+inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOptions& o) {
+  return std::make_unique<Reducer>(root, o.guarded_waits, o.mask_closure,
+                                   o.phase_bounded_balance, o.held_phase_futures,
+                                   o.exact_peer_futures);
+}
 
 }  // namespace parity::verifier::reduction
 

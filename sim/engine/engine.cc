@@ -213,7 +213,8 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
 }
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait,
-                         bool* truncated, std::vector<UpdateTally>* tally) {
+                         bool* truncated, std::vector<UpdateTally>* tally, bool cluster_waits,
+                         bool exact_st_async) {
   if (tally != nullptr) tally->clear();
   out->Clear();
   *truncated = false;
@@ -221,7 +222,10 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
   if (!code_->role_solo_ok[code_->agents[agent].role]) return false;
   out->Add(GroupsObject(agent));
   Exec x(*this);
-  if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated, tally)) return false;
+  if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated, tally, false, nullptr,
+                    cluster_waits, exact_st_async)) {
+    return false;
+  }
   if (!*truncated) {
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);

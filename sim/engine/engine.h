@@ -282,10 +282,10 @@ inline Access MergeAccess(Access a, Access b) {
 
 // What an agent's remaining operations will do to one mbarrier slot (Engine::AgentFuture), one
 // record per operation and destination: arrivals (the sum of the arrive counts), expect_tx bytes
-// that come with those arrivals, complete_tx bytes (its TMA deliveries and complete_tx), and
-// `breaks` for anything that is not such an additive update or whose bytes the look-ahead does
-// not compute (init, inval, expect_tx without arrive, .noComplete, arrive_drop,
-// cp.async.mbarrier.arrive, bulk copies, st.async).
+// that come with those arrivals, complete_tx bytes (its TMA deliveries, st.async stores into the
+// destination CTA's barrier, and complete_tx), and `breaks` for anything that is not such an
+// additive update or whose bytes the look-ahead does not compute (init, inval, expect_tx without
+// arrive, .noComplete, arrive_drop, cp.async.mbarrier.arrive, bulk copies).
 //
 // With a tally, a blocking parity wait (try_wait.parity on the agent's own CTA's barrier, not
 // test_wait, not a token) is recorded in order among the updates as a *gate*: `gate` is its
@@ -441,8 +441,14 @@ class Engine {
   // it when an agent that is still expected in the current cluster-barrier phase will take no
   // step, so that the wait cannot pass. Accesses carry their kinds (Access).
   bool AgentFuture(uint32_t agent, Footprint* out);
+  // With cluster_waits false its barrier.cluster.wait operations are left out of the objects
+  // (the explorer's guarded waits make such a wait independent of every other unit's step:
+  // verifier/explore.h). An st.async counts the one barrier slot its complete_tx lands on, with
+  // its bytes; exact_st_async false: that barrier in every CTA of the cluster, as an update
+  // that breaks (the explorer's tests compare the two).
   bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated,
-                   std::vector<UpdateTally>* tally = nullptr);
+                   std::vector<UpdateTally>* tally = nullptr, bool cluster_waits = true,
+                   bool exact_st_async = true);
   // An over-approximation of what agent `agent`'s next step touches, without taking it: the
   // objects of its next operation as AgentFuture counts them (a TMA issue counts its deliveries'
   // complete_tx), its async-group object, and the exit's objects when the next step is the

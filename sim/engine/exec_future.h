@@ -12,7 +12,8 @@
 namespace parity::engine {
 
 inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait,
-    bool* truncated, std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on) {
+    bool* truncated, std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on,
+    bool cluster_waits, bool exact_st_async) {
   const AgentInfo& info = c.agents[a];
   const std::vector<Instr>& code = c.roles[info.role];
   const ir::EvalEnv env0 = Env(a);
@@ -175,15 +176,38 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
     } else if (const auto* o = std::get_if<ir::BulkLoad>(&op)) {
       ok = EvOr(o->multicast_mask, env0, -1, &mask) &&
            bar_slots(o->bar, false, mask, Access::kCompleteTx, &breaks);
-    } else if (const auto* o = std::get_if<ir::StAsync>(&op)) {
+    } else if (const auto* o = std::get_if<ir::StAsync>(&op); o != nullptr && !exact_st_async) {
       ok = bar_slots(o->bar, true, -1, Access::kCompleteTx, &breaks);
+    } else if (const auto* o = std::get_if<ir::StAsync>(&op)) {
+      // Do(StAsync): the complete_tx lands on the barrier of the destination CTA (the
+      // barrier operand's own CTA when it names one), with the store's bytes. Both are
+      // operands evaluated on the agent's variables, as exact as any other barrier operand
+      // here: one slot, not the barrier in every CTA of the cluster, and an additive update
+      // that the balance analysis can count.
+      BufAddr dst;
+      BarAddr b;
+      ok = ResolveBuf(a, o->dst, env0, nullptr, &dst) && ResolveBar(a, o->bar, env0, nullptr, &b);
+      if (ok) {
+        if (o->bar.cta == ir::kNoExpr) {
+          b.slot = SlotOf(info.cluster, dst.cta, o->bar.barrier, b.index);
+        }
+        fp->Add(b.slot, Access::kCompleteTx);
+        if (tally != nullptr) {
+          UpdateTally t;
+          t.slot = b.slot;
+          t.complete = dst.bytes;
+          // Zero bytes change nothing (as for complete_tx): no update a holder holds.
+          t.breaks = dst.bytes == 0;
+          tally->push_back(t);
+        }
+      }
     } else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) {
       ok = bar_slots(o->bar, false, -1, Access::kOther, &breaks);
     }
     else if (std::holds_alternative<ir::ClusterArrive>(op)) {
       fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
     } else if (std::holds_alternative<ir::ClusterWait>(op)) {
-      fp->Add(ClusterObj(info.cluster), Access::kWait);
+      if (cluster_waits) fp->Add(ClusterObj(info.cluster), Access::kWait);
       if (one_op && blocks_on != nullptr) {
         // Do(ClusterWait) blocks, changing nothing else, when the wait is not complete and
         // not a violation: asked of a copy (Wait consumes the arrival when it passes).

@@ -59,6 +59,10 @@ struct Tally {
   // Non-warp-specialised rings: schedules where the held-phase futures (verifier/held_phase.h)
   // kept a unit out of some closure, and where the search stored fewer states with them.
   uint64_t held_cut = 0, held_smaller = 0, whole_states = 0;
+  // Exact peers (ExploreOptions::exact_peer_futures): schedules whose reduced search stored
+  // fewer states with it than without (the rule changed some persistent set), and the states
+  // of the searches without it.
+  uint64_t exact_peer_hits = 0, inexact_states = 0;
   std::map<std::string, uint64_t> codes;
 };
 
@@ -131,6 +135,17 @@ void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
   const ExploreResult reduced = Explore(p, params, o);
   ASSERT_TRUE(brute.bound.empty()) << brute.bound;
   ASSERT_TRUE(reduced.bound.empty()) << reduced.bound;
+  if (g.cta_chains) {  // the rings' searches without exact peers, to count where it applies
+    o.exact_peer_futures = false;
+    const ExploreResult inexact = Explore(p, params, o);
+    o.exact_peer_futures = true;
+    ASSERT_TRUE(inexact.bound.empty()) << inexact.bound;
+    EXPECT_EQ(inexact.terminals, brute.terminals) << "without exact peers";
+    if (reduced.verdict != ExploreVerdict::kBadInput) {
+      t->inexact_states += inexact.stats.states;
+      if (reduced.stats.states < inexact.stats.states) ++t->exact_peer_hits;
+    }
+  }
 
   if (naive.error) {
     ++t->bad_input;
@@ -193,7 +208,7 @@ void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
   for (model::Code c : naive.codes) ++t->codes[std::string(model::CodeId(c))];
 }
 
-void RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
+Tally RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
   Tally t;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
@@ -212,9 +227,11 @@ void RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
               (unsigned long long)t.verified, (unsigned long long)t.deadlock,
               (unsigned long long)t.violation, (unsigned long long)t.both,
               (unsigned long long)t.bad_input, (unsigned long long)t.symmetric);
-  std::printf("  states: oracle %llu, brute force %llu, reduced %llu\n  codes:",
+  std::printf("  states: oracle %llu, brute force %llu, reduced %llu (without exact peers %llu; "
+              "fewer with them in %llu schedules)\n  codes:",
               (unsigned long long)t.naive_states, (unsigned long long)t.brute_states,
-              (unsigned long long)t.reduced_states);
+              (unsigned long long)t.reduced_states, (unsigned long long)t.inexact_states,
+              (unsigned long long)t.exact_peer_hits);
   for (const auto& [code, n] : t.codes) std::printf(" %s %llu", code.c_str(), (unsigned long long)n);
   std::printf("\n");
   if (g.nonws) {
@@ -229,7 +246,7 @@ void RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
       EXPECT_GT(t.verified, t.compared / 10);
       EXPECT_GT(t.deadlock + t.violation + t.both, t.compared / 10);
     }
-    return;
+    return t;
   }
   // The generator must give a real mix, else the comparison proves little.
   if (count >= 200) {
@@ -238,6 +255,7 @@ void RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
     EXPECT_GT(t.deadlock + t.both, count / 10);
     EXPECT_GT(t.violation + t.both, count / 10);
   }
+  return t;
 }
 
 // Four quarters (shards) of the seeds.
@@ -268,6 +286,21 @@ TEST(DifferentialTest, NonWarpSpecialisedRings) {
   RunRange(EnvOr("PARITY_NONWS_SEED", 1), EnvOr("PARITY_NONWS_SCHEDULES", kNonWsSchedules), g);
 }
 
+// Rings and chains of 2-4 CTAs (GenOptions::cta_chains): st.async, DSMEM writes with remote
+// arrives and remote complete_tx, remote releases, cluster barriers. Exact peers must change the
+// persistent sets of a good part of them (else this test would not exercise the rule).
+uint64_t ChainCount() { return EnvOr("PARITY_CHAIN_SCHEDULES", kSchedules / 60); }
+TEST(DifferentialTest, GeneratedCtaChains) {
+  gen::GenOptions g;
+  g.cta_chains = true;
+  g.max_ctas = 4;
+  const uint64_t n = ChainCount();
+  const Tally t = RunRange(EnvOr("PARITY_CHAIN_SEED", 1), n, g);
+  EXPECT_GT(t.exact_peer_hits, t.compared / 4);
+  EXPECT_GT(t.verified, 0u);
+  EXPECT_GT(t.deadlock + t.violation + t.both, 0u);
+}
+
 // The generator is deterministic and its schedules parse.
 TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
@@ -281,6 +314,13 @@ TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
     ASSERT_EQ(nonws, gen::GenerateSchedule(seed, g));
     auto q = ir::ParseProgram(nonws, "gen.pipe");
     ASSERT_TRUE(q.ok()) << q.status().ToString() << "\n" << nonws;
+    gen::GenOptions chains;
+    chains.cta_chains = true;
+    chains.max_ctas = 4;
+    const std::string chain = gen::GenerateSchedule(seed, chains);
+    ASSERT_EQ(chain, gen::GenerateSchedule(seed, chains));
+    auto c = ir::ParseProgram(chain, "gen.pipe");
+    ASSERT_TRUE(c.ok()) << c.status().ToString() << "\n" << chain;
   }
   EXPECT_NE(gen::GenerateSchedule(1), gen::GenerateSchedule(2));
 }

@@ -92,6 +92,9 @@ struct Tally {
   uint64_t compared = 0, bounded = 0, with_findings = 0, races = 0, findings = 0;  // distinct
   uint64_t reduced_pairs = 0, brute_pairs = 0;
   uint64_t whole_pairs = 0, held_smaller = 0;  // non-warp-specialised rings: the rule off
+  // Rings and chains: schedules whose reduced search stored fewer pairs with exact peers
+  // (ExploreOptions::exact_peer_futures) than without.
+  uint64_t exact_peer_hits = 0;
 };
 
 // The rule findings whose per-run check is documented to depend on the run beyond
@@ -136,15 +139,20 @@ uint64_t ExpectSameOnMoreThreads(const ir::Program& p, const std::vector<int64_t
   return handovers;
 }
 
-void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false) {
+void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool chains = false) {
   gen::GenOptions g;
   g.max_agents_per_cta = 2;
   g.max_trips = offsets ? 3 : 2;
   g.max_ops = 3;
   g.variable_offsets = offsets;
   g.nonws = nonws;
+  if (chains) {
+    g.cta_chains = true;
+    g.max_ctas = 4;
+  }
   const std::string text = gen::GenerateSchedule(seed, g);
-  SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule --small" +
+  SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
+               std::string(chains ? "--chains" : "--small") +
                std::string(offsets ? " --offsets" : "") + std::string(nonws ? " --nonws" : "") +
                " " + std::to_string(seed) +
                ", with up to " + std::to_string(g.max_trips) + " trips):\n" + text);
@@ -169,6 +177,14 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false) {
   ++t->compared;
   t->reduced_pairs += reduced.states;
   t->brute_pairs += brute.states;
+  if (chains) {
+    o.reduction = true;
+    o.exact_peer_futures = false;
+    const EveryPathResult inexact = CheckRulesOnEveryPath(p, *bound, o, 0, true);
+    if (inexact.complete && reduced.states < inexact.states) ++t->exact_peer_hits;
+    o.exact_peer_futures = true;
+    o.reduction = false;
+  }
   // The race pairs of every path (verifier/races.h before CheckRules' per-run suppression).
   const std::set<Key> rr = Keys(*e, reduced.races);
   const std::set<Key> br = Keys(*e, brute.races);
@@ -197,11 +213,12 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false) {
   t->races += br.size();
 }
 
-void RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false) {
+Tally RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false,
+               bool chains = false) {
   Tally t;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
-    CompareOne(seed, offsets, &t, nonws);
+    CompareOne(seed, offsets, &t, nonws, chains);
     if (::testing::Test::HasFailure()) break;
   }
   const double s =
@@ -214,6 +231,10 @@ void RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false) 
               (unsigned long long)t.with_findings, (unsigned long long)t.findings,
               (unsigned long long)t.races, (unsigned long long)t.reduced_pairs,
               (unsigned long long)t.brute_pairs, s);
+  if (chains) {
+    std::printf("  rings and chains: fewer pairs with exact peers in %llu\n",
+                (unsigned long long)t.exact_peer_hits);
+  }
   if (nonws) {
     std::printf("  non-warp-specialised rings: pairs with held-phase futures %llu, without %llu; "
                 "fewer in %llu schedules\n",
@@ -224,13 +245,14 @@ void RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false) 
       EXPECT_GT(t.with_findings, t.compared / 20);
       EXPECT_GT(t.held_smaller, t.compared / 10);  // the rule is exercised
     }
-    return;
+    return t;
   }
   if (count >= 100) {
     EXPECT_GT(t.compared, count / 2);
     EXPECT_GT(t.with_findings, t.compared / 20);  // the comparison sees findings
     EXPECT_GT(t.races, 0u);
   }
+  return t;
 }
 
 uint64_t Count() { return EnvOr("PARITY_SETS_SCHEDULES", kSchedules); }
@@ -252,6 +274,14 @@ TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetOnNonWsRings) {
 
 TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSet) {
   RunRange(First() + Count() / 2, Count() - Count() / 2, /*offsets=*/false);
+}
+
+// Rings and chains of 2-4 CTAs (GenOptions::cta_chains): the rule of exact peers must apply.
+TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetOnRingsOfCtas) {
+  const Tally t = RunRange(EnvOr("PARITY_SETS_CHAIN_SEED", 1),
+                           EnvOr("PARITY_SETS_CHAIN_SCHEDULES", kSchedules / 4),
+                           /*offsets=*/false, /*nonws=*/false, /*chains=*/true);
+  EXPECT_GT(t.exact_peer_hits, t.compared / 4);
 }
 
 // Bundled schedules: searches large enough that the threads split their work.

@@ -1,9 +1,9 @@
 // Prints the generated schedule of each seed given on the command line (reproducing a
 // differential test's failure from its seed):
-//   gen_schedule [--small] [--offsets] [--extended] [--nonws] SEED [SEED...]
+//   gen_schedule [--small] [--offsets] [--extended] [--nonws] [--chains] SEED [SEED...]
 // --small: the race oracle test's options (2 agents per CTA, 2 trips, 3 operations per role);
 // --offsets: GenOptions::variable_offsets; --extended: GenOptions::extended_ops; --nonws:
-// GenOptions::nonws.
+// GenOptions::nonws; --chains: GenOptions::cta_chains with up to 4 CTAs.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
       o.nonws = true;
       continue;
     }
+    if (std::strcmp(argv[i], "--chains") == 0) {
+      o.cta_chains = true;
+      o.max_ctas = 4;
+      continue;
+    }
     char* end = nullptr;
     const unsigned long long seed = std::strtoull(argv[i], &end, 0);
     if (end == argv[i] || *end != '\0') {
@@ -43,7 +48,7 @@ int main(int argc, char** argv) {
   }
   if (seeds == 0) {
     std::fprintf(stderr,
-                 "usage: gen_schedule [--small] [--offsets] [--extended] [--nonws] SEED...\n");
+                 "usage: gen_schedule [--small] [--offsets] [--extended] [--nonws] [--chains] SEED...\n");
     return 2;
   }
   return 0;

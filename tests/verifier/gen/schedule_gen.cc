@@ -471,11 +471,128 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
   return t;
 }
 
+// --- rings and chains of CTAs ------------------------------------------------------------------
+
+// CTA r sends ITEMS items to its right neighbour (r + 1, around the cluster in a ring; the last
+// CTA of a chain sends nothing and the first receives nothing) through a slot in the
+// neighbour's shared memory, and the neighbour releases the slot with a remote arrive on the
+// sender's `ready`. The data path is st.async (its complete_tx on the receiver's `filled`), a
+// DSMEM write with a remote arrive, or a DSMEM write with a remote complete_tx; one agent per
+// CTA does both sides, or a producer and a consumer role. Mutations as in the ring above.
+std::string Chain(uint64_t seed, Rng& r, const GenOptions& o) {
+  const int max_ctas = std::max(2, std::min(4, o.max_ctas));
+  const int ctas = r.Range(2, max_ctas);
+  const bool ring = r.Chance(60);
+  const bool split = ctas <= 3 && r.Chance(40);
+  const int items = (split && ctas == 3) || ctas == 4 ? 1 : r.Range(1, 2);
+  const int path = r.Below(3);  // 0 st.async, 1 write + remote arrive, 2 write + complete_tx
+  std::vector<int> mut;
+  const int n_mut = r.Chance(40) ? 0 : 1;
+  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(10));
+  auto has = [&](int m) { return std::find(mut.begin(), mut.end(), m) != mut.end(); };
+  const int bytes = has(0) ? r.Pick(std::vector<int>{16, 32}) : 32 / (1 + r.Below(2));
+  const std::string n = std::to_string(ctas);
+  // The receiver expects what a correct sender sends; mutation 0 sends another amount.
+  const std::string expected = std::to_string(has(0) ? (bytes == 16 ? 32 : 16) : bytes);
+
+  std::string t = Header(seed, ctas);
+  t += "buffer slot[1] bytes 32 align 16\n";
+  t += "barrier filled[1] count " + std::string(path == 1 ? (has(1) ? "1" : "2") : "1") + "\n";
+  t += "barrier ready[1] count 1\n\n";
+  const std::string sends = ring ? "" : "cta_rank + 1 < " + n;
+  const std::string receives = ring ? "" : "cta_rank > 0";
+  const std::string right = has(2) ? "cta_rank" : "(cta_rank + 1) % " + n;
+  const std::string left = has(3) ? "(cta_rank + 1) % " + n : "(cta_rank + " + n + " - 1) % " + n;
+  const std::string kpar = has(4) ? "(k & 1) ^ 1" : "k & 1";
+
+  auto send = [&](Lines& l) {
+    if (!sends.empty()) l.Open("if " + sends);
+    l.Add("wait ready[0] parity " + std::string(has(4) ? "k & 1" : "(k & 1) ^ 1"));
+    if (path == 0) {
+      l.Add("st.async slot[0] bytes " + std::to_string(bytes) + " @cta(" + right +
+            ") bar filled[0]");
+    } else {
+      l.Add("write slot[0] @cta(" + right + ")");
+      if (path == 1) {
+        l.Add(std::string(r.Chance(80) ? "arrive.release.cluster" : "arrive") + " filled[0] @cta(" +
+              right + ")");
+      } else {
+        l.Add("complete_tx filled[0] @cta(" + right + ") bytes " + std::to_string(bytes));
+      }
+    }
+    if (!sends.empty()) l.Close();
+  };
+  auto receive = [&](Lines& l) {
+    if (!receives.empty()) l.Open("if " + receives);
+    if (path != 1) {
+      if (has(5)) {
+        l.Add("arrive filled[0]");
+        l.Add("expect_tx filled[0] bytes " + expected);
+      } else {
+        l.Add("arrive.expect_tx filled[0] bytes " + expected);
+      }
+    } else if (!has(1)) {
+      l.Add("arrive filled[0]");
+    }
+    l.Add("wait" + std::string(path == 1 ? ".acquire.cluster" : "") + " filled[0] parity " + kpar);
+    l.Add("use slot[0]");
+    if (!has(6)) l.Add("arrive ready[0] @cta(" + left + ")");
+    if (!receives.empty()) l.Close();
+  };
+  auto prologue = [&](Lines& l, bool inits, bool early) {
+    if (inits) {
+      l.Add("init filled[0]");
+      l.Add("init ready[0]");
+      if (!has(7)) l.Add("fence.mbarrier_init");
+    }
+    if (has(8) && early) {
+      l.Add("cluster.wait");  // waits without having arrived
+    } else if (r.Chance(30)) {
+      l.Add("cluster.arrive");
+      l.Add("cluster.wait");
+    } else {
+      l.Add("cluster.sync");
+    }
+  };
+  auto epilogue = [&](Lines& l, bool last) {
+    if (has(9) && last) return;  // this CTA's agents exit while peers may still touch it
+    if (r.Chance(15)) l.Add("cluster.arrive");  // arrives twice: S1101
+    l.Add("cluster.sync");
+  };
+  if (!split) {
+    Lines l;
+    prologue(l, true, true);
+    l.Open("for k in 0 .. " + std::to_string(items));
+    // Send first, then receive: a ring needs every CTA to send before it waits.
+    send(l);
+    receive(l);
+    l.Close();
+    epilogue(l, true);
+    t += "role node threads 32 {\n" + l.text + "}\n";
+    return t;
+  }
+  Lines p, c;
+  prologue(p, true, false);
+  p.Open("for k in 0 .. " + std::to_string(items));
+  send(p);
+  p.Close();
+  epilogue(p, false);
+  prologue(c, false, true);
+  c.Open("for k in 0 .. " + std::to_string(items));
+  receive(c);
+  c.Close();
+  epilogue(c, true);
+  t += "role producer threads 32 {\n" + p.text + "}\n\n";
+  t += "role consumer threads 32 {\n" + c.text + "}\n";
+  return t;
+}
+
 }  // namespace
 
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
   if (options.nonws) return NonWs(seed, r, options);
+  if (options.cta_chains) return Chain(seed, r, options);
   return r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
 }
 

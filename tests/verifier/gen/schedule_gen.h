@@ -46,6 +46,13 @@ struct GenOptions {
   // bytes, releases, prefetch and drain. What the held-phase futures of the explorer
   // (verifier/held_phase.h) reduce: producers that wait on the barrier everyone releases.
   bool nonws = false;
+  // Instead of the two shapes below: rings and chains of 2..max(2, min(4, max_ctas)) CTAs, each
+  // CTA sending items to its right neighbour's shared memory (st.async, or a DSMEM write with a
+  // remote arrive or remote complete_tx) and releasing its left neighbour's slot with a remote
+  // arrive, between cluster barriers, with mutations (wrong bytes, counts, parities and
+  // neighbours, a missing release or fence, a cluster wait without an arrival, a second
+  // arrival, a CTA that exits early).
+  bool cta_chains = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
