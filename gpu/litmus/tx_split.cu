@@ -8,10 +8,10 @@
 // the copy first), then polls test_wait.parity 0 until the window ends. In the quiet runs
 // (observe=0) nobody watches or polls: only a probe at the end of the window. A phase that
 // completes with E < N shows that complete_tx reached the barrier in pieces and that tx-count
-// passed through 0 with no arrival pending; the observer's values show the pieces (a value the
-// spinning load missed is not seen, so the count of values is a lower bound). Reading a live
-// mbarrier with ld.shared is outside PTX's contract; it is done here only to look, never to
-// decide anything in the kernel.
+// passed through 0 with no arrival pending. Reading a live mbarrier with ld.shared is outside
+// PTX's contract; it is done only to look, never to decide anything in the kernel, and on Hopper
+// the word does not hold the live barrier's state (the reads return what was stored there before
+// the init, traces/import/bad_tx/README.md): the completion counts are the measurement.
 //
 // Copies: 2-D TMA of u16 boxes 64 x R (R = 32, 64, 128; 128B swizzle, and 64 x 64 without
 // swizzle) from a 64 x 65536 tensor, and 1-D cp.async.bulk of 8192 and 16384 bytes. The source
