@@ -139,7 +139,8 @@ TEST(KernelReplay, EveryRunOfTheExpectTxTwinReplays) {
     EXPECT_FALSE(r.diverged) << verifier::FormatKernelReplayResult(r, *t);
     EXPECT_GT(r.replay.timeouts, 0u);  // every run hung
     // A run that hung at the first full barrier has 29 records; the others got further.
-    EXPECT_EQ(r.replay.tx_pieces, t->events.size() > 29) << verifier::FormatKernelReplayResult(r, *t);
+    EXPECT_EQ(r.replay.tx_pieces, t->events.size() > 29)
+        << verifier::FormatKernelReplayResult(r, *t);
     (r.replay.tx_pieces ? pieces : whole) += 1;
   }
   // Both: the hardware chose, run by run.
