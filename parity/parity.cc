@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -360,6 +361,49 @@ engine::Policy ToEnginePolicy(Policy p) {
   return engine::Policy::kEager;
 }
 
+// Hopper may credit a load's bytes to its barrier in pieces (engine::EngineOptions::tx_pieces,
+// traces/import/bad_tx/README.md). When a run that credits each box at once met a load carrying
+// more bytes than its phase still expected, the schedule runs again with pieces: along `prefix`
+// (the first run's steps) until the first piece lands, then by the policy of `options`. Its
+// early completions (P2002: a phase completed while the rest of a copy was in flight) are added
+// to `out`, since the first run cannot show them (there the phase stays open instead).
+void AddPieceFindings(const ir::Program& program, const std::vector<int64_t>& params,
+                      engine::EngineOptions options, const std::vector<engine::Choice>& prefix,
+                      std::vector<Finding>* out) {
+  options.tx_pieces = true;
+  options.record_trace = true;
+  Expected<engine::Engine> created = engine::Engine::Create(program, params, options);
+  if (!created.ok()) return;
+  engine::Engine e = std::move(created).value();
+  auto landed_piece = [&e] {
+    const std::vector<trace::TraceEvent>& t = e.trace();
+    return std::any_of(t.begin(), t.end(), [](const trace::TraceEvent& ev) {
+      return (ev.flags & trace::kFlagPiece) != 0;
+    });
+  };
+  std::vector<engine::Choice> enabled;
+  for (const engine::Choice& c : prefix) {
+    if (e.outcome() != engine::Outcome::kRunning || landed_piece()) break;
+    e.Choices(&enabled);
+    if (std::find(enabled.begin(), enabled.end(), c) == enabled.end()) break;
+    e.Step(c);
+  }
+  if (e.outcome() == engine::Outcome::kRunning) e.Run();
+  if (e.result().outcome == engine::Outcome::kError) return;
+  Locator loc(program, e);
+  for (const verifier::Finding& f : verifier::CheckRules(program, e, e.trace())) {
+    if (f.code() != model::Code::kEarlyPhaseCompletion) continue;
+    Finding g = FromRule(loc, f);
+    g.message = "when the copy's bytes are credited in pieces, as Hopper may credit them: " +
+                g.message;
+    const bool known = std::any_of(out->begin(), out->end(), [&g](const Finding& x) {
+      return x.code == g.code && x.location.line == g.location.line &&
+             x.location.file == g.location.file;
+    });
+    if (!known) out->push_back(std::move(g));
+  }
+}
+
 std::vector<std::pair<std::string, int64_t>> ParamValues(const ir::Program& program,
                                                          const std::vector<int64_t>& params) {
   std::vector<std::pair<std::string, int64_t>> out;
@@ -437,6 +481,9 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
     report.findings.push_back(FromViolation(loc, w));
   }
   for (const verifier::Finding& f : d->rule_findings) report.findings.push_back(FromRule(loc, f));
+  if (r.tx_pieces_differ && !options.tx_pieces) {
+    AddPieceFindings(program, d->params, options, {}, &report.findings);
+  }
   if (collect_events) {
     report.events.reserve(e.trace().size());
     for (const trace::TraceEvent& ev : e.trace()) report.events.push_back(loc.MakeEvent(ev));
@@ -538,6 +585,9 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
       for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));
     } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
       report.findings.push_back(FromViolation(loc, *rr.violation));
+    }
+    if (rr.tx_pieces_differ) {
+      AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);
     }
   }
   report.detail = std::move(d);

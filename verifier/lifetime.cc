@@ -139,6 +139,7 @@ class Lifetime {
   // A load's or st.async's bytes land (complete_tx on the destination's barrier): the oldest
   // matching copy in flight of that statement to that CTA.
   void OnDelivery(size_t i, const TraceEvent& ev) {
+    if (ev.flags & trace::kFlagPiece) return;  // the copy lands with its last piece
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
       return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&

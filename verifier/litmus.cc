@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -58,54 +59,90 @@ Expected<litmus::Histogram> SimulateLitmus(const ir::Program& program, std::stri
                                            const LitmusSearchOptions& options) {
   Expected<std::vector<int64_t>> params = ir::BindParams(program, {});
   if (!params.ok()) return params.status();
-  engine::EngineOptions eo;
-  eo.record_trace = true;
-  Expected<engine::Engine> created = engine::Engine::Create(program, *params, eo);
-  if (!created.ok()) return created.status();
-
   litmus::Histogram h;
   h.name = std::string(name);
   h.hash = ir::ContentHashHex(program);
   h.source = "sim";
-
-  std::unordered_set<uint64_t> seen;
-  std::vector<engine::Engine> stack;
-  stack.push_back(std::move(created).value());
-  seen.insert(StateKey(stack.back()));
-  std::vector<engine::Choice> choices;
-  while (!stack.empty()) {
-    engine::Engine e = std::move(stack.back());
-    stack.pop_back();
-    e.Choices(&choices);
-    // Copy: Step on a child engine may not touch `choices` but the vector is reused below.
-    const std::vector<engine::Choice> here = choices;
-    for (const engine::Choice& c : here) {
-      engine::Engine child = e;
-      const engine::Outcome o = child.Step(c);
-      if (!seen.insert(StateKey(child)).second) continue;
-      if (seen.size() > options.max_states) {
-        return Status("litmus.too-big",
-                      "more than " + std::to_string(options.max_states) +
-                          " distinct states: a litmus test must be small enough to enumerate",
-                      SourceLocation{program.file, 0, 0});
-      }
-      switch (o) {
-        case engine::Outcome::kRunning:
-          stack.push_back(std::move(child));
-          break;
-        case engine::Outcome::kCompleted:
-        case engine::Outcome::kDeadlock:
-        case engine::Outcome::kViolation:
-          ++h.runs;
-          ++h.counts[litmus::OutcomeOf(program, child.trace())];
-          break;
-        case engine::Outcome::kError:
-          return child.result().error;
-        case engine::Outcome::kStepLimit:
-          return Status("litmus.step-limit", "a run reached the engine's step limit",
+  // Each landing of a load larger than its phase's outstanding bytes credits them whole or in
+  // pieces on Hopper (engine::EngineOptions::tx_pieces), landing by landing: the allowed
+  // outcomes are the union over the choices. The first enumeration credits every box whole and
+  // lists the landings where the choice exists (RunResult::tx_piece_keys); then each subset of
+  // them (found so far) credits in pieces, and finally all of them. A test without such landings
+  // is enumerated once.
+  std::vector<uint64_t> keys;
+  std::set<uint64_t> known;
+  auto enumerate = [&](const engine::EngineOptions& eo) -> Status {
+    Expected<engine::Engine> created = engine::Engine::Create(program, *params, eo);
+    if (!created.ok()) return created.status();
+    std::unordered_set<uint64_t> seen;
+    std::vector<engine::Engine> stack;
+    stack.push_back(std::move(created).value());
+    seen.insert(StateKey(stack.back()));
+    std::vector<engine::Choice> choices;
+    while (!stack.empty()) {
+      engine::Engine e = std::move(stack.back());
+      stack.pop_back();
+      e.Choices(&choices);
+      // Copy: Step on a child engine may not touch `choices` but the vector is reused below.
+      const std::vector<engine::Choice> here = choices;
+      for (const engine::Choice& c : here) {
+        engine::Engine child = e;
+        const engine::Outcome o = child.Step(c);
+        // Before the merge of equal states: the landing may differ where the states do not.
+        for (uint64_t k : child.result().tx_piece_keys) {
+          if (known.insert(k).second) keys.push_back(k);
+        }
+        if (!seen.insert(StateKey(child)).second) continue;
+        if (seen.size() > options.max_states) {
+          return Status("litmus.too-big",
+                        "more than " + std::to_string(options.max_states) +
+                            " distinct states: a litmus test must be small enough to enumerate",
                         SourceLocation{program.file, 0, 0});
+        }
+        switch (o) {
+          case engine::Outcome::kRunning:
+            stack.push_back(std::move(child));
+            break;
+          case engine::Outcome::kCompleted:
+          case engine::Outcome::kDeadlock:
+          case engine::Outcome::kViolation:
+            ++h.runs;
+            ++h.counts[litmus::OutcomeOf(program, child.trace())];
+            break;
+          case engine::Outcome::kError:
+            return child.result().error;
+          case engine::Outcome::kStepLimit:
+            return Status("litmus.step-limit", "a run reached the engine's step limit",
+                          SourceLocation{program.file, 0, 0});
+        }
       }
     }
+    return Status();
+  };
+  engine::EngineOptions eo;
+  eo.record_trace = true;
+  PARITY_RETURN_IF_ERROR(enumerate(eo));
+  constexpr size_t kMaxPieceKeys = 8;  // subsets enumerated one by one up to this many landings
+  std::set<std::vector<uint64_t>> done;
+  for (bool grew = !keys.empty(); grew && keys.size() <= kMaxPieceKeys;) {
+    grew = false;
+    for (uint64_t m = 1; m < (uint64_t{1} << keys.size()) && !grew; ++m) {
+      std::vector<uint64_t> at;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if ((m >> i) & 1) at.push_back(keys[i]);
+      }
+      std::sort(at.begin(), at.end());
+      if (!done.insert(at).second) continue;
+      const size_t before = keys.size();
+      eo.tx_pieces_at = at;
+      PARITY_RETURN_IF_ERROR(enumerate(eo));
+      grew = keys.size() > before;
+    }
+  }
+  if (!keys.empty()) {
+    eo.tx_pieces_at.clear();
+    eo.tx_pieces = true;
+    PARITY_RETURN_IF_ERROR(enumerate(eo));
   }
   return h;
 }

@@ -248,6 +248,9 @@ class Races {
   }
 
   void OnDelivery(size_t i, const TraceEvent& ev) {
+    // A piece of a copy (trace::kFlagPiece) credits bytes only: the copy's write is done when
+    // the rest lands, so a read between the two still races with it.
+    if (ev.flags & trace::kFlagPiece) return;
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     size_t first = pending_.size(), exact = pending_.size();
     // A delivery that names its slot (trace::kFlagSlot, or the engine's place with the offset)

@@ -187,6 +187,7 @@ class Replayer {
   };
 
   static void DescribeModel(const engine::Engine& e, ReplayResult& r) {
+    r.tx_piece_keys = e.result().tx_piece_keys;
     for (uint32_t a = 0; a < e.num_agents(); ++a) {
       const uint8_t status = e.agent_state(a).status;
       if (status != 2) ++r.model_agents_left;
@@ -851,10 +852,50 @@ Expected<ReplayResult> ReplayTrace(const ir::Program& program, const std::vector
   // schedule that never ends (a header param can make a loop endless) must stop. The cap leaves
   // room for the replay itself and a long run-on; past it the run-on says "stops: step-limit".
   options.max_events = 2 * static_cast<uint64_t>(trace.events.size()) + 1'000'000;
-  Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
-  if (!engine.ok()) return engine.status();
-  Replayer replayer(program, params, trace, std::move(engine).value(), keep_model_trace);
-  return replayer.Run();
+  // Every box credited whole first; where the trace departs from that, the landings that can
+  // credit in pieces (Hopper chooses landing by landing, engine::EngineOptions::tx_pieces): all
+  // of them, then each subset of those met (up to 8 landings), the smallest first.
+  Expected<ReplayResult> first = ReplayResult{};
+  std::vector<uint64_t> keys;
+  auto attempt = [&](bool all, std::vector<uint64_t> at) -> Expected<ReplayResult> {
+    options.tx_pieces = all;
+    options.tx_pieces_at = std::move(at);
+    Expected<engine::Engine> engine = engine::Engine::Create(program, params, options);
+    if (!engine.ok()) return engine.status();
+    Replayer replayer(program, params, trace, std::move(engine).value(), keep_model_trace);
+    Expected<ReplayResult> r = replayer.Run();
+    if (!r.ok()) return r;
+    r->tx_pieces = all || !options.tx_pieces_at.empty();
+    for (uint64_t k : r->tx_piece_keys) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+    return r;
+  };
+  first = attempt(false, {});
+  if (!first.ok() || !first->diverged || keys.empty()) return first;
+  Expected<ReplayResult> all = attempt(true, {});
+  if (!all.ok() || !all->diverged) return all;
+  constexpr size_t kMaxPieceKeys = 8;
+  std::set<std::vector<uint64_t>> done;
+  for (bool grew = true; grew && keys.size() <= kMaxPieceKeys;) {
+    grew = false;
+    const size_t n = keys.size();
+    for (uint32_t size = 1; size <= n && !grew; ++size) {
+      for (uint64_t m = 1; m < (uint64_t{1} << n) && !grew; ++m) {
+        if (static_cast<uint32_t>(__builtin_popcountll(m)) != size) continue;
+        std::vector<uint64_t> at;
+        for (size_t i = 0; i < n; ++i) {
+          if ((m >> i) & 1) at.push_back(keys[i]);
+        }
+        std::sort(at.begin(), at.end());
+        if (!done.insert(at).second) continue;
+        Expected<ReplayResult> r = attempt(false, at);
+        if (!r.ok() || !r->diverged) return r;
+        grew = keys.size() > n;
+      }
+    }
+  }
+  return first;
 }
 
 std::string ModelStateSentence(const ReplayResult& r) {
@@ -914,7 +955,13 @@ std::string FormatReplayResult(const ReplayResult& r, const trace::TraceFile& tr
     if (r.after_abort) {
       out += ", " + std::to_string(r.after_abort) + " event(s) after the hang abort not replayed";
     }
-    out += ")\n" + ModelStateSentence(r) + "\n";
+    out += ")\n";
+    if (r.tx_pieces) {
+      out += "only with a copy's bytes credited in pieces: a phase completed when its tx-count "
+             "passed through 0 while the rest of a copy was still in flight (an early "
+             "completion, P2002: the copy carries more bytes than the phase expected)\n";
+    }
+    out += ModelStateSentence(r) + "\n";
     return out;
   }
   const ReplayDivergence& d = r.divergence;

@@ -74,6 +74,13 @@ struct ReplayResult {
   // The replay succeeded only with every unrecorded completion taken as soon as it was enabled
   // (the lazy order, taking one only when nothing else could go on, could not produce it).
   bool eager_completions = false;
+  // The trace replays only with loads' bytes credited in pieces (engine::EngineOptions::
+  // tx_pieces): some phase completed while a copy's tx-count passed through 0 with the rest of
+  // its bytes still in flight (an early completion, P2002).
+  bool tx_pieces = false;
+  // The landings of this replay's model run that met a phase expecting fewer bytes than they
+  // carry (engine::RunResult::tx_piece_keys).
+  std::vector<uint64_t> tx_piece_keys;
   engine::Outcome model_outcome = engine::Outcome::kRunning;  // the engine after the last event
   // The model after the last event, when it is still kRunning: agents that have not exited, of
   // those the ones blocked in a wait, and the steps it could still take (agent steps and

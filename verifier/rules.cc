@@ -459,6 +459,9 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   s.phase_delivered += ev.value;
   s.total_delivered += ev.value;
   if (ev.cta != ev.target_cta && (ev.flags & trace::kFlagMulticast)) s.multicast_from_peer = true;
+  // A piece of a copy (trace::kFlagPiece): its bytes count, the copy stays in flight until the
+  // rest lands (which P2002 below then finds landing after the phase completed).
+  if (ev.flags & trace::kFlagPiece) return;
   if (best == none) return;  // not matched (a trace from elsewhere): bytes only
   const PendingCopy c = queue[best];
   queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(best));

@@ -140,7 +140,27 @@ struct EngineOptions {
   // the memory a run holds, so the tools cap it (check/run/explain --max-events).
   uint64_t max_events = ~uint64_t{0};
   bool record_trace = true;  // false: count events only (benchmarks, exploration)
+  // How a TMA or bulk load's complete_tx reaches its barrier when the copy carries more bytes
+  // than the barrier's phase still expects (0 < tx-count < bytes at the landing). false: the
+  // whole box at once (tx-count goes negative and the phase stays open). true: in pieces, so
+  // tx-count passes through 0: the first `tx-count` bytes land (the phase completes when no
+  // arrival is pending) and the rest stay in flight as a copy of their own, credited to the
+  // next phase. Hopper does either, landing by landing, depending on timing
+  // (traces/import/bad_tx/README.md): the litmus enumeration and replay try the combinations,
+  // check and explore add the findings of a run with pieces. Copies whose bytes fit the phase
+  // land the same either way. Not for the explorer's reductions (a landing that chooses reads
+  // tx-count).
+  bool tx_pieces = false;
+  // Without tx_pieces: the landings that credit in pieces all the same, by barrier slot and the
+  // phase they meet (TxPieceKey), sorted. RunResult::tx_piece_keys lists the candidates.
+  std::vector<uint64_t> tx_pieces_at;
 };
+
+// The key of a landing in EngineOptions::tx_pieces_at: the global barrier slot and the number of
+// phases it had completed when the bytes met it.
+inline uint64_t TxPieceKey(uint32_t slot, uint32_t phase) {
+  return (uint64_t{slot} << 32) | phase;
+}
 
 enum class Outcome : uint8_t { kRunning, kCompleted, kDeadlock, kViolation, kError, kStepLimit };
 const char* OutcomeName(Outcome o);
@@ -225,6 +245,12 @@ struct RunResult {
   Status error;                            // kError
   // Warnings (Severity::kWarning codes such as A1002 empty commit): reported, run continues.
   std::vector<ViolationInfo> warnings;
+  // A load landed whole on a barrier whose phase expected fewer bytes than it carries
+  // (0 < tx-count < bytes), where a run with EngineOptions::tx_pieces takes another path (the
+  // phase completes mid-copy). Not part of the state.
+  bool tx_pieces_differ = false;
+  // Every such landing, whole or in pieces: its TxPieceKey, in the order met.
+  std::vector<uint64_t> tx_piece_keys;
 };
 
 // The shared objects one step touched (read or wrote), for partial-order reduction

@@ -874,6 +874,10 @@ struct Engine::Exec {
                   EventKind kind, bool async, uint8_t flags, uint64_t dst_slot = kNoDstSlot,
                   uint64_t place_slot = 0, uint32_t place_offset = 0);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::MbarrierWait& op);
+  // EngineOptions::tx_pieces: delivers the piece of load `f` that brings its barrier's tx-count
+  // to 0 and appends the rest (CouldLandInPieces(f) holds).
+  void DeliverPiece(const InFlight& f, const BarAddr& b);
+  bool CouldLandInPieces(const InFlight& f) const;
 
   // Issues one complete_tx delivery per destination CTA.
   // `dst_slot` and `offset`: where the bytes land in each destination CTA.

@@ -4,6 +4,7 @@
 #ifndef PARITY_SIM_ENGINE_EXEC_COPIES_H_
 #define PARITY_SIM_ENGINE_EXEC_COPIES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -332,6 +333,17 @@ inline void Engine::Exec::Deliver(uint32_t i) {
   switch (f.kind) {
     case InFlight::kTmaDeliver:
     case InFlight::kBulkDeliver:
+      if (CouldLandInPieces(f)) {
+        const uint64_t key = TxPieceKey(f.slot, e.barriers_[f.slot].phase);
+        run_.result_.tx_piece_keys.push_back(key);
+        const std::vector<uint64_t>& at = e.options_.tx_pieces_at;
+        if (e.options_.tx_pieces || std::binary_search(at.begin(), at.end(), key)) {
+          DeliverPiece(f, b);
+          return;
+        }
+        run_.result_.tx_pieces_differ = true;
+      }
+      [[fallthrough]];
     case InFlight::kStAsync:
       CompleteTx(f.agent, b, f.object, f.bytes, f.pc,
                  f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
@@ -394,6 +406,36 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       return;
     }
   }
+}
+
+// EngineOptions::tx_pieces: a load that meets 0 < tx-count < its bytes credits tx-count bytes
+// (the piece that brings tx-count to 0 and may complete the phase) and leaves the rest in flight
+// as an operation of its own, appended like any new operation. Its bytes have not all landed,
+// so the piece names no buffer slot and places nothing; the rest does both when it lands.
+// The landing read tx-count to choose, so it does not commute with other complete_tx by
+// arithmetic (Access::kOther): the option is for runs, replays and the litmus enumeration, not
+// for the explorer's reductions.
+inline void Engine::Exec::DeliverPiece(const InFlight& f, const BarAddr& b) {
+  const model::MbarrierState& now = Slot(f.slot, Access::kOther);
+  const uint32_t piece = static_cast<uint32_t>(now.tx_count);
+  const EventKind kind =
+      f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver : EventKind::kBulkComplete;
+  if (!CompleteTx(f.agent, b, f.object, piece, f.pc, kind, true,
+                  static_cast<uint8_t>(f.flags | trace::kFlagPiece), kNoDstSlot, 0, 0)) {
+    return;
+  }
+  InFlight rest = f;
+  rest.bytes = f.bytes - piece;
+  Issue(rest);
+}
+
+// Whether load `f` would land in pieces here (0 < tx-count < its bytes): a run with
+// EngineOptions::tx_pieces differs from this one from this landing on. Reads without marking:
+// the landing that follows touches the slot anyway.
+inline bool Engine::Exec::CouldLandInPieces(const InFlight& f) const {
+  const model::MbarrierState& now = e.barriers_[f.slot];
+  return now.life == model::MbarrierLife::kLive && now.tx_count > 0 &&
+         static_cast<uint32_t>(now.tx_count) < f.bytes;
 }
 
 inline void Engine::Exec::ReleaseDeferred(uint32_t agent) {

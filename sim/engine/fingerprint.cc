@@ -202,6 +202,12 @@ bool Engine::PeekDeliveryDelta(uint32_t i, uint64_t* delta, uint32_t* woken,
   // (the run goes on: another agent is ready or another operation in flight, and the step
   // limit is not reached).
   model::MbarrierState st = barriers_[f.slot];
+  // A load that delivers in pieces (EngineOptions::tx_pieces) also appends its rest.
+  if ((options_.tx_pieces || !options_.tx_pieces_at.empty()) && f.kind != InFlight::kStAsync &&
+      st.life == model::MbarrierLife::kLive && st.tx_count > 0 &&
+      static_cast<uint32_t>(st.tx_count) < f.bytes) {
+    return false;
+  }
   const model::MbarrierResult r = model::MbarrierCompleteTx(st, f.bytes);
   if (r.violation) return false;
   const uint64_t ops = w[at.ops + f.agent] - FpOp(f, 1);

@@ -153,6 +153,10 @@ __attribute__((always_inline)) inline void Engine::CopyRun(const Engine& o, bool
   // the error status, vectors, an optional) would cost as much as the rest of the copy.
   if (scalars) {
     result_.outcome = o.result_.outcome;  // the counters are RunMembers
+    result_.tx_pieces_differ = o.result_.tx_pieces_differ;
+    if (!o.result_.tx_piece_keys.empty() || !result_.tx_piece_keys.empty()) {
+      result_.tx_piece_keys = o.result_.tx_piece_keys;
+    }
   } else {
     result_ = o.result_;
   }

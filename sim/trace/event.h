@@ -281,6 +281,10 @@ inline constexpr uint64_t kMaxEventSlot = 255;  // slots above this are not name
 // .release/.acquire and .cta.
 inline constexpr uint8_t kFlagRelaxed = 8;
 inline constexpr uint8_t kFlagScopeCluster = 16;
+// A delivery (kTmaDeliver, kBulkComplete) that credits only part of its copy's bytes: the tx-count
+// it met was smaller than the copy, and the rest of the same copy lands later in a delivery of
+// its own (engine::EngineOptions::tx_pieces).
+inline constexpr uint8_t kFlagPiece = 32;
 PARITY_HD constexpr uint8_t OrderFlags(bool relaxed, bool cluster) {
   return static_cast<uint8_t>((relaxed ? kFlagRelaxed : 0) | (cluster ? kFlagScopeCluster : 0));
 }

@@ -122,6 +122,32 @@ TEST(KernelReplay, EveryKernelTraceReplaysOnItsImportedSchedule) {
   }
 }
 
+// The expect_tx twin run 40 times on an H100 (traces/import/bad_tx/, tests/import/bad_tx_batch.sh):
+// every run hung, at the first full barrier when each tile was credited whole, further on when
+// the first tiles were credited in pieces (their phases completed with half of the tile still
+// landing). Every one of the 40 traces replays on the imported schedule, with its timeouts
+// confirmed; the later hangs only with the landings the hardware credited in pieces.
+TEST(KernelReplay, EveryRunOfTheExpectTxTwinReplays) {
+  const Loaded l = Load("ws_pipeline_bad_tx");
+  int whole = 0, pieces = 0;
+  for (int i = 1; i <= 40; ++i) {
+    SCOPED_TRACE(i);
+    const std::string path = "traces/import/bad_tx/native/bad_tx." + std::to_string(i) + ".trace";
+    auto t = trace::ReadTraceFile(path);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    const verifier::KernelReplayResult r = Replay(l, *t);
+    EXPECT_FALSE(r.diverged) << verifier::FormatKernelReplayResult(r, *t);
+    EXPECT_GT(r.replay.timeouts, 0u);  // every run hung
+    // A run that hung at the first full barrier has 29 records; the others got further.
+    EXPECT_EQ(r.replay.tx_pieces, t->events.size() > 29)
+        << verifier::FormatKernelReplayResult(r, *t);
+    (r.replay.tx_pieces ? pieces : whole) += 1;
+  }
+  // Both: the hardware chose, run by run.
+  EXPECT_GT(whole, 0);
+  EXPECT_GT(pieces, 0);
+}
+
 // The kernel's warps are mapped to agents by the schedule's `# kernel:` lines, not by the order
 // of its roles: the 2x1 cluster pipeline's trace replays as well on the schedule the importer
 // makes now, whose producers of both CTAs are one role reading `cta_rank` (the golden).
