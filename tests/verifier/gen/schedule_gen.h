@@ -40,6 +40,13 @@ struct GenOptions {
   // halves that operations address by loop index, `agent` and `cta_rank` (`d0[0] + (i & 1) *
   // 128 bytes 128`, `use d0[0] + agent * 64 bytes 64`, multicast halves at `cta_rank * 128`).
   bool variable_offsets = false;
+  // The free shape also draws memory-order qualifiers (arrives `.release.cluster`,
+  // `.relaxed[.cluster]`, waits and test_waits `.acquire.cluster`, `.relaxed[.cluster]`),
+  // fence.acq_rel.cta / .cluster, a relaxed cluster barrier (`cluster.arrive.relaxed` then
+  // `cluster.wait`), and with two CTAs DSMEM reads and writes of the peer's buffers
+  // (`use` / `write ... @cta(cta_rank ^ 1)`): release patterns, acquire patterns and scopes
+  // too narrow for the CTAs they link (P2013).
+  bool memory_order = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
