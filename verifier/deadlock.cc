@@ -87,13 +87,16 @@ SignalTable BuildSignalTable(const ir::Program& program) {
 // an agent whose run cannot be followed (unknown loop bounds, too many steps, no params), so
 // the masks over-approximate what the agent can ever signal.
 constexpr uint32_t kAllCtas = 0xffffffffu;
-using ReachTable = std::vector<std::vector<uint32_t>>;  // [agent][barrier decl]
+// [agent][barrier decl]: the CTAs (bit r) an agent's operations may signal on that barrier
+// array (low 32 bits: any update, bytes included), and those it may arrive on (high 32 bits: an
+// arrive-on, the only thing that helps a phase whose arrivals are missing).
+using ReachTable = std::vector<std::vector<uint64_t>>;
 
 class StaticRun {
  public:
   StaticRun(const ir::Program& program, const std::vector<int64_t>& params,
             const ir::BuiltinValues& builtins, uint32_t own_cta, uint32_t num_vars,
-            std::vector<uint32_t>* reach)
+            std::vector<uint64_t>* reach)
       : program_(program), params_(params), builtins_(builtins), own_(1u << own_cta),
         vals_(num_vars, 0), known_(num_vars, true), reach_(reach) {}
 
@@ -133,8 +136,10 @@ class StaticRun {
     if (var < known_.size()) known_[var] = false;
   }
 
-  void Reach(uint32_t barrier, uint32_t mask) {
-    if (barrier < reach_->size()) (*reach_)[barrier] |= mask;
+  void Reach(uint32_t barrier, uint32_t mask, bool arrive = false) {
+    if (barrier < reach_->size()) {
+      (*reach_)[barrier] |= mask | (arrive ? uint64_t{mask} << 32 : 0);
+    }
   }
   uint32_t CtaMask(ir::ExprId cta) const {
     const Value v = Eval(cta);
@@ -208,7 +213,7 @@ class StaticRun {
   }
 
   void Op(const ir::MbarrierArrive& o) {
-    Reach(o.bar.barrier, Target(o.bar, o.mask));
+    Reach(o.bar.barrier, Target(o.bar, o.mask), /*arrive=*/true);
     Forget(o.token_var);
   }
   void Op(const ir::MbarrierExpectTx& o) { Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr)); }
@@ -219,7 +224,7 @@ class StaticRun {
     Reach(o.bar.barrier, o.bar.cta != ir::kNoExpr ? CtaMask(o.bar.cta) : kAllCtas);
   }
   void Op(const ir::CpAsyncMbarrierArrive& o) {
-    Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr));
+    Reach(o.bar.barrier, Target(o.bar, ir::kNoExpr), /*arrive=*/true);
   }
   void Op(const ir::MbarrierWait& o) {
     if (o.test_only) Forget(o.result_var);
@@ -236,7 +241,7 @@ class StaticRun {
   const uint32_t own_;
   std::vector<int64_t> vals_;
   std::vector<bool> known_;
-  std::vector<uint32_t>* reach_;
+  std::vector<uint64_t>* reach_;
   uint64_t steps_ = 0;
   bool give_up_ = false;
 };
@@ -260,18 +265,20 @@ ReachTable BuildReach(const ir::Program& program, const Engine& engine,
   }
   for (uint32_t a = 0; a < engine.num_agents(); ++a) {
     const engine::AgentInfo& info = engine.agent_info(a);
-    // The fallback: the signal table's "local" and "remote" per barrier array.
-    std::vector<uint32_t> coarse(program.barriers.size(), 0);
+    // The fallback: the signal table's "local" and "remote" per barrier array (as arrivals
+    // too: not told apart there).
+    std::vector<uint64_t> coarse(program.barriers.size(), 0);
     for (size_t b = 0; b < program.barriers.size(); ++b) {
       const SignalReach& r = table[info.role][b];
-      coarse[b] = r.remote ? kAllCtas : r.local ? 1u << info.cta : 0;
+      const uint32_t m = r.remote ? kAllCtas : r.local ? 1u << info.cta : 0;
+      coarse[b] = m | (uint64_t{m} << 32);
     }
     out[a] = coarse;
     if (!cluster_m || !cluster_n || *cluster_m < 1 || info.cta >= 32) continue;
     // The engine's own builtins of the agent (a primary grid's agent counts its clusters).
     const ir::BuiltinValues& builtins = engine.agent_builtins(a);
     const ir::Role& role = program.roles[info.role];
-    std::vector<uint32_t> exact(program.barriers.size(), 0);
+    std::vector<uint64_t> exact(program.barriers.size(), 0);
     StaticRun run(program, *params, builtins, info.cta, role.num_vars, &exact);
     if (run.Run(role.body)) out[a] = exact;
   }
@@ -284,12 +291,14 @@ bool IsMbarrierWait(WaitKind k) {
 
 // Can `signaller` signal barrier `barrier` of the waiter's CTA? Only agents whose operations on
 // that barrier array can name the waiter's CTA (its own CTA's local operations, remote arrives
-// and multicasts whose targets include it: BuildReach).
+// and multicasts whose targets include it: BuildReach); while the barrier's current phase
+// misses arrivals, only those that can arrive on it (bytes, an expect_tx, do not complete it).
 bool CanSignal(const ReachTable& reach, const Engine& engine, uint32_t signaller,
                const BlockedAgent& b, const engine::AgentInfo& waiter) {
   const engine::AgentInfo& s = engine.agent_info(signaller);
   if (s.cluster != waiter.cluster || b.cta >= 32) return s.cluster == waiter.cluster;
-  return (reach[signaller][b.barrier] >> b.cta) & 1u;
+  const uint32_t bit = b.cta + (b.state.pending_count > 0 ? 32 : 0);
+  return (reach[signaller][b.barrier] >> bit) & 1u;
 }
 
 // Roles whose programs issue writes into buffers (loads, cp.async, st.async, plain writes):
@@ -519,10 +528,19 @@ void Classify(const ir::Program& program, const Engine& engine,
           "parity 1 for the first phase of a barrier that starts empty).";
   } else if (x.could_signal_blocked.empty() && x.could_signal_exited.empty()) {
     x.cause = DeadlockCause::kNoSignaller;
-    os << "no agent of the program ever arrives on " << bar
-       << " (no arrive, TMA/bulk load, st.async or complete_tx on it reaches this CTA), so its "
-          "phase "
-       << st.phase << " can never complete.";
+    if (st.pending_count > 0) {
+      // Bytes may land (a peer's multicast), but only an arrive-on completes missing arrivals.
+      os << "no agent of the program ever arrives on " << bar
+         << " (no arrive or cp.async.arrive on it reaches this CTA; copies' bytes and expect_tx "
+            "do not count as arrivals), so the "
+         << st.pending_count << " missing arrival(s) of its phase " << st.phase
+         << " never come and the phase can never complete.";
+    } else {
+      os << "no agent of the program ever signals " << bar
+         << " (no TMA/bulk load, st.async, complete_tx or expect_tx on it reaches this CTA), so "
+            "its phase "
+         << st.phase << " can never complete.";
+    }
   } else if (st.phase == 0 && ps.arrivals == 0 && b.wait == WaitKind::kMbarrierParity &&
              b.parity == 0 && producer_roles[engine.agent_info(b.agent).role] && x.in_cycle &&
              !signalled[b.agent]) {

@@ -126,10 +126,9 @@ HappensBefore::Clocks& HappensBefore::By(PhaseAcc& acc, uint32_t cta, bool clust
   return it->second;
 }
 
-void HappensBefore::ReleaseArrive(const TraceEvent& ev, uint32_t a, PhaseAcc& acc) {
-  // .release joins what the agent did, at the arrive's scope; a .relaxed arrive releases only
+void HappensBefore::ReleaseArrive(const TraceEvent& ev, uint32_t a, Order o, PhaseAcc& acc) {
+  // .release joins what the agent did, at the arrive's scope; a .relaxed update releases only
   // what a fence.acq_rel before it covers (a release pattern, at the narrower scope), or nothing.
-  const Order o = OrderOf(ev, a);
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   if (!o.relaxed) {
     By(acc, cta, o.cluster).Join(clocks_[a]);
@@ -183,12 +182,17 @@ void HappensBefore::Step(const TraceEvent& ev) {
     case EventKind::kArrive:
     case EventKind::kArriveExpectTx:
       // By an agent; the landing of a deferred arrive is the caller's.
-      if (a != kNone) ReleaseArrive(ev, a, slots_[SlotOf(ev)].acc);
+      // By an agent; the landing of a deferred arrive releases nothing.
+      if (a != kNone) ReleaseArrive(ev, a, OrderOf(ev, a), slots_[SlotOf(ev)].acc);
       break;
     case EventKind::kExpectTx:
     case EventKind::kCompleteTx:
-      // By an agent; the landing of an st.async is the caller's.
-      if (a != kNone) slots_[SlotOf(ev)].acc.always.Join(clocks_[a]);
+      // By an agent: .relaxed (mbarrier.expect_tx / complete_tx have no other semantics), at
+      // .cta scope on the own CTA's barrier and .cluster on a peer's (as the executor issues
+      // them). The landing of an st.async releases nothing.
+      if (a != kNone) {
+        ReleaseArrive(ev, a, Order{true, ev.target_cta != ev.cta}, slots_[SlotOf(ev)].acc);
+      }
       break;
     case EventKind::kPhaseComplete: {
       const uint32_t id = SlotOf(ev);

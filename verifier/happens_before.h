@@ -14,15 +14,27 @@
 //     relaxed wait, then the fence: it acquires at the fence) of it; a relaxed barrier.cluster
 //     arrive releases only what a fence.acq_rel.cluster before it covers. A release and an
 //     acquire synchronise when they are in one CTA or both are .cluster-scoped;
-//   - mbarrier release -> acquire: every arrive, remote arrive, expect_tx and complete_tx of an
-//     agent, and every copy delivery or landing cp.async.mbarrier.arrive (the checker passes the
-//     issuer's clock at the issue: Release), joins its clock into the slot's current phase; the
-//     phase completion publishes the join and the phase number; a wait or successful test_wait
+//   - mbarrier release -> acquire: every arrive, remote arrive and arrive.expect_tx of an agent
+//     (.release unless .relaxed) joins its clock into the slot's current phase; the phase
+//     completion publishes the join and the phase number; a wait or successful test_wait
 //     observing that completion joins it into the waiter (arrive has .release, try_wait and
-//     test_wait .acquire semantics by default). A parity wait observes the completed phase with
-//     its parity: the last one, or the one before (a stale wait); a parity wait that passes on a
-//     slot where no phase of that parity completed (a fresh barrier waited with parity 1)
-//     observes nothing;
+//     test_wait .acquire semantics by default, both at .cta scope). A parity wait observes the
+//     completed phase with its parity: the last one, or the one before (a stale wait); a parity
+//     wait that passes on a slot where no phase of that parity completed (a fresh barrier waited
+//     with parity 1) observes nothing;
+//   - a standalone mbarrier.expect_tx or mbarrier.complete_tx (local or remote) is .relaxed (PTX
+//     ISA 9.7.13.15.11/12: "does not provide any memory ordering semantics"): it releases only
+//     what a fence.acq_rel before it covers (a release pattern), like a .relaxed arrive, at
+//     .cta scope on the own CTA's barrier and .cluster on a peer's (the language gives it no
+//     qualifier; the GPU executor issues those);
+//   - an asynchronous operation's completion on a barrier (a TMA / bulk load's or st.async's
+//     complete-tx, the arrive-on of a cp.async.mbarrier.arrive once the thread's cp.async
+//     copies landed) publishes only that operation's own writes (PTX ISA 8.9.1.1: the implicit
+//     complete-tx "does not transitively establish ordering with respect to prior instructions
+//     from the issuing thread"; the try_wait guarantees name the cp.async / cp.async.bulk
+//     operations, not the issuer's other accesses). Those writes are the checkers' witnesses on
+//     the slot's component (its completed phases), which every observer of the phase gets,
+//     whatever its scope; nothing of the issuer's clock is released;
 //   - barrier.cluster: the k-th arrive of every agent of a cluster -> its k-th wait;
 //   - bar.sync / bar.arrive: every arrival of one instance of a named barrier -> every bar.sync
 //     that completes or waits for that instance.
@@ -103,17 +115,8 @@ class HappensBefore {
 
   // --- edges ---
   // Applies the edges of one event (program order included) in trace order. Events of no agent
-  // that release a clock (copy deliveries, a landing cp.async.mbarrier.arrive) are the caller's:
-  // Release with the issuer's clock at the issue.
+  // (copy deliveries, a landing cp.async.mbarrier.arrive) release nothing (see above).
   void Step(const trace::TraceEvent& ev);
-  // Joins `c` into the slot's current phase, for every acquiring observer (a copy delivery, a
-  // landing deferred arrive: their release has no scope to narrow it); `weak` into the weak
-  // clocks of the observers (`c` when not given).
-  void Release(uint32_t slot, const VectorClock& c) { Release(slot, c, c); }
-  void Release(uint32_t slot, const VectorClock& c, const VectorClock& weak) {
-    JoinClock(slots_[slot].acc.always.strong, c);
-    JoinClock(slots_[slot].acc.always.weak, weak);
-  }
 
  private:
   struct Clocks {
@@ -128,8 +131,8 @@ class HappensBefore {
     }
   };
   // What the releases of one barrier phase carry: `always` what every acquiring observer gets
-  // (deliveries, complete_tx, expect_tx, the phase's own component); `by[(cta, cluster scope)]`
-  // the arrive-on releases of agents of that CTA at that scope.
+  // (the phase's own component: the asynchronous writes that completed on it);
+  // `by[(cta, cluster scope)]` the releases of agents of that CTA at that scope.
   struct PhaseAcc {
     Clocks always;
     std::map<std::pair<uint32_t, bool>, Clocks> by;
@@ -166,7 +169,7 @@ class HappensBefore {
   void Observe(const trace::TraceEvent& ev, uint32_t agent);
   Order OrderOf(const trace::TraceEvent& ev, uint32_t agent) const;
   Clocks& By(PhaseAcc& acc, uint32_t cta, bool cluster);
-  void ReleaseArrive(const trace::TraceEvent& ev, uint32_t agent, PhaseAcc& acc);
+  void ReleaseArrive(const trace::TraceEvent& ev, uint32_t agent, Order o, PhaseAcc& acc);
   void Acquire(uint32_t agent, uint32_t cta, bool cluster, const PhaseAcc& seen);
 
   std::optional<PcMap> pcs_;

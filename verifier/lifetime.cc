@@ -52,13 +52,11 @@ struct Issue {  // a load or st.async in flight to one destination, until its de
   uint32_t target = 0;  // destination rank
   bool has_bar_index = false;
   uint32_t bar_index = 0;
-  VectorClock strong, weak;
 };
 
 struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed yet
   uint32_t slot = 0;
   uint32_t agent = 0;
-  VectorClock strong, weak;
 };
 
 class Lifetime {
@@ -80,6 +78,12 @@ class Lifetime {
   static uint64_t Key(uint64_t a, uint64_t b) { return (a << 32) | b; }
   uint32_t CtaGlobal(const TraceEvent& ev, uint32_t rank) const { return hb_.CtaGlobal(ev, rank); }
   uint32_t Role(uint32_t a) const { return e_.agent_info(a).role; }
+  // The agent that issued the asynchronous operation event i completes, as the engine recorded
+  // it (Engine::TracePlace::agent); kNoPlaceAgent for a trace that is not the engine's own run.
+  uint32_t IssuerOf(size_t i) const {
+    const bool own = trace_.data() == e_.trace().data() && i < e_.trace_places().size();
+    return own ? e_.trace_places()[i].agent : engine::Engine::kNoPlaceAgent;
+  }
 
   Access Base(size_t i, const TraceEvent& ev, uint32_t a) const {
     Access x;
@@ -105,11 +109,9 @@ class Lifetime {
   }
 
   // The asynchronous access of a copy's delivery (or a deferred arrive's landing) on `slot`: it
-  // counts in the slot's current phase and releases the issuer's clock at the issue there.
-  void Landed(size_t i, const TraceEvent& ev, uint32_t issuer, uint32_t pc, EventKind kind,
-              const VectorClock& strong, const VectorClock& weak) {
+  // counts in the slot's current phase (and releases nothing of the issuer: happens_before.h).
+  void Landed(size_t i, const TraceEvent& ev, uint32_t issuer, uint32_t pc, EventKind kind) {
     const uint32_t slot = hb_.SlotOf(ev);
-    hb_.Release(slot, strong, weak);
     Access x = Base(i, ev, issuer);
     x.copy = true;
     x.counted = true;
@@ -127,8 +129,6 @@ class Lifetime {
     c.pc = ev.pc;
     c.has_bar_index = has_bar_index;
     c.bar_index = ev.index;
-    c.strong = hb_.clock(a);
-    c.weak = hb_.weak_clock(a);
     for (uint32_t r = 0; r < 16; ++r) {
       if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
       c.target = r;
@@ -141,14 +141,16 @@ class Lifetime {
   void OnDelivery(size_t i, const TraceEvent& ev) {
     if (ev.flags & trace::kFlagPiece) return;  // the copy lands with its last piece
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
+    const uint32_t by = IssuerOf(i);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
       return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&
-             (!c.has_bar_index || c.bar_index == ev.index);
+             (!c.has_bar_index || c.bar_index == ev.index) &&
+             (by == engine::Engine::kNoPlaceAgent || c.agent == by);
     });
     if (it == pending_.end()) return;
     const Issue c = std::move(*it);
     pending_.erase(it);
-    Landed(i, ev, c.agent, c.pc, static_cast<EventKind>(ev.kind), c.strong, c.weak);
+    Landed(i, ev, c.agent, c.pc, static_cast<EventKind>(ev.kind));
   }
 
   void Observe(const TraceEvent& ev, uint32_t a) {
@@ -178,12 +180,14 @@ class Lifetime {
         } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
           auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
           const uint32_t slot = hb_.SlotOf(ev);
-          auto it = std::find_if(q.begin(), q.end(),
-                                 [slot](const CpArrive& c) { return c.slot == slot; });
+          const uint32_t by = IssuerOf(i);
+          auto it = std::find_if(q.begin(), q.end(), [slot, by](const CpArrive& c) {
+            return c.slot == slot && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
+          });
           if (it != q.end()) {
             const CpArrive c = std::move(*it);
             q.erase(it);
-            Landed(i, ev, c.agent, ev.pc, EventKind::kCpAsyncArrive, c.strong, c.weak);
+            Landed(i, ev, c.agent, ev.pc, EventKind::kCpAsyncArrive);
           }
         }
         break;
@@ -204,7 +208,7 @@ class Lifetime {
         break;
       case EventKind::kCpAsyncArrive:
         cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-            CpArrive{hb_.SlotOf(ev), a, hb_.clock(a), hb_.weak_clock(a)});
+            CpArrive{hb_.SlotOf(ev), a});
         break;
       case EventKind::kWaitEnd:
         if (by_agent) Observe(ev, a);

@@ -73,6 +73,7 @@ struct Access {
 };
 
 struct Pending {  // a copy in flight to one destination, waiting for its delivery event
+  uint32_t agent = 0;  // global issuer
   uint32_t issuer_cta = 0;
   uint32_t pc = 0;
   uint32_t target = 0;  // destination rank
@@ -82,25 +83,19 @@ struct Pending {  // a copy in flight to one destination, waiting for its delive
   bool place_known = false;  // slot and offset of the bytes (Engine::trace_places)
   uint32_t offset = 0;
   size_t access = 0;
-  size_t clock = 0;
-};
-
-// An issuer's clocks at an issue: what the copy's delivery releases.
-struct IssueClock {
-  Clock strong, weak;
 };
 
 struct CpArrive {
   uint32_t bar = 0;
-  IssueClock clock;
   uint32_t agent = 0;
   uint32_t upto = 0;
 };
 
 class Races {
  public:
-  Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace, &p) {}
+  Races(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace,
+        RaceScan scan)
+      : p_(p), e_(e), trace_(trace), scan_(scan), pcs_(p), hb_(e, trace, &p) {}
 
   std::vector<Finding> Run() {
     Setup();
@@ -143,7 +138,6 @@ class Races {
     x->clock = hb_.clock(a);
     x->weak = hb_.weak_clock(a);
   }
-  IssueClock IssueOf(uint32_t a) const { return IssueClock{hb_.clock(a), hb_.weak_clock(a)}; }
 
   size_t Add(Access a) {
     accesses_.push_back(std::move(a));
@@ -192,6 +186,7 @@ class Races {
     x.event = i;
     Stamp(&x, a);
     Pending c;
+    c.agent = a;
     c.issuer_cta = CtaGlobal(ev, ev.cta);
     c.pc = ev.pc;
     c.has_bar_index = same;
@@ -199,8 +194,6 @@ class Races {
     c.slot = x.slot;
     c.place_known = place != nullptr;
     c.offset = place ? place->offset : 0;
-    c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(IssueOf(a));
     for (uint32_t r = 0; r < 16; ++r) {
       if (mask < 0 ? r != ev.target_cta : ((mask >> r) & 1) == 0) continue;
       x.cta = CtaGlobal(ev, r);
@@ -214,14 +207,13 @@ class Races {
     const ir::Op* op = pcs_.op(Role(a), ev.pc);
     const auto* st = op ? std::get_if<ir::StAsync>(op) : nullptr;
     Pending c;
+    c.agent = a;
     c.issuer_cta = CtaGlobal(ev, ev.cta);
     c.pc = ev.pc;
     c.target = ev.target_cta;
     c.has_bar_index = true;
     c.bar_index = ev.index;
     c.slot = ev.index;
-    c.clock = issue_clocks_.size();
-    issue_clocks_.push_back(IssueOf(a));
     c.access = kNone;
     // The event names the barrier element; the engine's place names the buffer slot and offset
     // (without it the slot is known when it is the barrier's index expression, else the access
@@ -261,6 +253,11 @@ class Races {
       const Pending& c = pending_[j];
       if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
       if (c.has_bar_index && c.bar_index != ev.index) continue;
+      // The engine names the issuer: agents of one role run the same statement.
+      if (place != nullptr && place->agent != engine::Engine::kNoPlaceAgent &&
+          c.agent != place->agent) {
+        continue;
+      }
       if (place != nullptr && c.place_known) {
         if (c.slot != place->slot || c.offset != place->offset) continue;
         first = j;
@@ -277,8 +274,9 @@ class Races {
     if (best == pending_.size()) return;
     const Pending c = pending_[best];
     pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(best));
+    // The bytes' complete-tx releases nothing of the issuer (HappensBefore): the write is done
+    // for the observers of the phase it completes on.
     const uint32_t bar = Bar(ev);
-    hb_.Release(bar, issue_clocks_[c.clock].strong, issue_clocks_[c.clock].weak);
     if (c.access == kNone) return;
     Access& x = accesses_[c.access];
     x.delivered = true;
@@ -328,13 +326,17 @@ class Races {
     switch (k) {
       case EventKind::kArrive:
         if (!by_agent) {  // the deferred arrive of cp.async.mbarrier.arrive lands
+          // The oldest of this instruction on this barrier element, of the agent whose arrive
+          // the engine landed (agents of one role run the same statement).
           auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
           const uint32_t bar = Bar(ev);
-          auto it = std::find_if(q.begin(), q.end(),
-                                 [bar](const CpArrive& c) { return c.bar == bar; });
+          const engine::Engine::TracePlace* place = PlaceOf(i);
+          const uint32_t by = place ? place->agent : engine::Engine::kNoPlaceAgent;
+          auto it = std::find_if(q.begin(), q.end(), [bar, by](const CpArrive& c) {
+            return c.bar == bar && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
+          });
           if (it != q.end()) {
             CpDone(it->agent, it->upto, PhaseDone(bar));
-            hb_.Release(bar, it->clock.strong, it->clock.weak);
             q.erase(it);
           }
         }
@@ -424,7 +426,7 @@ class Races {
       case EventKind::kCpAsyncArrive: {
         const uint32_t bar = Bar(ev);
         cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)].push_back(
-            CpArrive{bar, IssueOf(a), a, cp_issued_[a]});
+            CpArrive{bar, a, cp_issued_[a]});
         break;
       }
       case EventKind::kUse:
@@ -544,35 +546,64 @@ class Races {
     }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
     std::vector<std::tuple<size_t, size_t, bool>> races;
-    for (auto& [loc, ids] : by_root) {
-      std::sort(ids.begin(), ids.end(), [this](size_t x, size_t y) {
-        return std::tie(accesses_[x].abs_lo, x) < std::tie(accesses_[y].abs_lo, y);
-      });
-      std::vector<size_t> open;  // intervals that may still intersect later ones
-      std::vector<std::pair<size_t, size_t>> pairs;
-      for (size_t id : ids) {
-        const int64_t lo = accesses_[id].abs_lo;
-        std::erase_if(open, [&](size_t o) { return accesses_[o].abs_hi <= lo; });
-        for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
-        open.push_back(id);
+    // The pairs of one (CTA, root buffer), in (earlier, later) order: the first racing pair of
+    // each pair of statements is the one reported.
+    auto consider = [&](size_t ia, size_t ib) {
+      const Access& a = accesses_[ia];
+      const Access& b = accesses_[ib];
+      if (!IsWrite(a.kind) && !IsWrite(b.kind)) return;
+      if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) return;
+      if (!Overlap(a, b)) return;
+      if (a.share && b.share && a.pc == b.pc && a.agent != b.agent &&
+          Role(a.agent) == Role(b.agent)) {
+        return;  // two agents' shares of one statement's range
       }
-      std::sort(pairs.begin(), pairs.end());
-      for (const auto& [ia, ib] : pairs) {
+      if (Ordered(a, b)) return;
+      if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
+        return;
+      }
+      // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
+      races.emplace_back(ia, ib, Reaches(a, b.weak));
+    };
+    for (auto& [loc, ids] : by_root) {
+      if (scan_ == RaceScan::kAllPairs) {
+        // The reference: a sweep over the byte intervals lists every pair that intersects.
+        std::sort(ids.begin(), ids.end(), [this](size_t x, size_t y) {
+          return std::tie(accesses_[x].abs_lo, x) < std::tie(accesses_[y].abs_lo, y);
+        });
+        std::vector<size_t> open;  // intervals that may still intersect later ones
+        std::vector<std::pair<size_t, size_t>> pairs;
+        for (size_t id : ids) {
+          const int64_t lo = accesses_[id].abs_lo;
+          std::erase_if(open, [&](size_t o) { return accesses_[o].abs_hi <= lo; });
+          for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
+          open.push_back(id);
+        }
+        std::sort(pairs.begin(), pairs.end());
+        for (const auto& [ia, ib] : pairs) consider(ia, ib);
+        continue;
+      }
+      // Per issuing agent, its accesses here in start order. Along them the clocks of the
+      // starts only grow (an agent's clock at its events, a copy's is its issuer's at the
+      // issue), so an access `a` is ordered before all of one agent's later accesses from some
+      // point on, and unordered with those before it: a binary search finds that point, and
+      // only the unordered ones are looked at. A run whose accesses are all ordered costs
+      // O(n * agents * log n) instead of one test per overlapping pair.
+      std::sort(ids.begin(), ids.end());
+      std::map<uint32_t, std::vector<size_t>> by_agent;
+      for (size_t id : ids) by_agent[accesses_[id].agent].push_back(id);
+      std::vector<size_t> unordered;
+      for (size_t ia : ids) {
         const Access& a = accesses_[ia];
-        const Access& b = accesses_[ib];
-        if (!IsWrite(a.kind) && !IsWrite(b.kind)) continue;
-        if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) continue;
-        if (!Overlap(a, b)) continue;
-        if (a.share && b.share && a.pc == b.pc && a.agent != b.agent &&
-            Role(a.agent) == Role(b.agent)) {
-          continue;  // two agents' shares of one statement's range
+        unordered.clear();
+        for (const auto& [g, list] : by_agent) {
+          const auto first = std::upper_bound(list.begin(), list.end(), ia);
+          const auto end = std::partition_point(
+              first, list.end(), [&](size_t ib) { return !Ordered(a, accesses_[ib]); });
+          unordered.insert(unordered.end(), first, end);
         }
-        if (Ordered(a, b)) continue;
-        if (!seen.emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
-          continue;
-        }
-        // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
-        races.emplace_back(ia, ib, Reaches(a, b.weak));
+        std::sort(unordered.begin(), unordered.end());
+        for (size_t ib : unordered) consider(ia, ib);
       }
     }
     std::sort(races.begin(), races.end(), [this](const auto& x, const auto& y) {
@@ -625,9 +656,9 @@ class Races {
   const ir::Program& p_;
   const engine::Engine& e_;
   std::span<const TraceEvent> trace_;
+  RaceScan scan_;
   PcMap pcs_;
   verifier::HappensBefore hb_;
-  std::vector<IssueClock> issue_clocks_;
   std::vector<Pending> pending_;
   std::vector<Access> accesses_;
   std::vector<std::vector<size_t>> bulk_open_;              // per agent: uncommitted stores
@@ -643,8 +674,8 @@ class Races {
 }  // namespace
 
 std::vector<Finding> CheckRaces(const ir::Program& program, const engine::Engine& engine,
-                                std::span<const trace::TraceEvent> trace) {
-  return Races(program, engine, trace).Run();
+                                std::span<const trace::TraceEvent> trace, RaceScan scan) {
+  return Races(program, engine, trace, scan).Run();
 }
 
 }  // namespace parity::verifier

@@ -10,10 +10,12 @@
 // mbarrier element (phases observed), built from the trace:
 //   - program order of an agent;
 //   - a copy's access is ordered after its issue (its clock is the issuer's clock at the issue);
-//   - mbarrier: every arrive, remote arrive, expect_tx, complete_tx and copy delivery of a phase
-//     is ordered before every wait / successful test_wait that observes that phase's completion
-//     (arrive-on .release, try_wait/test_wait .acquire); a parity wait that passes on a barrier
-//     whose waited phase never completed (a fresh barrier, parity 1) observes nothing;
+//   - mbarrier: every arrive and remote arrive (.release unless .relaxed) of a phase is ordered
+//     before every wait / successful test_wait that observes that phase's completion
+//     (try_wait/test_wait .acquire); a standalone expect_tx / complete_tx is .relaxed and a
+//     copy's complete-tx publishes only the copy's own bytes (happens_before.h); a parity wait
+//     that passes on a barrier whose waited phase never completed (a fresh barrier, parity 1)
+//     observes nothing;
 //   - bar.sync / bar.arrive instances and barrier.cluster arrive -> wait;
 //   - an access A "completes" for others through a set of witnesses (clock component, value): a
 //     generic access at its agent's epoch; a copy's write when its bytes completed on barrier
@@ -50,6 +52,7 @@
 #ifndef PARITY_VERIFIER_RACES_H_
 #define PARITY_VERIFIER_RACES_H_
 
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -60,10 +63,18 @@
 
 namespace parity::verifier {
 
+// How CheckRaces finds the unordered pairs. kChains: per later agent, a binary search over its
+// accesses (their clocks only grow) for the first one ordered after the earlier access; only
+// the unordered ones before it are tested (near-linear on a well-synchronised run). kAllPairs:
+// every pair of intersecting byte ranges is tested (quadratic on a long run of one slot); the
+// reference the tests compare kChains with (the same findings, message for message).
+enum class RaceScan : uint8_t { kChains, kAllPairs };
+
 // P2009 findings of a finished (or stopped) run, in the order of the later access of each pair;
 // one finding per pair of source statements and buffer slot.
 std::vector<Finding> CheckRaces(const ir::Program& program, const engine::Engine& engine,
-                                std::span<const trace::TraceEvent> trace);
+                                std::span<const trace::TraceEvent> trace,
+                                RaceScan scan = RaceScan::kChains);
 
 }  // namespace parity::verifier
 

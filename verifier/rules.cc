@@ -105,6 +105,8 @@ struct CpCopy {
   uint32_t agent = 0;
   uint32_t pc = 0;
   uint32_t seq = 0;  // the issuer's how-manieth cp.async (from 0)
+  bool range_known = false;  // else the whole slot
+  int64_t lo = 0, hi = 0;    // the bytes of the slot it writes
 };
 // A cp.async.wait_group / wait_all that completed groups: every copy of its issuer with a
 // sequence number below `upto` has landed, as seen by a thread whose clock of the issuer has
@@ -121,13 +123,21 @@ struct CpCover {
   uint32_t slot_id = 0;
   uint32_t phase = 0;
 };
+// What each rule needs of a slot's past, per byte range: an access is dropped only when a later
+// one of the same kind and agent covers all its bytes (the later one is then the one a check
+// must look at: its epoch, sequence number or phase is the newer), so that a check of bytes
+// another access left alone still sees the access that wrote or read them.
 struct Location {
-  std::map<uint32_t, Read> reads;  // by global agent: its last read
-  bool has_copy = false;
-  CopyWrite copy;
-  std::vector<GenericWrite> writes;  // generic writes since the last async-proxy read
-  std::map<uint32_t, uint32_t> cp_writes;  // by issuing agent: its last cp.async here (CpCopy)
+  std::map<uint32_t, std::vector<Read>> reads;  // by global agent: its last reads, by range
+  std::vector<CopyWrite> copies;     // async-proxy copies landed here, the newest per range
+  std::vector<GenericWrite> writes;  // generic writes not yet read by an async-proxy store
+  // By issuing agent: its cp.async copies here (CpCopy ids), the newest per range.
+  std::map<uint32_t, std::vector<uint32_t>> cp_writes;
 };
+// Whether [lo, hi) contains [in_lo, in_hi).
+bool Covers(int64_t lo, int64_t hi, int64_t in_lo, int64_t in_hi) {
+  return lo <= in_lo && in_hi <= hi;
+}
 // A cp.async.mbarrier.arrive in flight: the issuer's clock and the copies it waits for.
 struct CpArrive {
   uint32_t slot_id = 0;  // the barrier element it arrives on
@@ -192,7 +202,8 @@ class Analysis {
   void OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a);
   // cp.async.commit_group: agent a's open copies become its newest group.
   void CpCommit(uint32_t a) { cp_groups_[a].push_back(cp_issued_[a]); }
-  bool CpCopyVisible(const CpCopy& c, uint32_t reader) const;
+  // Whether copy c is complete for a thread whose clock is `k`.
+  bool CpCopyVisible(const CpCopy& c, const Clock& k) const;
   void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                       uint32_t pc, const char* what);
 
@@ -317,9 +328,8 @@ void Analysis::OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent,
                                const Clock& clock) {
   const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
   SlotState& s = slots_[id];
-  // An agent's own signal joined its clock in HappensBefore::Step; a landing deferred arrive
-  // releases its issuer's clock at the arrive.
-  if (agent == kNoFindingAgent) hb_.Release(id, clock);
+  // An agent's own signal is HappensBefore::Step's; a landing deferred arrive releases nothing
+  // of its issuer (happens_before.h).
   const uint32_t completed = Completed(id);
   if (agent != kNoFindingAgent) s.signallers[agent] = completed;
   const auto k = static_cast<EventKind>(ev.kind);
@@ -440,6 +450,11 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   for (size_t j = 0; j < queue.size(); ++j) {
     const PendingCopy& c = queue[j];
     if (c.has_bar_index && c.bar_index != ev.index) continue;
+    // The engine names the issuer: agents of one role run the same statement.
+    if (place != nullptr && place->agent != engine::Engine::kNoPlaceAgent &&
+        c.agent != place->agent) {
+      continue;
+    }
     if (place != nullptr && c.range_known && c.has_buffer) {
       // The engine's place names the copy that landed: its slot and offset.
       if (c.slot != place->slot || c.lo != place->offset) continue;
@@ -474,7 +489,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
     Clock().swap(issue_clocks_[c.clock_id]);
     Clock().swap(weak_issue_clocks_[c.clock_id]);
   }
-  hb_.Release(id, issue, weak_issue);
+  // The complete-tx publishes the copy's own bytes only (happens_before.h): no release here.
   const uint32_t completed = Completed(id);
   s.signallers[c.agent] = completed;
   if (ev.cta != ev.target_cta) s.peer_senders.insert(c.agent);
@@ -498,27 +513,32 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   if (!c.has_buffer) return;
   const uint32_t data_cta = CtaGlobal(ev, ev.target_cta);
   Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
-  // Every read of the slot must happen before the copy's issue (write-after-read).
-  for (const auto& [reader, r] : loc.reads) {
-    if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
-    if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
-    const bool after_issue = r.event > c.issue_event;
-    Report(model::Code::kSharedMemoryRace, 0, 0,
-           after_issue
-               ? Agent(reader) + " read " + Buf(data_cta, c.buffer, c.slot) + " (at " +
-                     At(reader, r.pc) + ") while the copy issued by " + Agent(c.agent) +
-                     " was still writing it: the read is not ordered after the wait on the "
-                     "barrier phase on which the bytes complete"
-               : "the copy issued by " + Agent(c.agent) + " overwrites " +
-                     Buf(data_cta, c.buffer, c.slot) + " that " + Agent(reader) +
-                     " read (at " + At(reader, r.pc) +
-                     ") although that read does not happen before the issue: no release of the "
-                     "slot by this reader reaches the issuer (or the reader read a stage it "
-                     "never waited for)",
-           c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
+  // Every read of the copy's bytes must happen before the copy's issue (write-after-read).
+  for (const auto& [reader, rs] : loc.reads) {
+    for (const Read& r : rs) {
+      if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
+      if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
+      const bool after_issue = r.event > c.issue_event;
+      Report(model::Code::kSharedMemoryRace, 0, 0,
+             after_issue
+                 ? Agent(reader) + " read " + Buf(data_cta, c.buffer, c.slot) + " (at " +
+                       At(reader, r.pc) + ") while the copy issued by " + Agent(c.agent) +
+                       " was still writing it: the read is not ordered after the wait on the "
+                       "barrier phase on which the bytes complete"
+                 : "the copy issued by " + Agent(c.agent) + " overwrites " +
+                       Buf(data_cta, c.buffer, c.slot) + " that " + Agent(reader) +
+                       " read (at " + At(reader, r.pc) +
+                       ") although that read does not happen before the issue: no release of the "
+                       "slot by this reader reaches the issuer (or the reader read a stage it "
+                       "never waited for)",
+             c.agent, c.pc, i, data_cta, true, c.buffer, c.slot, reader);
+    }
   }
-  loc.has_copy = true;
-  loc.copy = CopyWrite{id, completed, c.agent, c.pc, i, c.range_known, c.lo, c.hi};
+  // The newest copy of these bytes: older ones whose every byte it rewrites are dropped.
+  std::erase_if(loc.copies, [&](const CopyWrite& w) {
+    return !c.range_known || (w.range_known && Covers(c.lo, c.hi, w.lo, w.hi));
+  });
+  loc.copies.push_back(CopyWrite{id, completed, c.agent, c.pc, i, c.range_known, c.lo, c.hi});
 }
 
 void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
@@ -532,38 +552,52 @@ void Analysis::OnPhaseComplete(size_t i, const TraceEvent& ev) {
 }
 
 void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
-  const uint32_t cta = CtaGlobal(ev, ev.cta);
+  // A DSMEM read (`use ... @cta(r)`) reads the target CTA's bytes.
+  const uint32_t cta = CtaGlobal(ev, ev.target_cta);
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   const int64_t lo = ev.value2, hi = int64_t{ev.value2} + ev.value;
-  if (loc.has_copy && loc.copy.agent != a &&
-      Meets(loc.copy.range_known, loc.copy.lo, loc.copy.hi, lo, hi) &&
-      ClockOf(a)[Comp(loc.copy.slot_id)] < loc.copy.phase + 1) {
+  for (const CopyWrite& copy : loc.copies) {
+    // An async-proxy write observed on its phase is done for whoever the observer's releases
+    // reach, whatever their scopes (races.h: HappensBefore::weak_clock).
+    if (copy.agent == a || !Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
+        hb_.weak_clock(a)[Comp(copy.slot_id)] >= copy.phase + 1) {
+      continue;
+    }
     Report(model::Code::kSharedMemoryRace, 0, 0,
            Agent(a) + " reads " + Buf(cta, ev.object, ev.index) + " whose bytes (copy issued by " +
-               Agent(loc.copy.agent) + " at " + At(loc.copy.agent, loc.copy.pc) +
-               ") complete on phase " + std::to_string(loc.copy.phase) + " of " +
-               Bar(loc.copy.slot_id) + ", but it never waited for that phase",
-           a, ev.pc, i, cta, true, ev.object, ev.index, loc.copy.agent);
+               Agent(copy.agent) + " at " + At(copy.agent, copy.pc) + ") complete on phase " +
+               std::to_string(copy.phase) + " of " + Bar(copy.slot_id) +
+               ", but it never waited for that phase",
+           a, ev.pc, i, cta, true, ev.object, ev.index, copy.agent);
   }
-  for (const auto& [issuer, c] : loc.cp_writes) {
-    const CpCopy& copy = cp_copies_[c];
-    if (CpCopyVisible(copy, a)) continue;
-    Report(model::Code::kSharedMemoryRace, 0, 0,
-           Agent(a) + " reads " + Buf(cta, ev.object, ev.index) +
-               " while the cp.async issued by " + Agent(issuer) + " (at " +
-               At(issuer, copy.pc) + ") may still be writing it: " +
-               (issuer == a ? std::string("no cp.async.wait_group / wait_all of this thread "
-                                          "covers that copy before the read")
-                            : "no cp.async.wait_group / wait_all of the issuer that covers the "
-                              "copy happens before the read (a wait, then bar.sync)") +
-               (cp_covers_[issuer].empty()
-                    ? ""
-                    : ", nor a barrier phase that a later cp.async.mbarrier.arrive of the "
-                      "issuer landed in") +
-               ". A copy only joins a group at cp.async.commit_group",
-           a, ev.pc, i, cta, true, ev.object, ev.index, issuer);
+  for (const auto& [issuer, ids] : loc.cp_writes) {
+    for (uint32_t c : ids) {
+      const CpCopy& copy = cp_copies_[c];
+      // A cp.async write (generic proxy) reached only through a release/acquire pair too narrow
+      // in scope is P2013, the race checker's (races.h), not this rule's.
+      if (!Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
+          CpCopyVisible(copy, hb_.weak_clock(a))) {
+        continue;
+      }
+      Report(model::Code::kSharedMemoryRace, 0, 0,
+             Agent(a) + " reads " + Buf(cta, ev.object, ev.index) +
+                 " while the cp.async issued by " + Agent(issuer) + " (at " +
+                 At(issuer, copy.pc) + ") may still be writing it: " +
+                 (issuer == a ? std::string("no cp.async.wait_group / wait_all of this thread "
+                                            "covers that copy before the read")
+                              : "no cp.async.wait_group / wait_all of the issuer that covers the "
+                                "copy happens before the read (a wait, then bar.sync)") +
+                 (cp_covers_[issuer].empty()
+                      ? ""
+                      : ", nor a barrier phase that a later cp.async.mbarrier.arrive of the "
+                        "issuer landed in") +
+                 ". A copy only joins a group at cp.async.commit_group",
+             a, ev.pc, i, cta, true, ev.object, ev.index, issuer);
+    }
   }
-  loc.reads[a] = Read{Own(a), i, ev.pc, lo, hi};
+  std::vector<Read>& mine = loc.reads[a];
+  std::erase_if(mine, [&](const Read& r) { return Covers(lo, hi, r.lo, r.hi); });
+  mine.push_back(Read{Own(a), i, ev.pc, lo, hi});
 }
 
 // An issuer's waits come in program order, so both their `upto` and their `epoch` never
@@ -571,8 +605,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
 // binary search answers. Its covers are grouped by barrier slot, in landing order (so in order
 // of phase), with the most copies covered so far: the last cover of the slot whose phase the
 // reader observed answers, again by binary search.
-bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
-  const Clock& k = ClockOf(reader);
+bool Analysis::CpCopyVisible(const CpCopy& c, const Clock& k) const {
   const std::vector<CpWait>& waits = cp_waits_[c.agent];
   auto w = std::upper_bound(waits.begin(), waits.end(), c.seq,
                             [](uint32_t seq, const CpWait& x) { return seq < x.upto; });
@@ -589,24 +622,37 @@ bool Analysis::CpCopyVisible(const CpCopy& c, uint32_t reader) const {
 void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   const uint32_t cta = CtaGlobal(ev, ev.target_cta);
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
-  // Write after read: every other thread's read of the slot must happen before the issue.
-  for (const auto& [reader, r] : loc.reads) {
-    if (reader == a || r.epoch <= hb_.weak_clock(a)[L(reader)]) continue;
-    Report(model::Code::kSharedMemoryRace, 0, 0,
-           "the cp.async issued by " + Agent(a) + " overwrites " +
-               Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +
-               At(reader, r.pc) +
-               ") although that read does not happen before the issue (no barrier between "
-               "the reader and the copy's issuer)",
-           a, ev.pc, i, cta, true, ev.object, ev.index, reader);
-  }
-  const uint32_t id = static_cast<uint32_t>(cp_copies_.size());
   CpCopy c;
   c.agent = a;
   c.pc = ev.pc;
   c.seq = cp_issued_[a]++;
+  c.range_known = places_ok_;
+  c.lo = places_ok_ ? e_.trace_places()[i].offset : 0;
+  c.hi = c.lo + ev.value;
+  // Write after read: every other thread's read of the copy's bytes must happen before the
+  // issue.
+  for (const auto& [reader, rs] : loc.reads) {
+    for (const Read& r : rs) {
+      if (reader == a || r.epoch <= hb_.weak_clock(a)[L(reader)]) continue;
+      if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
+      Report(model::Code::kSharedMemoryRace, 0, 0,
+             "the cp.async issued by " + Agent(a) + " overwrites " +
+                 Buf(cta, ev.object, ev.index) + " that " + Agent(reader) + " read (at " +
+                 At(reader, r.pc) +
+                 ") although that read does not happen before the issue (no barrier between "
+                 "the reader and the copy's issuer)",
+             a, ev.pc, i, cta, true, ev.object, ev.index, reader);
+    }
+  }
+  // This issuer's newest copy of these bytes: its older ones that it rewrites whole are dropped
+  // (a later wait or covering arrive that makes this one visible makes them visible too).
+  std::vector<uint32_t>& mine = loc.cp_writes[a];
+  std::erase_if(mine, [&](uint32_t id) {
+    const CpCopy& o = cp_copies_[id];
+    return !c.range_known || (o.range_known && Covers(c.lo, c.hi, o.lo, o.hi));
+  });
+  mine.push_back(static_cast<uint32_t>(cp_copies_.size()));
   cp_copies_.push_back(c);
-  loc.cp_writes[a] = id;
 }
 
 void Analysis::OnCpAsyncWaitEnd(const TraceEvent& ev, uint32_t a) {
@@ -626,12 +672,18 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   const uint32_t buffer = src.buffer;
   Location& loc = locations_[Key(cta, buffer, ev.index)];
-  // The bytes the store reads: exact when its offset is known, else the whole slot. A write of
-  // other bytes of the slot (two warpgroups writing and storing their own halves) is neither
-  // raced nor in need of a fence for this store, and stays for the store that reads it.
-  const int64_t off = ConstOffset(src.offset, a);
+  // The bytes the store reads: exact as the engine evaluated its operands at this issue
+  // (Engine::trace_places: a loop-indexed stage offset alike), else when its offset reads no
+  // variable, else the whole slot. A write of other bytes of the slot (two warpgroups writing
+  // and storing their own halves) is neither raced nor in need of a fence for this store, and
+  // stays for the store that reads it; one whose bytes it reads only in part stays too, for the
+  // store of its other bytes.
+  const int64_t off = places_ok_ ? e_.trace_places()[i].offset : ConstOffset(src.offset, a);
   const bool exact = off >= 0 && bytes > 0;
   auto reads = [&](const GenericWrite& w) { return !exact || (w.lo < off + bytes && off < w.hi); };
+  auto read_whole = [&](const GenericWrite& w) {
+    return !exact || Covers(off, off + bytes, w.lo, w.hi);
+  };
   for (const GenericWrite& w : loc.writes) {
     if (!reads(w)) continue;
     const uint32_t seen = ClockOf(a)[L(w.agent)];
@@ -654,8 +706,7 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir
              a, ev.pc, i, cta, true, buffer, ev.index, w.agent);
     }
   }
-  loc.writes.erase(std::remove_if(loc.writes.begin(), loc.writes.end(), reads),
-                   loc.writes.end());
+  std::erase_if(loc.writes, read_whole);
 }
 
 int64_t Analysis::ConstOffset(ir::ExprId e, uint32_t a) const {
@@ -702,11 +753,14 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
         OnBarrierSignal(i, ev, a, ClockOf(a));
       } else {  // the deferred arrive of cp.async.mbarrier.arrive lands
         // The oldest arrive of this instruction on this barrier element (arrives on different
-        // elements land in any order).
+        // elements land in any order), of the agent whose arrive the engine landed.
         auto& q = cp_arrives_[Key(CtaGlobal(ev, ev.cta), ev.pc)];
         const uint32_t id = SlotId(CtaGlobal(ev, ev.target_cta), ev.object, ev.index);
-        auto it = std::find_if(q.begin(), q.end(),
-                               [id](const CpArrive& c) { return c.slot_id == id; });
+        const uint32_t by =
+            places_ok_ ? e_.trace_places()[i].agent : engine::Engine::kNoPlaceAgent;
+        auto it = std::find_if(q.begin(), q.end(), [id, by](const CpArrive& c) {
+          return c.slot_id == id && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
+        });
         if (it != q.end()) {
           // Every cp.async the issuer started before the arrive has landed: a thread that
           // observes this phase sees their bytes.
@@ -782,10 +836,20 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
     case EventKind::kUse:
       OnUse(i, ev, a);
       break;
-    case EventKind::kWrite:
-      locations_[Key(CtaGlobal(ev, ev.cta), ev.object, ev.index)].writes.push_back(
-          GenericWrite{a, Own(a), ev.pc, ev.value2, static_cast<int64_t>(ev.value2) + ev.value});
+    case EventKind::kWrite: {
+      // A DSMEM write (`write ... @cta(r)`) writes the target CTA's bytes. The agent's older
+      // writes of bytes this one rewrites are dropped: whatever orders and fences this one
+      // before a store does so for them.
+      const GenericWrite w{a, Own(a), ev.pc, ev.value2,
+                           static_cast<int64_t>(ev.value2) + ev.value};
+      std::vector<GenericWrite>& writes =
+          locations_[Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)].writes;
+      std::erase_if(writes, [&](const GenericWrite& o) {
+        return o.agent == a && Covers(w.lo, w.hi, o.lo, o.hi);
+      });
+      writes.push_back(w);
       break;
+    }
     case EventKind::kExit:
       exited_[a] = true;
       exit_event_[a] = i;

@@ -533,10 +533,16 @@ class Engine {
   // and the byte offset into it of the first byte, as the engine evaluated the operands when the
   // operation was issued (a loop index, `k % STAGES`, `cta_rank * SLICE`); {0, 0} for other
   // events. Not part of the trace file format: the race and lifetime checkers read them from
-  // the model's own runs, whose exact byte ranges they need per dynamic access.
+  // the model's own runs, whose exact byte ranges they need per dynamic access. `agent` is the
+  // global agent that issued the operation, also for the events of no agent (a copy's landing,
+  // and the landing kArrive of a cp.async.mbarrier.arrive, whose slot and offset are 0): which
+  // of several agents' copies of one statement in flight a step completed is the engine's
+  // choice, and the checkers must know it (kNoPlaceAgent for other events).
+  static constexpr uint32_t kNoPlaceAgent = 0xffffffffu;
   struct TracePlace {
     uint32_t slot = 0;
     uint32_t offset = 0;
+    uint32_t agent = kNoPlaceAgent;
   };
   const std::vector<TracePlace>& trace_places() const { return trace_places_; }
   // Clears the recorded trace (keeps the capacity, so a reused engine does not allocate).

@@ -215,9 +215,10 @@ struct Engine::Exec {
   }
   TraceEvent scratch_{};
   // Where the bytes of the event just emitted are (Engine::trace_places).
-  __attribute__((always_inline)) void Place(uint64_t slot, uint32_t offset) {
+  __attribute__((always_inline)) void Place(uint64_t slot, uint32_t offset,
+                                            uint32_t agent) {
     if (e.options_.record_trace) [[unlikely]] {
-      run_.trace_places_.back() = Engine::TracePlace{static_cast<uint32_t>(slot), offset};
+      run_.trace_places_.back() = Engine::TracePlace{static_cast<uint32_t>(slot), offset, agent};
     }
   }
 
@@ -933,7 +934,7 @@ struct Engine::Exec {
     const uint32_t off = OffsetInSlot(op.buf.buffer, buf);
     Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, buf.cta, op.buf.buffer,
          buf.slot, buf.bytes, off, pc);
-    Place(buf.slot, off);
+    Place(buf.slot, off, a);
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {

@@ -75,7 +75,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
                         mask, pc);
   if (dests) ev.flags |= trace::kFlagMulticast;
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
-  Place(dst.slot, off);
+  Place(dst.slot, off, a);
   IssueDeliveries(a, InFlight::kTmaDeliver, b, op.bar.barrier, map.box_bytes, dests, pc,
                   dst.slot, off, dst.slot);
   Advance(a);
@@ -106,7 +106,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
                         plan->complete_tx_bytes, mask, pc);
   if (dests) ev.flags |= trace::kFlagMulticast;
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
-  Place(dst.slot, off);
+  Place(dst.slot, off, a);
   IssueDeliveries(a, InFlight::kBulkDeliver, b, op.bar.barrier, plan->complete_tx_bytes, dests,
                   pc, dst.slot, off, dst.slot);
   Advance(a);
@@ -127,7 +127,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t pc = Pc(a);
   Emit(EventKind::kStAsync, a, b.cta, op.bar.barrier, b.index, dst.bytes, 0, pc);
   const uint32_t off = OffsetInSlot(op.dst.buffer, dst);
-  Place(dst.slot, off);
+  Place(dst.slot, off, a);
   IssueDeliveries(a, InFlight::kStAsync, b, op.bar.barrier, dst.bytes, nullptr, pc, kNoDstSlot,
                   off, dst.slot);
   Advance(a);
@@ -162,7 +162,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Emit(EventKind::kTmaStoreIssue, a, c.agents[a].cta, op.tensor_map, src.slot, map.box_bytes, 0,
        pc);
   const uint32_t off = OffsetInSlot(op.src.buffer, src);
-  Place(src.slot, off);
+  Place(src.slot, off, a);
   IssueStore(a, op.src.buffer, src.slot, off, map.box_bytes, pc);
   Advance(a);
 }
@@ -180,7 +180,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   const uint32_t pc = Pc(a);
   Emit(EventKind::kBulkIssue, a, c.agents[a].cta, op.src.buffer, src.slot, plan->bytes, 0, pc);
   const uint32_t off = OffsetInSlot(op.src.buffer, src);
-  Place(src.slot, off);
+  Place(src.slot, off, a);
   IssueStore(a, op.src.buffer, src.slot, off, plan->bytes, pc);
   Advance(a);
 }
@@ -238,7 +238,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   f.id = Cp(a).Issue();
   Issue(f);
   Emit(EventKind::kCpAsyncIssue, a, f.target_cta, op.dst.buffer, dst.slot, dst.bytes, 0, pc);
-  Place(dst.slot, f.offset);
+  Place(dst.slot, f.offset, a);
   Advance(a);
 }
 
@@ -356,7 +356,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       Cp(f.agent).Complete(f.id);
       Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
-      Place(f.index, f.offset);
+      Place(f.index, f.offset, f.agent);
       ReleaseDeferred(f.agent);
       RecheckGroups(f.agent);
       return;
@@ -366,6 +366,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
       TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
                             st.pending_count, f.pc, true);
+      Place(0, 0, f.agent);
       ev.phase = static_cast<uint8_t>(st.parity());
       if (!Check(r, f.agent, f.pc, b, f.object, true)) return;
       if (r.phase_completed) PhaseCompleted(f.agent, f.slot, f.object, f.index, f.target_cta,
@@ -386,7 +387,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       }
       Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
            true);
-      Place(f.index, f.offset);
+      Place(f.index, f.offset, f.agent);
       InFlight w = f;
       w.kind = InFlight::kStoreWrite;
       w.slot = data;
@@ -401,7 +402,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       }
       Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
-      Place(f.index, f.offset);
+      Place(f.index, f.offset, f.agent);
       RecheckGroups(f.agent);
       return;
     }

@@ -144,7 +144,7 @@ inline bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barr
   model::MbarrierState& st = Slot(b.slot, Access::kCompleteTx);
   model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
   TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
-  Place(place_slot, place_offset);
+  Place(place_slot, place_offset, a);
   ev.phase = static_cast<uint8_t>(st.parity());
   ev.flags |= flags;
   if (dst_slot <= trace::kMaxEventSlot) {

@@ -1,5 +1,6 @@
 #include "tests/verifier/gen/race_oracle.h"
 
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string>
@@ -22,9 +23,12 @@ constexpr int64_t kWhole = std::numeric_limits<int64_t>::max();
 struct Acc {
   bool write = false;
   bool copy = false;  // an asynchronous copy's access
+  // A generic-proxy write (`write`, `cp.async`): ordered before another access only through
+  // edges whose release and acquire scopes include each other (races.h, P2013).
+  bool needs_strong = false;
   int64_t lo = 0, hi = 0;  // bytes of the slot, from the oracle's own run of the program
-  // A `write` without `bytes`: the agents of its role write their own shares of the range, so
-  // two of them at that statement do not overlap (docs/language.md §10).
+  // A `write` or `cp.async` without `bytes`: the agents of its role write their own shares of
+  // the range, so two of them at that statement do not overlap (docs/language.md §10).
   bool share = false;
   int64_t agent = -1;
   uint32_t role = 0, pc = 0;
@@ -32,25 +36,11 @@ struct Acc {
   uint32_t buffer = 0, slot = 0;
   size_t start = 0;     // the event it starts at
   std::vector<size_t> done;  // it is complete for every event reachable from one of these
-  // A load's write: the slot and phase its bytes landed in (done: that phase's completion
-  // or a later one's), once delivered.
-  bool delivered = false;
-  uint64_t bar = 0;
-  size_t phase = 0;
+  // A load's or st.async's write, a cp.async's covered by a landed cp.async.mbarrier.arrive:
+  // each (slot, phase) its bytes are known complete in (done: that phase's completion or a
+  // later one's of the slot).
+  std::vector<std::pair<uint64_t, size_t>> completes_on;
 };
-
-bool AnyOp(const std::vector<ir::Stmt>& body, bool (*pred)(const ir::Op&)) {
-  for (const ir::Stmt& s : body) {
-    if (const auto* op = std::get_if<ir::Op>(&s.node)) {
-      if (pred(*op)) return true;
-    } else if (const auto* f = std::get_if<ir::For>(&s.node)) {
-      if (AnyOp(f->body, pred)) return true;
-    } else if (const auto* i = std::get_if<ir::If>(&s.node)) {
-      if (AnyOp(i->then_body, pred) || AnyOp(i->else_body, pred)) return true;
-    }
-  }
-  return false;
-}
 
 // The oracle's own run of one agent's program: its statements in order, with the values of its
 // loop indices and lets (over params and the agent's builtins), giving every buffer operation it
@@ -60,6 +50,7 @@ bool AnyOp(const std::vector<ir::Stmt>& body, bool (*pred)(const ir::Op&)) {
 // result, a token) make the program not covered.
 struct OpRange {
   const ir::Op* op = nullptr;
+  int64_t cta = -1;  // the CTA rank the operand names (`@cta(r)`); -1: the agent's own
   int64_t slot = 0, lo = 0, hi = 0;
 };
 
@@ -150,6 +141,7 @@ class AgentRun {
     const ir::BufferDecl& b = p_.buffers[ref.buffer];
     OpRange r;
     r.op = &op;
+    r.cta = ref.cta == ir::kNoExpr ? -1 : Val(ref.cta);
     r.slot = Val(ref.slot);
     r.lo = Val(ref.offset);
     const int64_t slot_bytes = Val(b.bytes);
@@ -203,14 +195,10 @@ bool Overlap(const Acc& a, const Acc& b) { return a.lo < b.hi && b.lo < a.hi; }
 }  // namespace
 
 bool OracleCovers(const ir::Program& program) {
-  for (const ir::Role& r : program.roles) {
-    if (AnyOp(r.body, [](const ir::Op& op) {
-          return std::holds_alternative<ir::CpAsync>(op) ||
-                 std::holds_alternative<ir::CpAsyncMbarrierArrive>(op) ||
-                 std::holds_alternative<ir::StAsync>(op);
-        })) {
-      return false;
-    }
+  // Accesses are compared by (CTA, buffer, slot), not by CTA shared-memory bytes: buffers that
+  // alias others are not covered.
+  for (const ir::BufferDecl& b : program.buffers) {
+    if (b.alias_of != ir::BufferDecl::kNoAlias) return false;
   }
   return true;
 }
@@ -220,6 +208,9 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
   const verifier::PcMap pcs(p);
   std::string local_problem;
   if (problem == nullptr) problem = &local_problem;
+  auto disagree = [&](const std::string& what) {
+    if (problem->empty()) *problem = what;
+  };
   // Each agent's buffer operations from the oracle's own run of its program, consumed in order
   // by its access events.
   std::vector<std::unique_ptr<AgentRun>> runs(e.num_agents());
@@ -231,16 +222,20 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
     size_t& k = next_op[static_cast<size_t>(a)];
     const ir::Op* op = pcs.op(e.agent_info(static_cast<uint32_t>(a)).role, ev.pc);
     if (!run->ok() || k >= run->ops().size() || run->ops()[k].op != op) {
-      if (problem->empty()) {
-        *problem = "event " + std::to_string(i) + " (pc " + std::to_string(ev.pc) + " of agent " +
-                   std::to_string(a) + ") is not the next buffer operation of the oracle's own "
-                   "run of the agent's program";
-      }
+      disagree("event " + std::to_string(i) + " (pc " + std::to_string(ev.pc) + " of agent " +
+               std::to_string(a) + ") is not the next buffer operation of the oracle's own "
+               "run of the agent's program");
       return nullptr;
     }
     return &run->ops()[k++];
   };
   const bool places = trace.data() == e.trace().data() && trace.size() <= e.trace_places().size();
+  // The agent that issued the asynchronous operation event i completes (the engine's choice
+  // among agents of one role running one statement); -1 when not recorded.
+  auto issuer = [&](size_t i) -> int64_t {
+    if (!places || e.trace_places()[i].agent == engine::Engine::kNoPlaceAgent) return -1;
+    return e.trace_places()[i].agent;
+  };
   uint32_t clusters = 1;
   for (uint32_t a = 0; a < e.num_agents(); ++a) {
     clusters = std::max(clusters, e.agent_info(a).cluster + 1);
@@ -262,18 +257,57 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
   auto slot_key = [&](const TraceEvent& ev) -> uint64_t {
     return (cta(ev, ev.target_cta) << 40) | (uint64_t{ev.object} << 20) | ev.index;
   };
+  auto loc_key = [&](const TraceEvent& ev, uint32_t rank, uint32_t buffer, uint32_t slot) {
+    return (cta(ev, rank) << 40) | (uint64_t{buffer} << 20) | slot;
+  };
 
+  // The happens-before graph over the trace's events. An edge is `weak` when it links a release
+  // and an acquire whose scopes do not include each other (different CTAs, not both .cluster):
+  // it orders reads and asynchronous copy writes, not generic writes (P2013).
+  struct Edge {
+    size_t to;
+    bool weak;
+  };
   const size_t n = trace.size();
-  std::vector<std::vector<size_t>> out(n);
+  std::vector<std::vector<Edge>> out(n);
   std::vector<Acc> accs;
   std::map<int64_t, size_t> last_of_agent;
-  std::map<uint64_t, std::vector<size_t>> releases;     // slot -> releases of its current phase
-  std::map<uint64_t, std::vector<size_t>> completions;  // slot -> its completion events
-  // Loads in flight: (cluster, issuer CTA, pc, destination) -> (issue event, access).
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::deque<std::pair<size_t, size_t>>>
-      loads;
+  // A release into a barrier phase: the event whose past it publishes (the arrive, or for a
+  // .relaxed update the fence.acq_rel before it), its agent's CTA and whether it is .cluster.
+  struct Rel {
+    size_t event;
+    uint64_t cta;
+    bool cluster;
+  };
+  std::map<uint64_t, std::vector<Rel>> releases;                  // slot -> current phase's
+  std::map<uint64_t, std::vector<std::vector<Rel>>> phase_rels;   // slot -> per completed phase
+  std::map<uint64_t, std::vector<size_t>> completions;            // slot -> completion events
+  struct Fence {
+    size_t event;
+    bool cluster;
+  };
+  std::map<int64_t, Fence> last_fence;  // per agent: its last fence.acq_rel
+  // A .relaxed wait's observation, acquired at the agent's next fence.acq_rel.
+  struct Seen {
+    uint64_t slot;
+    size_t phase;
+    uint64_t cta;
+    bool cluster;
+  };
+  std::map<int64_t, std::vector<Seen>> pending_acquires;
+  // Copies in flight: (cluster, issuer CTA, pc, destination) -> access ids (loads, st.async).
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, std::deque<size_t>> in_flight;
   std::map<int64_t, std::vector<size_t>> open_stores;
   std::map<int64_t, std::deque<std::vector<size_t>>> store_groups;
+  // cp.async: per agent its copies in issue order and the ends of its committed groups.
+  std::map<int64_t, std::vector<size_t>> cp_copies;
+  std::map<int64_t, std::deque<size_t>> cp_groups;
+  struct CpArrive {
+    int64_t agent;
+    uint64_t slot;
+    size_t upto;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, std::deque<CpArrive>> cp_arrives;
   std::map<int64_t, uint32_t> cluster_arrives;
   std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> cluster_members;
   std::map<std::tuple<uint64_t, uint32_t>, uint32_t> named_gen;  // (cta, id) -> instance
@@ -282,6 +316,33 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
 
   auto role = [&](int64_t a) { return e.agent_info(static_cast<uint32_t>(a)).role; };
   auto op_at = [&](int64_t a, uint32_t pc) { return pcs.op(role(a), pc); };
+  // Edges from what phase `phase` of `slot` publishes into `to`, an acquire by an agent of CTA
+  // `at` (scope .cluster or not): the completion itself (the asynchronous writes that completed
+  // on it), and each release of the phase, weak when the scopes do not include each other.
+  auto acquire = [&](uint64_t slot, size_t phase, size_t to, uint64_t at, bool cluster) {
+    out[completions[slot][phase]].push_back({to, false});
+    for (const Rel& r : phase_rels[slot][phase]) {
+      out[r.event].push_back({to, !(r.cta == at || (r.cluster && cluster))});
+    }
+  };
+  auto new_acc = [&](int64_t a, uint32_t pc, uint64_t loc, uint32_t buffer, const OpRange& r,
+                     size_t start) {
+    Acc x;
+    x.lo = r.lo;
+    x.hi = r.hi;
+    x.agent = a;
+    x.role = role(a);
+    x.pc = pc;
+    x.loc = loc;
+    x.buffer = buffer;
+    x.slot = static_cast<uint32_t>(r.slot);
+    x.start = start;
+    return x;
+  };
+  // The rank an operand names (`@cta(r)` in the oracle's run), else the event's.
+  auto rank_of = [](const OpRange& r, uint32_t fallback) {
+    return r.cta >= 0 ? static_cast<uint32_t>(r.cta) : fallback;
+  };
 
   for (size_t i = 0; i < n; ++i) {
     const TraceEvent& ev = trace[i];
@@ -292,19 +353,82 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
     // nothing by it (it acquires only by a later wait): not in its program order.
     if (a >= 0 && k != EventKind::kPhaseComplete) {
       auto it = last_of_agent.find(a);
-      if (it != last_of_agent.end()) out[it->second].push_back(i);
+      if (it != last_of_agent.end()) out[it->second].push_back({i, false});
       last_of_agent[a] = i;
     }
     switch (k) {
       case EventKind::kArrive:
       case EventKind::kArriveExpectTx:
       case EventKind::kExpectTx:
-      case EventKind::kCompleteTx:
-        if (a >= 0) releases[slot_key(ev)].push_back(i);
+      case EventKind::kCompleteTx: {
+        if (a < 0) {
+          if (k == EventKind::kCompleteTx) {  // an st.async's bytes land
+            auto q = in_flight.find({ev.cluster, ev.cta, ev.pc, ev.target_cta});
+            auto it = q == in_flight.end() ? std::deque<size_t>::iterator{} : q->second.begin();
+            if (q != in_flight.end()) {
+              for (; it != q->second.end(); ++it) {
+                const Acc& x = accs[*it];
+                if (!places) break;
+                const engine::Engine::TracePlace& at = e.trace_places()[i];
+                if (x.agent == issuer(i) && x.slot == at.slot && x.lo == at.offset) break;
+              }
+            }
+            if (q == in_flight.end() || it == q->second.end()) {
+              disagree("the st.async landing at event " + std::to_string(i) +
+                       " matches no store in flight of the oracle's run");
+              break;
+            }
+            Acc& x = accs[*it];
+            q->second.erase(it);
+            x.completes_on.push_back({slot_key(ev), completions[slot_key(ev)].size()});
+          } else if (k == EventKind::kArrive) {  // a cp.async.mbarrier.arrive lands
+            auto& q = cp_arrives[{ev.cluster, ev.cta, ev.pc}];
+            const uint64_t s = slot_key(ev);
+            auto it = std::find_if(q.begin(), q.end(), [&](const CpArrive& c) {
+              return c.slot == s && (issuer(i) < 0 || c.agent == issuer(i));
+            });
+            if (it == q.end()) {
+              disagree("the landing arrive at event " + std::to_string(i) +
+                       " matches no cp.async.mbarrier.arrive of the oracle's run");
+              break;
+            }
+            // Every cp.async its thread issued before it has landed: their bytes are seen by
+            // whoever observes this phase (nothing else of the thread is released).
+            const std::vector<size_t>& copies = cp_copies[it->agent];
+            for (size_t c = 0; c < it->upto && c < copies.size(); ++c) {
+              accs[copies[c]].completes_on.push_back({s, completions[s].size()});
+            }
+            q.erase(it);
+          }
+          break;
+        }
+        // An agent's update: .release (arrive, arrive.expect_tx unless .relaxed) publishes its
+        // past; a .relaxed one (and expect_tx, complete_tx: always .relaxed, scope .cta on the
+        // own CTA's barrier, .cluster on a peer's)
+        // publishes what its last fence.acq_rel covers, at the narrower scope.
+        bool relaxed = true, cluster = ev.target_cta != ev.cta;
+        if (k == EventKind::kArrive || k == EventKind::kArriveExpectTx) {
+          const ir::Op* op = op_at(a, ev.pc);
+          const auto* arr = op ? std::get_if<ir::MbarrierArrive>(op) : nullptr;
+          if (arr == nullptr) {
+            disagree("the arrive at event " + std::to_string(i) + " is no arrive statement");
+            break;
+          }
+          relaxed = arr->sem == ir::MemSem::kRelaxed;
+          cluster = arr->scope == ir::MemScope::kCluster;
+        }
+        const uint64_t own_cta = cta(ev, ev.cta);
+        if (!relaxed) {
+          releases[slot_key(ev)].push_back({i, own_cta, cluster});
+        } else if (auto f = last_fence.find(a); f != last_fence.end()) {
+          releases[slot_key(ev)].push_back({f->second.event, own_cta,
+                                            cluster && f->second.cluster});
+        }
         break;
+      }
       case EventKind::kPhaseComplete: {
         const uint64_t s = slot_key(ev);
-        for (size_t r : releases[s]) out[r].push_back(i);
+        phase_rels[s].push_back(std::move(releases[s]));
         releases[s].clear();
         completions[s].push_back(i);
         break;
@@ -312,12 +436,42 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       case EventKind::kWaitEnd:
       case EventKind::kTestWait: {
         if (a < 0 || (k == EventKind::kTestWait && ev.value != 1)) break;
-        const std::vector<size_t>& c = completions[slot_key(ev)];
+        const uint64_t s = slot_key(ev);
+        const std::vector<size_t>& c = completions[s];
+        size_t phase = 0;
         if (!c.empty() && ((c.size() - 1) & 1) == ev.parity) {
-          out[c.back()].push_back(i);
+          phase = c.size() - 1;
         } else if (c.size() >= 2) {
-          out[c[c.size() - 2]].push_back(i);
+          phase = c.size() - 2;
+        } else {
+          break;  // a parity that passes on a phase that never completed observes nothing
         }
+        const ir::Op* op = op_at(a, ev.pc);
+        const auto* w = op ? std::get_if<ir::MbarrierWait>(op) : nullptr;
+        if (w == nullptr) {
+          disagree("the wait at event " + std::to_string(i) + " is no wait statement");
+          break;
+        }
+        const bool cluster = w->scope == ir::MemScope::kCluster;
+        if (w->sem == ir::MemSem::kRelaxed) {
+          pending_acquires[a].push_back({s, phase, cta(ev, ev.cta), cluster});
+        } else {
+          acquire(s, phase, i, cta(ev, ev.cta), cluster);
+        }
+        break;
+      }
+      case EventKind::kFence: {
+        const auto kind = static_cast<ir::Fence::Kind>(ev.object);
+        if (a < 0 ||
+            (kind != ir::Fence::Kind::kAcqRelCluster && kind != ir::Fence::Kind::kAcqRelCta)) {
+          break;
+        }
+        const bool cluster = kind == ir::Fence::Kind::kAcqRelCluster;
+        for (const Seen& q : pending_acquires[a]) {
+          acquire(q.slot, q.phase, i, q.cta, q.cluster && cluster);
+        }
+        pending_acquires[a].clear();
+        last_fence[a] = Fence{i, cluster};
         break;
       }
       case EventKind::kTmaIssue:
@@ -331,16 +485,9 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         const OpRange* range = own(a, ev, i);
         if (range == nullptr) break;
         if (src != nullptr) {
-          Acc x;
+          Acc x = new_acc(a, ev.pc, loc_key(ev, ev.cta, src->buffer, range->slot), src->buffer,
+                          *range, i);
           x.copy = true;
-          x.lo = range->lo;
-          x.hi = range->hi;
-          x.role = role(a);
-          x.pc = ev.pc;
-          x.buffer = src->buffer;
-          x.slot = static_cast<uint32_t>(range->slot);
-          x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
-          x.start = i;
           accs.push_back(x);
           open_stores[a].push_back(accs.size() - 1);
           break;
@@ -350,20 +497,27 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
           const bool to = (ev.flags & trace::kFlagMulticast) ? ((ev.value2 >> r) & 1) != 0
                                                              : r == ev.target_cta;
           if (!to) continue;
-          Acc x;
+          Acc x = new_acc(a, ev.pc, loc_key(ev, r, dst->buffer, range->slot), dst->buffer,
+                          *range, i);
           x.write = true;
           x.copy = true;
-          x.lo = range->lo;
-          x.hi = range->hi;
-          x.role = role(a);
-          x.pc = ev.pc;
-          x.buffer = dst->buffer;
-          x.slot = static_cast<uint32_t>(range->slot);
-          x.loc = (cta(ev, r) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
-          x.start = i;
           accs.push_back(x);
-          loads[{ev.cluster, ev.cta, ev.pc, r}].push_back({i, accs.size() - 1});
+          in_flight[{ev.cluster, ev.cta, ev.pc, r}].push_back(accs.size() - 1);
         }
+        break;
+      }
+      case EventKind::kStAsync: {
+        const ir::Op* op = op_at(a, ev.pc);
+        const auto* st = op ? std::get_if<ir::StAsync>(op) : nullptr;
+        const OpRange* range = own(a, ev, i);
+        if (st == nullptr || range == nullptr) break;
+        const uint32_t r = rank_of(*range, ev.target_cta);
+        Acc x = new_acc(a, ev.pc, loc_key(ev, r, st->dst.buffer, range->slot), st->dst.buffer,
+                        *range, i);
+        x.write = true;
+        x.copy = true;
+        accs.push_back(x);
+        in_flight[{ev.cluster, ev.cta, ev.pc, ev.target_cta}].push_back(accs.size() - 1);
         break;
       }
       case EventKind::kTmaStoreIssue: {
@@ -371,51 +525,41 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         const auto* st = op ? std::get_if<ir::TmaStore>(op) : nullptr;
         const OpRange* range = own(a, ev, i);
         if (st == nullptr || range == nullptr) break;
-        Acc x;
+        Acc x = new_acc(a, ev.pc, loc_key(ev, ev.cta, st->src.buffer, range->slot),
+                        st->src.buffer, *range, i);
         x.copy = true;
-        x.lo = range->lo;
-        x.hi = range->hi;
-        x.role = role(a);
-        x.pc = ev.pc;
-        x.buffer = st->src.buffer;
-        x.slot = static_cast<uint32_t>(range->slot);
-        x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
-        x.start = i;
         accs.push_back(x);
         open_stores[a].push_back(accs.size() - 1);
         break;
       }
       case EventKind::kTmaDeliver:
       case EventKind::kBulkComplete: {
-        auto q = loads.find({ev.cluster, ev.cta, ev.pc, ev.target_cta});
+        auto q = in_flight.find({ev.cluster, ev.cta, ev.pc, ev.target_cta});
         // The copy of this instruction to this CTA whose bytes the engine says landed (its
-        // slot and offset, Engine::trace_places), the oldest of equal ones: which in-flight copy
-        // a delivery step took is the engine's choice, the bytes are the oracle's own.
-        auto it = q == loads.end() ? decltype(q->second.begin()){} : q->second.begin();
-        if (q != loads.end()) {
+        // issuer, slot and offset, Engine::trace_places), the oldest of equal ones: which
+        // in-flight copy a delivery step took is the engine's choice, the bytes are the
+        // oracle's own.
+        auto it = q == in_flight.end() ? std::deque<size_t>::iterator{} : q->second.begin();
+        if (q != in_flight.end()) {
           for (; it != q->second.end(); ++it) {
-            const Acc& x = accs[it->second];
+            const Acc& x = accs[*it];
             if (!places) break;
             const engine::Engine::TracePlace& at = e.trace_places()[i];
-            if (x.slot == at.slot && x.lo == at.offset) break;
+            if ((issuer(i) < 0 || x.agent == issuer(i)) && x.slot == at.slot &&
+                x.lo == at.offset) {
+              break;
+            }
           }
         }
-        if (q == loads.end() || it == q->second.end()) {
-          if (problem->empty()) {
-            *problem = "the delivery at event " + std::to_string(i) +
-                       " matches no copy in flight of the oracle's run";
-          }
+        if (q == in_flight.end() || it == q->second.end()) {
+          disagree("the delivery at event " + std::to_string(i) +
+                   " matches no copy in flight of the oracle's run");
           break;
         }
-        const auto [issue, id] = *it;
+        Acc& x = accs[*it];
         q->second.erase(it);
-        out[issue].push_back(i);
-        const uint64_t s = slot_key(ev);
-        releases[s].push_back(i);
-        Acc& x = accs[id];
-        x.delivered = true;
-        x.bar = s;
-        x.phase = completions[s].size();
+        // The complete-tx publishes the copy's own bytes only: no edge from its issue.
+        x.completes_on.push_back({slot_key(ev), completions[slot_key(ev)].size()});
         break;
       }
       case EventKind::kBulkCommit:
@@ -431,36 +575,79 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         }
         break;
       }
+      case EventKind::kCpAsyncIssue: {
+        const OpRange* range = own(a, ev, i);
+        const auto* cp = range ? std::get_if<ir::CpAsync>(range->op) : nullptr;
+        if (cp == nullptr) break;
+        Acc x = new_acc(a, ev.pc, loc_key(ev, rank_of(*range, ev.cta), cp->dst.buffer,
+                                          range->slot),
+                        cp->dst.buffer, *range, i);
+        x.write = true;
+        x.copy = true;
+        x.needs_strong = true;
+        x.share = cp->dst.bytes == ir::kNoExpr;
+        accs.push_back(x);
+        cp_copies[a].push_back(accs.size() - 1);
+        break;
+      }
+      case EventKind::kCpAsyncCommit:
+        cp_groups[a].push_back(cp_copies[a].size());
+        break;
+      case EventKind::kCpAsyncWaitBegin: {
+        // cp.async.wait_all commits the open copies first; wait_group N does not.
+        const ir::Op* op = op_at(a, ev.pc);
+        const auto* w = op ? std::get_if<ir::CpAsyncWait>(op) : nullptr;
+        if (w != nullptr && w->pending == ir::kNoExpr) cp_groups[a].push_back(cp_copies[a].size());
+        break;
+      }
+      case EventKind::kCpAsyncWaitEnd: {
+        // Every committed group but the newest N has landed, for this thread (and whoever it
+        // later synchronises with).
+        auto& groups = cp_groups[a];
+        const size_t keep = ev.value > 0 ? static_cast<size_t>(ev.value) : 0;
+        if (groups.size() <= keep) break;
+        const size_t upto = groups[groups.size() - keep - 1];
+        groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
+        const std::vector<size_t>& copies = cp_copies[a];
+        for (size_t c = 0; c < upto && c < copies.size(); ++c) accs[copies[c]].done.push_back(i);
+        break;
+      }
+      case EventKind::kCpAsyncArrive:
+        if (a >= 0) {
+          cp_arrives[{ev.cluster, ev.cta, ev.pc}].push_back(
+              {a, slot_key(ev), cp_copies[a].size()});
+        }
+        break;
       case EventKind::kUse:
       case EventKind::kWrite: {
         const OpRange* range = own(a, ev, i);
         if (range == nullptr) break;
-        Acc x;
+        Acc x = new_acc(a, ev.pc, loc_key(ev, rank_of(*range, ev.cta), ev.object, range->slot),
+                        ev.object, *range, i);
         x.write = k == EventKind::kWrite;
-        x.lo = range->lo;
-        x.hi = range->hi;
+        x.needs_strong = x.write;
         const auto* w = std::get_if<ir::BufferAccess>(range->op);
         x.share = x.write && w != nullptr && w->buf.bytes == ir::kNoExpr;
-        x.agent = a;
-        x.role = role(a);
-        x.pc = ev.pc;
-        x.buffer = ev.object;
-        x.slot = static_cast<uint32_t>(range->slot);
-        x.loc = (cta(ev, ev.cta) << 40) | (uint64_t{x.buffer} << 20) | x.slot;
-        x.start = i;
         x.done.push_back(i);
         accs.push_back(x);
         break;
       }
       case EventKind::kClusterArrive: {
         if (a < 0) break;
-        cluster_members[{ev.cluster, cluster_arrives[a]++}].push_back(i);
+        // barrier.cluster.arrive is .release unless .relaxed (value 1); a relaxed one
+        // publishes what a fence.acq_rel.cluster before it covers, or nothing.
+        std::vector<size_t>& members = cluster_members[{ev.cluster, cluster_arrives[a]++}];
+        if (ev.value == 0) {
+          members.push_back(i);
+        } else if (auto f = last_fence.find(a); f != last_fence.end() && f->second.cluster) {
+          members.push_back(f->second.event);
+        }
         break;
       }
       case EventKind::kClusterWaitEnd:
         if (a >= 0 && cluster_arrives[a] > 0) {
           for (size_t r : cluster_members[{ev.cluster, cluster_arrives[a] - 1}]) {
-            out[r].push_back(i);
+            out[r].push_back({i, false});
           }
         }
         break;
@@ -477,7 +664,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         auto g = named_joined.find({a, ev.object});
         if (a < 0 || g == named_joined.end()) break;
         for (size_t r : named_members[{cta(ev, ev.cta), ev.object, g->second}]) {
-          out[r].push_back(i);
+          out[r].push_back({i, false});
         }
         break;
       }
@@ -485,36 +672,40 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         break;
     }
   }
-  // A delivered load's write is complete for observers of its phase's completion or a later
-  // one's of that slot.
+  // A write whose bytes completed on a barrier phase is complete for observers of that phase's
+  // completion or a later one's of that slot.
   for (Acc& x : accs) {
-    if (!x.delivered) continue;
-    const std::vector<size_t>& c = completions[x.bar];
-    for (size_t j = x.phase; j < c.size(); ++j) x.done.push_back(c[j]);
+    for (const auto& [slot, phase] : x.completes_on) {
+      const std::vector<size_t>& c = completions[slot];
+      for (size_t j = phase; j < c.size(); ++j) x.done.push_back(c[j]);
+    }
   }
   std::set<RacePair> races;
-  std::vector<uint8_t> seen(n);
-  std::vector<size_t> stack;
-  for (size_t ia = 0; ia < accs.size(); ++ia) {
-    const Acc& x = accs[ia];
+  std::vector<uint8_t> strong(n), weak(n);
+  auto reach = [&](const Acc& x, bool follow_weak, std::vector<uint8_t>& seen) {
     std::fill(seen.begin(), seen.end(), 0);
-    stack.assign(x.done.begin(), x.done.end());
+    std::vector<size_t> stack(x.done.begin(), x.done.end());
     for (size_t d : x.done) seen[d] = 1;
     while (!stack.empty()) {
       const size_t v = stack.back();
       stack.pop_back();
-      for (size_t w : out[v]) {
-        if (!seen[w]) {
-          seen[w] = 1;
-          stack.push_back(w);
-        }
+      for (const Edge& w : out[v]) {
+        if ((w.weak && !follow_weak) || seen[w.to]) continue;
+        seen[w.to] = 1;
+        stack.push_back(w.to);
       }
     }
+  };
+  for (size_t ia = 0; ia < accs.size(); ++ia) {
+    const Acc& x = accs[ia];
+    reach(x, false, strong);
+    reach(x, true, weak);
     for (size_t ib = ia + 1; ib < accs.size(); ++ib) {
       const Acc& y = accs[ib];
       if (y.loc != x.loc || (!x.write && !y.write) || !Overlap(x, y)) continue;
       if (x.share && y.share && x.role == y.role && x.pc == y.pc && x.agent != y.agent) continue;
-      if (seen[y.start]) continue;  // the later one starts after the earlier one is done
+      // The later one starts after the earlier one is done.
+      if (strong[y.start] || (!x.needs_strong && weak[y.start])) continue;
       races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});
     }
   }
@@ -530,10 +721,18 @@ void CheckPath(const ir::Program& p, const engine::Engine& e, PathRaces* out) {
   std::string problem;
   const std::set<RacePair> oracle = OracleRaces(p, e, e.trace(), &problem);
   if (!problem.empty() && out->problem.empty()) out->problem = problem;
-  std::set<RacePair> checker;
-  for (const verifier::Finding& f : verifier::CheckRaces(p, e, e.trace())) {
-    checker.insert({e.agent_info(f.other_agent).role, f.other_pc, e.agent_info(f.agent).role,
-                    f.pc, f.object, f.index});
+  auto pairs = [&](verifier::RaceScan scan) {
+    std::set<RacePair> out;
+    for (const verifier::Finding& f : verifier::CheckRaces(p, e, e.trace(), scan)) {
+      out.insert({e.agent_info(f.other_agent).role, f.other_pc, e.agent_info(f.agent).role,
+                  f.pc, f.object, f.index});
+    }
+    return out;
+  };
+  const std::set<RacePair> checker = pairs(verifier::RaceScan::kChains);
+  // The checker's near-linear scan against its quadratic reference.
+  if (pairs(verifier::RaceScan::kAllPairs) != checker && problem.empty()) {
+    problem = "RaceScan::kChains and kAllPairs find different pairs";
   }
   if (!oracle.empty()) {
     ++out->racy_paths;

@@ -347,8 +347,44 @@ std::string ExtendedOp(Rng& r, const FreeShape& s, int threads) {
   }
 }
 
+// Memory-order operations (GenOptions::memory_order).
+std::string MemoryOrderOp(Rng& r, const FreeShape& s) {
+  switch (r.Below(s.ctas == 2 ? 5 : 3)) {
+    case 0:
+      return "fence.acq_rel.cluster";
+    case 1:
+      return "fence.acq_rel.cta";
+    case 2:
+      return "cluster.arrive.relaxed\n" + std::string("cluster.wait");
+    case 3:
+      return "write " + RandomBuf(r, s) + (r.Chance(50) ? " bytes 64" : "") +
+             " @cta(cta_rank ^ 1)";
+    default:
+      return "use " + RandomBuf(r, s) + (r.Chance(50) ? " bytes 64" : "") + " @cta(cta_rank ^ 1)";
+  }
+}
+
+// `op` with a random memory-order qualifier when it is an arrive or a wait (its first word
+// gains `.SEM.SCOPE`), else `op` unchanged.
+std::string Qualify(Rng& r, const std::string& op) {
+  const size_t space = op.find(' ');
+  const std::string head = op.substr(0, space);
+  const bool arrive = head == "arrive" || head == "arrive.expect_tx";
+  const bool wait = head == "wait" || head == "test_wait";
+  if ((!arrive && !wait) || r.Chance(40)) return op;
+  static const std::vector<std::string> kArrive = {".release.cluster", ".relaxed",
+                                                   ".relaxed.cluster", ".release.cta"};
+  static const std::vector<std::string> kWait = {".acquire.cluster", ".relaxed",
+                                                 ".relaxed.cluster", ".acquire.cta"};
+  return head + r.Pick(arrive ? kArrive : kWait) + op.substr(space);
+}
+
 std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* results,
-                     bool extended, int threads) {
+                     bool extended, int threads, bool memory_order) {
+  if (memory_order) {
+    if (r.Chance(25)) return MemoryOrderOp(r, s);
+    return Qualify(r, RandomOp(r, s, loop, results, extended, threads, false));
+  }
   if (extended && r.Chance(30)) return ExtendedOp(r, s, threads);
   const std::string bar = RandomBar(r, s);
   auto copy = [&](bool sized) { return RandomBuf(r, s) + HalfPlace(r, s, loop, 128, sized); };
@@ -458,7 +494,13 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
           guard = "cta_rank == " + std::to_string(r.Below(2));
         }
         if (!guard.empty()) l.Open("if " + guard);
-        l.Add(RandomOp(r, s, loop, &results, o.extended_ops, 32 * agents));
+        const std::string op =
+            RandomOp(r, s, loop, &results, o.extended_ops, 32 * agents, o.memory_order);
+        for (size_t at = 0, nl; at < op.size(); at = nl + 1) {  // one line per statement
+          nl = op.find('\n', at);
+          if (nl == std::string::npos) nl = op.size();
+          l.Add(op.substr(at, nl - at));
+        }
         if (!guard.empty()) l.Close();
       }
       if (i == loop_at) l.Close();

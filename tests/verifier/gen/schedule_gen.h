@@ -53,6 +53,13 @@ struct GenOptions {
   // neighbours, a missing release or fence, a cluster wait without an arrival, a second
   // arrival, a CTA that exits early).
   bool cta_chains = false;
+  // The free shape also draws memory-order qualifiers (arrives `.release.cluster`,
+  // `.relaxed[.cluster]`, waits and test_waits `.acquire.cluster`, `.relaxed[.cluster]`),
+  // fence.acq_rel.cta / .cluster, a relaxed cluster barrier (`cluster.arrive.relaxed` then
+  // `cluster.wait`), and with two CTAs DSMEM reads and writes of the peer's buffers
+  // (`use` / `write ... @cta(cta_rank ^ 1)`): release patterns, acquire patterns and scopes
+  // too narrow for the CTAs they link (P2013).
+  bool memory_order = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
