@@ -57,7 +57,7 @@ TEST(CliExplore, TwoThreadsSearchDepthFirstWithTheSameVerdicts) {
   EXPECT_THAT(bad.out, HasSubstr("FOUND: a reachable interleaving deadlocks (P2001)"));
   EXPECT_THAT(bad.out, HasSubstr("State 1:"));
   CliResult cut = RunParity(
-      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000", "--threads", "2"});
+      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "200", "--threads", "2"});
   EXPECT_EQ(cut.exit_code, 4) << cut.out << cut.err;
 }
 
@@ -87,7 +87,7 @@ TEST(CliExplore, IncompleteDepthFirstSearchClaimsNoLevels) {
 
 TEST(CliExplore, IncompleteBreadthFirstSearchNamesTheCompleteLevels) {
   CliResult r = RunParity(
-      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "1000", "--bfs"});
+      {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "200", "--bfs"});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("covered: every state reachable within"));
   EXPECT_THAT(r.out, HasSubstr("and part of the next level"));

@@ -477,7 +477,7 @@ TEST(CliSarif, BadInputIsAFailedInvocationWithTheErrorsLocation) {
 
 TEST(CliSarif, IncompleteSearchIsAWarningNotAVerification) {
   CliResult r = RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states",
-                           "1000", "--format", "sarif"});
+                           "200", "--format", "sarif"});
   EXPECT_EQ(r.exit_code, 4) << r.err;
   const json log = Parse(r);
   ASSERT_TRUE(ValidSarif(log));
@@ -624,7 +624,7 @@ TEST(CliJson, ExploreReportsVerdictStatsAndCounterexample) {
   EXPECT_GE(j["first_counterexample"]["seconds"].get<double>(), 0.0);
 
   CliResult cut = RunParity({"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states",
-                             "1000", "--format", "json"});
+                             "200", "--format", "json"});
   EXPECT_EQ(cut.exit_code, 4);
   j = Parse(cut);
   EXPECT_EQ(j["verdict"], "incomplete");

@@ -294,8 +294,9 @@ BothSearches ExploreBoth(const Loaded& l, uint64_t max_states = 0) {
 }
 
 // Every barrier value the reduced search stores is reachable (it appears in the brute-force
-// search), and both searches see the same (slot, phase, pending) values.
-void ExpectSameBarrierValues(const BothSearches& b, const std::string& path) {
+// search), and (`all_values`) both searches see the same (slot, phase, pending) values.
+void ExpectSameBarrierValues(const BothSearches& b, const std::string& path,
+                             bool all_values = true) {
   for (const BarrierValue& v : b.reduced.barrier_states) {
     EXPECT_TRUE(std::binary_search(b.full.barrier_states.begin(), b.full.barrier_states.end(), v))
         << path << " slot " << v.slot;
@@ -307,6 +308,7 @@ void ExpectSameBarrierValues(const BothSearches& b, const std::string& path) {
     p.erase(std::unique(p.begin(), p.end()), p.end());
     return p;
   };
+  if (!all_values) return;
   EXPECT_EQ(project(b.reduced.barrier_states), project(b.full.barrier_states)) << path;
 }
 
@@ -338,7 +340,12 @@ TEST(ExploreCrossCheckTest, SmallRingVerifiedSameTerminalsFewerStates) {
 // updates, waits against updates while the set holds one) checked against the brute force on the
 // 2x1 multicast GEMM: same verdict, same terminal states, every barrier value of the reduced
 // search reachable, the same (slot, phase, pending) values.
-void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> defs) {
+// `all_values`: the reduced search must also see every (slot, phase, pending) value the brute
+// force sees. The reduction promises the end states, violations and deadlocks, not every
+// intermediate value: held-phase futures with exact peers, on the st.async ring, take a
+// barrier's last arrival and its bytes in an order that skips some intermediate values.
+void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> defs,
+                bool all_values = true) {
   const BothSearches b = ExploreBoth(Load(path, defs), 5'000'000);
   const ExploreResult& red = b.reduced;
   const ExploreResult& full = b.full;
@@ -348,7 +355,7 @@ void CrossCheck(const char* path, std::vector<std::pair<std::string, int64_t>> d
   EXPECT_EQ(red.stats.completed_ends, full.stats.completed_ends) << path;
   EXPECT_EQ(red.stats.deadlock_ends, full.stats.deadlock_ends) << path;
   EXPECT_LT(red.stats.states, full.stats.states) << path;
-  ExpectSameBarrierValues(b, path);
+  ExpectSameBarrierValues(b, path, all_values);
 }
 
 TEST(ExploreCrossCheckTest, MulticastPairOneStage) {
@@ -371,7 +378,8 @@ TEST(ExploreCrossCheckTest, MulticastPairTwoConsumers) {
 // producers store into the peer and whose consumers release the peer's slot, against the brute
 // force (the generated rings of 2-4 CTAs are in differential_test).
 TEST(ExploreCrossCheckTest, StAsyncRingTwoCtas) {
-  CrossCheck("pipelines/st_async_ring/ring.pipe", {{"CTAS", 2}, {"ITEMS", 3}});
+  CrossCheck("pipelines/st_async_ring/ring.pipe", {{"CTAS", 2}, {"ITEMS", 3}},
+             /*all_values=*/false);
 }
 
 // The ring at its 8 CTAs: with exact peers no CTA's step depends on a non-neighbour's and the
