@@ -16,12 +16,13 @@ inline constexpr bool kSanitized = false;
 
 }  // namespace parity::testing
 
-// Skips a test under the sanitizers: a brute-force cross-check of the search logic over a large
-// state space, whose code the smaller cross-checks run too; the unsanitized run does it whole.
-#define PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED()                                          \
+// Skips a test under the sanitizers: a check of the search's logic over large searches (brute-
+// force cross-checks, memory per state, prediction against stepping), whose code the smaller
+// tests run too; the unsanitized run does it whole.
+#define PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED()                                          \
   do {                                                                                  \
     if (::parity::testing::kSanitized) {                                                \
-      GTEST_SKIP() << "a large brute-force cross-check: the unsanitized run checks it"; \
+      GTEST_SKIP() << "a check of the search over large searches: the unsanitized run has it"; \
     }                                                                                   \
   } while (false)
 

@@ -185,7 +185,7 @@ TEST(ExploreTest, StateBoundGivesIncompleteNotVerified) {
 // stopped brute-force search prunes nothing (the CLI printed "N pruned by the reduction" for the
 // frames in progress when --max-states or the time bound stopped a search without reduction).
 TEST(ExploreTest, PrunedCountsOnlyWhatTheReductionLeftOut) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   Loaded l = Load("sim/examples/explore/ring_2p2c.pipe", {{"STAGES", 2}, {"K_TILES", 4}});
   for (bool bfs : {false, true}) {
     for (int threads : {1, 2}) {
@@ -363,14 +363,14 @@ TEST(ExploreCrossCheckTest, MulticastPairOneStage) {
 }
 
 TEST(ExploreCrossCheckTest, MulticastPairStageReuse) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   // K_TILES > STAGES: a stage's barriers see a second phase (not balanced before the first
   // completes), the fallback rules apply.
   CrossCheck("sim/examples/explore/gemm_multicast_pair.pipe", {{"K_TILES", 2}});
 }
 
 TEST(ExploreCrossCheckTest, MulticastPairTwoConsumers) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   CrossCheck("sim/examples/explore/gemm_multicast_pair.pipe", {{"CONSUMERS", 2}});
 }
 
@@ -554,7 +554,7 @@ void TwoConsumerCrossCheck(const char* path) {
 }
 
 TEST(ExploreGuardedTest, TwoConsumerSyncthreadsNotClusterSameEndsAsBruteForce) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   TwoConsumerCrossCheck("pipelines/tma_async_gemm/bad_syncthreads_not_cluster.pipe");
 }
 
@@ -589,7 +589,7 @@ TEST(ExploreGuardedTest, TwoConsumerBugsAreCaught) {
 // Guarded waits against the unguarded reduced search: the same end states, and fewer states
 // (the blocking steps of the second consumer were the blow-up).
 TEST(ExploreGuardedTest, GuardedAndUnguardedReductionAgree) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   for (const auto& [path, defs] :
        std::vector<std::pair<const char*, std::vector<std::pair<std::string, int64_t>>>>{
            {"sim/examples/explore/gemm_multicast_pair.pipe", {{"CONSUMERS", 2}, {"K_TILES", 2}}},
@@ -616,7 +616,7 @@ TEST(ExploreGuardedTest, GuardedAndUnguardedReductionAgree) {
 // transitions, enabled steps, end states and verdicts on correct and broken schedules, with and
 // without symmetry classes, searching on after the first finding.
 TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
-  PARITY_SKIP_BRUTE_FORCE_IF_SANITIZED();
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   struct Case {
     const char* path;
     std::vector<std::pair<std::string, int64_t>> defs;
@@ -710,6 +710,7 @@ TEST(ExploreHeldPhaseTest, NonWsGemmSameEndsFewerStates) {
 // explore.h), on the benchmark's searches (bench/explore_bench), brute force and reduced, small
 // and large. Deterministic: the allocations follow the state counts alone.
 TEST(ExploreMemoryTest, AtMost32BytesPerStateOnTheBenchmarkSearches) {
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   struct Case {
     const char* file;
     std::vector<std::pair<std::string, int64_t>> defs;
@@ -1240,6 +1241,7 @@ TEST(RestoreStepTest, BatchedDepthFirstStoresTheSameStates) {
 // same counterexample), transitions, end states and barrier values, one successor at a time
 // and batched; and the prediction must actually be used where agents run side by side.
 TEST(ExplorePredictTest, SameSearchAsWithoutPrediction) {
+  PARITY_SKIP_LARGE_SEARCH_IF_SANITIZED();
   struct Case {
     std::string file;
     std::vector<std::pair<std::string, int64_t>> defs;
