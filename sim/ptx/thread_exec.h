@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/common/status.h"
@@ -32,6 +33,8 @@ struct Value {
   // kInt: the bits; kAddress / kDerived: the byte offset from `symbol`.
   uint64_t bits = 0;
   // kAddress: a .shared variable, the extern dynamic segment, or a kernel parameter's name.
+  // kUnknown: where the value comes from, for messages ("" when nothing useful is known); a
+  // kernel parameter nobody gave starts with "param:".
   std::string symbol;
 
   static Value Unknown() { return {}; }
@@ -61,6 +64,9 @@ struct ThreadContext {
   std::array<uint32_t, 3> nclusterid = {1, 1, 1};
   // Scalar kernel arguments by parameter index (the bits of an integer or pointer argument).
   std::map<int, uint64_t> args;
+  // Fields of by-value parameters (a struct passed as `.param .b8 p[N]`): (parameter name, byte
+  // offset in it) -> the bits; an ld.param at that offset reads them at its own width.
+  std::map<std::pair<std::string, uint64_t>, uint64_t> params;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).
   int64_t max_steps = 1'000'000;
   // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the
@@ -86,7 +92,17 @@ struct ThreadClass {
   std::vector<ProtocolEvent> events;
 };
 
-// Runs one thread of `entry` to `ret`/`exit` and returns its protocol events in issue order.
+// Runs the lanes of warp `warp` of the CTA described by `cta` (its tid is ignored) together, to
+// `ret`/`exit`, and returns each lane's protocol events in issue order. Warp-collective
+// instructions (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) complete
+// when every non-exited lane of their member mask has reached one with the same qualifiers and
+// mask, and give each lane the value the PTX ISA defines from the lanes' operands (unknown where
+// an operand is); lanes that cannot all complete are `import.unsupported-control`.
+Expected<std::vector<std::vector<ProtocolEvent>>> RunWarp(const Module& module,
+                                                          const Function& entry,
+                                                          const ThreadContext& cta, uint32_t warp);
+
+// Runs the warp of one thread of `entry` (RunWarp) and returns that thread's protocol events.
 Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
                                                const ThreadContext& ctx);
 
@@ -112,6 +128,10 @@ struct BarrierArray {
 // known.
 Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
                                                     const std::vector<ThreadClass>& classes);
+
+// The byte offset of each of `entry`'s parameters in the parameter space (the buffer a launch
+// passes: parameters in order, each at its .align or natural alignment).
+std::vector<uint64_t> ParamOffsets(const Function& entry);
 
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);

@@ -228,7 +228,7 @@ TEST_F(ThreadExecTest, RecoverBarriersFindsRingsAndNames) {
   EXPECT_EQ((*wb)[1].name, "smem_32800");
 }
 
-TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
+TEST_F(ThreadExecTest, MissingArgumentIsNamedAtTheBranchOnIt) {
   auto m = ReadModule("tests/import/ws_pipeline.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Function& f = *FindEntry(*m, "ws_pipeline").value();
@@ -236,7 +236,14 @@ TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
   ctx.ntid = {96, 1, 1};  // k_tiles (argument 1) not given
   auto ev = RunThread(*m, f, ctx);
   ASSERT_FALSE(ev.ok());
-  EXPECT_EQ(ev.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(ev.status().rule(), "import.missing-arg");
+  // The parameter, its width, where it is read and how to give it.
+  const std::string param = f.params[1].name;
+  EXPECT_NE(ev.status().message().find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
+            std::string::npos)
+      << ev.status().ToString();
+  EXPECT_NE(ev.status().message().find("ws_pipeline.cu:"), std::string::npos) << ev.status().ToString();
+  EXPECT_NE(ev.status().message().find("pass --arg 1=VALUE"), std::string::npos) << ev.status().ToString();
   EXPECT_EQ(ev.status().where().file, "tests/import/ws_pipeline.ptx");
   ASSERT_GT(ev.status().where().line, 0);
   // The culprit is a guarded branch of the PTX.
