@@ -170,57 +170,41 @@ Expected<TensorMapArg> ParseTensorMapArg(std::string_view spec) {
   return t;
 }
 
+namespace {
+
+// The (parameter name, byte offset in it) a --param names.
+Expected<std::pair<std::string, uint64_t>> ResolveParamRef(const Function& entry,
+                                                           const ParamArg& a) {
+  if (a.param.empty()) {
+    const std::vector<uint64_t> offsets = ParamOffsets(entry);
+    for (size_t i = 0; i < entry.params.size(); ++i) {
+      const int64_t start = static_cast<int64_t>(offsets[i]);
+      if (a.offset >= start && a.offset < start + entry.params[i].SizeBytes()) {
+        return std::make_pair(entry.params[i].name, static_cast<uint64_t>(a.offset - start));
+      }
+    }
+    return BadOption("--param " + a.spec + ": byte " + std::to_string(a.offset) +
+                     " of the parameter space is in no parameter of the entry");
+  }
+  const Param* p = entry.FindParam(a.param);
+  if (p == nullptr) {
+    std::string names;
+    for (const Param& q : entry.params) names += (names.empty() ? "" : ", ") + q.name;
+    return BadOption("--param " + a.spec + ": the entry has no parameter " + a.param +
+                     " (it has " + names + ")");
+  }
+  if (a.offset >= p->SizeBytes()) {
+    return BadOption("--param " + a.spec + ": " + a.param + " has " +
+                     std::to_string(p->SizeBytes()) + " bytes");
+  }
+  return std::make_pair(a.param, static_cast<uint64_t>(a.offset));
+}
+
+}  // namespace
+
 Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptions(
     const Module& module, const Function& entry, const ImportOptions& options) {
   (void)module;
-  // What the kernel reads: ld.param offsets per parameter (vector loads read consecutive
-  // elements); a parameter whose address is taken (a __grid_constant__ struct read through a
-  // generic pointer) may be read anywhere.
-  std::map<std::string, std::set<int64_t>> reads;
-  std::set<std::string> address_taken;
-  for (const Instruction& inst : entry.instructions) {
-    const bool ld_param = inst.base == "ld" && inst.HasModifier("param");
-    for (const Operand& o : inst.operands) {
-      const Operand* base = o.AddressBase();
-      if (base != nullptr && base->kind == OperandKind::kSymbol && entry.FindParam(base->text)) {
-        if (!ld_param) {
-          address_taken.insert(base->text);
-          continue;
-        }
-        int width = 0;
-        for (const std::string& m : inst.modifiers) {
-          if (m.size() >= 2 && (m[0] == 'b' || m[0] == 'u' || m[0] == 's' || m[0] == 'f') &&
-              std::all_of(m.begin() + 1, m.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-            width = std::stoi(m.substr(1)) / 8;
-          }
-        }
-        const int n = inst.operands[0].kind == OperandKind::kVector
-                          ? static_cast<int>(inst.operands[0].parts.size())
-                          : 1;
-        for (int k = 0; k < n; ++k) {
-          reads[base->text].insert(o.integer + base->integer + static_cast<int64_t>(k) * width);
-        }
-      } else if (o.kind == OperandKind::kSymbol && entry.FindParam(o.text)) {
-        address_taken.insert(o.text);
-      }
-    }
-  }
-  const std::vector<uint64_t> offsets = ParamOffsets(entry);
-  auto read_list = [&](const std::string& name) {
-    std::string out;
-    int shown = 0;
-    for (int64_t r : reads[name]) {
-      if (shown++ == 16) {
-        out += ", ...";
-        break;
-      }
-      out += (out.empty() ? "" : ", ") + std::to_string(r);
-    }
-    return out.empty() ? std::string("none") : out;
-  };
-  auto matches = [&](const std::string& name, int64_t off) {
-    return address_taken.count(name) > 0 || reads[name].count(off) > 0;
-  };
   std::map<std::pair<std::string, uint64_t>, uint64_t> fields;
   for (const auto& [index, value] : options.args) {
     if (index < 0 || index >= static_cast<int>(entry.params.size())) {
@@ -232,51 +216,15 @@ Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptio
       return BadOption("--arg " + std::to_string(index) + ": parameter " + p.name + " is a " +
                        std::to_string(p.SizeBytes()) +
                        "-byte by-value struct, not a scalar; give its fields with --param " +
-                       p.name + "+OFFSET=VALUE (the kernel reads bytes " + read_list(p.name) + ")");
-    }
-    if (!matches(p.name, 0)) {
-      return BadOption("--arg " + std::to_string(index) + ": the kernel never reads parameter " +
-                       p.name);
+                       p.name + "+OFFSET=VALUE");
     }
   }
   for (const ParamArg& a : options.params) {
-    std::string name = a.param;
-    int64_t off = a.offset;
-    const Param* p = nullptr;
-    if (name.empty()) {
-      for (size_t i = 0; i < entry.params.size(); ++i) {
-        const int64_t start = static_cast<int64_t>(offsets[i]);
-        if (off >= start && off < start + entry.params[i].SizeBytes()) {
-          p = &entry.params[i];
-          off -= start;
-        }
-      }
-      if (p == nullptr) {
-        return BadOption("--param " + a.spec + ": byte " + std::to_string(a.offset) +
-                         " of the parameter space is in no parameter of the entry");
-      }
-      name = p->name;
-    } else {
-      p = entry.FindParam(name);
-      if (p == nullptr) {
-        std::string names;
-        for (const Param& q : entry.params) names += (names.empty() ? "" : ", ") + q.name;
-        return BadOption("--param " + a.spec + ": the entry has no parameter " + name +
-                         " (it has " + names + ")");
-      }
-      if (off >= p->SizeBytes()) {
-        return BadOption("--param " + a.spec + ": " + name + " has " +
-                         std::to_string(p->SizeBytes()) + " bytes");
-      }
-    }
-    if (!matches(name, off)) {
-      return BadOption("--param " + a.spec + ": no ld.param of the kernel reads " + name +
-                       " at byte " + std::to_string(off) + " (it reads bytes " + read_list(name) +
-                       ")");
-    }
-    if (!fields.emplace(std::make_pair(name, static_cast<uint64_t>(off)), a.value).second) {
-      return BadOption("--param " + a.spec + ": " + name + "+" + std::to_string(off) +
-                       " is given twice");
+    auto key = ResolveParamRef(entry, a);
+    if (!key.ok()) return key.status();
+    if (!fields.emplace(*key, a.value).second) {
+      return BadOption("--param " + a.spec + ": " + key->first + "+" +
+                       std::to_string(key->second) + " is given twice");
     }
   }
   for (const TensorMapArg& t : options.tensor_maps) {
@@ -291,6 +239,40 @@ Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptio
     }
   }
   return fields;
+}
+
+Status CheckParamsRead(const Function& entry, const ImportOptions& options,
+                       const std::set<std::pair<std::string, uint64_t>>& reads) {
+  auto read_list = [&](const std::string& name) {
+    std::string out;
+    int shown = 0;
+    for (const auto& [n, off] : reads) {
+      if (n != name) continue;
+      if (shown++ == 24) {
+        out += ", ...";
+        break;
+      }
+      out += (out.empty() ? "" : ", ") + std::to_string(off);
+    }
+    return out.empty() ? std::string("none") : out;
+  };
+  for (const auto& [index, value] : options.args) {
+    const std::string& name = entry.params[index].name;
+    if (reads.count({name, 0}) == 0) {
+      return BadOption("--arg " + std::to_string(index) + ": the kernel never reads parameter " +
+                       name + " in this launch, so the option would change nothing");
+    }
+  }
+  for (const ParamArg& a : options.params) {
+    auto key = ResolveParamRef(entry, a);
+    if (!key.ok()) return key.status();
+    if (reads.count(*key) == 0) {
+      return BadOption("--param " + a.spec + ": no load of the kernel reads " + key->first +
+                       " at byte " + std::to_string(key->second) +
+                       " in this launch (it reads bytes " + read_list(key->first) + ")");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace parity::ptx

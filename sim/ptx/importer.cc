@@ -129,6 +129,7 @@ class Importer {
     events_.assign(units, {});
     auto fields = ResolveParamOptions(m_, f_, o_);
     if (!fields.ok()) return fields.status();
+    std::set<std::pair<std::string, uint64_t>> param_reads;
     for (uint32_t u = 0; u < units; ++u) {
       const uint32_t c = u / ctas_;
       const uint32_t r = u % ctas_;
@@ -144,6 +145,7 @@ class Importer {
       ctx.cluster_nctarank = ctas_;
       ctx.args = o_.args;
       ctx.params = *fields;
+      ctx.param_reads = &param_reads;
       ctx.record_shared_accesses = true;
       // A warp's lanes run together: shuffles and votes read each other's values.
       for (uint32_t w = 0; 32 * w < threads; ++w) {
@@ -152,6 +154,7 @@ class Importer {
         for (auto& ev : *lanes) events_[u].push_back(std::move(ev));
       }
     }
+    PARITY_RETURN_IF_ERROR(CheckParamsRead(f_, o_, param_reads));
     PARITY_RETURN_IF_ERROR(RecoverDeclarations());
     for (const TensorMapArg& t : o_.tensor_maps) {
       if (used_maps_.count(TensorMapName(t)) == 0) {

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -74,12 +75,16 @@ struct ImportOptions {
   std::vector<TensorMapArg> tensor_maps;
 };
 
-// Checks --arg, --param and --tensormap against the entry's parameters and the ld.param loads
-// that read them, and returns the fields they give, by (parameter name, byte offset in it).
-// `import.bad-option` for an option that names no parameter, lies outside one, or matches
-// nothing the kernel reads (an option is never silently ignored).
+// Checks --arg, --param and --tensormap against the entry's parameters and returns the fields
+// they give, by (parameter name, byte offset in it). `import.bad-option` for an option that names
+// no parameter or lies outside one.
 Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptions(
     const Module& module, const Function& entry, const ImportOptions& options);
+
+// `import.bad-option` for an --arg or --param that no load the kernel executed read (`reads`:
+// ThreadContext::param_reads of every thread): an option is never silently ignored.
+Status CheckParamsRead(const Function& entry, const ImportOptions& options,
+                       const std::set<std::pair<std::string, uint64_t>>& reads);
 
 // The `.pipe` text of `options.entry` in `module`.
 Expected<std::string> ImportSchedule(const Module& module, const ImportOptions& options);

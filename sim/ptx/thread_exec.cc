@@ -148,9 +148,11 @@ class ThreadRunner {
     if (field || v.symbol.rfind(kArgOrigin, 0) == 0) {
       const std::string what_param =
           v.symbol.substr(field ? kParamOrigin.size() : kArgOrigin.size());
+      const size_t cut = std::min(what_param.find("; pass "), what_param.size());
       return Status(field ? "import.missing-param" : "import.missing-arg",
-                    "`" + inst.opcode + "`: " + what + " depends on kernel parameter " + what_param +
-                        ", which no --param or --arg gives",
+                    "`" + inst.opcode + "`: " + what + " depends on kernel parameter " +
+                        what_param.substr(0, cut) + ", which no --param or --arg gives" +
+                        what_param.substr(cut),
                     {m_.path, inst.line, inst.column});
     }
     return Fail(inst, what + " depends on data the importer does not know (" +
@@ -490,7 +492,35 @@ class ThreadRunner {
         r = Value::Address(a.symbol + "@cta" + std::to_string(rank.bits), a.bits);
       }
       Set(o[0], r, 64);
-    } else if (op == "ld" && inst.HasModifier("param") && o.size() == 2) {
+    } else if ((op == "brev" || op == "popc" || op == "clz" || op == "bfind") && o.size() == 2) {
+      const Value a = Eval(o[1]);
+      Value r = Value::Unknown();
+      if (a.kind == Value::Kind::kInt) {
+        const uint64_t x = Mask(a.bits, t.bits);
+        if (op == "brev") {
+          uint64_t rev = 0;
+          for (int i = 0; i < t.bits; ++i) rev |= ((x >> i) & 1) << (t.bits - 1 - i);
+          r = Value::Int(rev);
+        } else if (op == "popc") {
+          r = Value::Int(static_cast<uint64_t>(std::popcount(x)));
+        } else if (op == "clz") {
+          r = Value::Int(static_cast<uint64_t>(std::countl_zero(x) - (64 - t.bits)));
+        } else {
+          // PTX ISA bfind: the most significant non-sign bit; .shiftamt gives the left shift that
+          // moves it to the top; 0xffffffff when there is none.
+          uint64_t y = x;
+          if (t.is_signed && SignExtend(x, t.bits) < 0) y = Mask(~x, t.bits);
+          const int pos = y == 0 ? -1 : 63 - std::countl_zero(y);
+          r = Value::Int(pos < 0 ? 0xffffffffu
+                                 : static_cast<uint64_t>(inst.HasModifier("shiftamt")
+                                                             ? t.bits - 1 - pos
+                                                             : pos));
+        }
+      }
+      Set(o[0], r, op == "brev" ? t.bits : 32);
+    } else if (op == "ld" && o.size() == 2 &&
+               (inst.HasModifier("param") || IsParamAddress(Eval(o[1])))) {
+      // ld.param, or a generic load through cvta.param (a __grid_constant__ parameter's address).
       const Value addr = Eval(o[1]);
       if (o[0].kind == OperandKind::kVector) {
         // ld.param.v2.u32 {%r1, %r2}: consecutive fields of the load's width.
@@ -508,6 +538,10 @@ class ThreadRunner {
     return Status::Ok();
   }
 
+  bool IsParamAddress(const Value& v) const {
+    return v.kind == Value::Kind::kAddress && f_.FindParam(v.symbol) != nullptr;
+  }
+
   // ld.param: a scalar argument (--arg) or a field of a by-value parameter (--param) at the
   // load's width. A field nobody gave is unknown and remembers which field it is, so that a
   // branch on it names the parameter.
@@ -517,6 +551,7 @@ class ThreadRunner {
       const Param& p = f_.params[i];
       if (p.name != addr.symbol) continue;
       const uint64_t off = addr.bits + delta;
+      if (ctx_.param_reads != nullptr) ctx_.param_reads->insert({p.name, off});
       if (p.array_size == 0 && off == 0) {
         auto it = ctx_.args.find(static_cast<int>(i));
         if (it != ctx_.args.end()) return Value::Int(Mask(it->second, bits));

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,9 @@ struct ThreadContext {
   // Fields of by-value parameters (a struct passed as `.param .b8 p[N]`): (parameter name, byte
   // offset in it) -> the bits; an ld.param at that offset reads them at its own width.
   std::map<std::pair<std::string, uint64_t>, uint64_t> params;
+  // When set, every (parameter name, byte offset) a load reads is added here (an option that
+  // gives a field nothing reads is reported rather than ignored).
+  std::set<std::pair<std::string, uint64_t>>* param_reads = nullptr;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).
   int64_t max_steps = 1'000'000;
   // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the
