@@ -365,7 +365,9 @@ class ThreadRunner {
     // An unknown result inherits the first unknown source's origin (what the control path
     // needed and nobody gave).
     origin_.clear();
-    for (size_t i = 1; i < o.size() && origin_.empty(); ++i) {
+    // A load's result is unknown because memory is, whatever its address was.
+    const bool loads = op == "ld" || op == "ldu" || op == "atom" || op == "tex" || op == "suld";
+    for (size_t i = 1; i < o.size() && origin_.empty() && !loads; ++i) {
       const Value v = Eval(o[i]);
       if (v.kind == Value::Kind::kUnknown) origin_ = v.symbol;
       for (const Operand& part : o[i].parts) {
@@ -688,8 +690,7 @@ class WarpRunner {
             if (!exited[j] && lanes_[j]->pc() == lane.pc()) group |= 1u << j;
           }
         } else {
-          const size_t mask_at = MaskOperand(inst);
-          const Value mask = lane.OperandValue(mask_at);
+          const Value mask = MaskOf(i);
           if (mask.kind != Value::Kind::kInt) {
             return lane.Fail(inst, "the member mask depends on data the importer does not know");
           }
@@ -703,8 +704,7 @@ class WarpRunner {
           for (uint32_t j = 0; j < n && ready; ++j) {
             if ((group >> j & 1) == 0) continue;
             const Instruction& other = lanes_[j]->Pending();
-            ready = other.opcode == inst.opcode &&
-                    lanes_[j]->OperandValue(MaskOperand(other)) == mask;
+            ready = other.opcode == inst.opcode && MaskOf(j) == mask;
           }
           if (!ready) continue;
         }
@@ -720,14 +720,26 @@ class WarpRunner {
         progressed = true;
       }
       if (!progressed) {
+        // Each run of lanes waiting alike: "lanes 0-15 at PTX line 18 (`vote...`, mask 0x...)".
         std::string waits;
-        for (uint32_t j = 0; j < n; ++j) {
-          if (exited[j]) continue;
+        for (uint32_t j = 0; j < n;) {
+          if (exited[j]) {
+            ++j;
+            continue;
+          }
           const Instruction& w = lanes_[j]->Pending();
+          const Value mask = MaskOf(j);
+          uint32_t last = j;
+          while (last + 1 < n && !exited[last + 1] && &lanes_[last + 1]->Pending() == &w &&
+                 MaskOf(last + 1) == mask) {
+            ++last;
+          }
           if (!waits.empty()) waits += "; ";
-          waits += "lane " + std::to_string(j) + " at PTX line " + std::to_string(w.line) +
-                   " (`" + w.opcode + "`, mask " + lanes_[j]->OperandValue(MaskOperand(w)).ToString() +
-                   ")";
+          waits += (last == j ? "lane " + std::to_string(j)
+                              : "lanes " + std::to_string(j) + "-" + std::to_string(last)) +
+                   " at PTX line " + std::to_string(w.line) + " (`" + w.opcode + "`, mask " +
+                   (mask.kind == Value::Kind::kInt ? Hex(mask.bits) : mask.ToString()) + ")";
+          j = last + 1;
         }
         uint32_t first = 0;
         while (exited[first]) ++first;
@@ -747,6 +759,13 @@ class WarpRunner {
   static size_t MaskOperand(const Instruction& inst) {
     if (inst.base == "elect") return 1;
     return inst.operands.empty() ? 0 : inst.operands.size() - 1;
+  }
+
+  // A lane's member mask: 32 bits (an immediate -1 and a register holding 0xffffffff agree).
+  Value MaskOf(uint32_t lane) const {
+    Value v = lanes_[lane]->OperandValue(MaskOperand(lanes_[lane]->Pending()));
+    if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, 32);
+    return v;
   }
 
   // A lane's predicate operand (`{!}a` of vote.sync), or nullopt when unknown.
