@@ -643,15 +643,27 @@ class Importer {
     return Status::Ok();
   }
 
-  // "full[{}]" (+ " @cta({})") with its integers, or an error.
+  // "full[{}]" (+ " @cta({})") with its integers, or an error. An address no mbarrier.init
+  // covers is a kernel bug, not bad input: it becomes an element the schedule never `init`s (the
+  // next element of the ring it follows, or a barrier of its own), so that `check` and `explore`
+  // report M1001 at the operation (PTX ISA 9.7.13.15: an mbarrier must be initialised before any
+  // other mbarrier operation on it).
   Status BarrierRef(const Instruction& inst, const Value& v, std::string* fmt,
-                    std::vector<int64_t>* ints) const {
+                    std::vector<int64_t>* ints) {
     auto a = AsShared(v);
-    if (a) {
-      for (const BarrierArray& b : barriers_) {
+    if (!a) {
+      return Unsupported(inst, "the mbarrier address " + v.ToString() +
+                                   " is not a shared-memory address the importer knows");
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      for (BarrierArray& b : barriers_) {
         if (b.symbol != a->symbol || a->offset < b.offset) continue;
         const uint64_t d = a->offset - b.offset;
-        if (d % 8 != 0 || d / 8 >= static_cast<uint64_t>(b.size)) continue;
+        if (d % 8 != 0) continue;
+        if (pass == 1 && d / 8 == static_cast<uint64_t>(b.size)) {
+          ++b.size;  // the ring's next element, never initialised
+        }
+        if (d / 8 >= static_cast<uint64_t>(b.size)) continue;
         *fmt += b.name + "[{}]";
         ints->push_back(static_cast<int64_t>(d / 8));
         if (a->cta >= 0) {
@@ -661,8 +673,17 @@ class Importer {
         return Status::Ok();
       }
     }
-    return Unsupported(inst, "the mbarrier address " + v.ToString() +
-                                 " is not one the kernel initialises with mbarrier.init");
+    BarrierArray b;
+    b.symbol = a->symbol;
+    b.offset = a->offset;
+    b.count = 1;
+    b.name = Identifier(ShortName(a->symbol) + "_" + std::to_string(a->offset));
+    std::set<std::string> taken;
+    for (const BarrierArray& x : barriers_) taken.insert(x.name);
+    for (const BufferInfo& x : buffers_) taken.insert(x.name);
+    while (taken.count(b.name) > 0) b.name += "_";
+    barriers_.push_back(b);
+    return BarrierRef(inst, v, fmt, ints);
   }
 
   // The buffer slot holding a shared address, or nullopt.
@@ -1469,9 +1490,20 @@ class Importer {
     }
     for (const BarrierArray& b : barriers_) {
       d << "barrier " << b.name << "[" << b.size << "] count " << b.count << "   # "
-        << ShortName(b.symbol) << " + " << b.offset << ", init at " << Basename(m_.path) << ":";
+        << ShortName(b.symbol) << " + " << b.offset;
+      if (!b.init_lines.empty()) d << ", init at " << Basename(m_.path) << ":";
       for (size_t i = 0; i < b.init_lines.size(); ++i) {
         d << (i ? "," : "") << b.init_lines[i];
+      }
+      if (b.init_lines.empty()) {
+        d << ", never initialised: no mbarrier.init covers it (a use is M1001)";
+      } else if (static_cast<int>(b.init_lines.size()) < b.size) {
+        const size_t first = b.init_lines.size();
+        const int last = b.size - 1;
+        d << (static_cast<int>(first) == last ? "; element " + std::to_string(first)
+                                              : "; elements " + std::to_string(first) + ".." +
+                                                    std::to_string(last))
+          << " never initialised: no mbarrier.init covers it (a use is M1001)";
       }
       d << "\n";
     }
