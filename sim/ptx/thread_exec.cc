@@ -276,6 +276,28 @@ class ThreadRunner {
         (a_addr && b.kind == K::kInt && op != "add" && op != "sub") ||
         (b_addr && a.kind == K::kInt && op != "add" && op != "sub")) {
       const Value& origin = a_addr ? a : b;
+      const Value& other = a_addr ? b : a;
+      // The shift relating the value to the address: an address has 0; shr by n adds n, shl
+      // takes it back; masking and or-ing layout bits keep it; adding k moves the address by
+      // k << shift.
+      const int shift = origin.kind == K::kAddress ? 0 : origin.shift;
+      if (other.kind != K::kInt || shift < 0) return Value::Derived(origin.symbol, origin.bits);
+      const uint64_t k = other.bits;
+      if (op == "shr" && &origin == &a && k < 32) {
+        return Value::Derived(origin.symbol, origin.bits, shift + static_cast<int>(k));
+      }
+      if (op == "shl" && &origin == &a && k < 32) {
+        const int s = shift - static_cast<int>(k);
+        return Value::Derived(origin.symbol, origin.bits, s >= 0 ? s : -1);
+      }
+      if (op == "and" || op == "or" || op == "xor") {
+        return Value::Derived(origin.symbol, origin.bits, shift);
+      }
+      if (op == "add" || (op == "sub" && &origin == &a)) {
+        const uint64_t delta = k << shift;
+        return Value::Derived(origin.symbol, op == "add" ? origin.bits + delta : origin.bits - delta,
+                              shift);
+      }
       return Value::Derived(origin.symbol, origin.bits);
     }
     if (op == "add") {
@@ -393,10 +415,12 @@ class ThreadRunner {
         o[1].kind == OperandKind::kVector) {
       // mov.b64 %rd, {%lo, %hi}: a descriptor assembled from halves keeps an address's origin.
       Value r = Value::Unknown();
-      for (const Operand& p : o[1].parts) {
-        const Value v = Eval(p);
+      for (size_t k = 0; k < o[1].parts.size(); ++k) {
+        const Value v = Eval(o[1].parts[k]);
         if (v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) {
-          r = Value::Derived(v.symbol, v.bits);
+          // Only the low half keeps the address field where adding to the whole moves it.
+          const int shift = v.kind == Value::Kind::kAddress ? 0 : v.shift;
+          r = Value::Derived(v.symbol, v.bits, k == 0 ? shift : -1);
         }
       }
       Set(o[0], r, t.bits);

@@ -37,14 +37,19 @@ struct Value {
   // kUnknown: where the value comes from, for messages ("" when nothing useful is known); a
   // kernel parameter nobody gave starts with "param:".
   std::string symbol;
+  // kDerived: the value's low bits hold the address shifted right by `shift` (a wgmma matrix
+  // descriptor's start-address field is address >> 4), so adding k to it moves the address by
+  // k << shift bytes (a stage's descriptor is the first stage's plus stage * bytes / 16); -1
+  // when the relation is not known.
+  int shift = -1;
 
   static Value Unknown() { return {}; }
-  static Value Int(uint64_t v) { return {Kind::kInt, v, ""}; }
+  static Value Int(uint64_t v) { return {Kind::kInt, v, "", -1}; }
   static Value Address(std::string sym, uint64_t offset) {
-    return {Kind::kAddress, offset, std::move(sym)};
+    return {Kind::kAddress, offset, std::move(sym), -1};
   }
-  static Value Derived(std::string sym, uint64_t offset) {
-    return {Kind::kDerived, offset, std::move(sym)};
+  static Value Derived(std::string sym, uint64_t offset, int shift = -1) {
+    return {Kind::kDerived, offset, std::move(sym), shift};
   }
   bool operator==(const Value&) const = default;
   std::string ToString() const;

@@ -813,6 +813,40 @@ TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
   }
 }
 
+// DeepGEMM's descriptors: built once for stage 0, broadcast with __shfl_sync, then stage * bytes
+// / 16 added to the low word per k-block. The stage survives: each k-block's wgmma is a use of
+// stage k % 2, after the wait on that stage's full barrier, and the kernel verifies; the twin
+// whose A descriptor forgets the stage reads stage 0 while the producer refills it (P2005).
+TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
+  ImportOptions o;
+  o.entry = "stage_desc";
+  o.block = {160, 1, 1};
+  o.args = {{2, 4}};
+  o.tensor_maps = {*ParseTensorMapArg("0=bf16:64x4096:64x64:128B"),
+                   *ParseTensorMapArg("1=bf16:64x4096:64x8:128B")};
+  auto t = Import("stage_desc.ptx", o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const size_t wait = t->find("    wait smem_18432[k % 2] parity (k / 2) & 1");
+  const size_t use_a = t->find("    use smem[k % 2]");
+  const size_t use_b = t->find("    use smem_16384[k % 2]");
+  ASSERT_NE(wait, std::string::npos) << *t;
+  ASSERT_NE(use_a, std::string::npos) << *t;
+  ASSERT_NE(use_b, std::string::npos) << *t;
+  EXPECT_LT(wait, use_a) << *t;
+  EXPECT_EQ(t->find("use smem[0]"), std::string::npos) << *t;
+  ExpectClean(*t, "stage_desc.pipe");
+
+  auto bad = Import("stage_desc_no_stage.ptx", o);
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_NE(bad->find("use smem[0]"), std::string::npos) << *bad;
+  auto sch = api::Schedule::FromString(*bad, "stage_desc_no_stage.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto e = api::Explore(*sch);
+  ASSERT_TRUE(e.ok());
+  ASSERT_FALSE(e->findings.empty()) << *bad;
+  EXPECT_EQ(e->findings[0].code, "P2005") << e->findings[0].ToString();
+}
+
 TEST_F(ImporterTest, UnmodelledProtocolInstructionIsNamedAtItsPtxLine) {
   std::string text = ReadText("tests/import/single_tma.ptx");
   const std::string tiled = "global.tile.mbarrier";
