@@ -398,6 +398,14 @@ class ThreadRunner {
       }
     }
     if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
+      // ldmatrix / stmatrix .x1 / .x2 / .x4: lanes 0-7 / 0-15 / 0-31 give the rows' addresses
+      // (PTX ISA 9.7.14.5.15-16); the other lanes' address operands are not used, so they
+      // access nothing of their own.
+      if ((op == "ldmatrix" || op == "stmatrix") &&
+          LinearTid() % 32 >= (inst.HasModifier("x4") ? 32u : inst.HasModifier("x2") ? 16u : 8u)) {
+        ClobberDestinations(inst);
+        return Status::Ok();
+      }
       Record(inst, pc);
       if (op == "mbarrier" && (inst.HasModifier("try_wait") || inst.HasModifier("test_wait"))) {
         // The schedule's wait blocks until the phase completes: the loop exits.

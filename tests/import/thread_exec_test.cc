@@ -610,5 +610,55 @@ END:
       << unknown.status().ToString();
 }
 
+// ldmatrix / stmatrix: only the lanes that give a row address (.x1: 0-7, .x2: 0-15, .x4: all)
+// access shared memory; the others' address operands are ignored (here they are unknown).
+TEST(WarpCollectives, MatrixLoadsAndStoresTakeAddressesFromTheirRowLanesOnly) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.shared .align 16 .b8 tile[4096];
+.visible .entry rows(.param .u64 g)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<2>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, tile;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  setp.lt.u32 %p1, %r1, 16;
+  ld.param.u64 %rd1, [g];
+  ld.global.u32 %r5, [%rd1];
+  selp.b32 %r6, %r4, %r5, %p1;
+  stmatrix.sync.aligned.x2.m8n8.shared.b16 [%r6], {%r1, %r1};
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r7}, [%r4];
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r8, %r9, %r10, %r11}, [%r4];
+  ret;
+}
+)";
+  auto m = ParseModule(text, "rows.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "rows").value();
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  ctx.args = {{0, 0}};
+  ctx.record_shared_accesses = true;
+  auto lanes = RunWarp(*m, f, ctx, 0);
+  ASSERT_TRUE(lanes.ok()) << lanes.status().ToString();
+  for (uint32_t l = 0; l < 32; ++l) {
+    std::vector<std::string> ops;
+    for (const ProtocolEvent& e : (*lanes)[l]) {
+      ops.push_back(f.instructions[e.instruction].opcode);
+      EXPECT_EQ(e.operands[ops.back()[0] == 's' ? 0 : 1], Value::Address("tile", 16 * l))
+          << "lane " << l;
+    }
+    std::vector<std::string> want;
+    if (l < 16) want.push_back("stmatrix.sync.aligned.x2.m8n8.shared.b16");
+    if (l < 8) want.push_back("ldmatrix.sync.aligned.m8n8.x1.shared.b16");
+    want.push_back("ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    EXPECT_EQ(ops, want) << "lane " << l;
+  }
+}
+
 }  // namespace
 }  // namespace parity::ptx
