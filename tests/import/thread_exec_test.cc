@@ -398,8 +398,11 @@ constexpr const char* kCollectives = R"(.version 8.7
   .reg .pred %p<12>;
   .reg .b32 %r<64>;
   .reg .b64 %rd<4>;
+  griddepcontrol.wait;
+  setmaxnreg.inc.sync.aligned.u32 240;
   mov.u32 %r1, %tid.x;
   mov.u32 %r2, out;
+  griddepcontrol.launch_dependents;
   shfl.sync.idx.b32 %r3, %r1, 0, 31, -1;
   st.shared.u32 [%r2+0], %r3;
   shfl.sync.idx.b32 %r4, %r1, 3, 6175, -1;
@@ -495,7 +498,8 @@ ThreadContext CollectivesContext() {
 }
 
 // PTX ISA 9.7.8.6 (shfl.sync) and 9.7.13 (vote.sync, match.sync, redux.sync, activemask,
-// elect.sync), computed from the lanes' own values.
+// elect.sync), computed from the lanes' own values (setmaxnreg and griddepcontrol, which
+// production kernels issue around them, change nothing the importer follows).
 TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
   auto m = ParseModule(kCollectives, "collectives.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
