@@ -1,6 +1,9 @@
 // Concrete execution of one thread's control skeleton over the PTX IR (sim/ptx/ptx.h): the first
-// step of `parity import` (issue 28). Thread and block indices, cluster rank and the scalar
-// kernel arguments are concrete; data loaded from memory is unknown. Integer arithmetic, compares,
+// step of `parity import` (issue 28). Thread and block indices, cluster rank, the scalar kernel
+// arguments and the given fields of by-value struct parameters are concrete; data loaded from
+// memory is unknown. The lanes of a warp run together, so that warp-collective instructions
+// (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) compute their values
+// from the lanes' own operands (RunWarp). Integer arithmetic, compares,
 // selects and branches are evaluated; shared-memory addresses keep their symbol (a static
 // `.shared` array or the extern dynamic segment) plus a concrete byte offset, so that barriers and
 // buffers can be recovered later. Every protocol instruction the thread issues (mbarrier.*,
@@ -8,7 +11,10 @@
 // a wait's predicate is taken as satisfied (the schedule's `wait` blocks until it is).
 //
 // A branch whose predicate depends on unknown data is `import.unsupported-control` at the PTX
-// line: the importer cannot follow it.
+// line, naming where the data comes from: the importer cannot follow it. When it comes from a
+// kernel parameter nobody gave, the rule is `import.missing-arg` (a scalar) or
+// `import.missing-param` (a field of a by-value struct), naming the field's offset and width and
+// the PTX and CUDA lines of the load.
 #ifndef PARITY_SIM_PTX_THREAD_EXEC_H_
 #define PARITY_SIM_PTX_THREAD_EXEC_H_
 
