@@ -559,9 +559,11 @@ class ThreadRunner {
       if (o[0].kind == OperandKind::kVector) {
         // ld.param.v2.u32 {%r1, %r2}: consecutive fields of the load's width.
         for (size_t k = 0; k < o[0].parts.size(); ++k) {
+          PARITY_RETURN_IF_ERROR(CheckFits(inst, addr, k * (t.bits / 8), t.bits));
           Set(o[0].parts[k], LoadParam(inst, addr, k * (t.bits / 8), t.bits), t.bits);
         }
       } else {
+        PARITY_RETURN_IF_ERROR(CheckFits(inst, addr, 0, t.bits));
         Set(o[0], LoadParam(inst, addr, 0, t.bits), t.bits);
       }
     } else {
@@ -574,6 +576,21 @@ class ThreadRunner {
 
   bool IsParamAddress(const Value& v) const {
     return v.kind == Value::Kind::kAddress && f_.FindParam(v.symbol) != nullptr;
+  }
+
+  // A --param value must fit the width of the load that reads it (as an unsigned or a signed
+  // number): a wider value names the wrong field or the wrong offset.
+  Status CheckFits(const Instruction& inst, const Value& addr, uint64_t delta, int bits) const {
+    if (addr.kind != Value::Kind::kAddress || bits >= 64) return Status::Ok();
+    auto it = ctx_.params.find({addr.symbol, addr.bits + delta});
+    if (it == ctx_.params.end()) return Status::Ok();
+    const uint64_t v = it->second;
+    if (Mask(v, bits) == v || static_cast<uint64_t>(SignExtend(v, bits)) == v) return Status::Ok();
+    return Status("import.bad-option",
+                  "--param " + addr.symbol + "+" + std::to_string(addr.bits + delta) + "=" +
+                      std::to_string(v) + " does not fit the " + std::to_string(bits / 8) +
+                      "-byte field `" + inst.opcode + "` reads there",
+                  {m_.path, inst.line, inst.column});
   }
 
   // ld.param: a scalar argument (--arg) or a field of a by-value parameter (--param) at the

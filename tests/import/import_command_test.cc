@@ -81,6 +81,8 @@ TEST_F(ImportCommand, StructParamsAndWarpShufflesImportExactly) {
   EXPECT_NE(s.find("role warp4_8_cl0_cta0 count 2 threads 32"), std::string::npos) << s;
   EXPECT_NE(s.find("role warp5_7_cl0_cta0 count 3 threads 32"), std::string::npos) << s;
   EXPECT_NE(s.find("role warp9_11_cl0_cta0 count 3 threads 32"), std::string::npos) << s;
+  // The consumer groups' named barrier id is the shuffled warp-group index (1 and 2).
+  EXPECT_NE(s.find("    bar.sync 1 + agent, 128"), std::string::npos) << s;
   // The tensor map inside the struct.
   EXPECT_NE(s.find("tensormap tmap_" + kPs + "_128 dtype bf16 dims [4096, 4096] box [64, 64] "
                    "swizzle 128B"),
@@ -135,6 +137,8 @@ TEST_F(ImportCommand, StructParamBadInputIsExitTwoNamingTheField) {
       {{"--param", "40=7"}, kPs + "+40 is given twice"},
       {{"--param", "x=y"}, "is not NAME+OFFSET=VALUE"},
       {{"--param", "300=1"}, "byte 300 of the parameter space is in no parameter"},
+      // Params::k_tiles_of_group[2] is a 4-byte field.
+      {{"--param", kPs + "+28=0x100000000"}, "does not fit the 4-byte field `ld.param.u32`"},
       // A tensor map that does not fit, or that no TMA copy uses.
       {{"--tensormap", kPs + "+192=bf16:64x64:64x64"}, "does not fit there"},
       {{"--tensormap", kPs + "+64=bf16:64x64:64x64"}, "no TMA copy of the kernel uses"},
