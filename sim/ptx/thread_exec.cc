@@ -85,7 +85,8 @@ class ThreadRunner {
           if (inst.base == "bra" || IsProtocolInstruction(inst) || IsWarpCollective(inst)) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
-          origin_ = g.symbol;
+          origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
+          origin_pc_ = -1;
           ClobberDestinations(inst);
           ++pc_;
           continue;
@@ -123,7 +124,8 @@ class ThreadRunner {
   // the warp computed; elect.sync is also a protocol event.
   void Complete(const Value& d, int d_bits, const Value& p) {
     const Instruction& inst = Pending();
-    origin_.clear();
+    origin_ = "#" + std::to_string(pc_);
+    origin_pc_ = -1;
     if (IsProtocolInstruction(inst)) Record(inst, pc_);
     if (!inst.operands.empty()) {
       const auto& d_op = inst.operands[0];
@@ -156,7 +158,7 @@ class ThreadRunner {
                     {m_.path, inst.line, inst.column});
     }
     return Fail(inst, what + " depends on data the importer does not know (" +
-                          (v.symbol.empty() ? std::string("a loaded value") : v.symbol) + ")");
+                          DescribeOrigin(v.symbol) + ")");
   }
 
 
@@ -232,7 +234,7 @@ class ThreadRunner {
 
   void Set(const Operand& dst, Value v, int bits) {
     if (dst.kind != OperandKind::kRegister) return;
-    if (v.kind == Value::Kind::kUnknown && v.symbol.empty()) v.symbol = origin_;
+    if (v.kind == Value::Kind::kUnknown && v.symbol.empty()) v.symbol = Origin();
     // A 32-bit register holds a shared address modulo 2^32 (the arithmetic that built it may
     // have added a negative offset as its 32-bit two's complement).
     if (v.kind == Value::Kind::kInt || bits <= 32) v.bits = Mask(v.bits, bits);
@@ -252,9 +254,7 @@ class ThreadRunner {
     }
     const Operand& d = inst.operands[0];
     Value unknown = Value::Unknown();
-    unknown.symbol = !origin_.empty() ? origin_
-                                      : "the result of `" + inst.opcode + "` at PTX line " +
-                                            std::to_string(inst.line);
+    unknown.symbol = Origin();
     if (d.kind == OperandKind::kRegister) {
       regs_[d.text] = unknown;
       for (const Operand& p : d.parts) regs_[p.text] = unknown;
@@ -384,19 +384,8 @@ class ThreadRunner {
     const OpType t = types.empty() ? OpType{} : types.back();
     const std::string& op = inst.base;
     const auto& o = inst.operands;
-    // An unknown result inherits the first unknown source's origin (what the control path
-    // needed and nobody gave).
-    origin_.clear();
-    // A load's result is unknown because memory is, whatever its address was.
-    const bool loads = op == "ld" || op == "ldu" || op == "atom" || op == "tex" || op == "suld";
-    for (size_t i = 1; i < o.size() && origin_.empty() && !loads; ++i) {
-      const Value v = Eval(o[i]);
-      if (v.kind == Value::Kind::kUnknown) origin_ = v.symbol;
-      for (const Operand& part : o[i].parts) {
-        const Value pv = Eval(part);
-        if (origin_.empty() && pv.kind == Value::Kind::kUnknown) origin_ = pv.symbol;
-      }
-    }
+    // The origin of its unknown results is worked out only if it has one (Origin()).
+    origin_pc_ = pc;
     if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
       // ldmatrix / stmatrix .x1 / .x2 / .x4: lanes 0-7 / 0-15 / 0-31 give the rows' addresses
       // (PTX ISA 9.7.14.5.15-16); the other lanes' address operands are not used, so they
@@ -593,6 +582,40 @@ class ThreadRunner {
                   {m_.path, inst.line, inst.column});
   }
 
+  // What the executing instruction's unknown results come from: the first unknown source's
+  // origin (what the control path needed and nobody gave), or the instruction itself ("#pc",
+  // short enough to stay in the string's own buffer: most unknown results are never asked
+  // about). A load's result is unknown because memory is, whatever its address was.
+  const std::string& Origin() {
+    if (origin_pc_ < 0) return origin_;
+    const Instruction& inst = f_.instructions[origin_pc_];
+    const std::string& op = inst.base;
+    const auto& o = inst.operands;
+    origin_.clear();
+    const bool loads = op == "ld" || op == "ldu" || op == "atom" || op == "tex" || op == "suld";
+    for (size_t i = 1; i < o.size() && origin_.empty() && !loads; ++i) {
+      const Value v = Eval(o[i]);
+      if (v.kind == Value::Kind::kUnknown) origin_ = v.symbol;
+      for (const Operand& part : o[i].parts) {
+        if (!origin_.empty()) break;
+        const Value pv = Eval(part);
+        if (pv.kind == Value::Kind::kUnknown) origin_ = pv.symbol;
+      }
+    }
+    if (origin_.empty()) origin_ = "#" + std::to_string(origin_pc_);
+    origin_pc_ = -1;
+    return origin_;
+  }
+
+  // "the result of `ld.global.u32` at PTX line 19" for an origin "#pc".
+  std::string DescribeOrigin(const std::string& origin) const {
+    if (origin.empty()) return "a loaded value";
+    if (origin[0] != '#') return origin;
+    const int pc = std::stoi(origin.substr(1));
+    const Instruction& inst = f_.instructions[pc];
+    return "the result of `" + inst.opcode + "` at PTX line " + std::to_string(inst.line);
+  }
+
   // ld.param: a scalar argument (--arg) or a field of a by-value parameter (--param) at the
   // load's width. A field nobody gave is unknown and remembers which field it is, so that a
   // branch on it names the parameter.
@@ -661,6 +684,7 @@ class ThreadRunner {
   int64_t steps_ = 0;
   // What the unknown results of the executing instruction come from (Value::symbol of kUnknown).
   std::string origin_;
+  int origin_pc_ = -1;  // >= 0: origin_ is still to be worked out for that instruction
 };
 
 std::string Hex(uint64_t v) {
