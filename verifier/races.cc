@@ -132,6 +132,7 @@ class Races {
     cp_issued_.assign(n, 0);
     cp_seq_.resize(n);
     cp_groups_.resize(n);
+    cp_covered_.resize(n);
   }
 
   void Stamp(Access* x, uint32_t a) const {
@@ -310,11 +311,19 @@ class Races {
 
   void CpCommit(uint32_t a) { cp_groups_[a].push_back(cp_issued_[a]); }
 
-  // Copies of agent `a` numbered below `upto` are complete for observers reaching `w`.
-  void CpDone(uint32_t a, uint32_t upto, Witness w) {
-    for (uint32_t s = 0; s < upto && s < cp_seq_[a].size(); ++s) {
+  // Copies of agent `a` numbered below `upto` are complete for observers reaching `w`. `key`
+  // names the witness's source: the agent's own waits (kOwnWaits) or a barrier slot. Along one
+  // source the values only grow (the agent's event count, the slot's completed phases) and the
+  // covered prefix only extends, so a copy that already has a witness of that source keeps the
+  // older, weaker one: any clock reaching the new value reaches the old. Each copy gets at most
+  // one witness per source, and the run's work is linear in its copies.
+  void CpDone(uint32_t a, uint64_t key, uint32_t upto, Witness w) {
+    uint32_t& covered = cp_covered_[a][key];
+    const uint32_t end = std::min<uint32_t>(upto, static_cast<uint32_t>(cp_seq_[a].size()));
+    for (uint32_t s = covered; s < end; ++s) {
       accesses_[cp_seq_[a][s]].done.push_back(w);
     }
+    covered = std::max(covered, end);
   }
 
   void Step(size_t i, const TraceEvent& ev) {
@@ -336,7 +345,7 @@ class Races {
             return c.bar == bar && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
-            CpDone(it->agent, it->upto, PhaseDone(bar));
+            CpDone(it->agent, bar, it->upto, PhaseDone(bar));
             q.erase(it);
           }
         }
@@ -420,7 +429,7 @@ class Races {
         if (groups.size() <= keep) break;
         const uint32_t upto = groups[groups.size() - keep - 1];
         groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
-        CpDone(a, upto, Now(a));
+        CpDone(a, kOwnWaits, upto, Now(a));
         break;
       }
       case EventKind::kCpAsyncArrive: {
@@ -652,6 +661,8 @@ class Races {
   }
 
   static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  // CpDone's source key of an agent's own cp.async.wait_group / wait_all (slots are below it).
+  static constexpr uint64_t kOwnWaits = std::numeric_limits<uint64_t>::max();
 
   const ir::Program& p_;
   const engine::Engine& e_;
@@ -667,6 +678,9 @@ class Races {
   std::vector<std::vector<size_t>> cp_seq_;  // per agent: its cp.async accesses in issue order
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
+  // Per agent, per witness source (a barrier slot, or kOwnWaits): its cp.async copies below
+  // this number already have a witness of that source (CpDone).
+  std::vector<std::unordered_map<uint64_t, uint32_t>> cp_covered_;
   std::vector<Finding> findings_;
   bool places_ok_ = false;
 };
