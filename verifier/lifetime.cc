@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -144,6 +145,7 @@ class Lifetime {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     const uint32_t by = IssuerOf(i);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
+      CountWork();
       return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&
              (!c.has_bar_index || c.bar_index == ev.index) &&
              (by == engine::Engine::kNoPlaceAgent || c.agent == by);
@@ -183,6 +185,7 @@ class Lifetime {
           const uint32_t slot = hb_.SlotOf(ev);
           const uint32_t by = IssuerOf(i);
           auto it = std::find_if(q.begin(), q.end(), [slot, by](const CpArrive& c) {
+            CountWork();
             return c.slot == slot && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
@@ -283,6 +286,7 @@ class Lifetime {
     if (it == observed_.end()) return 0;
     uint32_t most = 0;
     for (const Observation& o : it->second) {
+      CountWork();
       if (exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) most = std::max(most, o.count);
     }
     cached->second = most;
@@ -317,6 +321,7 @@ class Lifetime {
       Order best = Order::kNone;
       uint32_t last_exit = kNoFindingAgent;
       for (uint32_t y : m->second) {
+        CountWork();
         if (!exited_[y]) {
           all_exited = false;
           break;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -141,6 +142,7 @@ class Races {
   }
 
   size_t Add(Access a) {
+    CountWork();
     accesses_.push_back(std::move(a));
     return accesses_.size() - 1;
   }
@@ -252,6 +254,7 @@ class Races {
     const engine::Engine::TracePlace* place = PlaceOf(i);
     for (size_t j = 0; j < pending_.size(); ++j) {
       const Pending& c = pending_[j];
+      CountWork();
       if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
       if (c.has_bar_index && c.bar_index != ev.index) continue;
       // The engine names the issuer: agents of one role run the same statement.
@@ -322,6 +325,7 @@ class Races {
     const uint32_t end = std::min<uint32_t>(upto, static_cast<uint32_t>(cp_seq_[a].size()));
     for (uint32_t s = covered; s < end; ++s) {
       accesses_[cp_seq_[a][s]].done.push_back(w);
+      CountWork();
     }
     covered = std::max(covered, end);
   }
@@ -342,6 +346,7 @@ class Races {
           const engine::Engine::TracePlace* place = PlaceOf(i);
           const uint32_t by = place ? place->agent : engine::Engine::kNoPlaceAgent;
           auto it = std::find_if(q.begin(), q.end(), [bar, by](const CpArrive& c) {
+            CountWork();
             return c.bar == bar && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
@@ -389,6 +394,7 @@ class Races {
         const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
         while (groups.size() > keep) {
           for (size_t x : groups.front()) {
+            CountWork();
             accesses_[x].done.push_back(Now(a));
           }
           groups.pop_front();
@@ -462,6 +468,7 @@ class Races {
 
   static bool Reaches(const Access& a, const Clock& clock) {
     for (const Witness& w : a.done) {
+      CountWork();
       if (clock[w.component] >= w.value) return true;
     }
     return false;
@@ -560,6 +567,7 @@ class Races {
     auto consider = [&](size_t ia, size_t ib) {
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
+      CountWork();
       if (!IsWrite(a.kind) && !IsWrite(b.kind)) return;
       if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) return;
       if (!Overlap(a, b)) return;
@@ -584,6 +592,7 @@ class Races {
         std::vector<std::pair<size_t, size_t>> pairs;
         for (size_t id : ids) {
           const int64_t lo = accesses_[id].abs_lo;
+          CountWork(open.size());
           std::erase_if(open, [&](size_t o) { return accesses_[o].abs_hi <= lo; });
           for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
           open.push_back(id);
@@ -606,6 +615,7 @@ class Races {
         const Access& a = accesses_[ia];
         unordered.clear();
         for (const auto& [g, list] : by_agent) {
+          CountWork();
           const auto first = std::upper_bound(list.begin(), list.end(), ia);
           const auto end = std::partition_point(
               first, list.end(), [&](size_t ib) { return !Ordered(a, accesses_[ib]); });
