@@ -64,8 +64,13 @@ struct Access {
   int64_t abs_lo = 0;
   int64_t abs_hi = 0;
   size_t event = 0;   // start: the access, or the copy's issue
-  Clock clock;        // happens-before the start
-  Clock weak;         // HappensBefore::weak_clock at the start
+  // Happens-before at the start (HappensBefore::clock and weak_clock of `agent`): snapshot
+  // `snap` of Races::snaps_, whose component of the agent itself is `own` (`own_weak`). An
+  // agent's accesses between two of its joins differ only there, so they share one snapshot:
+  // the run's memory is a clock per join, not two per access.
+  uint32_t snap = 0;
+  uint32_t own = 0;
+  uint32_t own_weak = 0;
   std::vector<Witness> done;
   // Copy writes: the barrier element the bytes completed on (after delivery).
   bool delivered = false;
@@ -134,11 +139,38 @@ class Races {
     cp_seq_.resize(n);
     cp_groups_.resize(n);
     cp_covered_.resize(n);
+    last_snap_.assign(n, kNoSnap);
   }
 
-  void Stamp(Access* x, uint32_t a) const {
-    x->clock = hb_.clock(a);
-    x->weak = hb_.weak_clock(a);
+  void Stamp(Access* x, uint32_t a) {
+    const Clock& strong = hb_.clock(a);
+    const Clock& weak = hb_.weak_clock(a);
+    const uint32_t own = hb_.AgentComponent(a);
+    const size_t width = hb_.width();
+    x->own = strong[own];
+    x->own_weak = weak[own];
+    uint32_t& last = last_snap_[a];
+    if (last != kNoSnap) {
+      const uint32_t* old = &snaps_[size_t{last} * 2 * width];
+      bool same = true;
+      for (size_t c = 0; c < width && same; ++c) {
+        same = c == own || (old[c] == strong[c] && old[width + c] == weak[c]);
+      }
+      CountWork(width);
+      if (same) {
+        x->snap = last;
+        return;
+      }
+    }
+    last = static_cast<uint32_t>(snaps_.size() / (2 * width));
+    snaps_.insert(snaps_.end(), strong.begin(), strong.begin() + static_cast<std::ptrdiff_t>(width));
+    snaps_.insert(snaps_.end(), weak.begin(), weak.begin() + static_cast<std::ptrdiff_t>(width));
+    x->snap = last;
+  }
+  // Component `c` of the strong (or weak) clock at access x's start.
+  uint32_t ClockAt(const Access& x, uint32_t c, bool weak) const {
+    if (c == hb_.AgentComponent(x.agent)) return weak ? x.own_weak : x.own;
+    return snaps_[size_t{x.snap} * 2 * hb_.width() + (weak ? hb_.width() : 0) + c];
   }
 
   size_t Add(Access a) {
@@ -146,7 +178,7 @@ class Races {
     accesses_.push_back(std::move(a));
     return accesses_.size() - 1;
   }
-  Access Generic(size_t i, const TraceEvent& ev, uint32_t a, AccessKind kind) const {
+  Access Generic(size_t i, const TraceEvent& ev, uint32_t a, AccessKind kind) {
     Access x;
     x.kind = kind;
     x.agent = a;
@@ -466,10 +498,11 @@ class Races {
     return a.abs_lo < b.abs_hi && b.abs_lo < a.abs_hi;
   }
 
-  static bool Reaches(const Access& a, const Clock& clock) {
+  // Whether b's start (its strong clock, or its weak one) reaches a witness of a.
+  bool Reaches(const Access& a, const Access& b, bool weak) const {
     for (const Witness& w : a.done) {
       CountWork();
-      if (clock[w.component] >= w.value) return true;
+      if (ClockAt(b, w.component, weak) >= w.value) return true;
     }
     return false;
   }
@@ -481,8 +514,8 @@ class Races {
   static bool NeedsStrong(AccessKind k) {
     return k == AccessKind::kWrite || k == AccessKind::kCpAsync;
   }
-  static bool Ordered(const Access& a, const Access& b) {
-    return Reaches(a, b.clock) || (!NeedsStrong(a.kind) && Reaches(a, b.weak));
+  bool Ordered(const Access& a, const Access& b) const {
+    return Reaches(a, b, false) || (!NeedsStrong(a.kind) && Reaches(a, b, true));
   }
 
   std::string Describe(const Access& x) const {
@@ -580,7 +613,7 @@ class Races {
         return;
       }
       // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
-      races.emplace_back(ia, ib, Reaches(a, b.weak));
+      races.emplace_back(ia, ib, Reaches(a, b, true));
     };
     for (auto& [loc, ids] : by_root) {
       if (scan_ == RaceScan::kAllPairs) {
@@ -671,6 +704,7 @@ class Races {
   }
 
   static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  static constexpr uint32_t kNoSnap = std::numeric_limits<uint32_t>::max();
   // CpDone's source key of an agent's own cp.async.wait_group / wait_all (slots are below it).
   static constexpr uint64_t kOwnWaits = std::numeric_limits<uint64_t>::max();
 
@@ -681,7 +715,8 @@ class Races {
   PcMap pcs_;
   verifier::HappensBefore hb_;
   std::vector<Pending> pending_;
-  std::vector<Access> accesses_;
+  // A deque: the run's largest store grows without a reallocation's copy beside it.
+  std::deque<Access> accesses_;
   std::vector<std::vector<size_t>> bulk_open_;              // per agent: uncommitted stores
   std::vector<std::deque<std::vector<size_t>>> bulk_groups_;  // per agent: committed groups
   std::vector<uint32_t> cp_issued_;
@@ -691,6 +726,9 @@ class Races {
   // Per agent, per witness source (a barrier slot, or kOwnWaits): its cp.async copies below
   // this number already have a witness of that source (CpDone).
   std::vector<std::unordered_map<uint64_t, uint32_t>> cp_covered_;
+  // Clock snapshots (Access::snap): per snapshot the strong, then the weak clock, width() each.
+  std::vector<uint32_t> snaps_;
+  std::vector<uint32_t> last_snap_;  // per agent: its newest snapshot, or kNoSnap
   std::vector<Finding> findings_;
   bool places_ok_ = false;
 };
