@@ -4,6 +4,8 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
+
 namespace parity::verifier {
 
 using trace::EventKind;
@@ -11,6 +13,7 @@ using trace::TraceEvent;
 
 void JoinClock(VectorClock& into, const VectorClock& from) {
   const size_t n = std::min(into.size(), from.size());
+  CountWork(n);
   for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
 }
 

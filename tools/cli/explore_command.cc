@@ -22,9 +22,6 @@
 namespace parity::cli {
 namespace {
 
-// A bounded search that found nothing is not a verification: it gets its own exit code.
-constexpr int kExitIncomplete = 4;
-
 // A numeric option that must be at least `lo` (CLI11's own range checks print DBL_MAX as the
 // upper end). The conversion itself is CLI11's.
 CLI::Validator AtLeast(double lo, const std::string& meaning) {
