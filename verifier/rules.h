@@ -5,9 +5,9 @@
 // every terminal path. It needs the trace that the engine recorded (EngineOptions::record_trace).
 //
 // Happens-before is verifier/happens_before.h's (shared with verifier/races.h): program order,
-// mbarrier release -> acquire, barrier.cluster (a .relaxed arrive is treated as ordering too,
-// see "Doubtful" below), bar.sync / bar.arrive, and a copy's issue -> its delivery (the TMA unit
-// acts on the issuer's behalf: the delivery releases the issuer's clock at the issue).
+// mbarrier release -> acquire, barrier.cluster (a .relaxed arrive releases what a fence before
+// it covers: fence.acq_rel's accesses, fence.mbarrier_init's inits), bar.sync / bar.arrive, and
+// a copy's issue -> its delivery.
 //
 // Buffers are tracked per (CTA, buffer, slot): a `use`/`write` covers the slot it names, a TMA or
 // bulk load the slot of its destination (offsets within a slot are not distinguished, so two
@@ -21,9 +21,6 @@
 // barrier element wins (stage-indexed rings), else the oldest.
 //
 // Doubtful / not covered:
-//   - barrier.cluster.arrive.relaxed is treated as ordering (PTX: .relaxed does not release prior
-//     writes; it is enough for fence.mbarrier_init, which releases by itself): data races hidden
-//     behind a relaxed cluster arrive are missed;
 //   - an arrival count lower than the arrivals of one iteration is not reported as P2002 itself
 //     (pingpong pipelines legitimately alternate single arrivers); its effect is reported as P2005
 //     (reads before the late arrivals' bytes) or by the engine (M1005);

@@ -246,7 +246,8 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \
     "CTAs of the cluster only by fence.mbarrier_init.release.cluster in the initialising thread "  \
-    "followed by a cluster barrier (arrive.release / wait.acquire) before the remote use. A "      \
+    "followed by a cluster barrier (arrive, .release or .relaxed: the fence releases the inits "   \
+    "itself; then wait.acquire) before the remote use. A "                                         \
     "remote arrive, or a multicast copy whose complete_tx lands on another CTA's barrier, that is " \
     "not ordered after that fence acts on a barrier the peer may not have initialised. Typical "   \
     "bug: cluster_sync() missing after init_barriers, or fence_barrier_init() missing.")           \

@@ -86,6 +86,8 @@ std::vector<Case> Correct() {
       {"st_async_ring/ring.pipe", {{"CTAS", 3}, {"ITEMS", 2}}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {{"MULTICAST", 1}}},
+      {"tma_async_gemm/cluster_init_relaxed.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}},
       // Per-cluster trip counts (2 tiles and 1) of the persistent loop, a `while`.
       {"persistent_gemm/persistent.pipe", {}},
       {"persistent_gemm/peer_load.pipe", {}},

@@ -137,6 +137,10 @@ std::vector<GoodCase> GoodCases() {
       {"tma_async_gemm/gemm.pipe",
        {{"CLUSTER_M", 1}, {"CLUSTER_N", 4}, {"STAGES", 2}},
        {{"full", 1, 3, 4}, {"empty", 1, 2, 4}}},
+      // CUTLASS's cluster prologue as it ships: fence.mbarrier_init, cluster.arrive.relaxed.
+      {"tma_async_gemm/cluster_init_relaxed.pipe",
+       {},
+       {{"full", 0, 0, 2}, {"full", 3, 3, 2}, {"empty", 2, 1, 2}}},
       // 8 items over 3 stages: stage 0 gets 0, 3, 6; stage 2 gets 2, 5.
       {"pipeline_async/pipeline_async.pipe", {}, {{"full", 0, 0, 3}, {"full", 2, 0, 2}, {"empty", 1, 0, 3}}},
       {"pipeline_async/pipeline_async.pipe",

@@ -570,6 +570,71 @@ TEST(RulesTest, RemoteArriveBeforeFencedInit) {
       << Dump(*ns);
 }
 
+// CUTLASS's, DeepGEMM's and the CuTe DSL's cluster prologue: init, fence.mbarrier_init
+// (.release.cluster), a RELAXED cluster arrive, the cluster wait. PTX ISA (membar/fence): the
+// fence's synchronizing effect applies to the thread's prior inits, and its example pairs it
+// with barrier.cluster.arrive.relaxed: the inits are ordered before every peer's remote use. The
+// known-bad neighbours stay P2007, each with the reason it gives; the relaxed arrive releases
+// the inits only, so a write before it still races with a peer's read.
+TEST(RulesTest, InitFenceWithRelaxedClusterArrive) {
+  const std::string head = "cluster 2x1\nbarrier b[1] count 2\nbuffer t[1] bytes 64\nrole r {\n";
+  const std::string tail = "  wait b[0] parity 0\n  cluster.sync\n}\n";
+  const std::string remote = "  arrive b[0] mask 3\n";
+  struct Case {
+    const char* name;
+    std::string prologue;
+    const char* reason;  // "" clean, else a phrase of the P2007 message
+  };
+  const std::vector<Case> cases = {
+      {"relaxed", "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       ""},
+      {"release", "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive\n  cluster.wait\n", ""},
+      {"no_fence", "  init b[0]\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       "is not followed by a fence.mbarrier_init"},
+      {"acq_rel_fence_only",
+       "  init b[0]\n  fence.acq_rel.cluster\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       "is not followed by a fence.mbarrier_init"},
+      {"fence_after_arrive",
+       "  init b[0]\n  cluster.arrive.relaxed\n  fence.mbarrier_init\n  cluster.wait\n",
+       "no cluster.arrive of"},
+      {"no_cluster_barrier", "  init b[0]\n  fence.mbarrier_init\n", "no cluster.arrive of"},
+  };
+  for (const Case& c : cases) {
+    auto run = RunText(head + c.prologue + remote + tail, std::string(c.name) + ".pipe",
+                       engine::Policy::kRoundRobin);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << c.name << Dump(*run);
+    auto f = Find(*run, Code::kRemoteBeforeInit, "b", 0);
+    if (*c.reason == '\0') {
+      EXPECT_TRUE(run->findings.empty()) << c.name << "\n" << Dump(*run);
+      continue;
+    }
+    ASSERT_FALSE(f.empty()) << c.name << "\n" << Dump(*run);
+    EXPECT_NE(f[0]->message.find(c.reason), std::string::npos) << c.name << ": " << f[0]->message;
+    EXPECT_EQ(f[0]->message.find("no cluster barrier in between"), std::string::npos);
+  }
+  // The remote arrive between the relaxed arrive and the wait: the init is not yet acquired.
+  auto early = RunText(head +
+                           "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive.relaxed\n" +
+                           remote + "  cluster.wait\n" + tail,
+                       "early.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(early, nullptr);
+  auto e = Find(*early, Code::kRemoteBeforeInit, "b", 0);
+  ASSERT_FALSE(e.empty()) << Dump(*early);
+  EXPECT_NE(e[0]->message.find("has not passed the matching cluster.wait"), std::string::npos)
+      << e[0]->message;
+  // The fence orders the inits only: a write before the relaxed arrive races with the peer.
+  auto data = RunText(head +
+                          "  init b[0]\n  write t[0]\n  fence.mbarrier_init\n"
+                          "  cluster.arrive.relaxed\n  cluster.wait\n"
+                          "  use t[0] @cta(1 - cta_rank)\n" +
+                          remote + tail,
+                      "data.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(data, nullptr);
+  EXPECT_TRUE(Find(*data, Code::kRemoteBeforeInit, "b", 0).empty()) << Dump(*data);
+  EXPECT_FALSE(Find(*data, Code::kDataRace, "t", 0).empty()) << Dump(*data);
+}
+
 TEST(RulesTest, ProducerExitsEarly) {
   auto run = RunRules("producer_exits_early", engine::Policy::kEager);
   ASSERT_NE(run, nullptr);
