@@ -864,17 +864,29 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       OnUse(i, ev, a);
       break;
     case EventKind::kWrite: {
-      // A DSMEM write (`write ... @cta(r)`) writes the target CTA's bytes. The agent's older
-      // writes of bytes this one rewrites are dropped: whatever orders and fences this one
-      // before a store does so for them.
+      // A DSMEM write (`write ... @cta(r)`) writes the target CTA's bytes. The bytes of older
+      // writes that this one rewrites and that happen before it (the agent's own, or another
+      // agent's ordered before it) are dropped: per-location coherence (PTX ISA, Memory
+      // Consistency Model: coherence order follows causality order) makes this write's value
+      // the one a later reader ordered after it sees, so whatever orders and fences this one
+      // before a store does so for them. The bytes it leaves are kept (a partial overwrite),
+      // as is an older write not ordered before it (its value may still be the last).
       const GenericWrite w{a, Own(a), ev.pc, ev.value2,
                            static_cast<int64_t>(ev.value2) + ev.value};
       std::vector<GenericWrite>& writes =
           locations_[Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)].writes;
-      std::erase_if(writes, [&](const GenericWrite& o) {
-        return o.agent == a && Covers(w.lo, w.hi, o.lo, o.hi);
-      });
-      writes.push_back(w);
+      std::vector<GenericWrite> kept;
+      kept.reserve(writes.size() + 1);
+      for (const GenericWrite& o : writes) {
+        if (o.epoch > ClockOf(a)[L(o.agent)] || o.hi <= w.lo || w.hi <= o.lo) {
+          kept.push_back(o);
+          continue;
+        }
+        if (o.lo < w.lo) kept.push_back(GenericWrite{o.agent, o.epoch, o.pc, o.lo, w.lo});
+        if (w.hi < o.hi) kept.push_back(GenericWrite{o.agent, o.epoch, o.pc, w.hi, o.hi});
+      }
+      kept.push_back(w);
+      writes.swap(kept);
       break;
     }
     case EventKind::kExit:

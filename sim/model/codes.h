@@ -241,7 +241,9 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "after fence.proxy.async.shared::cta in the writing threads, ordered before the store's "      \
     "issue (e.g. fence, then the named barrier, then the elected thread's store). Reported when "  \
     "a `write` to the slot is not followed by such a fence of its writer that happens before "     \
-    "the store. Typical bug: tma_store_fence() missing in the epilogue.")                          \
+    "the store, unless every byte of it the store reads was rewritten by a later write ordered "   \
+    "after it (per-location coherence: the store cannot read it). Typical bug: "                   \
+    "tma_store_fence() missing in the epilogue.")                                                  \
   X(kRemoteBeforeInit, "P2007", "remote-before-init", kError,                                      \
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \

@@ -76,6 +76,7 @@ std::vector<Case> Correct() {
       {"ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}},
       {"pipeline_async/pipeline_async.pipe", {{"ITERS", 4}, {"CONSUMER_WARPS", 2}}},
       {"tma_store/tma_store.pipe", {}},
+      {"tma_store/flashkda_state_overwrite.pipe", {}},
       {"cuda_pipeline/prefetch.pipe", {{"BATCHES", 4}}},
       {"cuda_pipeline/producer_consumer.pipe", {}},
       {"cuda_pipeline/cp_async_arrive_on.pipe", {}},

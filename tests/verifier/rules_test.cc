@@ -433,6 +433,55 @@ TEST(RulesTest, StoreWithoutProxyFence) {
   EXPECT_EQ(Find(*late_run, Code::kProxyFenceMissing, "C", 0).size(), 1u) << Dump(*late_run);
 }
 
+// Per-location coherence (MoonshotAI/FlashKDA #24): an unfenced write whose every byte a later
+// write rewrote, ordered after it by happens-before, cannot be what a store ordered after the
+// rewrite reads, so only the rewrite needs the proxy fence. Two rewrites of a half each cover it
+// too; a half left, or a rewrite not ordered after the fill, leaves a P2006 on the fill.
+TEST(RulesTest, StoreDoesNotReadAWriteThatIsOverwrittenAfterIt) {
+  const std::string head = R"(
+buffer C[1] bytes 2048
+tensormap tmC dtype f16 dims [64, 64] box [64, 16]
+role fill threads 32 {
+  write C[0]
+)";
+  const std::string store = R"(
+role storer threads 32 {
+  bar.sync 1, 96
+  tma.store tmC coords [0, 0] <- C[0]
+  bulk.commit
+  bulk.wait 0
+}
+)";
+  struct Case {
+    const char* name;
+    const char* fill_tail;  // after the fill's write
+    const char* rewrite;    // the second writer's body before its fence
+    bool finding;
+  };
+  const std::vector<Case> cases = {
+      {"whole", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n", "  write C[0]\n", false},
+      {"two_halves", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n",
+       "  write C[0] + 1024 bytes 1024\n  write C[0] bytes 1024\n", false},
+      {"half", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n", "  write C[0] bytes 1024\n", true},
+      {"unordered", "  bar.sync 1, 96\n}\n", "  write C[0]\n", true},
+  };
+  for (const Case& c : cases) {
+    const bool ordered = std::string(c.name) != "unordered";
+    const std::string writer = std::string("role mma threads 32 {\n") +
+                               (ordered ? "  bar.sync 2, 64\n" : "") + c.rewrite +
+                               "  fence.proxy.async\n  bar.sync 1, 96\n}\n";
+    auto run = RunText(head + c.fill_tail + writer + store, std::string(c.name) + ".pipe",
+                       engine::Policy::kRoundRobin);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << c.name << Dump(*run);
+    auto f = Find(*run, Code::kProxyFenceMissing, "C", 0);
+    EXPECT_EQ(!f.empty(), c.finding) << c.name << "\n" << Dump(*run);
+    if (!f.empty()) {
+      EXPECT_EQ(Label(*run, f[0]->other_agent), "CTA 0 fill[0]") << c.name;
+    }
+  }
+}
+
 // Two warpgroups each write their own half of one slot and TMA-store it (CUTLASS's and
 // pipelines/persistent_gemm's epilogue): a store reads only its half, so the other warpgroup's
 // unordered write of the other half is no race and needs no fence for it (the round-robin
