@@ -21,9 +21,14 @@ namespace parity::verifier {
 using trace::EventKind;
 using trace::TraceEvent;
 
-bool HasErrors(const std::vector<Finding>& findings) {
+model::Severity Finding::level(bool strict) const {
+  const model::Severity s = model::CodeSeverity(code());
+  return s == model::Severity::kError && strict_only && !strict ? model::Severity::kWarning : s;
+}
+
+bool HasErrors(const std::vector<Finding>& findings, bool strict) {
   for (const Finding& f : findings) {
-    if (model::CodeSeverity(f.code()) == model::Severity::kError) return true;
+    if (f.level(strict) == model::Severity::kError) return true;
   }
   return false;
 }

@@ -60,8 +60,17 @@ struct Finding {
   uint32_t pc = 0;               // that statement's instruction index in the agent's role
   uint32_t other_pc = 0;         // the other party's instruction (races: the earlier access)
   size_t event = 0;              // index into the trace of the event where it was found
+  // Two verdict levels (docs/levels.md): a finding of an error code is an error when PTX leaves
+  // the pair unordered and a compiler or the hardware can plausibly exhibit it; it is a warning
+  // (`strict`: an error only under --strict) when only the formal model leaves it unordered, on
+  // a pattern production code relies on and no silicon test shows. Decided per finding, by the
+  // rule that reports it.
+  bool strict_only = false;
 
   model::Code code() const { return violation.code; }
+  // The level this finding is reported at: its code's severity, a warning when strict_only
+  // (unless `strict`).
+  model::Severity level(bool strict = false) const;
 };
 
 // Runs every rule on a finished (or stopped) run. Findings come in trace order, the end-of-run
@@ -71,8 +80,8 @@ struct Finding {
 std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
                                 std::span<const trace::TraceEvent> trace);
 
-// Whether any finding has error severity.
-bool HasErrors(const std::vector<Finding>& findings);
+// Whether any finding is at error level (Finding::level(strict)).
+bool HasErrors(const std::vector<Finding>& findings, bool strict = false);
 
 }  // namespace parity::verifier
 
