@@ -665,6 +665,7 @@ class Races {
     for (const auto& [ia, ib, narrow] : races) {
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
+      const size_t read_out = narrow ? ReadOutBefore(a, b) : kNone;
       auto name = [this](const Access& x) {
         return (x.buffer < p_.buffers.size() ? p_.buffers[x.buffer].name
                                              : std::string("buffer")) +
@@ -688,7 +689,16 @@ class Races {
                             "(the default of try_wait/test_wait) synchronises only within its "
                             "CTA: write the arrive as `arrive.release.cluster` (and the wait "
                             "as `wait.acquire.cluster`)"
-                          : Missing(a, b));
+                          : Missing(a, b)) +
+                  (read_out == kNone
+                       ? ""
+                       : std::string(" (a warning, an error under --strict: the write's "
+                                     "bytes were read out by the ") +
+                             Describe(accesses_[read_out]) +
+                             ", whose completion is ordered before the release: the write is "
+                             "performed before it; only PTX's scope rule leaves the pair "
+                             "unordered, docs/levels.md L1)");
+      f.strict_only = read_out != kNone;
       f.agent = b.agent;
       f.other_agent = a.agent;
       f.other_pc = a.pc;
@@ -707,6 +717,26 @@ class Races {
   static constexpr uint32_t kNoSnap = std::numeric_limits<uint32_t>::max();
   // CpDone's source key of an agent's own cp.async.wait_group / wait_all (slots are below it).
   static constexpr uint64_t kOwnWaits = std::numeric_limits<uint64_t>::max();
+
+  // docs/levels.md, rule L1: a P2013 pair whose earlier access is a generic write of the CTA's
+  // shared memory every byte of which an asynchronous read (a TMA / bulk store's source read)
+  // read after it (happens-before: the write was fenced for that read, P2006 says so if not)
+  // and whose completion (cp.async.bulk.wait_group[.read]) reaches the later access through the
+  // narrow-scope chain. The write is then performed in shared memory before the release (another
+  // unit has read it out), so only the scope rule of the formal model leaves the pair unordered:
+  // the epilogue-reuse handoff of inclusionAI/humming PR #56 (TMA store, bulk.wait 0 read, then
+  // ClusterBarrier::arrive(cta_id) at its default .cta scope), validated on H100 and H200.
+  // Returns that read's access, or kNone.
+  size_t ReadOutBefore(const Access& a, const Access& b) const {
+    if (a.kind != AccessKind::kWrite || !a.range_known) return kNone;
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      const Access& r = accesses_[i];
+      if (r.kind != AccessKind::kStoreRead || r.cta != a.cta || !r.range_known) continue;
+      if (r.abs_lo > a.abs_lo || a.abs_hi > r.abs_hi) continue;
+      if (Reaches(a, r.clock) && Reaches(r, b.weak)) return i;
+    }
+    return kNone;
+  }
 
   const ir::Program& p_;
   const engine::Engine& e_;
