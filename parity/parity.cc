@@ -17,6 +17,7 @@
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
 #include "tools/cli/narrate.h"
+#include "verifier/culprit.h"
 
 namespace parity::api {
 
@@ -339,6 +340,8 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.agent = loc.Label(report.culprit.agent);
     f.location = ToLocation(report.culprit.where);
     f.related.push_back(Related{f.agent, report.culprit.text, f.location});
+    f.suggested_change = report.culprit.change;
+    f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
@@ -474,7 +477,7 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   Locator loc(program, e);
   if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
   if (r.outcome == engine::Outcome::kDeadlock) {
-    d->deadlock = verifier::DiagnoseDeadlock(program, e, r, nullptr, &d->params);
+    d->deadlock = verifier::DiagnoseDeadlockWithRepair(program, e, r, d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
   }
   for (const engine::ViolationInfo& w : r.warnings) {
@@ -579,7 +582,8 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     Locator loc(program, end);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
-      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr, nullptr, &d->params);
+      d->deadlock =
+          verifier::DiagnoseDeadlockWithRepair(program, end, rr, d->params, &r.counterexample);
       report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
     } else if (!r.findings.empty()) {
       for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));

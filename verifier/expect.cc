@@ -75,6 +75,7 @@ std::string Expectation::Text() const {
   if (cta >= 0) s += " of CTA " + std::to_string(cta);
   if (!agent.empty()) s += " by " + agent;
   if (!cause.empty()) s += ", cause " + cause;
+  if (!change.empty()) s += ", fix \"" + change + "\"";
   if (warnings != 0) s += ", " + std::to_string(warnings) + " warnings";
   if (line != 0) s += " at line " + std::to_string(line);
   if (explore) {
@@ -165,12 +166,15 @@ Expected<std::vector<Expectation>> ReadExpectations(const std::string& file,
         x.cause = value;
       } else if (key == "agent" && !value.empty()) {
         x.agent = value;
+      } else if (key == "change" && !value.empty()) {
+        x.change = value;
       } else if (key == "warnings" && ParseInt(value, &n) && n > 0) {
         x.warnings = static_cast<size_t>(n);
       } else {
         return bad(t.column, "unknown or malformed `" + t.text + "` (expect: CODE [at LINE] "
                              "[explore] [policy=P] [seed=N] [every-policy] [-D NAME=V] "
-                             "[object=NAME[I]] [cta=N] [cause=C] [agent=\"LABEL\"] [warnings=N])");
+                             "[object=NAME[I]] [cta=N] [cause=C] [agent=\"LABEL\"] [change=\"FIX\"] "
+                             "[warnings=N])");
       }
     }
     out.push_back(std::move(x));
@@ -239,6 +243,9 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
       if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(c.cause));
       if (!x.agent.empty()) expect_eq("agent", x.agent, AgentLabel(p, e, c.agent));
       check_line(c.where);
+      // The change a re-run proved (verifier/culprit.h): a culprit without one is the
+      // heuristic's guess, which an expectation of a change does not accept.
+      if (!x.change.empty()) expect_eq("suggested change", x.change, c.change);
       std::string out;
       for (const std::string& d : diffs) out += (out.empty() ? "" : "; ") + d;
       return out;
@@ -259,6 +266,7 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     }
     if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(b.cause));
     if (!x.agent.empty()) expect_eq("agent", x.agent, AgentLabel(p, e, b.blocked.agent));
+    if (!x.change.empty()) expect_eq("suggested change", x.change, "(none: no change fixed it)");
     check_line(b.blocked.where);
   } else if (r.violation && model::CodeId(r.violation->violation.code) == x.code) {
     const engine::ViolationInfo& v = *r.violation;

@@ -19,6 +19,7 @@
 #include "sim/ir/ir.h"
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -309,7 +310,7 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   const std::string what = c.file + DefinesText(c.expect.defines) + " " + Name(o);
   verifier::DeadlockReport report;
   if (r.result.outcome == Outcome::kDeadlock) {
-    report = verifier::DiagnoseDeadlock(*r.program, *r.engine, r.result, nullptr, &r.params);
+    report = verifier::DiagnoseDeadlockWithRepair(*r.program, *r.engine, r.result, r.params);
   }
   verifier::CheckRun run;
   run.program = r.program.get();

@@ -18,6 +18,7 @@
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -247,6 +248,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                         {"parity", c.parity},
                         {"location", c.where.ToString()},
                         {"explanation", c.text}};
+        if (!c.change.empty()) {
+          d["culprit"]["suggested_change"] = c.change;
+          d["culprit"]["changes"] = c.change_kind;
+          d["culprit"]["line"] = c.where.line;
+        }
       }
       d["blocked"] = nlohmann::json::array();
       for (const auto& x : report.blocked) {
@@ -460,8 +466,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     std::optional<verifier::DeadlockReport> report;
     std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result, nullptr,
-                                          &ran.loaded.params);
+      report = verifier::DiagnoseDeadlockWithRepair(program, *ran.engine, ran.result,
+                                                    ran.loaded.params);
       std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());
