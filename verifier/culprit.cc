@@ -520,6 +520,10 @@ class Repairer {
   std::set<std::pair<int, int>> baseline_;  // (code, line) of the deadlocked run's findings
 };
 
+bool IsParityWaitKind(const BlockedExplanation& x) {
+  return x.blocked.wait == engine::WaitKind::kMbarrierParity;
+}
+
 std::string BarrierName(const ir::Program& p, uint32_t b) {
   return b < p.barriers.size() ? p.barriers[b].name : "barrier#" + std::to_string(b);
 }
@@ -541,11 +545,11 @@ void Describe(const ir::Program& program, const Engine& engine, const RepairCand
       k.cause = c.new_value > c.old_value ? DeadlockCause::kCountTooLow
                                           : DeadlockCause::kCountTooHigh;
       change << "set the init count of " << bar << " to " << c.new_value;
-      text << "the init count of " << bar << "[] at " << c.where.ToString() << " is "
-           << c.old_value << " but " << c.new_value
-           << " arrivals come per phase (every agent that releases it, each with its arrive "
-              "count): "
-           << change.str() << ". "
+      text << "the init count of " << bar << " at " << c.where.ToString() << " is "
+           << c.old_value << " but " << c.new_value << " arrivals come per phase on "
+           << BarrierLabel(program, c.barrier, c.index, c.cta)
+           << " (every agent that releases it, each with its arrive count): " << change.str()
+           << ". "
            << (c.new_value > c.old_value
                    ? "With the lower count a phase completes before all releases are in, the "
                      "early ones count toward the next phase, and the ring's phases drift "
@@ -584,19 +588,22 @@ void Describe(const ir::Program& program, const Engine& engine, const RepairCand
   *out = k;
 }
 
-bool IsParityCause(DeadlockCause c) {
-  return c == DeadlockCause::kParityPassedAtOnce || c == DeadlockCause::kWaitSkipsPhase ||
-         c == DeadlockCause::kWrongInitialPhase || c == DeadlockCause::kWaitsOnOwnSignal;
-}
-
-// A parity change at the very wait the heuristic diagnosis already named (the earlier wait
-// that passed at once, or a blocked wait it classified by its parity) confirms it: the finer
-// slug and the agent it named stay (a wait that passed at once says more than "start phase
-// one off"), the change is added.
+// A parity change at the very wait the heuristic diagnosis already named confirms it: the
+// agent and slot it named stay, and so does its slug where it says more than the change does
+// (an earlier wait that passed at once) or the same (a flip is a start phase one off:
+// wrong-initial-phase; a parity derived from the ring index replaces one from the wrong loop
+// index: wait-skips-a-phase). Otherwise the change's own slug stands: a blocked wait that
+// "skipped a phase" but is fixed by a flip had its start phase wrong.
 void KeepHeuristicNames(const DeadlockReport& report, const DeadlockCulprit& heuristic,
                         DeadlockCulprit* k) {
-  if (heuristic.found && IsParityCause(heuristic.cause) && SameLoc(heuristic.where, k->where)) {
-    k->cause = heuristic.cause;
+  const auto keeps = [&](DeadlockCause c) {
+    return c == DeadlockCause::kParityPassedAtOnce || c == k->cause;
+  };
+  if (heuristic.found && SameLoc(heuristic.where, k->where) &&
+      (heuristic.cause == DeadlockCause::kParityPassedAtOnce ||
+       heuristic.cause == DeadlockCause::kWaitSkipsPhase ||
+       heuristic.cause == DeadlockCause::kWrongInitialPhase)) {
+    if (keeps(heuristic.cause)) k->cause = heuristic.cause;
     k->agent = heuristic.agent;
     k->barrier = heuristic.barrier;
     k->index = heuristic.index;
@@ -607,14 +614,12 @@ void KeepHeuristicNames(const DeadlockReport& report, const DeadlockCulprit& heu
     return;
   }
   for (const BlockedExplanation& x : report.blocked) {
-    if (IsParityCause(x.cause) && SameLoc(x.blocked.where, k->where)) {
-      k->cause = x.cause;
-      k->agent = x.blocked.agent;
-      k->index = x.blocked.barrier_index;
-      k->cta = x.blocked.cta;
-      k->parity = x.blocked.parity;
-      return;
-    }
+    if (!SameLoc(x.blocked.where, k->where) || !IsParityWaitKind(x)) continue;
+    k->agent = x.blocked.agent;
+    k->index = x.blocked.barrier_index;
+    k->cta = x.blocked.cta;
+    k->parity = x.blocked.parity;
+    return;
   }
 }
 
