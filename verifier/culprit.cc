@@ -204,8 +204,10 @@ class Repairer {
           begin = i + 1;
         }
       }
-      // (role, pc) -> (events, bytes each); bytes expected and delivered in the phase.
+      // (role, pc) -> (events, bytes each); bytes expected and delivered in the phase; the
+      // agent whose expect_tx it was (the first).
       std::map<std::pair<uint32_t, uint32_t>, std::pair<int64_t, int64_t>> by_stmt;
+      std::map<std::pair<uint32_t, uint32_t>, uint32_t> issuer;
       int64_t expected = 0, delivered = 0;
       bool uneven = false;
       for (size_t i = begin; i < events.size(); ++i) {
@@ -220,6 +222,7 @@ class Repairer {
         expected += bytes;
         const uint32_t a = AgentOf(e);
         if (a == UINT32_MAX) continue;
+        issuer.emplace(std::make_pair(engine_.agent_info(a).role, uint32_t{e.pc}), a);
         auto& s = by_stmt[{engine_.agent_info(a).role, e.pc}];
         if (s.first > 0 && s.second != bytes) uneven = true;
         s.first += 1;
@@ -237,7 +240,7 @@ class Repairer {
         c.barrier = b.barrier;
         c.index = b.barrier_index;
         c.cta = b.cta;
-        c.agent = b.agent;
+        c.agent = issuer.at(stmt);
         c.old_value = bytes;
         c.new_value = bytes + delta / n;
         c.tier = 0;

@@ -237,7 +237,8 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
       // An earlier wait is the most likely cause (DeadlockCulprit): it is what the report names.
       const DeadlockCulprit& c = report.culprit;
       if (!x.object.empty()) {
-        expect_eq("culprit wait on", ObjectText(x), ObjectIs(x, barrier_name(c.barrier), c.index));
+        expect_eq(c.change.empty() ? "culprit wait on" : "culprit on", ObjectText(x),
+                  ObjectIs(x, barrier_name(c.barrier), c.index));
       }
       if (x.cta >= 0) expect_eq("CTA", std::to_string(x.cta), std::to_string(c.cta));
       if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(c.cause));
