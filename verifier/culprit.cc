@@ -172,7 +172,8 @@ class Repairer {
   }
 
   bool OutOfTime() const {
-    return std::chrono::duration<double>(Clock::now() - start_).count() > options_.budget_s;
+    return steps_ >= options_.max_total_steps ||
+           std::chrono::duration<double>(Clock::now() - start_).count() > options_.budget_s;
   }
 
   const ir::Program& copy() const { return copy_; }
@@ -455,7 +456,9 @@ class Repairer {
   bool RunsClean(const engine::EngineOptions& o,
                  const std::vector<engine::Choice>* choices) {
     if (OutOfTime()) return false;
-    Expected<Engine> e = Engine::Create(copy_, params_, o);
+    engine::EngineOptions bounded = o;
+    bounded.max_steps = std::min(o.max_steps, options_.max_total_steps - steps_);
+    Expected<Engine> e = Engine::Create(copy_, params_, bounded);
     if (!e.ok()) return false;
     Engine& run = *e;
     if (choices != nullptr) {
@@ -468,6 +471,7 @@ class Repairer {
     }
     const engine::RunResult r =
         run.result().outcome == engine::Outcome::kRunning ? run.Run() : run.result();
+    steps_ += r.steps;
     if (r.outcome != engine::Outcome::kCompleted || r.violation) return false;
     for (const engine::ViolationInfo& w : r.warnings) {
       if (!baseline_.count({static_cast<int>(w.violation.code), w.where.line})) return false;
@@ -521,6 +525,7 @@ class Repairer {
   Clock::time_point start_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_;
   std::set<std::pair<int, int>> baseline_;  // (code, line) of the deadlocked run's findings
+  uint64_t steps_ = 0;                       // engine steps of the re-runs so far
 };
 
 bool IsParityWaitKind(const BlockedExplanation& x) {
