@@ -350,6 +350,18 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
   return f;
 }
 
+// A model violation whose cause a re-run with one change proved (verifier/culprit.h): the
+// finding says where and what to change.
+void AddViolationCulprit(const Locator& loc,
+                         const verifier::DeadlockCulprit& c, Finding* f) {
+  if (!c.found) return;
+  f->suggested_change = c.change;
+  f->culprit_cause = verifier::DeadlockCauseName(c.cause);
+  f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
+                ": " + c.change;
+  f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});
+}
+
 engine::Policy ToEnginePolicy(Policy p) {
   switch (p) {
     case Policy::kEager:
@@ -475,7 +487,13 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   report.events_count = r.events;
   d->rule_findings = verifier::CheckRules(program, e, e.trace());
   Locator loc(program, e);
-  if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
+  if (r.violation) {
+    verifier::RepairOptions ro;
+    ro.options = d->engine_options;
+    d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, e, ro);
+    report.findings.push_back(FromViolation(loc, *r.violation));
+    AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
+  }
   if (r.outcome == engine::Outcome::kDeadlock) {
     d->deadlock = verifier::DiagnoseDeadlockWithRepair(program, e, r, d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
@@ -588,7 +606,12 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     } else if (!r.findings.empty()) {
       for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));
     } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
+      verifier::RepairOptions ro;
+      ro.options = end.options();
+      ro.counterexample = &r.counterexample;
+      d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, end, ro);
       report.findings.push_back(FromViolation(loc, *rr.violation));
+      AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
     }
     if (rr.tx_pieces_differ) {
       AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);

@@ -263,7 +263,28 @@ class Repairer {
       std::set<uint32_t> net_zero;           // agents with cp.async arrives without .noinc
     };
     std::map<SlotKey, Slot> slots;
-    for (const trace::TraceEvent& e : engine_.trace()) {
+    // The run itself and, since it may have stopped before every releasing agent arrived (a
+    // violation ends a run early), the unchanged schedule under the eager, lazy and
+    // round-robin policies: the arrivers of a slot are those of any of these runs.
+    std::vector<trace::TraceEvent> events = engine_.trace();
+    for (engine::Policy p :
+         {engine::Policy::kEager, engine::Policy::kLazy, engine::Policy::kRoundRobin}) {
+      engine::EngineOptions o;
+      o.policy = p;
+      o.max_steps = std::max<uint64_t>(engine_.result().steps * 20, 2'000'000);
+      o.max_steps = std::min(o.max_steps, options_.max_total_steps / 8);
+      Expected<Engine> e = Engine::Create(program_, params_, o);
+      if (!e.ok()) continue;
+      steps_ += e->Run().steps;
+      for (const trace::TraceEvent& ev : e->trace()) {
+        const auto k = static_cast<EventKind>(ev.kind);
+        if (k == EventKind::kArrive || k == EventKind::kArriveExpectTx ||
+            k == EventKind::kCpAsyncArrive) {
+          events.push_back(ev);
+        }
+      }
+    }
+    for (const trace::TraceEvent& e : events) {
       const auto k = static_cast<EventKind>(e.kind);
       if (k == EventKind::kInit) {
         Slot& s = slots[Key(e)];
@@ -655,6 +676,22 @@ bool FindCulpritByRepair(const ir::Program& program, const std::vector<int64_t>&
     return true;
   }
   return false;
+}
+
+DeadlockCulprit FindCulpritOfViolation(const ir::Program& program,
+                                       const std::vector<int64_t>& params,
+                                       const engine::Engine& engine,
+                                       const RepairOptions& options) {
+  DeadlockCulprit out;
+  if (engine.trace().empty()) return out;
+  Repairer repairer(program, params, engine, options);
+  for (const RepairCandidate& c : repairer.Candidates(DeadlockReport{})) {
+    if (repairer.OutOfTime()) break;
+    if (!repairer.Fixes(c)) continue;
+    Describe(program, engine, c, &out);
+    return out;
+  }
+  return out;
 }
 
 DeadlockReport DiagnoseDeadlockWithRepair(const ir::Program& program,

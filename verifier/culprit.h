@@ -64,6 +64,14 @@ bool FindCulpritByRepair(const ir::Program& program, const std::vector<int64_t>&
                          const engine::Engine& engine, const RepairOptions& options,
                          DeadlockReport* report);
 
+// The same search for a run that stopped at a model violation (an over-arrival, a phase that
+// completed before anyone observed the one before, ...): a count or parity mistake often
+// shows as one of those before it can deadlock. No phase is blocked, so the candidates are
+// the measured init counts and every parity wait. found = false when no change fixes the run.
+DeadlockCulprit FindCulpritOfViolation(const ir::Program& program,
+                                       const std::vector<int64_t>& params,
+                                       const engine::Engine& engine, const RepairOptions& options);
+
 // DiagnoseDeadlock, then FindCulpritByRepair with the engine's own options.
 DeadlockReport DiagnoseDeadlockWithRepair(
     const ir::Program& program, const engine::Engine& engine, const engine::RunResult& result,

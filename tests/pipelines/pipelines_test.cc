@@ -318,6 +318,15 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   run.result = &r.result;
   run.findings = &r.findings;
   run.deadlock = r.result.outcome == Outcome::kDeadlock ? &report : nullptr;
+  verifier::DeadlockCulprit violation_culprit;
+  const verifier::Expectation& e = c.expect;
+  if (r.result.outcome == Outcome::kViolation && details &&
+      (!e.cause.empty() || !e.change.empty() || e.culprit_line != 0)) {
+    verifier::RepairOptions ro;
+    ro.options = o;
+    violation_culprit = verifier::FindCulpritOfViolation(*r.program, r.params, *r.engine, ro);
+  }
+  run.violation_culprit = &violation_culprit;
   verifier::Expectation x = c.expect;
   if (!details) {  // the code only
     verifier::Expectation code_only;

@@ -97,10 +97,10 @@ INSTANTIATE_TEST_SUITE_P(
         // The empty barrier's count without the multicast factor: the blocked waits look as if
         // a parity skipped a phase; the count is the culprit (item 7 of issue 34).
         Case{"pipelines/tma_async_gemm/bad_empty_count_no_multicast.pipe", kEager,
-             DeadlockCause::kCountTooLow, 43, "set the init count of empty to 4", "count",
+             DeadlockCause::kCountTooLow, 46, "set the init count of empty to 4", "count",
              "empty"},
         Case{"pipelines/tma_async_gemm/bad_empty_count_no_multicast.pipe", kRoundRobin,
-             DeadlockCause::kCountTooLow, 43, "set the init count of empty to 4", "count",
+             DeadlockCause::kCountTooLow, 46, "set the init count of empty to 4", "count",
              "empty"},
         // FA3's producer waiting on barrier_O with work_idx % 2 (flash-attention #1317): the
         // producer's own wait, not a consumer's wait on a K stage (item 8).
@@ -233,6 +233,42 @@ TEST(CulpritTest, FindingCarriesTheSuggestedChange) {
     EXPECT_EQ(f->culprit_cause, "tx-over-expected");
     EXPECT_EQ(f->suggested_change, "set the expect_tx bytes to 8192");
     EXPECT_THAT(f->message, HasSubstr("set the expect_tx bytes to 8192"));
+  }
+}
+
+// A count or parity mistake that shows as a model violation first (an over-arrival, M1005)
+// gets the same search: the finding names the change, for check and explore; a violation no
+// such change fixes (a missing __syncthreads after the init, M1001) gets none.
+TEST(CulpritTest, ViolationsGetTheChangeThatFixesThem) {
+  const std::string file = "pipelines/tma_async_gemm/bad_empty_count_no_multicast.pipe";
+  auto schedule = api::Schedule::FromFile(file);
+  ASSERT_TRUE(schedule.ok());
+  api::CheckOptions co;
+  co.policy = api::Policy::kLazy;
+  auto checked = api::Check(*schedule, co);
+  ASSERT_TRUE(checked.ok());
+  api::ExploreOptions eo;
+  eo.max_states = 100'000;
+  auto explored = api::Explore(*schedule, eo);
+  ASSERT_TRUE(explored.ok());
+  for (const std::vector<api::Finding>* findings : {&checked->findings, &explored->findings}) {
+    const api::Finding* f = nullptr;
+    for (const api::Finding& x : *findings) {
+      if (x.code == "M1005") f = &x;
+    }
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->culprit_cause, "count-too-low");
+    EXPECT_EQ(f->suggested_change, "set the init count of empty to 4");
+    EXPECT_THAT(f->message, HasSubstr("bad_empty_count_no_multicast.pipe:46:"));
+  }
+  auto other =
+      api::Schedule::FromFile("pipelines/single_tma_load/bad_countN_no_syncthreads.pipe");
+  ASSERT_TRUE(other.ok());
+  auto no_fix = api::Check(*other);
+  ASSERT_TRUE(no_fix.ok());
+  ASSERT_FALSE(no_fix->findings.empty());
+  for (const api::Finding& f : no_fix->findings) {
+    EXPECT_TRUE(f.suggested_change.empty()) << f.code << ": " << f.suggested_change;
   }
 }
 
