@@ -223,6 +223,10 @@ void PrintCounterexample(const api::ExploreReport::Detail& d) {
                 verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
   } else {
     PrintFindingLines(program, e, r.findings);
+    if (const verifier::DeadlockCulprit& c = d.violation_culprit; c.found) {
+      std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                  c.where.ToString().c_str(), c.text.c_str());
+    }
   }
 }
 
