@@ -64,10 +64,16 @@ struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed 
 class Lifetime {
  public:
   Lifetime(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace, &p) {}
+      : p_(p),
+        e_(e),
+        trace_(trace),
+        pcs_(p),
+        hb_(e, trace, &p),
+        seen_(e, trace, &p, HappensBefore::Mode::kCausal) {}
 
   std::vector<Finding> Run() {
     const uint32_t n = hb_.num_agents();
+    for (uint32_t a = 0; a < n; ++a) members_[e_.agent_info(a).cta_global].push_back(a);
     exit_strong_.resize(n);
     exit_weak_.resize(n);
     exited_.assign(n, false);
@@ -176,6 +182,7 @@ class Lifetime {
     const uint32_t a = by_agent ? hb_.AgentOf(ev) : HappensBefore::kNone;
     if (by_agent && a == HappensBefore::kNone) return;
     hb_.Step(ev);  // program order and the synchronisation edges, as the race checker has them
+    seen_.Step(ev);
     switch (k) {
       case EventKind::kArrive:
         if (by_agent) {
@@ -245,6 +252,7 @@ class Lifetime {
           x.read = k == EventKind::kUse;
           x.epoch = hb_.Own(a);
           accesses_.push_back(x);
+          if (!Started(x.target, a)) ReportBeforeStart(x);
         }
         break;
       case EventKind::kExit:
@@ -255,6 +263,43 @@ class Lifetime {
       default:
         break;
     }
+  }
+
+  // Whether agent a has observed, through any synchronisation, an operation of an agent of
+  // global CTA `cta`: only then is that CTA known to have started (P2030). The check reads one
+  // run and does not depend on its order, for the reason P2010's does (lifetime.h): the events
+  // the access does not observe can all run after it.
+  bool Started(uint32_t cta, uint32_t a) const {
+    auto m = members_.find(cta);
+    if (m == members_.end()) return false;
+    const VectorClock& c = seen_.clock(a);
+    for (uint32_t y : m->second) {
+      if (c[seen_.AgentComponent(y)] > 0) return true;
+    }
+    return false;
+  }
+
+  void ReportBeforeStart(const Access& x) {
+    if (!started_seen_.emplace(x.target, Role(x.agent), x.pc).second) return;
+    const std::string cta = "CTA " + std::to_string(x.target);
+    Finding f;
+    f.violation = model::Violation{model::Code::kDsmemBeforeStart,
+                                   static_cast<int64_t>(x.target), 0};
+    f.message = "the " + std::string(What(x)) + " " + p_.buffers[x.object].name + "[" +
+                std::to_string(x.index) + "] of " + cta + " by " + AgentLabel(p_, e_, x.agent) +
+                " at " + pcs_.where(Role(x.agent), x.pc).ToString() +
+                " may run before " + cta + " started: nothing it observed (a cluster barrier, "
+                "a barrier phase, a named barrier) comes after an operation of " + cta +
+                " (a cluster.sync before the first DSMEM access proves every CTA started)";
+    f.object_is_buffer = true;
+    f.agent = x.agent;
+    f.cta = x.target;
+    f.object = x.object;
+    f.index = x.index;
+    f.pc = x.pc;
+    f.where = pcs_.where(Role(x.agent), x.pc);
+    f.event = x.event;
+    findings_.push_back(std::move(f));
   }
 
   // How an access stands with respect to the exit of agent y of its target CTA.
@@ -395,6 +440,9 @@ class Lifetime {
   std::span<const TraceEvent> trace_;
   PcMap pcs_;
   HappensBefore hb_;
+  HappensBefore seen_;  // Mode::kCausal: what each agent observed of the others (P2030)
+  std::map<uint32_t, std::vector<uint32_t>> members_;  // global CTA -> its agents
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> started_seen_;  // (CTA, role, pc) reported
   std::vector<VectorClock> exit_strong_, exit_weak_;  // per agent, at its exit
   std::vector<bool> exited_;
   std::vector<Issue> pending_;

@@ -60,6 +60,8 @@ struct Access {
   // of every agent of its role writing their share of the range (docs/language.md §10), so the
   // accesses of one statement by different agents of the role do not overlap each other.
   bool share = false;
+  // A `red` / `atom` (trace::kFlagAtomic): two atomics of the same bytes do not race.
+  bool atomic = false;
   // The same in CTA shared-memory bytes (Pairs), so that aliases compare.
   int64_t abs_lo = 0;
   int64_t abs_hi = 0;
@@ -484,6 +486,7 @@ class Races {
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
         const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
         x.share = w != nullptr && w->buf.bytes == ir::kNoExpr;
+        x.atomic = w != nullptr ? w->atomic : (ev.flags & trace::kFlagAtomic) != 0;
         Add(std::move(x));
         break;
       }
@@ -521,7 +524,8 @@ class Races {
   std::string Describe(const Access& x) const {
     static constexpr const char* kWhat[] = {"read (use)", "write", "async-proxy copy write",
                                             "cp.async write", "async-proxy read of a store"};
-    std::string s = std::string(kWhat[static_cast<int>(x.kind)]) + " by " +
+    std::string s = std::string(x.atomic ? "atomic read-modify-write (red/atom)"
+                                         : kWhat[static_cast<int>(x.kind)]) + " by " +
                     AgentLabel(p_, e_, x.agent) + " at " +
                     pcs_.where(Role(x.agent), x.pc).ToString() + " (bytes ";
     if (!x.slot_known) return s + "of some slot of the buffer: not recorded)";
@@ -604,6 +608,10 @@ class Races {
       if (!IsWrite(a.kind) && !IsWrite(b.kind)) return;
       if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) return;
       if (!Overlap(a, b)) return;
+      // Atomic read-modify-writes (red/atom, .gpu scope by default) are morally strong with
+      // each other: PTX ISA, Memory Consistency Model, "Data races" needs a pair that is not
+      // morally strong. An atomic against a plain access or a copy is an ordinary conflict.
+      if (a.atomic && b.atomic) return;
       if (a.share && b.share && a.pc == b.pc && a.agent != b.agent &&
           Role(a.agent) == Role(b.agent)) {
         return;  // two agents' shares of one statement's range
