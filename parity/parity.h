@@ -138,6 +138,12 @@ struct Finding {
   std::string agent;     // the agent whose operation is the culprit ("" when none)
   Location location;     // that operation (for an asynchronous copy: the statement issuing it)
   std::vector<Related> related;  // every agent involved, the culprit included
+  // The barrier, buffer or global the finding is about: its declared name ("full", "smem_A"; ""
+  // when none), the element or slot (-1 when none) and the CTA owning it (-1 when none). The
+  // command line groups findings of one rule and statement pair over these.
+  std::string object;
+  int object_index = -1;
+  int object_cta = -1;
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };
