@@ -108,6 +108,18 @@ TEST(CliReport, FloodFitsAScreenWithGroupedDiagnosticsAndASummary) {
   EXPECT_THAT(all.out, Not(HasSubstr("more not shown")));
 }
 
+// Cluster-wide deadlocks with many blocked agents and many findings: each report fits a screen.
+TEST(CliReport, KnownBadSchedulesFitAScreen) {
+  for (const char* file : {"sim/examples/gemm_tx_overcount.pipe",
+                           "sim/examples/gemm_empty_count_high.pipe",
+                           "pipelines/tma_async_gemm/bad_tx_own_slices.pipe"}) {
+    CliResult r = RunParity({"check", file});
+    EXPECT_EQ(r.exit_code, 1) << file << r.err;
+    EXPECT_LE(Lines(r.out).size(), 80u) << r.out;
+    EXPECT_THAT(Lines(r.out).back(), ::testing::MatchesRegex("[0-9]+ errors?, .*")) << file;
+  }
+}
+
 TEST(CliReport, ExploreOfTheFloodFitsAScreenDiagnosisFirst) {
   const std::string flood = WriteFlood("flood_explore.pipe");
   CliResult r = RunParity({"explore", flood, "--shorten-budget", "0.5"});

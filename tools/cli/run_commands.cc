@@ -34,7 +34,9 @@ struct CheckOptions {
   ScheduleOptions schedule;
   std::string format = "text";
   bool full = false;
-  size_t last = 20;
+  // The behaviour's last events: enough to see the run up to a violation or deadlock, few enough
+  // that the report with its diagnosis and up to --max-findings diagnostics fits a screen.
+  size_t last = 12;
   std::string dot;
   uint64_t max_events = kDefaultMaxEvents;
   DiagnosticOptions diagnostics;
