@@ -289,7 +289,7 @@ class Search {
     Expected<Engine> e = Replay(program_, params_, path);
     if (!e.ok()) return;
     std::vector<Finding> findings = CheckRules(program_, *e, e->trace());
-    if (!HasErrors(findings)) return;
+    if (!HasErrors(findings, options_.strict)) return;
     ++res_.stats.rule_violation_ends;
     if (!found_) {
       found_ = true;
@@ -1291,6 +1291,7 @@ void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& para
     if (seconds <= 0) seconds = 1e-9;
   }
   const EveryPathResult e = CheckRulesOnEveryPath(program, params, options, seconds);
+  r.warnings = e.warnings;
   r.stats.history_states = e.states;
   r.stats.history_completed = e.completed_pairs;
   if (e.found) {

@@ -25,9 +25,6 @@
 namespace parity::cli {
 namespace {
 
-// A bounded search that found nothing is not a verification: it gets its own exit code.
-constexpr int kExitIncomplete = 4;
-
 // A numeric option that must be at least `lo` (CLI11's own range checks print DBL_MAX as the
 // upper end). The conversion itself is CLI11's.
 CLI::Validator AtLeast(double lo, const std::string& meaning) {
@@ -53,6 +50,7 @@ struct ExploreCliOptions {
   bool breadth_first = false;
   bool shortest = false;
   double shorten_budget = 2;
+  bool strict = false;
   std::string format = "text";
   bool verbose = false;  // the symmetry reduction's account, the first counterexample
   bool full = false;     // every step of the counterexample, not only the finding's agents'
@@ -279,6 +277,14 @@ void PrintCounterexample(const api::ExploreReport& report, bool full) {
   }
 }
 
+// The findings at the end of the counterexample, then the warnings of every path: what the
+// diagnostics group (JSON and SARIF index them in this order).
+std::vector<api::Finding> AllFindings(const api::ExploreReport& report) {
+  std::vector<api::Finding> all = report.findings;
+  all.insert(all.end(), report.warnings.begin(), report.warnings.end());
+  return all;
+}
+
 int ExploreExit(api::Verdict v) {
   switch (v) {
     case api::Verdict::kVerified:
@@ -312,6 +318,8 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
             ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
                   std::to_string(report.states) + " states; nothing was found in the part covered"
             : "";
+    // Warnings (docs/levels.md) are results at level "warning", whatever the verdict: diags
+    // holds the findings and the warnings.
     nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, diags,
                                           report.counterexample, ctx.exit_code, Status(), warning);
     if (!report.counterexample.empty()) {
@@ -348,8 +356,17 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
   if (d.result.has_bfs_stats) j["shortest_search_stats"] = StatsJson(d.result.bfs_stats);
   j["findings"] = nlohmann::json::array();
   for (const api::Finding& f : report.findings) j["findings"].push_back(FindingJson(f));
+  j["warnings"] = nlohmann::json::array();
+  for (const api::Finding& f : report.warnings) j["warnings"].push_back(FindingJson(f));
+  // The diagnostics group the findings and then the warnings (indices in that order).
   for (const Diagnostic& g : diags.suppressed) {
-    for (size_t i : g.members) j["findings"][i]["suppressed"] = true;
+    for (size_t i : g.members) {
+      if (i < report.findings.size()) {
+        j["findings"][i]["suppressed"] = true;
+      } else {
+        j["warnings"][i - report.findings.size()]["suppressed"] = true;
+      }
+    }
   }
   j["diagnostics"] = diags.DiagnosticsJson();
   j["summary"] = diags.SummaryJson();
@@ -406,6 +423,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.breadth_first = opt.breadth_first;
   eo.shortest_counterexample = opt.shortest;
   eo.shorten_budget_s = opt.shorten_budget;
+  eo.strict = opt.strict;
   if (text) {
     const std::vector<int64_t> params = *bound;
     const bool verbose = opt.verbose;
@@ -427,7 +445,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       return;
     }
     PrintExploreDocument(ctx, opt, *schedule, *report,
-                         Diagnose(report->findings, std::move(allows).value()));
+                         Diagnose(AllFindings(*report), std::move(allows).value()));
     return;
   }
   std::printf("exploring every interleaving of agent steps and asynchronous completions (%s; "
@@ -493,14 +511,22 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                     ? " (the brute-force search was stopped by --time-limit)"
                     : "");
   }
-  const Diagnostics diags = Diagnose(report->findings, std::move(allows).value());
+  // Warnings (docs/levels.md) go with the findings into the diagnostics: printed with every
+  // verdict (before VERIFIED, which names them, so that a verified schedule with warnings never
+  // reads as one without), counted in the summary.
+  const Diagnostics diags = Diagnose(AllFindings(*report), std::move(allows).value());
+  const size_t warned = report->warnings.size();
+  const std::string warnings =
+      warned == 0 ? ""
+                  : ", " + std::to_string(warned) + (warned == 1 ? " warning" : " warnings") +
+                        " (above; --strict makes them errors)";
   switch (r.verdict) {
     case verifier::ExploreVerdict::kVerified:
-      std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
-                  "distinct completed end state%s), no violation, no deadlock.\n",
-                  static_cast<unsigned long long>(r.stats.completed_ends),
-                  r.stats.completed_ends == 1 ? "" : "s");
       PrintDiagnostics(diags, opt.diagnostics);
+      std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
+                  "distinct completed end state%s), no violation, no deadlock%s.\n",
+                  static_cast<unsigned long long>(r.stats.completed_ends),
+                  r.stats.completed_ends == 1 ? "" : "s", warnings.c_str());
       std::printf("%s\n", diags.SummaryLine().c_str());
       ctx.exit_code = kExitClean;
       return;
@@ -544,6 +570,10 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     printed_in_full = 0;  // the API's deadlock finding
   }
   PrintDiagnostics(diags, opt.diagnostics, printed_in_full);
+  if (const verifier::DeadlockCulprit& c = detail.violation_culprit; c.found) {
+    std::printf("Most likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                c.where.ToString().c_str(), c.text.c_str());
+  }
   PrintCounterexample(*report, opt.full);
   ctx.exit_code = kExitViolations;
   if (!diags.HasErrors()) {
@@ -617,6 +647,10 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
                 "print every step of the counterexample (default: the steps of the agents and "
                 "objects the finding names, the last " + std::to_string(kCompactSteps) + ")");
   AddDiagnosticOptions(sub, opt->diagnostics);
+  sub->add_flag("--strict", opt->strict,
+                "findings that are warnings (docs/levels.md: only the formal model leaves them "
+                "unordered, on patterns production code relies on) count as errors: a path with "
+                "one is a counterexample");
   sub->add_option("--format", opt->format,
                   "text, json (schema parity.explore/1) or sarif (SARIF 2.1.0)")
       ->check(CLI::IsMember({"text", "json", "sarif"}))

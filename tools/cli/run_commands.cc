@@ -19,6 +19,7 @@
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -40,6 +41,7 @@ struct CheckOptions {
   std::string dot;
   uint64_t max_events = kDefaultMaxEvents;
   DiagnosticOptions diagnostics;
+  bool strict = false;  // warnings of docs/levels.md are errors
 };
 
 struct Ran {
@@ -136,7 +138,8 @@ struct ExpectedByFile {
 };
 std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran,
                                                const std::vector<verifier::Finding>& findings,
-                                               const verifier::DeadlockReport& report) {
+                                               const verifier::DeadlockReport& report,
+                                               const verifier::DeadlockCulprit* violation_culprit) {
   std::vector<ExpectedByFile> out;
   Expected<std::vector<verifier::Expectation>> expects =
       verifier::ReadExpectations(opt.schedule.file, ran.loaded.source);
@@ -169,6 +172,7 @@ std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran
     run.result = &ran.result;
     run.findings = &findings;
     run.deadlock = ran.result.outcome == engine::Outcome::kDeadlock ? &report : nullptr;
+    run.violation_culprit = violation_culprit;
     out.push_back({applied, verifier::MatchCheck(applied, run)});
   }
   return out;
@@ -195,7 +199,8 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
       }
     }
   }
-  const std::vector<ExpectedByFile> expected = ExpectationsOfFile(opt, ran, findings, report);
+  const std::vector<ExpectedByFile> expected =
+      ExpectationsOfFile(opt, ran, findings, report, &checked.detail->violation_culprit);
   Expected<std::vector<Suppression>> allows =
       LoadSuppressions(opt.diagnostics, opt.schedule.file, ran.loaded.source);
   if (!allows.ok()) {
@@ -208,7 +213,9 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
   // A violation or deadlock ends the run; the exit code follows the errors left after
   // suppression (an intended finding, allowed with its reason, does not fail a CI job).
   int exit_code = ExitFor(r);
-  if (exit_code == kExitClean && verifier::HasErrors(findings)) exit_code = kExitViolations;
+  if (exit_code == kExitClean && verifier::HasErrors(findings, opt.strict)) {
+    exit_code = kExitViolations;
+  }
   if (exit_code == kExitViolations && !diags.HasErrors()) exit_code = kExitClean;
   if (opt.format == "sarif") {
     // The behaviour that led to the findings, as each result's code flow: the last --last events
@@ -243,7 +250,18 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
     j["events"] = r.events;
     j["params"] = nlohmann::json::object();
     for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
-    if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
+    if (r.violation) {
+      j["violation"] = ViolationJson(ran, *r.violation);
+      const verifier::DeadlockCulprit& c = checked.detail->violation_culprit;
+      if (c.found) {  // the one change a re-run proved fixes it (verifier/culprit.h)
+        j["violation"]["culprit"] = {{"cause", verifier::DeadlockCauseName(c.cause)},
+                                     {"location", c.where.ToString()},
+                                     {"line", c.where.line},
+                                     {"changes", c.change_kind},
+                                     {"suggested_change", c.change},
+                                     {"explanation", c.text}};
+      }
+    }
     j["warnings"] = nlohmann::json::array();
     for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
     // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
@@ -269,6 +287,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                         {"parity", c.parity},
                         {"location", c.where.ToString()},
                         {"explanation", c.text}};
+        if (!c.change.empty()) {
+          d["culprit"]["suggested_change"] = c.change;
+          d["culprit"]["changes"] = c.change_kind;
+          d["culprit"]["line"] = c.where.line;
+        }
       }
       d["blocked"] = nlohmann::json::array();
       for (const auto& x : report.blocked) {
@@ -319,6 +342,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
         const api::Finding& v = checked.findings.front();
         std::printf("%s %s: %s\n  by %s at %s\n", v.code.c_str(), v.title.c_str(),
                     v.message.c_str(), v.agent.c_str(), v.location.ToString().c_str());
+        if (const verifier::DeadlockCulprit& c = checked.detail->violation_culprit; c.found) {
+          std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                      c.where.ToString().c_str(), c.text.c_str());
+        }
         std::printf("\nBehaviour (events from the start):\n%s",
                     BehaviourPrefix(program, *ran.engine, max_events).c_str());
         break;
@@ -370,6 +397,9 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
                 "blocked agent of a deadlock in full");
   sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
   sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
+  sub->add_flag("--strict", opt->strict,
+                "findings that are warnings (docs/levels.md: only the formal model leaves them "
+                "unordered, on patterns production code relies on) are errors (exit 1)");
   AddMaxEventsOption(sub, &opt->max_events);
   AddDiagnosticOptions(sub, opt->diagnostics);
   sub->callback([&ctx, opt] {
@@ -391,7 +421,8 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
     options.max_events = opt->max_events;
     // SARIF's code flow shows the events; the text report narrates from the engine itself.
     api::Result<api::CheckReport> report =
-        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif");
+        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif",
+                       opt->strict);
     if (!report.ok()) {
       ReportBadInput(ctx, ToStatus(report.error()));
       return;
@@ -477,8 +508,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     std::optional<verifier::DeadlockReport> report;
     std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result, nullptr,
-                                          &ran.loaded.params);
+      report = verifier::DiagnoseDeadlockWithRepair(program, *ran.engine, ran.result,
+                                                    ran.loaded.params);
       std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());
