@@ -267,8 +267,12 @@ void PrintCounterexample(const api::ExploreReport& report, bool full) {
     if (i > next) {
       std::printf("    ... %zu step%s of other agents\n", i - next, i - next == 1 ? "" : "s");
     }
-    std::printf("State %zu: %s\n", i + 1, steps[i].label.c_str());
-    for (const api::Event& e : steps[i].events) std::printf("    %s\n", e.text.c_str());
+    // The state after the step, named by its first event (the label says no more than that),
+    // then the step's other events.
+    const std::vector<api::Event>& events = steps[i].events;
+    std::printf("State %zu: %s\n", i + 1,
+                events.empty() ? steps[i].label.c_str() : events.front().text.c_str());
+    for (size_t k = 1; k < events.size(); ++k) std::printf("    %s\n", events[k].text.c_str());
     next = i + 1;
   }
   if (next < steps.size() && !shown.empty()) {
