@@ -134,6 +134,18 @@ TEST(CliReport, ExploreOfTheFloodFitsAScreenDiagnosisFirst) {
   ASSERT_NE(steps, std::string::npos) << r.out;
   EXPECT_LT(diagnosis, steps);
   EXPECT_THAT(lines.back(), ::testing::MatchesRegex("[0-9]+ errors?, 0 warnings, 0 notes.*"));
+  // JSON and SARIF count what the text counts (without shortening, which a time budget bounds,
+  // the three runs report the same counterexample).
+  CliResult t = RunParity({"explore", flood, "--shorten-budget", "0"});
+  const std::string summary = Lines(t.out).back();
+  CliResult j = RunParity({"explore", flood, "--shorten-budget", "0", "--format", "json"});
+  EXPECT_EQ(j.exit_code, 1) << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["summary"]["text"], summary);
+  CliResult s = RunParity({"explore", flood, "--shorten-budget", "0", "--format", "sarif"});
+  const nlohmann::json run = nlohmann::json::parse(s.out)["runs"][0];
+  EXPECT_EQ(run["properties"]["summary"]["text"], summary);
+  EXPECT_EQ(run["results"].size(), doc["diagnostics"].size());
   // --full prints every step of the counterexample.
   CliResult full = RunParity({"explore", flood, "--shorten-budget", "0.5", "--full"});
   EXPECT_GT(Lines(full.out).size(), lines.size());
