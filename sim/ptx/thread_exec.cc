@@ -542,7 +542,8 @@ class ThreadRunner {
       }
       Set(o[0], r, op == "brev" ? t.bits : 32);
     } else if (op == "ld" && o.size() == 2 &&
-               (inst.HasModifier("param") || IsParamAddress(Eval(o[1])))) {
+               (inst.HasModifier("param") || inst.HasModifier("param::entry") ||
+                IsParamAddress(Eval(o[1])))) {
       // ld.param, or a generic load through cvta.param (a __grid_constant__ parameter's address).
       const Value addr = Eval(o[1]);
       if (o[0].kind == OperandKind::kVector) {

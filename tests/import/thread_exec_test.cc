@@ -445,7 +445,7 @@ constexpr const char* kCollectives = R"(.version 8.7
   st.shared.u32 [%r2+64], %r21;
   redux.sync.max.u32 %r22, %r1, -1;
   st.shared.u32 [%r2+68], %r22;
-  ld.param.u32 %r23, [params+4];
+  ld.param::entry.u32 %r23, [params+4];
   ld.param.v2.u32 {%r24, %r25}, [params+8];
   mov.u64 %rd1, params;
   cvta.param.u64 %rd2, %rd1;
@@ -529,7 +529,7 @@ TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
     EXPECT_EQ(s.at(60), Value::Int(496));                         // redux.add
     EXPECT_EQ(s.at(64), Value::Int(static_cast<uint32_t>(3 - 31)));  // redux.min.s32
     EXPECT_EQ(s.at(68), Value::Int(31));                          // redux.max
-    // ld.param [params+4] + ld.param.v2 [params+8] + a generic load through cvta.param.
+    // ld.param::entry [params+4] + ld.param.v2 [params+8] + a generic load through cvta.param.
     EXPECT_EQ(s.at(72), Value::Int(1111));
     // activemask: the lanes converged at each side of the branch.
     EXPECT_EQ(s.at(76), Value::Int(l < 8 ? 0xff : 0xffffff00));
