@@ -240,11 +240,12 @@ TEST_F(ThreadExecTest, MissingArgumentIsNamedAtTheBranchOnIt) {
   EXPECT_EQ(ev.status().rule(), "import.missing-arg");
   // The parameter, its width, where it is read and how to give it.
   const std::string param = f.params[1].name;
-  EXPECT_NE(ev.status().message().find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
+  const std::string message = ev.status().message();
+  EXPECT_NE(message.find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
             std::string::npos)
-      << ev.status().ToString();
-  EXPECT_NE(ev.status().message().find("ws_pipeline.cu:"), std::string::npos) << ev.status().ToString();
-  EXPECT_NE(ev.status().message().find("pass --arg 1=VALUE"), std::string::npos) << ev.status().ToString();
+      << message;
+  EXPECT_NE(message.find("ws_pipeline.cu:"), std::string::npos) << message;
+  EXPECT_NE(message.find("pass --arg 1=VALUE"), std::string::npos) << message;
   EXPECT_EQ(ev.status().where().file, "tests/import/ws_pipeline.ptx");
   ASSERT_GT(ev.status().where().line, 0);
   // The culprit is a guarded branch of the PTX.
@@ -475,8 +476,8 @@ DONE:
 )";
 
 // Per lane: the values stored at each `out` offset.
-std::vector<std::map<uint64_t, Value>> Stores(const Function& f,
-                                              const std::vector<std::vector<ProtocolEvent>>& lanes) {
+std::vector<std::map<uint64_t, Value>> Stores(
+    const Function& f, const std::vector<std::vector<ProtocolEvent>>& lanes) {
   std::vector<std::map<uint64_t, Value>> out;
   for (const auto& events : lanes) {
     std::map<uint64_t, Value> m;
