@@ -78,11 +78,17 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
   EXPECT_EQ(f.slug, "deadlock");
   EXPECT_EQ(f.severity, parity::api::Severity::kError);
   EXPECT_EQ(f.agent, "CTA 0 loader[0]");
-  EXPECT_EQ(f.location.line, 14);  // the wait
+  // The culprit a re-run proves (verifier/culprit.h): the doubled expect_tx, not the wait (14)
+  // that blocks on it; then the blocked wait.
+  EXPECT_EQ(f.location.line, 12);
   EXPECT_EQ(f.location.column, 3);
-  ASSERT_EQ(f.related.size(), 1u);
-  EXPECT_THAT(f.related[0].message, HasSubstr("full[0] of CTA 0"));
-  EXPECT_THAT(f.ToString(), HasSubstr("api_load.pipe:14:3: error[P2001]"));
+  EXPECT_EQ(f.suggested_change, "set the expect_tx bytes to 8192");
+  EXPECT_EQ(f.culprit_cause, "tx-over-expected");
+  ASSERT_EQ(f.related.size(), 2u);
+  EXPECT_THAT(f.related[0].message, HasSubstr("announces 16384 bytes but 8192 land"));
+  EXPECT_THAT(f.related[1].message, HasSubstr("full[0] of CTA 0"));
+  EXPECT_EQ(f.related[1].location.line, 14);  // the wait
+  EXPECT_THAT(f.ToString(), HasSubstr("api_load.pipe:12:3: error[P2001]"));
   // The code and title are fields of their own, not repeated in the message.
   EXPECT_EQ(f.message.find("P2001"), std::string::npos) << f.message;
   EXPECT_THAT(f.ToString(), Not(HasSubstr("P2001 deadlock"))) << f.ToString();
