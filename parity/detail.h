@@ -58,7 +58,7 @@ struct ExploreReport::Detail {
 // Check and Explore with the internal options in full (what the command line sets beyond the
 // public options: event caps, memory bounds, ...). Check and Explore call these.
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events);
+                              bool collect_events, bool strict = false);
 Result<ExploreReport> ExploreWith(const Schedule& schedule,
                                   const verifier::ExploreOptions& options);
 

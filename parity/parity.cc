@@ -289,8 +289,9 @@ Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
   return f;
 }
 
-Finding FromRule(const Locator& loc, const verifier::Finding& r) {
+Finding FromRule(const Locator& loc, const verifier::Finding& r, bool strict = false) {
   Finding f = BaseFinding(r.code());
+  f.severity = FromModel(r.level(strict));
   f.message = r.message;
   f.agent = loc.Label(r.agent);
   f.location = ToLocation(r.where);
@@ -446,11 +447,11 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
   engine::EngineOptions eo;
   eo.policy = ToEnginePolicy(options.policy);
   eo.seed = options.seed;
-  return CheckWith(schedule, eo, options.collect_events);
+  return CheckWith(schedule, eo, options.collect_events, options.strict);
 }
 
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events) {
+                              bool collect_events, bool strict) {
   const Schedule::Impl& impl = schedule.impl();
   const SourceLocation file{impl.file, 0, 0};
   Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
@@ -503,7 +504,9 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   for (const engine::ViolationInfo& w : r.warnings) {
     report.findings.push_back(FromViolation(loc, w));
   }
-  for (const verifier::Finding& f : d->rule_findings) report.findings.push_back(FromRule(loc, f));
+  for (const verifier::Finding& f : d->rule_findings) {
+    report.findings.push_back(FromRule(loc, f, strict));
+  }
   if (r.tx_pieces_differ && !options.tx_pieces) {
     AddPieceFindings(program, d->params, options, {}, &report.findings);
   }
@@ -526,6 +529,7 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   eo.breadth_first = options.breadth_first;
   eo.shorten_budget_s = options.shorten_budget_s;
   eo.shortest_counterexample = options.shortest_counterexample;
+  eo.strict = options.strict;
   return ExploreWith(schedule, eo);
 }
 
@@ -606,7 +610,9 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
           verifier::DiagnoseDeadlockWithRepair(program, end, rr, d->params, &r.counterexample);
       report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
     } else if (!r.findings.empty()) {
-      for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));
+      for (const verifier::Finding& f : r.findings) {
+        report.findings.push_back(FromRule(loc, f, options.strict));
+      }
     } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
       verifier::RepairOptions ro;
       ro.options = end.options();
@@ -617,6 +623,24 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     }
     if (rr.tx_pieces_differ) {
       AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);
+    }
+  }
+  if (!r.warnings.empty()) {
+    // Each warning comes from its own path: named by agent and statement, on an engine that
+    // has not run (its trace is not theirs).
+    Expected<engine::Engine> fresh = engine::Engine::Create(*d->program, d->params, {});
+    if (!fresh.ok()) return ToError(fresh.status().At(file));
+    Locator loc(*d->program, *fresh);
+    for (const verifier::Finding& w : r.warnings) {
+      Finding f = BaseFinding(w.code());
+      f.severity = FromModel(w.level(options.strict));
+      f.message = w.message;
+      f.agent = loc.Label(w.agent);
+      f.location = ToLocation(w.where);
+      if (w.agent != verifier::kNoFindingAgent) {
+        f.related.push_back(Related{f.agent, "the culprit operation", f.location});
+      }
+      report.warnings.push_back(std::move(f));
     }
   }
   report.detail = std::move(d);

@@ -118,7 +118,10 @@ class Schedule {
 };
 
 // kNote: behaviour shown defined on the H100 that a later operation can turn into a bug (M1009);
-// it never changes an exit code or a verdict.
+// it never changes an exit code or a verdict. A finding's severity is its own, not only its
+// code's: the same rule reports an error in one case and a warning (`strict`: what only the
+// formal model leaves unordered, on a pattern production code relies on) in another
+// (docs/levels.md); `strict` in the options makes those errors.
 enum class Severity { kError, kWarning, kNote };
 
 // Another place a finding involves: an agent's operation (a blocked wait, the other side of a
@@ -169,6 +172,7 @@ struct CheckOptions {
   Policy policy = Policy::kEager;
   uint64_t seed = 0;           // of Policy::kRandom
   bool collect_events = true;  // fill CheckReport::events (the whole run, narrated)
+  bool strict = false;         // warnings of docs/levels.md are errors (`--strict`)
 };
 
 enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
@@ -200,6 +204,7 @@ struct ExploreOptions {
   // breadth-first search (bounded only by time_limit_s) gives a shortest one.
   double shorten_budget_s = 2;
   bool shortest_counterexample = false;
+  bool strict = false;  // warnings of docs/levels.md are errors: a counterexample (`--strict`)
 };
 
 enum class Verdict {
@@ -220,6 +225,9 @@ struct ExploreReport {
   std::string symmetry;   // whether symmetry reduction was applied, and why not
   // The findings at the end of the counterexample (empty when verified or incomplete).
   std::vector<Finding> findings;
+  // Warnings (severity kWarning, docs/levels.md) on the paths the rules ran on, each once,
+  // with any verdict: "verified, 2 warnings". Their `related` names agents, not places.
+  std::vector<Finding> warnings;
   std::vector<Step> counterexample;  // from the initial state to the finding
   bool counterexample_shortest = true;
   // The depth-first search's first counterexample: its length and when it was found (seconds

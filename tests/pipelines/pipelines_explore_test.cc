@@ -77,6 +77,9 @@ std::vector<Case> Correct() {
       {"ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}},
       {"pipeline_async/pipeline_async.pipe", {{"ITERS", 4}, {"CONSUMER_WARPS", 2}}},
       {"tma_store/tma_store.pipe", {}},
+      {"tma_store/flashkda_state_overwrite.pipe", {}},
+      // Verified with one warning (docs/levels.md, L1).
+      {"tma_store/epilogue_reuse_cta_scope.pipe", {}},
       {"cuda_pipeline/prefetch.pipe", {{"BATCHES", 4}}},
       {"cuda_pipeline/producer_consumer.pipe", {}},
       {"cuda_pipeline/cp_async_arrive_on.pipe", {}},
@@ -87,6 +90,8 @@ std::vector<Case> Correct() {
       {"st_async_ring/ring.pipe", {{"CTAS", 3}, {"ITEMS", 2}}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {{"MULTICAST", 1}}},
+      {"tma_async_gemm/cluster_init_relaxed.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}},
       // Per-cluster trip counts (2 tiles and 1) of the persistent loop, a `while`.
       {"persistent_gemm/persistent.pipe", {}},
       {"persistent_gemm/peer_load.pipe", {}},
