@@ -741,7 +741,7 @@ class Races {
       const Access& r = accesses_[i];
       if (r.kind != AccessKind::kStoreRead || r.cta != a.cta || !r.range_known) continue;
       if (r.abs_lo > a.abs_lo || a.abs_hi > r.abs_hi) continue;
-      if (Reaches(a, r.clock) && Reaches(r, b.weak)) return i;
+      if (Reaches(a, r, false) && Reaches(r, b, true)) return i;
     }
     return kNone;
   }
