@@ -390,6 +390,7 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.related.push_back(Related{f.agent, report.culprit.text, f.location});
     f.suggested_change = report.culprit.change;
     f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
+    f.culprit_location = f.location;
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
@@ -405,6 +406,7 @@ void AddViolationCulprit(const Locator& loc,
   if (!c.found) return;
   f->suggested_change = c.change;
   f->culprit_cause = verifier::DeadlockCauseName(c.cause);
+  f->culprit_location = ToLocation(c.where);
   f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
                 ": " + c.change;
   f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});

@@ -152,6 +152,7 @@ struct Finding {
   // cause slug it implies. Empty otherwise.
   std::string suggested_change;
   std::string culprit_cause;
+  Location culprit_location;  // the statement to change (a violation's differs from location)
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };

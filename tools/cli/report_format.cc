@@ -106,7 +106,7 @@ json FindingJson(const api::Finding& f) {
               {"location", LocationJson(f.location)}, {"related", related}};
   if (!f.suggested_change.empty()) {
     out["culprit"] = {{"cause", f.culprit_cause},
-                      {"location", LocationJson(f.location)},
+                      {"location", LocationJson(f.culprit_location)},
                       {"suggested_change", f.suggested_change}};
   }
   return out;
@@ -223,6 +223,7 @@ ojson SarifLog(const std::string& command, const std::string& file,
     if (!related.empty()) result["relatedLocations"] = related;
     if (!f.suggested_change.empty()) {  // a deadlock culprit proved by a re-run
       result["properties"] = {{"culpritCause", f.culprit_cause},
+                              {"culpritLine", f.culprit_location.line},
                               {"suggestedChange", f.suggested_change}};
     }
     if (!flow_locations.empty()) {
