@@ -17,6 +17,7 @@
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
 #include "tools/cli/narrate.h"
+#include "verifier/culprit.h"
 
 namespace parity::api {
 
@@ -340,12 +341,26 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.agent = loc.Label(report.culprit.agent);
     f.location = ToLocation(report.culprit.where);
     f.related.push_back(Related{f.agent, report.culprit.text, f.location});
+    f.suggested_change = report.culprit.change;
+    f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
                                 ToLocation(x.blocked.where)});
   }
   return f;
+}
+
+// A model violation whose cause a re-run with one change proved (verifier/culprit.h): the
+// finding says where and what to change.
+void AddViolationCulprit(const Locator& loc,
+                         const verifier::DeadlockCulprit& c, Finding* f) {
+  if (!c.found) return;
+  f->suggested_change = c.change;
+  f->culprit_cause = verifier::DeadlockCauseName(c.cause);
+  f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
+                ": " + c.change;
+  f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});
 }
 
 engine::Policy ToEnginePolicy(Policy p) {
@@ -473,9 +488,15 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   report.events_count = r.events;
   d->rule_findings = verifier::CheckRules(program, e, e.trace());
   Locator loc(program, e);
-  if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
+  if (r.violation) {
+    verifier::RepairOptions ro;
+    ro.options = d->engine_options;
+    d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, e, ro);
+    report.findings.push_back(FromViolation(loc, *r.violation));
+    AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
+  }
   if (r.outcome == engine::Outcome::kDeadlock) {
-    d->deadlock = verifier::DiagnoseDeadlock(program, e, r, nullptr, &d->params);
+    d->deadlock = verifier::DiagnoseDeadlockWithRepair(program, e, r, d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
   }
   for (const engine::ViolationInfo& w : r.warnings) {
@@ -583,14 +604,20 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     Locator loc(program, end);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
-      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr, nullptr, &d->params);
+      d->deadlock =
+          verifier::DiagnoseDeadlockWithRepair(program, end, rr, d->params, &r.counterexample);
       report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
     } else if (!r.findings.empty()) {
       for (const verifier::Finding& f : r.findings) {
         report.findings.push_back(FromRule(loc, f, options.strict));
       }
     } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
+      verifier::RepairOptions ro;
+      ro.options = end.options();
+      ro.counterexample = &r.counterexample;
+      d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, end, ro);
       report.findings.push_back(FromViolation(loc, *rr.violation));
+      AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
     }
     if (rr.tx_pieces_differ) {
       AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);

@@ -141,6 +141,11 @@ struct Finding {
   std::string agent;     // the agent whose operation is the culprit ("" when none)
   Location location;     // that operation (for an asynchronous copy: the statement issuing it)
   std::vector<Related> related;  // every agent involved, the culprit included
+  // A deadlock whose culprit a re-run proved (verifier/culprit.h): the one change at
+  // `location` that makes the run complete ("set the init count of empty to 6"), and the
+  // cause slug it implies. Empty otherwise.
+  std::string suggested_change;
+  std::string culprit_cause;
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };

@@ -4,6 +4,8 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
+
 namespace parity::verifier {
 
 using trace::EventKind;
@@ -11,6 +13,7 @@ using trace::TraceEvent;
 
 void JoinClock(VectorClock& into, const VectorClock& from) {
   const size_t n = std::min(into.size(), from.size());
+  CountWork(n);
   for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
 }
 
@@ -40,8 +43,9 @@ bool NamesSlot(EventKind k) {
 }  // namespace
 
 HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent> trace,
-                             const ir::Program* program) {
+                             const ir::Program* program, Mode mode) {
   if (program != nullptr) pcs_.emplace(*program);
+  mode_ = mode;
   engine_ = &e;
   const auto num_agents = static_cast<uint32_t>(e.num_agents());
   uint32_t clusters = 1;
@@ -132,6 +136,7 @@ uint32_t HappensBefore::FindSlot(uint32_t cta_global, uint32_t object, uint32_t 
 }
 
 HappensBefore::Order HappensBefore::OrderOf(const TraceEvent& ev, uint32_t a) const {
+  if (mode_ == Mode::kCausal) return {false, true};
   const ir::Op* op = pcs_ ? pcs_->op(engine_->agent_info(a).role, ev.pc) : nullptr;
   if (const auto* x = op ? std::get_if<ir::MbarrierArrive>(op) : nullptr) {
     return {x->sem == ir::MemSem::kRelaxed, x->scope == ir::MemScope::kCluster};
@@ -222,7 +227,9 @@ void HappensBefore::Step(const TraceEvent& ev) {
       // .cta scope on the own CTA's barrier and .cluster on a peer's (as the executor issues
       // them). The landing of an st.async releases nothing.
       if (a != kNone) {
-        ReleaseArrive(ev, a, Order{true, ev.target_cta != ev.cta}, slots_[SlotOf(ev)].acc);
+        const Order o = mode_ == Mode::kCausal ? Order{false, true}
+                                               : Order{true, ev.target_cta != ev.cta};
+        ReleaseArrive(ev, a, o, slots_[SlotOf(ev)].acc);
       }
       break;
     case EventKind::kPhaseComplete: {
@@ -251,7 +258,7 @@ void HappensBefore::Step(const TraceEvent& ev) {
       // what a fence.acq_rel.cluster before it covers (a release pattern), or nothing.
       auto [it, fresh] = cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]});
       if (fresh) it->second.Assign(width_);
-      if (ev.value == 0) {
+      if (ev.value == 0 || mode_ == Mode::kCausal) {
         it->second.Join(clocks_[a]);
       } else {
         if (fence_[a].seen && fence_[a].cluster) it->second.Join(fence_[a].at);

@@ -59,6 +59,12 @@
 // component, which the checkers record at the issuer's event (races.cc, rules.cc): a later
 // observer has seen the issuer's component reach that value exactly when the completion
 // happens before it.
+//
+// Mode::kCausal follows every synchronisation edge whatever its semantics and scope (a .relaxed
+// arrive or wait, a relaxed barrier.cluster.arrive, a .cta-scoped pair across CTAs, a standalone
+// expect_tx / complete_tx): what an agent has *observed* of another, not what is visible to it.
+// An observation proves that the observed agent has run, which is all that the start of a CTA
+// needs (verifier/lifetime.h, P2030); it orders no data.
 #ifndef PARITY_VERIFIER_HAPPENS_BEFORE_H_
 #define PARITY_VERIFIER_HAPPENS_BEFORE_H_
 
@@ -85,12 +91,13 @@ void JoinClock(VectorClock& into, const VectorClock& from);
 class HappensBefore {
  public:
   static constexpr uint32_t kNone = 0xffffffffu;
+  enum class Mode : uint8_t { kPtx, kCausal };
 
   // Registers the engine's agents and every mbarrier slot the trace names. With the program,
   // an arrive's or wait's semantics and scope come from its statement, else from the event's
   // flags (the simulator and the GPU executor write both).
   HappensBefore(const engine::Engine& engine, std::span<const trace::TraceEvent> trace,
-                const ir::Program* program = nullptr);
+                const ir::Program* program = nullptr, Mode mode = Mode::kPtx);
 
   // --- identities ---
   uint32_t num_agents() const { return static_cast<uint32_t>(clocks_.size()); }
@@ -197,6 +204,7 @@ class HappensBefore {
 
   std::optional<PcMap> pcs_;
   const engine::Engine* engine_ = nullptr;
+  Mode mode_ = Mode::kPtx;
 
   uint32_t cluster_size_ = 1;
   uint32_t width_ = 0;

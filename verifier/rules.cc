@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/lifetime.h"
@@ -478,6 +479,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const engine::Engine::TracePlace* place = places_ok_ ? &e_.trace_places()[i] : nullptr;
   for (size_t j = 0; j < queue.size(); ++j) {
     const PendingCopy& c = queue[j];
+    CountWork();
     if (c.has_bar_index && c.bar_index != ev.index) continue;
     // The engine names the issuer: agents of one role run the same statement.
     if (place != nullptr && place->agent != engine::Engine::kNoPlaceAgent &&
@@ -545,6 +547,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   // Every read of the copy's bytes must happen before the copy's issue (write-after-read).
   for (const auto& [reader, rs] : loc.reads) {
     for (const Read& r : rs) {
+      CountWork();
       if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
       if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
       const bool after_issue = r.event > c.issue_event;
@@ -586,6 +589,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   const int64_t lo = ev.value2, hi = int64_t{ev.value2} + ev.value;
   for (const CopyWrite& copy : loc.copies) {
+    CountWork();
     // An async-proxy write observed on its phase is done for whoever the observer's releases
     // reach, whatever their scopes (races.h: HappensBefore::weak_clock).
     if (copy.agent == a || !Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
@@ -602,6 +606,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   for (const auto& [issuer, ids] : loc.cp_writes) {
     for (uint32_t c : ids) {
       const CpCopy& copy = cp_copies_[c];
+      CountWork();
       // A cp.async write (generic proxy) reached only through a release/acquire pair too narrow
       // in scope is P2013, the race checker's (races.h), not this rule's.
       if (!Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
@@ -640,6 +645,7 @@ bool Analysis::CpCopyVisible(const CpCopy& c, const Clock& k) const {
                             [](uint32_t seq, const CpWait& x) { return seq < x.upto; });
   if (w != waits.end() && k[L(c.agent)] >= w->epoch) return true;
   for (const auto& [slot_id, covers] : cp_covers_[c.agent]) {
+    CountWork();
     const uint32_t seen = k[Comp(slot_id)];  // phases of the slot the reader observed
     auto v = std::upper_bound(covers.begin(), covers.end(), seen,
                               [](uint32_t s, const CpCover& x) { return s < x.phase + 1; });
@@ -662,6 +668,7 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   // issue.
   for (const auto& [reader, rs] : loc.reads) {
     for (const Read& r : rs) {
+      CountWork();
       if (reader == a || r.epoch <= hb_.weak_clock(a)[L(reader)]) continue;
       if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
       Report(model::Code::kSharedMemoryRace, 0, 0,
@@ -714,6 +721,7 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir
     return !exact || Covers(off, off + bytes, w.lo, w.hi);
   };
   for (const GenericWrite& w : loc.writes) {
+    CountWork();
     if (!reads(w)) continue;
     const uint32_t seen = ClockOf(a)[L(w.agent)];
     if (seen < w.epoch) {
@@ -791,6 +799,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
         const uint32_t by =
             places_ok_ ? e_.trace_places()[i].agent : engine::Engine::kNoPlaceAgent;
         auto it = std::find_if(q.begin(), q.end(), [id, by](const CpArrive& c) {
+          CountWork();
           return c.slot_id == id && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
         });
         if (it != q.end()) {

@@ -324,7 +324,8 @@ class Encoder {
             f.insert(f.end(), {Ref(o.id), Ref(o.threads), uint32_t{o.sync}});
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             Buf(o.buf, &f);
-            f.push_back(uint32_t{o.write});
+            // Bit 0 write, bit 1 atomic, bit 2 returns (exec.h reads bit 0 only).
+            f.push_back(uint32_t{o.write} | uint32_t{o.atomic} << 1 | uint32_t{o.returns} << 2);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             f.insert(f.end(), {o.token_var, o.result_var});
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
@@ -791,7 +792,16 @@ class Decoder {
         o.sync = Flag(f);
         return o;
       }
-      case 21: { BufferAccess o; o.buf = Buf(f); o.write = Flag(f); return o; }
+      case 21: {
+        BufferAccess o;
+        o.buf = Buf(f);
+        const uint32_t w = f->Next();
+        if (w > 7 || (w > 1 && w != 3 && w != 7)) Fail("bad buffer access kind");
+        o.write = (w & 1) != 0;
+        o.atomic = (w & 2) != 0;
+        o.returns = (w & 4) != 0;
+        return o;
+      }
       case 22: return Exit{};
       case 23: {
         MbarrierPendingCount o;

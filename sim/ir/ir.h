@@ -196,7 +196,18 @@ struct ClusterWait {};                                    // barrier.cluster.wai
 struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
 // Generic-proxy accesses of a buffer by the agent's threads: `use` reads (consumers), `write`
 // writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
-struct BufferAccess { BufferRef buf; bool write = false; };
+// `red` / `atom` (write and atomic set): atomic read-modify-writes (red.shared{::cluster}.add,
+// atom.shared{::cluster}.add, atomicAdd on shared memory; `atom` also returns the old value).
+// Atomics of one location do not race with each other (PTX ISA, Memory Consistency Model: two
+// morally strong operations do not form a data race; atom/red default to .gpu scope, which
+// includes every thread of the cluster), but an atomic and a plain access or a copy of the same
+// bytes do, unless happens-before orders them.
+struct BufferAccess {
+  BufferRef buf;
+  bool write = false;
+  bool atomic = false;
+  bool returns = false;  // `atom` (the old value is read) rather than `red`
+};
 struct Exit {};
 // mbarrier.pending_count.b64 count, state: the pending arrival count recorded in a state token
 // (PTX ISA, mbarrier.pending_count: the count of the mbarrier object prior to the arrive-on that

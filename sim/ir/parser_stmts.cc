@@ -478,9 +478,11 @@ Status Parser::ParseOp(const Token& t, Block* out) {
     op.kind = w == "griddepcontrol.wait" ? GridDepControl::Kind::kWait
                                          : GridDepControl::Kind::kLaunchDependents;
     PushOp(out, op, t);
-  } else if (w == "use" || w == "write") {
+  } else if (w == "use" || w == "write" || w == "red" || w == "atom") {
     BufferAccess op;
-    op.write = w == "write";
+    op.write = w != "use";
+    op.atomic = w == "red" || w == "atom";
+    op.returns = w == "atom";
     PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, true));
     PushOp(out, op, t);
   } else if (w == "exit") {

@@ -186,6 +186,12 @@ const Citation kP2020[] = {
                "guarantee that the dependent will launch before the completion of the current "
                "grid.", ""}};
 
+const Citation kP2030[] = {
+    {kShared, kQuoteOwned, ""},
+    {kBarrierCluster, "barrier.cluster.wait instruction causes the executing thread to wait for "
+                      "all non-exited threads of the cluster to perform barrier.cluster.arrive.",
+     ""}};
+
 }  // namespace
 
 std::span<const Citation> CodeCitations(Code code) {
@@ -229,6 +235,7 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kExitWithCopyInFlight: return kP2011;
     case Code::kReleaseScopeNarrow: return kP2013;
     case Code::kPdlWaitMissing: return kP2020;
+    case Code::kDsmemBeforeStart: return kP2030;
   }
   return {};
 }

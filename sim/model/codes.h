@@ -353,7 +353,21 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "dependent's access does not happen after a griddepcontrol.wait of its own cluster (program "  \
     "order or a barrier after an agent's wait). Typical bug: the consumer kernel reads the "       \
     "producer kernel's output right after launch_dependents was seen, or the wait is left out "    \
-    "because the kernels ran in order without the launch attribute (marin #8870's class).")
+    "because the kernels ran in order without the launch attribute (marin #8870's class).")      \
+  X(kDsmemBeforeStart, "P2030", "dsmem-before-peer-start", kError,                                 \
+    "distributed shared memory access of a CTA that may not have started",                         \
+    "PTX ISA (state spaces, shared::cluster; barrier.cluster) and CUDA Programming Guide "         \
+    "(Distributed Shared Memory): a CTA's shared memory is owned by the CTA while it executes; "   \
+    "the CTAs of a cluster are co-scheduled but not started together, so a peer's shared memory " \
+    "may be accessed (mapa + ld/st/atom/red.shared::cluster) only once the peer is known to have " \
+    "started, which kernels ensure with a cluster barrier (cluster.sync(), of any semantics: "     \
+    "barrier.cluster.wait returns only after every thread of the cluster arrived) before the "     \
+    "first access, as the guide's DSMEM histogram does. Reported when a `use`, `write`, `atom` "   \
+    "or `red` @cta(r) is not preceded, through any synchronisation (happens-before at any "        \
+    "semantics and scope), by an operation of an agent of CTA r. (Remote arrives and copies "      \
+    "completing on CTA r's barriers are P2007's: that rule orders them after the peer's own "      \
+    "init.) Typical bug: the first cluster.sync of a DSMEM reduction or histogram left out "        \
+    "because the peers' memory needed no zero-fill.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -16,6 +16,7 @@
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
 #include "sim/model/mbarrier.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/explore.h"
@@ -185,7 +186,7 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     // The barrier the deadlock diagnosis blames (an earlier wait that passed at once, else its
     // primary blocked wait), as `parity explore` prints it under the counterexample.
     const verifier::DeadlockReport report =
-        verifier::DiagnoseDeadlock(l.program, *e, end, nullptr, &l.params);
+        verifier::DiagnoseDeadlockWithRepair(l.program, *e, end, l.params, &r.counterexample);
     if (report.culprit.found) return {"P2001", l.program.barriers[report.culprit.barrier].name};
     if (report.primary >= report.blocked.size()) return {"P2001", ""};
     const engine::BlockedAgent& b = report.blocked[report.primary].blocked;

@@ -19,6 +19,7 @@
 #include "sim/ir/ir.h"
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -321,7 +322,7 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   const std::string what = c.file + DefinesText(c.expect.defines) + " " + Name(o);
   verifier::DeadlockReport report;
   if (r.result.outcome == Outcome::kDeadlock) {
-    report = verifier::DiagnoseDeadlock(*r.program, *r.engine, r.result, nullptr, &r.params);
+    report = verifier::DiagnoseDeadlockWithRepair(*r.program, *r.engine, r.result, r.params);
   }
   verifier::CheckRun run;
   run.program = r.program.get();
@@ -329,6 +330,15 @@ void ExpectCaught(const BadCase& c, const EngineOptions& o, bool details) {
   run.result = &r.result;
   run.findings = &r.findings;
   run.deadlock = r.result.outcome == Outcome::kDeadlock ? &report : nullptr;
+  verifier::DeadlockCulprit violation_culprit;
+  const verifier::Expectation& e = c.expect;
+  if (r.result.outcome == Outcome::kViolation && details &&
+      (!e.cause.empty() || !e.change.empty() || e.culprit_line != 0)) {
+    verifier::RepairOptions ro;
+    ro.options = o;
+    violation_culprit = verifier::FindCulpritOfViolation(*r.program, r.params, *r.engine, ro);
+  }
+  run.violation_culprit = &violation_culprit;
   verifier::Expectation x = c.expect;
   if (!details) {  // the code only
     verifier::Expectation code_only;

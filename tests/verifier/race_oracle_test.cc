@@ -64,6 +64,7 @@ enum class Mode {
   kPlain,
   kOffsets,  // GenOptions::variable_offsets
   kAsync,    // extended_ops (cp.async, st.async, named barriers) and memory_order
+  kAtomics,  // kAsync and atomics (red / atom, local and DSMEM)
 };
 
 void CompareOne(uint64_t seed, Mode mode, Tally* t) {
@@ -73,12 +74,14 @@ void CompareOne(uint64_t seed, Mode mode, Tally* t) {
   g.max_trips = 2;
   g.max_ops = 3;
   g.variable_offsets = mode == Mode::kOffsets;
-  g.extended_ops = g.memory_order = mode == Mode::kAsync;
+  g.extended_ops = g.memory_order = mode == Mode::kAsync || mode == Mode::kAtomics;
+  g.atomics = mode == Mode::kAtomics;
   const std::string text = gen::GenerateSchedule(seed, g);
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
                std::to_string(seed) + " with smaller options" +
                (mode == Mode::kOffsets ? ", variable offsets"
                 : mode == Mode::kAsync ? ", extended ops and memory orders"
+                : mode == Mode::kAtomics ? ", extended ops, memory orders and atomics"
                                        : "") +
                "):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
@@ -179,6 +182,14 @@ TEST(RaceOracleTest, CheckerEqualsOracleWithOffsetsOfRuns) {
 TEST(RaceOracleTest, CheckerEqualsOracleWithAsyncCopiesAndMemoryOrders) {
   const uint64_t n = EnvOr("PARITY_RACE_ASYNC_SCHEDULES", kAsyncSchedules);
   RunRange(First(), n, Mode::kAsync);
+}
+
+// The same with shared-memory atomics (GenOptions::atomics): two atomics of the same bytes never
+// race, an atomic and a plain access or copy do unless ordered; the checker must agree with the
+// oracle on every path. PARITY_RACE_ATOMIC_SCHEDULES=N for a long run.
+TEST(RaceOracleTest, CheckerEqualsOracleWithAtomics) {
+  const uint64_t n = EnvOr("PARITY_RACE_ATOMIC_SCHEDULES", kAsyncSchedules);
+  RunRange(First(), n, Mode::kAtomics);
 }
 
 // Two halves of the seeds (shards).

@@ -22,9 +22,6 @@
 namespace parity::cli {
 namespace {
 
-// A bounded search that found nothing is not a verification: it gets its own exit code.
-constexpr int kExitIncomplete = 4;
-
 // A numeric option that must be at least `lo` (CLI11's own range checks print DBL_MAX as the
 // upper end). The conversion itself is CLI11's.
 CLI::Validator AtLeast(double lo, const std::string& meaning) {
@@ -226,6 +223,10 @@ void PrintCounterexample(const api::ExploreReport::Detail& d) {
                 verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
   } else {
     PrintFindingLines(program, e, r.findings);
+    if (const verifier::DeadlockCulprit& c = d.violation_culprit; c.found) {
+      std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                  c.where.ToString().c_str(), c.text.c_str());
+    }
   }
 }
 

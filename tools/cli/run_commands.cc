@@ -18,6 +18,7 @@
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -133,7 +134,8 @@ struct ExpectedByFile {
 };
 std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran,
                                                const std::vector<verifier::Finding>& findings,
-                                               const verifier::DeadlockReport& report) {
+                                               const verifier::DeadlockReport& report,
+                                               const verifier::DeadlockCulprit* violation_culprit) {
   std::vector<ExpectedByFile> out;
   Expected<std::vector<verifier::Expectation>> expects =
       verifier::ReadExpectations(opt.schedule.file, ran.loaded.source);
@@ -166,6 +168,7 @@ std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran
     run.result = &ran.result;
     run.findings = &findings;
     run.deadlock = ran.result.outcome == engine::Outcome::kDeadlock ? &report : nullptr;
+    run.violation_culprit = violation_culprit;
     out.push_back({applied, verifier::MatchCheck(applied, run)});
   }
   return out;
@@ -192,7 +195,8 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
       }
     }
   }
-  const std::vector<ExpectedByFile> expected = ExpectationsOfFile(opt, ran, findings, report);
+  const std::vector<ExpectedByFile> expected =
+      ExpectationsOfFile(opt, ran, findings, report, &checked.detail->violation_culprit);
   int exit_code = ExitFor(r);
   if (exit_code == kExitClean && verifier::HasErrors(findings, opt.strict)) {
     exit_code = kExitViolations;
@@ -230,7 +234,18 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
     j["events"] = r.events;
     j["params"] = nlohmann::json::object();
     for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
-    if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
+    if (r.violation) {
+      j["violation"] = ViolationJson(ran, *r.violation);
+      const verifier::DeadlockCulprit& c = checked.detail->violation_culprit;
+      if (c.found) {  // the one change a re-run proved fixes it (verifier/culprit.h)
+        j["violation"]["culprit"] = {{"cause", verifier::DeadlockCauseName(c.cause)},
+                                     {"location", c.where.ToString()},
+                                     {"line", c.where.line},
+                                     {"changes", c.change_kind},
+                                     {"suggested_change", c.change},
+                                     {"explanation", c.text}};
+      }
+    }
     j["warnings"] = nlohmann::json::array();
     for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
     // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
@@ -250,6 +265,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                         {"parity", c.parity},
                         {"location", c.where.ToString()},
                         {"explanation", c.text}};
+        if (!c.change.empty()) {
+          d["culprit"]["suggested_change"] = c.change;
+          d["culprit"]["changes"] = c.change_kind;
+          d["culprit"]["line"] = c.where.line;
+        }
       }
       d["blocked"] = nlohmann::json::array();
       for (const auto& x : report.blocked) {
@@ -311,6 +331,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                     model::Describe(v.violation).c_str(),
                     verifier::AgentLabel(program, *ran.engine, v.agent).c_str(),
                     v.where.ToString().c_str());
+        if (const verifier::DeadlockCulprit& c = checked.detail->violation_culprit; c.found) {
+          std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                      c.where.ToString().c_str(), c.text.c_str());
+        }
         std::printf("\nBehaviour (events from the start):\n%s",
                     BehaviourPrefix(program, *ran.engine, max_events).c_str());
         break;
@@ -474,8 +498,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     std::optional<verifier::DeadlockReport> report;
     std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result, nullptr,
-                                          &ran.loaded.params);
+      report = verifier::DiagnoseDeadlockWithRepair(program, *ran.engine, ran.result,
+                                                    ran.loaded.params);
       std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());

@@ -30,6 +30,7 @@ struct Acc {
   // A `write` or `cp.async` without `bytes`: the agents of its role write their own shares of
   // the range, so two of them at that statement do not overlap (docs/language.md §10).
   bool share = false;
+  bool atomic = false;  // red / atom: two atomics of the same bytes do not race
   int64_t agent = -1;
   uint32_t role = 0, pc = 0;
   uint64_t loc = 0;     // (CTA, buffer, slot)
@@ -628,6 +629,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         x.needs_strong = x.write;
         const auto* w = std::get_if<ir::BufferAccess>(range->op);
         x.share = x.write && w != nullptr && w->buf.bytes == ir::kNoExpr;
+        x.atomic = w != nullptr && w->atomic;
         x.done.push_back(i);
         accs.push_back(x);
         break;
@@ -704,6 +706,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       const Acc& y = accs[ib];
       if (y.loc != x.loc || (!x.write && !y.write) || !Overlap(x, y)) continue;
       if (x.share && y.share && x.role == y.role && x.pc == y.pc && x.agent != y.agent) continue;
+      if (x.atomic && y.atomic) continue;
       // The later one starts after the earlier one is done.
       if (strong[y.start] || (!x.needs_strong && weak[y.start])) continue;
       races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});
