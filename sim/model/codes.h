@@ -337,7 +337,9 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "waits been .cluster-scoped. Reads before such an arrive stay ordered (a read has taken its "  \
     "value when the arrive issues; what silicon shows, see docs/language.md). Typical bug: "       \
     "mbarrier.arrive.shared::cluster on a peer's barrier without .release.cluster after writing "  \
-    "data the peer reads (CUTLASS #3643).")                                                        \
+    "data the peer reads (CUTLASS #3643). A pair whose write a TMA/bulk store read out, the "      \
+    "read's completion (bulk wait_group .read) before the release, is a warning (an error under "  \
+    "--strict): only the scope rule leaves it unordered (docs/levels.md, L1).")                   \
   X(kPdlWaitMissing, "P2020", "pdl-wait-missing", kError,                                          \
     "global memory shared by a primary and a dependent grid accessed without griddepcontrol.wait", \
     "PTX ISA (griddepcontrol) and CUDA Programming Guide (Programmatic Dependent Launch): with "    \

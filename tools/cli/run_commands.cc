@@ -332,6 +332,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
         std::printf(!problems
                         ? "OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu "
                           "events, no violations.\n"
+                    : !verifier::HasErrors(findings, opt.strict)
+                        ? "OK with warnings: the run completed (all %zu agent(s) of %u CTA(s) "
+                          "exited, %llu events); the protocol rules found only warnings "
+                          "(docs/levels.md; --strict makes them errors):\n"
                         : "The run completed (all %zu agent(s) of %u CTA(s) exited, %llu "
                           "events), but the protocol rules found problems:\n",
                     ran.engine->num_agents(), ran.engine->num_ctas(),
