@@ -6,9 +6,11 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -149,6 +151,7 @@ class Lifetime {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     const uint32_t by = IssuerOf(i);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
+      CountWork();
       return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&
              (!c.has_bar_index || c.bar_index == ev.index) &&
              (by == engine::Engine::kNoPlaceAgent || c.agent == by);
@@ -189,6 +192,7 @@ class Lifetime {
           const uint32_t slot = hb_.SlotOf(ev);
           const uint32_t by = IssuerOf(i);
           auto it = std::find_if(q.begin(), q.end(), [slot, by](const CpArrive& c) {
+            CountWork();
             return c.slot == slot && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
@@ -305,17 +309,7 @@ class Lifetime {
     // The access's own effect on the barrier, observed: a wait of y's CTA saw the phase it
     // counts in complete (any semantics: reading the barrier's state is coherence on the
     // barrier, not an acquire), and that wait happens before y's exit.
-    if (x.counted) {
-      auto it = observed_.find(x.slot);
-      if (it != observed_.end()) {
-        for (const Observation& o : it->second) {
-          if (o.count > x.phase &&
-              exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) {
-            return Order::kOrdered;
-          }
-        }
-      }
-    }
+    if (x.counted && SeenByExit(x.slot, y) > x.phase) return Order::kOrdered;
     if (x.copy) return Order::kNone;  // nothing of the issuer orders where its bytes land
     // The agent's own operation, through happens-before: a release after it whose scope
     // includes the target CTA (a .release.cluster arrive, a non-relaxed barrier.cluster.arrive,
@@ -325,6 +319,23 @@ class Lifetime {
     if (exit_strong_[y][c] >= x.epoch) return Order::kOrdered;
     if (exit_weak_[y][c] >= x.epoch) return x.read ? Order::kOrdered : Order::kScopeOnly;
     return Order::kNone;
+  }
+
+  // The most completed phases of `slot` that a wait happening before y's exit observed (0:
+  // none). Computed once per (slot, exiting agent): an access is then one lookup, not a pass
+  // over the slot's observations (which grow with the run).
+  uint32_t SeenByExit(uint32_t slot, uint32_t y) const {
+    auto [cached, fresh] = seen_by_exit_.try_emplace(Key(slot, y), 0);
+    if (!fresh) return cached->second;
+    auto it = observed_.find(slot);
+    if (it == observed_.end()) return 0;
+    uint32_t most = 0;
+    for (const Observation& o : it->second) {
+      CountWork();
+      if (exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) most = std::max(most, o.count);
+    }
+    cached->second = most;
+    return most;
   }
 
   static const char* What(const Access& x) {
@@ -355,6 +366,7 @@ class Lifetime {
       Order best = Order::kNone;
       uint32_t last_exit = kNoFindingAgent;
       for (uint32_t y : m->second) {
+        CountWork();
         if (!exited_[y]) {
           all_exited = false;
           break;
@@ -437,6 +449,7 @@ class Lifetime {
   std::vector<Access> accesses_;
   std::map<uint32_t, std::vector<Observation>> observed_;  // by slot
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
+  mutable std::unordered_map<uint64_t, uint32_t> seen_by_exit_;  // SeenByExit's cache
   std::vector<Finding> findings_;
 };
 

@@ -241,12 +241,15 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "after fence.proxy.async.shared::cta in the writing threads, ordered before the store's "      \
     "issue (e.g. fence, then the named barrier, then the elected thread's store). Reported when "  \
     "a `write` to the slot is not followed by such a fence of its writer that happens before "     \
-    "the store. Typical bug: tma_store_fence() missing in the epilogue.")                          \
+    "the store, unless every byte of it the store reads was rewritten by a later write ordered "   \
+    "after it (per-location coherence: the store cannot read it). Typical bug: "                   \
+    "tma_store_fence() missing in the epilogue.")                                                  \
   X(kRemoteBeforeInit, "P2007", "remote-before-init", kError,                                      \
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \
     "CTAs of the cluster only by fence.mbarrier_init.release.cluster in the initialising thread "  \
-    "followed by a cluster barrier (arrive.release / wait.acquire) before the remote use. A "      \
+    "followed by a cluster barrier (arrive, .release or .relaxed: the fence releases the inits "   \
+    "itself; then wait.acquire) before the remote use. A "                                         \
     "remote arrive, or a multicast copy whose complete_tx lands on another CTA's barrier, that is " \
     "not ordered after that fence acts on a barrier the peer may not have initialised. Typical "   \
     "bug: cluster_sync() missing after init_barriers, or fence_barrier_init() missing.")           \
