@@ -16,6 +16,7 @@
 #include "verifier/lifetime.h"
 #include "verifier/pdl.h"
 #include "verifier/races.h"
+#include "verifier/tensormap.h"
 
 namespace parity::verifier {
 
@@ -1020,6 +1021,8 @@ std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine
   for (Finding& f : CheckLifetime(program, engine, trace)) findings.push_back(std::move(f));
   // P2020 / P2009 on global buffers (verifier/pdl.h): programmatic dependent launch.
   for (Finding& f : CheckGlobalRaces(program, engine, trace)) findings.push_back(std::move(f));
+  // P2031 / P2032 (verifier/tensormap.h): tensor maps updated while TMAs use them.
+  for (Finding& f : CheckTensorMaps(program, engine, trace)) findings.push_back(std::move(f));
   return findings;
 }
 

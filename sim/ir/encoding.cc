@@ -46,7 +46,8 @@ static_assert(IsAlternative<OpKind::kMbarrierInit, MbarrierInit>() &&
               IsAlternative<OpKind::kMbarrierPendingCount, MbarrierPendingCount>() &&
               IsAlternative<OpKind::kGlobalReadback, GlobalReadback>() &&
               IsAlternative<OpKind::kGridDepControl, GridDepControl>() &&
-              IsAlternative<OpKind::kGlobalAccess, GlobalAccess>(),
+              IsAlternative<OpKind::kGlobalAccess, GlobalAccess>() &&
+              IsAlternative<OpKind::kTensormapReplace, TensormapReplace>(),
               "OpKind and ir::Op disagree");
 
 const char* const kDtypes[] = {"u8",  "u16", "u32",  "s32",    "u64",  "s64",    "f16",
@@ -317,7 +318,12 @@ class Encoder {
             Buf(o.dst, &f);
             Bar(o.bar, &f);
           } else if constexpr (std::is_same_v<T, Fence>) {
-            f.push_back(static_cast<uint32_t>(o.kind));
+            // The low byte is the kind; an acquire of a tensor map adds its index + 1 above it.
+            const uint32_t tm =
+                o.kind == Fence::Kind::kProxyTensormapAcquire ? o.tensor_map + 1 : 0;
+            f.push_back(static_cast<uint32_t>(o.kind) | tm << 8);
+          } else if constexpr (std::is_same_v<T, TensormapReplace>) {
+            f.push_back(o.tensor_map);
           } else if constexpr (std::is_same_v<T, ClusterArrive>) {
             f.push_back(uint32_t{o.relaxed});
           } else if constexpr (std::is_same_v<T, NamedBarrier>) {
@@ -779,8 +785,18 @@ class Decoder {
       case 17: {
         Fence o;
         const uint32_t k = f->Next();
-        if (k > static_cast<uint32_t>(Fence::Kind::kAcqRelCta)) Fail("bad fence kind");
-        o.kind = static_cast<Fence::Kind>(k & 7);
+        if ((k & 0xff) > static_cast<uint32_t>(Fence::Kind::kProxyTensormapAcquire)) {
+          Fail("bad fence kind");
+        }
+        o.kind = static_cast<Fence::Kind>(k & 0xff);
+        if (o.kind == Fence::Kind::kProxyTensormapAcquire) {
+          if ((k >> 8) == 0 || (k >> 8) - 1 >= p_->tensor_maps.size()) {
+            Fail("tensor map index out of range");
+          }
+          o.tensor_map = (k >> 8) - 1;
+        } else if ((k >> 8) != 0) {
+          Fail("bad fence kind");
+        }
         return o;
       }
       case 18: return ClusterArrive{Flag(f)};
@@ -825,6 +841,12 @@ class Decoder {
         o.offset = Expr_(f->Next());
         o.bytes = Expr_(f->Next());
         o.write = Flag(f);
+        return o;
+      }
+      case 27: {
+        TensormapReplace o;
+        o.tensor_map = f->Next();
+        if (o.tensor_map >= p_->tensor_maps.size()) Fail("tensor map index out of range");
         return o;
       }
       default:

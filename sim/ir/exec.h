@@ -596,7 +596,7 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       return kResolved;
     }
     case OpKind::kFence:
-      r->fence_kind = f[0];
+      r->fence_kind = f[0] & 0xffu;  // the tensormap fences' map index above: never executed
       return kResolved;
     case OpKind::kClusterArrive:
       r->relaxed = f[0];

@@ -186,8 +186,13 @@ struct StAsync { BufferRef dst; BarrierRef bar; };
 struct Fence {
   enum class Kind : uint8_t {
     kMbarrierInit, kProxyAsync, kProxyAsyncGlobal, kAcqRelCluster, kAcqRelCta,
+    // fence.proxy.tensormap::generic.release.gpu / .acquire.gpu [tm], 128: order a generic
+    // update of a tensor map (TensormapReplace) before a TMA's read of it through the tensormap
+    // proxy; the acquire names the tensor map (`tensor_map`).
+    kProxyTensormapRelease, kProxyTensormapAcquire,
   };
   Kind kind = Kind::kProxyAsync;
+  uint32_t tensor_map = 0xffffffffu;  // kProxyTensormapAcquire: index into Program::tensor_maps
 };
 struct ClusterArrive { bool relaxed = false; };           // barrier.cluster.arrive
 struct ClusterWait {};                                    // barrier.cluster.wait
@@ -250,13 +255,24 @@ struct GlobalAccess {
   bool write = false;
 };
 
+// An update of the tensor map (CUtensorMap, 128 bytes) that TMAs of `tensor_map` read: the
+// tensormap.replace.tile.* instructions on it, or generic stores of a new descriptor into its
+// memory (DeepGEMM copies a descriptor edited in shared memory into the global one). A TMA reads
+// its tensor map through the tensormap proxy when it is issued and until it completes, so an
+// update must not overlap a TMA of the map in flight, and a TMA after it must be ordered after
+// it by fence.proxy.tensormap::generic.release (the updater), happens-before, and
+// fence.proxy.tensormap::generic.acquire of the map (the TMA's issuer): verifier/tensormap.h.
+struct TensormapReplace {
+  uint32_t tensor_map = 0;
+};
+
 // Alternatives are appended only (the index is the encoded op kind, sim/ir/encoding.h).
 using Op = std::variant<MbarrierInit, MbarrierInval, MbarrierArrive, MbarrierExpectTx,
                         MbarrierCompleteTx, MbarrierWait, TmaLoad, TmaStore, BulkLoad, BulkStore,
                         BulkCommit, BulkWait, CpAsync, CpAsyncCommit, CpAsyncWait,
                         CpAsyncMbarrierArrive, StAsync, Fence, ClusterArrive, ClusterWait,
                         NamedBarrier, BufferAccess, Exit, MbarrierPendingCount, GlobalReadback,
-                        GridDepControl, GlobalAccess>;
+                        GridDepControl, GlobalAccess, TensormapReplace>;
 
 // ---------------------------------------------------------------------------------------------
 // Statements.

@@ -169,6 +169,10 @@ std::string Detail(const Violation& v) {
              "griddepcontrol.wait";
     case Code::kDsmemBeforeStart:
       return "access of the shared memory of CTA " + N(v.value) + ", not known to have started";
+    case Code::kTensormapNotFenced:
+      return "a TMA reads an updated tensor map without the tensormap proxy fences";
+    case Code::kTensormapModifiedInFlight:
+      return "a tensor map is updated while a TMA that reads it may be in flight";
   }
   return "unknown violation";
 }

@@ -367,7 +367,26 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "semantics and scope), by an operation of an agent of CTA r. (Remote arrives and copies "      \
     "completing on CTA r's barriers are P2007's: that rule orders them after the peer's own "      \
     "init.) Typical bug: the first cluster.sync of a DSMEM reduction or histogram left out "        \
-    "because the peers' memory needed no zero-fill.")
+    "because the peers' memory needed no zero-fill.")                                                \
+  X(kTensormapNotFenced, "P2031", "tensormap-not-fenced", kError,                                  \
+    "a TMA follows an update of its tensor map without the tensormap proxy fences",                \
+    "PTX ISA (membar/fence: fence.proxy.tensormap::generic; tensormap.replace): a TMA reads its "    \
+    "tensor map through the tensormap proxy, an update (tensormap.replace, or generic stores of "  \
+    "a descriptor) writes it through the generic proxy; the TMA sees the update only after "       \
+    "fence.proxy.tensormap::generic.release by the updater, happens-before, and "                  \
+    "fence.proxy.tensormap::generic.acquire of the map by the TMA's issuer. Reported when a "       \
+    "`tma.load`/`tma.store` of map TM is ordered after a `tensormap.replace TM` but not through "  \
+    "such a release and acquire. Typical bug: the descriptor copied to global memory and used "    \
+    "right away (DeepGEMM's grouped GEMM uses tensor_map_release_gpu / tensor_map_acquire_gpu).")  \
+  X(kTensormapModifiedInFlight, "P2032", "tensormap-modified-in-flight", kError,                   \
+    "a tensor map updated while a TMA that uses it may be in flight",                              \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations): modifying the tensor "     \
+    "descriptor of an asynchronous copy before the operation completes is undefined. Reported "    \
+    "when a `tensormap.replace TM` is not ordered after a TMA of TM is done with it (a wait on a " \
+    "phase its bytes complete in, or its issuer's cp.async.bulk.wait_group), nor the TMA after "  \
+    "the update. Typical bug: a persistent kernel that edits the descriptor for the next group "   \
+    "while the last loads of the previous group are still in flight (DeepGEMM PR #343, fixed by "  \
+    "tma_desc_commit_group + tma_desc_wait_group before the global descriptor is overwritten).")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -179,6 +179,8 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     std::string object;
     if (f.object_is_global) {
       object = l.program.globals[f.object].name;
+    } else if (f.object_is_tensor_map) {
+      object = l.program.tensor_maps[f.object].name;
     } else if (f.object_is_buffer) {
       object = l.program.buffers[f.object].name;
     } else if (f.object < l.program.barriers.size()) {

@@ -114,6 +114,9 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
                                                : "#" + std::to_string(e.object))
          << "[" << e.index << "] (" << e.value << " bytes at +" << e.value2 << ")";
       break;
+    case EventKind::kTensormapReplace:
+      os << "tensormap.replace " << Tm(program, e) << " (an update of the descriptor TMAs read)";
+      break;
     case EventKind::kPhaseComplete:
       os << "PHASE COMPLETE " << Bar(program, e) << ": phase " << e.value
          << " done, now parity " << int{e.phase};
@@ -132,10 +135,17 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "write " << Buf(program, e) << " (" << e.value << " bytes)";
       break;
     case EventKind::kFence: {
-      static const char* const kFences[] = {"fence.mbarrier_init.release.cluster",
-                                             "fence.proxy.async.shared::cta",
-                                             "fence.proxy.async.global", "fence.acq_rel.cluster"};
-      os << (e.object < 4 ? kFences[e.object] : "fence");
+      static const char* const kFences[] = {
+          "fence.mbarrier_init.release.cluster", "fence.proxy.async.shared::cta",
+          "fence.proxy.async.global",            "fence.acq_rel.cluster",
+          "fence.acq_rel.cta",                   "fence.proxy.tensormap::generic.release.gpu",
+          "fence.proxy.tensormap::generic.acquire.gpu"};
+      os << (e.object < 7 ? kFences[e.object] : "fence");
+      if (e.object == static_cast<uint32_t>(ir::Fence::Kind::kProxyTensormapAcquire)) {
+        os << " [" << (e.index < program.tensor_maps.size() ? program.tensor_maps[e.index].name
+                                                            : "tensormap#" + std::to_string(e.index))
+           << "]";
+      }
       break;
     }
     case EventKind::kExit:

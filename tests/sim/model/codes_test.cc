@@ -165,6 +165,12 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kDsmemBeforeStart, 1, 0},
        "P2030 dsmem-before-peer-start: access of the shared memory of CTA 1, not known to have "
        "started"},
+      {{Code::kTensormapNotFenced, 0, 0},
+       "P2031 tensormap-not-fenced: a TMA reads an updated tensor map without the tensormap proxy "
+       "fences"},
+      {{Code::kTensormapModifiedInFlight, 0, 0},
+       "P2032 tensormap-modified-in-flight: a tensor map is updated while a TMA that reads it may "
+       "be in flight"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},
