@@ -324,7 +324,9 @@ class Encoder {
             f.insert(f.end(), {Ref(o.id), Ref(o.threads), uint32_t{o.sync}});
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             Buf(o.buf, &f);
-            f.push_back(uint32_t{o.write});
+            // Bit 0 the write flag, bits 1..2 the read's proxy (0 for a plain `use`, so the
+            // words of schedules without a proxy are unchanged).
+            f.push_back(uint32_t{o.write} | (static_cast<uint32_t>(o.proxy) << 1));
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             f.insert(f.end(), {o.token_var, o.result_var});
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
@@ -791,7 +793,18 @@ class Decoder {
         o.sync = Flag(f);
         return o;
       }
-      case 21: { BufferAccess o; o.buf = Buf(f); o.write = Flag(f); return o; }
+      case 21: {
+        BufferAccess o;
+        o.buf = Buf(f);
+        const uint32_t w = f->Next();
+        if (w > 5 || (w >> 1) > static_cast<uint32_t>(ReadProxy::kAsync) ||
+            ((w & 1) != 0 && (w >> 1) != 0)) {
+          Fail("bad access flags");
+        }
+        o.write = (w & 1) != 0;
+        o.proxy = static_cast<ReadProxy>(w >> 1);
+        return o;
+      }
       case 22: return Exit{};
       case 23: {
         MbarrierPendingCount o;

@@ -194,9 +194,17 @@ struct ClusterWait {};                                    // barrier.cluster.wai
 // bar.sync / bar.arrive id, threads (named barriers; `threads` counts the participating threads,
 // each agent contributes its role's thread count).
 struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
-// Generic-proxy accesses of a buffer by the agent's threads: `use` reads (consumers), `write`
-// writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
-struct BufferAccess { BufferRef buf; bool write = false; };
+// Accesses of a buffer by the agent's threads: `use` reads (consumers), `write` writes (ordinary
+// stores, e.g. an epilogue writing a tile that a TMA store then reads). A read names its proxy
+// (PTX ISA, Memory Consistency Model, proxies): `use.generic` (ld.shared, ldmatrix,
+// ld.shared::cluster), `use.async` (wgmma.mma_async operands), or plain `use`, whose proxy is not
+// stated (docs/language.md §8.9 says which rules each form meets). A write is generic-proxy.
+enum class ReadProxy : uint8_t { kUnstated = 0, kGeneric = 1, kAsync = 2 };
+struct BufferAccess {
+  BufferRef buf;
+  bool write = false;
+  ReadProxy proxy = ReadProxy::kUnstated;  // reads only
+};
 struct Exit {};
 // mbarrier.pending_count.b64 count, state: the pending arrival count recorded in a state token
 // (PTX ISA, mbarrier.pending_count: the count of the mbarrier object prior to the arrive-on that

@@ -258,7 +258,10 @@ class Printer {
             return std::string(o.sync ? "bar.sync " : "bar.arrive ") + Expr_(o.id) + ", " +
                    Expr_(o.threads);
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
-            return (o.write ? "write " : "use ") + Buf(o.buf);
+            const char* read = o.proxy == ReadProxy::kGeneric ? "use.generic "
+                               : o.proxy == ReadProxy::kAsync ? "use.async "
+                                                              : "use ";
+            return (o.write ? "write " : read) + Buf(o.buf);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
