@@ -74,6 +74,9 @@ const char* OpName(const ir::Op& op) {
       "use/write of a global"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size_v<ir::Op>,
                 "a new op needs its name here");
+  if (const auto* b = std::get_if<ir::BufferAccess>(&op); b != nullptr && b->atomic) {
+    return b->returns ? "atom" : "red";
+  }
   return kNames[op.index()];
 }
 
@@ -181,7 +184,11 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
       std::holds_alternative<ir::ClusterWait>(op) || std::holds_alternative<ir::Exit>(op)) {
     return "";
   }
-  if (std::holds_alternative<ir::BufferAccess>(op)) return "";  // @cta: mapa + ld/st.shared::cluster
+  if (const auto* b = std::get_if<ir::BufferAccess>(&op)) {
+    // @cta: mapa + ld/st.shared::cluster. The executor checks and writes a data pattern per
+    // agent, which a read-modify-write of many agents would not keep.
+    return b->atomic ? "shared-memory atomics are not executed on the GPU yet" : "";
+  }
   if (std::holds_alternative<ir::MbarrierPendingCount>(op)) return "";
   // griddepcontrol, and ld/st.global of `global` buffers shared by both launches.
   if (std::holds_alternative<ir::GridDepControl>(op) || std::holds_alternative<ir::GlobalAccess>(op)) {

@@ -38,6 +38,8 @@ struct CheckReport::Detail {
   engine::RunResult result;
   std::vector<verifier::Finding> rule_findings;    // P2002..P2009 on the run's trace
   std::optional<verifier::DeadlockReport> deadlock;  // Outcome::kDeadlock
+  // Outcome::kViolation: the one change a re-run proved fixes it (found = false: none).
+  verifier::DeadlockCulprit violation_culprit;
 };
 
 struct ExploreReport::Detail {
@@ -50,12 +52,13 @@ struct ExploreReport::Detail {
   // The counterexample replayed (nullptr when there is none): its trace and final state.
   std::unique_ptr<engine::Engine> end;
   std::optional<verifier::DeadlockReport> deadlock;
+  verifier::DeadlockCulprit violation_culprit;  // as CheckReport::Detail's
 };
 
 // Check and Explore with the internal options in full (what the command line sets beyond the
 // public options: event caps, memory bounds, ...). Check and Explore call these.
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events);
+                              bool collect_events, bool strict = false);
 Result<ExploreReport> ExploreWith(const Schedule& schedule,
                                   const verifier::ExploreOptions& options);
 

@@ -17,6 +17,7 @@
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
 #include "tools/cli/narrate.h"
+#include "verifier/culprit.h"
 
 namespace parity::api {
 
@@ -288,8 +289,9 @@ Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
   return f;
 }
 
-Finding FromRule(const Locator& loc, const verifier::Finding& r) {
+Finding FromRule(const Locator& loc, const verifier::Finding& r, bool strict = false) {
   Finding f = BaseFinding(r.code());
+  f.severity = FromModel(r.level(strict));
   f.message = r.message;
   f.agent = loc.Label(r.agent);
   f.location = ToLocation(r.where);
@@ -339,12 +341,26 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.agent = loc.Label(report.culprit.agent);
     f.location = ToLocation(report.culprit.where);
     f.related.push_back(Related{f.agent, report.culprit.text, f.location});
+    f.suggested_change = report.culprit.change;
+    f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
                                 ToLocation(x.blocked.where)});
   }
   return f;
+}
+
+// A model violation whose cause a re-run with one change proved (verifier/culprit.h): the
+// finding says where and what to change.
+void AddViolationCulprit(const Locator& loc,
+                         const verifier::DeadlockCulprit& c, Finding* f) {
+  if (!c.found) return;
+  f->suggested_change = c.change;
+  f->culprit_cause = verifier::DeadlockCauseName(c.cause);
+  f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
+                ": " + c.change;
+  f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});
 }
 
 engine::Policy ToEnginePolicy(Policy p) {
@@ -429,11 +445,11 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
   engine::EngineOptions eo;
   eo.policy = ToEnginePolicy(options.policy);
   eo.seed = options.seed;
-  return CheckWith(schedule, eo, options.collect_events);
+  return CheckWith(schedule, eo, options.collect_events, options.strict);
 }
 
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events) {
+                              bool collect_events, bool strict) {
   const Schedule::Impl& impl = schedule.impl();
   const SourceLocation file{impl.file, 0, 0};
   Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
@@ -472,15 +488,23 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   report.events_count = r.events;
   d->rule_findings = verifier::CheckRules(program, e, e.trace());
   Locator loc(program, e);
-  if (r.violation) report.findings.push_back(FromViolation(loc, *r.violation));
+  if (r.violation) {
+    verifier::RepairOptions ro;
+    ro.options = d->engine_options;
+    d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, e, ro);
+    report.findings.push_back(FromViolation(loc, *r.violation));
+    AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
+  }
   if (r.outcome == engine::Outcome::kDeadlock) {
-    d->deadlock = verifier::DiagnoseDeadlock(program, e, r, nullptr, &d->params);
+    d->deadlock = verifier::DiagnoseDeadlockWithRepair(program, e, r, d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
   }
   for (const engine::ViolationInfo& w : r.warnings) {
     report.findings.push_back(FromViolation(loc, w));
   }
-  for (const verifier::Finding& f : d->rule_findings) report.findings.push_back(FromRule(loc, f));
+  for (const verifier::Finding& f : d->rule_findings) {
+    report.findings.push_back(FromRule(loc, f, strict));
+  }
   if (r.tx_pieces_differ && !options.tx_pieces) {
     AddPieceFindings(program, d->params, options, {}, &report.findings);
   }
@@ -503,6 +527,7 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   eo.breadth_first = options.breadth_first;
   eo.shorten_budget_s = options.shorten_budget_s;
   eo.shortest_counterexample = options.shortest_counterexample;
+  eo.strict = options.strict;
   return ExploreWith(schedule, eo);
 }
 
@@ -579,15 +604,41 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     Locator loc(program, end);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
-      d->deadlock = verifier::DiagnoseDeadlock(program, end, rr, nullptr, &d->params);
+      d->deadlock =
+          verifier::DiagnoseDeadlockWithRepair(program, end, rr, d->params, &r.counterexample);
       report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
     } else if (!r.findings.empty()) {
-      for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f));
+      for (const verifier::Finding& f : r.findings) {
+        report.findings.push_back(FromRule(loc, f, options.strict));
+      }
     } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
+      verifier::RepairOptions ro;
+      ro.options = end.options();
+      ro.counterexample = &r.counterexample;
+      d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, end, ro);
       report.findings.push_back(FromViolation(loc, *rr.violation));
+      AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
     }
     if (rr.tx_pieces_differ) {
       AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);
+    }
+  }
+  if (!r.warnings.empty()) {
+    // Each warning comes from its own path: named by agent and statement, on an engine that
+    // has not run (its trace is not theirs).
+    Expected<engine::Engine> fresh = engine::Engine::Create(*d->program, d->params, {});
+    if (!fresh.ok()) return ToError(fresh.status().At(file));
+    Locator loc(*d->program, *fresh);
+    for (const verifier::Finding& w : r.warnings) {
+      Finding f = BaseFinding(w.code());
+      f.severity = FromModel(w.level(options.strict));
+      f.message = w.message;
+      f.agent = loc.Label(w.agent);
+      f.location = ToLocation(w.where);
+      if (w.agent != verifier::kNoFindingAgent) {
+        f.related.push_back(Related{f.agent, "the culprit operation", f.location});
+      }
+      report.warnings.push_back(std::move(f));
     }
   }
   report.detail = std::move(d);

@@ -118,7 +118,10 @@ class Schedule {
 };
 
 // kNote: behaviour shown defined on the H100 that a later operation can turn into a bug (M1009);
-// it never changes an exit code or a verdict.
+// it never changes an exit code or a verdict. A finding's severity is its own, not only its
+// code's: the same rule reports an error in one case and a warning (`strict`: what only the
+// formal model leaves unordered, on a pattern production code relies on) in another
+// (docs/levels.md); `strict` in the options makes those errors.
 enum class Severity { kError, kWarning, kNote };
 
 // Another place a finding involves: an agent's operation (a blocked wait, the other side of a
@@ -138,6 +141,11 @@ struct Finding {
   std::string agent;     // the agent whose operation is the culprit ("" when none)
   Location location;     // that operation (for an asynchronous copy: the statement issuing it)
   std::vector<Related> related;  // every agent involved, the culprit included
+  // A deadlock whose culprit a re-run proved (verifier/culprit.h): the one change at
+  // `location` that makes the run complete ("set the init count of empty to 6"), and the
+  // cause slug it implies. Empty otherwise.
+  std::string suggested_change;
+  std::string culprit_cause;
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };
@@ -163,6 +171,7 @@ struct CheckOptions {
   Policy policy = Policy::kEager;
   uint64_t seed = 0;           // of Policy::kRandom
   bool collect_events = true;  // fill CheckReport::events (the whole run, narrated)
+  bool strict = false;         // warnings of docs/levels.md are errors (`--strict`)
 };
 
 enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
@@ -194,6 +203,7 @@ struct ExploreOptions {
   // breadth-first search (bounded only by time_limit_s) gives a shortest one.
   double shorten_budget_s = 2;
   bool shortest_counterexample = false;
+  bool strict = false;  // warnings of docs/levels.md are errors: a counterexample (`--strict`)
 };
 
 enum class Verdict {
@@ -214,6 +224,9 @@ struct ExploreReport {
   std::string symmetry;   // whether symmetry reduction was applied, and why not
   // The findings at the end of the counterexample (empty when verified or incomplete).
   std::vector<Finding> findings;
+  // Warnings (severity kWarning, docs/levels.md) on the paths the rules ran on, each once,
+  // with any verdict: "verified, 2 warnings". Their `related` names agents, not places.
+  std::vector<Finding> warnings;
   std::vector<Step> counterexample;  // from the initial state to the finding
   bool counterexample_shortest = true;
   // The depth-first search's first counterexample: its length and when it was found (seconds

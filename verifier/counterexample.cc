@@ -65,9 +65,11 @@ std::optional<FindingKey> KeyOf(const ir::Program& program, const Engine& e, boo
     case Outcome::kCompleted: {
       if (!check_rules) return std::nullopt;
       const std::vector<Finding> findings = CheckRules(program, e, e.trace());
-      if (!HasErrors(findings)) return std::nullopt;
+      // A warning (docs/levels.md) is a finding here: the search asked for this path only when
+      // it counts (an error, or --strict), and the key keeps its code either way.
+      if (!HasErrors(findings, /*strict=*/true)) return std::nullopt;
       for (const Finding& f : findings) {
-        if (model::CodeSeverity(f.code()) != model::Severity::kError) continue;
+        if (f.level(/*strict=*/true) != model::Severity::kError) continue;
         k.rule_codes.push_back(static_cast<uint32_t>(f.code()));
       }
       std::sort(k.rule_codes.begin(), k.rule_codes.end());

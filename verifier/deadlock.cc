@@ -603,6 +603,7 @@ int CauseRank(DeadlockCause c) {
       return 5;
     case DeadlockCause::kParityPassedAtOnce:
     case DeadlockCause::kMissedSignal:
+    case DeadlockCause::kCountTooLow:
     case DeadlockCause::kUnknown:
       break;
   }
@@ -708,6 +709,7 @@ const char* DeadlockCauseName(DeadlockCause c) {
     case DeadlockCause::kWaitsOnOwnSignal: return "waits-on-own-signal";
     case DeadlockCause::kWaitSkipsPhase: return "wait-skips-a-phase";
     case DeadlockCause::kMissedSignal: return "missed-signal";
+    case DeadlockCause::kCountTooLow: return "count-too-low";
   }
   return "unknown";
 }

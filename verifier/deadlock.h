@@ -60,6 +60,10 @@ enum class DeadlockCause : uint8_t {
   // barrier whose current phase still needs it (and whose waiters would complete that next
   // phase): its signal is skipped on some path of that round (a condition, a missing release).
   kMissedSignal,
+  // Found by re-running with one change (verifier/culprit.h): the barrier's init count is lower
+  // than the arrivals one phase receives (e.g. a multicast release whose count forgot the
+  // number of CTAs that arrive), so its phases complete early and the ring's phases drift.
+  kCountTooLow,
 };
 const char* DeadlockCauseName(DeadlockCause c);
 
@@ -108,6 +112,11 @@ struct DeadlockCulprit {
   uint32_t parity = 0;
   SourceLocation where;  // the wait statement (kMissedSignal: the signal that was skipped)
   std::string text;
+  // Set when the culprit was proved by a re-run (verifier/culprit.h): the one change to the
+  // program at `where` after which the run completes without a new finding, in words ("set
+  // its count to 6"), and what it changes ("parity", "count" or "expect_tx").
+  std::string change;
+  std::string change_kind;
 };
 
 struct DeadlockReport {

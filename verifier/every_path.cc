@@ -361,7 +361,7 @@ class EveryPathSearch {
     if (collect_all_) {
       std::vector<Finding> races = CheckRaces(program_, *e, e->trace());
       std::lock_guard<std::mutex> g(res_mu_);
-      if (HasErrors(findings) && !res_.found) {
+      if (HasErrors(findings, options_.strict) && !res_.found) {
         res_.found = true;
         res_.path = std::move(path);
       }
@@ -382,7 +382,21 @@ class EveryPathSearch {
       }
       return;
     }
-    if (!HasErrors(findings)) return;
+    if (!HasErrors(findings, options_.strict)) {
+      // No error here; its warnings are kept (once each) for the verdict, and the search goes
+      // on: a warning never stops it, so it never hides an error on another path.
+      std::lock_guard<std::mutex> g(res_mu_);
+      for (Finding& f : findings) {
+        if (f.level(options_.strict) != model::Severity::kWarning || !f.strict_only) continue;
+        if (warned_
+                .emplace(static_cast<int>(f.code()), f.agent, f.pc, f.other_agent, f.other_pc,
+                         f.object_is_buffer, f.object, f.index, f.cta)
+                .second) {
+          res_.warnings.push_back(std::move(f));
+        }
+      }
+      return;
+    }
     {
       std::lock_guard<std::mutex> g(res_mu_);
       if (!res_.found) {
@@ -452,6 +466,9 @@ class EveryPathSearch {
   std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, bool, uint32_t, uint32_t,
                       uint32_t>>
       collected_;
+  std::set<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t, bool, uint32_t, uint32_t,
+                      uint32_t>>
+      warned_;
   std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>>
       races_seen_;
 };

@@ -104,6 +104,8 @@ struct EveryPathResult {
   // With collect_all: every race pair of verifier/races.h (CheckRaces, before CheckRules leaves
   // out those of slots that P2005/P2006 name on that run) of every completed pair, each once.
   std::vector<Finding> races;
+  // Warnings (Finding::strict_only, not options.strict) of every completed pair, each once.
+  std::vector<Finding> warnings;
 };
 
 // The search above, on options.threads threads; `seconds` bounds it (0: no bound). With `collect_all` it does not stop at

@@ -75,6 +75,8 @@ std::string Expectation::Text() const {
   if (cta >= 0) s += " of CTA " + std::to_string(cta);
   if (!agent.empty()) s += " by " + agent;
   if (!cause.empty()) s += ", cause " + cause;
+  if (!change.empty()) s += ", fix \"" + change + "\"";
+  if (culprit_line != 0) s += " (culprit at line " + std::to_string(culprit_line) + ")";
   if (warnings != 0) s += ", " + std::to_string(warnings) + " warnings";
   if (line != 0) s += " at line " + std::to_string(line);
   if (explore) {
@@ -165,12 +167,17 @@ Expected<std::vector<Expectation>> ReadExpectations(const std::string& file,
         x.cause = value;
       } else if (key == "agent" && !value.empty()) {
         x.agent = value;
+      } else if (key == "change" && !value.empty()) {
+        x.change = value;
+      } else if (key == "culprit-at" && ParseInt(value, &n) && n > 0) {
+        x.culprit_line = static_cast<uint32_t>(n);
       } else if (key == "warnings" && ParseInt(value, &n) && n > 0) {
         x.warnings = static_cast<size_t>(n);
       } else {
         return bad(t.column, "unknown or malformed `" + t.text + "` (expect: CODE [at LINE] "
                              "[explore] [policy=P] [seed=N] [every-policy] [-D NAME=V] "
-                             "[object=NAME[I]] [cta=N] [cause=C] [agent=\"LABEL\"] [warnings=N])");
+                             "[object=NAME[I]] [cta=N] [cause=C] [agent=\"LABEL\"] [change=\"FIX\"] "
+                             "[culprit-at=LINE] [warnings=N])");
       }
     }
     out.push_back(std::move(x));
@@ -233,12 +240,19 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
       // An earlier wait is the most likely cause (DeadlockCulprit): it is what the report names.
       const DeadlockCulprit& c = report.culprit;
       if (!x.object.empty()) {
-        expect_eq("culprit wait on", ObjectText(x), ObjectIs(x, barrier_name(c.barrier), c.index));
+        expect_eq(c.change.empty() ? "culprit wait on" : "culprit on", ObjectText(x),
+                  ObjectIs(x, barrier_name(c.barrier), c.index));
       }
       if (x.cta >= 0) expect_eq("CTA", std::to_string(x.cta), std::to_string(c.cta));
       if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(c.cause));
       if (!x.agent.empty()) expect_eq("agent", x.agent, AgentLabel(p, e, c.agent));
       check_line(c.where);
+      // The change a re-run proved (verifier/culprit.h): a culprit without one is the
+      // heuristic's guess, which an expectation of a change does not accept.
+      if (!x.change.empty()) expect_eq("suggested change", x.change, c.change);
+      if (x.culprit_line != 0) {
+        expect_eq("culprit line", std::to_string(x.culprit_line), std::to_string(c.where.line));
+      }
       std::string out;
       for (const std::string& d : diffs) out += (out.empty() ? "" : "; ") + d;
       return out;
@@ -259,6 +273,8 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     }
     if (!x.cause.empty()) expect_eq("cause", x.cause, DeadlockCauseName(b.cause));
     if (!x.agent.empty()) expect_eq("agent", x.agent, AgentLabel(p, e, b.blocked.agent));
+    if (!x.change.empty()) expect_eq("suggested change", x.change, "(none: no change fixed it)");
+    if (x.culprit_line != 0) expect_eq("culprit line", std::to_string(x.culprit_line), "(none)");
     check_line(b.blocked.where);
   } else if (r.violation && model::CodeId(r.violation->violation.code) == x.code) {
     const engine::ViolationInfo& v = *r.violation;
@@ -269,6 +285,20 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     }
     if (x.cta >= 0) expect_eq("CTA", std::to_string(x.cta), std::to_string(v.event.target_cta));
     check_line(v.where);
+    // The change a re-run proved fixes the violation (verifier/culprit.h).
+    const DeadlockCulprit* c = run.violation_culprit != nullptr && run.violation_culprit->found
+                                   ? run.violation_culprit
+                                   : nullptr;
+    if (!x.cause.empty()) {
+      expect_eq("culprit cause", x.cause, c ? DeadlockCauseName(c->cause) : "(none)");
+    }
+    if (!x.change.empty()) {
+      expect_eq("suggested change", x.change, c ? c->change : "(none: no change fixed it)");
+    }
+    if (x.culprit_line != 0) {
+      expect_eq("culprit line", std::to_string(x.culprit_line),
+                c ? std::to_string(c->where.line) : "(none)");
+    }
   } else {
     if (r.outcome != engine::Outcome::kCompleted) return "no " + x.code + " (" + got + ")";
     size_t n = 0;

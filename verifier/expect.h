@@ -3,11 +3,15 @@
 // in one place, next to the bug it describes.
 //
 //   # expect: CODE [at LINE] [explore] [policy=P] [seed=N] [every-policy] [-D NAME=VALUE]...
-//   #         [object=NAME[INDEX]] [cta=N] [cause=CAUSE] [agent="LABEL"] [warnings=N]
+//   #         [object=NAME[INDEX]] [cta=N] [cause=CAUSE] [agent="LABEL"] [change="FIX"]
+//   #         [culprit-at=LINE] [warnings=N]
 //
 // CODE is a rule code (`parity rules`): P2001 for a deadlock (its primary blocked wait:
 // object=BARRIER[I] or object=bar.sync[ID], cta, cause as DeadlockCauseName; object=NAME
-// without an index checks the name only), P2002..P2009 for a
+// without an index checks the name only; change: the suggested change of a culprit that a
+// re-run proved, verifier/culprit.h, word for word, with `at LINE` or culprit-at=LINE its
+// line; for a violation code, cause, change and culprit-at are those of the change a re-run
+// proved fixes it, `at` stays the violating statement's line), P2002..P2009 for a
 // protocol finding (object = its barrier or buffer), any other code for the run's violation or,
 // if the run completes, its warnings (warnings=N: how many of that code). `at LINE`: the source
 // line the report points to. `explore`: what `parity explore` finds (the first counterexample
@@ -44,6 +48,8 @@ struct Expectation {
   int64_t cta = -1;    // -1: not checked
   std::string cause;
   std::string agent;
+  std::string change;  // "" not checked: DeadlockCulprit::change
+  uint32_t culprit_line = 0;  // 0: not checked
   size_t warnings = 0;  // 0: not checked
   SourceLocation where;  // the expect line
 
@@ -65,6 +71,9 @@ struct CheckRun {
   const engine::RunResult* result = nullptr;
   const std::vector<Finding>* findings = nullptr;
   const DeadlockReport* deadlock = nullptr;  // null unless the run deadlocked
+  // A violation's culprit that a re-run proved (verifier/culprit.h FindCulpritOfViolation);
+  // null or found = false: none.
+  const DeadlockCulprit* violation_culprit = nullptr;
 };
 
 // "" when the run matches `x` (a check expectation), else what differs.

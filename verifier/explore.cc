@@ -289,7 +289,7 @@ class Search {
     Expected<Engine> e = Replay(program_, params_, path);
     if (!e.ok()) return;
     std::vector<Finding> findings = CheckRules(program_, *e, e->trace());
-    if (!HasErrors(findings)) return;
+    if (!HasErrors(findings, options_.strict)) return;
     ++res_.stats.rule_violation_ends;
     if (!found_) {
       found_ = true;
@@ -1212,10 +1212,20 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
       r->findings = CheckRules(program, *e, e->trace());
     }
   }
+  // Which budget bounds the shortening: --shorten-budget, unless --time-limit ends the whole
+  // run first (or --shortest: only --time-limit). The stop reason names it, never the other.
+  const bool shorten_budget_bounds = deadline < limit;
+  char budget_text[96];
+  std::snprintf(budget_text, sizeof budget_text, "the shortening budget (--shorten-budget %g s)",
+                options.shorten_budget_s);
+  const std::string budget = shorten_budget_bounds ? std::string(budget_text)
+                                                   : std::string("the run's --time-limit");
   const size_t dropped = first_len - cut.path.size();
   std::string how = std::to_string(dropped) + (dropped == 1 ? " step" : " steps") +
                     " dropped by replaying without them (" + std::to_string(cut.replays) +
-                    " replays" + (cut.budget_spent ? ", stopped by the budget" : "") + ")";
+                    " replays" +
+                    (cut.budget_spent ? ", stopped by its half of " + budget : std::string()) +
+                    ")";
   if (r->counterexample.size() <= 1) {
     r->counterexample_shortest = true;
     r->shortening = how + "; a single step is shortest";
@@ -1224,7 +1234,7 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
   // A breadth-first search (same reduction) for a finding at most one step shorter.
   const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
   if (deadline != Clock::time_point::max() && left <= 0.001) {
-    r->shortening = how + "; no time left for the breadth-first search";
+    r->shortening = how + "; " + budget + " left no time for the breadth-first search";
     return;
   }
   ExploreOptions bo = options;
@@ -1254,9 +1264,14 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
     r->shortening = how + "; a breadth-first search found nothing shorter (shortest in the "
                           "explored graph)";
   } else {
-    r->shortening = how + "; the breadth-first search for a shorter one hit " +
-                    (b.bound.empty() ? std::string("a bound") : b.bound) + " at depth " +
-                    std::to_string(b.stats.depth);
+    // Its time limit is what the shortening had left: a time bound is that budget's.
+    const std::string stopper = b.bound == "--time-limit" ? budget
+                                : b.bound.empty()         ? std::string("a bound")
+                                                          : b.bound;
+    r->shortening = how + "; " + stopper +
+                    " stopped the breadth-first search for a shorter one (at depth " +
+                    std::to_string(b.stats.depth) + " of " +
+                    std::to_string(r->counterexample.size() - 1) + ")";
   }
 }
 
@@ -1276,6 +1291,7 @@ void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& para
     if (seconds <= 0) seconds = 1e-9;
   }
   const EveryPathResult e = CheckRulesOnEveryPath(program, params, options, seconds);
+  r.warnings = e.warnings;
   r.stats.history_states = e.states;
   r.stats.history_completed = e.completed_pairs;
   if (e.found) {

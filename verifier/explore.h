@@ -280,6 +280,10 @@ struct ExploreOptions {
   // Run the protocol rules (verifier/rules.h) on a path to every distinct completed end state
   // and on the counterexample.
   bool check_rules = true;
+  // --strict: findings that are warnings by docs/levels.md (Finding::strict_only) count as
+  // errors (a counterexample); otherwise they are collected (ExploreResult::warnings) and the
+  // search goes on, so that no warning hides an error on another path.
+  bool strict = false;
   // Breadth-first search throughout (memory: two levels of the frontier, packed by
   // Engine::Pack: a few hundred bytes a state). Default:
   // depth-first (memory: the fingerprint table and one engine per level of the current path),
@@ -430,6 +434,9 @@ struct ExploreResult {
   ExploreStats bfs_stats;
   // kRuleViolation: the protocol findings on the counterexample path.
   std::vector<Finding> findings;
+  // Warnings (Finding::strict_only, not options.strict) on the paths the rules ran on, each
+  // once (by rule, agents, statements and object); reported with any verdict, VERIFIED too.
+  std::vector<Finding> warnings;
   std::vector<BarrierValue> barrier_states;  // collect_barrier_states: sorted, distinct
   Status error;  // kBadInput
   // collect_terminals: sorted fingerprints; when the schedule has symmetry classes they are

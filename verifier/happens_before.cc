@@ -4,6 +4,8 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
+
 namespace parity::verifier {
 
 using trace::EventKind;
@@ -11,6 +13,7 @@ using trace::TraceEvent;
 
 void JoinClock(VectorClock& into, const VectorClock& from) {
   const size_t n = std::min(into.size(), from.size());
+  CountWork(n);
   for (size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
 }
 
@@ -40,8 +43,9 @@ bool NamesSlot(EventKind k) {
 }  // namespace
 
 HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent> trace,
-                             const ir::Program* program) {
+                             const ir::Program* program, Mode mode) {
   if (program != nullptr) pcs_.emplace(*program);
+  mode_ = mode;
   engine_ = &e;
   const auto num_agents = static_cast<uint32_t>(e.num_agents());
   uint32_t clusters = 1;
@@ -64,7 +68,28 @@ HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent
   }
   uint32_t max_cluster_slots = 0;
   for (uint32_t n : cluster_slots_) max_cluster_slots = std::max(max_cluster_slots, n);
-  width_ = max_cluster_agents_ + max_cluster_slots;
+  // An init component for every agent that runs fence.mbarrier_init (one per CTA, typically),
+  // after the agents' and the slots' components.
+  init_component_.assign(num_agents, kNone);
+  std::vector<uint32_t> cluster_inits(clusters, 0);
+  std::vector<std::pair<uint32_t, uint32_t>> init_agents;  // (agent, index in its cluster)
+  uint32_t max_cluster_inits = 0;
+  for (const TraceEvent& ev : trace) {
+    if (static_cast<EventKind>(ev.kind) != EventKind::kFence ||
+        ev.object != static_cast<uint16_t>(ir::Fence::Kind::kMbarrierInit)) {
+      continue;
+    }
+    const uint32_t a = AgentOf(ev);
+    if (a == kNone || init_component_[a] != kNone) continue;
+    const uint32_t cluster = e.agent_info(a).cluster;
+    init_component_[a] = 0;  // placed below, once the width of the slots is known
+    init_agents.emplace_back(a, cluster_inits[cluster]++);
+    max_cluster_inits = std::max(max_cluster_inits, cluster_inits[cluster]);
+  }
+  for (const auto& [a, index] : init_agents) {
+    init_component_[a] = max_cluster_agents_ + max_cluster_slots + index;
+  }
+  width_ = max_cluster_agents_ + max_cluster_slots + max_cluster_inits;
   for (SlotClocks& s : slots_) {
     s.acc.Assign(width_);
     s.last.Assign(width_);
@@ -73,6 +98,7 @@ HappensBefore::HappensBefore(const engine::Engine& e, std::span<const TraceEvent
   clocks_.resize(num_agents);
   for (Clocks& c : clocks_) c.Assign(width_);
   fence_.resize(num_agents);
+  init_fence_.resize(num_agents);
   acquire_pending_.resize(num_agents);
   cluster_arrives_.assign(num_agents, 0);
 }
@@ -110,6 +136,7 @@ uint32_t HappensBefore::FindSlot(uint32_t cta_global, uint32_t object, uint32_t 
 }
 
 HappensBefore::Order HappensBefore::OrderOf(const TraceEvent& ev, uint32_t a) const {
+  if (mode_ == Mode::kCausal) return {false, true};
   const ir::Op* op = pcs_ ? pcs_->op(engine_->agent_info(a).role, ev.pc) : nullptr;
   if (const auto* x = op ? std::get_if<ir::MbarrierArrive>(op) : nullptr) {
     return {x->sem == ir::MemSem::kRelaxed, x->scope == ir::MemScope::kCluster};
@@ -132,9 +159,18 @@ void HappensBefore::ReleaseArrive(const TraceEvent& ev, uint32_t a, Order o, Pha
   const uint32_t cta = CtaGlobal(ev, ev.cta);
   if (!o.relaxed) {
     By(acc, cta, o.cluster).Join(clocks_[a]);
-  } else if (fence_[a].seen) {
-    By(acc, cta, o.cluster && fence_[a].cluster).Join(fence_[a].at);
+    return;
   }
+  if (fence_[a].seen) By(acc, cta, o.cluster && fence_[a].cluster).Join(fence_[a].at);
+  // fence.mbarrier_init is .release.cluster: the pattern has the arrive's scope.
+  if (init_fence_[a].seen) ReleaseInits(a, By(acc, cta, o.cluster));
+}
+
+void HappensBefore::ReleaseInits(uint32_t a, Clocks& into) const {
+  const uint32_t c = init_component_[a];
+  if (!init_fence_[a].seen || c == kNone || c >= into.strong.size()) return;
+  into.strong[c] = std::max(into.strong[c], init_fence_[a].epoch);
+  into.weak[c] = std::max(into.weak[c], init_fence_[a].epoch);
 }
 
 void HappensBefore::Acquire(uint32_t a, uint32_t cta, bool cluster, const PhaseAcc& seen) {
@@ -191,7 +227,9 @@ void HappensBefore::Step(const TraceEvent& ev) {
       // .cta scope on the own CTA's barrier and .cluster on a peer's (as the executor issues
       // them). The landing of an st.async releases nothing.
       if (a != kNone) {
-        ReleaseArrive(ev, a, Order{true, ev.target_cta != ev.cta}, slots_[SlotOf(ev)].acc);
+        const Order o = mode_ == Mode::kCausal ? Order{false, true}
+                                               : Order{true, ev.target_cta != ev.cta};
+        ReleaseArrive(ev, a, o, slots_[SlotOf(ev)].acc);
       }
       break;
     case EventKind::kPhaseComplete: {
@@ -220,10 +258,12 @@ void HappensBefore::Step(const TraceEvent& ev) {
       // what a fence.acq_rel.cluster before it covers (a release pattern), or nothing.
       auto [it, fresh] = cluster_acc_.try_emplace({ev.cluster, cluster_arrives_[a]});
       if (fresh) it->second.Assign(width_);
-      if (ev.value == 0) {
+      if (ev.value == 0 || mode_ == Mode::kCausal) {
         it->second.Join(clocks_[a]);
-      } else if (fence_[a].seen && fence_[a].cluster) {
-        it->second.Join(fence_[a].at);
+      } else {
+        if (fence_[a].seen && fence_[a].cluster) it->second.Join(fence_[a].at);
+        // The release pattern of fence.mbarrier_init.release.cluster: the inits only.
+        ReleaseInits(a, it->second);
       }
       ++cluster_arrives_[a];
       break;
@@ -236,6 +276,17 @@ void HappensBefore::Step(const TraceEvent& ev) {
       break;
     case EventKind::kFence: {
       const auto kind = static_cast<ir::Fence::Kind>(ev.object);
+      if (a != kNone && kind == ir::Fence::Kind::kMbarrierInit) {
+        // The agent's own view of its init component: what a later .release carries.
+        const uint32_t own = clocks_[a].strong[local_[a]];
+        init_fence_[a] = InitFenceAt{true, own};
+        const uint32_t c = init_component_[a];
+        if (c != kNone && c < clocks_[a].strong.size()) {
+          clocks_[a].strong[c] = own;
+          clocks_[a].weak[c] = own;
+        }
+        break;
+      }
       if (a == kNone ||
           (kind != ir::Fence::Kind::kAcqRelCluster && kind != ir::Fence::Kind::kAcqRelCta)) {
         break;

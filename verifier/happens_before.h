@@ -36,6 +36,18 @@
 //     the slot's component (its completed phases), which every observer of the phase gets,
 //     whatever its scope; nothing of the issuer's clock is released;
 //   - barrier.cluster: the k-th arrive of every agent of a cluster -> its k-th wait;
+//   - fence.mbarrier_init.release.cluster is a release fence restricted to the executing
+//     thread's prior mbarrier.init operations (PTX ISA, membar/fence: "When .op_restrict is
+//     .mbarrier_init, the synchronizing effect of the fence only applies to the prior
+//     mbarrier.init operations executed by the same thread"). With a later .relaxed arrive
+//     (barrier.cluster.arrive.relaxed, as in the ISA's own example "mbarrier.init [bar];
+//     fence.mbarrier_init.release.cluster; barrier.cluster.arrive.relaxed;", or a relaxed
+//     mbarrier arrive) it forms a release pattern for those inits only. Each agent that executes
+//     it has one more component, its *init component*: the agent's own count at its last such
+//     fence. It travels with every edge like the others; a relaxed arrive after the fence
+//     releases that component alone (not the agent's writes), and a .release arrive releases it
+//     with the rest. The rules read it for P2007 (an init is visible to a remote user whose
+//     clock's init component of the initialising agent reaches a fence after the init);
 //   - bar.sync / bar.arrive: every arrival of one instance of a named barrier -> every bar.sync
 //     that completes or waits for that instance.
 // Two clocks per agent: `clock` is happens-before as PTX defines it; `weak_clock` also follows
@@ -47,6 +59,12 @@
 // component, which the checkers record at the issuer's event (races.cc, rules.cc): a later
 // observer has seen the issuer's component reach that value exactly when the completion
 // happens before it.
+//
+// Mode::kCausal follows every synchronisation edge whatever its semantics and scope (a .relaxed
+// arrive or wait, a relaxed barrier.cluster.arrive, a .cta-scoped pair across CTAs, a standalone
+// expect_tx / complete_tx): what an agent has *observed* of another, not what is visible to it.
+// An observation proves that the observed agent has run, which is all that the start of a CTA
+// needs (verifier/lifetime.h, P2030); it orders no data.
 #ifndef PARITY_VERIFIER_HAPPENS_BEFORE_H_
 #define PARITY_VERIFIER_HAPPENS_BEFORE_H_
 
@@ -73,12 +91,13 @@ void JoinClock(VectorClock& into, const VectorClock& from);
 class HappensBefore {
  public:
   static constexpr uint32_t kNone = 0xffffffffu;
+  enum class Mode : uint8_t { kPtx, kCausal };
 
   // Registers the engine's agents and every mbarrier slot the trace names. With the program,
   // an arrive's or wait's semantics and scope come from its statement, else from the event's
   // flags (the simulator and the GPU executor write both).
   HappensBefore(const engine::Engine& engine, std::span<const trace::TraceEvent> trace,
-                const ir::Program* program = nullptr);
+                const ir::Program* program = nullptr, Mode mode = Mode::kPtx);
 
   // --- identities ---
   uint32_t num_agents() const { return static_cast<uint32_t>(clocks_.size()); }
@@ -105,6 +124,10 @@ class HappensBefore {
   // An agent's own component, and a slot's.
   uint32_t AgentComponent(uint32_t agent) const { return local_[agent]; }
   uint32_t SlotComponent(uint32_t slot) const { return max_cluster_agents_ + slots_[slot].local; }
+  // The agent's init component (see above), or kNone when it never runs fence.mbarrier_init.
+  uint32_t InitComponent(uint32_t agent) const { return init_component_[agent]; }
+  // How many barrier.cluster arrives the agent has made so far.
+  uint32_t cluster_arrives(uint32_t agent) const { return cluster_arrives_[agent]; }
   const VectorClock& clock(uint32_t agent) const { return clocks_[agent].strong; }
   // Also through release/acquire pairs too narrow in scope for each other (see above).
   const VectorClock& weak_clock(uint32_t agent) const { return clocks_[agent].weak; }
@@ -158,6 +181,10 @@ class HappensBefore {
     bool cluster = false;
     Clocks at;
   };
+  struct InitFenceAt {  // an agent's last fence.mbarrier_init
+    bool seen = false;
+    uint32_t epoch = 0;  // the agent's own count at the fence
+  };
   struct PendingAcquire {  // a relaxed wait that a later fence.acq_rel makes an acquire
     uint32_t cta = 0;
     bool cluster = false;
@@ -170,10 +197,14 @@ class HappensBefore {
   Order OrderOf(const trace::TraceEvent& ev, uint32_t agent) const;
   Clocks& By(PhaseAcc& acc, uint32_t cta, bool cluster);
   void ReleaseArrive(const trace::TraceEvent& ev, uint32_t agent, Order o, PhaseAcc& acc);
+  // The release pattern of the agent's last fence.mbarrier_init with a relaxed arrive: its
+  // init component, joined into `into`.
+  void ReleaseInits(uint32_t agent, Clocks& into) const;
   void Acquire(uint32_t agent, uint32_t cta, bool cluster, const PhaseAcc& seen);
 
   std::optional<PcMap> pcs_;
   const engine::Engine* engine_ = nullptr;
+  Mode mode_ = Mode::kPtx;
 
   uint32_t cluster_size_ = 1;
   uint32_t width_ = 0;
@@ -185,6 +216,8 @@ class HappensBefore {
   std::vector<SlotClocks> slots_;
   std::vector<Clocks> clocks_;  // per agent
   std::vector<FenceAt> fence_;  // per agent
+  std::vector<InitFenceAt> init_fence_;       // per agent
+  std::vector<uint32_t> init_component_;      // per agent: its init component, or kNone
   std::vector<std::vector<PendingAcquire>> acquire_pending_;  // per agent
   std::vector<uint32_t> cluster_arrives_;  // per agent: its barrier.cluster arrives so far
   std::map<std::pair<uint32_t, uint32_t>, Clocks> cluster_acc_;  // (cluster, phase)

@@ -6,9 +6,11 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -62,10 +64,16 @@ struct CpArrive {  // a cp.async.mbarrier.arrive whose arrive-on has not landed 
 class Lifetime {
  public:
   Lifetime(const ir::Program& p, const engine::Engine& e, std::span<const TraceEvent> trace)
-      : p_(p), e_(e), trace_(trace), pcs_(p), hb_(e, trace, &p) {}
+      : p_(p),
+        e_(e),
+        trace_(trace),
+        pcs_(p),
+        hb_(e, trace, &p),
+        seen_(e, trace, &p, HappensBefore::Mode::kCausal) {}
 
   std::vector<Finding> Run() {
     const uint32_t n = hb_.num_agents();
+    for (uint32_t a = 0; a < n; ++a) members_[e_.agent_info(a).cta_global].push_back(a);
     exit_strong_.resize(n);
     exit_weak_.resize(n);
     exited_.assign(n, false);
@@ -143,6 +151,7 @@ class Lifetime {
     const uint32_t issuer_cta = CtaGlobal(ev, ev.cta);
     const uint32_t by = IssuerOf(i);
     auto it = std::find_if(pending_.begin(), pending_.end(), [&](const Issue& c) {
+      CountWork();
       return c.issuer_cta == issuer_cta && c.pc == ev.pc && c.target == ev.target_cta &&
              (!c.has_bar_index || c.bar_index == ev.index) &&
              (by == engine::Engine::kNoPlaceAgent || c.agent == by);
@@ -173,6 +182,7 @@ class Lifetime {
     const uint32_t a = by_agent ? hb_.AgentOf(ev) : HappensBefore::kNone;
     if (by_agent && a == HappensBefore::kNone) return;
     hb_.Step(ev);  // program order and the synchronisation edges, as the race checker has them
+    seen_.Step(ev);
     switch (k) {
       case EventKind::kArrive:
         if (by_agent) {
@@ -182,6 +192,7 @@ class Lifetime {
           const uint32_t slot = hb_.SlotOf(ev);
           const uint32_t by = IssuerOf(i);
           auto it = std::find_if(q.begin(), q.end(), [slot, by](const CpArrive& c) {
+            CountWork();
             return c.slot == slot && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
@@ -241,6 +252,7 @@ class Lifetime {
           x.read = k == EventKind::kUse;
           x.epoch = hb_.Own(a);
           accesses_.push_back(x);
+          if (!Started(x.target, a)) ReportBeforeStart(x);
         }
         break;
       case EventKind::kExit:
@@ -253,6 +265,43 @@ class Lifetime {
     }
   }
 
+  // Whether agent a has observed, through any synchronisation, an operation of an agent of
+  // global CTA `cta`: only then is that CTA known to have started (P2030). The check reads one
+  // run and does not depend on its order, for the reason P2010's does (lifetime.h): the events
+  // the access does not observe can all run after it.
+  bool Started(uint32_t cta, uint32_t a) const {
+    auto m = members_.find(cta);
+    if (m == members_.end()) return false;
+    const VectorClock& c = seen_.clock(a);
+    for (uint32_t y : m->second) {
+      if (c[seen_.AgentComponent(y)] > 0) return true;
+    }
+    return false;
+  }
+
+  void ReportBeforeStart(const Access& x) {
+    if (!started_seen_.emplace(x.target, Role(x.agent), x.pc).second) return;
+    const std::string cta = "CTA " + std::to_string(x.target);
+    Finding f;
+    f.violation = model::Violation{model::Code::kDsmemBeforeStart,
+                                   static_cast<int64_t>(x.target), 0};
+    f.message = "the " + std::string(What(x)) + " " + p_.buffers[x.object].name + "[" +
+                std::to_string(x.index) + "] of " + cta + " by " + AgentLabel(p_, e_, x.agent) +
+                " at " + pcs_.where(Role(x.agent), x.pc).ToString() +
+                " may run before " + cta + " started: nothing it observed (a cluster barrier, "
+                "a barrier phase, a named barrier) comes after an operation of " + cta +
+                " (a cluster.sync before the first DSMEM access proves every CTA started)";
+    f.object_is_buffer = true;
+    f.agent = x.agent;
+    f.cta = x.target;
+    f.object = x.object;
+    f.index = x.index;
+    f.pc = x.pc;
+    f.where = pcs_.where(Role(x.agent), x.pc);
+    f.event = x.event;
+    findings_.push_back(std::move(f));
+  }
+
   // How an access stands with respect to the exit of agent y of its target CTA.
   enum class Order { kNone, kScopeOnly, kOrdered };
 
@@ -260,17 +309,7 @@ class Lifetime {
     // The access's own effect on the barrier, observed: a wait of y's CTA saw the phase it
     // counts in complete (any semantics: reading the barrier's state is coherence on the
     // barrier, not an acquire), and that wait happens before y's exit.
-    if (x.counted) {
-      auto it = observed_.find(x.slot);
-      if (it != observed_.end()) {
-        for (const Observation& o : it->second) {
-          if (o.count > x.phase &&
-              exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) {
-            return Order::kOrdered;
-          }
-        }
-      }
-    }
+    if (x.counted && SeenByExit(x.slot, y) > x.phase) return Order::kOrdered;
     if (x.copy) return Order::kNone;  // nothing of the issuer orders where its bytes land
     // The agent's own operation, through happens-before: a release after it whose scope
     // includes the target CTA (a .release.cluster arrive, a non-relaxed barrier.cluster.arrive,
@@ -280,6 +319,23 @@ class Lifetime {
     if (exit_strong_[y][c] >= x.epoch) return Order::kOrdered;
     if (exit_weak_[y][c] >= x.epoch) return x.read ? Order::kOrdered : Order::kScopeOnly;
     return Order::kNone;
+  }
+
+  // The most completed phases of `slot` that a wait happening before y's exit observed (0:
+  // none). Computed once per (slot, exiting agent): an access is then one lookup, not a pass
+  // over the slot's observations (which grow with the run).
+  uint32_t SeenByExit(uint32_t slot, uint32_t y) const {
+    auto [cached, fresh] = seen_by_exit_.try_emplace(Key(slot, y), 0);
+    if (!fresh) return cached->second;
+    auto it = observed_.find(slot);
+    if (it == observed_.end()) return 0;
+    uint32_t most = 0;
+    for (const Observation& o : it->second) {
+      CountWork();
+      if (exit_strong_[y][hb_.AgentComponent(o.agent)] >= o.epoch) most = std::max(most, o.count);
+    }
+    cached->second = most;
+    return most;
   }
 
   static const char* What(const Access& x) {
@@ -310,6 +366,7 @@ class Lifetime {
       Order best = Order::kNone;
       uint32_t last_exit = kNoFindingAgent;
       for (uint32_t y : m->second) {
+        CountWork();
         if (!exited_[y]) {
           all_exited = false;
           break;
@@ -383,12 +440,16 @@ class Lifetime {
   std::span<const TraceEvent> trace_;
   PcMap pcs_;
   HappensBefore hb_;
+  HappensBefore seen_;  // Mode::kCausal: what each agent observed of the others (P2030)
+  std::map<uint32_t, std::vector<uint32_t>> members_;  // global CTA -> its agents
+  std::set<std::tuple<uint32_t, uint32_t, uint32_t>> started_seen_;  // (CTA, role, pc) reported
   std::vector<VectorClock> exit_strong_, exit_weak_;  // per agent, at its exit
   std::vector<bool> exited_;
   std::vector<Issue> pending_;
   std::vector<Access> accesses_;
   std::map<uint32_t, std::vector<Observation>> observed_;  // by slot
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
+  mutable std::unordered_map<uint64_t, uint32_t> seen_by_exit_;  // SeenByExit's cache
   std::vector<Finding> findings_;
 };
 

@@ -1,4 +1,15 @@
-// Lifetime of a CTA's shared memory and mbarriers (codes P2010, P2011, sim/model/codes.h).
+// Lifetime of a CTA's shared memory and mbarriers (codes P2010, P2011, P2030,
+// sim/model/codes.h).
+//
+// Its start (P2030): the CTAs of a cluster are co-scheduled, not started together, so an agent
+// may touch a peer's shared memory (a `use` / `write` / `atom` / `red` @cta(r)) only after it
+// observed an operation of an agent of that peer — through a cluster barrier (of any
+// semantics: barrier.cluster.wait returns when every thread arrived), a barrier phase, or a
+// chain of them (HappensBefore::Mode::kCausal: relaxed and .cta-scoped edges count, since an
+// observation proves that the observed thread ran). The events the access did not observe can
+// all run after it (the argument below), so one run decides. A remote arrive, expect_tx or
+// complete_tx and a copy completing on a peer's barrier are not checked here: P2007 orders
+// them after the peer's own init, an operation of the peer.
 //
 // A CTA's shared memory and the mbarriers in it exist until the CTA exits, that is until the
 // last of its agents exits. Anything else that touches them must do so before:
@@ -69,7 +80,7 @@
 
 namespace parity::verifier {
 
-// P2010 / P2011 findings of a finished (or stopped) run, in trace order of the access; one per
+// P2010 / P2011 / P2030 findings of a finished (or stopped) run, in trace order of the access; one per
 // code, target CTA, accessing statement and barrier.
 std::vector<Finding> CheckLifetime(const ir::Program& program, const engine::Engine& engine,
                                    std::span<const trace::TraceEvent> trace);

@@ -258,7 +258,7 @@ class ParallelSearch {
     Expected<Engine> e = Replay(program_, params_, path);
     if (!e.ok()) return;
     std::vector<Finding> findings = CheckRules(program_, *e, e->trace());
-    if (!HasErrors(findings)) return;
+    if (!HasErrors(findings, options_.strict)) return;
     ++k.stats.rule_violation_ends;
     bool stop = false;
     {

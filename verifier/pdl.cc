@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -114,6 +115,7 @@ class GlobalRaces {
       const GlobalAccessRec& b = accesses_[ib];
       for (size_t ia = 0; ia < ib; ++ia) {
         const GlobalAccessRec& a = accesses_[ia];
+        CountWork();
         if (!a.write && !b.write) continue;
         if (a.agent == b.agent || a.global != b.global || a.slot != b.slot) continue;
         if (a.hi <= b.lo || b.hi <= a.lo) continue;

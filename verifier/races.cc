@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/pc_map.h"
@@ -62,6 +63,8 @@ struct Access {
   // of every agent of its role writing their share of the range (docs/language.md §10), so the
   // accesses of one statement by different agents of the role do not overlap each other.
   bool share = false;
+  // A `red` / `atom` (trace::kFlagAtomic): two atomics of the same bytes do not race.
+  bool atomic = false;
   // A generic-proxy access whose proxy the schedule states: a `write`, or a `use.generic` read.
   // A plain `use` does not state its proxy (ir::ReadProxy): the cross-proxy rule skips it.
   bool generic_stated = false;
@@ -69,8 +72,13 @@ struct Access {
   int64_t abs_lo = 0;
   int64_t abs_hi = 0;
   size_t event = 0;   // start: the access, or the copy's issue
-  Clock clock;        // happens-before the start
-  Clock weak;         // HappensBefore::weak_clock at the start
+  // Happens-before at the start (HappensBefore::clock and weak_clock of `agent`): snapshot
+  // `snap` of Races::snaps_, whose component of the agent itself is `own` (`own_weak`). An
+  // agent's accesses between two of its joins differ only there, so they share one snapshot:
+  // the run's memory is a clock per join, not two per access.
+  uint32_t snap = 0;
+  uint32_t own = 0;
+  uint32_t own_weak = 0;
   std::vector<Witness> done;
   // Copy writes: the barrier element the bytes completed on (after delivery).
   bool delivered = false;
@@ -147,18 +155,47 @@ class Races {
     cp_issued_.assign(n, 0);
     cp_seq_.resize(n);
     cp_groups_.resize(n);
+    cp_covered_.resize(n);
+    last_snap_.assign(n, kNoSnap);
   }
 
-  void Stamp(Access* x, uint32_t a) const {
-    x->clock = hb_.clock(a);
-    x->weak = hb_.weak_clock(a);
+  void Stamp(Access* x, uint32_t a) {
+    const Clock& strong = hb_.clock(a);
+    const Clock& weak = hb_.weak_clock(a);
+    const uint32_t own = hb_.AgentComponent(a);
+    const size_t width = hb_.width();
+    x->own = strong[own];
+    x->own_weak = weak[own];
+    uint32_t& last = last_snap_[a];
+    if (last != kNoSnap) {
+      const uint32_t* old = &snaps_[size_t{last} * 2 * width];
+      bool same = true;
+      for (size_t c = 0; c < width && same; ++c) {
+        same = c == own || (old[c] == strong[c] && old[width + c] == weak[c]);
+      }
+      CountWork(width);
+      if (same) {
+        x->snap = last;
+        return;
+      }
+    }
+    last = static_cast<uint32_t>(snaps_.size() / (2 * width));
+    snaps_.insert(snaps_.end(), strong.begin(), strong.begin() + static_cast<std::ptrdiff_t>(width));
+    snaps_.insert(snaps_.end(), weak.begin(), weak.begin() + static_cast<std::ptrdiff_t>(width));
+    x->snap = last;
+  }
+  // Component `c` of the strong (or weak) clock at access x's start.
+  uint32_t ClockAt(const Access& x, uint32_t c, bool weak) const {
+    if (c == hb_.AgentComponent(x.agent)) return weak ? x.own_weak : x.own;
+    return snaps_[size_t{x.snap} * 2 * hb_.width() + (weak ? hb_.width() : 0) + c];
   }
 
   size_t Add(Access a) {
+    CountWork();
     accesses_.push_back(std::move(a));
     return accesses_.size() - 1;
   }
-  Access Generic(size_t i, const TraceEvent& ev, uint32_t a, AccessKind kind) const {
+  Access Generic(size_t i, const TraceEvent& ev, uint32_t a, AccessKind kind) {
     Access x;
     x.kind = kind;
     x.agent = a;
@@ -266,6 +303,7 @@ class Races {
     const engine::Engine::TracePlace* place = PlaceOf(i);
     for (size_t j = 0; j < pending_.size(); ++j) {
       const Pending& c = pending_[j];
+      CountWork();
       if (c.issuer_cta != issuer_cta || c.pc != ev.pc || c.target != ev.target_cta) continue;
       if (c.has_bar_index && c.bar_index != ev.index) continue;
       // The engine names the issuer: agents of one role run the same statement.
@@ -325,11 +363,20 @@ class Races {
 
   void CpCommit(uint32_t a) { cp_groups_[a].push_back(cp_issued_[a]); }
 
-  // Copies of agent `a` numbered below `upto` are complete for observers reaching `w`.
-  void CpDone(uint32_t a, uint32_t upto, Witness w) {
-    for (uint32_t s = 0; s < upto && s < cp_seq_[a].size(); ++s) {
+  // Copies of agent `a` numbered below `upto` are complete for observers reaching `w`. `key`
+  // names the witness's source: the agent's own waits (kOwnWaits) or a barrier slot. Along one
+  // source the values only grow (the agent's event count, the slot's completed phases) and the
+  // covered prefix only extends, so a copy that already has a witness of that source keeps the
+  // older, weaker one: any clock reaching the new value reaches the old. Each copy gets at most
+  // one witness per source, and the run's work is linear in its copies.
+  void CpDone(uint32_t a, uint64_t key, uint32_t upto, Witness w) {
+    uint32_t& covered = cp_covered_[a][key];
+    const uint32_t end = std::min<uint32_t>(upto, static_cast<uint32_t>(cp_seq_[a].size()));
+    for (uint32_t s = covered; s < end; ++s) {
       accesses_[cp_seq_[a][s]].done.push_back(w);
+      CountWork();
     }
+    covered = std::max(covered, end);
   }
 
   void Step(size_t i, const TraceEvent& ev) {
@@ -348,10 +395,11 @@ class Races {
           const engine::Engine::TracePlace* place = PlaceOf(i);
           const uint32_t by = place ? place->agent : engine::Engine::kNoPlaceAgent;
           auto it = std::find_if(q.begin(), q.end(), [bar, by](const CpArrive& c) {
+            CountWork();
             return c.bar == bar && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
           });
           if (it != q.end()) {
-            CpDone(it->agent, it->upto, PhaseDone(bar));
+            CpDone(it->agent, bar, it->upto, PhaseDone(bar));
             q.erase(it);
           }
         }
@@ -395,6 +443,7 @@ class Races {
         const size_t keep = static_cast<size_t>(std::max<int64_t>(ev.value, 0));
         while (groups.size() > keep) {
           for (size_t x : groups.front()) {
+            CountWork();
             accesses_[x].done.push_back(Now(a));
           }
           groups.pop_front();
@@ -435,7 +484,7 @@ class Races {
         if (groups.size() <= keep) break;
         const uint32_t upto = groups[groups.size() - keep - 1];
         groups.erase(groups.begin(), groups.end() - static_cast<std::ptrdiff_t>(keep));
-        CpDone(a, upto, Now(a));
+        CpDone(a, kOwnWaits, upto, Now(a));
         break;
       }
       case EventKind::kCpAsyncArrive: {
@@ -459,6 +508,7 @@ class Races {
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
         const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
         x.share = w != nullptr && w->buf.bytes == ir::kNoExpr;
+        x.atomic = w != nullptr ? w->atomic : (ev.flags & trace::kFlagAtomic) != 0;
         x.generic_stated = true;
         Add(std::move(x));
         break;
@@ -479,9 +529,11 @@ class Races {
     return a.abs_lo < b.abs_hi && b.abs_lo < a.abs_hi;
   }
 
-  static bool Reaches(const Access& a, const Clock& clock) {
+  // Whether b's start (its strong clock, or its weak one) reaches a witness of a.
+  bool Reaches(const Access& a, const Access& b, bool weak) const {
     for (const Witness& w : a.done) {
-      if (clock[w.component] >= w.value) return true;
+      CountWork();
+      if (ClockAt(b, w.component, weak) >= w.value) return true;
     }
     return false;
   }
@@ -493,8 +545,8 @@ class Races {
   static bool NeedsStrong(AccessKind k) {
     return k == AccessKind::kWrite || k == AccessKind::kCpAsync;
   }
-  static bool Ordered(const Access& a, const Access& b) {
-    return Reaches(a, b.clock) || (!NeedsStrong(a.kind) && Reaches(a, b.weak));
+  bool Ordered(const Access& a, const Access& b) const {
+    return Reaches(a, b, false) || (!NeedsStrong(a.kind) && Reaches(a, b, true));
   }
 
   // PTX ISA (Memory Consistency Model, proxies; the async proxy): "Accessing the same memory
@@ -508,10 +560,17 @@ class Races {
   bool Fenced(const Access& a, const Access& b) const {
     auto first = std::upper_bound(fences_.begin(), fences_.end(), a.event,
                                   [](size_t e, const ProxyFence& f) { return e < f.event; });
+    auto reaches = [&a](const Clock& clock) {
+      for (const Witness& w : a.done) {
+        if (clock[w.component] >= w.value) return true;
+      }
+      return false;
+    };
     for (auto f = first; f != fences_.end() && f->event < b.event; ++f) {
-      const bool after_a = Reaches(a, f->clock) || (!NeedsStrong(a.kind) && Reaches(a, f->weak));
+      const bool after_a = reaches(f->clock) || (!NeedsStrong(a.kind) && reaches(f->weak));
       if (!after_a) continue;
-      if (b.clock[f->at.component] >= f->at.value || b.weak[f->at.component] >= f->at.value) {
+      if (ClockAt(b, f->at.component, false) >= f->at.value ||
+          ClockAt(b, f->at.component, true) >= f->at.value) {
         return true;
       }
     }
@@ -555,7 +614,8 @@ class Races {
     static constexpr const char* kWhat[] = {"read (use)", "write", "async-proxy copy write",
                                             "cp.async write", "async-proxy read of a store",
                                             "async-proxy read (use.async)"};
-    const char* what = x.kind == AccessKind::kUse && x.generic_stated
+    const char* what = x.atomic ? "atomic read-modify-write (red/atom)"
+                       : x.kind == AccessKind::kUse && x.generic_stated
                            ? "generic-proxy read (use.generic)"
                            : kWhat[static_cast<int>(x.kind)];
     std::string s = std::string(what) + " by " +
@@ -641,9 +701,14 @@ class Races {
     auto consider = [&](size_t ia, size_t ib) {
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
+      CountWork();
       if (!IsWrite(a.kind) && !IsWrite(b.kind)) return;
       if (!IsCopy(a.kind) && !IsCopy(b.kind) && a.agent == b.agent) return;
       if (!Overlap(a, b)) return;
+      // Atomic read-modify-writes (red/atom, .gpu scope by default) are morally strong with
+      // each other: PTX ISA, Memory Consistency Model, "Data races" needs a pair that is not
+      // morally strong. An atomic against a plain access or a copy is an ordinary conflict.
+      if (a.atomic && b.atomic) return;
       if (a.share && b.share && a.pc == b.pc && a.agent != b.agent &&
           Role(a.agent) == Role(b.agent)) {
         return;  // two agents' shares of one statement's range
@@ -653,7 +718,7 @@ class Races {
         return;
       }
       // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
-      races.emplace_back(ia, ib, Reaches(a, b.weak) ? 1 : 0);
+      races.emplace_back(ia, ib, Reaches(a, b, true) ? 1 : 0);
     };
     for (auto& [loc, ids] : by_root) {
       std::sort(ids.begin(), ids.end());
@@ -667,6 +732,7 @@ class Races {
         std::vector<std::pair<size_t, size_t>> pairs;
         for (size_t id : ids) {
           const int64_t lo = accesses_[id].abs_lo;
+          CountWork(open.size());
           std::erase_if(open, [&](size_t o) { return accesses_[o].abs_hi <= lo; });
           for (size_t o : open) pairs.emplace_back(std::min(o, id), std::max(o, id));
           open.push_back(id);
@@ -689,6 +755,7 @@ class Races {
         const Access& a = accesses_[ia];
         unordered.clear();
         for (const auto& [g, list] : by_agent) {
+          CountWork();
           const auto first = std::upper_bound(list.begin(), list.end(), ia);
           const auto end = std::partition_point(
               first, list.end(), [&](size_t ib) { return !Ordered(a, accesses_[ib]); });
@@ -707,6 +774,7 @@ class Races {
       const bool narrow = what == 1;
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
+      const size_t read_out = narrow ? ReadOutBefore(a, b) : kNone;
       auto name = [this](const Access& x) {
         return (x.buffer < p_.buffers.size() ? p_.buffers[x.buffer].name
                                              : std::string("buffer")) +
@@ -740,7 +808,16 @@ class Races {
                             "(the default of try_wait/test_wait) synchronises only within its "
                             "CTA: write the arrive as `arrive.release.cluster` (and the wait "
                             "as `wait.acquire.cluster`)"
-                          : Missing(a, b));
+                          : Missing(a, b)) +
+                  (read_out == kNone
+                       ? ""
+                       : std::string(" (a warning, an error under --strict: the write's "
+                                     "bytes were read out by the ") +
+                             Describe(accesses_[read_out]) +
+                             ", whose completion is ordered before the release: the write is "
+                             "performed before it; only PTX's scope rule leaves the pair "
+                             "unordered, docs/levels.md L1)");
+      f.strict_only = read_out != kNone;
       }
       f.agent = b.agent;
       f.other_agent = a.agent;
@@ -757,6 +834,29 @@ class Races {
   }
 
   static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+  static constexpr uint32_t kNoSnap = std::numeric_limits<uint32_t>::max();
+  // CpDone's source key of an agent's own cp.async.wait_group / wait_all (slots are below it).
+  static constexpr uint64_t kOwnWaits = std::numeric_limits<uint64_t>::max();
+
+  // docs/levels.md, rule L1: a P2013 pair whose earlier access is a generic write of the CTA's
+  // shared memory every byte of which an asynchronous read (a TMA / bulk store's source read)
+  // read after it (happens-before: the write was fenced for that read, P2006 says so if not)
+  // and whose completion (cp.async.bulk.wait_group[.read]) reaches the later access through the
+  // narrow-scope chain. The write is then performed in shared memory before the release (another
+  // unit has read it out), so only the scope rule of the formal model leaves the pair unordered:
+  // the epilogue-reuse handoff of inclusionAI/humming PR #56 (TMA store, bulk.wait 0 read, then
+  // ClusterBarrier::arrive(cta_id) at its default .cta scope), validated on H100 and H200.
+  // Returns that read's access, or kNone.
+  size_t ReadOutBefore(const Access& a, const Access& b) const {
+    if (a.kind != AccessKind::kWrite || !a.range_known) return kNone;
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      const Access& r = accesses_[i];
+      if (r.kind != AccessKind::kStoreRead || r.cta != a.cta || !r.range_known) continue;
+      if (r.abs_lo > a.abs_lo || a.abs_hi > r.abs_hi) continue;
+      if (Reaches(a, r, false) && Reaches(r, b, true)) return i;
+    }
+    return kNone;
+  }
 
   const ir::Program& p_;
   const engine::Engine& e_;
@@ -765,7 +865,8 @@ class Races {
   PcMap pcs_;
   verifier::HappensBefore hb_;
   std::vector<Pending> pending_;
-  std::vector<Access> accesses_;
+  // A deque: the run's largest store grows without a reallocation's copy beside it.
+  std::deque<Access> accesses_;
   std::vector<std::vector<size_t>> bulk_open_;              // per agent: uncommitted stores
   std::vector<std::deque<std::vector<size_t>>> bulk_groups_;  // per agent: committed groups
   std::vector<uint32_t> cp_issued_;
@@ -773,6 +874,12 @@ class Races {
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
   std::vector<ProxyFence> fences_;  // every fence.proxy.async, in trace order
+  // Per agent, per witness source (a barrier slot, or kOwnWaits): its cp.async copies below
+  // this number already have a witness of that source (CpDone).
+  std::vector<std::unordered_map<uint64_t, uint32_t>> cp_covered_;
+  // Clock snapshots (Access::snap): per snapshot the strong, then the weak clock, width() each.
+  std::vector<uint32_t> snaps_;
+  std::vector<uint32_t> last_snap_;  // per agent: its newest snapshot, or kNoSnap
   std::vector<Finding> findings_;
   bool places_ok_ = false;
 };

@@ -10,6 +10,7 @@
 #include <utility>
 #include <variant>
 
+#include "verifier/check_work.h"
 #include "verifier/deadlock.h"
 #include "verifier/happens_before.h"
 #include "verifier/lifetime.h"
@@ -21,9 +22,14 @@ namespace parity::verifier {
 using trace::EventKind;
 using trace::TraceEvent;
 
-bool HasErrors(const std::vector<Finding>& findings) {
+model::Severity Finding::level(bool strict) const {
+  const model::Severity s = model::CodeSeverity(code());
+  return s == model::Severity::kError && strict_only && !strict ? model::Severity::kWarning : s;
+}
+
+bool HasErrors(const std::vector<Finding>& findings, bool strict) {
   for (const Finding& f : findings) {
-    if (model::CodeSeverity(f.code()) == model::Severity::kError) return true;
+    if (f.level(strict) == model::Severity::kError) return true;
   }
   return false;
 }
@@ -61,6 +67,7 @@ struct SlotState {
   bool initialised = false;
   uint32_t init_agent = 0;
   uint32_t init_epoch = 0;
+  uint32_t init_pc = 0;
   // Current (incomplete) phase and whole-run byte accounting.
   int64_t phase_expected = 0, phase_delivered = 0;
   int64_t total_expected = 0, total_delivered = 0;
@@ -208,7 +215,7 @@ class Analysis {
                       uint32_t pc, const char* what);
   // P2006 for an init not made visible to the async proxy before a copy's complete_tx on it.
   void CheckInitProxy(size_t i, uint32_t slot_id, uint32_t issuer, const Clock& issue,
-                      uint32_t pc);
+                      const Clock& weak_issue, uint32_t pc);
 
   void Report(model::Code code, int64_t value, int64_t limit, std::string message,
               uint32_t agent, uint32_t pc, size_t event, uint32_t cta_global, bool is_buffer,
@@ -255,6 +262,9 @@ class Analysis {
   // copies any of them covers so far (CpCopyVisible).
   std::vector<std::map<uint32_t, std::vector<CpCover>>> cp_covers_;
   std::vector<std::vector<uint32_t>> fence_init_;  // per agent: epochs of fence.mbarrier_init
+  // ... and, per such fence, the agent's barrier.cluster arrives made before it and its pc.
+  std::vector<std::vector<uint32_t>> fence_init_arrives_;
+  std::vector<std::vector<uint32_t>> fence_init_pc_;
   std::vector<std::vector<uint32_t>> fence_proxy_;  // per agent: epochs of fence.proxy.async
   std::map<uint64_t, Location> locations_;         // (cta, buffer, slot)
   std::unordered_map<uint64_t, size_t> last_touch_;  // (agent, slot) -> its last signal there
@@ -272,6 +282,8 @@ void Analysis::Setup() {
     SlotId(hb_.slot_cta(id), hb_.slot_object(id), hb_.slot_index(id));
   }
   fence_init_.resize(num_agents_);
+  fence_init_arrives_.resize(num_agents_);
+  fence_init_pc_.resize(num_agents_);
   cp_groups_.resize(num_agents_);
   cp_waits_.resize(num_agents_);
   cp_issued_.assign(num_agents_, 0);
@@ -308,23 +320,41 @@ void Analysis::Report(model::Code code, int64_t value, int64_t limit, std::strin
 
 // Remote use of a barrier (remote arrive, copy bytes landing in another CTA): PTX ISA
 // fence.mbarrier_init: the init must be followed by fence.mbarrier_init.release.cluster in the
-// initialising thread, and that fence must happen before the remote use (through barrier.cluster).
+// initialising thread, and that fence must happen before the remote use. The fence releases the
+// inits by itself, so with a later barrier.cluster.arrive, .relaxed or not, and the peer's
+// barrier.cluster.wait (.acquire by default) it orders them (happens_before.h: the init
+// component); a .release arrive, or any other release/acquire chain, carries it too.
 void Analysis::CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                               uint32_t pc, const char* what) {
   const SlotState& s = slots_[slot_id];
   if (!s.initialised) return;  // M1001 is the engine's (the model rejects it)
-  const std::vector<uint32_t>& fences = fence_init_[s.init_agent];
+  const uint32_t init = s.init_agent;
+  const std::vector<uint32_t>& fences = fence_init_[init];
   auto it = std::upper_bound(fences.begin(), fences.end(), s.init_epoch);
   const bool fenced = it != fences.end();
-  const bool ordered = fenced && *it <= clock[L(s.init_agent)];
+  const uint32_t ic = hb_.InitComponent(init);
+  const bool ordered =
+      fenced && (*it <= clock[L(init)] || (ic != HappensBefore::kNone && *it <= clock[ic]));
   if (ordered) return;
+  std::string why;
+  if (!fenced) {
+    why = ", whose init by " + Agent(init) + " (at " + At(init, s.init_pc) +
+          ") is not followed by a fence.mbarrier_init of that thread before this";
+  } else {
+    const size_t f = static_cast<size_t>(it - fences.begin());
+    const bool arrived_after = hb_.cluster_arrives(init) > fence_init_arrives_[init][f];
+    why = ", but the init's fence.mbarrier_init by " + Agent(init) + " (at " +
+          At(init, fence_init_pc_[init][f]) + ") does not happen before it: " +
+          (arrived_after
+               ? Agent(init) + " arrives at the cluster barrier after the fence, but " +
+                     Agent(user) + " has not passed the matching cluster.wait before this"
+               : "no cluster.arrive of " + Agent(init) +
+                     " follows the fence before this (nor another release it synchronises "
+                     "with)");
+  }
   Report(model::Code::kRemoteBeforeInit, 0, 0,
-         std::string(what) + " by " + Agent(user) + " acts on " + Bar(slot_id) +
-             (fenced ? ", but the init's fence.mbarrier_init by " + Agent(s.init_agent) +
-                           " does not happen before it (no cluster barrier in between)"
-                     : ", whose init by " + Agent(s.init_agent) +
-                           " is never followed by fence.mbarrier_init"),
-         user, pc, i, s.cta_global, false, s.object, s.index, s.init_agent);
+         std::string(what) + " by " + Agent(user) + " acts on " + Bar(slot_id) + why, user, pc,
+         i, s.cta_global, false, s.object, s.index, init);
 }
 
 // PTX ISA (Memory Consistency Model, the async proxy): "Accessing the same memory location
@@ -337,10 +367,10 @@ void Analysis::CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const C
 // kernel, so either fence by the initialising thread, after the init and happening before the
 // copy's issue, is accepted. Neither is P2006 (FlashKDA #24 item 3).
 void Analysis::CheckInitProxy(size_t i, uint32_t slot_id, uint32_t issuer, const Clock& issue,
-                              uint32_t pc) {
+                              const Clock& weak_issue, uint32_t pc) {
   const SlotState& s = slots_[slot_id];
   if (!s.initialised || s.init_agent >= num_agents_) return;
-  const uint32_t seen = issue[L(s.init_agent)];
+  const uint32_t seen = std::max(issue[L(s.init_agent)], weak_issue[L(s.init_agent)]);
   for (const std::vector<uint32_t>* fences : {&fence_init_[s.init_agent],
                                               &fence_proxy_[s.init_agent]}) {
     auto it = std::upper_bound(fences->begin(), fences->end(), s.init_epoch);
@@ -479,6 +509,7 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   const engine::Engine::TracePlace* place = places_ok_ ? &e_.trace_places()[i] : nullptr;
   for (size_t j = 0; j < queue.size(); ++j) {
     const PendingCopy& c = queue[j];
+    CountWork();
     if (c.has_bar_index && c.bar_index != ev.index) continue;
     // The engine names the issuer: agents of one role run the same statement.
     if (place != nullptr && place->agent != engine::Engine::kNoPlaceAgent &&
@@ -540,13 +571,15 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   if (ev.cta != ev.target_cta) {
     CheckInitOrder(i, id, c.agent, issue, c.pc, "a copy's complete_tx into another CTA");
   }
-  CheckInitProxy(i, id, c.agent, issue, c.pc);
+  // Into another CTA: the init's fence.mbarrier_init and its order before the copy are P2007's.
+  if (ev.cta == ev.target_cta) CheckInitProxy(i, id, c.agent, issue, weak_issue, c.pc);
   if (!c.has_buffer) return;
   const uint32_t data_cta = CtaGlobal(ev, ev.target_cta);
   Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
   // Every read of the copy's bytes must happen before the copy's issue (write-after-read).
   for (const auto& [reader, rs] : loc.reads) {
     for (const Read& r : rs) {
+      CountWork();
       if (reader == c.agent || r.epoch <= weak_issue[L(reader)]) continue;
       if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
       const bool after_issue = r.event > c.issue_event;
@@ -588,6 +621,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   Location& loc = locations_[Key(cta, ev.object, ev.index)];
   const int64_t lo = ev.value2, hi = int64_t{ev.value2} + ev.value;
   for (const CopyWrite& copy : loc.copies) {
+    CountWork();
     // An async-proxy write observed on its phase is done for whoever the observer's releases
     // reach, whatever their scopes (races.h: HappensBefore::weak_clock).
     if (copy.agent == a || !Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
@@ -604,6 +638,7 @@ void Analysis::OnUse(size_t i, const TraceEvent& ev, uint32_t a) {
   for (const auto& [issuer, ids] : loc.cp_writes) {
     for (uint32_t c : ids) {
       const CpCopy& copy = cp_copies_[c];
+      CountWork();
       // A cp.async write (generic proxy) reached only through a release/acquire pair too narrow
       // in scope is P2013, the race checker's (races.h), not this rule's.
       if (!Meets(copy.range_known, copy.lo, copy.hi, lo, hi) ||
@@ -642,6 +677,7 @@ bool Analysis::CpCopyVisible(const CpCopy& c, const Clock& k) const {
                             [](uint32_t seq, const CpWait& x) { return seq < x.upto; });
   if (w != waits.end() && k[L(c.agent)] >= w->epoch) return true;
   for (const auto& [slot_id, covers] : cp_covers_[c.agent]) {
+    CountWork();
     const uint32_t seen = k[Comp(slot_id)];  // phases of the slot the reader observed
     auto v = std::upper_bound(covers.begin(), covers.end(), seen,
                               [](uint32_t s, const CpCover& x) { return s < x.phase + 1; });
@@ -664,6 +700,7 @@ void Analysis::OnCpAsyncIssue(size_t i, const TraceEvent& ev, uint32_t a) {
   // issue.
   for (const auto& [reader, rs] : loc.reads) {
     for (const Read& r : rs) {
+      CountWork();
       if (reader == a || r.epoch <= hb_.weak_clock(a)[L(reader)]) continue;
       if (!Meets(c.range_known, c.lo, c.hi, r.lo, r.hi)) continue;
       Report(model::Code::kSharedMemoryRace, 0, 0,
@@ -716,6 +753,7 @@ void Analysis::OnStoreIssue(size_t i, const TraceEvent& ev, uint32_t a, const ir
     return !exact || Covers(off, off + bytes, w.lo, w.hi);
   };
   for (const GenericWrite& w : loc.writes) {
+    CountWork();
     if (!reads(w)) continue;
     const uint32_t seen = ClockOf(a)[L(w.agent)];
     if (seen < w.epoch) {
@@ -770,11 +808,14 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       s.initialised = true;
       s.init_agent = a;
       s.init_epoch = Own(a);
+      s.init_pc = ev.pc;
       break;
     }
     case EventKind::kFence:
       if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kMbarrierInit)) {
         fence_init_[a].push_back(Own(a));
+        fence_init_arrives_[a].push_back(hb_.cluster_arrives(a));
+        fence_init_pc_[a].push_back(ev.pc);
       } else if (ev.object == static_cast<uint16_t>(ir::Fence::Kind::kProxyAsync)) {
         fence_proxy_[a].push_back(Own(a));
       }
@@ -790,6 +831,7 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
         const uint32_t by =
             places_ok_ ? e_.trace_places()[i].agent : engine::Engine::kNoPlaceAgent;
         auto it = std::find_if(q.begin(), q.end(), [id, by](const CpArrive& c) {
+          CountWork();
           return c.slot_id == id && (by == engine::Engine::kNoPlaceAgent || c.agent == by);
         });
         if (it != q.end()) {
@@ -868,17 +910,29 @@ void Analysis::Step(size_t i, const TraceEvent& ev) {
       OnUse(i, ev, a);
       break;
     case EventKind::kWrite: {
-      // A DSMEM write (`write ... @cta(r)`) writes the target CTA's bytes. The agent's older
-      // writes of bytes this one rewrites are dropped: whatever orders and fences this one
-      // before a store does so for them.
+      // A DSMEM write (`write ... @cta(r)`) writes the target CTA's bytes. The bytes of older
+      // writes that this one rewrites and that happen before it (the agent's own, or another
+      // agent's ordered before it) are dropped: per-location coherence (PTX ISA, Memory
+      // Consistency Model: coherence order follows causality order) makes this write's value
+      // the one a later reader ordered after it sees, so whatever orders and fences this one
+      // before a store does so for them. The bytes it leaves are kept (a partial overwrite),
+      // as is an older write not ordered before it (its value may still be the last).
       const GenericWrite w{a, Own(a), ev.pc, ev.value2,
                            static_cast<int64_t>(ev.value2) + ev.value};
       std::vector<GenericWrite>& writes =
           locations_[Key(CtaGlobal(ev, ev.target_cta), ev.object, ev.index)].writes;
-      std::erase_if(writes, [&](const GenericWrite& o) {
-        return o.agent == a && Covers(w.lo, w.hi, o.lo, o.hi);
-      });
-      writes.push_back(w);
+      std::vector<GenericWrite> kept;
+      kept.reserve(writes.size() + 1);
+      for (const GenericWrite& o : writes) {
+        if (o.epoch > ClockOf(a)[L(o.agent)] || o.hi <= w.lo || w.hi <= o.lo) {
+          kept.push_back(o);
+          continue;
+        }
+        if (o.lo < w.lo) kept.push_back(GenericWrite{o.agent, o.epoch, o.pc, o.lo, w.lo});
+        if (w.hi < o.hi) kept.push_back(GenericWrite{o.agent, o.epoch, o.pc, w.hi, o.hi});
+      }
+      kept.push_back(w);
+      writes.swap(kept);
       break;
     }
     case EventKind::kExit:

@@ -5,9 +5,9 @@
 // every terminal path. It needs the trace that the engine recorded (EngineOptions::record_trace).
 //
 // Happens-before is verifier/happens_before.h's (shared with verifier/races.h): program order,
-// mbarrier release -> acquire, barrier.cluster (a .relaxed arrive is treated as ordering too,
-// see "Doubtful" below), bar.sync / bar.arrive, and a copy's issue -> its delivery (the TMA unit
-// acts on the issuer's behalf: the delivery releases the issuer's clock at the issue).
+// mbarrier release -> acquire, barrier.cluster (a .relaxed arrive releases what a fence before
+// it covers: fence.acq_rel's accesses, fence.mbarrier_init's inits), bar.sync / bar.arrive, and
+// a copy's issue -> its delivery.
 //
 // Buffers are tracked per (CTA, buffer, slot): a `use`/`write` covers the slot it names, a TMA or
 // bulk load the slot of its destination (offsets within a slot are not distinguished, so two
@@ -21,9 +21,6 @@
 // barrier element wins (stage-indexed rings), else the oldest.
 //
 // Doubtful / not covered:
-//   - barrier.cluster.arrive.relaxed is treated as ordering (PTX: .relaxed does not release prior
-//     writes; it is enough for fence.mbarrier_init, which releases by itself): data races hidden
-//     behind a relaxed cluster arrive are missed;
 //   - an arrival count lower than the arrivals of one iteration is not reported as P2002 itself
 //     (pingpong pipelines legitimately alternate single arrivers); its effect is reported as P2005
 //     (reads before the late arrivals' bytes) or by the engine (M1005);
@@ -63,8 +60,17 @@ struct Finding {
   uint32_t pc = 0;               // that statement's instruction index in the agent's role
   uint32_t other_pc = 0;         // the other party's instruction (races: the earlier access)
   size_t event = 0;              // index into the trace of the event where it was found
+  // Two verdict levels (docs/levels.md): a finding of an error code is an error when PTX leaves
+  // the pair unordered and a compiler or the hardware can plausibly exhibit it; it is a warning
+  // (`strict`: an error only under --strict) when only the formal model leaves it unordered, on
+  // a pattern production code relies on and no silicon test shows. Decided per finding, by the
+  // rule that reports it.
+  bool strict_only = false;
 
   model::Code code() const { return violation.code; }
+  // The level this finding is reported at: its code's severity, a warning when strict_only
+  // (unless `strict`).
+  model::Severity level(bool strict = false) const;
 };
 
 // Runs every rule on a finished (or stopped) run. Findings come in trace order, the end-of-run
@@ -74,8 +80,8 @@ struct Finding {
 std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
                                 std::span<const trace::TraceEvent> trace);
 
-// Whether any finding has error severity.
-bool HasErrors(const std::vector<Finding>& findings);
+// Whether any finding is at error level (Finding::level(strict)).
+bool HasErrors(const std::vector<Finding>& findings, bool strict = false);
 
 }  // namespace parity::verifier
 

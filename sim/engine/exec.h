@@ -932,8 +932,9 @@ struct Engine::Exec {
       tag = whole || tag == WriterTag(a) ? WriterTag(a) : kDataOther;
     }
     const uint32_t off = OffsetInSlot(op.buf.buffer, buf);
-    Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, buf.cta, op.buf.buffer,
-         buf.slot, buf.bytes, off, pc);
+    TraceEvent& ev = Emit(op.write ? EventKind::kWrite : EventKind::kUse, a, buf.cta,
+                          op.buf.buffer, buf.slot, buf.bytes, off, pc);
+    if (op.atomic) ev.flags |= trace::kFlagAtomic;
     Place(buf.slot, off, a);
     Advance(a);
   }

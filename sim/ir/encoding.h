@@ -65,7 +65,8 @@
 //   BulkLoad buf, bar, multicast       BulkStore buf    BulkCommit -     BulkWait pending, read
 //   CpAsync buf   CpAsyncCommit -      CpAsyncWait pending               CpAsyncMbarrierArrive bar, noinc
 //   StAsync buf, bar   Fence kind      ClusterArrive relaxed             ClusterWait -
-//   NamedBarrier id, threads, sync     BufferAccess buf, write           Exit -
+//   NamedBarrier id, threads, sync     BufferAccess buf, kind (1 write | 2 atomic | 4 atom)
+//   Exit -
 //   MbarrierPendingCount token var, result var (kind 39, 3 words; version 2)
 //   GlobalReadback buf, result var    (kind 40, 7 words; version 2)
 //   GridDepControl kind (0 launch_dependents, 1 wait)   (kind 41, 2 words; version 5)

@@ -258,10 +258,12 @@ class Printer {
             return std::string(o.sync ? "bar.sync " : "bar.arrive ") + Expr_(o.id) + ", " +
                    Expr_(o.threads);
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
-            const char* read = o.proxy == ReadProxy::kGeneric ? "use.generic "
-                               : o.proxy == ReadProxy::kAsync ? "use.async "
-                                                              : "use ";
-            return (o.write ? "write " : read) + Buf(o.buf);
+            const char* word = o.atomic ? (o.returns ? "atom " : "red ")
+                               : o.write  ? "write "
+                               : o.proxy == ReadProxy::kGeneric ? "use.generic "
+                               : o.proxy == ReadProxy::kAsync   ? "use.async "
+                                                                : "use ";
+            return word + Buf(o.buf);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {

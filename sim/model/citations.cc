@@ -23,6 +23,8 @@ constexpr std::string_view kBulkWait = "9.7.9.27.2.2 cp.async.bulk.wait_group";
 constexpr std::string_view kBulk = "cp.async.bulk";
 constexpr std::string_view kBar = "bar, barrier";
 constexpr std::string_view kBarrierCluster = "barrier.cluster";
+constexpr std::string_view kFence =
+    "Parallel Synchronization and Communication Instructions: membar / fence";
 constexpr std::string_view kShared = "5.1.7 Shared State Space";
 constexpr std::string_view kMorallyStrong = "8.7 Morally strong operations";
 constexpr std::string_view kReleaseAcquire = "8.8 Release and Acquire Patterns";
@@ -146,6 +148,9 @@ const Citation kP2006[] = {
                    "cross-proxy fence. For the async proxy, fence.proxy.async should be used to "
                    "synchronize memory between generic proxy and the async proxy.", ""}};
 const Citation kP2007[] = {
+    {kFence, "When .op_restrict is .mbarrier_init, the synchronizing effect of the fence only "
+             "applies to the prior mbarrier.init operations executed by the same thread on "
+             "mbarrier objects in .shared::cta state space.", ""},
     {kReleaseAcquire, "The release pattern makes prior operations from the current thread "
                       "visible to some operations from other threads.", ""},
     {kBarrierCluster, "barrier.cluster.wait instruction causes the executing thread to wait for "
@@ -180,6 +185,12 @@ const Citation kP2020[] = {
     {kGriddep, "The dependent may launch before the completion of the current grid. There is no "
                "guarantee that the dependent will launch before the completion of the current "
                "grid.", ""}};
+
+const Citation kP2030[] = {
+    {kShared, kQuoteOwned, ""},
+    {kBarrierCluster, "barrier.cluster.wait instruction causes the executing thread to wait for "
+                      "all non-exited threads of the cluster to perform barrier.cluster.arrive.",
+     ""}};
 
 }  // namespace
 
@@ -224,6 +235,7 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kExitWithCopyInFlight: return kP2011;
     case Code::kReleaseScopeNarrow: return kP2013;
     case Code::kPdlWaitMissing: return kP2020;
+    case Code::kDsmemBeforeStart: return kP2030;
   }
   return {};
 }

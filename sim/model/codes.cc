@@ -167,6 +167,8 @@ std::string Detail(const Violation& v) {
     case Code::kPdlWaitMissing:
       return "a dependent grid's access of the primary grid's global memory is not after "
              "griddepcontrol.wait";
+    case Code::kDsmemBeforeStart:
+      return "access of the shared memory of CTA " + N(v.value) + ", not known to have started";
   }
   return "unknown violation";
 }

@@ -240,7 +240,8 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "across multiple proxies needs a cross-proxy fence; fence.proxy.async synchronizes the "       \
     "generic and the async proxy). Reported when (1) a TMA or bulk store reads a slot that a "     \
     "`write` wrote and no fence.proxy.async of the writer after the write happens before the "     \
-    "store; (2) a generic access whose proxy the "                                                  \
+    "store, unless every byte of it the store reads was rewritten by a later write ordered after " \
+    "it (per-location coherence: the store cannot read it); (2) a generic access whose proxy the " \
     "schedule states (`write`, `use.generic`: ld.shared, ldmatrix) happens before a TMA / bulk / " \
     "st.async write of the same bytes, or a `write` before a `use.async` (wgmma operand) read, "  \
     "and no fence.proxy.async lies on the happens-before path between them (by the generic "      \
@@ -254,7 +255,8 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \
     "CTAs of the cluster only by fence.mbarrier_init.release.cluster in the initialising thread "  \
-    "followed by a cluster barrier (arrive.release / wait.acquire) before the remote use. A "      \
+    "followed by a cluster barrier (arrive, .release or .relaxed: the fence releases the inits "   \
+    "itself; then wait.acquire) before the remote use. A "                                         \
     "remote arrive, or a multicast copy whose complete_tx lands on another CTA's barrier, that is " \
     "not ordered after that fence acts on a barrier the peer may not have initialised. Typical "   \
     "bug: cluster_sync() missing after init_barriers, or fence_barrier_init() missing.")           \
@@ -356,7 +358,21 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "dependent's access does not happen after a griddepcontrol.wait of its own cluster (program "  \
     "order or a barrier after an agent's wait). Typical bug: the consumer kernel reads the "       \
     "producer kernel's output right after launch_dependents was seen, or the wait is left out "    \
-    "because the kernels ran in order without the launch attribute (marin #8870's class).")
+    "because the kernels ran in order without the launch attribute (marin #8870's class).")      \
+  X(kDsmemBeforeStart, "P2030", "dsmem-before-peer-start", kError,                                 \
+    "distributed shared memory access of a CTA that may not have started",                         \
+    "PTX ISA (state spaces, shared::cluster; barrier.cluster) and CUDA Programming Guide "         \
+    "(Distributed Shared Memory): a CTA's shared memory is owned by the CTA while it executes; "   \
+    "the CTAs of a cluster are co-scheduled but not started together, so a peer's shared memory " \
+    "may be accessed (mapa + ld/st/atom/red.shared::cluster) only once the peer is known to have " \
+    "started, which kernels ensure with a cluster barrier (cluster.sync(), of any semantics: "     \
+    "barrier.cluster.wait returns only after every thread of the cluster arrived) before the "     \
+    "first access, as the guide's DSMEM histogram does. Reported when a `use`, `write`, `atom` "   \
+    "or `red` @cta(r) is not preceded, through any synchronisation (happens-before at any "        \
+    "semantics and scope), by an operation of an agent of CTA r. (Remote arrives and copies "      \
+    "completing on CTA r's barriers are P2007's: that rule orders them after the peer's own "      \
+    "init.) Typical bug: the first cluster.sync of a DSMEM reduction or histogram left out "        \
+    "because the peers' memory needed no zero-fill.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -127,6 +127,9 @@ class Importer {
     // events_[unit][thread], unit = cluster * ctas + cta rank: every CTA of the grid of clusters
     // runs, a 1-D grid of clusters along x (blockIdx.x runs over the clusters' CTAs).
     events_.assign(units, {});
+    auto fields = ResolveParamOptions(m_, f_, o_);
+    if (!fields.ok()) return fields.status();
+    std::set<std::pair<std::string, uint64_t>> param_reads;
     for (uint32_t u = 0; u < units; ++u) {
       const uint32_t c = u / ctas_;
       const uint32_t r = u % ctas_;
@@ -141,16 +144,26 @@ class Importer {
       ctx.cluster_ctarank = r;
       ctx.cluster_nctarank = ctas_;
       ctx.args = o_.args;
+      ctx.params = *fields;
+      ctx.param_reads = &param_reads;
       ctx.record_shared_accesses = true;
-      for (uint32_t t = 0; t < threads; ++t) {
-        ctx.tid = {t % o_.block[0], (t / o_.block[0]) % o_.block[1],
-                   t / (o_.block[0] * o_.block[1])};
-        auto ev = RunThread(m_, f_, ctx);
-        if (!ev.ok()) return MissingArgOr(ev.status());
-        events_[u].push_back(std::move(ev).value());
+      // A warp's lanes run together: shuffles and votes read each other's values.
+      for (uint32_t w = 0; 32 * w < threads; ++w) {
+        auto lanes = RunWarp(m_, f_, ctx, w);
+        if (!lanes.ok()) return MissingArgOr(lanes.status());
+        for (auto& ev : *lanes) events_[u].push_back(std::move(ev));
       }
     }
+    PARITY_RETURN_IF_ERROR(CheckParamsRead(f_, o_, param_reads));
     PARITY_RETURN_IF_ERROR(RecoverDeclarations());
+    for (const TensorMapArg& t : o_.tensor_maps) {
+      if (used_maps_.count(TensorMapName(t)) == 0) {
+        return BadOption("--tensormap " +
+                         (t.index >= 0 ? std::to_string(t.index)
+                                       : t.param + "+" + std::to_string(t.offset)) +
+                         ": no TMA copy of the kernel uses that tensor map");
+      }
+    }
     // Per CTA of the grid: each warp's merged operations; then roles.
     std::vector<std::vector<RoleRec>> unit_roles(units);
     const uint32_t warps = (threads + 31) / 32;
@@ -351,13 +364,17 @@ class Importer {
       }
     }
     for (const TensorMapArg& t : o_.tensor_maps) {
-      if (t.index < 0 || t.index >= static_cast<int>(f_.params.size())) {
+      if (t.index < -1 || t.index >= static_cast<int>(f_.params.size())) {
         return BadOption("--tensormap " + std::to_string(t.index) + ": the entry has " +
                          std::to_string(f_.params.size()) + " parameters");
       }
-      if (f_.params[t.index].SizeBytes() != 128) {
+      if (t.index >= 0 && f_.params[t.index].SizeBytes() != 128) {
         return BadOption("--tensormap " + std::to_string(t.index) + ": parameter " +
-                         f_.params[t.index].name + " is not a 128-byte CUtensorMap");
+                         f_.params[t.index].name + " is not a 128-byte CUtensorMap" +
+                         (f_.params[t.index].SizeBytes() > 128
+                              ? "; a CUtensorMap inside a by-value struct is --tensormap " +
+                                    f_.params[t.index].name + "+OFFSET=..."
+                              : ""));
       }
       if (t.dims.size() != t.box.size()) {
         return BadOption("--tensormap " + std::to_string(t.index) +
@@ -403,12 +420,11 @@ class Importer {
   }
 
   const TensorMapArg* TensorMapOf(const Value& v) const {
-    if (v.kind != Value::Kind::kAddress || v.bits != 0) return nullptr;
-    for (size_t i = 0; i < f_.params.size(); ++i) {
-      if (f_.params[i].name != v.symbol) continue;
-      for (const TensorMapArg& t : o_.tensor_maps) {
-        if (t.index == static_cast<int>(i)) return &t;
-      }
+    if (v.kind != Value::Kind::kAddress) return nullptr;
+    for (const TensorMapArg& t : o_.tensor_maps) {
+      const std::string& name = t.index >= 0 ? f_.params[t.index].name : t.param;
+      const uint64_t offset = t.index >= 0 ? 0 : static_cast<uint64_t>(t.offset);
+      if (name == v.symbol && offset == v.bits) return &t;
     }
     return nullptr;
   }
@@ -541,10 +557,14 @@ class Importer {
             const Value& mv = e.operands[map_operand];
             for (size_t i = 0; i < f_.params.size(); ++i) {
               if (mv.kind == Value::Kind::kAddress && f_.params[i].name == mv.symbol) {
+                const bool field = mv.bits != 0 || f_.params[i].array_size > 0;
+                const std::string ref =
+                    field ? mv.symbol + "+" + std::to_string(mv.bits) : std::to_string(i);
                 return Status("import.missing-tensormap",
-                              "the TMA copy uses kernel argument " + std::to_string(i) + " (" +
-                                  mv.symbol + "); describe it with --tensormap " +
-                                  std::to_string(i) + "=DTYPE:DIMS:BOX[:SWIZZLE]",
+                              "the TMA copy uses the CUtensorMap at " + mv.symbol + "+" +
+                                  std::to_string(mv.bits) + " (kernel argument " +
+                                  std::to_string(i) + "); describe it with --tensormap " + ref +
+                                  "=DTYPE:DIMS:BOX[:SWIZZLE]",
                               {m_.path, inst.line, inst.column});
               }
             }
@@ -559,7 +579,7 @@ class Importer {
           }
           int64_t bytes = TensorMapDtypeBytes(tm->dtype);
           for (int64_t b : tm->box) bytes *= b;
-          used_maps_.insert(tm->index);
+          used_maps_.insert(TensorMapName(*tm));
           PARITY_RETURN_IF_ERROR(add(inst, sh->symbol, sh->offset, bytes));
         }
         PARITY_RETURN_IF_ERROR(close());
@@ -623,15 +643,27 @@ class Importer {
     return Status::Ok();
   }
 
-  // "full[{}]" (+ " @cta({})") with its integers, or an error.
+  // "full[{}]" (+ " @cta({})") with its integers, or an error. An address no mbarrier.init
+  // covers is a kernel bug, not bad input: it becomes an element the schedule never `init`s (the
+  // next element of the ring it follows, or a barrier of its own), so that `check` and `explore`
+  // report M1001 at the operation (PTX ISA 9.7.13.15: an mbarrier must be initialised before any
+  // other mbarrier operation on it).
   Status BarrierRef(const Instruction& inst, const Value& v, std::string* fmt,
-                    std::vector<int64_t>* ints) const {
+                    std::vector<int64_t>* ints) {
     auto a = AsShared(v);
-    if (a) {
-      for (const BarrierArray& b : barriers_) {
+    if (!a) {
+      return Unsupported(inst, "the mbarrier address " + v.ToString() +
+                                   " is not a shared-memory address the importer knows");
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      for (BarrierArray& b : barriers_) {
         if (b.symbol != a->symbol || a->offset < b.offset) continue;
         const uint64_t d = a->offset - b.offset;
-        if (d % 8 != 0 || d / 8 >= static_cast<uint64_t>(b.size)) continue;
+        if (d % 8 != 0) continue;
+        if (pass == 1 && d / 8 == static_cast<uint64_t>(b.size)) {
+          ++b.size;  // the ring's next element, never initialised
+        }
+        if (d / 8 >= static_cast<uint64_t>(b.size)) continue;
         *fmt += b.name + "[{}]";
         ints->push_back(static_cast<int64_t>(d / 8));
         if (a->cta >= 0) {
@@ -641,8 +673,17 @@ class Importer {
         return Status::Ok();
       }
     }
-    return Unsupported(inst, "the mbarrier address " + v.ToString() +
-                                 " is not one the kernel initialises with mbarrier.init");
+    BarrierArray b;
+    b.symbol = a->symbol;
+    b.offset = a->offset;
+    b.count = 1;
+    b.name = Identifier(ShortName(a->symbol) + "_" + std::to_string(a->offset));
+    std::set<std::string> taken;
+    for (const BarrierArray& x : barriers_) taken.insert(x.name);
+    for (const BufferInfo& x : buffers_) taken.insert(x.name);
+    while (taken.count(b.name) > 0) b.name += "_";
+    barriers_.push_back(b);
+    return BarrierRef(inst, v, fmt, ints);
   }
 
   // The buffer slot holding a shared address, or nullopt.
@@ -785,7 +826,7 @@ class Importer {
           return Unsupported(inst, "only tiled TMA copies are modelled");
         }
         const TensorMapArg* tm = TensorMapOf(v[1]);
-        op.fmt = "tma.load tmap" + std::to_string(tm->index) + " coords [";
+        op.fmt = "tma.load " + TensorMapName(*tm) + " coords [";
         PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[1], &op));
         auto slot = BufferSlot(*AsShared(v[0]));
         op.fmt += "] -> " + slot->first->name + "[{}] bar ";
@@ -800,7 +841,7 @@ class Importer {
         op.merge = OpRec::Merge::kOneLane;
       } else if (IsTmaStore(inst)) {
         const TensorMapArg* tm = TensorMapOf(v[0]);
-        op.fmt = "tma.store tmap" + std::to_string(tm->index) + " coords [";
+        op.fmt = "tma.store " + TensorMapName(*tm) + " coords [";
         PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[0], &op));
         auto src = v.size() >= 2 ? AsShared(v[1]) : std::nullopt;
         auto slot = src ? BufferSlot(*src) : std::nullopt;
@@ -1433,6 +1474,7 @@ class Importer {
     out << "# block " << o_.block[0] << "," << o_.block[1] << "," << o_.block[2] << ", cluster "
         << o_.cluster_x << "x" << o_.cluster_y;
     for (const auto& [index, value] : o_.args) out << ", arg " << index << " = " << value;
+    for (const ParamArg& p : o_.params) out << ", param " << p.spec;
     out << "\n# Each operation names the PTX lines (and the CUDA source line) it came from. The "
            "schedule\n# issues exactly the kernel's operations for these arguments; a -D ARGn "
            "override changes\n# only the loops whose bound names ARGn.\n";
@@ -1448,21 +1490,36 @@ class Importer {
     }
     for (const BarrierArray& b : barriers_) {
       d << "barrier " << b.name << "[" << b.size << "] count " << b.count << "   # "
-        << ShortName(b.symbol) << " + " << b.offset << ", init at " << Basename(m_.path) << ":";
+        << ShortName(b.symbol) << " + " << b.offset;
+      if (!b.init_lines.empty()) d << ", init at " << Basename(m_.path) << ":";
       for (size_t i = 0; i < b.init_lines.size(); ++i) {
         d << (i ? "," : "") << b.init_lines[i];
+      }
+      if (b.init_lines.empty()) {
+        d << ", never initialised: no mbarrier.init covers it (a use is M1001)";
+      } else if (static_cast<int>(b.init_lines.size()) < b.size) {
+        const size_t first = b.init_lines.size();
+        const int last = b.size - 1;
+        d << (static_cast<int>(first) == last ? "; element " + std::to_string(first)
+                                              : "; elements " + std::to_string(first) + ".." +
+                                                    std::to_string(last))
+          << " never initialised: no mbarrier.init covers it (a use is M1001)";
       }
       d << "\n";
     }
     for (const TensorMapArg& t : o_.tensor_maps) {
-      if (used_maps_.count(t.index) == 0) continue;
-      d << "tensormap tmap" << t.index << " dtype " << t.dtype << " dims [";
+      if (used_maps_.count(TensorMapName(t)) == 0) continue;
+      d << "tensormap " << TensorMapName(t) << " dtype " << t.dtype << " dims [";
       for (size_t i = 0; i < t.dims.size(); ++i) d << (i ? ", " : "") << t.dims[i];
       d << "] box [";
       for (size_t i = 0; i < t.box.size(); ++i) d << (i ? ", " : "") << t.box[i];
       d << "]";
       if (t.swizzle != "none") d << " swizzle " << t.swizzle;
-      d << "   # kernel argument " << t.index << "\n";
+      if (t.index >= 0) {
+        d << "   # kernel argument " << t.index << "\n";
+      } else {
+        d << "   # the CUtensorMap at " << t.param << "+" << t.offset << "\n";
+      }
     }
   }
 
@@ -1473,7 +1530,7 @@ class Importer {
   std::vector<std::vector<std::vector<ProtocolEvent>>> events_;
   std::vector<BarrierArray> barriers_;
   std::vector<BufferInfo> buffers_;
-  std::set<int> used_maps_;
+  std::set<std::string> used_maps_;
   std::set<int> used_args_;
   std::ostringstream decls_;
 };

@@ -19,8 +19,10 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sim/common/status.h"
@@ -28,9 +30,13 @@
 
 namespace parity::ptx {
 
-// `--tensormap INDEX=DTYPE:DIMS:BOX[:SWIZZLE]`, e.g. `0=u16:64x384:64x64:128B`.
+// `--tensormap INDEX=DTYPE:DIMS:BOX[:SWIZZLE]`, e.g. `0=u16:64x384:64x64:128B` (a CUtensorMap
+// parameter), or `--tensormap NAME+OFFSET=...` (a 128-byte CUtensorMap at byte OFFSET of a
+// by-value struct parameter, `param_0+128=bf16:4096x4096:64x128:128B`).
 struct TensorMapArg {
-  int index = 0;
+  int index = 0;       // -1 when given by name and offset
+  std::string param;   // the parameter's PTX name (by name and offset)
+  int64_t offset = 0;  // the byte offset in it
   std::string dtype;
   std::vector<int64_t> dims;  // elements, innermost first
   std::vector<int64_t> box;
@@ -39,6 +45,21 @@ struct TensorMapArg {
 
 // `import.bad-option` when malformed.
 Expected<TensorMapArg> ParseTensorMapArg(std::string_view spec);
+
+// The schedule's name of the tensor map: tmap0, or tmap_param_0_128.
+std::string TensorMapName(const TensorMapArg& t);
+
+// `--param [NAME+]OFFSET=VALUE` (a field of a by-value struct parameter, or a byte OFFSET in the
+// whole parameter space) and `--param NAME=VALUE` (NAME+0).
+struct ParamArg {
+  std::string spec;    // as given, for messages
+  std::string param;   // "" when OFFSET is in the whole parameter space
+  int64_t offset = 0;
+  uint64_t value = 0;
+};
+
+// `import.bad-option` when malformed.
+Expected<ParamArg> ParseParamArg(std::string_view spec);
 
 // The bytes of one element of a --tensormap DTYPE (u16: 2); 0 for an unknown one.
 int64_t TensorMapDtypeBytes(const std::string& dtype);
@@ -50,8 +71,20 @@ struct ImportOptions {
   uint32_t cluster_y = 1;
   int64_t clusters = 1;
   std::map<int, uint64_t> args;  // scalar kernel arguments by parameter index
+  std::vector<ParamArg> params;
   std::vector<TensorMapArg> tensor_maps;
 };
+
+// Checks --arg, --param and --tensormap against the entry's parameters and returns the fields
+// they give, by (parameter name, byte offset in it). `import.bad-option` for an option that names
+// no parameter or lies outside one.
+Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptions(
+    const Module& module, const Function& entry, const ImportOptions& options);
+
+// `import.bad-option` for an --arg or --param that no load the kernel executed read (`reads`:
+// ThreadContext::param_reads of every thread): an option is never silently ignored.
+Status CheckParamsRead(const Function& entry, const ImportOptions& options,
+                       const std::set<std::pair<std::string, uint64_t>>& reads);
 
 // The `.pipe` text of `options.entry` in `module`.
 Expected<std::string> ImportSchedule(const Module& module, const ImportOptions& options);

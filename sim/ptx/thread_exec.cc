@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -50,58 +51,116 @@ int64_t SignExtend(uint64_t v, int bits) {
   return static_cast<int64_t>((v ^ sign) - sign);
 }
 
+// The origin of an unknown value read from a kernel parameter nobody gave.
+constexpr std::string_view kParamOrigin = "param:";
+// The same for a scalar parameter (--arg).
+constexpr std::string_view kArgOrigin = "arg:";
+
+bool IsWarpCollective(const Instruction& inst) {
+  const std::string& b = inst.base;
+  return b == "shfl" || b == "vote" || b == "match" || b == "redux" || b == "activemask" ||
+         b == "elect";
+}
+
 class ThreadRunner {
  public:
   ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx)
       : m_(m), f_(f), ctx_(ctx) {}
 
-  Expected<std::vector<ProtocolEvent>> Run() {
-    int pc = 0;
-    int64_t steps = 0;
+  // Runs from the current instruction until the thread exits (true) or reaches an enabled
+  // warp-collective instruction (false), which stays pending until Complete().
+  Expected<bool> Advance() {
     const int n = static_cast<int>(f_.instructions.size());
-    while (pc < n) {
-      if (++steps > ctx_.max_steps) {
-        return Fail(f_.instructions[pc], "the thread runs more than " +
-                                             std::to_string(ctx_.max_steps) +
-                                             " instructions; is a loop bound an unknown value?");
+    while (pc_ < n) {
+      if (++steps_ > ctx_.max_steps) {
+        return Fail(f_.instructions[pc_], "the thread runs more than " +
+                                              std::to_string(ctx_.max_steps) +
+                                              " instructions; is a loop bound an unknown value?");
       }
-      const Instruction& inst = f_.instructions[pc];
+      const Instruction& inst = f_.instructions[pc_];
       bool enabled = true;
       if (!inst.guard.empty()) {
         const Value g = Reg(inst.guard);
         if (g.kind != Value::Kind::kInt) {
-          if (inst.base == "bra" || IsProtocolInstruction(inst)) {
-            return Fail(inst, "the guard " + inst.guard +
-                                  " depends on data the importer does not know (a loaded value)");
+          if (inst.base == "bra" || IsProtocolInstruction(inst) || IsWarpCollective(inst)) {
+            return FailUnknown(inst, "the guard " + inst.guard, g);
           }
+          origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
+          origin_pc_ = -1;
           ClobberDestinations(inst);
-          ++pc;
+          ++pc_;
           continue;
         }
         enabled = (g.bits != 0) != inst.guard_negated;
       }
       if (!enabled) {
-        ++pc;
+        ++pc_;
         continue;
       }
       if (inst.base == "bra") {
         const int target = inst.BranchTarget();
         if (target < 0) return Fail(inst, "branch without a resolved label");
-        pc = target;
+        pc_ = target;
         continue;
       }
-      if (inst.base == "ret" || inst.base == "exit") break;
-      PARITY_RETURN_IF_ERROR(Execute(inst, pc));
-      ++pc;
+      if (inst.base == "ret" || inst.base == "exit") return true;
+      if (IsWarpCollective(inst)) return false;
+      PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
+      ++pc_;
     }
-    return std::move(events_);
+    return true;
   }
 
- private:
+  // The pending warp-collective instruction and its operands' values in this lane.
+  const Instruction& Pending() const { return f_.instructions[pc_]; }
+  int pc() const { return pc_; }
+  Value OperandValue(size_t i) const {
+    const auto& o = Pending().operands;
+    return i < o.size() ? Eval(o[i]) : Value::Unknown();
+  }
+  uint32_t Lane() const { return LinearTid() % 32; }
+
+  // Completes the pending collective: its destination (and the `d|p` predicate) get the values
+  // the warp computed; elect.sync is also a protocol event.
+  void Complete(const Value& d, int d_bits, const Value& p) {
+    const Instruction& inst = Pending();
+    origin_ = "#" + std::to_string(pc_);
+    origin_pc_ = -1;
+    if (IsProtocolInstruction(inst)) Record(inst, pc_);
+    if (!inst.operands.empty()) {
+      const auto& d_op = inst.operands[0];
+      Set(d_op, d, d_bits);
+      if (!d_op.parts.empty()) Set(d_op.parts[0], p, 1);
+    }
+    ++pc_;
+  }
+
   Status Fail(const Instruction& inst, const std::string& why) const {
     return Status("import.unsupported-control", "`" + inst.opcode + "`: " + why,
                   {m_.path, inst.line, inst.column});
   }
+
+  std::vector<ProtocolEvent> TakeEvents() { return std::move(events_); }
+
+ private:
+  // A value the control path needs is unknown: a kernel parameter nobody gave is bad input naming
+  // the parameter (import.missing-param); anything else the importer cannot follow.
+  Status FailUnknown(const Instruction& inst, const std::string& what, const Value& v) const {
+    const bool field = v.symbol.rfind(kParamOrigin, 0) == 0;
+    if (field || v.symbol.rfind(kArgOrigin, 0) == 0) {
+      const std::string what_param =
+          v.symbol.substr(field ? kParamOrigin.size() : kArgOrigin.size());
+      const size_t cut = std::min(what_param.find("; pass "), what_param.size());
+      return Status(field ? "import.missing-param" : "import.missing-arg",
+                    "`" + inst.opcode + "`: " + what + " depends on kernel parameter " +
+                        what_param.substr(0, cut) + ", which no --param or --arg gives" +
+                        what_param.substr(cut),
+                    {m_.path, inst.line, inst.column});
+    }
+    return Fail(inst, what + " depends on data the importer does not know (" +
+                          DescribeOrigin(v.symbol) + ")");
+  }
+
 
   Value Reg(const std::string& name) const {
     static const char* const kDims = "xyz";
@@ -175,6 +234,7 @@ class ThreadRunner {
 
   void Set(const Operand& dst, Value v, int bits) {
     if (dst.kind != OperandKind::kRegister) return;
+    if (v.kind == Value::Kind::kUnknown && v.symbol.empty()) v.symbol = Origin();
     // A 32-bit register holds a shared address modulo 2^32 (the arithmetic that built it may
     // have added a negative offset as its 32-bit two's complement).
     if (v.kind == Value::Kind::kInt || bits <= 32) v.bits = Mask(v.bits, bits);
@@ -193,12 +253,14 @@ class ThreadRunner {
       return;
     }
     const Operand& d = inst.operands[0];
+    Value unknown = Value::Unknown();
+    unknown.symbol = Origin();
     if (d.kind == OperandKind::kRegister) {
-      regs_[d.text] = Value::Unknown();
-      for (const Operand& p : d.parts) regs_[p.text] = Value::Unknown();
+      regs_[d.text] = unknown;
+      for (const Operand& p : d.parts) regs_[p.text] = unknown;
     } else if (d.kind == OperandKind::kVector || d.kind == OperandKind::kList) {
       for (const Operand& p : d.parts) {
-        if (p.kind == OperandKind::kRegister) regs_[p.text] = Value::Unknown();
+        if (p.kind == OperandKind::kRegister) regs_[p.text] = unknown;
       }
     }
   }
@@ -214,6 +276,28 @@ class ThreadRunner {
         (a_addr && b.kind == K::kInt && op != "add" && op != "sub") ||
         (b_addr && a.kind == K::kInt && op != "add" && op != "sub")) {
       const Value& origin = a_addr ? a : b;
+      const Value& other = a_addr ? b : a;
+      // The shift relating the value to the address: an address has 0; shr by n adds n, shl
+      // takes it back; masking and or-ing layout bits keep it; adding k moves the address by
+      // k << shift.
+      const int shift = origin.kind == K::kAddress ? 0 : origin.shift;
+      if (other.kind != K::kInt || shift < 0) return Value::Derived(origin.symbol, origin.bits);
+      const uint64_t k = other.bits;
+      if (op == "shr" && &origin == &a && k < 32) {
+        return Value::Derived(origin.symbol, origin.bits, shift + static_cast<int>(k));
+      }
+      if (op == "shl" && &origin == &a && k < 32) {
+        const int s = shift - static_cast<int>(k);
+        return Value::Derived(origin.symbol, origin.bits, s >= 0 ? s : -1);
+      }
+      if (op == "and" || op == "or" || op == "xor") {
+        return Value::Derived(origin.symbol, origin.bits, shift);
+      }
+      if (op == "add" || (op == "sub" && &origin == &a)) {
+        const uint64_t delta = k << shift;
+        return Value::Derived(origin.symbol, op == "add" ? origin.bits + delta : origin.bits - delta,
+                              shift);
+      }
       return Value::Derived(origin.symbol, origin.bits);
     }
     if (op == "add") {
@@ -300,36 +384,21 @@ class ThreadRunner {
     const OpType t = types.empty() ? OpType{} : types.back();
     const std::string& op = inst.base;
     const auto& o = inst.operands;
+    // The origin of its unknown results is worked out only if it has one (Origin()).
+    origin_pc_ = pc;
     if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
+      // ldmatrix / stmatrix .x1 / .x2 / .x4: lanes 0-7 / 0-15 / 0-31 give the rows' addresses
+      // (PTX ISA 9.7.14.5.15-16); the other lanes' address operands are not used, so they
+      // access nothing of their own.
+      if ((op == "ldmatrix" || op == "stmatrix") &&
+          LinearTid() % 32 >= (inst.HasModifier("x4") ? 32u : inst.HasModifier("x2") ? 16u : 8u)) {
+        ClobberDestinations(inst);
+        return Status::Ok();
+      }
       Record(inst, pc);
       if (op == "mbarrier" && (inst.HasModifier("try_wait") || inst.HasModifier("test_wait"))) {
         // The schedule's wait blocks until the phase completes: the loop exits.
         if (!o.empty()) Set(o[0], Value::Int(1), 1);
-      } else if (op == "elect") {
-        // A convergent warp elects the lowest lane that is both in the member mask and present
-        // (a warp's trailing lanes are absent when the block is not a multiple of 32).
-        const Value mask = o.size() >= 2 ? Eval(o[1]) : Value::Int(0xffffffff);
-        if (mask.kind != Value::Kind::kInt) {
-          return Fail(inst, "the member mask depends on data the importer does not know");
-        }
-        const uint32_t threads = ctx_.ntid[0] * ctx_.ntid[1] * ctx_.ntid[2];
-        const uint32_t warp_first = LinearTid() / 32 * 32;
-        const uint32_t present = threads - warp_first >= 32
-                                     ? 0xffffffffu
-                                     : (uint32_t{1} << (threads - warp_first)) - 1;
-        const uint32_t members = static_cast<uint32_t>(mask.bits) & present;
-        if (members == 0 || (members >> (LinearTid() % 32) & 1) == 0) {
-          // PTX leaves elect.sync undefined unless the executing lane is in the mask.
-          return Fail(inst, "lane " + std::to_string(LinearTid() % 32) +
-                                " executes elect.sync outside its member mask " +
-                                Value::Int(mask.bits).ToString());
-        }
-        const uint32_t leader = static_cast<uint32_t>(std::countr_zero(members));
-        const bool elected = LinearTid() % 32 == leader;
-        if (!o.empty()) {
-          Set(o[0], Value::Int(leader), 32);
-          if (!o[0].parts.empty()) Set(o[0].parts[0], Value::Int(elected ? 1 : 0), 1);
-        }
       } else {
         ClobberDestinations(inst);
       }
@@ -343,10 +412,12 @@ class ThreadRunner {
         o[1].kind == OperandKind::kVector) {
       // mov.b64 %rd, {%lo, %hi}: a descriptor assembled from halves keeps an address's origin.
       Value r = Value::Unknown();
-      for (const Operand& p : o[1].parts) {
-        const Value v = Eval(p);
+      for (size_t k = 0; k < o[1].parts.size(); ++k) {
+        const Value v = Eval(o[1].parts[k]);
         if (v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) {
-          r = Value::Derived(v.symbol, v.bits);
+          // Only the low half keeps the address field where adding to the whole moves it.
+          const int shift = v.kind == Value::Kind::kAddress ? 0 : v.shift;
+          r = Value::Derived(v.symbol, v.bits, k == 0 ? shift : -1);
         }
       }
       Set(o[0], r, t.bits);
@@ -444,8 +515,46 @@ class ThreadRunner {
         r = Value::Address(a.symbol + "@cta" + std::to_string(rank.bits), a.bits);
       }
       Set(o[0], r, 64);
-    } else if (op == "ld" && inst.HasModifier("param") && o.size() == 2) {
-      Set(o[0], LoadParam(Eval(o[1])), t.bits);
+    } else if ((op == "brev" || op == "popc" || op == "clz" || op == "bfind") && o.size() == 2) {
+      const Value a = Eval(o[1]);
+      Value r = Value::Unknown();
+      if (a.kind == Value::Kind::kInt) {
+        const uint64_t x = Mask(a.bits, t.bits);
+        if (op == "brev") {
+          uint64_t rev = 0;
+          for (int i = 0; i < t.bits; ++i) rev |= ((x >> i) & 1) << (t.bits - 1 - i);
+          r = Value::Int(rev);
+        } else if (op == "popc") {
+          r = Value::Int(static_cast<uint64_t>(std::popcount(x)));
+        } else if (op == "clz") {
+          r = Value::Int(static_cast<uint64_t>(std::countl_zero(x) - (64 - t.bits)));
+        } else {
+          // PTX ISA bfind: the most significant non-sign bit; .shiftamt gives the left shift that
+          // moves it to the top; 0xffffffff when there is none.
+          uint64_t y = x;
+          if (t.is_signed && SignExtend(x, t.bits) < 0) y = Mask(~x, t.bits);
+          const int pos = y == 0 ? -1 : 63 - std::countl_zero(y);
+          r = Value::Int(pos < 0 ? 0xffffffffu
+                                 : static_cast<uint64_t>(inst.HasModifier("shiftamt")
+                                                             ? t.bits - 1 - pos
+                                                             : pos));
+        }
+      }
+      Set(o[0], r, op == "brev" ? t.bits : 32);
+    } else if (op == "ld" && o.size() == 2 &&
+               (inst.HasModifier("param") || IsParamAddress(Eval(o[1])))) {
+      // ld.param, or a generic load through cvta.param (a __grid_constant__ parameter's address).
+      const Value addr = Eval(o[1]);
+      if (o[0].kind == OperandKind::kVector) {
+        // ld.param.v2.u32 {%r1, %r2}: consecutive fields of the load's width.
+        for (size_t k = 0; k < o[0].parts.size(); ++k) {
+          PARITY_RETURN_IF_ERROR(CheckFits(inst, addr, k * (t.bits / 8), t.bits));
+          Set(o[0].parts[k], LoadParam(inst, addr, k * (t.bits / 8), t.bits), t.bits);
+        }
+      } else {
+        PARITY_RETURN_IF_ERROR(CheckFits(inst, addr, 0, t.bits));
+        Set(o[0], LoadParam(inst, addr, 0, t.bits), t.bits);
+      }
     } else {
       // Loads, floating point, warp shuffles, calls: their results are data the importer does
       // not track.
@@ -454,12 +563,87 @@ class ThreadRunner {
     return Status::Ok();
   }
 
-  Value LoadParam(const Value& addr) const {
-    if (addr.kind != Value::Kind::kAddress || addr.bits != 0) return Value::Unknown();
+  bool IsParamAddress(const Value& v) const {
+    return v.kind == Value::Kind::kAddress && f_.FindParam(v.symbol) != nullptr;
+  }
+
+  // A --param value must fit the width of the load that reads it (as an unsigned or a signed
+  // number): a wider value names the wrong field or the wrong offset.
+  Status CheckFits(const Instruction& inst, const Value& addr, uint64_t delta, int bits) const {
+    if (addr.kind != Value::Kind::kAddress || bits >= 64) return Status::Ok();
+    auto it = ctx_.params.find({addr.symbol, addr.bits + delta});
+    if (it == ctx_.params.end()) return Status::Ok();
+    const uint64_t v = it->second;
+    if (Mask(v, bits) == v || static_cast<uint64_t>(SignExtend(v, bits)) == v) return Status::Ok();
+    return Status("import.bad-option",
+                  "--param " + addr.symbol + "+" + std::to_string(addr.bits + delta) + "=" +
+                      std::to_string(v) + " does not fit the " + std::to_string(bits / 8) +
+                      "-byte field `" + inst.opcode + "` reads there",
+                  {m_.path, inst.line, inst.column});
+  }
+
+  // What the executing instruction's unknown results come from: the first unknown source's
+  // origin (what the control path needed and nobody gave), or the instruction itself ("#pc",
+  // short enough to stay in the string's own buffer: most unknown results are never asked
+  // about). A load's result is unknown because memory is, whatever its address was.
+  const std::string& Origin() {
+    if (origin_pc_ < 0) return origin_;
+    const Instruction& inst = f_.instructions[origin_pc_];
+    const std::string& op = inst.base;
+    const auto& o = inst.operands;
+    origin_.clear();
+    const bool loads = op == "ld" || op == "ldu" || op == "atom" || op == "tex" || op == "suld";
+    for (size_t i = 1; i < o.size() && origin_.empty() && !loads; ++i) {
+      const Value v = Eval(o[i]);
+      if (v.kind == Value::Kind::kUnknown) origin_ = v.symbol;
+      for (const Operand& part : o[i].parts) {
+        if (!origin_.empty()) break;
+        const Value pv = Eval(part);
+        if (pv.kind == Value::Kind::kUnknown) origin_ = pv.symbol;
+      }
+    }
+    if (origin_.empty()) origin_ = "#" + std::to_string(origin_pc_);
+    origin_pc_ = -1;
+    return origin_;
+  }
+
+  // "the result of `ld.global.u32` at PTX line 19" for an origin "#pc".
+  std::string DescribeOrigin(const std::string& origin) const {
+    if (origin.empty()) return "a loaded value";
+    if (origin[0] != '#') return origin;
+    const int pc = std::stoi(origin.substr(1));
+    const Instruction& inst = f_.instructions[pc];
+    return "the result of `" + inst.opcode + "` at PTX line " + std::to_string(inst.line);
+  }
+
+  // ld.param: a scalar argument (--arg) or a field of a by-value parameter (--param) at the
+  // load's width. A field nobody gave is unknown and remembers which field it is, so that a
+  // branch on it names the parameter.
+  Value LoadParam(const Instruction& inst, const Value& addr, uint64_t delta, int bits) const {
+    if (addr.kind != Value::Kind::kAddress) return Value::Unknown();
     for (size_t i = 0; i < f_.params.size(); ++i) {
-      if (f_.params[i].name != addr.symbol || f_.params[i].array_size > 0) continue;
-      auto it = ctx_.args.find(static_cast<int>(i));
-      return it == ctx_.args.end() ? Value::Unknown() : Value::Int(it->second);
+      const Param& p = f_.params[i];
+      if (p.name != addr.symbol) continue;
+      const uint64_t off = addr.bits + delta;
+      if (ctx_.param_reads != nullptr) ctx_.param_reads->insert({p.name, off});
+      if (p.array_size == 0 && off == 0) {
+        auto it = ctx_.args.find(static_cast<int>(i));
+        if (it != ctx_.args.end()) return Value::Int(Mask(it->second, bits));
+      }
+      auto it = ctx_.params.find({p.name, off});
+      if (it != ctx_.params.end()) return Value::Int(Mask(it->second, bits));
+      const SourcePos& src = inst.call_site.known() ? inst.call_site : inst.source;
+      const bool scalar = p.array_size == 0 && off == 0 && delta == 0;
+      Value u = Value::Unknown();
+      u.symbol = std::string(scalar ? kArgOrigin : kParamOrigin) + p.name +
+                 (scalar ? "" : "+" + std::to_string(off)) + " (" +
+                 std::to_string(bits / 8) + " bytes at parameter-space byte " +
+                 std::to_string(ParamOffsets(f_)[i] + off) + "), read by `" + inst.opcode +
+                 "` at PTX line " + std::to_string(inst.line) +
+                 (src.known() ? " (" + m_.SourceString(src) + ")" : "") +
+                 (scalar ? "; pass --arg " + std::to_string(i) + "=VALUE"
+                         : "; pass --param " + p.name + "+" + std::to_string(off) + "=VALUE");
+      return u;
     }
     return Value::Unknown();
   }
@@ -467,16 +651,22 @@ class ThreadRunner {
   void Record(const Instruction& inst, int pc) {
     ProtocolEvent e;
     e.instruction = pc;
+    // An unknown operand's origin is a diagnostic, not part of the event (lanes compare equal).
+    auto eval = [this](const Operand& x) {
+      Value v = Eval(x);
+      if (v.kind == Value::Kind::kUnknown) v.symbol.clear();
+      return v;
+    };
     for (const Operand& o : inst.operands) {
-      e.operands.push_back(Eval(o));
+      e.operands.push_back(eval(o));
       std::vector<Value> extra;
       const size_t first = o.kind == OperandKind::kAddress ? 1 : 0;
       if (o.kind == OperandKind::kAddress || o.kind == OperandKind::kVector) {
         for (size_t k = first; k < o.parts.size(); ++k) {
           if (o.parts[k].kind == OperandKind::kVector) {
-            for (const Operand& x : o.parts[k].parts) extra.push_back(Eval(x));
+            for (const Operand& x : o.parts[k].parts) extra.push_back(eval(x));
           } else {
-            extra.push_back(Eval(o.parts[k]));
+            extra.push_back(eval(o.parts[k]));
           }
         }
       }
@@ -490,6 +680,313 @@ class ThreadRunner {
   const ThreadContext& ctx_;
   std::unordered_map<std::string, Value> regs_;
   std::vector<ProtocolEvent> events_;
+  int pc_ = 0;
+  int64_t steps_ = 0;
+  // What the unknown results of the executing instruction come from (Value::symbol of kUnknown).
+  std::string origin_;
+  int origin_pc_ = -1;  // >= 0: origin_ is still to be worked out for that instruction
+};
+
+std::string Hex(uint64_t v) {
+  static const char* const kDigits = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), kDigits[v & 15]);
+    v >>= 4;
+  } while (v != 0);
+  return "0x" + out;
+}
+
+// One lane's result of a warp-collective instruction.
+struct LaneResult {
+  Value d;
+  int d_bits = 32;
+  Value p;  // the `d|p` predicate
+};
+
+Value UnknownBecause(std::string why) {
+  Value v = Value::Unknown();
+  v.symbol = std::move(why);
+  return v;
+}
+
+// The lanes of one warp run together: each runs on its own until it exits or reaches a
+// warp-collective instruction (shfl.sync, vote.sync, match.sync, redux.sync, activemask,
+// elect.sync); a collective completes once every non-exited lane of its member mask waits at one
+// with the same qualifiers and mask (PTX ISA 9.7.8.6 and 9.7.13: "wait until all non-exited
+// threads corresponding to membermask have executed ... with the same qualifiers and same
+// membermask value"), and its results are computed from the lanes' own operand values.
+class WarpRunner {
+ public:
+  WarpRunner(const Module& m, const Function& f, const ThreadContext& cta, uint32_t warp)
+      : warp_(warp) {
+    const uint32_t threads = cta.ntid[0] * cta.ntid[1] * cta.ntid[2];
+    const uint32_t first = 32 * warp;
+    const uint32_t n = first < threads ? std::min<uint32_t>(32, threads - first) : 0;
+    ctxs_.assign(n, cta);
+    for (uint32_t i = 0; i < n; ++i) {
+      const uint32_t t = first + i;
+      ctxs_[i].tid = {t % cta.ntid[0], (t / cta.ntid[0]) % cta.ntid[1],
+                      t / (cta.ntid[0] * cta.ntid[1])};
+    }
+    // ThreadRunner keeps a reference to its context: ctxs_ is not resized from here on.
+    for (uint32_t i = 0; i < n; ++i) lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i]));
+  }
+
+  Expected<std::vector<std::vector<ProtocolEvent>>> Run() {
+    const uint32_t n = static_cast<uint32_t>(lanes_.size());
+    std::vector<bool> exited(n, false), running(n, true);
+    while (true) {
+      for (uint32_t i = 0; i < n; ++i) {
+        if (exited[i] || !running[i]) continue;
+        auto done = lanes_[i]->Advance();
+        if (!done.ok()) return done.status();
+        if (*done) {
+          exited[i] = true;
+        } else {
+          running[i] = false;
+        }
+      }
+      uint32_t alive = 0;
+      for (uint32_t i = 0; i < n; ++i) alive |= exited[i] ? 0u : (1u << i);
+      if (alive == 0) break;
+      bool progressed = false;
+      for (uint32_t i = 0; i < n && !progressed; ++i) {
+        if (exited[i]) continue;
+        ThreadRunner& lane = *lanes_[i];
+        const Instruction& inst = lane.Pending();
+        uint32_t group = 0;
+        if (inst.base == "activemask") {
+          // The lanes converged at this instruction (every lane that has not exited has reached
+          // a collective, so the warp is as converged as it will be).
+          for (uint32_t j = 0; j < n; ++j) {
+            if (!exited[j] && lanes_[j]->pc() == lane.pc()) group |= 1u << j;
+          }
+        } else {
+          const Value mask = MaskOf(i);
+          if (mask.kind != Value::Kind::kInt) {
+            return lane.Fail(inst, "the member mask depends on data the importer does not know");
+          }
+          if ((mask.bits >> i & 1) == 0) {
+            return lane.Fail(inst, "lane " + std::to_string(i) + " executes `" + inst.opcode +
+                                       "` outside its member mask " + Hex(mask.bits) +
+                                       " (PTX leaves that undefined)");
+          }
+          group = static_cast<uint32_t>(mask.bits) & alive;
+          bool ready = true;
+          for (uint32_t j = 0; j < n && ready; ++j) {
+            if ((group >> j & 1) == 0) continue;
+            const Instruction& other = lanes_[j]->Pending();
+            ready = other.opcode == inst.opcode && MaskOf(j) == mask;
+          }
+          if (!ready) continue;
+        }
+        std::vector<LaneResult> results(n);
+        for (uint32_t j = 0; j < n; ++j) {
+          if (group >> j & 1) results[j] = Resolve(inst, group, j);
+        }
+        for (uint32_t j = 0; j < n; ++j) {
+          if ((group >> j & 1) == 0) continue;
+          lanes_[j]->Complete(results[j].d, results[j].d_bits, results[j].p);
+          running[j] = true;
+        }
+        progressed = true;
+      }
+      if (!progressed) {
+        // Each run of lanes waiting alike: "lanes 0-15 at PTX line 18 (`vote...`, mask 0x...)".
+        std::string waits;
+        for (uint32_t j = 0; j < n;) {
+          if (exited[j]) {
+            ++j;
+            continue;
+          }
+          const Instruction& w = lanes_[j]->Pending();
+          const Value mask = MaskOf(j);
+          uint32_t last = j;
+          while (last + 1 < n && !exited[last + 1] && &lanes_[last + 1]->Pending() == &w &&
+                 MaskOf(last + 1) == mask) {
+            ++last;
+          }
+          if (!waits.empty()) waits += "; ";
+          waits += (last == j ? "lane " + std::to_string(j)
+                              : "lanes " + std::to_string(j) + "-" + std::to_string(last)) +
+                   " at PTX line " + std::to_string(w.line) + " (`" + w.opcode + "`, mask " +
+                   (mask.kind == Value::Kind::kInt ? Hex(mask.bits) : mask.ToString()) + ")";
+          j = last + 1;
+        }
+        uint32_t first = 0;
+        while (exited[first]) ++first;
+        return lanes_[first]->Fail(
+            lanes_[first]->Pending(),
+            "the lanes of warp " + std::to_string(warp_) +
+                " wait at warp-collective instructions that no member mask lets complete: " +
+                waits);
+      }
+    }
+    std::vector<std::vector<ProtocolEvent>> out;
+    for (auto& lane : lanes_) out.push_back(lane->TakeEvents());
+    return out;
+  }
+
+ private:
+  static size_t MaskOperand(const Instruction& inst) {
+    if (inst.base == "elect") return 1;
+    return inst.operands.empty() ? 0 : inst.operands.size() - 1;
+  }
+
+  // A lane's member mask: 32 bits (an immediate -1 and a register holding 0xffffffff agree).
+  Value MaskOf(uint32_t lane) const {
+    Value v = lanes_[lane]->OperandValue(MaskOperand(lanes_[lane]->Pending()));
+    if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, 32);
+    return v;
+  }
+
+  // A lane's predicate operand (`{!}a` of vote.sync), or nullopt when unknown.
+  std::optional<bool> Pred(uint32_t lane, const Instruction& inst) const {
+    const Value v = lanes_[lane]->OperandValue(1);
+    if (v.kind != Value::Kind::kInt) return std::nullopt;
+    return (v.bits != 0) != (inst.operands.size() > 1 && inst.operands[1].negated);
+  }
+
+  LaneResult Resolve(const Instruction& inst, uint32_t group, uint32_t lane) const {
+    const std::string& op = inst.base;
+    const std::vector<OpType> types = Types(inst);
+    const int bits = types.empty() ? 32 : types.back().bits;
+    LaneResult r;
+    const Value unknown = UnknownBecause("`" + inst.opcode + "` at PTX line " +
+                                         std::to_string(inst.line) +
+                                         " of lanes whose operands the importer does not know");
+    if (op == "activemask") {
+      r.d = Value::Int(group);
+    } else if (op == "elect") {
+      // The leader is the lowest non-exited lane of the member mask (PTX ISA 9.7.13.x elect.sync).
+      const uint32_t leader = static_cast<uint32_t>(std::countr_zero(group));
+      r.d = Value::Int(leader);
+      r.p = Value::Int(lane == leader ? 1 : 0);
+    } else if (op == "shfl") {
+      // PTX ISA 9.7.8.6 shfl.sync: c packs the clamp value (bits 0-4) and the segment mask (bits
+      // 8-12); a source lane outside [minLane, maxLane] reads the lane's own value.
+      const Value b = lanes_[lane]->OperandValue(2), c = lanes_[lane]->OperandValue(3);
+      if (b.kind != Value::Kind::kInt || c.kind != Value::Kind::kInt) {
+        r.d = r.p = b.kind != Value::Kind::kInt ? b : c;
+        return r;
+      }
+      const int l = static_cast<int>(lane);
+      const int bval = static_cast<int>(b.bits & 31), cval = static_cast<int>(c.bits & 31);
+      const int seg = static_cast<int>((c.bits >> 8) & 31);
+      const int max_lane = (l & seg) | (cval & ~seg);
+      const int min_lane = l & seg;
+      int j = l;
+      bool pval = false;
+      if (inst.HasModifier("up")) {
+        j = l - bval;
+        pval = j >= max_lane;
+      } else if (inst.HasModifier("down")) {
+        j = l + bval;
+        pval = j <= max_lane;
+      } else if (inst.HasModifier("bfly")) {
+        j = l ^ bval;
+        pval = j <= max_lane;
+      } else {
+        j = min_lane | (bval & ~seg);
+        pval = j <= max_lane;
+      }
+      if (!pval) j = l;
+      r.p = Value::Int(pval ? 1 : 0);
+      if (j < 0 || j >= 32 || (group >> j & 1) == 0) {
+        r.d = UnknownBecause("`" + inst.opcode + "` at PTX line " + std::to_string(inst.line) +
+                             " reading lane " + std::to_string(j) +
+                             ", which is outside the member mask or has exited (PTX leaves the "
+                             "value undefined)");
+      } else {
+        r.d = lanes_[j]->OperandValue(1);
+      }
+    } else if (op == "vote") {
+      bool any_unknown = false, any_true = false, any_false = false;
+      uint32_t ballot = 0;
+      for (uint32_t j = 0; j < 32; ++j) {
+        if ((group >> j & 1) == 0) continue;
+        const std::optional<bool> v = Pred(j, inst);
+        any_unknown |= !v.has_value();
+        any_true |= v.value_or(false);
+        any_false |= v.has_value() && !*v;
+        if (v.value_or(false)) ballot |= 1u << j;
+      }
+      r.d_bits = 1;
+      if (inst.HasModifier("ballot")) {
+        r.d_bits = 32;
+        r.d = any_unknown ? unknown : Value::Int(ballot);
+      } else if (inst.HasModifier("all")) {
+        r.d = any_false ? Value::Int(0) : any_unknown ? unknown : Value::Int(1);
+      } else if (inst.HasModifier("any")) {
+        r.d = any_true ? Value::Int(1) : any_unknown ? unknown : Value::Int(0);
+      } else {  // uni
+        r.d = any_unknown ? unknown : Value::Int(any_true && any_false ? 0 : 1);
+      }
+    } else if (op == "match") {
+      // match.sync.any: the lanes holding the lane's value; .all: the mask when every lane holds
+      // the same value (and p says whether they do).
+      std::vector<std::pair<uint32_t, Value>> vals;
+      for (uint32_t j = 0; j < 32; ++j) {
+        if ((group >> j & 1) == 0) continue;
+        Value v = lanes_[j]->OperandValue(1);
+        if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, bits);
+        if (v.kind != Value::Kind::kInt && v.kind != Value::Kind::kAddress) {
+          r.d = r.p = unknown;
+          return r;
+        }
+        vals.emplace_back(j, v);
+      }
+      const Value mine = vals[static_cast<size_t>(std::popcount(group & ((1u << lane) - 1)))].second;
+      uint32_t same = 0;
+      bool all = true;
+      for (const auto& [j, v] : vals) {
+        if (v == mine) same |= 1u << j;
+        all &= v == vals.front().second;
+      }
+      if (inst.HasModifier("all")) {
+        r.d = Value::Int(all ? group : 0);
+        r.p = Value::Int(all ? 1 : 0);
+      } else {
+        r.d = Value::Int(same);
+      }
+    } else if (op == "redux") {
+      const bool is_signed = !types.empty() && types.back().is_signed;
+      std::optional<uint64_t> acc;
+      for (uint32_t j = 0; j < 32; ++j) {
+        if ((group >> j & 1) == 0) continue;
+        const Value v = lanes_[j]->OperandValue(1);
+        if (v.kind != Value::Kind::kInt || types.empty() || types.back().is_float) {
+          r.d = unknown;
+          return r;
+        }
+        const uint64_t x = Mask(v.bits, 32);
+        if (!acc) {
+          acc = x;
+        } else if (inst.HasModifier("add")) {
+          acc = Mask(*acc + x, 32);
+        } else if (inst.HasModifier("and")) {
+          *acc &= x;
+        } else if (inst.HasModifier("or")) {
+          *acc |= x;
+        } else if (inst.HasModifier("xor")) {
+          *acc ^= x;
+        } else if (inst.HasModifier("min") || inst.HasModifier("max")) {
+          const bool lt = is_signed ? SignExtend(x, 32) < SignExtend(*acc, 32) : x < *acc;
+          if (lt == inst.HasModifier("min") && x != *acc) acc = x;
+        } else {
+          r.d = unknown;
+          return r;
+        }
+      }
+      r.d = acc ? Value::Int(*acc) : unknown;
+    }
+    return r;
+  }
+
+  uint32_t warp_;
+  std::vector<ThreadContext> ctxs_;
+  std::vector<std::unique_ptr<ThreadRunner>> lanes_;
 };
 
 }  // namespace
@@ -506,6 +1003,22 @@ std::string Value::ToString() const {
       return "desc(" + symbol + "+" + std::to_string(bits) + ")";
   }
   return "?";
+}
+
+std::vector<uint64_t> ParamOffsets(const Function& entry) {
+  std::vector<uint64_t> out;
+  uint64_t at = 0;
+  for (const Param& p : entry.params) {
+    const int64_t size = p.SizeBytes();
+    int64_t align = p.align;
+    if (align <= 0) align = p.array_size > 0 ? std::max<int64_t>(1, size / p.array_size) : size;
+    if (align <= 0) align = 1;
+    at = (at + static_cast<uint64_t>(align) - 1) / static_cast<uint64_t>(align) *
+         static_cast<uint64_t>(align);
+    out.push_back(at);
+    at += static_cast<uint64_t>(std::max<int64_t>(size, 0));
+  }
+  return out;
 }
 
 bool IsProtocolInstruction(const Instruction& inst) {
@@ -526,32 +1039,40 @@ bool IsSharedAccess(const Instruction& inst) {
   return false;
 }
 
+Expected<std::vector<std::vector<ProtocolEvent>>> RunWarp(const Module& module,
+                                                          const Function& entry,
+                                                          const ThreadContext& cta,
+                                                          uint32_t warp) {
+  return WarpRunner(module, entry, cta, warp).Run();
+}
+
 Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
                                                const ThreadContext& ctx) {
-  return ThreadRunner(module, entry, ctx).Run();
+  const uint32_t linear = ctx.tid[0] + ctx.ntid[0] * (ctx.tid[1] + ctx.ntid[1] * ctx.tid[2]);
+  auto lanes = RunWarp(module, entry, ctx, linear / 32);
+  if (!lanes.ok()) return lanes.status();
+  return std::move((*lanes)[linear % 32]);
 }
 
 Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const Function& entry,
                                                    const ThreadContext& cta) {
   std::vector<ThreadClass> classes;
-  ThreadContext ctx = cta;
-  for (uint32_t z = 0; z < cta.ntid[2]; ++z) {
-    for (uint32_t y = 0; y < cta.ntid[1]; ++y) {
-      for (uint32_t x = 0; x < cta.ntid[0]; ++x) {
-        ctx.tid = {x, y, z};
-        auto events = RunThread(module, entry, ctx);
-        if (!events.ok()) return events.status();
-        const uint32_t linear = x + cta.ntid[0] * (y + cta.ntid[1] * z);
-        bool placed = false;
-        for (ThreadClass& c : classes) {
-          if (c.events == *events) {
-            c.threads.push_back(linear);
-            placed = true;
-            break;
-          }
+  const uint32_t threads = cta.ntid[0] * cta.ntid[1] * cta.ntid[2];
+  for (uint32_t w = 0; w * 32 < threads; ++w) {
+    auto lanes = RunWarp(module, entry, cta, w);
+    if (!lanes.ok()) return lanes.status();
+    for (uint32_t i = 0; i < lanes->size(); ++i) {
+      const uint32_t linear = 32 * w + i;
+      std::vector<ProtocolEvent>& events = (*lanes)[i];
+      bool placed = false;
+      for (ThreadClass& c : classes) {
+        if (c.events == events) {
+          c.threads.push_back(linear);
+          placed = true;
+          break;
         }
-        if (!placed) classes.push_back(ThreadClass{{linear}, std::move(events).value()});
       }
+      if (!placed) classes.push_back(ThreadClass{{linear}, std::move(events)});
     }
   }
   return classes;

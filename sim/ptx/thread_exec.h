@@ -1,6 +1,9 @@
 // Concrete execution of one thread's control skeleton over the PTX IR (sim/ptx/ptx.h): the first
-// step of `parity import` (issue 28). Thread and block indices, cluster rank and the scalar
-// kernel arguments are concrete; data loaded from memory is unknown. Integer arithmetic, compares,
+// step of `parity import` (issue 28). Thread and block indices, cluster rank, the scalar kernel
+// arguments and the given fields of by-value struct parameters are concrete; data loaded from
+// memory is unknown. The lanes of a warp run together, so that warp-collective instructions
+// (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) compute their values
+// from the lanes' own operands (RunWarp). Integer arithmetic, compares,
 // selects and branches are evaluated; shared-memory addresses keep their symbol (a static
 // `.shared` array or the extern dynamic segment) plus a concrete byte offset, so that barriers and
 // buffers can be recovered later. Every protocol instruction the thread issues (mbarrier.*,
@@ -8,14 +11,19 @@
 // a wait's predicate is taken as satisfied (the schedule's `wait` blocks until it is).
 //
 // A branch whose predicate depends on unknown data is `import.unsupported-control` at the PTX
-// line: the importer cannot follow it.
+// line, naming where the data comes from: the importer cannot follow it. When it comes from a
+// kernel parameter nobody gave, the rule is `import.missing-arg` (a scalar) or
+// `import.missing-param` (a field of a by-value struct), naming the field's offset and width and
+// the PTX and CUDA lines of the load.
 #ifndef PARITY_SIM_PTX_THREAD_EXEC_H_
 #define PARITY_SIM_PTX_THREAD_EXEC_H_
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/common/status.h"
@@ -32,15 +40,22 @@ struct Value {
   // kInt: the bits; kAddress / kDerived: the byte offset from `symbol`.
   uint64_t bits = 0;
   // kAddress: a .shared variable, the extern dynamic segment, or a kernel parameter's name.
+  // kUnknown: where the value comes from, for messages ("" when nothing useful is known); a
+  // kernel parameter nobody gave starts with "param:".
   std::string symbol;
+  // kDerived: the value's low bits hold the address shifted right by `shift` (a wgmma matrix
+  // descriptor's start-address field is address >> 4), so adding k to it moves the address by
+  // k << shift bytes (a stage's descriptor is the first stage's plus stage * bytes / 16); -1
+  // when the relation is not known.
+  int shift = -1;
 
   static Value Unknown() { return {}; }
-  static Value Int(uint64_t v) { return {Kind::kInt, v, ""}; }
+  static Value Int(uint64_t v) { return {Kind::kInt, v, "", -1}; }
   static Value Address(std::string sym, uint64_t offset) {
-    return {Kind::kAddress, offset, std::move(sym)};
+    return {Kind::kAddress, offset, std::move(sym), -1};
   }
-  static Value Derived(std::string sym, uint64_t offset) {
-    return {Kind::kDerived, offset, std::move(sym)};
+  static Value Derived(std::string sym, uint64_t offset, int shift = -1) {
+    return {Kind::kDerived, offset, std::move(sym), shift};
   }
   bool operator==(const Value&) const = default;
   std::string ToString() const;
@@ -61,6 +76,12 @@ struct ThreadContext {
   std::array<uint32_t, 3> nclusterid = {1, 1, 1};
   // Scalar kernel arguments by parameter index (the bits of an integer or pointer argument).
   std::map<int, uint64_t> args;
+  // Fields of by-value parameters (a struct passed as `.param .b8 p[N]`): (parameter name, byte
+  // offset in it) -> the bits; an ld.param at that offset reads them at its own width.
+  std::map<std::pair<std::string, uint64_t>, uint64_t> params;
+  // When set, every (parameter name, byte offset) a load reads is added here (an option that
+  // gives a field nothing reads is reported rather than ignored).
+  std::set<std::pair<std::string, uint64_t>>* param_reads = nullptr;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).
   int64_t max_steps = 1'000'000;
   // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the
@@ -86,7 +107,17 @@ struct ThreadClass {
   std::vector<ProtocolEvent> events;
 };
 
-// Runs one thread of `entry` to `ret`/`exit` and returns its protocol events in issue order.
+// Runs the lanes of warp `warp` of the CTA described by `cta` (its tid is ignored) together, to
+// `ret`/`exit`, and returns each lane's protocol events in issue order. Warp-collective
+// instructions (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) complete
+// when every non-exited lane of their member mask has reached one with the same qualifiers and
+// mask, and give each lane the value the PTX ISA defines from the lanes' operands (unknown where
+// an operand is); lanes that cannot all complete are `import.unsupported-control`.
+Expected<std::vector<std::vector<ProtocolEvent>>> RunWarp(const Module& module,
+                                                          const Function& entry,
+                                                          const ThreadContext& cta, uint32_t warp);
+
+// Runs the warp of one thread of `entry` (RunWarp) and returns that thread's protocol events.
 Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Function& entry,
                                                const ThreadContext& ctx);
 
@@ -112,6 +143,10 @@ struct BarrierArray {
 // known.
 Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
                                                     const std::vector<ThreadClass>& classes);
+
+// The byte offset of each of `entry`'s parameters in the parameter space (the buffer a launch
+// passes: parameters in order, each at its .align or natural alignment).
+std::vector<uint64_t> ParamOffsets(const Function& entry);
 
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);

@@ -285,6 +285,9 @@ inline constexpr uint8_t kFlagScopeCluster = 16;
 // it met was smaller than the copy, and the rest of the same copy lands later in a delivery of
 // its own (engine::EngineOptions::tx_pieces).
 inline constexpr uint8_t kFlagPiece = 32;
+// A kWrite of `red` / `atom` (ir::BufferAccess::atomic): an atomic read-modify-write, which does
+// not race with another atomic of the same bytes (verifier/races.cc).
+inline constexpr uint8_t kFlagAtomic = 64;
 PARITY_HD constexpr uint8_t OrderFlags(bool relaxed, bool cluster) {
   return static_cast<uint8_t>((relaxed ? kFlagRelaxed : 0) | (cluster ? kFlagScopeCluster : 0));
 }

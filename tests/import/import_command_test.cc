@@ -52,6 +52,118 @@ TEST_F(ImportCommand, WritesAScheduleThatChecksAndVerifies) {
   EXPECT_EQ(s.out, text.str());
 }
 
+// persistent_struct.cu: CUTLASS's launch idioms (a by-value __grid_constant__ Params struct with
+// a CUtensorMap at +128, warp roles from __shfl_sync, a persistent tile loop whose trip counts
+// come from a shuffle prefix sum and a ballot).
+const std::string kPs = "persistent_struct_param_0";
+const std::vector<std::string> kPsBase = {
+    "import", "tests/import/persistent_struct.ptx", "--entry", "persistent_struct",
+    "--block",  "384", "--clusters", "2"};
+// Three tiles in two groups (2 tiles of 2 k-tiles, 1 tile of 3 k-tiles).
+const std::vector<std::string> kPsFields = {
+    "--param", kPs + "+40=3", "--param", kPs + "+0=2",  "--param", kPs + "+4=2",
+    "--param", kPs + "+8=1",  "--param", kPs + "+20=2", "--param", kPs + "+24=3"};
+const std::vector<std::string> kPsMap = {"--tensormap", kPs + "+128=bf16:4096x4096:64x64:128B"};
+
+TEST_F(ImportCommand, StructParamsAndWarpShufflesImportExactly) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string out = std::string(tmp != nullptr ? tmp : "/tmp") + "/ps.pipe";
+  CliResult r = RunParity(With(With(With(kPsBase, kPsFields), kPsMap), {"-o", out}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(out);
+  std::stringstream text;
+  text << f.rdbuf();
+  const std::string s = text.str();
+  // The shuffled warp index splits the warps into the producer, the two consumer groups' first
+  // warps (which release stages) and each group's other warps (their named barrier differs);
+  // warps 1-3 do nothing but sync.
+  EXPECT_NE(s.find("role warp1_3 count 3 threads 32 {"), std::string::npos) << s;
+  EXPECT_NE(s.find("role warp4_8_cl0_cta0 count 2 threads 32"), std::string::npos) << s;
+  EXPECT_NE(s.find("role warp5_7_cl0_cta0 count 3 threads 32"), std::string::npos) << s;
+  EXPECT_NE(s.find("role warp9_11_cl0_cta0 count 3 threads 32"), std::string::npos) << s;
+  // The consumer groups' named barrier id is the shuffled warp-group index (1 and 2).
+  EXPECT_NE(s.find("    bar.sync 1 + agent, 128"), std::string::npos) << s;
+  // The tensor map inside the struct.
+  EXPECT_NE(s.find("tensormap tmap_" + kPs + "_128 dtype bf16 dims [4096, 4096] box [64, 64] "
+                   "swizzle 128B"),
+            std::string::npos)
+      << s;
+  // CTA 0 runs tiles 0 (group 0: 2 k-tiles) and 2 (group 1: 3 k-tiles): 5 stages consumed, the
+  // last load at k-tile 2 of tile 2; CTA 1 runs tile 1 (2 k-tiles).
+  EXPECT_NE(s.find("  for k in 0 .. 5 {"), std::string::npos) << s;
+  EXPECT_NE(s.find("tma.load tmap_" + kPs + "_128 coords [128, 128] -> smem[1] bar smem_24576[1]"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("tma.load tmap_" + kPs + "_128 coords [64 * k, 64] -> smem[k]"),
+            std::string::npos)
+      << s;
+  // `explore` verifies it too (1.8M states, about 30 s here: too slow for a unit test).
+  CliResult c = RunParity({"check", out});
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("all 24 agent(s) of 2 CTA(s) exited"), std::string::npos) << c.out;
+  // The same fields by byte offset in the parameter space (param_0 starts at 0).
+  CliResult abs = RunParity(With(With(kPsBase, kPsMap),
+                                 {"--param", "40=3", "--param", "0=2", "--param", "4=2",
+                                  "--param", "8=1", "--param", "0x14=2", "--param", "24=3"}));
+  ASSERT_EQ(abs.exit_code, 0) << abs.err;
+  EXPECT_NE(abs.out.find("  for k in 0 .. 5 {"), std::string::npos) << abs.out;
+}
+
+TEST_F(ImportCommand, StructParamBadInputIsExitTwoNamingTheField) {
+  // The persistent loop's bound (Params::total_tiles, 8 bytes at +40) is not given: its offset,
+  // width, the PTX line that loads it and the CUDA line are named.
+  CliResult missing = RunParity(With(kPsBase, kPsMap));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("error[import.missing-param]"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("kernel parameter " + kPs +
+                             "+40 (8 bytes at parameter-space byte 40), read by `ld.param.u64` "
+                             "at PTX line "),
+            std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("persistent_struct.cu:"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("pass --param " + kPs + "+40=VALUE"), std::string::npos)
+      << missing.err;
+  struct Case {
+    std::vector<std::string> extra;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      // --arg on a struct used to be accepted and ignored.
+      {{"--arg", "0=5"}, "is a 256-byte by-value struct, not a scalar"},
+      // A field no load reads.
+      {{"--param", kPs + "+44=1"}, "no load of the kernel reads " + kPs + " at byte 44"},
+      {{"--param", kPs + "+300=1"}, kPs + " has 256 bytes"},
+      {{"--param", "nope+4=1"}, "the entry has no parameter nope"},
+      {{"--param", "40=7"}, kPs + "+40 is given twice"},
+      {{"--param", "x=y"}, "is not NAME+OFFSET=VALUE"},
+      {{"--param", "300=1"}, "byte 300 of the parameter space is in no parameter"},
+      // Params::k_tiles_of_group[2] is a 4-byte field.
+      {{"--param", kPs + "+28=0x100000000"}, "does not fit the 4-byte field `ld.param.u32`"},
+      // A tensor map that does not fit, or that no TMA copy uses.
+      {{"--tensormap", kPs + "+192=bf16:64x64:64x64"}, "does not fit there"},
+      {{"--tensormap", kPs + "+64=bf16:64x64:64x64"}, "no TMA copy of the kernel uses"},
+      {{"--tensormap", "0=bf16:64x64:64x64"}, "--tensormap " + kPs + "+OFFSET="},
+  };
+  for (const Case& c : cases) {
+    CliResult r = RunParity(With(With(With(kPsBase, kPsFields), kPsMap), c.extra));
+    EXPECT_EQ(r.exit_code, 2) << c.extra[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("import.bad-option"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.extra[1] << ": " << r.err;
+  }
+  // The struct's tensor map not described: the --tensormap spelling for a field is suggested.
+  CliResult no_map = RunParity(With(kPsBase, kPsFields));
+  EXPECT_EQ(no_map.exit_code, 2);
+  EXPECT_NE(no_map.err.find("--tensormap " + kPs + "+128=DTYPE"), std::string::npos)
+      << no_map.err;
+  // A byte of a CUtensorMap parameter that no load reads (the TMA unit reads the map, not the
+  // kernel) is not silently accepted either.
+  CliResult unread = RunParity(With(kWs, {"--arg", "1=6", "--param", "ws_pipeline_param_0+8=9"}));
+  EXPECT_EQ(unread.exit_code, 2) << unread.err;
+  EXPECT_NE(unread.err.find("no load of the kernel reads ws_pipeline_param_0 at byte 8"),
+            std::string::npos)
+      << unread.err;
+}
+
 TEST_F(ImportCommand, BadInputIsExitTwoNamingWhatIsWrong) {
   CliResult missing_arg = RunParity(kWs);
   EXPECT_EQ(missing_arg.exit_code, 2);

@@ -743,6 +743,110 @@ OTHER:
 
 // A kernel instruction the importer does not model on the protocol path is exit 2 at its line:
 // single_tma's TMA load turned into an im2col load.
+// persistent_struct.cu's launch: 3 tiles over 2 CTAs, fields of the by-value Params struct.
+ImportOptions PersistentStruct() {
+  ImportOptions o;
+  o.entry = "persistent_struct";
+  o.block = {384, 1, 1};
+  o.clusters = 2;
+  const std::string p = "persistent_struct_param_0";
+  for (const std::string f : {"+40=3", "+0=2", "+4=2", "+8=1", "+20=2", "+24=3"}) {
+    o.params.push_back(*ParseParamArg(p + f));
+  }
+  o.tensor_maps = {*ParseTensorMapArg(p + "+128=bf16:4096x4096:64x64:128B")};
+  return o;
+}
+
+// A kernel bug is a finding, not bad input: each twin of persistent_struct.cu imports, and
+// `check` reports the bug's rule at a schedule line whose comment names the culprit's PTX lines
+// (and its CUDA line).
+TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
+  struct Case {
+    std::string kernel;
+    std::string code;
+    std::string culprit_opcode;
+  };
+  const std::vector<Case> cases = {
+      // The init loop stops a stage short: the consumers' wait on the last stage's full barrier
+      // is an operation on an uninitialised mbarrier.
+      {"persistent_struct_short_init", "M1001", "mbarrier.try_wait.parity.shared::cta.b64"},
+      // No __syncthreads after the inits: a consumer can wait before the init.
+      {"persistent_struct_no_sync", "M1001", "mbarrier.try_wait.parity.shared::cta.b64"},
+      // empty[s] counts one consumer group while two release: the producer's ring laps.
+      {"persistent_struct_bad_empty", "P2001", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    auto m = ReadModule("tests/import/" + c.kernel + ".ptx");
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    auto t = ImportSchedule(*m, PersistentStruct());
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    if (c.kernel == "persistent_struct_short_init") {
+      EXPECT_NE(t->find("barrier smem_24576[3] count 1   # smem + 24576, init at " + c.kernel +
+                        ".ptx:"),
+                std::string::npos)
+          << *t;
+      EXPECT_NE(t->find("; element 2 never initialised: no mbarrier.init covers it (a use is "
+                        "M1001)"),
+                std::string::npos)
+          << *t;
+    }
+    auto sch = api::Schedule::FromString(*t, c.kernel + ".pipe");
+    ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+    api::CheckOptions co;
+    co.policy = api::Policy::kEager;
+    auto r = api::Check(*sch, co);
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->has_errors()) << *t;
+    const api::Finding* f = nullptr;
+    for (const api::Finding& x : r->findings) {
+      if (x.severity == api::Severity::kError && f == nullptr) f = &x;
+    }
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(f->code, c.code) << f->ToString();
+    if (c.culprit_opcode.empty()) continue;
+    const std::string line = Line(*t, f->location.line);
+    const std::vector<int> ptx_lines = PtxLines(line, c.kernel + ".ptx");
+    ASSERT_FALSE(ptx_lines.empty()) << line;
+    for (const std::string& op : Opcodes(*m, ptx_lines)) EXPECT_EQ(op, c.culprit_opcode) << line;
+    EXPECT_NE(line.find("(" + c.kernel + ".cu:"), std::string::npos) << line;
+  }
+}
+
+// DeepGEMM's descriptors: built once for stage 0, broadcast with __shfl_sync, then stage * bytes
+// / 16 added to the low word per k-block. The stage survives: each k-block's wgmma is a use of
+// stage k % 2, after the wait on that stage's full barrier, and the kernel verifies; the twin
+// whose A descriptor forgets the stage reads stage 0 while the producer refills it (P2005).
+TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
+  ImportOptions o;
+  o.entry = "stage_desc";
+  o.block = {160, 1, 1};
+  o.args = {{2, 4}};
+  o.tensor_maps = {*ParseTensorMapArg("0=bf16:64x4096:64x64:128B"),
+                   *ParseTensorMapArg("1=bf16:64x4096:64x8:128B")};
+  auto t = Import("stage_desc.ptx", o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const size_t wait = t->find("    wait smem_18432[k % 2] parity (k / 2) & 1");
+  const size_t use_a = t->find("    use smem[k % 2]");
+  const size_t use_b = t->find("    use smem_16384[k % 2]");
+  ASSERT_NE(wait, std::string::npos) << *t;
+  ASSERT_NE(use_a, std::string::npos) << *t;
+  ASSERT_NE(use_b, std::string::npos) << *t;
+  EXPECT_LT(wait, use_a) << *t;
+  EXPECT_EQ(t->find("use smem[0]"), std::string::npos) << *t;
+  ExpectClean(*t, "stage_desc.pipe");
+
+  auto bad = Import("stage_desc_no_stage.ptx", o);
+  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+  EXPECT_NE(bad->find("use smem[0]"), std::string::npos) << *bad;
+  auto sch = api::Schedule::FromString(*bad, "stage_desc_no_stage.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto e = api::Explore(*sch);
+  ASSERT_TRUE(e.ok());
+  ASSERT_FALSE(e->findings.empty()) << *bad;
+  EXPECT_EQ(e->findings[0].code, "P2005") << e->findings[0].ToString();
+}
+
 TEST_F(ImporterTest, UnmodelledProtocolInstructionIsNamedAtItsPtxLine) {
   std::string text = ReadText("tests/import/single_tma.ptx");
   const std::string tiled = "global.tile.mbarrier";

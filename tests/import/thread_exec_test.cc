@@ -3,6 +3,7 @@
 // (symbol + offset), with which byte counts, coordinates and parities.
 #include "sim/ptx/thread_exec.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -228,7 +229,7 @@ TEST_F(ThreadExecTest, RecoverBarriersFindsRingsAndNames) {
   EXPECT_EQ((*wb)[1].name, "smem_32800");
 }
 
-TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
+TEST_F(ThreadExecTest, MissingArgumentIsNamedAtTheBranchOnIt) {
   auto m = ReadModule("tests/import/ws_pipeline.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   const Function& f = *FindEntry(*m, "ws_pipeline").value();
@@ -236,7 +237,14 @@ TEST_F(ThreadExecTest, MissingArgumentIsUnsupportedControlAtThePtxLine) {
   ctx.ntid = {96, 1, 1};  // k_tiles (argument 1) not given
   auto ev = RunThread(*m, f, ctx);
   ASSERT_FALSE(ev.ok());
-  EXPECT_EQ(ev.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(ev.status().rule(), "import.missing-arg");
+  // The parameter, its width, where it is read and how to give it.
+  const std::string param = f.params[1].name;
+  EXPECT_NE(ev.status().message().find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
+            std::string::npos)
+      << ev.status().ToString();
+  EXPECT_NE(ev.status().message().find("ws_pipeline.cu:"), std::string::npos) << ev.status().ToString();
+  EXPECT_NE(ev.status().message().find("pass --arg 1=VALUE"), std::string::npos) << ev.status().ToString();
   EXPECT_EQ(ev.status().where().file, "tests/import/ws_pipeline.ptx");
   ASSERT_GT(ev.status().where().line, 0);
   // The culprit is a guarded branch of the PTX.
@@ -377,6 +385,283 @@ TEST(ThreadExecSemanticsTest, EndlessLoopIsRefused) {
   EXPECT_EQ(ev.status().rule(), "import.unsupported-control");
   EXPECT_EQ(ev.status().where().file, "loop.ptx");
   EXPECT_GE(ev.status().where().line, 7);
+}
+
+// A hand-written kernel whose lanes store the results of warp-collective instructions: each
+// `st.shared.u32 [out+K], %r` is recorded (record_shared_accesses) with the value it stores.
+constexpr const char* kCollectives = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.shared .align 8 .b8 out[1024];
+.visible .entry collectives(.param .align 8 .b8 params[32])
+{
+  .reg .pred %p<12>;
+  .reg .b32 %r<64>;
+  .reg .b64 %rd<4>;
+  griddepcontrol.wait;
+  setmaxnreg.inc.sync.aligned.u32 240;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, out;
+  griddepcontrol.launch_dependents;
+  shfl.sync.idx.b32 %r3, %r1, 0, 31, -1;
+  st.shared.u32 [%r2+0], %r3;
+  shfl.sync.idx.b32 %r4, %r1, 3, 6175, -1;
+  st.shared.u32 [%r2+4], %r4;
+  shfl.sync.up.b32 %r5|%p1, %r1, 1, 0, -1;
+  selp.u32 %r6, 1, 0, %p1;
+  st.shared.u32 [%r2+8], %r5;
+  st.shared.u32 [%r2+12], %r6;
+  shfl.sync.down.b32 %r7|%p2, %r1, 2, 31, -1;
+  selp.u32 %r8, 1, 0, %p2;
+  st.shared.u32 [%r2+16], %r7;
+  st.shared.u32 [%r2+20], %r8;
+  shfl.sync.bfly.b32 %r9, %r1, 1, 31, -1;
+  st.shared.u32 [%r2+24], %r9;
+  shfl.sync.up.b32 %r10, %r1, 1, 4096, -1;
+  st.shared.u32 [%r2+28], %r10;
+  setp.lt.u32 %p3, %r1, 5;
+  vote.sync.ballot.b32 %r11, %p3, -1;
+  st.shared.u32 [%r2+32], %r11;
+  vote.sync.all.pred %p4, %p3, -1;
+  selp.u32 %r12, 1, 0, %p4;
+  st.shared.u32 [%r2+36], %r12;
+  vote.sync.any.pred %p5, %p3, -1;
+  selp.u32 %r13, 1, 0, %p5;
+  st.shared.u32 [%r2+40], %r13;
+  vote.sync.uni.pred %p6, !%p3, -1;
+  selp.u32 %r14, 1, 0, %p6;
+  st.shared.u32 [%r2+44], %r14;
+  and.b32 %r15, %r1, 3;
+  match.sync.any.b32 %r16, %r15, -1;
+  st.shared.u32 [%r2+48], %r16;
+  match.sync.all.b32 %r17|%p7, 5, -1;
+  selp.u32 %r18, 1, 0, %p7;
+  st.shared.u32 [%r2+52], %r17;
+  st.shared.u32 [%r2+56], %r18;
+  redux.sync.add.u32 %r19, %r1, -1;
+  st.shared.u32 [%r2+60], %r19;
+  sub.s32 %r20, 3, %r1;
+  redux.sync.min.s32 %r21, %r20, -1;
+  st.shared.u32 [%r2+64], %r21;
+  redux.sync.max.u32 %r22, %r1, -1;
+  st.shared.u32 [%r2+68], %r22;
+  ld.param.u32 %r23, [params+4];
+  ld.param.v2.u32 {%r24, %r25}, [params+8];
+  mov.u64 %rd1, params;
+  cvta.param.u64 %rd2, %rd1;
+  ld.u32 %r26, [%rd2+16];
+  add.s32 %r27, %r24, %r25;
+  add.s32 %r28, %r27, %r26;
+  add.s32 %r29, %r28, %r23;
+  st.shared.u32 [%r2+72], %r29;
+  setp.lt.u32 %p8, %r1, 8;
+  @%p8 bra LOW;
+  activemask.b32 %r30;
+  st.shared.u32 [%r2+76], %r30;
+  bra.uni JOIN;
+LOW:
+  activemask.b32 %r31;
+  st.shared.u32 [%r2+76], %r31;
+JOIN:
+  setp.lt.u32 %p9, %r1, 4;
+  @%p9 bra DONE;
+  elect.sync %r32|%p10, -1;
+  st.shared.u32 [%r2+80], %r32;
+  shfl.sync.idx.b32 %r33, %r1, 2, 31, -4;
+  st.shared.u32 [%r2+84], %r33;
+DONE:
+  ret;
+}
+)";
+
+// Per lane: the values stored at each `out` offset.
+std::vector<std::map<uint64_t, Value>> Stores(const Function& f,
+                                              const std::vector<std::vector<ProtocolEvent>>& lanes) {
+  std::vector<std::map<uint64_t, Value>> out;
+  for (const auto& events : lanes) {
+    std::map<uint64_t, Value> m;
+    for (const ProtocolEvent& e : events) {
+      if (f.instructions[e.instruction].base == "st") m[e.operands[0].bits] = e.operands[1];
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+ThreadContext CollectivesContext() {
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  ctx.record_shared_accesses = true;
+  ctx.params = {{{"params", 4}, 1}, {{"params", 8}, 10}, {{"params", 12}, 100},
+                {{"params", 16}, 1000}};
+  return ctx;
+}
+
+// PTX ISA 9.7.8.6 (shfl.sync) and 9.7.13 (vote.sync, match.sync, redux.sync, activemask,
+// elect.sync), computed from the lanes' own values (setmaxnreg and griddepcontrol, which
+// production kernels issue around them, change nothing the importer follows).
+TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
+  auto m = ParseModule(kCollectives, "collectives.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "collectives").value();
+  auto lanes = RunWarp(*m, f, CollectivesContext(), 0);
+  ASSERT_TRUE(lanes.ok()) << lanes.status().ToString();
+  const auto stores = Stores(f, *lanes);
+  ASSERT_EQ(stores.size(), 32u);
+  for (uint64_t l = 0; l < 32; ++l) {
+    const auto& s = stores[l];
+    SCOPED_TRACE("lane " + std::to_string(l));
+    EXPECT_EQ(s.at(0), Value::Int(0));                            // idx from lane 0
+    EXPECT_EQ(s.at(4), Value::Int((l & ~uint64_t{7}) + 3));       // idx 3 in 8-lane segments
+    EXPECT_EQ(s.at(8), Value::Int(l == 0 ? 0 : l - 1));           // up 1
+    EXPECT_EQ(s.at(12), Value::Int(l >= 1 ? 1 : 0));
+    EXPECT_EQ(s.at(16), Value::Int(l <= 29 ? l + 2 : l));         // down 2, clamp 31
+    EXPECT_EQ(s.at(20), Value::Int(l <= 29 ? 1 : 0));
+    EXPECT_EQ(s.at(24), Value::Int(l ^ 1));                       // butterfly
+    EXPECT_EQ(s.at(28), Value::Int(l % 16 == 0 ? l : l - 1));     // up 1 in 16-lane segments
+    EXPECT_EQ(s.at(32), Value::Int(0x1f));                        // ballot(l < 5)
+    EXPECT_EQ(s.at(36), Value::Int(0));                           // all
+    EXPECT_EQ(s.at(40), Value::Int(1));                           // any
+    EXPECT_EQ(s.at(44), Value::Int(0));                           // uni(!p)
+    EXPECT_EQ(s.at(48), Value::Int(uint64_t{0x11111111} << (l & 3)));  // match.any(l & 3)
+    EXPECT_EQ(s.at(52), Value::Int(0xffffffff));                  // match.all(5)
+    EXPECT_EQ(s.at(56), Value::Int(1));
+    EXPECT_EQ(s.at(60), Value::Int(496));                         // redux.add
+    EXPECT_EQ(s.at(64), Value::Int(static_cast<uint32_t>(3 - 31)));  // redux.min.s32
+    EXPECT_EQ(s.at(68), Value::Int(31));                          // redux.max
+    // ld.param [params+4] + ld.param.v2 [params+8] + a generic load through cvta.param.
+    EXPECT_EQ(s.at(72), Value::Int(1111));
+    // activemask: the lanes converged at each side of the branch.
+    EXPECT_EQ(s.at(76), Value::Int(l < 8 ? 0xff : 0xffffff00));
+    if (l < 4) {
+      EXPECT_EQ(s.count(80), 0u);
+      continue;
+    }
+    // Lanes 0-3 have exited: elect.sync picks lane 4; a shuffle from exited lane 2 (in the mask
+    // 0xfffffffc) reads an undefined value, which the importer does not know.
+    EXPECT_EQ(s.at(80), Value::Int(4));
+    EXPECT_EQ(s.at(84), Value::Unknown());
+  }
+}
+
+// Lanes whose masks never agree cannot all complete: refused at the PTX line, naming each lane's
+// instruction and mask. A branch on a shuffled value the importer does not know says where it
+// comes from, and one on a parameter field nobody gave names the field.
+TEST(WarpCollectives, MismatchedMasksAndUnknownValuesAreNamed) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry mismatch(.param .align 8 .b8 params[32], .param .u64 ptr)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [params+12];
+  setp.eq.u32 %p1, %r2, 0;
+  @%p1 bra UNKNOWN;
+  setp.lt.u32 %p2, %r1, 16;
+  @%p2 bra HIGH;
+  shfl.sync.idx.b32 %r4, %r1, 0, 31, -1;
+  ret;
+HIGH:
+  vote.sync.ballot.b32 %r3, %p2, -1;
+  ret;
+UNKNOWN:
+  ld.param.u64 %rd1, [ptr];
+  ld.global.u32 %r5, [%rd1];
+  shfl.sync.idx.b32 %r6, %r5, 0, 31, -1;
+  setp.eq.u32 %p3, %r6, 0;
+  @%p3 bra END;
+END:
+  ret;
+}
+)";
+  auto m = ParseModule(text, "mismatch.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "mismatch").value();
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  // params+12 not given: the branch on it names the field, its width and the load.
+  auto missing = RunWarp(*m, f, ctx, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().rule(), "import.missing-param");
+  EXPECT_EQ(missing.status().where().line, 12);
+  EXPECT_NE(missing.status().message().find(
+                "kernel parameter params+12 (4 bytes at parameter-space byte 12), read by "
+                "`ld.param.u32` at PTX line 10, which no --param or --arg gives; pass --param "
+                "params+12=VALUE"),
+            std::string::npos)
+      << missing.status().ToString();
+  // Lanes 16-31 shuffle with the full mask while lanes 0-15 vote with it: neither completes.
+  ctx.params = {{{"params", 12}, 1}};
+  auto mismatch = RunWarp(*m, f, ctx, 0);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(mismatch.status().where().line, 18);
+  EXPECT_NE(mismatch.status().message().find(
+                ": lanes 0-15 at PTX line 18 (`vote.sync.ballot.b32`, mask 0xffffffff); lanes "
+                "16-31 at PTX line 15 (`shfl.sync.idx.b32`, mask 0xffffffff)"),
+            std::string::npos)
+      << mismatch.status().ToString();
+  // A loaded value shuffled and branched on: the load is named.
+  ctx.params = {{{"params", 12}, 0}};
+  auto unknown = RunWarp(*m, f, ctx, 0);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(unknown.status().where().line, 25);
+  EXPECT_NE(unknown.status().message().find("`ld.global.u32` at PTX line 22"), std::string::npos)
+      << unknown.status().ToString();
+}
+
+// ldmatrix / stmatrix: only the lanes that give a row address (.x1: 0-7, .x2: 0-15, .x4: all)
+// access shared memory; the others' address operands are ignored (here they are unknown).
+TEST(WarpCollectives, MatrixLoadsAndStoresTakeAddressesFromTheirRowLanesOnly) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.shared .align 16 .b8 tile[4096];
+.visible .entry rows(.param .u64 g)
+{
+  .reg .b32 %r<16>;
+  .reg .b64 %rd<4>;
+  .reg .pred %p<2>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, tile;
+  shl.b32 %r3, %r1, 4;
+  add.s32 %r4, %r2, %r3;
+  setp.lt.u32 %p1, %r1, 16;
+  ld.param.u64 %rd1, [g];
+  ld.global.u32 %r5, [%rd1];
+  selp.b32 %r6, %r4, %r5, %p1;
+  stmatrix.sync.aligned.x2.m8n8.shared.b16 [%r6], {%r1, %r1};
+  ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%r7}, [%r4];
+  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r8, %r9, %r10, %r11}, [%r4];
+  ret;
+}
+)";
+  auto m = ParseModule(text, "rows.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "rows").value();
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  ctx.args = {{0, 0}};
+  ctx.record_shared_accesses = true;
+  auto lanes = RunWarp(*m, f, ctx, 0);
+  ASSERT_TRUE(lanes.ok()) << lanes.status().ToString();
+  for (uint32_t l = 0; l < 32; ++l) {
+    std::vector<std::string> ops;
+    for (const ProtocolEvent& e : (*lanes)[l]) {
+      ops.push_back(f.instructions[e.instruction].opcode);
+      EXPECT_EQ(e.operands[ops.back()[0] == 's' ? 0 : 1], Value::Address("tile", 16 * l))
+          << "lane " << l;
+    }
+    std::vector<std::string> want;
+    if (l < 16) want.push_back("stmatrix.sync.aligned.x2.m8n8.shared.b16");
+    if (l < 8) want.push_back("ldmatrix.sync.aligned.m8n8.x1.shared.b16");
+    want.push_back("ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+    EXPECT_EQ(ops, want) << "lane " << l;
+  }
 }
 
 }  // namespace

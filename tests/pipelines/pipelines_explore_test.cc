@@ -16,6 +16,7 @@
 #include "sim/ir/parser.h"
 #include "sim/model/codes.h"
 #include "sim/model/mbarrier.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/explore.h"
@@ -76,6 +77,9 @@ std::vector<Case> Correct() {
       {"ws_gemm/pingpong.pipe", {{"STAGES", 2}, {"K_TILES", 2}, {"TILES", 2}}},
       {"pipeline_async/pipeline_async.pipe", {{"ITERS", 4}, {"CONSUMER_WARPS", 2}}},
       {"tma_store/tma_store.pipe", {}},
+      {"tma_store/flashkda_state_overwrite.pipe", {}},
+      // Verified with one warning (docs/levels.md, L1).
+      {"tma_store/epilogue_reuse_cta_scope.pipe", {}},
       {"cuda_pipeline/prefetch.pipe", {{"BATCHES", 4}}},
       {"cuda_pipeline/producer_consumer.pipe", {}},
       {"cuda_pipeline/cp_async_arrive_on.pipe", {}},
@@ -86,6 +90,8 @@ std::vector<Case> Correct() {
       {"st_async_ring/ring.pipe", {{"CTAS", 3}, {"ITEMS", 2}}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {}},
       {"tma_async_gemm/deepgemm_multicast.pipe", {{"MULTICAST", 1}}},
+      {"tma_async_gemm/cluster_init_relaxed.pipe",
+       {{"STAGES", 2}, {"K_TILES", 2}, {"CONSUMERS", 1}}},
       // Per-cluster trip counts (2 tiles and 1) of the persistent loop, a `while`.
       {"persistent_gemm/persistent.pipe", {}},
       {"persistent_gemm/peer_load.pipe", {}},
@@ -180,7 +186,7 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     // The barrier the deadlock diagnosis blames (an earlier wait that passed at once, else its
     // primary blocked wait), as `parity explore` prints it under the counterexample.
     const verifier::DeadlockReport report =
-        verifier::DiagnoseDeadlock(l.program, *e, end, nullptr, &l.params);
+        verifier::DiagnoseDeadlockWithRepair(l.program, *e, end, l.params, &r.counterexample);
     if (report.culprit.found) return {"P2001", l.program.barriers[report.culprit.barrier].name};
     if (report.primary >= report.blocked.size()) return {"P2001", ""};
     const engine::BlockedAgent& b = report.blocked[report.primary].blocked;

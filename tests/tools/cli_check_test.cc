@@ -62,9 +62,9 @@ TEST(CliCheck, ShowsTheFilesExpectations) {
   CliResult r = RunParity({"check", Example("gemm_tx_overcount")});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("expected by the file (line "));
-  EXPECT_THAT(r.out, HasSubstr("P2001 (deadlock) on full[0] of CTA 0 by CTA 0 consumer[0], cause "
-                               "tx-over-expected, policy eager (the code under every policy) — "
-                               "matched"));
+  EXPECT_THAT(r.out, HasSubstr("P2001 (deadlock) on full[0] of CTA 0 by CTA 0 producer[0], cause "
+                               "tx-over-expected, fix \"set the expect_tx bytes to 32768\" at "
+                               "line 79, policy eager (the code under every policy) — matched"));
   CliResult lazy = RunParity({"check", Example("gemm_tx_overcount"), "--policy", "lazy"});
   EXPECT_THAT(lazy.out, HasSubstr("P2001 (deadlock), policy lazy (the code under every policy) — "
                                   "matched"));
@@ -75,7 +75,7 @@ TEST(CliCheck, ShowsTheFilesExpectations) {
                                "# expect: P2001 object=empty[0] cause=count-too-high\n");
   CliResult w = RunParity({"check", wrong});
   EXPECT_EQ(w.exit_code, 1) << w.err;
-  EXPECT_THAT(w.out, HasSubstr("— NOT matched: primary wait on full[0], not empty[0]; cause "
+  EXPECT_THAT(w.out, HasSubstr("— NOT matched: culprit on full[0], not empty[0]; cause "
                                "tx-over-expected, not count-too-high"));
   CliResult j = RunParity({"check", Example("gemm_tx_overcount"), "--format", "json"});
   const nlohmann::json parsed = nlohmann::json::parse(j.out);

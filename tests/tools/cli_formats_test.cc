@@ -382,12 +382,21 @@ TEST(CliSarif, DeadlockNamesTheCulpritAndEveryBlockedAgent) {
   EXPECT_EQ(where["artifactLocation"]["uri"], file);
   EXPECT_GT(where["region"]["startLine"].get<int>(), 0);
 
-  // One related location per blocked agent of the diagnosis (the JSON report lists them).
+  // One related location per blocked agent of the diagnosis (the JSON report lists them), and
+  // the culprit's first: the init count a re-run proved (verifier/culprit.h), with the change
+  // in the result's properties and the JSON finding.
   CliResult j = RunParity({"check", file, "--format", "json"});
   const json doc = Parse(j);
   const size_t blocked = doc["deadlock"]["blocked"].size();
   ASSERT_GT(blocked, 1u);
-  ASSERT_EQ(result["relatedLocations"].size(), blocked);
+  ASSERT_EQ(result["relatedLocations"].size(), blocked + 1);
+  EXPECT_EQ(result["properties"]["culpritCause"], "count-too-high");
+  EXPECT_EQ(result["properties"]["suggestedChange"], "set the init count of empty to 6");
+  EXPECT_EQ(where["region"]["startLine"], doc["deadlock"]["culprit"]["line"]);
+  EXPECT_EQ(doc["deadlock"]["culprit"]["suggested_change"], "set the init count of empty to 6");
+  EXPECT_EQ(doc["deadlock"]["culprit"]["changes"], "count");
+  EXPECT_EQ(doc["findings"][0]["culprit"]["suggested_change"], "set the init count of empty to 6");
+  EXPECT_EQ(doc["findings"][0]["culprit"]["cause"], "count-too-high");
   std::set<std::string> agents;
   for (const json& l : result["relatedLocations"]) {
     agents.insert(l["message"]["text"].get<std::string>().substr(0, 20));

@@ -230,6 +230,24 @@ TEST(Robustness, ExploreStopsAtMaxMemoryWithExit4) {
   EXPECT_THAT(r.out, HasSubstr("--max-memory 200 MiB"));
 }
 
+// Running out of memory is an incomplete run (exit 4, limit.memory), never an internal error
+// (exit 3): here the endless run's trace outgrows a 200 MB address space before the event cap.
+TEST(Robustness, OutOfMemoryIsExit4Incomplete) {
+  const std::string f = Write("endless3.pipe", kEndless);
+  for (const char* format : {"text", "json"}) {
+    const CliResult r = RunBinary(
+        "/bin/sh", {"-c", "ulimit -v 200000 && exec \"$0\" check --format \"$1\" \"$2\"",
+                    Runfile("tools/cli/parity"), format, f});
+    EXPECT_EQ(r.exit_code, 4) << format << r.out << r.err;
+    EXPECT_THAT(r.err, HasSubstr("[limit.memory]: out of memory: the check stopped"));
+    EXPECT_THAT(r.err, HasSubstr("NOT verified"));
+    EXPECT_THAT(r.err, Not(HasSubstr("internal error")));
+    if (std::string(format) == "json") {
+      EXPECT_THAT(r.out, HasSubstr("\"limit.memory\""));
+    }
+  }
+}
+
 TEST(Robustness, RingZeroSaysPositiveInteger) {
   const std::string f = Write("base4.pipe", kBase);
   const CliResult r = RunParity({"gpu", "run", f, "--ring", "0"});

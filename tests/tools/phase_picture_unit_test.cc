@@ -9,9 +9,11 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include "sim/engine/engine.h"
 #include "sim/ir/parser.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 
 namespace parity::cli {
@@ -23,7 +25,7 @@ size_t Count(const std::string& text, const std::string& pattern) {
       std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
 }
 
-std::string Picture(const std::string& file, engine::Outcome expected) {
+std::string Picture(const std::string& file, engine::Outcome expected, bool repair = false) {
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
@@ -43,8 +45,10 @@ std::string Picture(const std::string& file, engine::Outcome expected) {
   pic.events = eng->trace();
   pic.title = file;
   if (r.outcome == engine::Outcome::kDeadlock) {
-    report = verifier::DiagnoseDeadlock(*program, *eng, r);
+    report = repair ? verifier::DiagnoseDeadlockWithRepair(*program, *eng, r, *params)
+                    : verifier::DiagnoseDeadlock(*program, *eng, r);
     pic.deadlock = &report;
+    pic.outcome = report.summary;  // the headline, as explain writes it
   }
   return PhasePictureHtml(pic);
 }
@@ -89,6 +93,37 @@ TEST(PhasePictureTest, CompletedRunWithRemoteArrives) {
   EXPECT_GT(Count(html, R"(<rect class="phase parity1)"), 0u);
   EXPECT_GT(Count(html, R"(<polyline class="arrivals")"), 0u);
   EXPECT_GT(Count(html, R"(<polyline class="tx")"), 0u);
+}
+
+// The headline (the report's summary), the red paragraph and the red lane name one barrier:
+// the culprit's when the report has one, although the primary blocked wait is elsewhere
+// (bad_consumer_phase: the consumers' early wait on full[0]; the waits block on empty[0];
+// bad_empty_count_no_multicast: empty's count, found by a re-run).
+TEST(PhasePictureTest, HeadlineParagraphAndLaneNameTheCulprit) {
+  for (const auto& [file, repair, name] :
+       {std::tuple<std::string, bool, std::string>{
+            "pipelines/pipeline_async/bad_consumer_phase.pipe", false, "full[0]"},
+        {"pipelines/pipeline_async/bad_consumer_phase.pipe", true, "full[0]"},
+        {"pipelines/tma_async_gemm/bad_empty_count_no_multicast.pipe", true, "empty[0]"}}) {
+    const std::string html = Picture(file, engine::Outcome::kDeadlock, repair);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(html, m, std::regex(R"re(<p class="outcome bad" id="outcome">([^<]*)</p>)re")))
+        << file;
+    const std::string headline = m[1];
+    ASSERT_TRUE(std::regex_search(html, m, std::regex(R"re(<p class="cause" id="cause">([^<]*)</p>)re")))
+        << file;
+    const std::string cause = m[1];
+    ASSERT_TRUE(std::regex_search(
+        html, m, std::regex(
+            R"re(<g class="lane barrier culprit-lane" data-kind="barrier" data-name="([^"]*)")re")))
+        << file;
+    const std::string lane = m[1];
+    EXPECT_EQ(lane, name) << file;
+    const std::string of_cta0 = name + " of CTA 0";
+    EXPECT_NE(headline.find(of_cta0), std::string::npos) << file << ": " << headline;
+    EXPECT_NE(cause.find(of_cta0), std::string::npos) << file << ": " << cause;
+    EXPECT_EQ(Count(html, R"re(class="lane barrier culprit-lane")re"), 1u) << file;
+  }
 }
 
 }  // namespace

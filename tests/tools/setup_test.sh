@@ -56,10 +56,10 @@ run_setup full; rc=$?
 [ ! -s "$tmp/full/log" ] || fail "all installed: apt-get ran: $(cat "$tmp/full/log")"
 
 # 1b. The same machine for tests (tools/test: --for-tests): only the test-only packages (the
-#     browser, and clang with libFuzzer for tools/fuzz).
+#     browser, clang with libFuzzer for tools/fuzz, cmake and pkg-config for the install test).
 run_setup full --for-tests; rc=$?
 [ $rc -eq 0 ] || fail "for tests: exit $rc: $(cat "$tmp/full/out")"
-grep -q "install -y -qq --no-install-recommends chromium clang libclang-rt-14-dev$" "$tmp/full/log" ||
+grep -q "install -y -qq --no-install-recommends chromium clang libclang-rt-14-dev cmake pkg-config$" "$tmp/full/log" ||
   fail "for tests: install line: $(cat "$tmp/full/log")"
 : >"$tmp/full/log"
 run_setup full --for-tests; rc=$?

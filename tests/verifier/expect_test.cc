@@ -14,6 +14,7 @@
 #include "sim/engine/engine.h"
 #include "sim/ir/ir.h"
 #include "sim/ir/parser.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/rules.h"
 
@@ -24,7 +25,8 @@ TEST(ExpectTest, ReadsEveryField) {
   auto x = ReadExpectations("f.pipe",
                             "schedule s\n"
                             "  # expect: P2001 at 12 policy=random seed=3 every-policy -D A=4 "
-                            "object=empty[2] cta=1 cause=count-too-high agent=\"CTA 1 p[0]\"\n"
+                            "object=empty[2] cta=1 cause=count-too-high agent=\"CTA 1 p[0]\" "
+                            "change=\"set the init count of empty to 4\"\n"
                             "# a comment\n"
                             "#expect: A1001 warnings=28 explore\n");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
@@ -45,6 +47,7 @@ TEST(ExpectTest, ReadsEveryField) {
   EXPECT_EQ(a.cta, 1);
   EXPECT_EQ(a.cause, "count-too-high");
   EXPECT_EQ(a.agent, "CTA 1 p[0]");
+  EXPECT_EQ(a.change, "set the init count of empty to 4");
   EXPECT_EQ(a.where.line, 2);
   const Expectation& b = (*x)[1];
   EXPECT_EQ(b.code, "A1001");
@@ -115,7 +118,7 @@ std::unique_ptr<Run> RunFile(const std::string& path, const Expectation& x,
   run->result = run->engine->Run();
   run->findings = CheckRules(*run->program, *run->engine, run->engine->trace());
   if (run->result.outcome == engine::Outcome::kDeadlock) {
-    run->report = DiagnoseDeadlock(*run->program, *run->engine, run->result, nullptr, &*params);
+    run->report = DiagnoseDeadlockWithRepair(*run->program, *run->engine, run->result, *params);
   }
   return run;
 }
@@ -145,6 +148,14 @@ TEST(ExpectTest, MatchCheckNamesWhatDiffers) {
   EXPECT_NE(MatchCheck(One("M1005"), run->View()).find("no M1005"), std::string::npos);
   EXPECT_NE(MatchCheck(One("P2002"), run->View()).find("no P2002 finding"), std::string::npos);
   EXPECT_NE(MatchCheck(One("P2001 at 1"), run->View()).find("line"), std::string::npos);
+  // The change a re-run proved, word for word (the count declared at line 34 is 8; 6 arrive).
+  EXPECT_EQ(MatchCheck(One("P2001 at 34 change=\"set the init count of empty to 6\""),
+                       run->View()),
+            "");
+  EXPECT_NE(MatchCheck(One("P2001 change=\"set the init count of empty to 7\""), run->View())
+                .find("suggested change set the init count of empty to 6, not set the init "
+                      "count of empty to 7"),
+            std::string::npos);
 
   const std::string warn = "pipelines/ampere_multistage/bad_mainloop_no_commit.pipe";
   Expectation w = One("A1001 warnings=32 agent=\"CTA 0 mma[3]\"");

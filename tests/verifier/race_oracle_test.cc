@@ -69,6 +69,7 @@ enum class Mode {
   kOffsets,  // GenOptions::variable_offsets
   kAsync,    // extended_ops (cp.async, st.async, named barriers) and memory_order
   kProxies,  // GenOptions::proxies: reads that name their proxy, fence.proxy.async
+  kAtomics,  // kAsync and atomics (red / atom, local and DSMEM)
 };
 
 void CompareOne(uint64_t seed, Mode mode, Tally* t) {
@@ -78,13 +79,15 @@ void CompareOne(uint64_t seed, Mode mode, Tally* t) {
   g.max_trips = 2;
   g.max_ops = 3;
   g.variable_offsets = mode == Mode::kOffsets;
-  g.extended_ops = g.memory_order = mode == Mode::kAsync;
+  g.extended_ops = g.memory_order = mode == Mode::kAsync || mode == Mode::kAtomics;
+  g.atomics = mode == Mode::kAtomics;
   g.proxies = mode == Mode::kProxies;
   const std::string text = gen::GenerateSchedule(seed, g);
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
                std::to_string(seed) + " with smaller options" +
                (mode == Mode::kOffsets ? ", variable offsets"
                 : mode == Mode::kAsync   ? ", extended ops and memory orders"
+                : mode == Mode::kAtomics ? ", extended ops, memory orders and atomics"
                 : mode == Mode::kProxies ? ", reads that name their proxy"
                                          : "") +
                "):\n" + text);
@@ -194,6 +197,14 @@ TEST(RaceOracleTest, CheckerEqualsOracleWithAsyncCopiesAndMemoryOrders) {
 TEST(RaceOracleTest, CheckerEqualsOracleWithProxies) {
   const uint64_t n = EnvOr("PARITY_RACE_PROXY_SCHEDULES", kProxySchedules);
   RunRange(First(), n, Mode::kProxies);
+}
+
+// The same with shared-memory atomics (GenOptions::atomics): two atomics of the same bytes never
+// race, an atomic and a plain access or copy do unless ordered; the checker must agree with the
+// oracle on every path. PARITY_RACE_ATOMIC_SCHEDULES=N for a long run.
+TEST(RaceOracleTest, CheckerEqualsOracleWithAtomics) {
+  const uint64_t n = EnvOr("PARITY_RACE_ATOMIC_SCHEDULES", kAsyncSchedules);
+  RunRange(First(), n, Mode::kAtomics);
 }
 
 // Two halves of the seeds (shards).

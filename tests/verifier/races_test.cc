@@ -396,5 +396,109 @@ TEST(RacesTest, ChainScanEqualsAllPairsScan) {
   EXPECT_GT(findings, 20u) << "the comparison must see races";
 }
 
+// docs/levels.md, rule L1: a .cta-scoped handoff across CTAs after a write that a TMA store
+// read out (bulk.wait 0 read before the release: FA3's barrier_O, humming PR #56) is a WARNING;
+// the same handoff without that completed read, or with a read of part of the write, stays an
+// error; a .cluster handoff is clean.
+TEST(RacesTest, ScopeNarrowWriteReadOutBeforeTheReleaseIsAWarning) {
+  const std::string file = "pipelines/tma_store/epilogue_reuse_cta_scope.pipe";
+  const std::string text = ReadFile(file);
+  auto run_text = [](const std::string& t, engine::Policy policy) {
+    auto program = ir::ParseProgram(t, "variant.pipe");
+    EXPECT_TRUE(program.ok()) << program.status().ToString();
+    auto run = std::make_unique<verifier::Run>();
+    run->program = std::move(program).value();
+    auto params = ir::BindParams(run->program, {});
+    engine::EngineOptions options;
+    options.policy = policy;
+    auto engine = engine::Engine::Create(run->program, *params, options);
+    EXPECT_TRUE(engine.ok());
+    run->engine = std::make_unique<engine::Engine>(std::move(engine).value());
+    run->engine->Run();
+    run->races = CheckRaces(run->program, *run->engine, run->engine->trace());
+    return run;
+  };
+  for (engine::Policy policy : {engine::Policy::kEager, engine::Policy::kLazy,
+                                engine::Policy::kRoundRobin}) {
+    auto run = run_text(text, policy);
+    ASSERT_FALSE(run->races.empty()) << engine::PolicyName(policy);
+    for (const Finding& f : run->races) {
+      EXPECT_EQ(f.code(), Code::kReleaseScopeNarrow) << Dump(run->races);
+      EXPECT_TRUE(f.strict_only) << Dump(run->races);
+      EXPECT_EQ(f.level(), model::Severity::kWarning);
+      EXPECT_EQ(f.level(/*strict=*/true), model::Severity::kError);
+    }
+    EXPECT_FALSE(HasErrors(run->races));
+    EXPECT_TRUE(HasErrors(run->races, /*strict=*/true));
+  }
+  auto replace = [&text](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  // .release.cluster / .acquire.cluster: ordered by PTX, nothing to report.
+  std::string cluster =
+      replace("  arrive epi_free[0] mask 3 ", "  arrive.release.cluster epi_free[0] mask 3 ");
+  cluster.replace(cluster.find("  wait epi_free[0] parity 0"), 27,
+                  "  wait.acquire.cluster epi_free[0] parity 0");
+  EXPECT_TRUE(run_text(cluster, engine::Policy::kEager)->races.empty());
+  // The release before tma_store_wait<0>: the read-out is not complete, the pair is an error.
+  const auto early = run_text(
+      replace("  bulk.wait 0 read                # tma_store_wait<0>: the source has been read\n"
+              "  arrive epi_free[0] mask 3 ",
+              "  arrive epi_free[0] mask 3\n  bulk.wait 0 read\n  #"),
+      engine::Policy::kEager);
+  bool narrow_error = false;
+  for (const Finding& f : early->races) {
+    narrow_error |= f.code() == Code::kReleaseScopeNarrow && !f.strict_only;
+  }
+  EXPECT_TRUE(narrow_error) << Dump(early->races);
+  // The store reads half of the written bytes: the other half is not read out, an error.
+  const auto half = run_text(replace("box [64, 32]", "box [64, 16]"), engine::Policy::kEager);
+  ASSERT_FALSE(half->races.empty());
+  for (const Finding& f : half->races) EXPECT_FALSE(f.strict_only) << Dump(half->races);
+}
+
+// A warning never hides an error: explore goes on past a path whose only findings are
+// warnings, reports them with VERIFIED, and finds an error that only other paths have.
+TEST(RacesTest, ExploreReportsWarningsAndAWarningNeverHidesAnError) {
+  const std::string file = "pipelines/tma_store/epilogue_reuse_cta_scope.pipe";
+  auto parse = [](const std::string& t) {
+    auto p = ir::ParseProgram(t, "explore.pipe");
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    return std::move(p).value();
+  };
+  const ir::Program clean = parse(ReadFile(file));
+  auto params = ir::BindParams(clean, {});
+  ASSERT_TRUE(params.ok());
+  ExploreOptions o;
+  o.shorten_budget_s = 0;
+  ExploreResult r = Explore(clean, *params, o);
+  EXPECT_EQ(r.verdict, ExploreVerdict::kVerified) << ExploreVerdictName(r.verdict);
+  ASSERT_EQ(r.warnings.size(), 1u);
+  EXPECT_EQ(r.warnings[0].code(), Code::kReleaseScopeNarrow);
+  o.strict = true;
+  r = Explore(clean, *params, o);
+  EXPECT_EQ(r.verdict, ExploreVerdict::kRuleViolation) << ExploreVerdictName(r.verdict);
+  // The warning on every path, and tests/verifier/testdata/hb_path_dependent.pipe's race on
+  // some paths only (its reader's parity wait may observe phase 0 or phase 2).
+  std::string both = ReadFile(file);
+  std::string dependent = ReadFile("tests/verifier/testdata/hb_path_dependent.pipe");
+  dependent = dependent.substr(dependent.find("buffer data"));
+  dependent.replace(dependent.find("fence.mbarrier_init\n"), 20, "");
+  both += "\n" + dependent;
+  const ir::Program mixed = parse(both);
+  auto mixed_params = ir::BindParams(mixed, {});
+  ASSERT_TRUE(mixed_params.ok());
+  o.strict = false;
+  r = Explore(mixed, *mixed_params, o);
+  EXPECT_EQ(r.verdict, ExploreVerdict::kRuleViolation) << ExploreVerdictName(r.verdict);
+  bool race = false;
+  for (const Finding& f : r.findings) race |= f.code() == Code::kDataRace;
+  EXPECT_TRUE(race) << Dump(r.findings);
+}
+
 }  // namespace
 }  // namespace parity::verifier

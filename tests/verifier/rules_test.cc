@@ -433,6 +433,55 @@ TEST(RulesTest, StoreWithoutProxyFence) {
   EXPECT_EQ(Find(*late_run, Code::kProxyFenceMissing, "C", 0).size(), 1u) << Dump(*late_run);
 }
 
+// Per-location coherence (MoonshotAI/FlashKDA #24): an unfenced write whose every byte a later
+// write rewrote, ordered after it by happens-before, cannot be what a store ordered after the
+// rewrite reads, so only the rewrite needs the proxy fence. Two rewrites of a half each cover it
+// too; a half left, or a rewrite not ordered after the fill, leaves a P2006 on the fill.
+TEST(RulesTest, StoreDoesNotReadAWriteThatIsOverwrittenAfterIt) {
+  const std::string head = R"(
+buffer C[1] bytes 2048
+tensormap tmC dtype f16 dims [64, 64] box [64, 16]
+role fill threads 32 {
+  write C[0]
+)";
+  const std::string store = R"(
+role storer threads 32 {
+  bar.sync 1, 96
+  tma.store tmC coords [0, 0] <- C[0]
+  bulk.commit
+  bulk.wait 0
+}
+)";
+  struct Case {
+    const char* name;
+    const char* fill_tail;  // after the fill's write
+    const char* rewrite;    // the second writer's body before its fence
+    bool finding;
+  };
+  const std::vector<Case> cases = {
+      {"whole", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n", "  write C[0]\n", false},
+      {"two_halves", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n",
+       "  write C[0] + 1024 bytes 1024\n  write C[0] bytes 1024\n", false},
+      {"half", "  bar.sync 2, 64\n  bar.sync 1, 96\n}\n", "  write C[0] bytes 1024\n", true},
+      {"unordered", "  bar.sync 1, 96\n}\n", "  write C[0]\n", true},
+  };
+  for (const Case& c : cases) {
+    const bool ordered = std::string(c.name) != "unordered";
+    const std::string writer = std::string("role mma threads 32 {\n") +
+                               (ordered ? "  bar.sync 2, 64\n" : "") + c.rewrite +
+                               "  fence.proxy.async\n  bar.sync 1, 96\n}\n";
+    auto run = RunText(head + c.fill_tail + writer + store, std::string(c.name) + ".pipe",
+                       engine::Policy::kRoundRobin);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << c.name << Dump(*run);
+    auto f = Find(*run, Code::kProxyFenceMissing, "C", 0);
+    EXPECT_EQ(!f.empty(), c.finding) << c.name << "\n" << Dump(*run);
+    if (!f.empty()) {
+      EXPECT_EQ(Label(*run, f[0]->other_agent), "CTA 0 fill[0]") << c.name;
+    }
+  }
+}
+
 // Two warpgroups each write their own half of one slot and TMA-store it (CUTLASS's and
 // pipelines/persistent_gemm's epilogue): a store reads only its half, so the other warpgroup's
 // unordered write of the other half is no race and needs no fence for it (the round-robin
@@ -568,6 +617,71 @@ TEST(RulesTest, RemoteArriveBeforeFencedInit) {
   EXPECT_FALSE(Find(*ns, Code::kRemoteBeforeInit, "ready", 1).empty() &&
                Find(*ns, Code::kRemoteBeforeInit, "ready", 0).empty())
       << Dump(*ns);
+}
+
+// CUTLASS's, DeepGEMM's and the CuTe DSL's cluster prologue: init, fence.mbarrier_init
+// (.release.cluster), a RELAXED cluster arrive, the cluster wait. PTX ISA (membar/fence): the
+// fence's synchronizing effect applies to the thread's prior inits, and its example pairs it
+// with barrier.cluster.arrive.relaxed: the inits are ordered before every peer's remote use. The
+// known-bad neighbours stay P2007, each with the reason it gives; the relaxed arrive releases
+// the inits only, so a write before it still races with a peer's read.
+TEST(RulesTest, InitFenceWithRelaxedClusterArrive) {
+  const std::string head = "cluster 2x1\nbarrier b[1] count 2\nbuffer t[1] bytes 64\nrole r {\n";
+  const std::string tail = "  wait b[0] parity 0\n  cluster.sync\n}\n";
+  const std::string remote = "  arrive b[0] mask 3\n";
+  struct Case {
+    const char* name;
+    std::string prologue;
+    const char* reason;  // "" clean, else a phrase of the P2007 message
+  };
+  const std::vector<Case> cases = {
+      {"relaxed", "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       ""},
+      {"release", "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive\n  cluster.wait\n", ""},
+      {"no_fence", "  init b[0]\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       "is not followed by a fence.mbarrier_init"},
+      {"acq_rel_fence_only",
+       "  init b[0]\n  fence.acq_rel.cluster\n  cluster.arrive.relaxed\n  cluster.wait\n",
+       "is not followed by a fence.mbarrier_init"},
+      {"fence_after_arrive",
+       "  init b[0]\n  cluster.arrive.relaxed\n  fence.mbarrier_init\n  cluster.wait\n",
+       "no cluster.arrive of"},
+      {"no_cluster_barrier", "  init b[0]\n  fence.mbarrier_init\n", "no cluster.arrive of"},
+  };
+  for (const Case& c : cases) {
+    auto run = RunText(head + c.prologue + remote + tail, std::string(c.name) + ".pipe",
+                       engine::Policy::kRoundRobin);
+    ASSERT_NE(run, nullptr);
+    ASSERT_EQ(run->result.outcome, engine::Outcome::kCompleted) << c.name << Dump(*run);
+    auto f = Find(*run, Code::kRemoteBeforeInit, "b", 0);
+    if (*c.reason == '\0') {
+      EXPECT_TRUE(run->findings.empty()) << c.name << "\n" << Dump(*run);
+      continue;
+    }
+    ASSERT_FALSE(f.empty()) << c.name << "\n" << Dump(*run);
+    EXPECT_NE(f[0]->message.find(c.reason), std::string::npos) << c.name << ": " << f[0]->message;
+    EXPECT_EQ(f[0]->message.find("no cluster barrier in between"), std::string::npos);
+  }
+  // The remote arrive between the relaxed arrive and the wait: the init is not yet acquired.
+  auto early = RunText(head +
+                           "  init b[0]\n  fence.mbarrier_init\n  cluster.arrive.relaxed\n" +
+                           remote + "  cluster.wait\n" + tail,
+                       "early.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(early, nullptr);
+  auto e = Find(*early, Code::kRemoteBeforeInit, "b", 0);
+  ASSERT_FALSE(e.empty()) << Dump(*early);
+  EXPECT_NE(e[0]->message.find("has not passed the matching cluster.wait"), std::string::npos)
+      << e[0]->message;
+  // The fence orders the inits only: a write before the relaxed arrive races with the peer.
+  auto data = RunText(head +
+                          "  init b[0]\n  write t[0]\n  fence.mbarrier_init\n"
+                          "  cluster.arrive.relaxed\n  cluster.wait\n"
+                          "  use t[0] @cta(1 - cta_rank)\n" +
+                          remote + tail,
+                      "data.pipe", engine::Policy::kRoundRobin);
+  ASSERT_NE(data, nullptr);
+  EXPECT_TRUE(Find(*data, Code::kRemoteBeforeInit, "b", 0).empty()) << Dump(*data);
+  EXPECT_FALSE(Find(*data, Code::kDataRace, "t", 0).empty()) << Dump(*data);
 }
 
 TEST(RulesTest, ProducerExitsEarly) {

@@ -15,6 +15,10 @@ enum ExitCode : int {
   kExitViolations = 1, // ran, protocol violations or a deadlock found in the user's schedule
   kExitBadInput = 2,   // bad input or usage: malformed file, illegal parameters, unknown option
   kExitInternal = 3,   // a bug in Parity
+  // Stopped before a verdict, nothing found in the part covered, NOT clean or verified: a bound
+  // of explore (--max-states, --time-limit, --max-memory) or, for any command, the memory the
+  // process may allocate ran out (std::bad_alloc).
+  kExitIncomplete = 4,
 };
 
 // Set by a subcommand's callback; returned by main.
@@ -29,6 +33,10 @@ struct Context {
 // Prints an input error (file:line:col: error[rule]: message) on stderr, and as a document on
 // stdout when ctx.format is json or sarif, and records exit code 2.
 void ReportBadInput(Context& ctx, const Status& status);
+
+// The process ran out of memory (std::bad_alloc): prints what stopped and what to do on stderr
+// (and as a document on stdout when ctx.format is json or sarif), and records exit code 4.
+void ReportOutOfMemory(Context& ctx);
 
 // Each subcommand adds itself to the app; its callback sets ctx.exit_code.
 void AddVersionCommand(CLI::App& app, Context& ctx);

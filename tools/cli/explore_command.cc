@@ -22,9 +22,6 @@
 namespace parity::cli {
 namespace {
 
-// A bounded search that found nothing is not a verification: it gets its own exit code.
-constexpr int kExitIncomplete = 4;
-
 // A numeric option that must be at least `lo` (CLI11's own range checks print DBL_MAX as the
 // upper end). The conversion itself is CLI11's.
 CLI::Validator AtLeast(double lo, const std::string& meaning) {
@@ -50,6 +47,7 @@ struct ExploreCliOptions {
   bool breadth_first = false;
   bool shortest = false;
   double shorten_budget = 2;
+  bool strict = false;
   std::string format = "text";
 };
 
@@ -225,6 +223,10 @@ void PrintCounterexample(const api::ExploreReport::Detail& d) {
                 verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
   } else {
     PrintFindingLines(program, e, r.findings);
+    if (const verifier::DeadlockCulprit& c = d.violation_culprit; c.found) {
+      std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                  c.where.ToString().c_str(), c.text.c_str());
+    }
   }
 }
 
@@ -259,7 +261,10 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
             ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
                   std::to_string(report.states) + " states; nothing was found in the part covered"
             : "";
-    nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, report.findings,
+    // Warnings (docs/levels.md) are results at level "warning", whatever the verdict.
+    std::vector<api::Finding> results = report.findings;
+    results.insert(results.end(), report.warnings.begin(), report.warnings.end());
+    nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, results,
                                           report.counterexample, ctx.exit_code, Status(), warning);
     if (!report.counterexample.empty()) {
       // The same account of the counterexample as the json document (a run's property bag).
@@ -295,6 +300,8 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
   if (d.result.has_bfs_stats) j["shortest_search_stats"] = StatsJson(d.result.bfs_stats);
   j["findings"] = nlohmann::json::array();
   for (const api::Finding& f : report.findings) j["findings"].push_back(FindingJson(f));
+  j["warnings"] = nlohmann::json::array();
+  for (const api::Finding& f : report.warnings) j["warnings"].push_back(FindingJson(f));
   if (!report.counterexample.empty()) {
     nlohmann::json steps = nlohmann::json::array();
     for (const api::Step& s : report.counterexample) steps.push_back(StepJson(s));
@@ -348,6 +355,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.breadth_first = opt.breadth_first;
   eo.shortest_counterexample = opt.shortest;
   eo.shorten_budget_s = opt.shorten_budget;
+  eo.strict = opt.strict;
   if (text) {
     const std::vector<int64_t> params = *bound;
     eo.on_first_counterexample = [&program, params, &eo](const verifier::ExploreResult& first) {
@@ -434,12 +442,24 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   } else {
     std::printf("  reduction factor: 1x (no reduction)\n");
   }
+  // Warnings (docs/levels.md): printed with every verdict, and named in VERIFIED's line, so
+  // that a verified schedule with warnings never reads as one without.
+  for (const api::Finding& w : report->warnings) {
+    std::printf("warning %s %s: %s\n  by %s at %s\n", w.code.c_str(), w.title.c_str(),
+                w.message.c_str(), w.agent.empty() ? "-" : w.agent.c_str(),
+                w.location.ToString().c_str());
+  }
+  const size_t warned = report->warnings.size();
+  const std::string warnings =
+      warned == 0 ? ""
+                  : ", " + std::to_string(warned) + (warned == 1 ? " warning" : " warnings") +
+                        " (above; --strict makes them errors)";
   switch (r.verdict) {
     case verifier::ExploreVerdict::kVerified:
       std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
-                  "distinct completed end state%s), no violation, no deadlock.\n",
+                  "distinct completed end state%s), no violation, no deadlock%s.\n",
                   static_cast<unsigned long long>(r.stats.completed_ends),
-                  r.stats.completed_ends == 1 ? "" : "s");
+                  r.stats.completed_ends == 1 ? "" : "s", warnings.c_str());
       ctx.exit_code = kExitClean;
       return;
     case verifier::ExploreVerdict::kIncomplete:
@@ -528,6 +548,10 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--measure-reduction", opt->measure_reduction,
                 "run the brute-force search for the reduction factor in full (default: at most "
                 "max(1 s, twice the reduced search's time); the factor is then a lower bound)");
+  sub->add_flag("--strict", opt->strict,
+                "findings that are warnings (docs/levels.md: only the formal model leaves them "
+                "unordered, on patterns production code relies on) count as errors: a path with "
+                "one is a counterexample");
   sub->add_option("--format", opt->format,
                   "text, json (schema parity.explore/1) or sarif (SARIF 2.1.0); json and sarif "
                   "leave out the brute-force search for the reduction factor")

@@ -21,6 +21,7 @@ struct ImportCliOptions {
   std::string cluster = "1,1";
   int64_t clusters = 1;
   std::vector<std::string> args;
+  std::vector<std::string> params;
   std::vector<std::string> tensor_maps;
   std::string out;
 };
@@ -74,6 +75,11 @@ Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
     if (!ok) return Status("import.bad-option", "--arg '" + a + "' is not INDEX=VALUE");
     o.args[index] = static_cast<uint64_t>(value);
   }
+  for (const std::string& p : c.params) {
+    auto pa = ptx::ParseParamArg(p);
+    if (!pa.ok()) return pa.status();
+    o.params.push_back(*pa);
+  }
   for (const std::string& t : c.tensor_maps) {
     auto tm = ptx::ParseTensorMapArg(t);
     if (!tm.ok()) return tm.status();
@@ -95,9 +101,14 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
   sub->add_option("--cluster", opts->cluster, "CTAs per cluster: X[,Y] (default 1,1)");
   sub->add_option("--clusters", opts->clusters, "independent clusters (default 1)");
   sub->add_option("--arg", opts->args, "a scalar kernel argument: INDEX=VALUE");
+  sub->add_option("--param", opts->params,
+                  "a field of a by-value struct parameter: NAME+OFFSET=VALUE (e.g. "
+                  "param_0+344=7), or OFFSET=VALUE with a byte offset in the whole parameter "
+                  "space; the ld.param that reads it gives the width");
   sub->add_option("--tensormap", opts->tensor_maps,
                   "a CUtensorMap argument: INDEX=DTYPE:DIMS:BOX[:SWIZZLE], e.g. "
-                  "0=u16:64x384:64x64:128B");
+                  "0=u16:64x384:64x64:128B, or one inside a struct parameter: "
+                  "NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
   sub->add_option("-o", opts->out, "write the schedule here (default: stdout)");
   sub->callback([opts, &ctx] {
     auto o = BuildImportOptions(*opts);

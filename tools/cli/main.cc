@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <string>
 #include <string_view>
 
 #include "sim/common/check.h"
@@ -22,6 +24,24 @@ void ReportBadInput(Context& ctx, const Status& status) {
     PrintDocument(SarifLog(ctx.command, status.where().file, {}, {}, kExitBadInput, status));
   }
   ctx.exit_code = kExitBadInput;
+}
+
+void ReportOutOfMemory(Context& ctx) {
+  // Memory is a bound like explore's: the command stopped before its verdict, which is neither
+  // clean nor a finding (exit 4, incomplete). The run's size is the user's to lower.
+  const Status status(
+      "limit.memory",
+      "out of memory: the " + (ctx.command.empty() ? std::string("command") : ctx.command) +
+          " stopped before its verdict (incomplete: nothing found in the part covered, NOT "
+          "verified); give the process more memory (ulimit -v) or a smaller run (-D values, "
+          "--max-events; explore: --max-memory stops cleanly)");
+  std::fprintf(stderr, "parity: %s\n", status.ToString().c_str());
+  if (ctx.format == "json") {
+    PrintDocument(ErrorJson(ctx.command, status));
+  } else if (ctx.format == "sarif") {
+    PrintDocument(SarifLog(ctx.command, "", {}, {}, kExitIncomplete, status));
+  }
+  ctx.exit_code = kExitIncomplete;
 }
 
 namespace {
@@ -62,7 +82,8 @@ int Main(int argc, char** argv) {
   PeekFormat(argc, argv, ctx);
   CLI::App app{
       "Parity: simulate and verify NVIDIA Hopper mbarriers, TMA and asynchronous copies.\n"
-      "Exit codes: 0 clean, 1 protocol violations found, 2 bad input or usage, 3 internal error."};
+      "Exit codes: 0 clean, 1 protocol violations found, 2 bad input or usage, 3 internal error,\n"
+      "4 incomplete (explore: a bound stopped the search; any command: out of memory)."};
   app.require_subcommand(1);
   int verbosity = 0;
   bool quiet = false;
@@ -123,6 +144,9 @@ int Main(int argc, char** argv) {
     }
     ReportBadInput(ctx, Status("cli.usage", e.what()));
     return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    ReportOutOfMemory(ctx);
+    return kExitIncomplete;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity: internal error: %s\n", e.what());
     return kExitInternal;

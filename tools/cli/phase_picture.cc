@@ -126,7 +126,21 @@ void Picture::Layout() {
     bar_lanes_[k] = Lane{true, base + "[" + std::to_string(e.index) + "]"};
     ctas.insert({e.cluster, e.target_cta});
   }
-  if (in_.deadlock != nullptr && !in_.deadlock->blocked.empty()) {
+  if (in_.deadlock != nullptr && in_.deadlock->culprit.found) {
+    // The report's summary (the headline under the title) names the culprit when there is
+    // one (an earlier wait, a skipped signal, a count or expect_tx a re-run proved): the red
+    // lane and paragraph name the same barrier, not the primary blocked wait's.
+    const verifier::DeadlockCulprit& c = in_.deadlock->culprit;
+    const BarKey k{static_cast<int>(eng_.agent_info(c.agent).cluster), static_cast<int>(c.cta),
+                   static_cast<int>(c.barrier), static_cast<int>(c.index)};
+    if (bar_lanes_.count(k)) {
+      culprit_ = k;
+      bar_lanes_[k].culprit = true;
+    }
+    culprit_text_ = std::string("most likely cause (") + verifier::DeadlockCauseName(c.cause) +
+                    ") at " + verifier::BarrierLabel(p_, c.barrier, c.index, c.cta) + ": " +
+                    c.text;
+  } else if (in_.deadlock != nullptr && !in_.deadlock->blocked.empty()) {
     const verifier::BlockedExplanation& x = in_.deadlock->blocked[in_.deadlock->primary];
     if (x.blocked.wait == engine::WaitKind::kMbarrierParity ||
         x.blocked.wait == engine::WaitKind::kMbarrierToken) {

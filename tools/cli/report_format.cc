@@ -99,10 +99,16 @@ json FindingJson(const api::Finding& f) {
     related.push_back(
         {{"agent", r.agent}, {"message", r.message}, {"location", LocationJson(r.location)}});
   }
-  return {{"code", f.code},       {"slug", f.slug},
-          {"title", f.title},     {"severity", api::SeverityName(f.severity)},
-          {"message", f.message}, {"agent", f.agent},
-          {"location", LocationJson(f.location)}, {"related", related}};
+  json out = {{"code", f.code},       {"slug", f.slug},
+              {"title", f.title},     {"severity", api::SeverityName(f.severity)},
+              {"message", f.message}, {"agent", f.agent},
+              {"location", LocationJson(f.location)}, {"related", related}};
+  if (!f.suggested_change.empty()) {
+    out["culprit"] = {{"cause", f.culprit_cause},
+                      {"location", LocationJson(f.location)},
+                      {"suggested_change", f.suggested_change}};
+  }
+  return out;
 }
 
 json EventJson(const api::Event& e) {
@@ -192,6 +198,10 @@ ojson SarifLog(const std::string& command, const std::string& file,
                          {"message", {{"text", r.agent + ": " + r.message}}}});
     }
     if (!related.empty()) result["relatedLocations"] = related;
+    if (!f.suggested_change.empty()) {  // a deadlock culprit proved by a re-run
+      result["properties"] = {{"culpritCause", f.culprit_cause},
+                              {"suggestedChange", f.suggested_change}};
+    }
     if (!flow_locations.empty()) {
       result["codeFlows"] = ojson::array(
           {{{"message", {{"text", command == "explore"

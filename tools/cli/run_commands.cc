@@ -18,6 +18,7 @@
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
+#include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
 #include "verifier/rules.h"
@@ -36,6 +37,7 @@ struct CheckOptions {
   size_t last = 20;
   std::string dot;
   uint64_t max_events = kDefaultMaxEvents;
+  bool strict = false;  // warnings of docs/levels.md are errors
 };
 
 struct Ran {
@@ -132,7 +134,8 @@ struct ExpectedByFile {
 };
 std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran,
                                                const std::vector<verifier::Finding>& findings,
-                                               const verifier::DeadlockReport& report) {
+                                               const verifier::DeadlockReport& report,
+                                               const verifier::DeadlockCulprit* violation_culprit) {
   std::vector<ExpectedByFile> out;
   Expected<std::vector<verifier::Expectation>> expects =
       verifier::ReadExpectations(opt.schedule.file, ran.loaded.source);
@@ -165,6 +168,7 @@ std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran
     run.result = &ran.result;
     run.findings = &findings;
     run.deadlock = ran.result.outcome == engine::Outcome::kDeadlock ? &report : nullptr;
+    run.violation_culprit = violation_culprit;
     out.push_back({applied, verifier::MatchCheck(applied, run)});
   }
   return out;
@@ -191,9 +195,12 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
       }
     }
   }
-  const std::vector<ExpectedByFile> expected = ExpectationsOfFile(opt, ran, findings, report);
+  const std::vector<ExpectedByFile> expected =
+      ExpectationsOfFile(opt, ran, findings, report, &checked.detail->violation_culprit);
   int exit_code = ExitFor(r);
-  if (exit_code == kExitClean && verifier::HasErrors(findings)) exit_code = kExitViolations;
+  if (exit_code == kExitClean && verifier::HasErrors(findings, opt.strict)) {
+    exit_code = kExitViolations;
+  }
   if (opt.format == "sarif") {
     // The behaviour that led to the findings, as each result's code flow: the last --last events
     // (--full: all), one step each.
@@ -227,7 +234,18 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
     j["events"] = r.events;
     j["params"] = nlohmann::json::object();
     for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
-    if (r.violation) j["violation"] = ViolationJson(ran, *r.violation);
+    if (r.violation) {
+      j["violation"] = ViolationJson(ran, *r.violation);
+      const verifier::DeadlockCulprit& c = checked.detail->violation_culprit;
+      if (c.found) {  // the one change a re-run proved fixes it (verifier/culprit.h)
+        j["violation"]["culprit"] = {{"cause", verifier::DeadlockCauseName(c.cause)},
+                                     {"location", c.where.ToString()},
+                                     {"line", c.where.line},
+                                     {"changes", c.change_kind},
+                                     {"suggested_change", c.change},
+                                     {"explanation", c.text}};
+      }
+    }
     j["warnings"] = nlohmann::json::array();
     for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
     // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
@@ -247,6 +265,11 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                         {"parity", c.parity},
                         {"location", c.where.ToString()},
                         {"explanation", c.text}};
+        if (!c.change.empty()) {
+          d["culprit"]["suggested_change"] = c.change;
+          d["culprit"]["changes"] = c.change_kind;
+          d["culprit"]["line"] = c.where.line;
+        }
       }
       d["blocked"] = nlohmann::json::array();
       for (const auto& x : report.blocked) {
@@ -304,6 +327,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                     model::Describe(v.violation).c_str(),
                     verifier::AgentLabel(program, *ran.engine, v.agent).c_str(),
                     v.where.ToString().c_str());
+        if (const verifier::DeadlockCulprit& c = checked.detail->violation_culprit; c.found) {
+          std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                      c.where.ToString().c_str(), c.text.c_str());
+        }
         std::printf("\nBehaviour (events from the start):\n%s",
                     BehaviourPrefix(program, *ran.engine, max_events).c_str());
         break;
@@ -323,7 +350,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
         break;
     }
     for (const auto& f : findings) {
-      std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(f.code())).c_str(),
+      // A warning (docs/levels.md) says so before its code; --strict reports it as an error.
+      std::printf("%s%s %s: %s\n  by %s at %s\n",
+                  f.level(opt.strict) == model::Severity::kWarning ? "warning " : "",
+                  std::string(model::CodeId(f.code())).c_str(),
                   std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
                   f.agent == verifier::kNoFindingAgent
                       ? "-"
@@ -354,6 +384,9 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--full", opt->full, "print every event of the behaviour, not only the last ones");
   sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
   sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
+  sub->add_flag("--strict", opt->strict,
+                "findings that are warnings (docs/levels.md: only the formal model leaves them "
+                "unordered, on patterns production code relies on) are errors (exit 1)");
   AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
@@ -374,7 +407,8 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
     options.max_events = opt->max_events;
     // SARIF's code flow shows the events; the text report narrates from the engine itself.
     api::Result<api::CheckReport> report =
-        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif");
+        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif",
+                       opt->strict);
     if (!report.ok()) {
       ReportBadInput(ctx, ToStatus(report.error()));
       return;
@@ -460,8 +494,8 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     std::optional<verifier::DeadlockReport> report;
     std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
     if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlock(program, *ran.engine, ran.result, nullptr,
-                                          &ran.loaded.params);
+      report = verifier::DiagnoseDeadlockWithRepair(program, *ran.engine, ran.result,
+                                                    ran.loaded.params);
       std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
                                                        ran.loaded.source)
                             .c_str());

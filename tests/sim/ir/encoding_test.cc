@@ -2,6 +2,7 @@
 
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -83,6 +84,45 @@ TEST(EncodingTest, WhileAndBreakWords) {
   auto again = Encode(*decoded, {});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, words);
+}
+
+// Shared-memory atomics (`red`, `atom`) are BufferAccess with the kind word's bits 1 and 2 set:
+// they parse, print, hash apart from `write` and round-trip through the encoding.
+TEST(EncodingTest, AtomicsRoundTrip) {
+  auto p = ParseProgram(
+      "cluster 2x1\n"
+      "buffer h[1] bytes 256\n"
+      "role r {\n"
+      "  write h[0]\n"
+      "  red h[0] bytes 64\n"
+      "  atom h[0] @cta(1 - cta_rank)\n"
+      "}\n",
+      "a.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string text = Print(*p);
+  EXPECT_NE(text.find("  red h[0] bytes 64\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  atom h[0] @cta(1 - cta_rank)\n"), std::string::npos) << text;
+  const auto& body = p->roles[0].body;
+  ASSERT_EQ(body.size(), 3u);
+  const auto& red = std::get<BufferAccess>(std::get<Op>(body[1].node));
+  EXPECT_TRUE(red.write && red.atomic && !red.returns);
+  const auto& atom = std::get<BufferAccess>(std::get<Op>(body[2].node));
+  EXPECT_TRUE(atom.write && atom.atomic && atom.returns);
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto decoded = Decode(*w);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(Print(*decoded), text);
+  auto again = Encode(*decoded, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *w);
+  // `red` is not `write` to the content hash.
+  auto plain = ParseProgram(
+      "cluster 2x1\nbuffer h[1] bytes 256\nrole r {\n  write h[0]\n  write h[0] bytes 64\n"
+      "  atom h[0] @cta(1 - cta_rank)\n}\n",
+      "a.pipe");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_NE(ContentHash(*plain), ContentHash(*p));
 }
 
 // The two observation ops appended in version 2 (encoding.h): their exact words, and a round

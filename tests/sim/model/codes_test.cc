@@ -162,6 +162,9 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kPdlWaitMissing, 0, 0},
        "P2020 pdl-wait-missing: a dependent grid's access of the primary grid's global memory is "
        "not after griddepcontrol.wait"},
+      {{Code::kDsmemBeforeStart, 1, 0},
+       "P2030 dsmem-before-peer-start: access of the shared memory of CTA 1, not known to have "
+       "started"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},

@@ -35,6 +35,7 @@ struct Acc {
   // for (a TMA / bulk / st.async write; a `use.async` read, after a write).
   bool generic_stated = false;
   bool async_target = false;
+  bool atomic = false;  // red / atom: two atomics of the same bytes do not race
   int64_t agent = -1;
   uint32_t role = 0, pc = 0;
   uint64_t loc = 0;     // (CTA, buffer, slot)
@@ -640,6 +641,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         const ir::ReadProxy proxy = w != nullptr ? w->proxy : ir::ReadProxy::kUnstated;
         x.generic_stated = x.write || proxy == ir::ReadProxy::kGeneric;
         x.async_target = !x.write && proxy == ir::ReadProxy::kAsync;
+        x.atomic = w != nullptr && w->atomic;
         x.done.push_back(i);
         accs.push_back(x);
         break;
@@ -716,6 +718,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       const Acc& y = accs[ib];
       if (y.loc != x.loc || (!x.write && !y.write) || !Overlap(x, y)) continue;
       if (x.share && y.share && x.role == y.role && x.pc == y.pc && x.agent != y.agent) continue;
+      if (x.atomic && y.atomic) continue;
       // The later one starts after the earlier one is done.
       if (strong[y.start] || (!x.needs_strong && weak[y.start])) continue;
       races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});

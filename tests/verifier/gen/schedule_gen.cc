@@ -380,8 +380,17 @@ std::string Qualify(Rng& r, const std::string& op) {
   return head + r.Pick(arrive ? kArrive : kWait) + op.substr(space);
 }
 
+// Shared-memory atomics (GenOptions::atomics): a red or atom of a 64-byte half of a slot, of the
+// own CTA or (two CTAs) the peer.
+std::string AtomicOp(Rng& r, const FreeShape& s, const std::string& loop) {
+  std::string op = std::string(r.Chance(50) ? "red " : "atom ") + RandomBuf(r, s);
+  if (s.ctas == 2 && r.Chance(40)) return op + " bytes 64 @cta(cta_rank ^ 1)";
+  return op + HalfPlace(r, s, loop, 64, true);
+}
+
 std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* results,
-                     bool extended, int threads, bool memory_order) {
+                     bool extended, int threads, bool memory_order, bool atomics = false) {
+  if (atomics && r.Chance(25)) return AtomicOp(r, s, loop);
   if (memory_order) {
     if (r.Chance(25)) return MemoryOrderOp(r, s);
     return Qualify(r, RandomOp(r, s, loop, results, extended, threads, false));
@@ -500,7 +509,8 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
         }
         if (!guard.empty()) l.Open("if " + guard);
         const std::string op =
-            RandomOp(r, s, loop, &results, o.extended_ops, 32 * agents, o.memory_order);
+            RandomOp(r, s, loop, &results, o.extended_ops, 32 * agents, o.memory_order,
+                     o.atomics);
         for (size_t at = 0, nl; at < op.size(); at = nl + 1) {  // one line per statement
           nl = op.find('\n', at);
           if (nl == std::string::npos) nl = op.size();
