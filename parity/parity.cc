@@ -197,6 +197,22 @@ namespace {
 // ---------------------------------------------------------------- findings
 
 // Maps trace events to their agents and statements.
+// What a counterexample step did, in one line: its first event (the operation and its object,
+// as the narration words it), and how many more events the step had. A step of no event (an
+// agent that only moves past control flow) says whose step it was.
+std::string StepLabel(const Step& step) {
+  if (step.events.empty()) {
+    return step.asynchronous ? "an asynchronous operation of " + step.agent + " completes"
+                             : step.agent + " moves on (no event)";
+  }
+  std::string label = step.events.front().text;
+  if (step.events.size() > 1) {
+    label += " (+" + std::to_string(step.events.size() - 1) + " more event" +
+             (step.events.size() > 2 ? "s)" : ")");
+  }
+  return label;
+}
+
 class Locator {
  public:
   Locator(const ir::Program& program, const engine::Engine& engine)
@@ -583,6 +599,8 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     if (!e.ok()) return ToError(e.status().At(file));
     d->end = std::make_unique<engine::Engine>(std::move(e).value());
     engine::Engine& end = *d->end;
+    // The agents are fixed at creation: one locator serves every step.
+    Locator loc(program, end);
     for (const engine::Choice& c : r.counterexample) {
       Step step;
       uint32_t agent = c.kind == engine::Choice::Kind::kAgent
@@ -590,18 +608,14 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
                            : end.in_flight_ops()[c.index].agent;
       step.agent = verifier::AgentLabel(program, end, agent);
       step.asynchronous = c.kind == engine::Choice::Kind::kAsync;
-      step.label = step.asynchronous
-                       ? "an asynchronous operation of " + step.agent + " completes"
-                       : step.agent + " takes a step";
       const size_t before = end.trace().size();
       end.Step(c);
-      Locator loc(program, end);
       for (size_t i = before; i < end.trace().size(); ++i) {
         step.events.push_back(loc.MakeEvent(end.trace()[i]));
       }
+      step.label = StepLabel(step);
       report.counterexample.push_back(std::move(step));
     }
-    Locator loc(program, end);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
       d->deadlock =

@@ -159,7 +159,9 @@ struct Event {
 
 // One step of a counterexample: an agent takes a step, or an asynchronous operation completes.
 struct Step {
-  std::string label;          // "CTA 0 producer[0] takes a step"
+  // What happened, in one line: the first event's text (the operation and its object) and how
+  // many more events the step had: "CTA 0 producer[0]: arrive.expect_tx full[1] of CTA 0 ...".
+  std::string label;
   std::string agent;          // the stepping agent, or the agent whose operation completes
   bool asynchronous = false;  // an in-flight operation completes (a copy lands, ...)
   std::vector<Event> events;  // what the step did
