@@ -330,8 +330,10 @@ class Encoder {
             f.insert(f.end(), {Ref(o.id), Ref(o.threads), uint32_t{o.sync}});
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             Buf(o.buf, &f);
-            // Bit 0 write, bit 1 atomic, bit 2 returns (exec.h reads bit 0 only).
-            f.push_back(uint32_t{o.write} | uint32_t{o.atomic} << 1 | uint32_t{o.returns} << 2);
+            // Bit 0 write, bit 1 atomic, bit 2 returns (exec.h reads bit 0 only), bits 3..4 the
+            // read's proxy (0 for a plain `use`, so the words of other schedules are unchanged).
+            f.push_back(uint32_t{o.write} | uint32_t{o.atomic} << 1 | uint32_t{o.returns} << 2 |
+                        static_cast<uint32_t>(o.proxy) << 3);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             f.insert(f.end(), {o.token_var, o.result_var});
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
@@ -812,10 +814,15 @@ class Decoder {
         BufferAccess o;
         o.buf = Buf(f);
         const uint32_t w = f->Next();
-        if (w > 7 || (w > 1 && w != 3 && w != 7)) Fail("bad buffer access kind");
+        const uint32_t kind = w & 7u, proxy = w >> 3;
+        if (kind > 7 || (kind > 1 && kind != 3 && kind != 7)) Fail("bad buffer access kind");
+        if (proxy > static_cast<uint32_t>(ReadProxy::kAsync) || (proxy != 0 && kind != 0)) {
+          Fail("bad read proxy");
+        }
         o.write = (w & 1) != 0;
         o.atomic = (w & 2) != 0;
         o.returns = (w & 4) != 0;
+        o.proxy = static_cast<ReadProxy>(proxy);
         return o;
       }
       case 22: return Exit{};

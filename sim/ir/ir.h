@@ -199,19 +199,25 @@ struct ClusterWait {};                                    // barrier.cluster.wai
 // bar.sync / bar.arrive id, threads (named barriers; `threads` counts the participating threads,
 // each agent contributes its role's thread count).
 struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
-// Generic-proxy accesses of a buffer by the agent's threads: `use` reads (consumers), `write`
-// writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
+// Accesses of a buffer by the agent's threads: `use` reads (consumers), `write` writes (ordinary
+// stores, e.g. an epilogue writing a tile that a TMA store then reads). A read names its proxy
+// (PTX ISA, Memory Consistency Model, proxies): `use.generic` (ld.shared, ldmatrix,
+// ld.shared::cluster), `use.async` (wgmma.mma_async operands), or plain `use`, whose proxy is not
+// stated (docs/language.md §8.8, Proxies, says which rules each form meets). A write is
+// generic-proxy.
 // `red` / `atom` (write and atomic set): atomic read-modify-writes (red.shared{::cluster}.add,
 // atom.shared{::cluster}.add, atomicAdd on shared memory; `atom` also returns the old value).
 // Atomics of one location do not race with each other (PTX ISA, Memory Consistency Model: two
 // morally strong operations do not form a data race; atom/red default to .gpu scope, which
 // includes every thread of the cluster), but an atomic and a plain access or a copy of the same
 // bytes do, unless happens-before orders them.
+enum class ReadProxy : uint8_t { kUnstated = 0, kGeneric = 1, kAsync = 2 };
 struct BufferAccess {
   BufferRef buf;
   bool write = false;
   bool atomic = false;
   bool returns = false;  // `atom` (the old value is read) rather than `red`
+  ReadProxy proxy = ReadProxy::kUnstated;  // plain reads only
 };
 struct Exit {};
 // mbarrier.pending_count.b64 count, state: the pending arrival count recorded in a state token

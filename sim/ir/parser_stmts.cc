@@ -490,11 +490,14 @@ Status Parser::ParseOp(const Token& t, Block* out) {
     op.kind = w == "griddepcontrol.wait" ? GridDepControl::Kind::kWait
                                          : GridDepControl::Kind::kLaunchDependents;
     PushOp(out, op, t);
-  } else if (w == "use" || w == "write" || w == "red" || w == "atom") {
+  } else if (w == "use" || w == "write" || w == "red" || w == "atom" || w == "use.generic" ||
+             w == "use.async") {
     BufferAccess op;
-    op.write = w != "use";
+    op.write = w == "write" || w == "red" || w == "atom";
     op.atomic = w == "red" || w == "atom";
     op.returns = w == "atom";
+    if (w == "use.generic") op.proxy = ReadProxy::kGeneric;
+    if (w == "use.async") op.proxy = ReadProxy::kAsync;
     PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, true));
     PushOp(out, op, t);
   } else if (w == "exit") {

@@ -263,7 +263,9 @@ class Printer {
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             const char* word = o.atomic ? (o.returns ? "atom " : "red ")
                                : o.write  ? "write "
-                                          : "use ";
+                               : o.proxy == ReadProxy::kGeneric ? "use.generic "
+                               : o.proxy == ReadProxy::kAsync   ? "use.async "
+                                                                : "use ";
             return word + Buf(o.buf);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);

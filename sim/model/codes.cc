@@ -149,7 +149,7 @@ std::string Detail(const Violation& v) {
     case Code::kSharedMemoryRace:
       return "unordered accesses of a buffer slot";
     case Code::kProxyFenceMissing:
-      return "generic-proxy write not fenced before the async-proxy read";
+      return "generic-proxy access not fenced before the async-proxy access";
     case Code::kRemoteBeforeInit:
       return "remote use of a barrier not ordered after its fenced init";
     case Code::kDataRace:

@@ -235,15 +235,22 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "barrier count that leaves out the consumers of other CTAs of the multicast, a consumer "      \
     "that releases the stage before its last read, or a missing wait on the full barrier.")       \
   X(kProxyFenceMissing, "P2006", "proxy-fence-missing", kError,                                    \
-    "TMA store reads shared memory written by generic stores without fence.proxy.async",           \
-    "PTX ISA (memory consistency model, proxies; cp.async.bulk): a TMA or bulk store reads shared " \
-    "memory through the async proxy; generic-proxy writes (st.shared) are visible to it only "     \
-    "after fence.proxy.async.shared::cta in the writing threads, ordered before the store's "      \
-    "issue (e.g. fence, then the named barrier, then the elected thread's store). Reported when "  \
-    "a `write` to the slot is not followed by such a fence of its writer that happens before "     \
-    "the store, unless every byte of it the store reads was rewritten by a later write ordered "   \
-    "after it (per-location coherence: the store cannot read it). Typical bug: "                   \
-    "tma_store_fence() missing in the epilogue.")                                                  \
+    "generic-proxy access, then an async-proxy access, without fence.proxy.async",                 \
+    "PTX ISA (memory consistency model, the async proxy: accessing the same memory location "     \
+    "across multiple proxies needs a cross-proxy fence; fence.proxy.async synchronizes the "       \
+    "generic and the async proxy). Reported when (1) a TMA or bulk store reads a slot that a "     \
+    "`write` wrote and no fence.proxy.async of the writer after the write happens before the "     \
+    "store, unless every byte of it the store reads was rewritten by a later write ordered after " \
+    "it (per-location coherence: the store cannot read it); (2) a generic access whose proxy the " \
+    "schedule states (`write`, `use.generic`: ld.shared, ldmatrix) happens before a TMA / bulk / " \
+    "st.async write of the same bytes, or a `write` before a `use.async` (wgmma operand) read, "  \
+    "and no fence.proxy.async lies on the happens-before path between them (by the generic "      \
+    "accessor after the access, or by the copy's issuer before the issue: DeepEP #621, fixed "    \
+    "by PR #642); (3) a copy's complete_tx acts on a barrier whose mbarrier.init (a generic "     \
+    "write) is followed by neither fence.proxy.async nor fence.mbarrier_init of the initialising " \
+    "thread happening before the copy's issue (the CUDA guide's TMA example). Typical bugs: "     \
+    "tma_store_fence() missing in an epilogue; ld.shared consumers releasing a stage to the next " \
+    "TMA load with no fence (DeepEP #621); no fence after the barrier inits (FlashKDA #24).")      \
   X(kRemoteBeforeInit, "P2007", "remote-before-init", kError,                                      \
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \

@@ -372,6 +372,8 @@ TEST(EncodingTest, QualifiersAndAliasesRoundTrip) {
       "  test_wait.relaxed b[0] parity 0 -> t\n"
       "  fence.acq_rel.cta\n"
       "  use V[1] @cta(1 - cta_rank)\n"
+      "  use.generic V[0] bytes 64\n"
+      "  use.async V[1]\n"
       "  write O[0] @cta(1)\n"
       "}\n",
       "q.pipe");

@@ -143,7 +143,7 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kSharedMemoryRace, 0, 0},
        "P2005 smem-race: unordered accesses of a buffer slot"},
       {{Code::kProxyFenceMissing, 0, 0},
-       "P2006 proxy-fence-missing: generic-proxy write not fenced before the async-proxy read"},
+       "P2006 proxy-fence-missing: generic-proxy access not fenced before the async-proxy access"},
       {{Code::kRemoteBeforeInit, 0, 0},
        "P2007 remote-before-init: remote use of a barrier not ordered after its fenced init"},
       {{Code::kExitWhileAwaited, 1, 0},
