@@ -71,7 +71,7 @@ const char* OpName(const ir::Op& op) {
       "bulk.load", "bulk.store", "bulk.commit", "bulk.wait", "cp.async", "cp.async.commit",
       "cp.async.wait", "cp.async.arrive", "st.async", "fence", "cluster.arrive", "cluster.wait",
       "bar.sync", "use/write", "exit", "pending_count", "readback", "griddepcontrol",
-      "use/write of a global"};
+      "use/write of a global", "tensormap.replace"};
   static_assert(sizeof(kNames) / sizeof(kNames[0]) == std::variant_size_v<ir::Op>,
                 "a new op needs its name here");
   if (const auto* b = std::get_if<ir::BufferAccess>(&op); b != nullptr && b->atomic) {
@@ -179,6 +179,15 @@ std::string Unsupported(const ir::Program& p, const ir::Op& op) {
       return "tma.load whose coordinate count differs from the tensor map's rank";
     }
     return "";
+  }
+  if (const auto* f = std::get_if<ir::Fence>(&op);
+      f != nullptr && (f->kind == ir::Fence::Kind::kProxyTensormapRelease ||
+                       f->kind == ir::Fence::Kind::kProxyTensormapAcquire)) {
+    return "fence.proxy.tensormap: the executor's tensor maps are kernel parameters it never "
+           "updates";
+  }
+  if (std::holds_alternative<ir::TensormapReplace>(op)) {
+    return "tensor map updates are not executed on the GPU yet";
   }
   if (std::holds_alternative<ir::Fence>(op) || std::holds_alternative<ir::ClusterArrive>(op) ||
       std::holds_alternative<ir::ClusterWait>(op) || std::holds_alternative<ir::Exit>(op)) {

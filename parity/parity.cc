@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <tuple>
 
 #include "parity/detail.h"
@@ -243,6 +244,9 @@ class Locator {
     return ToLocation(program_.roles[engine_.agent_info(agent).role].where);
   }
 
+  const ir::Program& program() const { return program_; }
+  const engine::Engine& engine() const { return engine_; }
+
   Event MakeEvent(const trace::TraceEvent& e) const {
     return Event{cli::EventLine(program_, engine_, e), Label(AgentOf(e)), Where(e)};
   }
@@ -294,7 +298,15 @@ Finding BaseFinding(model::Code code) {
 
 Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
   Finding f = BaseFinding(v.violation.code);
-  f.message = model::Describe(v.violation);
+  // The code and slug are fields of their own; the message names the barrier.
+  f.message = cli::ViolationText(loc.program(), v);
+  const std::string_view id = model::CodeId(v.violation.code);
+  if (!id.empty() && id[0] == 'M' && v.violation.code != model::Code::kMbarrierPendingCountToken &&
+      v.event.object < loc.program().barriers.size()) {
+    f.object = loc.program().barriers[v.event.object].name;
+    f.object_index = v.event.index;
+    f.object_cta = v.event.target_cta;
+  }
   f.agent = loc.Label(v.agent);
   f.location = ToLocation(v.where);
   f.related.push_back(Related{f.agent,
@@ -311,6 +323,18 @@ Finding FromRule(const Locator& loc, const verifier::Finding& r, bool strict = f
   f.message = r.message;
   f.agent = loc.Label(r.agent);
   f.location = ToLocation(r.where);
+  const ir::Program& program = loc.program();
+  if (r.object_is_global) {
+    if (r.object < program.globals.size()) f.object = program.globals[r.object].name;
+  } else if (r.object_is_buffer) {
+    if (r.object < program.buffers.size()) f.object = program.buffers[r.object].name;
+  } else if (r.object < program.barriers.size()) {
+    f.object = program.barriers[r.object].name;
+  }
+  if (!f.object.empty()) {
+    f.object_index = static_cast<int>(r.index);
+    f.object_cta = static_cast<int>(r.cta);
+  }
   if (r.agent != verifier::kNoFindingAgent) {
     f.related.push_back(Related{f.agent, "the culprit operation", f.location});
   }
@@ -350,6 +374,13 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
         report.blocked[std::min(report.primary, report.blocked.size() - 1)];
     f.agent = loc.Label(primary.blocked.agent);
     f.location = ToLocation(primary.blocked.where);
+    if ((primary.blocked.wait == engine::WaitKind::kMbarrierParity ||
+         primary.blocked.wait == engine::WaitKind::kMbarrierToken) &&
+        primary.blocked.barrier < program.barriers.size()) {
+      f.object = program.barriers[primary.blocked.barrier].name;
+      f.object_index = static_cast<int>(primary.blocked.barrier_index);
+      f.object_cta = static_cast<int>(primary.blocked.cta);
+    }
   }
   if (report.culprit.found) {
     // An earlier operation is the most likely cause (a wait that passed because of its parity,
@@ -359,6 +390,7 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.related.push_back(Related{f.agent, report.culprit.text, f.location});
     f.suggested_change = report.culprit.change;
     f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
+    f.culprit_location = f.location;
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
@@ -374,6 +406,7 @@ void AddViolationCulprit(const Locator& loc,
   if (!c.found) return;
   f->suggested_change = c.change;
   f->culprit_cause = verifier::DeadlockCauseName(c.cause);
+  f->culprit_location = ToLocation(c.where);
   f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
                 ": " + c.change;
   f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});

@@ -141,11 +141,18 @@ struct Finding {
   std::string agent;     // the agent whose operation is the culprit ("" when none)
   Location location;     // that operation (for an asynchronous copy: the statement issuing it)
   std::vector<Related> related;  // every agent involved, the culprit included
+  // The barrier, buffer or global the finding is about: its declared name ("full", "smem_A"; ""
+  // when none), the element or slot (-1 when none) and the CTA owning it (-1 when none). The
+  // command line groups findings of one rule and statement pair over these.
+  std::string object;
+  int object_index = -1;
+  int object_cta = -1;
   // A deadlock whose culprit a re-run proved (verifier/culprit.h): the one change at
   // `location` that makes the run complete ("set the init count of empty to 6"), and the
   // cause slug it implies. Empty otherwise.
   std::string suggested_change;
   std::string culprit_cause;
+  Location culprit_location;  // the statement to change (a violation's differs from location)
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };

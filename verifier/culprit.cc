@@ -8,6 +8,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <type_traits>
 #include <variant>
 
 #include "sim/ir/ops.h"
@@ -71,6 +72,59 @@ ir::ExprId Binary(ir::Program& p, ir::BinaryOp op, ir::ExprId a, ir::ExprId b) {
   return Add(p, e);
 }
 
+// Which roles write buffers (loads, cp.async, st.async, stores: producers) and which barrier
+// arrays carry bytes (a copy completes on them, or an expect_tx announces some: "full"
+// barriers). A wait that passes at once on a fresh barrier (its parity names the phase before
+// phase 0) is the start state of a producer on a buffer-free barrier, and a vacuous wait
+// anywhere else.
+struct Roles {
+  std::vector<bool> writes;
+  std::vector<bool> carries_bytes;
+};
+
+void ScanRole(const ir::Block& block, bool* writes, std::vector<bool>* bytes) {
+  for (const ir::Stmt& st : block) {
+    if (const auto* f = std::get_if<ir::For>(&st.node)) {
+      ScanRole(f->body, writes, bytes);
+    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
+      ScanRole(i->then_body, writes, bytes);
+      ScanRole(i->else_body, writes, bytes);
+    } else if (const auto* op = std::get_if<ir::Op>(&st.node)) {
+      std::visit(
+          [&](const auto& o) {
+            using T = std::decay_t<decltype(o)>;
+            if constexpr (std::is_same_v<T, ir::TmaLoad> || std::is_same_v<T, ir::BulkLoad> ||
+                          std::is_same_v<T, ir::StAsync>) {
+              *writes = true;
+              (*bytes)[o.bar.barrier] = true;
+            } else if constexpr (std::is_same_v<T, ir::CpAsync>) {
+              *writes = true;
+            } else if constexpr (std::is_same_v<T, ir::BufferAccess>) {
+              *writes = *writes || o.write;
+            } else if constexpr (std::is_same_v<T, ir::MbarrierExpectTx> ||
+                                 std::is_same_v<T, ir::MbarrierCompleteTx>) {
+              (*bytes)[o.bar.barrier] = true;
+            } else if constexpr (std::is_same_v<T, ir::MbarrierArrive>) {
+              if (o.expect_tx != ir::kNoExpr) (*bytes)[o.bar.barrier] = true;
+            }
+          },
+          *op);
+    }
+  }
+}
+
+Roles ScanRoles(const ir::Program& p) {
+  Roles r;
+  r.writes.assign(p.roles.size(), false);
+  r.carries_bytes.assign(p.barriers.size(), false);
+  for (size_t i = 0; i < p.roles.size(); ++i) {
+    bool w = false;
+    ScanRole(p.roles[i].body, &w, &r.carries_bytes);
+    r.writes[i] = w;
+  }
+  return r;
+}
+
 bool IsParityWait(const ir::Op& op) {
   const auto* w = std::get_if<ir::MbarrierWait>(&op);
   return w != nullptr && !w->test_only && w->parity != ir::kNoExpr;
@@ -83,7 +137,7 @@ class Repairer {
   Repairer(const ir::Program& program, const std::vector<int64_t>& params, const Engine& engine,
            const RepairOptions& options)
       : program_(program), params_(params), engine_(engine), options_(options),
-        copy_(program), pcs_(program), start_(Clock::now()) {
+        copy_(program), pcs_(program), roles_(ScanRoles(program)), start_(Clock::now()) {
     for (uint32_t a = 0; a < engine.num_agents(); ++a) {
       const engine::AgentInfo& i = engine.agent_info(a);
       agent_of_[{i.cluster, i.cta, i.index_in_cta}] = a;
@@ -165,7 +219,7 @@ class Repairer {
       add(o);
     }
     for (size_t i = 0; i < runs.size() && ok; ++i) {
-      ok = RunsClean(runs[i], i == 0 ? options_.counterexample : nullptr);
+      ok = RunsClean(runs[i], i == 0 ? options_.counterexample : nullptr, c);
     }
     Apply(c, false);
     return ok;
@@ -474,8 +528,8 @@ class Repairer {
 
   // One re-run of the changed program: it completes, with no violation, and every finding and
   // warning (by code and line) is one the deadlocked run had too.
-  bool RunsClean(const engine::EngineOptions& o,
-                 const std::vector<engine::Choice>* choices) {
+  bool RunsClean(const engine::EngineOptions& o, const std::vector<engine::Choice>* choices,
+                 const RepairCandidate& c) {
     if (OutOfTime()) return false;
     engine::EngineOptions bounded = o;
     bounded.max_steps = std::min(o.max_steps, options_.max_total_steps - steps_);
@@ -500,7 +554,45 @@ class Repairer {
     for (const Finding& f : CheckRules(copy_, run, run.trace())) {
       if (!baseline_.count({static_cast<int>(f.code()), f.where.line})) return false;
     }
+    if (c.kind == RepairCandidate::Kind::kParity && ObservesAPhaseAgain(run, c)) return false;
     return !ReadsUnwritten(run);
+  }
+
+  // Whether the changed wait returns for a phase its agent had already observed, or at once on
+  // a fresh barrier where that is not a producer's start state (Roles): a parity that makes a
+  // wait vacuous (nothing then waits for the phase that was missing) is no fix, although the
+  // run then completes.
+  bool ObservesAPhaseAgain(const Engine& run, const RepairCandidate& c) const {
+    std::map<SlotKey, int64_t> completed;                   // phases completed per slot
+    std::map<std::pair<uint32_t, SlotKey>, int64_t> seen;  // (agent, slot) -> last observed
+    for (const trace::TraceEvent& e : run.trace()) {
+      const auto k = static_cast<EventKind>(e.kind);
+      if (k == EventKind::kInit) {
+        completed[Key(e)] = 0;
+      } else if (k == EventKind::kPhaseComplete) {
+        ++completed[Key(e)];
+      } else if ((k == EventKind::kWaitEnd || (k == EventKind::kTestWait && e.value == 1)) &&
+                 e.agent != trace::kNoAgent) {
+        const uint32_t a = AgentOf(e);
+        if (a == UINT32_MAX) continue;
+        // A passing parity wait observes the last completed phase of its parity: phase
+        // completed - 1, or completed - 2 when that one has the other parity.
+        const int64_t done = completed[Key(e)];
+        const int64_t observed = ((done - 1) & 1) == (e.parity & 1) ? done - 1 : done - 2;
+        auto [it, fresh] = seen.try_emplace({a, Key(e)}, observed);
+        const uint32_t role = engine_.agent_info(a).role;
+        const bool start_state = observed < 0 && roles_.writes[role] &&
+                                 e.object < roles_.carries_bytes.size() &&
+                                 !roles_.carries_bytes[e.object];
+        const bool again = (!fresh && observed <= it->second) || (observed < 0 && !start_state);
+        it->second = std::max(it->second, observed);
+        if (again && role == c.role &&
+            SameLoc(pcs_.where(c.role, e.pc), c.where)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   // Whether the run reads (`use`) a buffer slot before anything wrote it, where something
@@ -543,6 +635,7 @@ class Repairer {
   const RepairOptions& options_;
   ir::Program copy_;
   PcMap pcs_;
+  Roles roles_;
   Clock::time_point start_;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_;
   std::set<std::pair<int, int>> baseline_;  // (code, line) of the deadlocked run's findings

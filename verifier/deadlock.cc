@@ -1065,7 +1065,7 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
 }
 
 std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program& program,
-                                 const Engine& engine, std::string_view source) {
+                                 const Engine& engine, std::string_view source, size_t detailed) {
   std::ostringstream os;
   os << report.summary << "\n";
   if (report.culprit.found) {
@@ -1078,8 +1078,16 @@ std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program
   os << "\nBlocked agents (" << report.blocked.size() << "):\n";
   int n = 0;
   std::map<DeadlockCause, int> first_with_cause;
+  std::vector<std::pair<std::string, DeadlockCause>> rest_keys;  // the others, by wait and cause
+  std::map<std::pair<std::string, DeadlockCause>, std::vector<uint32_t>> rest;
   for (const BlockedExplanation& x : report.blocked) {
     const BlockedAgent& b = x.blocked;
+    if (static_cast<size_t>(n) >= detailed) {
+      const auto key = std::make_pair(b.where.ToString(), x.cause);
+      if (rest.count(key) == 0) rest_keys.push_back(key);
+      rest[key].push_back(b.agent);
+      continue;
+    }
     os << "  " << ++n << ". " << AgentLabel(program, engine, b.agent) << " waits on "
        << WaitTarget(program, b);
     if (!b.where.file.empty()) os << "  at " << b.where.ToString();
@@ -1120,6 +1128,14 @@ std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program
       os << ": " << x.cause_text << "\n";
     } else {
       os << ", as explained at " << first->second << ".\n";
+    }
+  }
+  if (!rest.empty()) {
+    os << "  and " << report.blocked.size() - static_cast<size_t>(n)
+       << " more (--full describes each):\n";
+    for (const auto& key : rest_keys) {
+      os << "    " << rest[key].size() << " at " << key.first << " ("
+         << DeadlockCauseName(key.second) << "): " << AgentList(program, engine, rest[key]) << "\n";
     }
   }
   for (const auto& cycle : report.cycles) {

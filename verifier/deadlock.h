@@ -145,9 +145,12 @@ std::string AgentLabel(const ir::Program& program, const engine::Engine& engine,
 std::string BarrierLabel(const ir::Program& program, uint32_t barrier, uint32_t index,
                          uint32_t cta);
 
-// The report as text. `source` is the schedule's text (may be empty) to quote wait lines.
+// The report as text. `source` is the schedule's text (may be empty) to quote wait lines. The
+// first `detailed` blocked agents (root causes first) are described in full, the others one line
+// per wait statement and cause, so that a cluster-wide deadlock fits a screen.
 std::string FormatDeadlockReport(const DeadlockReport& report, const ir::Program& program,
-                                 const engine::Engine& engine, std::string_view source);
+                                 const engine::Engine& engine, std::string_view source,
+                                 size_t detailed = SIZE_MAX);
 
 // The wait-for graph in Graphviz DOT: agents as nodes (blocked ones labelled with their wait),
 // edges "waits for", cycle edges in red.

@@ -51,8 +51,8 @@ uint64_t PhaseOf(const Engine& e, uint32_t o) {
 
 // The digest word of agent a's step from `before` that touched `fp` (measured): its pc and the
 // phase before the step of every mbarrier slot it touched; 0 when it touched none (its
-// synchronisation, if any, is on a cluster or named barrier or its own async groups, whose
-// edges the digest does not need: see every_path.h).
+// synchronisation, if any, is on a cluster barrier, a named barrier (NamedJoinWord) or its own
+// async groups, whose edges the digest does not need: see every_path.h).
 uint64_t AgentWord(const Engine& before, uint32_t a, const Footprint& fp) {
   uint64_t h = fpmix::Word(0x6a09e667f3bcc908ull, before.agent_state(a).pc);
   bool any = false;
@@ -67,6 +67,26 @@ uint64_t AgentWord(const Engine& before, uint32_t a, const Footprint& fp) {
     h = fpmix::Word(fpmix::Word(h, o), PhaseOf(before, o));
   }
   return any ? fpmix::Final(h) : 0;
+}
+
+// The word of agent a's step from `before` to `after` when it joined an instance of a named
+// barrier of its CTA (bar.sync / bar.arrive, whether it blocked, completed the instance or went
+// on): its pc, the barrier id and the generation it joined, which names the instance. When more
+// agents than the count use one id, which instance an arrival joins depends on the path, and so
+// does happens-before (every arrival of an instance happens before the bar.syncs it releases).
+// 0 when the step joined none (a bar.sync resuming after its instance completed adds nothing:
+// it joined at its arrival).
+uint64_t NamedJoinWord(const Engine& before, const Engine& after, uint32_t a) {
+  if (before.agent_state(a).wait != engine::WaitKind::kNone) return 0;
+  const uint32_t cta = before.agent_info(a).cta_global;
+  const model::NamedBarriers& x = before.named_barriers(cta);
+  const model::NamedBarriers& y = after.named_barriers(cta);
+  for (uint32_t id = 0; id < model::kNamedBarrierCount; ++id) {
+    if (x.arrived(id) == y.arrived(id) && x.generation(id) == y.generation(id)) continue;
+    const uint64_t h = fpmix::Word(0x510e527fade682d1ull, before.agent_state(a).pc);
+    return fpmix::Final(fpmix::Word(h, (uint64_t{id} << 32) | x.generation(id)));
+  }
+  return 0;
 }
 
 // The digest term of the delivery of in-flight operation i of `before` (added to its issuer's
@@ -125,8 +145,11 @@ void StepPair(const Frame& f, Choice c, Frame& g, Footprint& fp) {
     // A step that only blocks observes nothing and changes nothing but the agent's status;
     // a step that repeats the agent's last word (a test_wait polling one phase again)
     // observes nothing new.
-    const uint64_t word =
-        g.engine.agent_state(a).status == kBlocked ? 0 : AgentWord(f.engine, a, fp);
+    // A named-barrier arrival (whether it blocks or not) adds the instance it joined.
+    const uint64_t named = NamedJoinWord(f.engine, g.engine, a);
+    const uint64_t word = named != 0 ? named
+                          : g.engine.agent_state(a).status == kBlocked ? 0
+                                                                       : AgentWord(f.engine, a, fp);
     if (word != 0 && word != g.h.last_word[a]) {
       g.h.digest[a] = fpmix::Word(g.h.digest[a], word);
       g.h.last_word[a] = word;

@@ -17,9 +17,13 @@
 // slot the step touched, the slot's phase before the step (the phase an arrive joined, the phase
 // whose parity a wait tested); and per agent a commutative sum over the deliveries of the
 // asynchronous operations it issued of (the operation, the phase of its slot before it landed).
-// Steps that only block add nothing (they stutter), nor do steps that touch no mbarrier slot
-// (cluster barriers: the k-th arrivals meet the k-th waits on every path; async groups: their
-// edges are program order; named barriers: see Limits), nor a step that repeats the agent's last
+// An arrival on a named barrier (bar.sync / bar.arrive) adds the instance it joined (the
+// barrier's generation): when more agents than the count use one id (two warpgroups sharing an
+// id: tile-ai/TileOPs b39c3189), which agents' arrivals complete which instance depends on the
+// path, and so does happens-before. Steps that only block add nothing (they stutter), nor do
+// steps that touch no mbarrier slot and join no named-barrier instance (cluster barriers: the
+// k-th arrivals meet the k-th waits on every path; async groups: their edges are program
+// order), nor a step that repeats the agent's last
 // word (a test_wait that polls the same phase again observes nothing new). A stored pair (state, digest) is not expanded again; the rules
 // (verifier/rules.h, races included) run on one path to each distinct completed pair.
 //
@@ -58,8 +62,7 @@
 //     only is a conflict of that run, and (2)-(3) carry it to the reduced graph: buffer accesses
 //     create no happens-before edge and the race pairs are a function of happens-before and of
 //     those ranges, whatever the order of independent steps.
-// Limits: a named barrier's instance is not part of the digest (an instance joined by more
-// agents than its count in different orders is not told apart); copies of one instruction into
+// Limits: copies of one instruction into
 // the same bytes of one slot landing in swapped phases are not told apart (the race detector
 // matches a landing with the oldest such copy); rules that depend on timing rather than on
 // happens-before (P2002's "phase current at the issue") are checked on one run per pair, as

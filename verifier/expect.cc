@@ -226,6 +226,8 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     if (!x.object.empty()) {
       const std::string name =
           f->object_is_global ? (f->object < p.globals.size() ? p.globals[f->object].name : "?")
+          : f->object_is_tensor_map
+              ? (f->object < p.tensor_maps.size() ? p.tensor_maps[f->object].name : "?")
           : f->object_is_buffer ? (f->object < p.buffers.size() ? p.buffers[f->object].name : "?")
                                 : barrier_name(f->object);
       expect_eq("object", ObjectText(x), ObjectIs(x, name, f->index));

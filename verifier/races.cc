@@ -29,9 +29,12 @@ enum class AccessKind : uint8_t {
   kCopyWrite,  // TMA / bulk load, st.async (async proxy)
   kCpAsync,    // cp.async write (generic proxy, asynchronous)
   kStoreRead,  // TMA / bulk store reading its source (async proxy)
+  kUseAsync,   // `use.async`: an async-proxy read by the agent (wgmma operands)
 };
 
-bool IsWrite(AccessKind k) { return k != AccessKind::kUse && k != AccessKind::kStoreRead; }
+bool IsWrite(AccessKind k) {
+  return k != AccessKind::kUse && k != AccessKind::kStoreRead && k != AccessKind::kUseAsync;
+}
 bool IsCopy(AccessKind k) {
   return k == AccessKind::kCopyWrite || k == AccessKind::kCpAsync || k == AccessKind::kStoreRead;
 }
@@ -62,6 +65,9 @@ struct Access {
   bool share = false;
   // A `red` / `atom` (trace::kFlagAtomic): two atomics of the same bytes do not race.
   bool atomic = false;
+  // A generic-proxy access whose proxy the schedule states: a `write`, or a `use.generic` read.
+  // A plain `use` does not state its proxy (ir::ReadProxy): the cross-proxy rule skips it.
+  bool generic_stated = false;
   // The same in CTA shared-memory bytes (Pairs), so that aliases compare.
   int64_t abs_lo = 0;
   int64_t abs_hi = 0;
@@ -97,6 +103,15 @@ struct CpArrive {
   uint32_t bar = 0;
   uint32_t agent = 0;
   uint32_t upto = 0;
+};
+
+// A fence.proxy.async by an agent: its witness (observers reaching it are after the fence) and
+// the clocks at it (what happens before the fence).
+struct ProxyFence {
+  size_t event = 0;
+  Witness at;
+  VectorClock clock;
+  VectorClock weak;
 };
 
 class Races {
@@ -478,18 +493,31 @@ class Races {
             CpArrive{bar, a, cp_issued_[a]});
         break;
       }
-      case EventKind::kUse:
-        Add(Generic(i, ev, a, AccessKind::kUse));
+      case EventKind::kUse: {
+        const ir::Op* op = pcs_.op(Role(a), ev.pc);
+        const auto* u = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
+        const ir::ReadProxy proxy = u != nullptr ? u->proxy : ir::ReadProxy::kUnstated;
+        Access x = Generic(
+            i, ev, a, proxy == ir::ReadProxy::kAsync ? AccessKind::kUseAsync : AccessKind::kUse);
+        x.generic_stated = proxy == ir::ReadProxy::kGeneric;
+        Add(std::move(x));
         break;
+      }
       case EventKind::kWrite: {
         Access x = Generic(i, ev, a, AccessKind::kWrite);
         const ir::Op* op = pcs_.op(Role(a), ev.pc);
         const auto* w = op ? std::get_if<ir::BufferAccess>(op) : nullptr;
         x.share = w != nullptr && w->buf.bytes == ir::kNoExpr;
         x.atomic = w != nullptr ? w->atomic : (ev.flags & trace::kFlagAtomic) != 0;
+        x.generic_stated = true;
         Add(std::move(x));
         break;
       }
+      case EventKind::kFence:
+        if (by_agent && ev.object == static_cast<uint16_t>(ir::Fence::Kind::kProxyAsync)) {
+          fences_.push_back(ProxyFence{i, Now(a), hb_.clock(a), hb_.weak_clock(a)});
+        }
+        break;
       default:
         break;
     }
@@ -521,11 +549,76 @@ class Races {
     return Reaches(a, b, false) || (!NeedsStrong(a.kind) && Reaches(a, b, true));
   }
 
+  // PTX ISA (Memory Consistency Model, proxies; the async proxy): "Accessing the same memory
+  // location across multiple proxies needs a cross-proxy fence. For the async proxy,
+  // fence.proxy.async should be used to synchronize memory between generic proxy and the async
+  // proxy." Whether a fence.proxy.async lies on the happens-before path from generic access `a`
+  // to async-proxy access `b`: a fence that `a` happens before and that happens before `b`'s
+  // start, by any agent the path runs through — the generic accessor after its access (CUTLASS
+  // fence_view_async_shared before a consumer_release) or the copy's issuer after the wait that
+  // acquires the release (DeepEP PR #642).
+  bool Fenced(const Access& a, const Access& b) const {
+    auto first = std::upper_bound(fences_.begin(), fences_.end(), a.event,
+                                  [](size_t e, const ProxyFence& f) { return e < f.event; });
+    auto reaches = [&a](const Clock& clock) {
+      for (const Witness& w : a.done) {
+        if (clock[w.component] >= w.value) return true;
+      }
+      return false;
+    };
+    for (auto f = first; f != fences_.end() && f->event < b.event; ++f) {
+      const bool after_a = reaches(f->clock) || (!NeedsStrong(a.kind) && reaches(f->weak));
+      if (!after_a) continue;
+      if (ClockAt(b, f->at.component, false) >= f->at.value ||
+          ClockAt(b, f->at.component, true) >= f->at.value) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The cross-proxy pairs of one (CTA, root buffer), `ids` in start order: a generic access
+  // whose proxy is stated (a `write`, a `use.generic` read) ordered before an overlapping
+  // async-proxy access that is a TMA / bulk / st.async write (write-after-read and
+  // write-after-write: DeepEP #621) or a `use.async` read of written bytes, with no
+  // fence.proxy.async on the path between them. A TMA / bulk store's source read is P2006 of
+  // rules.cc; an unordered pair is a race (P2009); a plain `use` states no proxy.
+  void CrossProxy(const std::vector<size_t>& ids,
+                  std::vector<std::pair<size_t, size_t>>* out,
+                  std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                                      uint32_t>>* seen) const {
+    std::map<uint32_t, std::vector<size_t>> generic;  // by agent, in start order
+    for (size_t id : ids) {
+      if (accesses_[id].generic_stated) generic[accesses_[id].agent].push_back(id);
+    }
+    if (generic.empty()) return;
+    for (size_t ib : ids) {
+      const Access& b = accesses_[ib];
+      if (b.kind != AccessKind::kCopyWrite && b.kind != AccessKind::kUseAsync) continue;
+      for (const auto& [agent, list] : generic) {
+        for (auto it = list.begin(); it != list.end() && *it < ib; ++it) {
+          const size_t ia = *it;
+          const Access& a = accesses_[ia];
+          if (a.event >= b.event) continue;
+          if (b.kind == AccessKind::kUseAsync && !IsWrite(a.kind)) continue;
+          if (!Overlap(a, b) || !Ordered(a, b) || Fenced(a, b)) continue;
+          if (seen->emplace(Role(a.agent), a.pc, Role(b.agent), b.pc, a.buffer, a.slot).second) {
+            out->emplace_back(ia, ib);
+          }
+        }
+      }
+    }
+  }
+
   std::string Describe(const Access& x) const {
     static constexpr const char* kWhat[] = {"read (use)", "write", "async-proxy copy write",
-                                            "cp.async write", "async-proxy read of a store"};
-    std::string s = std::string(x.atomic ? "atomic read-modify-write (red/atom)"
-                                         : kWhat[static_cast<int>(x.kind)]) + " by " +
+                                            "cp.async write", "async-proxy read of a store",
+                                            "async-proxy read (use.async)"};
+    const char* what = x.atomic ? "atomic read-modify-write (red/atom)"
+                       : x.kind == AccessKind::kUse && x.generic_stated
+                           ? "generic-proxy read (use.generic)"
+                           : kWhat[static_cast<int>(x.kind)];
+    std::string s = std::string(what) + " by " +
                     AgentLabel(p_, e_, x.agent) + " at " +
                     pcs_.where(Role(x.agent), x.pc).ToString() + " (bytes ";
     if (!x.slot_known) return s + "of some slot of the buffer: not recorded)";
@@ -598,7 +691,11 @@ class Races {
       by_root[{x.cta, declared ? Root(x.buffer) : x.buffer}].push_back(i);
     }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
-    std::vector<std::tuple<size_t, size_t, bool>> races;
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen_proxy;
+    // (earlier, later, what): 0 a race, 1 a race through a release/acquire pair too narrow in
+    // scope (P2013), 2 a cross-proxy pair without fence.proxy.async (P2006).
+    std::vector<std::tuple<size_t, size_t, uint8_t>> races;
+    std::vector<std::pair<size_t, size_t>> proxies;
     // The pairs of one (CTA, root buffer), in (earlier, later) order: the first racing pair of
     // each pair of statements is the one reported.
     auto consider = [&](size_t ia, size_t ib) {
@@ -621,9 +718,11 @@ class Races {
         return;
       }
       // Ordered had every narrow release/acquire been .cluster: the scope is the bug.
-      races.emplace_back(ia, ib, Reaches(a, b, true));
+      races.emplace_back(ia, ib, Reaches(a, b, true) ? 1 : 0);
     };
     for (auto& [loc, ids] : by_root) {
+      std::sort(ids.begin(), ids.end());
+      CrossProxy(ids, &proxies, &seen_proxy);
       if (scan_ == RaceScan::kAllPairs) {
         // The reference: a sweep over the byte intervals lists every pair that intersects.
         std::sort(ids.begin(), ids.end(), [this](size_t x, size_t y) {
@@ -666,11 +765,13 @@ class Races {
         for (size_t ib : unordered) consider(ia, ib);
       }
     }
+    for (const auto& [ia, ib] : proxies) races.emplace_back(ia, ib, 2);
     std::sort(races.begin(), races.end(), [this](const auto& x, const auto& y) {
       return std::tie(accesses_[std::get<1>(x)].event, std::get<0>(x)) <
              std::tie(accesses_[std::get<1>(y)].event, std::get<0>(y));
     });
-    for (const auto& [ia, ib, narrow] : races) {
+    for (const auto& [ia, ib, what] : races) {
+      const bool narrow = what == 1;
       const Access& a = accesses_[ia];
       const Access& b = accesses_[ib];
       const size_t read_out = narrow ? ReadOutBefore(a, b) : kNone;
@@ -689,8 +790,18 @@ class Races {
           name(owner) + (b.buffer != a.buffer ? " (aliased by " + name(other) + ")" : "");
       Finding f;
       f.violation = model::Violation{
-          narrow ? model::Code::kReleaseScopeNarrow : model::Code::kDataRace, 0, 0};
-      f.message = (narrow ? "" : "data race on ") + where + " of CTA " + std::to_string(a.cta) +
+          what == 2 ? model::Code::kProxyFenceMissing
+                    : narrow ? model::Code::kReleaseScopeNarrow : model::Code::kDataRace,
+          0, 0};
+      if (what == 2) {
+        f.message = where + " of CTA " + std::to_string(a.cta) + ": the " + Describe(b) +
+                    " follows the " + Describe(a) +
+                    " through another proxy, and no fence.proxy.async lies on the "
+                    "happens-before path between them (in the generic accessor after the "
+                    "access, or in the issuer before the copy): the async proxy may see the "
+                    "bytes before the generic access is done";
+      } else {
+        f.message = (narrow ? "" : "data race on ") + where + " of CTA " + std::to_string(a.cta) +
                   ": the " + Describe(b) + " and the " + Describe(a) + " are unordered: " +
                   (narrow ? "the arrive and the wait that link them are in different CTAs, and "
                             "a .cta-scoped release (the default of mbarrier.arrive) or acquire "
@@ -707,6 +818,7 @@ class Races {
                              "performed before it; only PTX's scope rule leaves the pair "
                              "unordered, docs/levels.md L1)");
       f.strict_only = read_out != kNone;
+      }
       f.agent = b.agent;
       f.other_agent = a.agent;
       f.other_pc = a.pc;
@@ -761,6 +873,7 @@ class Races {
   std::vector<std::vector<size_t>> cp_seq_;  // per agent: its cp.async accesses in issue order
   std::vector<std::deque<uint32_t>> cp_groups_;
   std::map<uint64_t, std::deque<CpArrive>> cp_arrives_;
+  std::vector<ProxyFence> fences_;  // every fence.proxy.async, in trace order
   // Per agent, per witness source (a barrier slot, or kOwnWaits): its cp.async copies below
   // this number already have a witness of that source (CpDone).
   std::vector<std::unordered_map<uint64_t, uint32_t>> cp_covered_;

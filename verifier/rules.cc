@@ -16,6 +16,7 @@
 #include "verifier/lifetime.h"
 #include "verifier/pdl.h"
 #include "verifier/races.h"
+#include "verifier/tensormap.h"
 
 namespace parity::verifier {
 
@@ -213,6 +214,9 @@ class Analysis {
   bool CpCopyVisible(const CpCopy& c, const Clock& k) const;
   void CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const Clock& clock,
                       uint32_t pc, const char* what);
+  // P2006 for an init not made visible to the async proxy before a copy's complete_tx on it.
+  void CheckInitProxy(size_t i, uint32_t slot_id, uint32_t issuer, const Clock& issue,
+                      const Clock& weak_issue, uint32_t pc);
 
   void Report(model::Code code, int64_t value, int64_t limit, std::string message,
               uint32_t agent, uint32_t pc, size_t event, uint32_t cta_global, bool is_buffer,
@@ -352,6 +356,33 @@ void Analysis::CheckInitOrder(size_t i, uint32_t slot_id, uint32_t user, const C
   Report(model::Code::kRemoteBeforeInit, 0, 0,
          std::string(what) + " by " + Agent(user) + " acts on " + Bar(slot_id) + why, user, pc,
          i, s.cta_global, false, s.object, s.index, init);
+}
+
+// PTX ISA (Memory Consistency Model, the async proxy): "Accessing the same memory location
+// across multiple proxies needs a cross-proxy fence." mbarrier.init is a generic-proxy write of
+// the barrier; the complete_tx of a TMA / bulk / st.async copy is the async proxy's access of
+// it. The CUDA C++ Programming Guide's TMA example puts fence.proxy.async.shared::cta right
+// after the init ("make initialized barrier visible in async proxy"); CUTLASS
+// (PipelineTmaAsync: fence_barrier_init), the CuTe DSL (mbarrier_init_fence) and DeepGEMM use
+// fence.mbarrier_init.release.cluster there, which production relies on on every Hopper
+// kernel, so either fence by the initialising thread, after the init and happening before the
+// copy's issue, is accepted. Neither is P2006 (FlashKDA #24 item 3).
+void Analysis::CheckInitProxy(size_t i, uint32_t slot_id, uint32_t issuer, const Clock& issue,
+                              const Clock& weak_issue, uint32_t pc) {
+  const SlotState& s = slots_[slot_id];
+  if (!s.initialised || s.init_agent >= num_agents_) return;
+  const uint32_t seen = std::max(issue[L(s.init_agent)], weak_issue[L(s.init_agent)]);
+  for (const std::vector<uint32_t>* fences : {&fence_init_[s.init_agent],
+                                              &fence_proxy_[s.init_agent]}) {
+    auto it = std::upper_bound(fences->begin(), fences->end(), s.init_epoch);
+    if (it != fences->end() && *it <= seen) return;
+  }
+  Report(model::Code::kProxyFenceMissing, 0, 0,
+         "the complete_tx of the copy issued by " + Agent(issuer) + " acts on " + Bar(slot_id) +
+             " through the async proxy, but its init by " + Agent(s.init_agent) +
+             " (a generic-proxy write) is not followed by fence.proxy.async or "
+             "fence.mbarrier_init of that thread that happens before the copy's issue",
+         issuer, pc, i, s.cta_global, false, s.object, s.index, s.init_agent);
 }
 
 void Analysis::OnBarrierSignal(size_t i, const TraceEvent& ev, uint32_t agent,
@@ -541,6 +572,8 @@ void Analysis::OnDelivery(size_t i, const TraceEvent& ev) {
   if (ev.cta != ev.target_cta) {
     CheckInitOrder(i, id, c.agent, issue, c.pc, "a copy's complete_tx into another CTA");
   }
+  // Into another CTA: the init's fence.mbarrier_init and its order before the copy are P2007's.
+  if (ev.cta == ev.target_cta) CheckInitProxy(i, id, c.agent, issue, weak_issue, c.pc);
   if (!c.has_buffer) return;
   const uint32_t data_cta = CtaGlobal(ev, ev.target_cta);
   Location& loc = locations_[Key(data_cta, c.buffer, c.slot)];
@@ -1020,6 +1053,8 @@ std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine
   for (Finding& f : CheckLifetime(program, engine, trace)) findings.push_back(std::move(f));
   // P2020 / P2009 on global buffers (verifier/pdl.h): programmatic dependent launch.
   for (Finding& f : CheckGlobalRaces(program, engine, trace)) findings.push_back(std::move(f));
+  // P2031 / P2032 (verifier/tensormap.h): tensor maps updated while TMAs use them.
+  for (Finding& f : CheckTensorMaps(program, engine, trace)) findings.push_back(std::move(f));
   return findings;
 }
 

@@ -54,6 +54,7 @@ struct Finding {
   uint32_t cta = 0;              // global CTA number owning the object
   bool object_is_buffer = false;  // object indexes Program::buffers (else Program::barriers)
   bool object_is_global = false;  // object indexes Program::globals (verifier/pdl.h)
+  bool object_is_tensor_map = false;  // object indexes Program::tensor_maps (tensormap.h)
   uint32_t object = 0;
   uint32_t index = 0;            // barrier element or buffer slot
   SourceLocation where;          // the statement of `agent` (or the issuing statement)

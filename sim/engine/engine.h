@@ -497,6 +497,10 @@ class Engine {
   // Objects [0, num_barrier_slots()) are mbarrier slots; slot_state reads one.
   uint32_t num_barrier_slots() const { return static_cast<uint32_t>(barriers_.size()); }
   const model::MbarrierState& slot_state(uint32_t slot) const { return barriers_[slot]; }
+  // The named barriers (bar.sync ids 0..15) of CTA `cta_global` (global CTA number).
+  const model::NamedBarriers& named_barriers(uint32_t cta_global) const {
+    return named_[cta_global];
+  }
   // The global agent id of agent_info(a).index_in_cta in CTA `cta_global`.
   uint32_t cta_first_agent(uint32_t cta_global) const;
   // Programmatic dependent launch (ir::Program::primary_clusters): the primary grid's agents

@@ -819,7 +819,7 @@ struct Engine::Exec {
   // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
   // table of thunks prevents that).
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
-    static_assert(std::variant_size_v<ir::Op> == 27, "a new op needs a case here");
+    static_assert(std::variant_size_v<ir::Op> == 28, "a new op needs a case here");
     switch (in.op->index()) {
       case 0: return Do(a, in, env, *std::get_if<0>(in.op));
       case 1: return Do(a, in, env, *std::get_if<1>(in.op));
@@ -848,6 +848,7 @@ struct Engine::Exec {
       case 24: return Do(a, in, env, *std::get_if<24>(in.op));
       case 25: return Do(a, in, env, *std::get_if<25>(in.op));
       case 26: return Do(a, in, env, *std::get_if<26>(in.op));
+      case 27: return Do(a, in, env, *std::get_if<27>(in.op));
       default: PARITY_CHECK(false, "unknown op");
     }
   }
@@ -936,6 +937,12 @@ struct Engine::Exec {
                           op.buf.buffer, buf.slot, buf.bytes, off, pc);
     if (op.atomic) ev.flags |= trace::kFlagAtomic;
     Place(buf.slot, off, a);
+    Advance(a);
+  }
+  // A tensor map update touches no state of the machine: what it may overlap or follow is
+  // happens-before on the trace (verifier/tensormap.h), the same in every interleaving.
+  void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::TensormapReplace& op) {
+    Emit(EventKind::kTensormapReplace, a, c.agents[a].cta, op.tensor_map, 0, 0, 0, Pc(a));
     Advance(a);
   }
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv&, const ir::Exit&) {

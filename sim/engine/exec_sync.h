@@ -230,7 +230,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 }
 inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::Fence& op) {
   const uint32_t pc = Pc(a);
-  Emit(EventKind::kFence, a, c.agents[a].cta, static_cast<uint32_t>(op.kind), 0, 0, 0, pc);
+  // index: the tensor map a fence.proxy.tensormap acquire names (verifier/tensormap.h).
+  Emit(EventKind::kFence, a, c.agents[a].cta, static_cast<uint32_t>(op.kind),
+       op.kind == ir::Fence::Kind::kProxyTensormapAcquire ? op.tensor_map : 0, 0, 0, pc);
   Advance(a);
 }
 

@@ -46,7 +46,8 @@ static_assert(IsAlternative<OpKind::kMbarrierInit, MbarrierInit>() &&
               IsAlternative<OpKind::kMbarrierPendingCount, MbarrierPendingCount>() &&
               IsAlternative<OpKind::kGlobalReadback, GlobalReadback>() &&
               IsAlternative<OpKind::kGridDepControl, GridDepControl>() &&
-              IsAlternative<OpKind::kGlobalAccess, GlobalAccess>(),
+              IsAlternative<OpKind::kGlobalAccess, GlobalAccess>() &&
+              IsAlternative<OpKind::kTensormapReplace, TensormapReplace>(),
               "OpKind and ir::Op disagree");
 
 const char* const kDtypes[] = {"u8",  "u16", "u32",  "s32",    "u64",  "s64",    "f16",
@@ -317,15 +318,22 @@ class Encoder {
             Buf(o.dst, &f);
             Bar(o.bar, &f);
           } else if constexpr (std::is_same_v<T, Fence>) {
-            f.push_back(static_cast<uint32_t>(o.kind));
+            // The low byte is the kind; an acquire of a tensor map adds its index + 1 above it.
+            const uint32_t tm =
+                o.kind == Fence::Kind::kProxyTensormapAcquire ? o.tensor_map + 1 : 0;
+            f.push_back(static_cast<uint32_t>(o.kind) | tm << 8);
+          } else if constexpr (std::is_same_v<T, TensormapReplace>) {
+            f.push_back(o.tensor_map);
           } else if constexpr (std::is_same_v<T, ClusterArrive>) {
             f.push_back(uint32_t{o.relaxed});
           } else if constexpr (std::is_same_v<T, NamedBarrier>) {
             f.insert(f.end(), {Ref(o.id), Ref(o.threads), uint32_t{o.sync}});
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             Buf(o.buf, &f);
-            // Bit 0 write, bit 1 atomic, bit 2 returns (exec.h reads bit 0 only).
-            f.push_back(uint32_t{o.write} | uint32_t{o.atomic} << 1 | uint32_t{o.returns} << 2);
+            // Bit 0 write, bit 1 atomic, bit 2 returns (exec.h reads bit 0 only), bits 3..4 the
+            // read's proxy (0 for a plain `use`, so the words of other schedules are unchanged).
+            f.push_back(uint32_t{o.write} | uint32_t{o.atomic} << 1 | uint32_t{o.returns} << 2 |
+                        static_cast<uint32_t>(o.proxy) << 3);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             f.insert(f.end(), {o.token_var, o.result_var});
           } else if constexpr (std::is_same_v<T, GlobalReadback>) {
@@ -779,8 +787,18 @@ class Decoder {
       case 17: {
         Fence o;
         const uint32_t k = f->Next();
-        if (k > static_cast<uint32_t>(Fence::Kind::kAcqRelCta)) Fail("bad fence kind");
-        o.kind = static_cast<Fence::Kind>(k & 7);
+        if ((k & 0xff) > static_cast<uint32_t>(Fence::Kind::kProxyTensormapAcquire)) {
+          Fail("bad fence kind");
+        }
+        o.kind = static_cast<Fence::Kind>(k & 0xff);
+        if (o.kind == Fence::Kind::kProxyTensormapAcquire) {
+          if ((k >> 8) == 0 || (k >> 8) - 1 >= p_->tensor_maps.size()) {
+            Fail("tensor map index out of range");
+          }
+          o.tensor_map = (k >> 8) - 1;
+        } else if ((k >> 8) != 0) {
+          Fail("bad fence kind");
+        }
         return o;
       }
       case 18: return ClusterArrive{Flag(f)};
@@ -796,10 +814,15 @@ class Decoder {
         BufferAccess o;
         o.buf = Buf(f);
         const uint32_t w = f->Next();
-        if (w > 7 || (w > 1 && w != 3 && w != 7)) Fail("bad buffer access kind");
+        const uint32_t kind = w & 7u, proxy = w >> 3;
+        if (kind > 7 || (kind > 1 && kind != 3 && kind != 7)) Fail("bad buffer access kind");
+        if (proxy > static_cast<uint32_t>(ReadProxy::kAsync) || (proxy != 0 && kind != 0)) {
+          Fail("bad read proxy");
+        }
         o.write = (w & 1) != 0;
         o.atomic = (w & 2) != 0;
         o.returns = (w & 4) != 0;
+        o.proxy = static_cast<ReadProxy>(proxy);
         return o;
       }
       case 22: return Exit{};
@@ -825,6 +848,12 @@ class Decoder {
         o.offset = Expr_(f->Next());
         o.bytes = Expr_(f->Next());
         o.write = Flag(f);
+        return o;
+      }
+      case 27: {
+        TensormapReplace o;
+        o.tensor_map = f->Next();
+        if (o.tensor_map >= p_->tensor_maps.size()) Fail("tensor map index out of range");
         return o;
       }
       default:

@@ -71,6 +71,8 @@
 //   GlobalReadback buf, result var    (kind 40, 7 words; version 2)
 //   GridDepControl kind (0 launch_dependents, 1 wait)   (kind 41, 2 words; version 5)
 //   GlobalAccess global, slot, offset, bytes, write     (kind 42, 6 words; version 5)
+//   TensormapReplace tensor map        (kind 43, 2 words). Fence's word: kind in the low byte,
+//   for kProxyTensormapAcquire the tensor map's index + 1 above it.
 //
 // Strings (for reports only; the interpreter never needs them): each string is its byte length
 // then the bytes packed 4 per word (first byte in the low bits), in this order: the schedule

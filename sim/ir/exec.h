@@ -596,7 +596,7 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       return kResolved;
     }
     case OpKind::kFence:
-      r->fence_kind = f[0];
+      r->fence_kind = f[0] & 0xffu;  // the tensormap fences' map index above: never executed
       return kResolved;
     case OpKind::kClusterArrive:
       r->relaxed = f[0];
@@ -630,7 +630,7 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       if (!BufferOperand(c, a, f, &x.buf, &x.slot, &x.offset, &x.bytes, &x.addr)) {
         return kResolveFault;
       }
-      x.write = (f[5] & 1u) != 0 ? 1u : 0u;  // bits 1-2: atomic, returns (never executed)
+      x.write = (f[5] & 1u) != 0 ? 1u : 0u;  // bits 1-2: atomic, returns; 3-4: a read's proxy
       // The buffer ref's cta word (f[4]): `use`/`write ... @cta(r)`.
       const int64_t t = f[4] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[4]);
       if (a.fault != kFaultNone) return kResolveFault;

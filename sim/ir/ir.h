@@ -186,27 +186,38 @@ struct StAsync { BufferRef dst; BarrierRef bar; };
 struct Fence {
   enum class Kind : uint8_t {
     kMbarrierInit, kProxyAsync, kProxyAsyncGlobal, kAcqRelCluster, kAcqRelCta,
+    // fence.proxy.tensormap::generic.release.gpu / .acquire.gpu [tm], 128: order a generic
+    // update of a tensor map (TensormapReplace) before a TMA's read of it through the tensormap
+    // proxy; the acquire names the tensor map (`tensor_map`).
+    kProxyTensormapRelease, kProxyTensormapAcquire,
   };
   Kind kind = Kind::kProxyAsync;
+  uint32_t tensor_map = 0xffffffffu;  // kProxyTensormapAcquire: index into Program::tensor_maps
 };
 struct ClusterArrive { bool relaxed = false; };           // barrier.cluster.arrive
 struct ClusterWait {};                                    // barrier.cluster.wait
 // bar.sync / bar.arrive id, threads (named barriers; `threads` counts the participating threads,
 // each agent contributes its role's thread count).
 struct NamedBarrier { ExprId id; ExprId threads; bool sync = true; };
-// Generic-proxy accesses of a buffer by the agent's threads: `use` reads (consumers), `write`
-// writes (ordinary stores, e.g. an epilogue writing a tile that a TMA store then reads).
+// Accesses of a buffer by the agent's threads: `use` reads (consumers), `write` writes (ordinary
+// stores, e.g. an epilogue writing a tile that a TMA store then reads). A read names its proxy
+// (PTX ISA, Memory Consistency Model, proxies): `use.generic` (ld.shared, ldmatrix,
+// ld.shared::cluster), `use.async` (wgmma.mma_async operands), or plain `use`, whose proxy is not
+// stated (docs/language.md §8.8, Proxies, says which rules each form meets). A write is
+// generic-proxy.
 // `red` / `atom` (write and atomic set): atomic read-modify-writes (red.shared{::cluster}.add,
 // atom.shared{::cluster}.add, atomicAdd on shared memory; `atom` also returns the old value).
 // Atomics of one location do not race with each other (PTX ISA, Memory Consistency Model: two
 // morally strong operations do not form a data race; atom/red default to .gpu scope, which
 // includes every thread of the cluster), but an atomic and a plain access or a copy of the same
 // bytes do, unless happens-before orders them.
+enum class ReadProxy : uint8_t { kUnstated = 0, kGeneric = 1, kAsync = 2 };
 struct BufferAccess {
   BufferRef buf;
   bool write = false;
   bool atomic = false;
   bool returns = false;  // `atom` (the old value is read) rather than `red`
+  ReadProxy proxy = ReadProxy::kUnstated;  // plain reads only
 };
 struct Exit {};
 // mbarrier.pending_count.b64 count, state: the pending arrival count recorded in a state token
@@ -250,13 +261,24 @@ struct GlobalAccess {
   bool write = false;
 };
 
+// An update of the tensor map (CUtensorMap, 128 bytes) that TMAs of `tensor_map` read: the
+// tensormap.replace.tile.* instructions on it, or generic stores of a new descriptor into its
+// memory (DeepGEMM copies a descriptor edited in shared memory into the global one). A TMA reads
+// its tensor map through the tensormap proxy when it is issued and until it completes, so an
+// update must not overlap a TMA of the map in flight, and a TMA after it must be ordered after
+// it by fence.proxy.tensormap::generic.release (the updater), happens-before, and
+// fence.proxy.tensormap::generic.acquire of the map (the TMA's issuer): verifier/tensormap.h.
+struct TensormapReplace {
+  uint32_t tensor_map = 0;
+};
+
 // Alternatives are appended only (the index is the encoded op kind, sim/ir/encoding.h).
 using Op = std::variant<MbarrierInit, MbarrierInval, MbarrierArrive, MbarrierExpectTx,
                         MbarrierCompleteTx, MbarrierWait, TmaLoad, TmaStore, BulkLoad, BulkStore,
                         BulkCommit, BulkWait, CpAsync, CpAsyncCommit, CpAsyncWait,
                         CpAsyncMbarrierArrive, StAsync, Fence, ClusterArrive, ClusterWait,
                         NamedBarrier, BufferAccess, Exit, MbarrierPendingCount, GlobalReadback,
-                        GridDepControl, GlobalAccess>;
+                        GridDepControl, GlobalAccess, TensormapReplace>;
 
 // ---------------------------------------------------------------------------------------------
 // Statements.

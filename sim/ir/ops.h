@@ -87,8 +87,9 @@ enum class OpKind : uint8_t {
   kGlobalReadback = 24,
   kGridDepControl = 25,
   kGlobalAccess = 26,
+  kTensormapReplace = 27,
 };
-inline constexpr uint32_t kNumOpKinds = 27;
+inline constexpr uint32_t kNumOpKinds = 28;
 
 }  // namespace parity::ir
 

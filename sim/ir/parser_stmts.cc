@@ -427,6 +427,18 @@ Status Parser::ParseOp(const Token& t, Block* out) {
     PARITY_RETURN_IF_ERROR(ExpectWord("bar", "after the destination of `st.async`"));
     PARITY_RETURN_IF_ERROR(ParseBarrierRef(&op.bar));
     PushOp(out, op, t);
+  } else if (w == "tensormap.replace") {
+    TensormapReplace op;
+    PARITY_RETURN_IF_ERROR(LookupObject(program_.tensor_maps, "tensor map",
+                                        "parse.unknown-tensormap", &op.tensor_map));
+    PushOp(out, op, t);
+  } else if (w == "fence.proxy.tensormap.release") {
+    PushOp(out, Fence{Fence::Kind::kProxyTensormapRelease}, t);
+  } else if (w == "fence.proxy.tensormap.acquire") {
+    Fence op{Fence::Kind::kProxyTensormapAcquire};
+    PARITY_RETURN_IF_ERROR(LookupObject(program_.tensor_maps, "tensor map",
+                                        "parse.unknown-tensormap", &op.tensor_map));
+    PushOp(out, op, t);
   } else if (w == "fence.mbarrier_init") {
     PushOp(out, Fence{Fence::Kind::kMbarrierInit}, t);
   } else if (w == "fence.proxy.async") {
@@ -478,11 +490,14 @@ Status Parser::ParseOp(const Token& t, Block* out) {
     op.kind = w == "griddepcontrol.wait" ? GridDepControl::Kind::kWait
                                          : GridDepControl::Kind::kLaunchDependents;
     PushOp(out, op, t);
-  } else if (w == "use" || w == "write" || w == "red" || w == "atom") {
+  } else if (w == "use" || w == "write" || w == "red" || w == "atom" || w == "use.generic" ||
+             w == "use.async") {
     BufferAccess op;
-    op.write = w != "use";
+    op.write = w == "write" || w == "red" || w == "atom";
     op.atomic = w == "red" || w == "atom";
     op.returns = w == "atom";
+    if (w == "use.generic") op.proxy = ReadProxy::kGeneric;
+    if (w == "use.async") op.proxy = ReadProxy::kAsync;
     PARITY_RETURN_IF_ERROR(ParseBufferRef(&op.buf, true));
     PushOp(out, op, t);
   } else if (w == "exit") {

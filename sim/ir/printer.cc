@@ -248,6 +248,9 @@ class Printer {
               case Fence::Kind::kProxyAsyncGlobal: return "fence.proxy.async.global";
               case Fence::Kind::kAcqRelCluster: return "fence.acq_rel.cluster";
               case Fence::Kind::kAcqRelCta: return "fence.acq_rel.cta";
+              case Fence::Kind::kProxyTensormapRelease: return "fence.proxy.tensormap.release";
+              case Fence::Kind::kProxyTensormapAcquire:
+                return "fence.proxy.tensormap.acquire " + TensorMapName(o.tensor_map);
             }
             return "<bad-fence>";
           } else if constexpr (std::is_same_v<T, ClusterArrive>) {
@@ -260,7 +263,9 @@ class Printer {
           } else if constexpr (std::is_same_v<T, BufferAccess>) {
             const char* word = o.atomic ? (o.returns ? "atom " : "red ")
                                : o.write  ? "write "
-                                          : "use ";
+                               : o.proxy == ReadProxy::kGeneric ? "use.generic "
+                               : o.proxy == ReadProxy::kAsync   ? "use.async "
+                                                                : "use ";
             return word + Buf(o.buf);
           } else if constexpr (std::is_same_v<T, MbarrierPendingCount>) {
             return "pending_count " + Var(o.token_var) + " -> " + Var(o.result_var);
@@ -277,6 +282,8 @@ class Printer {
             if (o.offset != kNoExpr) s += " + " + Expr_(o.offset);
             if (o.bytes != kNoExpr) s += " bytes " + Expr_(o.bytes);
             return s;
+          } else if constexpr (std::is_same_v<T, TensormapReplace>) {
+            return "tensormap.replace " + TensorMapName(o.tensor_map);
           } else {
             static_assert(std::is_same_v<T, Exit>);
             return "exit";

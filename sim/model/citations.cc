@@ -192,6 +192,11 @@ const Citation kP2030[] = {
                       "all non-exited threads of the cluster to perform barrier.cluster.arrive.",
      ""}};
 
+const Citation kP2031[] = {
+    {kTcgen05Smem, "Accessing the same memory location across miltiple proxies needs a "
+                   "cross-proxy fence.", ""}};
+const Citation kP2032[] = {{kCompletion, kQuoteAsyncUb, ""}};
+
 }  // namespace
 
 std::span<const Citation> CodeCitations(Code code) {
@@ -236,6 +241,8 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kReleaseScopeNarrow: return kP2013;
     case Code::kPdlWaitMissing: return kP2020;
     case Code::kDsmemBeforeStart: return kP2030;
+    case Code::kTensormapNotFenced: return kP2031;
+    case Code::kTensormapModifiedInFlight: return kP2032;
   }
   return {};
 }

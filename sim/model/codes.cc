@@ -149,7 +149,7 @@ std::string Detail(const Violation& v) {
     case Code::kSharedMemoryRace:
       return "unordered accesses of a buffer slot";
     case Code::kProxyFenceMissing:
-      return "generic-proxy write not fenced before the async-proxy read";
+      return "generic-proxy access not fenced before the async-proxy access";
     case Code::kRemoteBeforeInit:
       return "remote use of a barrier not ordered after its fenced init";
     case Code::kDataRace:
@@ -169,6 +169,10 @@ std::string Detail(const Violation& v) {
              "griddepcontrol.wait";
     case Code::kDsmemBeforeStart:
       return "access of the shared memory of CTA " + N(v.value) + ", not known to have started";
+    case Code::kTensormapNotFenced:
+      return "a TMA reads an updated tensor map without the tensormap proxy fences";
+    case Code::kTensormapModifiedInFlight:
+      return "a tensor map is updated while a TMA that reads it may be in flight";
   }
   return "unknown violation";
 }

@@ -235,15 +235,22 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "barrier count that leaves out the consumers of other CTAs of the multicast, a consumer "      \
     "that releases the stage before its last read, or a missing wait on the full barrier.")       \
   X(kProxyFenceMissing, "P2006", "proxy-fence-missing", kError,                                    \
-    "TMA store reads shared memory written by generic stores without fence.proxy.async",           \
-    "PTX ISA (memory consistency model, proxies; cp.async.bulk): a TMA or bulk store reads shared " \
-    "memory through the async proxy; generic-proxy writes (st.shared) are visible to it only "     \
-    "after fence.proxy.async.shared::cta in the writing threads, ordered before the store's "      \
-    "issue (e.g. fence, then the named barrier, then the elected thread's store). Reported when "  \
-    "a `write` to the slot is not followed by such a fence of its writer that happens before "     \
-    "the store, unless every byte of it the store reads was rewritten by a later write ordered "   \
-    "after it (per-location coherence: the store cannot read it). Typical bug: "                   \
-    "tma_store_fence() missing in the epilogue.")                                                  \
+    "generic-proxy access, then an async-proxy access, without fence.proxy.async",                 \
+    "PTX ISA (memory consistency model, the async proxy: accessing the same memory location "     \
+    "across multiple proxies needs a cross-proxy fence; fence.proxy.async synchronizes the "       \
+    "generic and the async proxy). Reported when (1) a TMA or bulk store reads a slot that a "     \
+    "`write` wrote and no fence.proxy.async of the writer after the write happens before the "     \
+    "store, unless every byte of it the store reads was rewritten by a later write ordered after " \
+    "it (per-location coherence: the store cannot read it); (2) a generic access whose proxy the " \
+    "schedule states (`write`, `use.generic`: ld.shared, ldmatrix) happens before a TMA / bulk / " \
+    "st.async write of the same bytes, or a `write` before a `use.async` (wgmma operand) read, "  \
+    "and no fence.proxy.async lies on the happens-before path between them (by the generic "      \
+    "accessor after the access, or by the copy's issuer before the issue: DeepEP #621, fixed "    \
+    "by PR #642); (3) a copy's complete_tx acts on a barrier whose mbarrier.init (a generic "     \
+    "write) is followed by neither fence.proxy.async nor fence.mbarrier_init of the initialising " \
+    "thread happening before the copy's issue (the CUDA guide's TMA example). Typical bugs: "     \
+    "tma_store_fence() missing in an epilogue; ld.shared consumers releasing a stage to the next " \
+    "TMA load with no fence (DeepEP #621); no fence after the barrier inits (FlashKDA #24).")      \
   X(kRemoteBeforeInit, "P2007", "remote-before-init", kError,                                      \
     "remote mbarrier use before its init was fenced and cluster-synchronised",                     \
     "PTX ISA (fence.mbarrier_init, barrier.cluster): an mbarrier.init is made visible to other "   \
@@ -337,7 +344,9 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "waits been .cluster-scoped. Reads before such an arrive stay ordered (a read has taken its "  \
     "value when the arrive issues; what silicon shows, see docs/language.md). Typical bug: "       \
     "mbarrier.arrive.shared::cluster on a peer's barrier without .release.cluster after writing "  \
-    "data the peer reads (CUTLASS #3643).")                                                        \
+    "data the peer reads (CUTLASS #3643). A pair whose write a TMA/bulk store read out, the "      \
+    "read's completion (bulk wait_group .read) before the release, is a warning (an error under "  \
+    "--strict): only the scope rule leaves it unordered (docs/levels.md, L1).")                   \
   X(kPdlWaitMissing, "P2020", "pdl-wait-missing", kError,                                          \
     "global memory shared by a primary and a dependent grid accessed without griddepcontrol.wait", \
     "PTX ISA (griddepcontrol) and CUDA Programming Guide (Programmatic Dependent Launch): with "    \
@@ -365,7 +374,26 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "semantics and scope), by an operation of an agent of CTA r. (Remote arrives and copies "      \
     "completing on CTA r's barriers are P2007's: that rule orders them after the peer's own "      \
     "init.) Typical bug: the first cluster.sync of a DSMEM reduction or histogram left out "        \
-    "because the peers' memory needed no zero-fill.")
+    "because the peers' memory needed no zero-fill.")                                                \
+  X(kTensormapNotFenced, "P2031", "tensormap-not-fenced", kError,                                  \
+    "a TMA follows an update of its tensor map without the tensormap proxy fences",                \
+    "PTX ISA (membar/fence: fence.proxy.tensormap::generic; tensormap.replace): a TMA reads its "    \
+    "tensor map through the tensormap proxy, an update (tensormap.replace, or generic stores of "  \
+    "a descriptor) writes it through the generic proxy; the TMA sees the update only after "       \
+    "fence.proxy.tensormap::generic.release by the updater, happens-before, and "                  \
+    "fence.proxy.tensormap::generic.acquire of the map by the TMA's issuer. Reported when a "       \
+    "`tma.load`/`tma.store` of map TM is ordered after a `tensormap.replace TM` but not through "  \
+    "such a release and acquire. Typical bug: the descriptor copied to global memory and used "    \
+    "right away (DeepGEMM's grouped GEMM uses tensor_map_release_gpu / tensor_map_acquire_gpu).")  \
+  X(kTensormapModifiedInFlight, "P2032", "tensormap-modified-in-flight", kError,                   \
+    "a tensor map updated while a TMA that uses it may be in flight",                              \
+    "PTX ISA (Completion mechanisms for asynchronous copy operations): modifying the tensor "     \
+    "descriptor of an asynchronous copy before the operation completes is undefined. Reported "    \
+    "when a `tensormap.replace TM` is not ordered after a TMA of TM is done with it (a wait on a " \
+    "phase its bytes complete in, or its issuer's cp.async.bulk.wait_group), nor the TMA after "  \
+    "the update. Typical bug: a persistent kernel that edits the descriptor for the next group "   \
+    "while the last loads of the previous group are still in flight (DeepGEMM PR #343, fixed by "  \
+    "tma_desc_commit_group + tma_desc_wait_group before the global descriptor is overwritten).")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

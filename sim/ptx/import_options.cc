@@ -123,7 +123,8 @@ Expected<TensorMapArg> ParseTensorMapArg(std::string_view spec) {
   const size_t eq = spec.find('=');
   if (eq == std::string_view::npos || eq == 0) {
     return BadOption("--tensormap '" + std::string(spec) +
-                     "' is not INDEX=DTYPE:DIMS:BOX[:SWIZZLE] or NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
+                     "' is not INDEX=DTYPE:DIMS:BOX[:SWIZZLE] or "
+                     "NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
   }
   const std::string_view ref = spec.substr(0, eq);
   if (ref.find('+') != std::string_view::npos) {

@@ -295,8 +295,8 @@ class ThreadRunner {
       }
       if (op == "add" || (op == "sub" && &origin == &a)) {
         const uint64_t delta = k << shift;
-        return Value::Derived(origin.symbol, op == "add" ? origin.bits + delta : origin.bits - delta,
-                              shift);
+        const uint64_t moved = op == "add" ? origin.bits + delta : origin.bits - delta;
+        return Value::Derived(origin.symbol, moved, shift);
       }
       return Value::Derived(origin.symbol, origin.bits);
     }
@@ -542,7 +542,8 @@ class ThreadRunner {
       }
       Set(o[0], r, op == "brev" ? t.bits : 32);
     } else if (op == "ld" && o.size() == 2 &&
-               (inst.HasModifier("param") || IsParamAddress(Eval(o[1])))) {
+               (inst.HasModifier("param") || inst.HasModifier("param::entry") ||
+                IsParamAddress(Eval(o[1])))) {
       // ld.param, or a generic load through cvta.param (a __grid_constant__ parameter's address).
       const Value addr = Eval(o[1]);
       if (o[0].kind == OperandKind::kVector) {
@@ -730,7 +731,9 @@ class WarpRunner {
                       t / (cta.ntid[0] * cta.ntid[1])};
     }
     // ThreadRunner keeps a reference to its context: ctxs_ is not resized from here on.
-    for (uint32_t i = 0; i < n; ++i) lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i]));
+    for (uint32_t i = 0; i < n; ++i) {
+      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i]));
+    }
   }
 
   Expected<std::vector<std::vector<ProtocolEvent>>> Run() {
@@ -937,7 +940,8 @@ class WarpRunner {
         }
         vals.emplace_back(j, v);
       }
-      const Value mine = vals[static_cast<size_t>(std::popcount(group & ((1u << lane) - 1)))].second;
+      const size_t at = static_cast<size_t>(std::popcount(group & ((1u << lane) - 1)));
+      const Value mine = vals[at].second;
       uint32_t same = 0;
       bool all = true;
       for (const auto& [j, v] : vals) {

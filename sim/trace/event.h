@@ -118,9 +118,10 @@ enum class EventKind : uint8_t {
   kGridDepWait = 43,     // griddepcontrol.wait returns
   kGlobalUse = 44,       // `use` of a global buffer (ir::GlobalAccess)
   kGlobalWrite = 45,     // `write` of a global buffer
+  kTensormapReplace = 46,  // an update of tensor map `object` (ir::TensormapReplace)
 };
 inline constexpr uint8_t kFirstEventKind = 1;
-inline constexpr uint8_t kLastEventKind = 45;
+inline constexpr uint8_t kLastEventKind = 46;
 
 // Agent id used by events that no agent caused directly (deliveries carry the issuing agent).
 inline constexpr uint16_t kNoAgent = 0xffff;

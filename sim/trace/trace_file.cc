@@ -84,7 +84,7 @@ const char* const kKindNames[] = {
     "bar.sync.begin",  "bar.sync.end",  "use",            "write",
     "exit",            "wait.timeout",  "violation",      "bulk.complete",
     "pending_count",   "readback",      "griddepcontrol.launch_dependents",
-    "griddepcontrol.wait", "global.use", "global.write",
+    "griddepcontrol.wait", "global.use", "global.write", "tensormap.replace",
 };
 static_assert(sizeof(kKindNames) / sizeof(kKindNames[0]) == kLastEventKind + 1);
 

@@ -88,6 +88,9 @@ TEST(ParityApi, OverriddenParamMakesADeadlockWithLocatedFindings) {
     wait_related |= r.location.line == 14 && r.message.find("full[0] of CTA 0") != std::string::npos;
   }
   EXPECT_TRUE(wait_related);
+  // The change a re-run proved, and its cause.
+  EXPECT_EQ(f.suggested_change, "set the expect_tx bytes to 8192");
+  EXPECT_EQ(f.culprit_cause, "tx-over-expected");
   EXPECT_THAT(f.ToString(), HasSubstr("api_load.pipe:12:3: error[P2001]"));
   // The code and title are fields of their own, not repeated in the message.
   EXPECT_EQ(f.message.find("P2001"), std::string::npos) << f.message;

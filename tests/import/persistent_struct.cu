@@ -43,7 +43,9 @@ __device__ __forceinline__ uint32_t Smem(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ int WarpIdxSync() { return __shfl_sync(0xffffffff, threadIdx.x / 32, 0); }
+__device__ __forceinline__ int WarpIdxSync() {
+  return __shfl_sync(0xffffffff, threadIdx.x / 32, 0);
+}
 __device__ __forceinline__ int WarpGroupIdx() {
   return __shfl_sync(0xffffffff, threadIdx.x / 128, 0);
 }

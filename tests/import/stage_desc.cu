@@ -72,8 +72,8 @@ __device__ __forceinline__ void Wgmma(float (&acc)[4], uint64_t a, uint64_t b, i
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * (kMathWarps + 1))
-    stage_desc(const __grid_constant__ CUtensorMap tmap_a, const __grid_constant__ CUtensorMap tmap_b,
-               uint32_t k_blocks, float* out) {
+    stage_desc(const __grid_constant__ CUtensorMap tmap_a,
+               const __grid_constant__ CUtensorMap tmap_b, uint32_t k_blocks, float* out) {
   extern __shared__ __align__(1024) uint8_t smem[];
   uint8_t* smem_a = smem;
   uint8_t* smem_b = smem + kStages * kBytesA;

@@ -240,11 +240,12 @@ TEST_F(ThreadExecTest, MissingArgumentIsNamedAtTheBranchOnIt) {
   EXPECT_EQ(ev.status().rule(), "import.missing-arg");
   // The parameter, its width, where it is read and how to give it.
   const std::string param = f.params[1].name;
-  EXPECT_NE(ev.status().message().find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
+  const std::string message = ev.status().message();
+  EXPECT_NE(message.find("kernel parameter " + param + " (4 bytes at parameter-space byte 128)"),
             std::string::npos)
-      << ev.status().ToString();
-  EXPECT_NE(ev.status().message().find("ws_pipeline.cu:"), std::string::npos) << ev.status().ToString();
-  EXPECT_NE(ev.status().message().find("pass --arg 1=VALUE"), std::string::npos) << ev.status().ToString();
+      << message;
+  EXPECT_NE(message.find("ws_pipeline.cu:"), std::string::npos) << message;
+  EXPECT_NE(message.find("pass --arg 1=VALUE"), std::string::npos) << message;
   EXPECT_EQ(ev.status().where().file, "tests/import/ws_pipeline.ptx");
   ASSERT_GT(ev.status().where().line, 0);
   // The culprit is a guarded branch of the PTX.
@@ -445,7 +446,7 @@ constexpr const char* kCollectives = R"(.version 8.7
   st.shared.u32 [%r2+64], %r21;
   redux.sync.max.u32 %r22, %r1, -1;
   st.shared.u32 [%r2+68], %r22;
-  ld.param.u32 %r23, [params+4];
+  ld.param::entry.u32 %r23, [params+4];
   ld.param.v2.u32 {%r24, %r25}, [params+8];
   mov.u64 %rd1, params;
   cvta.param.u64 %rd2, %rd1;
@@ -475,8 +476,8 @@ DONE:
 )";
 
 // Per lane: the values stored at each `out` offset.
-std::vector<std::map<uint64_t, Value>> Stores(const Function& f,
-                                              const std::vector<std::vector<ProtocolEvent>>& lanes) {
+std::vector<std::map<uint64_t, Value>> Stores(
+    const Function& f, const std::vector<std::vector<ProtocolEvent>>& lanes) {
   std::vector<std::map<uint64_t, Value>> out;
   for (const auto& events : lanes) {
     std::map<uint64_t, Value> m;
@@ -529,7 +530,7 @@ TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
     EXPECT_EQ(s.at(60), Value::Int(496));                         // redux.add
     EXPECT_EQ(s.at(64), Value::Int(static_cast<uint32_t>(3 - 31)));  // redux.min.s32
     EXPECT_EQ(s.at(68), Value::Int(31));                          // redux.max
-    // ld.param [params+4] + ld.param.v2 [params+8] + a generic load through cvta.param.
+    // ld.param::entry [params+4] + ld.param.v2 [params+8] + a generic load through cvta.param.
     EXPECT_EQ(s.at(72), Value::Int(1111));
     // activemask: the lanes converged at each side of the branch.
     EXPECT_EQ(s.at(76), Value::Int(l < 8 ? 0xff : 0xffffff00));

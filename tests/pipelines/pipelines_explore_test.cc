@@ -160,17 +160,27 @@ struct BadCase {
   ExploreVerdict verdict;
   std::string code;
   std::string barrier;
+  verifier::Expectation expect;  // its cause, change and culprit-at, when it names them
+};
+
+// The culprit a re-run of the counterexample proved (verifier/culprit.h), if any.
+struct Culprit {
+  std::string cause, change;
+  uint32_t line = 0;
 };
 
 // The code and barrier a finding names: a model violation's or a protocol finding's code and
 // object, or P2001 and the barrier of the deadlock diagnosis's primary blocked wait.
-std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& r) {
+std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& r,
+                                          Culprit* culprit) {
   if (r.verdict == ExploreVerdict::kRuleViolation) {
     if (r.findings.empty()) return {"", ""};
     const verifier::Finding& f = r.findings.front();
     std::string object;
     if (f.object_is_global) {
       object = l.program.globals[f.object].name;
+    } else if (f.object_is_tensor_map) {
+      object = l.program.tensor_maps[f.object].name;
     } else if (f.object_is_buffer) {
       object = l.program.buffers[f.object].name;
     } else if (f.object < l.program.barriers.size()) {
@@ -187,6 +197,10 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     // primary blocked wait), as `parity explore` prints it under the counterexample.
     const verifier::DeadlockReport report =
         verifier::DiagnoseDeadlockWithRepair(l.program, *e, end, l.params, &r.counterexample);
+    if (report.culprit.found && !report.culprit.change.empty()) {
+      *culprit = {verifier::DeadlockCauseName(report.culprit.cause), report.culprit.change,
+                  static_cast<uint32_t>(report.culprit.where.line)};
+    }
     if (report.culprit.found) return {"P2001", l.program.barriers[report.culprit.barrier].name};
     if (report.primary >= report.blocked.size()) return {"P2001", ""};
     const engine::BlockedAgent& b = report.blocked[report.primary].blocked;
@@ -199,6 +213,14 @@ std::pair<std::string, std::string> Named(const Loaded& l, const ExploreResult& 
     // name no barrier.
     const engine::ViolationInfo& v = *end.violation;
     const std::string id(model::CodeId(v.violation.code));
+    verifier::RepairOptions ro;
+    ro.counterexample = &r.counterexample;
+    const verifier::DeadlockCulprit c =
+        verifier::FindCulpritOfViolation(l.program, l.params, *e, ro);
+    if (c.found) {
+      *culprit = {verifier::DeadlockCauseName(c.cause), c.change,
+                  static_cast<uint32_t>(c.where.line)};
+    }
     const bool on_barrier = id[0] == 'M' && v.event.object < l.program.barriers.size();
     return {id, on_barrier ? l.program.barriers[v.event.object].name : ""};
   }
@@ -221,7 +243,8 @@ std::vector<BadCase> Bad() {
                      : finding         ? ExploreVerdict::kRuleViolation
                                        : ExploreVerdict::kViolation,
                      x.code,
-                     x.object});
+                     x.object,
+                     x});
     }
   }
   std::sort(out.begin(), out.end(),
@@ -237,9 +260,19 @@ TEST(PipelinesExploreTest, EveryKnownBadVariantIsFoundWithItsCode) {
     const ExploreResult r = Search(l);
     EXPECT_EQ(r.verdict, b.verdict)
         << Describe(b.c) << ": got " << verifier::ExploreVerdictName(r.verdict) << " " << r.bound;
-    const auto [code, barrier] = Named(l, r);
+    Culprit culprit;
+    const auto [code, barrier] = Named(l, r, &culprit);
     EXPECT_EQ(code, b.code) << Describe(b.c);
     EXPECT_EQ(barrier, b.barrier) << Describe(b.c);
+    if (!b.expect.cause.empty()) {
+      EXPECT_EQ(culprit.cause, b.expect.cause) << Describe(b.c);
+    }
+    if (!b.expect.change.empty()) {
+      EXPECT_EQ(culprit.change, b.expect.change) << Describe(b.c);
+    }
+    if (b.expect.culprit_line != 0) {
+      EXPECT_EQ(culprit.line, b.expect.culprit_line) << Describe(b.c);
+    }
   }
 }
 

@@ -17,8 +17,16 @@ TEST(CliExplore, CorrectPipelineIsVerified) {
   CliResult r = RunParity({"explore", "pipelines/single_tma_load/count1.pipe"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("VERIFIED: the search was complete"));
-  EXPECT_THAT(r.out, HasSubstr("reduction factor"));
   EXPECT_THAT(r.out, HasSubstr("bytes/state"));
+  // No work nobody asked for: the brute-force search runs only with --measure-reduction, and
+  // the symmetry reduction's account only with --verbose.
+  EXPECT_THAT(r.out, Not(HasSubstr("brute force")));
+  EXPECT_THAT(r.out, Not(HasSubstr("reduction factor")));
+  EXPECT_THAT(r.out, Not(HasSubstr("symmetry")));
+  EXPECT_TRUE(r.out.ends_with("\n0 errors\n")) << r.out;
+  CliResult v = RunParity({"explore", "pipelines/single_tma_load/count1.pipe", "--verbose"});
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_THAT(v.out, HasSubstr("symmetry"));
 }
 
 // The brute-force search behind the reduction factor says how many of its transitions it
@@ -26,10 +34,11 @@ TEST(CliExplore, CorrectPipelineIsVerified) {
 // (printed first) does not say it: the first mention comes after the brute-force label.
 TEST(CliExplore, BruteForceLineCountsPredictedTransitions) {
   CliResult r = RunParity({"explore", "sim/examples/explore/ring_2p2c.pipe", "-D", "STAGES=2",
-                           "-D", "K_TILES=3"});
+                           "-D", "K_TILES=3", "--measure-reduction"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const size_t brute = r.out.find("brute force (no reduction");
   ASSERT_NE(brute, std::string::npos) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("reduction factor: "));
   const size_t predicted = r.out.find("to stored states predicted without stepping");
   EXPECT_NE(predicted, std::string::npos) << r.out;
   EXPECT_GT(predicted, brute) << r.out;
@@ -55,7 +64,8 @@ TEST(CliExplore, TwoThreadsSearchDepthFirstWithTheSameVerdicts) {
       RunParity({"explore", "sim/examples/explore/poll_instead_of_wait.pipe", "--threads", "2"});
   EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
   EXPECT_THAT(bad.out, HasSubstr("FOUND: a reachable interleaving deadlocks (P2001)"));
-  EXPECT_THAT(bad.out, HasSubstr("State 1:"));
+  EXPECT_THAT(bad.out, HasSubstr("counterexample: "));
+  EXPECT_THAT(bad.out, HasSubstr("State 0: initial state"));
   CliResult cut = RunParity(
       {"explore", "pipelines/tma_async_gemm/gemm.pipe", "--max-states", "200", "--threads", "2"});
   EXPECT_EQ(cut.exit_code, 4) << cut.out << cut.err;
@@ -128,29 +138,46 @@ TEST(CliExplore, MeaninglessBoundsAreExitTwo) {
   EXPECT_EQ(ok.exit_code, 4) << ok.out << ok.err;  // one state stored: incomplete, not verified
 }
 
-// The depth-first search's first counterexample is printed as soon as it is found, before the
-// search's statistics (which come once the shortening is done), with its length; the reported
-// one follows, no longer, and says how it was obtained.
-TEST(CliExplore, FirstCounterexampleIsPrintedBeforeTheShortening) {
+// The depth-first search's finding is announced as soon as it is found (with the length of its
+// counterexample), before the search's statistics (which come once the shortening is done); at
+// the end the diagnosis comes first, then the reported counterexample, no longer than the first,
+// saying how it was obtained, and the summary line last. --verbose prints the first one in full.
+TEST(CliExplore, FindingIsAnnouncedThenDiagnosedThenShown) {
   CliResult r = RunParity({"explore", "pipelines/cuda_pipeline/bad_prefetch_tail_wait.pipe",
                            "--shorten-budget", "0.5"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  const size_t first = r.out.find("First counterexample (");
+  const size_t found = r.out.find("FOUND after ");
   const size_t stats = r.out.find("search (depth-first):");
-  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(found, std::string::npos) << r.out;
   ASSERT_NE(stats, std::string::npos) << r.out;
-  EXPECT_LT(r.out.find("FOUND after "), first);
-  EXPECT_LT(first, stats);
+  EXPECT_LT(found, stats);
+  EXPECT_THAT(r.out, Not(HasSubstr("First counterexample (")));
   EXPECT_THAT(r.out, HasSubstr("shortening it (at most 0.5 s"));
-  const size_t first_len = std::stoul(r.out.substr(first + 22));
+  const size_t of = r.out.find("a counterexample of ", found);
+  ASSERT_NE(of, std::string::npos) << r.out;
+  const size_t first_len = std::stoul(r.out.substr(of + 20));
   const size_t verdict = r.out.find("\nFOUND: ", stats);
   ASSERT_NE(verdict, std::string::npos) << r.out;
-  const size_t final_at = r.out.find("counterexample", verdict);
-  const size_t paren = r.out.find(" (", final_at);
-  ASSERT_NE(paren, std::string::npos) << r.out;
-  const size_t final_len = std::stoul(r.out.substr(paren + 2));
+  const size_t diagnosis = r.out.find("P2005 ", verdict);
+  const size_t final_at = r.out.find("counterexample: ", verdict);
+  ASSERT_NE(diagnosis, std::string::npos) << r.out;
+  ASSERT_NE(final_at, std::string::npos) << r.out;
+  EXPECT_LT(diagnosis, final_at);
+  const size_t final_len = std::stoul(r.out.substr(final_at + 16));
   EXPECT_LE(final_len, first_len);
-  EXPECT_THAT(r.out.substr(stats), HasSubstr("dropped by replaying without them"));
+  EXPECT_THAT(r.out.substr(final_at), HasSubstr("dropped by replaying without them"));
+  // The shortening's budget is named as what stopped it, not --time-limit (none was given).
+  EXPECT_THAT(r.out, Not(HasSubstr("--time-limit at depth")));
+  // The summary line comes last (how many findings the shortened path ends with depends on
+  // how far the time-bounded shortening got).
+  ASSERT_FALSE(r.out.empty());
+  const size_t last_line = r.out.rfind('\n', r.out.size() - 2);
+  EXPECT_THAT(r.out.substr(last_line + 1),
+              ::testing::MatchesRegex("[0-9]+ errors?, 0 warnings, 0 notes.*\n"));
+  CliResult v = RunParity({"explore", "pipelines/cuda_pipeline/bad_prefetch_tail_wait.pipe",
+                           "--shorten-budget", "0.5", "--verbose"});
+  EXPECT_EQ(v.exit_code, 1) << v.out << v.err;
+  EXPECT_THAT(v.out, HasSubstr("First counterexample (" + std::to_string(first_len) + " steps"));
 }
 
 // --shortest: the breadth-first search runs without the budget and the result says shortest;
@@ -163,10 +190,12 @@ TEST(CliExplore, ShortestAndNoShortening) {
   CliResult n =
       RunParity({"explore", "sim/examples/explore/phase_overrun.pipe", "--shorten-budget", "0"});
   EXPECT_EQ(n.exit_code, 1) << n.out << n.err;
-  EXPECT_THAT(n.out, HasSubstr("The counterexample is the first one above (11 steps; the "
-                               "depth-first search's path, not shortened; NOT known to be the "
-                               "shortest)"));
-  EXPECT_THAT(n.out, HasSubstr("M1009"));
+  EXPECT_THAT(n.out, HasSubstr("The counterexample: 11 steps (the depth-first search's path, "
+                               "not shortened; NOT known to be the shortest)"));
+  // M1009 is a note wherever it is printed, naming its barrier.
+  EXPECT_THAT(n.out, HasSubstr("note M1009 a phase completes before any wait observed the "
+                               "previous phase (full[0] of CTA 0)"));
+  EXPECT_THAT(n.out, Not(HasSubstr("VIOLATION M1009")));
 }
 
 }  // namespace

@@ -403,9 +403,9 @@ TEST(CliSarif, DeadlockNamesTheCulpritAndEveryBlockedAgent) {
   }
   EXPECT_GT(agents.size(), 1u);
 
-  // The behaviour before the deadlock is the result's code flow: the last 20 events by default,
+  // The behaviour before the deadlock is the result's code flow: the last 12 events by default,
   // --last N of them when asked.
-  EXPECT_EQ(result["codeFlows"][0]["threadFlows"][0]["locations"].size(), 20u);
+  EXPECT_EQ(result["codeFlows"][0]["threadFlows"][0]["locations"].size(), 12u);
   CliResult last = RunParity({"check", file, "--format", "sarif", "--last", "5"});
   const json five = Parse(last);
   ASSERT_TRUE(ValidSarif(five));

@@ -23,6 +23,7 @@ TEST(CliLevels, CheckPrintsAWarningAndExitsCleanUnlessStrict) {
   const std::string file = Runfile(kReuse);
   CliResult r = RunParity({"check", file});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("OK with warnings: the run completed"));
   EXPECT_THAT(r.out, HasSubstr("warning P2013"));
   EXPECT_THAT(r.out, HasSubstr("an error under --strict"));
   CliResult s = RunParity({"check", file, "--strict"});

@@ -272,5 +272,47 @@ TEST(CulpritTest, ViolationsGetTheChangeThatFixesThem) {
   }
 }
 
+// A parity change that only makes the wait vacuous is no fix: a wait nobody signals, flipped,
+// would pass at once on the fresh barrier (the phase before phase 0) in a role that writes no
+// buffer; a second wait of a phase its agent already observed, flipped, would re-observe it.
+// Both runs then complete, yet nothing waits for the missing phase: no change is suggested and
+// the heuristic cause stands.
+TEST(CulpritTest, AVacuousWaitIsNoFix) {
+  const struct {
+    const char* text;
+    const char* cause;
+  } kCases[] = {
+      {"barrier b[1] count 1\n"
+       "role w {\n"
+       "  init b[0]\n"
+       "  wait b[0] parity 0\n"
+       "}\n",
+       "no-signaller"},
+      {"barrier b[1] count 1\n"
+       "role w threads 32 {\n"
+       "  init b[0]\n"
+       "  bar.sync 1, 64\n"
+       "  wait b[0] parity 0\n"
+       "  wait b[0] parity 1\n"
+       "}\n"
+       "role p threads 32 {\n"
+       "  bar.sync 1, 64\n"
+       "  arrive b[0]\n"
+       "}\n",
+       "signaller-exited"},
+  };
+  for (const auto& c : kCases) {
+    auto schedule = api::Schedule::FromString(c.text, "vacuous.pipe");
+    ASSERT_TRUE(schedule.ok()) << c.text;
+    auto checked = api::Check(*schedule);
+    ASSERT_TRUE(checked.ok());
+    ASSERT_FALSE(checked->findings.empty());
+    const api::Finding& f = checked->findings.front();
+    EXPECT_EQ(f.code, "P2001");
+    EXPECT_TRUE(f.suggested_change.empty()) << f.suggested_change;
+    EXPECT_THAT(f.message, HasSubstr(c.cause)) << f.message;
+  }
+}
+
 }  // namespace
 }  // namespace parity::verifier

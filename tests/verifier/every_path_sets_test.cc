@@ -139,8 +139,12 @@ uint64_t ExpectSameOnMoreThreads(const ir::Program& p, const std::vector<int64_t
   return handovers;
 }
 
-void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool chains = false) {
+void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool chains = false,
+                bool proxies = false) {
   gen::GenOptions g;
+  // Reads that name their proxy and fence.proxy.async (P2006's cross-proxy pairs), with the
+  // extended operations: named barriers, whose instance an arrival joins is in the digest.
+  g.proxies = g.extended_ops = proxies;
   g.max_agents_per_cta = 2;
   g.max_trips = offsets ? 3 : 2;
   g.max_ops = 3;
@@ -154,6 +158,7 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool 
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
                std::string(chains ? "--chains" : "--small") +
                std::string(offsets ? " --offsets" : "") + std::string(nonws ? " --nonws" : "") +
+               std::string(proxies ? " with GenOptions::proxies and extended_ops" : "") +
                " " + std::to_string(seed) +
                ", with up to " + std::to_string(g.max_trips) + " trips):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
@@ -214,11 +219,11 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool 
 }
 
 Tally RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false,
-               bool chains = false) {
+               bool chains = false, bool proxies = false) {
   Tally t;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
-    CompareOne(seed, offsets, &t, nonws, chains);
+    CompareOne(seed, offsets, &t, nonws, chains, proxies);
     if (::testing::Test::HasFailure()) break;
   }
   const double s =
@@ -282,6 +287,13 @@ TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetOnRingsOfCtas) {
                            EnvOr("PARITY_SETS_CHAIN_SCHEDULES", kSchedules / 4),
                            /*offsets=*/false, /*nonws=*/false, /*chains=*/true);
   EXPECT_GT(t.exact_peer_hits, t.compared / 4);
+}
+
+// Reads that name their proxy among loads, writes and fence.proxy.async, with named barriers
+// (GenOptions::proxies, extended_ops). PARITY_SETS_PROXY_SCHEDULES=N for a long run.
+TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetWithProxiesAndNamedBarriers) {
+  RunRange(EnvOr("PARITY_SETS_PROXY_SEED", 1), EnvOr("PARITY_SETS_PROXY_SCHEDULES", kSchedules / 4),
+           /*offsets=*/false, /*nonws=*/false, /*chains=*/false, /*proxies=*/true);
 }
 
 // Bundled schedules: searches large enough that the threads split their work.

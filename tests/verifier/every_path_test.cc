@@ -72,6 +72,32 @@ TEST(EveryPathTest, RaceOnOnePathOfTwoToTheSameEndStateIsFound) {
   EXPECT_EQ(Explore(p, *params, off).verdict, ExploreVerdict::kVerified);
 }
 
+// A named barrier that two warpgroups share (tile-ai/TileOPs b39c3189): every run ends in the
+// same state, and which warps' arrivals complete which instance depends on the path; the
+// instance an arrival joined is part of the history digest, so the racing path is checked. With
+// one id per warpgroup the same search is VERIFIED.
+TEST(EveryPathTest, NamedBarrierInstanceJoinedIsPartOfTheHistory) {
+  for (const std::string name : {"bad_named_barrier_shared_id", "fixed_named_barrier_per_group"}) {
+    const ir::Program p = Parse("pipelines/proxy/" + name + ".pipe");
+    auto params = ir::BindParams(p, {});
+    ASSERT_TRUE(params.ok());
+    const bool bad = name.rfind("bad_", 0) == 0;
+    for (bool reduction : {true, false}) {
+      SCOPED_TRACE(name + (reduction ? " reduced" : " brute force"));
+      ExploreOptions o;
+      o.reduction = reduction;
+      o.collect_terminals = true;
+      const ExploreResult r = Explore(p, *params, o);
+      EXPECT_EQ(r.terminals.size(), 1u);
+      EXPECT_EQ(r.verdict, bad ? ExploreVerdict::kRuleViolation : ExploreVerdict::kVerified)
+          << ExploreVerdictName(r.verdict);
+      bool race = false;
+      for (const Finding& f : r.findings) race |= f.code() == model::Code::kDataRace;
+      EXPECT_EQ(race, bad);
+    }
+  }
+}
+
 TEST(EveryPathTest, CleanPipelinesStayVerified) {
   for (const char* file : {"pipelines/single_tma_load/count1.pipe",
                            "sim/examples/explore/ring_2p2c.pipe"}) {

@@ -422,5 +422,46 @@ TEST(LifetimeTest, ExtendedGeneratedSchedulesAgreeWithEveryInterleaving) {
   (void)found;
 }
 
+// P2030: a DSMEM access must come after the accessing agent observed an operation of the peer
+// CTA, through any synchronisation (verifier/lifetime.h). `sync` is what CTA 0 runs before its
+// write into CTA 1, `peer` what CTA 1 runs before its closing cluster barrier.
+std::vector<Finding> BeforeStart(const std::string& sync, const std::string& peer) {
+  const std::string text =
+      "cluster 2x1\n"
+      "buffer t[1] bytes 256\n"
+      "role r0 when cta_rank == 0 {\n"
+      "  " + sync + "\n"
+      "  write t[0] @cta(1)\n"
+      "  cluster.sync\n"
+      "}\n"
+      "role r1 when cta_rank == 1 {\n"
+      "  " + peer + "\n"
+      "  cluster.sync\n"
+      "}\n";
+  std::vector<Finding> out;
+  for (Policy p : {Policy::kEager, Policy::kLazy, Policy::kRoundRobin}) {
+    auto r = RunText(text, p);
+    if (r == nullptr) return {};
+    EXPECT_EQ(r->result.outcome, Outcome::kCompleted) << Dump(*r);
+    for (const Finding& f : r->findings) {
+      if (f.code() == Code::kDsmemBeforeStart) out.push_back(f);
+    }
+  }
+  return out;
+}
+
+TEST(LifetimeTest, DsmemAccessNeedsAnObservationOfThePeer) {
+  // Nothing before the write: CTA 1 may not have started, under every policy (3 runs).
+  const auto none = BeforeStart("let z = 1", "let z = 1");
+  ASSERT_EQ(none.size(), 3u);
+  EXPECT_EQ(none[0].where.line, 5);
+  EXPECT_EQ(none[0].cta, 1u);
+  // A relaxed cluster barrier releases nothing, but its wait returns only once CTA 1 arrived:
+  // CTA 1 runs (the init sequence of CUTLASS and DeepGEMM proves the start of every CTA).
+  EXPECT_TRUE(BeforeStart("cluster.arrive.relaxed\n  cluster.wait",
+                          "cluster.arrive.relaxed\n  cluster.wait")
+                  .empty());
+}
+
 }  // namespace
 }  // namespace parity::verifier

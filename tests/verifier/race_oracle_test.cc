@@ -5,7 +5,9 @@
 // set of race pairs. And where every path completes and some path races, explore's reduced
 // search does not say VERIFIED.
 //
-// PARITY_RACE_SCHEDULES=N and PARITY_RACE_SEED=S run N schedules from seed S (a long run).
+// PARITY_RACE_SCHEDULES=N and PARITY_RACE_SEED=S run N schedules from seed S (a long run);
+// PARITY_RACE_OFFSET_SCHEDULES, PARITY_RACE_ASYNC_SCHEDULES and PARITY_RACE_PROXY_SCHEDULES set
+// the other modes' counts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -28,10 +30,12 @@ namespace {
 constexpr uint64_t kSchedules = 100;
 constexpr uint64_t kOffsetSchedules = 15;
 constexpr uint64_t kAsyncSchedules = 30;
+constexpr uint64_t kProxySchedules = 30;
 #else
 constexpr uint64_t kSchedules = 600;
 constexpr uint64_t kOffsetSchedules = 60;
 constexpr uint64_t kAsyncSchedules = 150;
+constexpr uint64_t kProxySchedules = 150;
 #endif
 // Schedules with more paths than this are compared on random runs instead (counted).
 constexpr uint64_t kMaxPaths = 500;
@@ -64,6 +68,7 @@ enum class Mode {
   kPlain,
   kOffsets,  // GenOptions::variable_offsets
   kAsync,    // extended_ops (cp.async, st.async, named barriers) and memory_order
+  kProxies,  // GenOptions::proxies: reads that name their proxy, fence.proxy.async
   kAtomics,  // kAsync and atomics (red / atom, local and DSMEM)
 };
 
@@ -76,13 +81,15 @@ void CompareOne(uint64_t seed, Mode mode, Tally* t) {
   g.variable_offsets = mode == Mode::kOffsets;
   g.extended_ops = g.memory_order = mode == Mode::kAsync || mode == Mode::kAtomics;
   g.atomics = mode == Mode::kAtomics;
+  g.proxies = mode == Mode::kProxies;
   const std::string text = gen::GenerateSchedule(seed, g);
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
                std::to_string(seed) + " with smaller options" +
                (mode == Mode::kOffsets ? ", variable offsets"
-                : mode == Mode::kAsync ? ", extended ops and memory orders"
+                : mode == Mode::kAsync   ? ", extended ops and memory orders"
                 : mode == Mode::kAtomics ? ", extended ops, memory orders and atomics"
-                                       : "") +
+                : mode == Mode::kProxies ? ", reads that name their proxy"
+                                         : "") +
                "):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
@@ -182,6 +189,14 @@ TEST(RaceOracleTest, CheckerEqualsOracleWithOffsetsOfRuns) {
 TEST(RaceOracleTest, CheckerEqualsOracleWithAsyncCopiesAndMemoryOrders) {
   const uint64_t n = EnvOr("PARITY_RACE_ASYNC_SCHEDULES", kAsyncSchedules);
   RunRange(First(), n, Mode::kAsync);
+}
+
+// Reads that name their proxy (`use.generic`, `use.async`) among TMA / bulk loads, writes and
+// fence.proxy.async: the cross-proxy pairs (P2006, verifier/races.cc CrossProxy) against the
+// oracle's. PARITY_RACE_PROXY_SCHEDULES=N for a long run.
+TEST(RaceOracleTest, CheckerEqualsOracleWithProxies) {
+  const uint64_t n = EnvOr("PARITY_RACE_PROXY_SCHEDULES", kProxySchedules);
+  RunRange(First(), n, Mode::kProxies);
 }
 
 // The same with shared-memory atomics (GenOptions::atomics): two atomics of the same bytes never

@@ -2,9 +2,11 @@
 // (verifier/explore.h), with the counterexample as numbered states: the depth-first search's
 // first one as soon as it is found, then a shorter one if the shortening finds it.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "parity/detail.h"
@@ -13,6 +15,7 @@
 #include "sim/ir/hash.h"
 #include "sim/model/codes.h"
 #include "tools/cli/command.h"
+#include "tools/cli/diagnostics.h"
 #include "tools/cli/narrate.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
@@ -49,6 +52,9 @@ struct ExploreCliOptions {
   double shorten_budget = 2;
   bool strict = false;
   std::string format = "text";
+  bool verbose = false;  // the symmetry reduction's account, the first counterexample
+  bool full = false;     // every step of the counterexample, not only the finding's agents'
+  DiagnosticOptions diagnostics;
 };
 
 std::string StepLabel(const ir::Program& program, const engine::Engine& before,
@@ -163,7 +169,7 @@ void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
     const engine::ViolationInfo& v = *rr.violation;
     std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
                 std::string(model::CodeTitle(v.violation.code)).c_str(),
-                model::Describe(v.violation).c_str(),
+                ViolationText(program, v).c_str(),
                 verifier::AgentLabel(program, end, v.agent).c_str(), v.where.ToString().c_str());
   } else if (rr.outcome == engine::Outcome::kDeadlock) {
     std::printf("P2001 deadlock: no agent can step and nothing is in flight (diagnosed with the "
@@ -171,63 +177,116 @@ void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
   }
 }
 
-// The depth-first search's first counterexample, printed as soon as it is found (the
-// search's on_first_counterexample: the shortening runs after it).
-void PrintFirstCounterexample(const ir::Program& program, const std::vector<int64_t>& params,
-                              const verifier::ExploreOptions& eo,
-                              const verifier::ExploreResult& first) {
-  std::printf("FOUND after %.3f s (depth-first search): %s\n", first.first_seconds,
-              FoundSentence(first.verdict));
-  std::printf("\nFirst counterexample (%zu steps, replayed), as numbered states from the "
-              "start:\n",
-              first.counterexample.size());
-  const engine::Engine end = NarrateSteps(program, params, first.counterexample, true);
-  std::printf("\n");
-  PrintFindingLines(program, end, first.findings);
+// The depth-first search found something (its on_first_counterexample: the shortening runs
+// after it). Only the news is printed here: the diagnosis and the counterexample come at the
+// end, once, after the shortening (with --verbose the first counterexample too).
+void PrintFirstFound(const ir::Program& program, const std::vector<int64_t>& params,
+                     const verifier::ExploreOptions& eo, bool verbose,
+                     const verifier::ExploreResult& first) {
+  std::printf("FOUND after %.3f s (depth-first search, a counterexample of %zu steps): %s\n",
+              first.first_seconds, first.counterexample.size(), FoundSentence(first.verdict));
+  if (verbose) {
+    std::printf("\nFirst counterexample (%zu steps, replayed), as numbered states from the "
+                "start:\n",
+                first.counterexample.size());
+    const engine::Engine end = NarrateSteps(program, params, first.counterexample, true);
+    std::printf("\n");
+    PrintFindingLines(program, end, first.findings);
+  }
   if (eo.shortest_counterexample) {
-    std::printf("\nsearching breadth-first for the shortest counterexample (--shortest)...\n");
+    std::printf("searching breadth-first for the shortest counterexample (--shortest)...\n");
   } else if (eo.shorten_budget_s > 0) {
-    std::printf("\nshortening it (at most %g s; --shortest searches for the shortest without "
+    std::printf("shortening it (at most %g s; --shortest searches for the shortest without "
                 "that budget)...\n",
                 eo.shorten_budget_s);
   }
   std::fflush(stdout);
 }
 
-// The counterexample of the API's report, as numbered states: the API replayed it (d.end).
-void PrintCounterexample(const api::ExploreReport::Detail& d) {
-  const verifier::ExploreResult& r = d.result;
-  const ir::Program& program = *d.program;
-  const bool same_as_first =
-      !r.first_counterexample.empty() && r.first_counterexample == r.counterexample;
-  if (same_as_first) {
-    std::printf("\nThe counterexample is the first one above (%zu steps; %s%s).\n",
-                r.counterexample.size(), r.shortening.c_str(),
-                r.counterexample_shortest ? "" : "; NOT known to be the shortest");
-  } else if (!r.first_counterexample.empty()) {
-    std::printf("\n%s counterexample (%zu steps, the first had %zu; %s), as numbered states "
-                "from the start:\n",
-                r.counterexample_shortest ? "Shortest" : "Shorter", r.counterexample.size(),
-                r.first_counterexample.size(), r.shortening.c_str());
-  } else {
-    std::printf("\n%s counterexample (%zu steps%s), as numbered states from the start:\n",
-                r.counterexample_shortest ? "Shortest" : "A", r.counterexample.size(),
-                r.counterexample_shortest
-                    ? "; breadth-first: shortest among the explored interleavings"
-                    : "; NOT known to be the shortest");
-  }
-  const engine::Engine e = NarrateSteps(program, d.params, r.counterexample, !same_as_first);
-  std::printf("\n");
-  if (d.deadlock) {
-    std::printf("%s",
-                verifier::FormatDeadlockReport(*d.deadlock, program, *d.end, d.source).c_str());
-  } else {
-    PrintFindingLines(program, e, r.findings);
-    if (const verifier::DeadlockCulprit& c = d.violation_culprit; c.found) {
-      std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
-                  c.where.ToString().c_str(), c.text.c_str());
+// Whether a step of the counterexample is one of the finding's: taken by (or completing an
+// operation of) an agent the findings name, or acting on an object they name.
+bool StepMatters(const api::Step& step, const std::set<std::string>& agents,
+                 const std::set<std::string>& objects) {
+  if (agents.count(step.agent) != 0) return true;
+  for (const api::Event& e : step.events) {
+    for (const std::string& o : objects) {
+      const size_t at = e.text.find(o);
+      if (at == std::string::npos) continue;
+      const size_t after = at + o.size();
+      const bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(e.text[at - 1])) ||
+                                           e.text[at - 1] == '_');
+      const bool word_end = after == e.text.size() || e.text[after] == '[' || e.text[after] == ' ';
+      if (word_start && word_end) return true;
     }
   }
+  return false;
+}
+
+// At most this many of the finding's steps are printed by default (the last ones: those before
+// the finding), so that a report of a 900-step counterexample fits a screen; --full prints all.
+constexpr size_t kCompactSteps = 12;
+
+// The counterexample of the API's report, after the diagnosis: the steps of the agents and
+// objects the findings name (--full: every step), as numbered states from the start.
+void PrintCounterexample(const api::ExploreReport& report, bool full) {
+  const verifier::ExploreResult& r = report.detail->result;
+  const std::vector<api::Step>& steps = report.counterexample;
+  std::string how;
+  if (!r.first_counterexample.empty() && r.first_counterexample != r.counterexample) {
+    how = "the first had " + std::to_string(r.first_counterexample.size()) + "; ";
+  }
+  how += r.shortening;
+  if (!r.counterexample_shortest) how += "; NOT known to be the shortest";
+  std::set<std::string> agents, objects;
+  for (const api::Finding& f : report.findings) {
+    if (!f.agent.empty()) agents.insert(f.agent);
+    for (const api::Related& x : f.related) {
+      if (!x.agent.empty()) agents.insert(x.agent);
+    }
+    if (!f.object.empty()) objects.insert(f.object);
+  }
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (full || StepMatters(steps[i], agents, objects)) shown.push_back(i);
+  }
+  size_t earlier = 0;
+  if (!full && shown.size() > kCompactSteps) {
+    earlier = shown.size() - kCompactSteps;
+    shown.erase(shown.begin(), shown.begin() + static_cast<long>(earlier));
+  }
+  std::printf("\n%s counterexample: %zu steps (%s); %s:\n",
+              r.counterexample_shortest ? "Shortest" : "The", steps.size(), how.c_str(),
+              full ? "every step"
+                   : "the steps of the agents and objects named above (--full: every step)");
+  std::printf("State 0: initial state\n");
+  if (earlier > 0) {
+    std::printf("    ... %zu earlier steps of theirs and every other agent's\n", earlier);
+  }
+  size_t next = shown.empty() ? steps.size() : (earlier > 0 ? shown.front() : 0);
+  for (size_t i : shown) {
+    if (i > next) {
+      std::printf("    ... %zu step%s of other agents\n", i - next, i - next == 1 ? "" : "s");
+    }
+    // The state after the step, named by its first event (the label says no more than that),
+    // then the step's other events.
+    const std::vector<api::Event>& events = steps[i].events;
+    std::printf("State %zu: %s\n", i + 1,
+                events.empty() ? steps[i].label.c_str() : events.front().text.c_str());
+    for (size_t k = 1; k < events.size(); ++k) std::printf("    %s\n", events[k].text.c_str());
+    next = i + 1;
+  }
+  if (next < steps.size() && !shown.empty()) {
+    const size_t n = steps.size() - next;
+    std::printf("    ... %zu step%s of other agents\n", n, n == 1 ? "" : "s");
+  }
+}
+
+// The findings at the end of the counterexample, then the warnings of every path: what the
+// diagnostics group (JSON and SARIF index them in this order).
+std::vector<api::Finding> AllFindings(const api::ExploreReport& report) {
+  std::vector<api::Finding> all = report.findings;
+  all.insert(all.end(), report.warnings.begin(), report.warnings.end());
+  return all;
 }
 
 int ExploreExit(api::Verdict v) {
@@ -252,8 +311,10 @@ nlohmann::json StatsJson(const verifier::ExploreStats& s) {
 
 // --format json (schema parity.explore/1) or sarif.
 void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api::Schedule& schedule,
-                          const api::ExploreReport& report) {
+                          const api::ExploreReport& report, const Diagnostics& diags) {
   ctx.exit_code = ExploreExit(report.verdict);
+  // As the text report: a search stopped at an allowed finding verified nothing.
+  if (ctx.exit_code == kExitViolations && !diags.HasErrors()) ctx.exit_code = kExitIncomplete;
   if (opt.format == "sarif") {
     // An incomplete search has no results and must not read as verified.
     const std::string warning =
@@ -261,10 +322,9 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
             ? "INCOMPLETE (not verified): " + report.bound + " stopped the search after " +
                   std::to_string(report.states) + " states; nothing was found in the part covered"
             : "";
-    // Warnings (docs/levels.md) are results at level "warning", whatever the verdict.
-    std::vector<api::Finding> results = report.findings;
-    results.insert(results.end(), report.warnings.begin(), report.warnings.end());
-    nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, results,
+    // Warnings (docs/levels.md) are results at level "warning", whatever the verdict: diags
+    // holds the findings and the warnings.
+    nlohmann::ordered_json log = SarifLog("explore", opt.schedule.file, diags,
                                           report.counterexample, ctx.exit_code, Status(), warning);
     if (!report.counterexample.empty()) {
       // The same account of the counterexample as the json document (a run's property bag).
@@ -302,6 +362,18 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
   for (const api::Finding& f : report.findings) j["findings"].push_back(FindingJson(f));
   j["warnings"] = nlohmann::json::array();
   for (const api::Finding& f : report.warnings) j["warnings"].push_back(FindingJson(f));
+  // The diagnostics group the findings and then the warnings (indices in that order).
+  for (const Diagnostic& g : diags.suppressed) {
+    for (size_t i : g.members) {
+      if (i < report.findings.size()) {
+        j["findings"][i]["suppressed"] = true;
+      } else {
+        j["warnings"][i - report.findings.size()]["suppressed"] = true;
+      }
+    }
+  }
+  j["diagnostics"] = diags.DiagnosticsJson();
+  j["summary"] = diags.SummaryJson();
   if (!report.counterexample.empty()) {
     nlohmann::json steps = nlohmann::json::array();
     for (const api::Step& s : report.counterexample) steps.push_back(StepJson(s));
@@ -358,9 +430,17 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.strict = opt.strict;
   if (text) {
     const std::vector<int64_t> params = *bound;
-    eo.on_first_counterexample = [&program, params, &eo](const verifier::ExploreResult& first) {
-      PrintFirstCounterexample(program, params, eo, first);
+    const bool verbose = opt.verbose;
+    eo.on_first_counterexample = [&program, params, &eo,
+                                  verbose](const verifier::ExploreResult& first) {
+      PrintFirstFound(program, params, eo, verbose, first);
     };
+  }
+  Expected<std::vector<Suppression>> allows =
+      LoadSuppressions(opt.diagnostics, opt.schedule.file, schedule->impl().source);
+  if (!allows.ok()) {
+    ReportBadInput(ctx, allows.status());
+    return;
   }
   if (!text) {
     api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
@@ -368,20 +448,21 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       ReportBadInput(ctx, ToStatus(report.error()));
       return;
     }
-    PrintExploreDocument(ctx, opt, *schedule, *report);
+    PrintExploreDocument(ctx, opt, *schedule, *report,
+                         Diagnose(AllFindings(*report), std::move(allows).value()));
     return;
   }
   std::printf("exploring every interleaving of agent steps and asynchronous completions (%s; "
               "%s)\n",
-              eo.reduction ? "partial-order reduction: persistent sets"
+              eo.reduction ? "partial-order reduction"
                            : "no reduction: every interleaving",
               eo.breadth_first && eo.threads > 1
                   ? "breadth-first, level by level, expansions on parallel threads"
               : eo.breadth_first ? "breadth-first"
               : eo.threads > 1
                   ? "depth-first on parallel threads sharing one visited set; a counterexample "
-                    "is printed when found, then shortened"
-                  : "depth-first; a counterexample is printed when found, then shortened");
+                    "is shortened when found"
+                  : "depth-first; a counterexample is shortened when found");
   api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
   if (!report.ok()) {
     ReportBadInput(ctx, ToStatus(report.error()));
@@ -389,7 +470,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   }
   const api::ExploreReport::Detail& detail = *report->detail;
   const verifier::ExploreResult& r = detail.result;
-  std::printf("%s\n", r.symmetry.c_str());  // applied or not, and why
+  // Whether symmetry reduction applied, and why not: for those who tune the search.
+  if (opt.verbose) std::printf("%s\n", r.symmetry.c_str());
   const bool found = r.verdict != verifier::ExploreVerdict::kVerified &&
                      r.verdict != verifier::ExploreVerdict::kIncomplete;
   PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)",
@@ -401,19 +483,19 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                    : "breadth-first search for a shorter counterexample (to one step less than it)",
                found);
   }
-  // The reduction factor: the same search without reduction (the brute force). Unless asked
-  // for in full (--measure-reduction), it is bounded by a second (or twice the search's time:
-  // a search verified in milliseconds should not wait 5 s for its statistics), and the factor
-  // is then a lower bound (valid only when the reduced search was complete).
+  // The reduction factor needs the same search without reduction (the brute force): work
+  // nobody asked for unless --measure-reduction asks, and then in full (bounded only by what
+  // --time-limit leaves).
   const bool complete = r.verdict == verifier::ExploreVerdict::kVerified;
-  if (eo.reduction && !complete) {
+  if (opt.measure_reduction && eo.reduction && !complete) {
     std::printf("  reduction factor: not measured (the search %s)\n",
                 r.verdict == verifier::ExploreVerdict::kIncomplete
                     ? "is incomplete"
                     : "stopped at a finding; the brute-force search would stop elsewhere");
-  } else if (eo.reduction && eo.time_limit_s > 0 && r.stats.seconds >= eo.time_limit_s) {
+  } else if (opt.measure_reduction && eo.reduction && eo.time_limit_s > 0 &&
+             r.stats.seconds >= eo.time_limit_s) {
     std::printf("  reduction factor: not measured (no time left under --time-limit)\n");
-  } else if (eo.reduction) {
+  } else if (opt.measure_reduction && eo.reduction) {
     verifier::ExploreOptions full = eo;
     full.reduction = false;
     full.check_rules = false;
@@ -424,31 +506,19 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     full.shorten_budget_s = 0;
     // --time-limit bounds the whole run: the brute force gets what the search left.
     if (full.time_limit_s > 0) full.time_limit_s -= r.stats.seconds;
-    if (!opt.measure_reduction) {
-      const double cap = std::max(1.0, 2.0 * r.stats.seconds);
-      full.time_limit_s = full.time_limit_s > 0 ? std::min(full.time_limit_s, cap) : cap;
-    }
     const verifier::ExploreResult u = verifier::Explore(program, detail.params, full);
     PrintStats(u.stats, "brute force (no reduction, no symmetry)", false);
-    {
-      std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
-                  u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
-                  r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
-                  u.verdict == verifier::ExploreVerdict::kIncomplete
-                      ? " (the brute-force search was stopped by its bound; --measure-reduction "
-                        "runs it in full)"
-                      : "");
-    }
-  } else {
-    std::printf("  reduction factor: 1x (no reduction)\n");
+    std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
+                u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
+                r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
+                u.verdict == verifier::ExploreVerdict::kIncomplete
+                    ? " (the brute-force search was stopped by --time-limit)"
+                    : "");
   }
-  // Warnings (docs/levels.md): printed with every verdict, and named in VERIFIED's line, so
-  // that a verified schedule with warnings never reads as one without.
-  for (const api::Finding& w : report->warnings) {
-    std::printf("warning %s %s: %s\n  by %s at %s\n", w.code.c_str(), w.title.c_str(),
-                w.message.c_str(), w.agent.empty() ? "-" : w.agent.c_str(),
-                w.location.ToString().c_str());
-  }
+  // Warnings (docs/levels.md) go with the findings into the diagnostics: printed with every
+  // verdict (before VERIFIED, which names them, so that a verified schedule with warnings never
+  // reads as one without), counted in the summary.
+  const Diagnostics diags = Diagnose(AllFindings(*report), std::move(allows).value());
   const size_t warned = report->warnings.size();
   const std::string warnings =
       warned == 0 ? ""
@@ -456,10 +526,12 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                         " (above; --strict makes them errors)";
   switch (r.verdict) {
     case verifier::ExploreVerdict::kVerified:
+      PrintDiagnostics(diags, opt.diagnostics);
       std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
                   "distinct completed end state%s), no violation, no deadlock%s.\n",
                   static_cast<unsigned long long>(r.stats.completed_ends),
                   r.stats.completed_ends == 1 ? "" : "s", warnings.c_str());
+      std::printf("%s\n", diags.SummaryLine().c_str());
       ctx.exit_code = kExitClean;
       return;
     case verifier::ExploreVerdict::kIncomplete:
@@ -480,6 +552,8 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                     r.bound.c_str(), static_cast<unsigned long long>(r.stats.states),
                     r.stats.depth);
       }
+      PrintDiagnostics(diags, opt.diagnostics);
+      std::printf("%s\n", diags.SummaryLine().c_str());
       ctx.exit_code = kExitIncomplete;
       return;
     case verifier::ExploreVerdict::kDeadlock:
@@ -490,8 +564,30 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     case verifier::ExploreVerdict::kBadInput:
       break;
   }
-  PrintCounterexample(detail);
+  // The diagnosis first, then the counterexample that reaches it.
+  size_t printed_in_full = static_cast<size_t>(-1);
+  if (detail.deadlock) {
+    std::printf("%s", verifier::FormatDeadlockReport(*detail.deadlock, program, *detail.end,
+                                                     detail.source,
+                                                     opt.full ? SIZE_MAX : kDetailedBlocked)
+                          .c_str());
+    printed_in_full = 0;  // the API's deadlock finding
+  }
+  PrintDiagnostics(diags, opt.diagnostics, printed_in_full);
+  if (const verifier::DeadlockCulprit& c = detail.violation_culprit; c.found) {
+    std::printf("Most likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
+                c.where.ToString().c_str(), c.text.c_str());
+  }
+  PrintCounterexample(*report, opt.full);
   ctx.exit_code = kExitViolations;
+  if (!diags.HasErrors()) {
+    // The search stops at its first finding: with that one allowed, the rest of the state
+    // graph was not searched, so this is no verification.
+    std::printf("INCOMPLETE (not verified): the search stopped at a finding the schedule "
+                "allows (suppressed); the states beyond it were not searched.\n");
+    ctx.exit_code = kExitIncomplete;
+  }
+  std::printf("%s\n", diags.SummaryLine().c_str());
 }
 
 }  // namespace
@@ -500,9 +596,9 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
   auto opt = std::make_shared<ExploreCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "explore",
-      "explore every interleaving of agent steps and async completions (depth-first; a "
-      "counterexample is printed as soon as it is found, then shortened; fingerprints, "
-      "partial-order reduction, symmetry).\n"
+      "explore every interleaving of agent steps and async completions (depth-first with "
+      "partial-order reduction; at a finding its counterexample is shortened, then the "
+      "diagnosis is printed, then the steps of the agents it names).\n"
       "Exit codes: 0 verified (complete search, nothing found); 1 a violation or deadlock was "
       "found (counterexample printed); 2 bad input or usage; 3 internal error; "
       "4 incomplete: a bound (--max-states, --time-limit) stopped the search and nothing was "
@@ -546,15 +642,21 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
       ->check(AtLeast(0, "0"))
       ->capture_default_str();
   sub->add_flag("--measure-reduction", opt->measure_reduction,
-                "run the brute-force search for the reduction factor in full (default: at most "
-                "max(1 s, twice the reduced search's time); the factor is then a lower bound)");
+                "also run the search without reduction (the brute force, bounded only by "
+                "--time-limit) and print the reduction factor; text only");
+  sub->add_flag("--verbose", opt->verbose,
+                "also print whether symmetry reduction applied (and why not) and the depth-first "
+                "search's first counterexample as soon as it is found");
+  sub->add_flag("--full", opt->full,
+                "print every step of the counterexample (default: the steps of the agents and "
+                "objects the finding names, the last " + std::to_string(kCompactSteps) + ")");
+  AddDiagnosticOptions(sub, opt->diagnostics);
   sub->add_flag("--strict", opt->strict,
                 "findings that are warnings (docs/levels.md: only the formal model leaves them "
                 "unordered, on patterns production code relies on) count as errors: a path with "
                 "one is a counterexample");
   sub->add_option("--format", opt->format,
-                  "text, json (schema parity.explore/1) or sarif (SARIF 2.1.0); json and sarif "
-                  "leave out the brute-force search for the reduction factor")
+                  "text, json (schema parity.explore/1) or sarif (SARIF 2.1.0)")
       ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
   sub->callback([&ctx, opt] { RunExplore(ctx, *opt); });

@@ -21,7 +21,7 @@ void ReportBadInput(Context& ctx, const Status& status) {
   if (ctx.format == "json") {
     PrintDocument(ErrorJson(ctx.command, status));
   } else if (ctx.format == "sarif") {
-    PrintDocument(SarifLog(ctx.command, status.where().file, {}, {}, kExitBadInput, status));
+    PrintDocument(SarifLog(ctx.command, status.where().file, Diagnostics{}, {}, kExitBadInput, status));
   }
   ctx.exit_code = kExitBadInput;
 }

@@ -1,6 +1,7 @@
 #include "tools/cli/narrate.h"
 
 #include <sstream>
+#include <string_view>
 
 #include "sim/model/codes.h"
 #include "sim/trace/trace_file.h"
@@ -113,6 +114,9 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
                                                : "#" + std::to_string(e.object))
          << "[" << e.index << "] (" << e.value << " bytes at +" << e.value2 << ")";
       break;
+    case EventKind::kTensormapReplace:
+      os << "tensormap.replace " << Tm(program, e) << " (an update of the descriptor TMAs read)";
+      break;
     case EventKind::kPhaseComplete:
       os << "PHASE COMPLETE " << Bar(program, e) << ": phase " << e.value
          << " done, now parity " << int{e.phase};
@@ -131,10 +135,17 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       os << "write " << Buf(program, e) << " (" << e.value << " bytes)";
       break;
     case EventKind::kFence: {
-      static const char* const kFences[] = {"fence.mbarrier_init.release.cluster",
-                                             "fence.proxy.async.shared::cta",
-                                             "fence.proxy.async.global", "fence.acq_rel.cluster"};
-      os << (e.object < 4 ? kFences[e.object] : "fence");
+      static const char* const kFences[] = {
+          "fence.mbarrier_init.release.cluster", "fence.proxy.async.shared::cta",
+          "fence.proxy.async.global",            "fence.acq_rel.cluster",
+          "fence.acq_rel.cta",                   "fence.proxy.tensormap::generic.release.gpu",
+          "fence.proxy.tensormap::generic.acquire.gpu"};
+      os << (e.object < 7 ? kFences[e.object] : "fence");
+      if (e.object == static_cast<uint32_t>(ir::Fence::Kind::kProxyTensormapAcquire)) {
+        os << " [" << (e.index < program.tensor_maps.size() ? program.tensor_maps[e.index].name
+                                                            : "tensormap#" + std::to_string(e.index))
+           << "]";
+      }
       break;
     }
     case EventKind::kExit:
@@ -227,8 +238,19 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
          << " timed out (the GPU's bounded wait gave up: the phase never completed)";
       break;
     case EventKind::kViolation: {
+      // The level of the rule (sim/model/codes.h), as check, JSON and SARIF give it: a note
+      // (M1009) is no violation. The mbarrier rules name the barrier they are about.
       model::Violation v{static_cast<model::Code>(e.value), e.value2, 0};
-      os << "VIOLATION " << model::CodeId(v.code) << " " << model::CodeTitle(v.code);
+      const model::Severity level = model::CodeSeverity(v.code);
+      os << (level == model::Severity::kError     ? "VIOLATION "
+             : level == model::Severity::kWarning ? "warning "
+                                                  : "note ")
+         << model::CodeId(v.code) << " " << model::CodeTitle(v.code);
+      const std::string_view id = model::CodeId(v.code);
+      if (!id.empty() && id[0] == 'M' && v.code != model::Code::kMbarrierPendingCountToken &&
+          e.object < program.barriers.size()) {
+        os << " (" << Bar(program, e) << ")";
+      }
       break;
     }
     default:
@@ -236,6 +258,21 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
   }
   return os.str();
+}
+
+std::string ViolationText(const ir::Program& program, const engine::ViolationInfo& v) {
+  std::string text = model::Describe(v.violation);
+  const std::string heading = std::string(model::CodeId(v.violation.code)) + " " +
+                              std::string(model::CodeSlug(v.violation.code)) + ": ";
+  if (text.rfind(heading, 0) == 0) text.erase(0, heading.size());
+  // The mbarrier rules report on the barrier element their operation targets (the violation
+  // event's object, index and target CTA: sim/engine/exec_sync.h); M1013's token names none.
+  const std::string_view id = model::CodeId(v.violation.code);
+  if (!id.empty() && id[0] == 'M' && v.violation.code != model::Code::kMbarrierPendingCountToken &&
+      v.event.object < program.barriers.size()) {
+    text = Bar(program, v.event) + ": " + text;
+  }
+  return text;
 }
 
 namespace {

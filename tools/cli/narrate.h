@@ -105,6 +105,11 @@ class Narrator {
   const char* arrive_form_ = nullptr;  // set by ApplyArrive for arrive_drop / noComplete
 };
 
+// An engine violation's message: the barrier it is about first for the mbarrier rules ("ready[0]
+// of CTA 0: this update completes phase 1 ..."), then model::Describe() without its "CODE slug: "
+// heading, which reports print apart (check, explain, explore, JSON, SARIF alike).
+std::string ViolationText(const ir::Program& program, const engine::ViolationInfo& v);
+
 // The teaching form of a whole run: every event narrated in order.
 std::vector<Narration> NarrateRun(const ir::Program& program, const engine::Engine& engine,
                                   const std::vector<trace::TraceEvent>& events);

@@ -5,6 +5,7 @@
 // namespace (parity::cli); their file-local helpers are in anonymous namespaces, so two files'
 // helpers must not have the same name (the compiler says so if they do).
 #include "tools/cli/counts_command.cc"
+#include "tools/cli/diagnostics.cc"
 #include "tools/cli/explore_command.cc"
 #include "tools/cli/gpu_command.cc"
 #include "tools/cli/import_command.cc"

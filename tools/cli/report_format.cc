@@ -1,5 +1,6 @@
 #include "tools/cli/report_format.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -105,7 +106,7 @@ json FindingJson(const api::Finding& f) {
               {"location", LocationJson(f.location)}, {"related", related}};
   if (!f.suggested_change.empty()) {
     out["culprit"] = {{"cause", f.culprit_cause},
-                      {"location", LocationJson(f.location)},
+                      {"location", LocationJson(f.culprit_location)},
                       {"suggested_change", f.suggested_change}};
   }
   return out;
@@ -143,7 +144,7 @@ json ErrorJson(const std::string& command, const Status& status) {
 }
 
 ojson SarifLog(const std::string& command, const std::string& file,
-               const std::vector<api::Finding>& findings,
+               const Diagnostics& diagnostics,
                const std::vector<api::Step>& steps, int exit_code, const Status& error,
                const std::string& warning) {
   ojson rules = ojson::array();
@@ -178,10 +179,32 @@ ojson SarifLog(const std::string& command, const std::string& file,
   }
 
   ojson results = ojson::array();
-  for (const api::Finding& f : findings) {
+  std::vector<const Diagnostic*> groups;
+  for (const Diagnostic& g : diagnostics.shown) groups.push_back(&g);
+  for (const Diagnostic& g : diagnostics.suppressed) groups.push_back(&g);
+  for (const Diagnostic* g : groups) {
+    const api::Finding& f = diagnostics.findings[g->members.front()];
+    std::string text = f.title + ": " + f.message;
+    if (!g->more.empty()) text += " (" + g->more + ")";
     ojson result = {{"ruleId", f.code},
                    {"level", Level(f.severity)},
-                   {"message", {{"text", f.title + ": " + f.message}}}};
+                   {"message", {{"text", text}}}};
+    if (g->members.size() > 1) result["occurrenceCount"] = g->members.size();
+    if (g->suppressed) {
+      // SARIF 2.1.0 §3.35: inSource for an allow comment of the schedule, external for a line
+      // of a --suppressions file.
+      const bool in_source = g->allowed_at.file == f.location.file ||
+                             std::any_of(f.related.begin(), f.related.end(),
+                                         [g](const api::Related& r) {
+                                           return r.location.file == g->allowed_at.file;
+                                         });
+      ojson sup = {{"kind", in_source ? "inSource" : "external"}, {"status", "accepted"}};
+      if (!g->reason.empty()) sup["justification"] = g->reason;
+      if (g->allowed_at.known()) {
+        sup["location"] = {{"physicalLocation", PhysicalLocation(g->allowed_at)}};
+      }
+      result["suppressions"] = ojson::array({sup});
+    }
     auto it = rule_index.find(f.code);
     if (it != rule_index.end()) result["ruleIndex"] = it->second;
     if (f.location.known()) {
@@ -200,6 +223,7 @@ ojson SarifLog(const std::string& command, const std::string& file,
     if (!related.empty()) result["relatedLocations"] = related;
     if (!f.suggested_change.empty()) {  // a deadlock culprit proved by a re-run
       result["properties"] = {{"culpritCause", f.culprit_cause},
+                              {"culpritLine", f.culprit_location.line},
                               {"suggestedChange", f.suggested_change}};
     }
     if (!flow_locations.empty()) {
@@ -225,9 +249,20 @@ ojson SarifLog(const std::string& command, const std::string& file,
       notification["locations"] = ojson::array({location});
     }
     invocation["toolExecutionNotifications"] = ojson::array({notification});
-  } else if (!warning.empty()) {
-    ojson notification = {{"level", "warning"}, {"message", {{"text", warning}}}};
-    invocation["toolExecutionNotifications"] = ojson::array({notification});
+  } else {
+    ojson notifications = ojson::array();
+    if (!warning.empty()) {
+      notifications.push_back({{"level", "warning"}, {"message", {{"text", warning}}}});
+    }
+    for (const Suppression& u : diagnostics.unused) {
+      std::string codes;
+      for (const std::string& c : u.codes) codes += (codes.empty() ? "" : ", ") + c;
+      notifications.push_back(
+          {{"level", "warning"},
+           {"message", {{"text", "`allow " + codes + "` matches no finding of this run"}}},
+           {"locations", ojson::array({{{"physicalLocation", PhysicalLocation(u.origin)}}})}});
+    }
+    if (!notifications.empty()) invocation["toolExecutionNotifications"] = notifications;
   }
 
   ojson driver = {{"name", "parity"},
@@ -249,6 +284,11 @@ ojson SarifLog(const std::string& command, const std::string& file,
   }
   run["invocations"] = ojson::array({invocation});
   run["results"] = results;
+  // The counts of the text report's last line (and of the json document's "summary").
+  if (error.ok()) {
+    const json summary = diagnostics.SummaryJson();
+    run["properties"]["summary"] = ojson::parse(summary.dump());
+  }
   return {{"version", "2.1.0"},
           {"$schema", "https://json.schemastore.org/sarif-2.1.0.json"},
           {"runs", ojson::array({run})}};

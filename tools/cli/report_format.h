@@ -11,6 +11,7 @@
 
 #include "parity/parity.h"
 #include "sim/common/status.h"
+#include "tools/cli/diagnostics.h"
 
 namespace parity::cli {
 
@@ -29,7 +30,10 @@ nlohmann::json RuleJson(const api::Rule& r);
 nlohmann::json ErrorJson(const std::string& command, const Status& status);
 
 // A SARIF 2.1.0 log of one run of `parity <command>`: every rule of the table (with its
-// citation) in tool.driver.rules, one result per finding (ruleId, ruleIndex, level, message, the
+// citation) in tool.driver.rules, one result per diagnostic (tools/cli/diagnostics.h: findings
+// of one rule on the same statements and object family, their number as occurrenceCount; a
+// suppressed one with its `suppressions`; an allow that matched nothing as a warning
+// notification; the summary's counts in the run's properties) (ruleId, ruleIndex, level, message, the
 // culprit's location, relatedLocations of every agent involved), `steps` (explore's
 // counterexample, check's behaviour) as a code flow of each result, and the invocation (exit
 // code; a bad input as a notification with executionSuccessful false; `warning`, when not empty,
@@ -38,7 +42,7 @@ nlohmann::json ErrorJson(const std::string& command, const Status& status);
 // scanning keeps one analysis per id and refuses an upload of several runs sharing one, which a
 // directory of one log per schedule would otherwise be.
 nlohmann::ordered_json SarifLog(const std::string& command, const std::string& file,
-                                const std::vector<api::Finding>& findings,
+                                const Diagnostics& diagnostics,
                                 const std::vector<api::Step>& steps, int exit_code,
                                 const Status& error = Status(),
                                 const std::string& warning = "");

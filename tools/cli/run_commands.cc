@@ -14,6 +14,7 @@
 #include "sim/model/codes.h"
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
+#include "tools/cli/diagnostics.h"
 #include "tools/cli/narrate.h"
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
@@ -34,9 +35,12 @@ struct CheckOptions {
   ScheduleOptions schedule;
   std::string format = "text";
   bool full = false;
-  size_t last = 20;
+  // The behaviour's last events: enough to see the run up to a violation or deadlock, few enough
+  // that the report with its diagnosis and up to --max-findings diagnostics fits a screen.
+  size_t last = 12;
   std::string dot;
   uint64_t max_events = kDefaultMaxEvents;
+  DiagnosticOptions diagnostics;
   bool strict = false;  // warnings of docs/levels.md are errors
 };
 
@@ -119,7 +123,7 @@ int ExitFor(const engine::RunResult& r) {
 nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
   return {{"code", std::string(model::CodeId(v.violation.code))},
           {"title", std::string(model::CodeTitle(v.violation.code))},
-          {"message", model::Describe(v.violation)},
+          {"message", ViolationText(*ran.loaded.program, v)},
           {"agent", verifier::AgentLabel(*ran.loaded.program, *ran.engine, v.agent)},
           {"location", LocationJson(v.where)},
           {"from_async", v.from_async}};
@@ -197,10 +201,22 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
   }
   const std::vector<ExpectedByFile> expected =
       ExpectationsOfFile(opt, ran, findings, report, &checked.detail->violation_culprit);
+  Expected<std::vector<Suppression>> allows =
+      LoadSuppressions(opt.diagnostics, opt.schedule.file, ran.loaded.source);
+  if (!allows.ok()) {
+    ReportBadInput(ctx, allows.status());
+    return;
+  }
+  // Every finding (the violation or deadlock, warnings, notes, the protocol rules' findings)
+  // grouped and suppressed once, for the text, JSON and SARIF reports alike.
+  const Diagnostics diags = Diagnose(checked.findings, std::move(allows).value());
+  // A violation or deadlock ends the run; the exit code follows the errors left after
+  // suppression (an intended finding, allowed with its reason, does not fail a CI job).
   int exit_code = ExitFor(r);
   if (exit_code == kExitClean && verifier::HasErrors(findings, opt.strict)) {
     exit_code = kExitViolations;
   }
+  if (exit_code == kExitViolations && !diags.HasErrors()) exit_code = kExitClean;
   if (opt.format == "sarif") {
     // The behaviour that led to the findings, as each result's code flow: the last --last events
     // (--full: all), one step each.
@@ -214,7 +230,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                       {checked.events[i]}});
       }
     }
-    PrintDocument(SarifLog("check", opt.schedule.file, checked.findings, behaviour, exit_code));
+    PrintDocument(SarifLog("check", opt.schedule.file, diags, behaviour, exit_code));
   } else if (opt.format == "json") {
     nlohmann::json j;
     j["schema"] = SchemaId("check");
@@ -251,6 +267,12 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
     // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
     j["findings"] = nlohmann::json::array();
     for (const api::Finding& f : checked.findings) j["findings"].push_back(FindingJson(f));
+    for (const Diagnostic& g : diags.suppressed) {
+      for (size_t i : g.members) j["findings"][i]["suppressed"] = true;
+    }
+    // The findings grouped as the text prints them, and the counts of its last line.
+    j["diagnostics"] = diags.DiagnosticsJson();
+    j["summary"] = diags.SummaryJson();
     if (r.outcome == engine::Outcome::kDeadlock) {
       nlohmann::json d;
       d["code"] = "P2001";
@@ -300,33 +322,30 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
     std::printf("%s: schedule %s (hash %s), policy %s\n", opt.schedule.file.c_str(),
                 program.name.c_str(), ir::ContentHashHex(program).c_str(),
                 PolicyText(ran.loaded.engine_options).c_str());
-    for (const auto& w : r.warnings) {
-      std::printf("%s %s: %s (%s at %s)\n",
-                  model::CodeSeverity(w.violation.code) == model::Severity::kNote ? "note"
-                                                                                  : "warning",
-                  std::string(model::CodeId(w.violation.code)).c_str(),
-                  model::Describe(w.violation).c_str(),
-                  verifier::AgentLabel(program, *ran.engine, w.agent).c_str(),
-                  w.where.ToString().c_str());
+    // Notes (M1009) are no problems; suppressed findings were intended.
+    bool problems = false;
+    for (const Diagnostic& g : diags.shown) {
+      problems = problems || diags.findings[g.members.front()].severity != api::Severity::kNote;
     }
     switch (r.outcome) {
       case engine::Outcome::kCompleted:
-        std::printf(findings.empty()
+        std::printf(!problems
                         ? "OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu "
                           "events, no violations.\n"
+                    : !verifier::HasErrors(findings, opt.strict)
+                        ? "OK with warnings: the run completed (all %zu agent(s) of %u CTA(s) "
+                          "exited, %llu events); the protocol rules found only warnings "
+                          "(docs/levels.md; --strict makes them errors):\n"
                         : "The run completed (all %zu agent(s) of %u CTA(s) exited, %llu "
                           "events), but the protocol rules found problems:\n",
                     ran.engine->num_agents(), ran.engine->num_ctas(),
                     static_cast<unsigned long long>(r.events));
         break;
       case engine::Outcome::kViolation: {
-        const engine::ViolationInfo& v = *r.violation;
-        std::printf("%s %s: %s\n  by %s at %s\n",
-                    std::string(model::CodeId(v.violation.code)).c_str(),
-                    std::string(model::CodeTitle(v.violation.code)).c_str(),
-                    model::Describe(v.violation).c_str(),
-                    verifier::AgentLabel(program, *ran.engine, v.agent).c_str(),
-                    v.where.ToString().c_str());
+        // The API's first finding: the message names the barrier.
+        const api::Finding& v = checked.findings.front();
+        std::printf("%s %s: %s\n  by %s at %s\n", v.code.c_str(), v.title.c_str(),
+                    v.message.c_str(), v.agent.c_str(), v.location.ToString().c_str());
         if (const verifier::DeadlockCulprit& c = checked.detail->violation_culprit; c.found) {
           std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
                       c.where.ToString().c_str(), c.text.c_str());
@@ -336,8 +355,10 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
         break;
       }
       case engine::Outcome::kDeadlock:
+        // --full: every blocked agent in full; else the root causes, the rest one line each.
         std::printf("%s", verifier::FormatDeadlockReport(report, program, *ran.engine,
-                                                         ran.loaded.source)
+                                                         ran.loaded.source,
+                                                         opt.full ? SIZE_MAX : kDetailedBlocked)
                               .c_str());
         std::printf("\nBehaviour (events from the start):\n%s",
                     BehaviourPrefix(program, *ran.engine, max_events).c_str());
@@ -349,22 +370,16 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
       default:
         break;
     }
-    for (const auto& f : findings) {
-      // A warning (docs/levels.md) says so before its code; --strict reports it as an error.
-      std::printf("%s%s %s: %s\n  by %s at %s\n",
-                  f.level(opt.strict) == model::Severity::kWarning ? "warning " : "",
-                  std::string(model::CodeId(f.code())).c_str(),
-                  std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
-                  f.agent == verifier::kNoFindingAgent
-                      ? "-"
-                      : verifier::AgentLabel(program, *ran.engine, f.agent).c_str(),
-                  f.where.ToString().c_str());
-    }
+    // The violation or deadlock was printed in full above (the API's first finding).
+    const bool ended = r.outcome == engine::Outcome::kViolation ||
+                       r.outcome == engine::Outcome::kDeadlock;
+    PrintDiagnostics(diags, opt.diagnostics, ended ? 0 : static_cast<size_t>(-1));
     for (const ExpectedByFile& x : expected) {
       std::printf("expected by the file (line %d): %s — %s\n", x.expect.where.line,
                   x.expect.Text().c_str(),
                   x.difference.empty() ? "matched" : ("NOT matched: " + x.difference).c_str());
     }
+    std::printf("%s\n", diags.SummaryLine().c_str());
   }
   ctx.exit_code = exit_code;
 }
@@ -381,13 +396,16 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
                   "text, json (schema parity.check/1) or sarif (SARIF 2.1.0)")
       ->check(CLI::IsMember({"text", "json", "sarif"}))
       ->capture_default_str();
-  sub->add_flag("--full", opt->full, "print every event of the behaviour, not only the last ones");
+  sub->add_flag("--full", opt->full,
+                "print every event of the behaviour, not only the last ones, and describe every "
+                "blocked agent of a deadlock in full");
   sub->add_option("--last", opt->last, "events of the behaviour to print")->capture_default_str();
   sub->add_option("--dot", opt->dot, "write the wait-for graph of a deadlock (Graphviz DOT)");
   sub->add_flag("--strict", opt->strict,
                 "findings that are warnings (docs/levels.md: only the formal model leaves them "
                 "unordered, on patterns production code relies on) are errors (exit 1)");
   AddMaxEventsOption(sub, &opt->max_events);
+  AddDiagnosticOptions(sub, opt->diagnostics);
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
     // A client of the C++ API (parity/parity.h), as a kernel project's test would be.
@@ -502,12 +520,10 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
       outcome = report->summary;
     } else if (ran.result.outcome == engine::Outcome::kViolation) {
       const auto& v = *ran.result.violation;
-      std::printf("%s %s: %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
-                  std::string(model::CodeTitle(v.violation.code)).c_str(),
-                  model::Describe(v.violation).c_str());
       outcome = std::string(model::CodeId(v.violation.code)) + " " +
                 std::string(model::CodeTitle(v.violation.code)) + ": " +
-                model::Describe(v.violation);
+                ViolationText(program, v);
+      std::printf("%s\n", outcome.c_str());
     }
     ctx.exit_code = ExitFor(ran.result);
     if (!opt->html.empty()) {

@@ -125,6 +125,44 @@ TEST(EncodingTest, AtomicsRoundTrip) {
   EXPECT_NE(ContentHash(*plain), ContentHash(*p));
 }
 
+// Tensor map updates: `tensormap.replace` (op kind 27) and the tensormap proxy fences (the
+// acquire's map index + 1 above the fence kind byte) print and round-trip.
+TEST(EncodingTest, TensormapOpsRoundTrip) {
+  auto p = ParseProgram(
+      "buffer A[1] bytes 4096\n"
+      "barrier b[1] count 1\n"
+      "tensormap t0 dtype u8 dims [64, 64] box [64, 64]\n"
+      "tensormap t1 dtype u8 dims [64, 64] box [64, 64]\n"
+      "role r {\n"
+      "  tensormap.replace t1\n"
+      "  fence.proxy.tensormap.release\n"
+      "  fence.proxy.tensormap.acquire t1\n"
+      "}\n",
+      "t.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const std::string text = Print(*p);
+  EXPECT_NE(text.find("  tensormap.replace t1\n  fence.proxy.tensormap.release\n"
+                      "  fence.proxy.tensormap.acquire t1\n"),
+            std::string::npos)
+      << text;
+  const auto& body = p->roles[0].body;
+  ASSERT_EQ(body.size(), 3u);
+  EXPECT_EQ(std::get<TensormapReplace>(std::get<Op>(body[0].node)).tensor_map, 1u);
+  EXPECT_EQ(std::get<Fence>(std::get<Op>(body[2].node)).tensor_map, 1u);
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto decoded = Decode(*w);
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(Print(*decoded), text);
+  auto again = Encode(*decoded, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *w);
+  // An unknown tensor map is bad input naming the rule.
+  auto bad = ParseProgram("role r {\n  tensormap.replace nope\n}\n", "t.pipe");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().rule(), "parse.unknown-tensormap");
+}
+
 // The two observation ops appended in version 2 (encoding.h): their exact words, and a round
 // trip. PendingCount = kind 16 + 23, 3 words (token var, result var); GlobalReadback = kind
 // 16 + 24, 7 words (buffer ref of 5, result var).
@@ -334,6 +372,8 @@ TEST(EncodingTest, QualifiersAndAliasesRoundTrip) {
       "  test_wait.relaxed b[0] parity 0 -> t\n"
       "  fence.acq_rel.cta\n"
       "  use V[1] @cta(1 - cta_rank)\n"
+      "  use.generic V[0] bytes 64\n"
+      "  use.async V[1]\n"
       "  write O[0] @cta(1)\n"
       "}\n",
       "q.pipe");

@@ -127,6 +127,8 @@ TEST(PrinterTest, EveryOperationRoundTrips) {
       "  tma.store t coords [0, 8] <- A[1] + 512 bytes 1024\n"
       "  bulk.load A[0] bytes 256 bar b[1] multicast 1\n"
       "  bulk.store A[1]\n"
+      "  use.generic A[0] + 64 bytes 64\n"
+      "  use.async A[1]\n"
       "  bulk.commit\n"
       "  bulk.wait 0 read\n"
       "  bulk.wait 1\n"

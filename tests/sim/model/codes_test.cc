@@ -143,7 +143,7 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kSharedMemoryRace, 0, 0},
        "P2005 smem-race: unordered accesses of a buffer slot"},
       {{Code::kProxyFenceMissing, 0, 0},
-       "P2006 proxy-fence-missing: generic-proxy write not fenced before the async-proxy read"},
+       "P2006 proxy-fence-missing: generic-proxy access not fenced before the async-proxy access"},
       {{Code::kRemoteBeforeInit, 0, 0},
        "P2007 remote-before-init: remote use of a barrier not ordered after its fenced init"},
       {{Code::kExitWhileAwaited, 1, 0},
@@ -165,6 +165,12 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kDsmemBeforeStart, 1, 0},
        "P2030 dsmem-before-peer-start: access of the shared memory of CTA 1, not known to have "
        "started"},
+      {{Code::kTensormapNotFenced, 0, 0},
+       "P2031 tensormap-not-fenced: a TMA reads an updated tensor map without the tensormap proxy "
+       "fences"},
+      {{Code::kTensormapModifiedInFlight, 0, 0},
+       "P2032 tensormap-modified-in-flight: a tensor map is updated while a TMA that reads it may "
+       "be in flight"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},

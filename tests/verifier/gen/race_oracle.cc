@@ -30,6 +30,11 @@ struct Acc {
   // A `write` or `cp.async` without `bytes`: the agents of its role write their own shares of
   // the range, so two of them at that statement do not overlap (docs/language.md §10).
   bool share = false;
+  // Proxies (races.cc, CrossProxy): a generic access whose proxy is stated (`write`,
+  // `use.generic`); an async-proxy access a generic one before it needs a fence.proxy.async
+  // for (a TMA / bulk / st.async write; a `use.async` read, after a write).
+  bool generic_stated = false;
+  bool async_target = false;
   bool atomic = false;  // red / atom: two atomics of the same bytes do not race
   int64_t agent = -1;
   uint32_t role = 0, pc = 0;
@@ -288,6 +293,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
     bool cluster;
   };
   std::map<int64_t, Fence> last_fence;  // per agent: its last fence.acq_rel
+  std::vector<size_t> proxy_fences;     // every fence.proxy.async by an agent
   // A .relaxed wait's observation, acquired at the agent's next fence.acq_rel.
   struct Seen {
     uint64_t slot;
@@ -463,6 +469,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       }
       case EventKind::kFence: {
         const auto kind = static_cast<ir::Fence::Kind>(ev.object);
+        if (a >= 0 && kind == ir::Fence::Kind::kProxyAsync) proxy_fences.push_back(i);
         if (a < 0 ||
             (kind != ir::Fence::Kind::kAcqRelCluster && kind != ir::Fence::Kind::kAcqRelCta)) {
           break;
@@ -502,6 +509,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
                           *range, i);
           x.write = true;
           x.copy = true;
+          x.async_target = true;
           accs.push_back(x);
           in_flight[{ev.cluster, ev.cta, ev.pc, r}].push_back(accs.size() - 1);
         }
@@ -517,6 +525,7 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
                         *range, i);
         x.write = true;
         x.copy = true;
+        x.async_target = true;
         accs.push_back(x);
         in_flight[{ev.cluster, ev.cta, ev.pc, ev.target_cta}].push_back(accs.size() - 1);
         break;
@@ -629,6 +638,9 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
         x.needs_strong = x.write;
         const auto* w = std::get_if<ir::BufferAccess>(range->op);
         x.share = x.write && w != nullptr && w->buf.bytes == ir::kNoExpr;
+        const ir::ReadProxy proxy = w != nullptr ? w->proxy : ir::ReadProxy::kUnstated;
+        x.generic_stated = x.write || proxy == ir::ReadProxy::kGeneric;
+        x.async_target = !x.write && proxy == ir::ReadProxy::kAsync;
         x.atomic = w != nullptr && w->atomic;
         x.done.push_back(i);
         accs.push_back(x);
@@ -710,6 +722,47 @@ std::set<RacePair> OracleRaces(const ir::Program& p, const engine::Engine& e,
       // The later one starts after the earlier one is done.
       if (strong[y.start] || (!x.needs_strong && weak[y.start])) continue;
       races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});
+    }
+  }
+  // Cross-proxy pairs: a stated generic access ordered before an overlapping async-proxy one
+  // (a copy's write; a `use.async` after a write) with no fence.proxy.async that the first
+  // happens before and that happens before the second's start (on any edge).
+  std::vector<uint8_t> from_fence(n);
+  auto reach_from = [&](size_t f) {
+    std::fill(from_fence.begin(), from_fence.end(), 0);
+    std::vector<size_t> stack{f};
+    from_fence[f] = 1;
+    while (!stack.empty()) {
+      const size_t v = stack.back();
+      stack.pop_back();
+      for (const Edge& w : out[v]) {
+        if (from_fence[w.to]) continue;
+        from_fence[w.to] = 1;
+        stack.push_back(w.to);
+      }
+    }
+  };
+  std::vector<std::vector<uint8_t>> fence_reach;
+  for (size_t f : proxy_fences) {
+    reach_from(f);
+    fence_reach.push_back(from_fence);
+  }
+  for (size_t ia = 0; ia < accs.size(); ++ia) {
+    const Acc& x = accs[ia];
+    if (!x.generic_stated) continue;
+    reach(x, false, strong);
+    reach(x, true, weak);
+    for (size_t ib = 0; ib < accs.size(); ++ib) {
+      const Acc& y = accs[ib];
+      if (!y.async_target || y.start <= x.start || y.loc != x.loc || !Overlap(x, y)) continue;
+      if (!y.write && !x.write) continue;
+      if (!(strong[y.start] || (!x.needs_strong && weak[y.start]))) continue;  // a race
+      bool fenced = false;
+      for (size_t k = 0; k < proxy_fences.size() && !fenced; ++k) {
+        const size_t f = proxy_fences[k];
+        fenced = (strong[f] || (!x.needs_strong && weak[f])) && fence_reach[k][y.start];
+      }
+      if (!fenced) races.insert({x.role, x.pc, y.role, y.pc, x.buffer, x.slot});
     }
   }
   return races;

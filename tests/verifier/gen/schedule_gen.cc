@@ -291,6 +291,7 @@ struct FreeShape {
   int buffers = 1;
   bool sync = true;  // the prologue's cluster.sync (inits visible to every agent)
   bool halves = false;  // slots of two 128-byte halves, addressed by run values
+  bool proxies = false;  // GenOptions::proxies
 };
 
 // Where in a slot of two halves an operation goes: a suffix after `d0[0]` (empty: the whole
@@ -428,8 +429,11 @@ std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* r
     case 8:
       return "test_wait " + bar + " parity " + RandomParity(r, loop) + " -> r" +
              std::to_string((*results)++);
-    case 9:
-      return "use " + RandomBuf(r, s) + HalfPlace(r, s, loop, 64, true);
+    case 9: {
+      static const std::vector<std::string> kReads = {"use ", "use.generic ", "use.async "};
+      return (s.proxies ? r.Pick(kReads) : std::string("use ")) + RandomBuf(r, s) +
+             HalfPlace(r, s, loop, 64, true);
+    }
     case 10:
       return "write " + RandomBuf(r, s) + HalfPlace(r, s, loop, 64, true);
     case 11:
@@ -451,6 +455,7 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
   s.buffers = r.Range(1, 2);
   s.sync = !r.Chance(5);
   s.halves = o.variable_offsets && r.Chance(80);
+  s.proxies = o.proxies;
   const int max_agents = s.ctas == 2 ? std::min(2, o.max_agents_per_cta) : o.max_agents_per_cta;
   const int agents = r.Range(1, max_agents);
   // Roles: one per agent, or (with two or three agents) one role of two agents.

@@ -60,6 +60,10 @@ struct GenOptions {
   // (`use` / `write ... @cta(cta_rank ^ 1)`): release patterns, acquire patterns and scopes
   // too narrow for the CTAs they link (P2013).
   bool memory_order = false;
+  // The free shape's reads name their proxy at random (`use`, `use.generic` for ld.shared,
+  // `use.async` for wgmma operands) and fence.proxy.async is drawn more often: the cross-proxy
+  // rule of verifier/races.cc (P2006) against the oracle.
+  bool proxies = false;
   // The free shape also draws shared-memory atomics (`red` / `atom`, docs/language.md §8.8) on
   // its own slots and, with two CTAs, on the peer's (`@cta(cta_rank ^ 1)`): atomics that do not
   // race with each other, and that race with a plain access or a copy of the same bytes.
