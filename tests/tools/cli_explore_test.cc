@@ -1,5 +1,6 @@
 // `parity explore`: its verdicts, exit codes (0 verified, 1 found, 2 bad input, 4 incomplete)
 // and what it claims to have covered when a bound stops it.
+#include <algorithm>
 #include <string>
 
 #include <gmock/gmock.h>
@@ -158,7 +159,9 @@ TEST(CliExplore, FindingIsAnnouncedThenDiagnosedThenShown) {
   const size_t first_len = std::stoul(r.out.substr(of + 20));
   const size_t verdict = r.out.find("\nFOUND: ", stats);
   ASSERT_NE(verdict, std::string::npos) << r.out;
-  const size_t diagnosis = r.out.find("P2005 ", verdict);
+  // The schedule has two bugs: the depth-first path ends in the race P2005; a shortening that
+  // gets further within its budget may reach the exit with copies in flight (A1003) sooner.
+  const size_t diagnosis = std::min(r.out.find("P2005 ", verdict), r.out.find("A1003 ", verdict));
   const size_t final_at = r.out.find("counterexample: ", verdict);
   ASSERT_NE(diagnosis, std::string::npos) << r.out;
   ASSERT_NE(final_at, std::string::npos) << r.out;
