@@ -443,6 +443,52 @@ std::string WaitTarget(const ir::Program& program, const BlockedAgent& b) {
   return "nothing";
 }
 
+// Who is at a blocked named barrier and who is not: the agents of its CTA waiting at the same
+// id, then the CTA's other agents with where each is blocked, and those that exited. The engine
+// counts threads, not agents, so a bar.arrive (which does not block) of an agent now blocked
+// elsewhere is among the threads counted as arrived; the list says where each agent is now.
+std::string NamedBarrierParticipants(const ir::Program& program, const Engine& engine,
+                                     const engine::DeadlockInfo& deadlock,
+                                     const BlockedAgent& b) {
+  const engine::AgentInfo& at = engine.agent_info(b.agent);
+  auto same_cta = [&](uint32_t a) {
+    const engine::AgentInfo& i = engine.agent_info(a);
+    return i.cluster == at.cluster && i.cta == at.cta;
+  };
+  std::vector<uint32_t> waiting;
+  std::vector<std::string> elsewhere;
+  for (const BlockedAgent& o : deadlock.blocked) {
+    if (!same_cta(o.agent)) continue;
+    if (o.wait == WaitKind::kNamedBarrier && o.barrier == b.barrier) {
+      waiting.push_back(o.agent);
+    } else {
+      elsewhere.push_back(AgentLabel(program, engine, o.agent) + " (" + WaitTarget(program, o) +
+                          " at line " + std::to_string(o.where.line) + ")");
+    }
+  }
+  std::vector<uint32_t> exited;
+  for (uint32_t a : deadlock.exited) {
+    if (same_cta(a)) exited.push_back(a);
+  }
+  uint32_t threads = 0;
+  for (uint32_t a : waiting) threads += engine.agent_info(a).threads;
+  std::ostringstream os;
+  os << " Waiting at named barrier " << b.barrier << " of CTA " << at.cta_global << ": "
+     << AgentList(program, engine, waiting) << " (" << threads << " threads).";
+  if (!elsewhere.empty()) {
+    os << " Blocked elsewhere in that CTA:";
+    for (size_t i = 0; i < elsewhere.size() && i < 6; ++i) os << (i ? ", " : " ") << elsewhere[i];
+    if (elsewhere.size() > 6) os << ", and " << elsewhere.size() - 6 << " more";
+    os << ".";
+  }
+  if (!exited.empty()) os << " Exited: " << AgentList(program, engine, exited) << ".";
+  if (elsewhere.empty() && exited.empty()) {
+    os << " No other agent of the CTA is left to arrive: the thread count is larger than the "
+          "participants.";
+  }
+  return os.str();
+}
+
 // Which phase number a blocked mbarrier wait needs to complete.
 uint32_t WantedPhase(const BlockedAgent& b) {
   if (b.wait == WaitKind::kMbarrierToken) return b.token_phase;
@@ -1021,6 +1067,11 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
           });
     }
     Classify(program, engine, producers, signalled, x);
+  }
+  for (BlockedExplanation& x : report.blocked) {
+    if (x.blocked.wait == WaitKind::kNamedBarrier) {
+      x.cause_text += NamedBarrierParticipants(program, engine, result.deadlock, x.blocked);
+    }
   }
   ReclassifyDownstream(program, engine, report.blocked);
   std::stable_sort(report.blocked.begin(), report.blocked.end(),

@@ -523,6 +523,34 @@ TEST(DeadlockAdversarialTest, NamedBarrierCountMismatch) {
     EXPECT_EQ(x.blocked.wait, engine::WaitKind::kNamedBarrier);
     EXPECT_THAT(x.cause_text, HasSubstr("64 of 96 threads"));
     EXPECT_TRUE(x.blocked.where.line == 10 || x.blocked.where.line == 15) << x.blocked.where.line;
+    // Who is there, and that nobody else is left to come.
+    EXPECT_THAT(x.cause_text, HasSubstr("Waiting at named barrier 1 of CTA 0: "));
+    EXPECT_THAT(x.cause_text, HasSubstr("CTA 0 producer[0]"));
+    EXPECT_THAT(x.cause_text, HasSubstr("CTA 0 consumer[0]"));
+    EXPECT_THAT(x.cause_text, HasSubstr("(64 threads)"));
+    EXPECT_THAT(x.cause_text, HasSubstr("No other agent of the CTA is left to arrive"));
+  }
+}
+
+// A named barrier whose third warp is blocked at an mbarrier wait before its bar.sync: the
+// diagnosis of the named barrier lists who waits there and where the missing warp is.
+TEST(DeadlockAdversarialTest, NamedBarrierListsWhoArrivedAndWhereTheOthersAre) {
+  for (engine::Policy p : kThree) {
+    Diagnosed d = Culprit("named_barrier_missing_warp", p);
+    bool seen = false;
+    for (const BlockedExplanation& x : d.report.blocked) {
+      if (x.blocked.wait != engine::WaitKind::kNamedBarrier) continue;
+      seen = true;
+      EXPECT_THAT(x.cause_text, HasSubstr("64 of 96 threads")) << d.text;
+      EXPECT_THAT(x.cause_text, HasSubstr("Waiting at named barrier 1 of CTA 0: CTA 0 math[0], "
+                                          "CTA 0 math[1] (64 threads)."))
+          << d.text;
+      EXPECT_THAT(x.cause_text, HasSubstr("Blocked elsewhere in that CTA: CTA 0 softmax[0] ("))
+          << d.text;
+      EXPECT_THAT(x.cause_text, HasSubstr("at line 12)")) << d.text;
+      EXPECT_THAT(x.cause_text, ::testing::Not(HasSubstr("No other agent"))) << d.text;
+    }
+    EXPECT_TRUE(seen) << d.text;
   }
 }
 
