@@ -7,12 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "sim/common/read_file.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/parser.h"
 #include "verifier/check_work.h"
@@ -22,10 +21,9 @@ namespace parity::verifier {
 namespace {
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = ReadInputFile(path, "schedule", "io", kMaxScheduleFileBytes);
+  EXPECT_TRUE(text.ok()) << text.status().ToString();
+  return text.ok() ? text.value() : std::string();
 }
 
 struct Work {
