@@ -23,6 +23,7 @@ struct ImportCliOptions {
   std::vector<std::string> args;
   std::vector<std::string> params;
   std::vector<std::string> tensor_maps;
+  bool generic_reads = false;
   std::string out;
 };
 
@@ -61,6 +62,7 @@ Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
   o.cluster_x = (*cluster)[0];
   o.cluster_y = cluster->size() > 1 ? (*cluster)[1] : 1;
   o.clusters = c.clusters;
+  o.generic_reads = c.generic_reads;
   for (const std::string& a : c.args) {
     const size_t eq = a.find('=');
     int index = -1;
@@ -109,6 +111,10 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
                   "a CUtensorMap argument: INDEX=DTYPE:DIMS:BOX[:SWIZZLE], e.g. "
                   "0=u16:64x384:64x64:128B, or one inside a struct parameter: "
                   "NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
+  sub->add_flag("--generic-reads", opts->generic_reads,
+                "ld.shared / ldmatrix reads become use.generic, so a TMA or bulk load after them "
+                "needs fence.proxy.async on the path (P2006); wgmma operands are use.async "
+                "always");
   sub->add_option("-o", opts->out, "write the schedule here (default: stdout)");
   sub->callback([opts, &ctx] {
     auto o = BuildImportOptions(*opts);
