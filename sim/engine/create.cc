@@ -315,6 +315,9 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     std::vector<uint32_t> stray_breaks;
     CompileBlock(role.body, instrs, &stray_breaks);
     for (uint32_t b : stray_breaks) instrs[b].target = static_cast<uint32_t>(instrs.size());
+    for (Instr& in : instrs) {
+      if (in.kind == Instr::kAssert) in.e1 = program.assertions[in.var].cond;
+    }
     instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
     if (instrs.size() > 0xffff) {
       return DeclError(program, "engine.program-size",
@@ -444,6 +447,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     }
   }
 
+  c.tracks_landed = ir::ReadsLanded(program);
+  for (const ir::Assertion& a : program.assertions) {
+    c.has_forall = c.has_forall || a.kind == ir::Assertion::Kind::kForall;
+  }
+
   // Agent-invariant expressions (see Code::static_slot).
   {
     const size_t ne = program.exprs.size();
@@ -457,7 +465,12 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         if (id >= ne) { stack.pop_back(); continue; }
         if (dyn[id] >= 0) { stack.pop_back(); continue; }
         const ir::Expr& x = program.exprs[id];
-        if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+        // A state read (an assertion's) is not agent-invariant either.
+        if (x.kind == ir::Expr::Kind::kVar || x.kind == ir::Expr::Kind::kState) {
+          dyn[id] = 1;
+          stack.pop_back();
+          continue;
+        }
         bool pending = false;
         int8_t d = 0;
         for (ir::ExprId ch : {x.a, x.b, x.c}) {

@@ -511,6 +511,21 @@ class Engine {
   uint32_t primary_first_cta() const;  // its first global CTA number (num_ctas(): none)
   bool is_primary_agent(uint32_t agent) const { return agent >= primary_first_agent(); }
 
+  // --- Assertions (ir::Program::assertions; docs/language.md, Assertions) ---
+  // A state read of an assertion for CTA `cta_global` (global CTA number): phase, pending
+  // count or tx-count of element `index` of barrier decl `decl`, or whether slot `index` of
+  // buffer decl `decl` has landed (1: no copy writing its bytes into that CTA is in flight).
+  // False when the element or slot is outside its array.
+  bool ReadStateAt(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                   int64_t* out) const;
+  // Whether top-level property `id` (a forall or exists) holds in the current state: for every
+  // CTA of the grid, with that CTA's builtins (`agent` 0). *failing_cta: the first CTA it does
+  // not hold for. An evaluation fault (an index outside its array) is the Status.
+  Status EvalProperty(uint32_t id, bool* holds, uint32_t* failing_cta = nullptr) const;
+  // The `exists` properties that hold in the current state, as bits by their order among the
+  // program's exists properties (the first 64); meaningful in a completed state.
+  uint64_t ExistsHeld() const;
+
   // --- Inspection ---
   size_t num_agents() const;
   const AgentInfo& agent_info(uint32_t agent) const;

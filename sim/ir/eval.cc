@@ -62,6 +62,16 @@ class Evaluator {
           return Fail(fault_, EvalError::kBadReference, id, e.op);
         }
         return (*env_.builtins)[e.op];
+      case Expr::Kind::kState: {
+        const int64_t index = e.a == kNoExpr ? 0 : Run(e.a);
+        if (!fault_->ok()) return 0;
+        int64_t v = 0;
+        if (env_.state == nullptr ||
+            !env_.state->Read(static_cast<StateFn>(e.op), e.index, index, &v)) {
+          return Fail(fault_, EvalError::kBadReference, id, index);
+        }
+        return v;
+      }
       case Expr::Kind::kUnary: {
         const int64_t a = Run(e.a);
         if (!fault_->ok()) return 0;
@@ -225,6 +235,13 @@ Status EvalFaultStatus(const Program& program, const EvalFault& fault) {
                     "shift count " + std::to_string(fault.rhs) + " is outside 0..63: " + operands,
                     where);
     case EvalError::kBadReference:
+      if (fault.at < program.exprs.size() &&
+          program.exprs[fault.at].kind == Expr::Kind::kState) {
+        return Status("eval.state-index",
+                      "the element or slot " + std::to_string(fault.lhs) +
+                          " of a state read is outside its array",
+                      where);
+      }
       return Status("eval.bad-reference",
                     "expression refers to a value that is not bound here (index " +
                         std::to_string(fault.lhs) + ")",

@@ -32,6 +32,8 @@ class ParamEvaluator {
         return Fail(id, "a variable cannot be used here (only params and constants)");
       case Expr::Kind::kBuiltin:
         return Fail(id, "a builtin such as cta_rank cannot be used here (only params and constants)");
+      case Expr::Kind::kState:
+        return Fail(id, "a state read such as phase(b) is allowed only in an assertion");
       case Expr::Kind::kUnary: {
         auto a = Run(e.a, depth + 1);
         if (!a.ok()) return a;
@@ -162,6 +164,15 @@ Expected<std::vector<int64_t>> BindParams(
     }
   }
   return values;
+}
+
+bool HasAssertions(const Program& p) { return !p.assertions.empty(); }
+
+bool ReadsLanded(const Program& p) {
+  for (const Expr& e : p.exprs) {
+    if (e.kind == Expr::Kind::kState && e.op == static_cast<uint8_t>(StateFn::kLanded)) return true;
+  }
+  return false;
 }
 
 bool SameExpr(const Program& p, ExprId a, ExprId b) {

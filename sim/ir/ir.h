@@ -28,10 +28,21 @@ inline constexpr ExprId kNoExpr = 0xffffffffu;
 
 // Builtin, UnaryOp and BinaryOp: sim/ir/ops.h (shared with the GPU executor).
 
+// The model-state reads of an assertion (docs/language.md, Assertions), each of one object of the
+// executing agent's CTA (the CTA a top-level property is evaluated for):
+//   phase(b)    phases barrier b has completed (mbarrier phase count since init);
+//   pending(b)  arrivals still pending in b's current phase;
+//   tx(b)       b's tx-count (bytes expected and not yet landed; negative when bytes landed early);
+//   landed(B[s]) 1 when no copy that writes bytes of buffer slot B[s] is in flight (every TMA,
+//               bulk, st.async and cp.async write of those bytes issued so far has landed), else 0.
+enum class StateFn : uint8_t { kPhase = 0, kPending = 1, kTx = 2, kLanded = 3 };
+
 struct Expr {
-  enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect };
+  // kState: a read of the model's state (StateFn in `op`), allowed only in assertions
+  // (Assertion): `index` is the barrier or buffer decl, `a` the element or slot.
+  enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect, kState };
   Kind kind = Kind::kConst;
-  uint8_t op = 0;         // UnaryOp, BinaryOp or Builtin, by kind
+  uint8_t op = 0;         // UnaryOp, BinaryOp, Builtin or StateFn, by kind
   uint32_t index = 0;     // kParam: index into Program::params; kVar: agent variable slot
   int64_t value = 0;      // kConst
   ExprId a = kNoExpr;     // operands (kSelect: a ? b : c)
@@ -298,9 +309,14 @@ struct For {                                                 // for v in lo .. h
 };
 struct If { ExprId cond = kNoExpr; Block then_body; Block else_body; };
 struct Break {};                                             // leaves the innermost for/while
+// `assert EXPR [-- message]`: Program::assertions[id] (kind kAssert) must hold whenever the agent
+// reaches it. A statement, not an Op: it reads the model's state and changes none, is checked in
+// the same step as the agent's next operation (the state it sees is one the agent's next step
+// may start from), and has no instruction on the GPU.
+struct Assert { uint32_t id = 0; };
 
 struct Stmt {
-  std::variant<Let, For, If, Op, Break> node;
+  std::variant<Let, For, If, Op, Break, Assert> node;
   SourceLocation where;
 };
 
@@ -329,6 +345,19 @@ struct GlobalDecl {
   SourceLocation where;
 };
 
+// A user assertion (docs/language.md, Assertions): an `assert` statement, or a top-level
+// end-of-run property in herd7's sense: `forall` holds in the final state of every complete run,
+// `exists` in the final state of at least one. A property is evaluated once per CTA of the grid
+// (its builtins and state reads are that CTA's) and holds in a state when it holds for every CTA.
+struct Assertion {
+  enum class Kind : uint8_t { kAssert, kForall, kExists };
+  Kind kind = Kind::kAssert;
+  ExprId cond = kNoExpr;
+  std::string text;     // the expression as written
+  std::string message;  // after `--` (may be empty)
+  SourceLocation where;
+};
+
 struct Program {
   std::string file;              // the path the program was read from
   std::string name;              // `schedule NAME` (default: file stem)
@@ -347,9 +376,15 @@ struct Program {
   std::vector<GlobalDecl> globals;
   std::vector<Role> roles;
   std::vector<Expr> exprs;       // the expression arena
+  // `assert` statements (ir::Assert::id) and top-level `forall` / `exists` properties.
+  std::vector<Assertion> assertions;
 
   const Expr& expr(ExprId id) const { return exprs[id]; }
 };
+
+// Whether the program states any assertion, and whether any reads `landed`.
+bool HasAssertions(const Program& p);
+bool ReadsLanded(const Program& p);
 
 // Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
 bool SameExpr(const Program& p, ExprId a, ExprId b);

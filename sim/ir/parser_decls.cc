@@ -19,7 +19,7 @@ Status Parser::ParseTop() {
     if (t.kind != Token::Kind::kIdent) {
       return Expected_(
           "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-          "global, role, primary)");
+          "global, role, primary, forall, exists)");
     }
     Status s;
     if (t.text == "schedule") {
@@ -47,10 +47,19 @@ Status Parser::ParseTop() {
       s = ParseGlobal();
     } else if (t.text == "primary") {
       s = ParsePrimary();
+    } else if (t.text == "forall" || t.text == "exists") {
+      uint32_t id = 0;
+      s = ParseAssertion(t.text == "forall" ? Assertion::Kind::kForall : Assertion::Kind::kExists,
+                         &id);
+    } else if (t.text == "assert") {
+      return Error(t,
+                   "`assert` is a statement of a role's body; at the top level state an "
+                   "end-of-run property with `forall E` or `exists E`",
+                   "parse.assert-outside-role");
     } else {
       return Expected_(
           "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-          "global, role, primary)");
+          "global, role, primary, forall, exists)");
     }
     PARITY_RETURN_IF_ERROR(s);
   }

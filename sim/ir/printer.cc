@@ -136,6 +136,18 @@ class Printer {
       case Expr::Kind::kSelect:
         // Right-associative: `a ? b : c ? d : e`.
         return Expr_(e.a, 0) + " ? " + Expr_(e.b) + " : " + Expr_(e.c);
+      case Expr::Kind::kState: {
+        static const char* const kFn[] = {"phase", "pending", "tx", "landed"};
+        const bool landed = e.op == static_cast<uint8_t>(StateFn::kLanded);
+        std::string obj;
+        if (landed) {
+          obj = e.index < p_.buffers.size() ? p_.buffers[e.index].name : "<bad-buffer>";
+        } else {
+          obj = e.index < p_.barriers.size() ? p_.barriers[e.index].name : "<bad-barrier>";
+        }
+        return std::string(e.op < 4 ? kFn[e.op] : "<bad-state>") + "(" + obj + "[" +
+               Expr_(e.a) + "])";
+      }
     }
     return "<bad-expr>";
   }
@@ -313,10 +325,21 @@ class Printer {
         *out += "\n";
       } else if (std::holds_alternative<Break>(s.node)) {
         *out += pad + "break\n";
+      } else if (const auto* a = std::get_if<Assert>(&s.node)) {
+        *out += pad + AssertionText("assert", a->id) + "\n";
       } else {
         *out += pad + OpText(std::get<Op>(s.node)) + "\n";
       }
     }
+  }
+
+  // `assert E -- message` (a kind word and Program::assertions[id]).
+  std::string AssertionText(const char* word, uint32_t id) const {
+    if (id >= p_.assertions.size()) return std::string(word) + " <bad-assertion>";
+    const Assertion& a = p_.assertions[id];
+    std::string s = std::string(word) + " " + Expr_(a.cond);
+    if (!a.message.empty()) s += " -- " + a.message;
+    return s;
   }
 
   void If_(const If& i, int indent, std::string* out) const {
@@ -413,6 +436,15 @@ std::string Print(const Program& p) {
     pr.Block_(r.body, primary ? 2 : 1, &out);
     out += pad + "}\n";
     if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != 1)) out += "}\n";
+  }
+  pr.SetRole(nullptr);
+  bool first_property = true;
+  for (uint32_t i = 0; i < p.assertions.size(); ++i) {
+    const Assertion::Kind k = p.assertions[i].kind;
+    if (k == Assertion::Kind::kAssert) continue;
+    if (first_property) out += "\n";
+    first_property = false;
+    out += pr.AssertionText(k == Assertion::Kind::kForall ? "forall" : "exists", i) + "\n";
   }
   return out;
 }
