@@ -220,8 +220,8 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kNamedBarrierArrive:
     case EventKind::kNamedBarrierSyncBegin:
-      os << (kind == EventKind::kNamedBarrierArrive ? "bar.arrive " : "bar.sync ") << e.object
-         << ", " << e.value << " threads";
+      os << (kind == EventKind::kNamedBarrierArrive ? "bar.arrive " : "bar.sync ")
+         << ir::NamedBarrierName(program, e.object) << ", " << e.value << " threads";
       if (e.value2 == 0) {
         os << " (all arrived: the barrier completes)";
       } else {
@@ -231,7 +231,7 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       }
       break;
     case EventKind::kNamedBarrierSyncEnd:
-      os << "bar.sync " << e.object << " returns";
+      os << "bar.sync " << ir::NamedBarrierName(program, e.object) << " returns";
       break;
     case EventKind::kWaitTimeout:
       os << "wait " << Bar(program, e) << " parity " << int{e.parity}
