@@ -272,6 +272,20 @@ std::string ViolationText(const ir::Program& program, const engine::ViolationInf
       v.event.object < program.barriers.size()) {
     text = Bar(program, v.event) + ": " + text;
   }
+  // The named-barrier rules (S1002..S1004) on a barrier the schedule named say its name (the
+  // event's object is the id; an id outside 0..15, S1001, has no name).
+  const bool named_rule = v.violation.code == model::Code::kNamedBarrierCountAlign ||
+                          v.violation.code == model::Code::kNamedBarrierCountMismatch ||
+                          v.violation.code == model::Code::kNamedBarrierOverArrival;
+  const std::string name = ir::NamedBarrierName(program, v.event.object);
+  if (named_rule && name != std::to_string(v.event.object)) {
+    for (const std::string said : {"a named barrier", "named barrier"}) {
+      if (const size_t at = text.find(said); at != std::string::npos) {
+        text.replace(at, said.size(), "named barrier " + name);
+        break;
+      }
+    }
+  }
   return text;
 }
 
