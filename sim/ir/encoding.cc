@@ -972,8 +972,11 @@ Program SubstituteParams(const Program& program, const std::vector<int64_t>& val
       e.kind = Expr::Kind::kConst;
       e.value = e.index < values.size() ? values[e.index] : 0;
       e.index = 0;
+    } else if (e.kind == Expr::Kind::kConst) {
+      e.index = 0;  // a named barrier's name: the encoding carries ids, not names
     }
   }
+  p.named_barriers.clear();
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (i < values.size()) p.params[i].default_value = values[i];
     p.params[i].default_expr = kNoExpr;

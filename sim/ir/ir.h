@@ -45,6 +45,9 @@ struct Expr {
   uint8_t op = 0;         // UnaryOp, BinaryOp, Builtin or StateFn, by kind
   uint32_t index = 0;     // kParam: index into Program::params; kVar: agent variable slot
   int64_t value = 0;      // kConst
+  // kConst: 0 for a literal; 1 + an index into Program::named_barriers when the constant was
+  // written as that named barrier's name (`bar.sync q_empty, 256`), so that the printer writes
+  // the name back. Evaluation reads `value` only.
   ExprId a = kNoExpr;     // operands (kSelect: a ? b : c)
   ExprId b = kNoExpr;
   ExprId c = kNoExpr;
@@ -100,6 +103,16 @@ struct TensorMapDecl {
   std::string swizzle = "none";      // none, 32B, 64B, 128B
   std::string interleave = "none";   // none, 16B, 32B
   std::string oob_fill = "zero";     // zero, nan
+  SourceLocation where;
+};
+
+// `named_barrier q_empty = 3` : a name for one of the CTA's 16 named barriers (PTX ISA, bar /
+// barrier: ids 0..15), as CUTLASS and FA3 name theirs with an enum. The name is an integer
+// constant wherever an expression may stand (`bar.sync q_empty, 256`, `bar.arrive q_empty + 1,
+// 128`), and reports print the name for its id (NamedBarrierName).
+struct NamedBarrierDecl {
+  std::string name;
+  int64_t id = 0;
   SourceLocation where;
 };
 
@@ -374,6 +387,7 @@ struct Program {
   std::vector<BarrierDecl> barriers;
   std::vector<TensorMapDecl> tensor_maps;
   std::vector<GlobalDecl> globals;
+  std::vector<NamedBarrierDecl> named_barriers;
   std::vector<Role> roles;
   std::vector<Expr> exprs;       // the expression arena
   // `assert` statements (ir::Assert::id) and top-level `forall` / `exists` properties.
@@ -385,6 +399,10 @@ struct Program {
 // Whether the program states any assertion, and whether any reads `landed`.
 bool HasAssertions(const Program& p);
 bool ReadsLanded(const Program& p);
+
+// How reports name named barrier `id`: its declared name (`named_barrier q_empty = 3` gives
+// "q_empty"), else the number ("3").
+std::string NamedBarrierName(const Program& p, int64_t id);
 
 // Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
 bool SameExpr(const Program& p, ExprId a, ExprId b);

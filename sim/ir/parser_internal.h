@@ -189,6 +189,7 @@ class Parser {
   Status ParseClusterDim(ExprId* out);
   Status ParseBuffer();
   Status ParseBarrierDecl();
+  Status ParseNamedBarrierDecl();
 
   // `128B`, `32B`, `none`: a number directly followed by `B`, or a word.
   Status ParseSizeWord(const std::string& what, const std::vector<std::string>& allowed,

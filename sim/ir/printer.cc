@@ -103,6 +103,11 @@ class Printer {
     const Expr& e = p_.exprs[id];
     switch (e.kind) {
       case Expr::Kind::kConst:
+        // A named barrier's name where the schedule wrote it (ir.h, Expr::index).
+        if (e.index > 0 && e.index <= p_.named_barriers.size() &&
+            p_.named_barriers[e.index - 1].id == e.value) {
+          return p_.named_barriers[e.index - 1].name;
+        }
         // INT64_MIN has no decimal literal (its magnitude overflows); hex keeps the bit pattern.
         if (e.value == std::numeric_limits<int64_t>::min()) return "0x8000000000000000";
         return std::to_string(e.value);
@@ -380,6 +385,10 @@ std::string PrintExpr(const Program& program, ExprId id, const Role* role) {
 std::string Print(const Program& p) {
   Printer pr(p, nullptr);
   std::string out = "schedule " + p.name + "\n";
+  // Before the params: a param's default may use a named barrier's name.
+  for (const NamedBarrierDecl& n : p.named_barriers) {
+    out += "named_barrier " + n.name + " = " + std::to_string(n.id) + "\n";
+  }
   for (const Param& param : p.params) {
     out += "param " + param.name + " = " +
            (param.default_expr != kNoExpr ? pr.Expr_(param.default_expr)
