@@ -268,9 +268,10 @@ struct GlobalReadback {
 // Programmatic dependent launch (PTX ISA griddepcontrol; CUDA Programming Guide, "Programmatic
 // Dependent Launch"). `griddepcontrol.launch_dependents`: the executing CTA lets the grid's
 // dependents be scheduled early; it orders no memory access and does not say that this grid
-// completed. `griddepcontrol.wait`: blocks until every prerequisite grid (here: the `primary`
-// grid, Program::primary_clusters) has completed and its memory operations are visible; without
-// a primary grid it returns at once, as on the GPU without the launch attribute.
+// completed. `griddepcontrol.wait`: blocks until every prerequisite grid (here: the grid
+// launched just before the executing one, Program::primaries) has completed and its memory
+// operations are visible; in the first grid launched it returns at once, as on the GPU without
+// the launch attribute.
 struct GridDepControl {
   enum class Kind : uint8_t { kLaunchDependents, kWait };
   Kind kind = Kind::kWait;
@@ -340,8 +341,8 @@ struct Role {
   ExprId count = kNoExpr;    // agents per CTA (default 1)
   ExprId threads = kNoExpr;  // threads per agent (default 1: an elected thread)
   ExprId when = kNoExpr;     // optional: only in CTAs where this holds
-  // Which grid runs the role: 0 the schedule's own grid (the dependent one when a `primary`
-  // grid is declared), 1 the primary grid (a role inside `primary clusters N { ... }`).
+  // Which grid runs the role: 0 the schedule's own grid (the last one launched), g >= 1 the grid
+  // launched g launches before it (Program::primaries[g - 1]; a role inside a `primary` block).
   uint8_t grid = 0;
   uint32_t num_vars = 0;     // variable slots used by the body (lets, loops, tokens)
   std::vector<std::string> var_names;  // slot -> name, for diagnostics and the printer
@@ -377,11 +378,17 @@ struct Program {
   ExprId cluster_m = kNoExpr;    // `cluster 2x2` (M = x, N = y)
   ExprId cluster_n = kNoExpr;
   ExprId clusters = kNoExpr;     // `clusters 66`: independent clusters in the grid (default 1)
-  // `primary clusters 4 { role ... }`: the preceding grid of a programmatic dependent launch
-  // (the schedule's own grid is its dependent), with the same cluster shape and the roles
-  // whose `grid` is 1; kNoExpr: no primary grid.
-  ExprId primary_clusters = kNoExpr;
-  SourceLocation primary_where;
+  // `primary clusters 4 { role ... }` blocks: the earlier grids of a chain of programmatic
+  // dependent launches, all of the schedule's cluster shape. primaries[g - 1] is grid g, the
+  // grid launched g launches before the schedule's own (whose roles have `grid` g): grid 1 is
+  // the own grid's prerequisite, grid g + 1 grid g's. The file declares them in launch order,
+  // so the last `primary` block is grid 1. Empty: a single grid.
+  struct PrimaryGrid {
+    ExprId clusters = kNoExpr;
+    SourceLocation where;
+  };
+  std::vector<PrimaryGrid> primaries;
+  bool has_primary() const { return !primaries.empty(); }
   std::vector<Param> params;
   std::vector<BufferDecl> buffers;
   std::vector<BarrierDecl> barriers;

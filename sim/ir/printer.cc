@@ -427,14 +427,14 @@ std::string Print(const Program& p) {
   for (const GlobalDecl& g : p.globals) {
     out += "global " + g.name + "[" + pr.Expr_(g.slots) + "] bytes " + pr.Expr_(g.bytes) + "\n";
   }
-  // The primary grid's roles are one block in the file (the parser's rule), so they print as
-  // one `primary` block at their place among the roles.
+  // Each primary grid's roles are one block in the file (the parser's rule), so they print as
+  // one `primary` block at their place among the roles; blocks keep their launch order.
   for (size_t i = 0; i < p.roles.size(); ++i) {
     const Role& r = p.roles[i];
-    const bool primary = r.grid == 1;
+    const bool primary = r.grid != 0;
     const std::string pad = primary ? "  " : "";
-    if (primary && (i == 0 || p.roles[i - 1].grid != 1)) {
-      out += "\nprimary clusters " + pr.Expr_(p.primary_clusters) + " {";
+    if (primary && (i == 0 || p.roles[i - 1].grid != r.grid)) {
+      out += "\nprimary clusters " + pr.Expr_(p.primaries[r.grid - 1].clusters) + " {";
     }
     pr.SetRole(&r);
     out += "\n" + pad + "role " + r.name;
@@ -444,7 +444,7 @@ std::string Print(const Program& p) {
     out += " {\n";
     pr.Block_(r.body, primary ? 2 : 1, &out);
     out += pad + "}\n";
-    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != 1)) out += "}\n";
+    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != r.grid)) out += "}\n";
   }
   pr.SetRole(nullptr);
   bool first_property = true;
