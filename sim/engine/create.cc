@@ -516,9 +516,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         f.arg = static_cast<uint32_t>(c.static_slot[id]);
       } else if (x.kind == ir::Expr::Kind::kBinary && x.a < ne && x.b < ne) {
         const auto op = static_cast<ir::BinaryOp>(x.op);
-        // Not the short-circuit forms (their right operand may not be evaluated) nor shifts.
-        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr && op != ir::BinaryOp::kShl &&
-            op != ir::BinaryOp::kShr) {
+        // Not the short-circuit forms: their right operand may not be evaluated.
+        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr) {
           f.cls = Code::FastExpr::kBinary;
           f.op = x.op;
           f.a = x.a;

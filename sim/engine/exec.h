@@ -25,6 +25,7 @@
 #include "sim/common/check.h"
 #include "sim/engine/code.h"
 #include "sim/engine/engine.h"
+#include "sim/ir/arith.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
 
@@ -356,31 +357,11 @@ struct Engine::Exec {
     }
     return FastOperand(id, env, out);
   }
-  // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
+  // The shared arithmetic (sim/ir/arith.h); false on a fault, which EvSlow re-evaluates to
+  // report with its location.
   __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
                                                        int64_t* r) {
-    switch (op) {
-      case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
-      case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
-      case ir::BinaryOp::kMul: return !__builtin_mul_overflow(a, b, r);
-      case ir::BinaryOp::kDiv:
-      case ir::BinaryOp::kMod:
-        if (b == 0 || (b == -1 && a == INT64_MIN)) return false;
-        *r = op == ir::BinaryOp::kDiv ? a / b : a % b;
-        return true;
-      case ir::BinaryOp::kBitAnd: *r = a & b; return true;
-      case ir::BinaryOp::kBitOr: *r = a | b; return true;
-      case ir::BinaryOp::kBitXor: *r = a ^ b; return true;
-      case ir::BinaryOp::kEq: *r = a == b; return true;
-      case ir::BinaryOp::kNe: *r = a != b; return true;
-      case ir::BinaryOp::kLt: *r = a < b; return true;
-      case ir::BinaryOp::kLe: *r = a <= b; return true;
-      case ir::BinaryOp::kGt: *r = a > b; return true;
-      case ir::BinaryOp::kGe: *r = a >= b; return true;
-      case ir::BinaryOp::kMin: *r = a < b ? a : b; return true;
-      case ir::BinaryOp::kMax: *r = a > b ? a : b; return true;
-      default: return false;
-    }
+    return ir::ApplyBinary(op, a, b, r) == ir::EvalError::kNone;
   }
   __attribute__((noinline)) bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     ir::EvalFault fault;
