@@ -68,6 +68,11 @@ struct GenOptions {
   // its own slots and, with two CTAs, on the peer's (`@cta(cta_rank ^ 1)`): atomics that do not
   // race with each other, and that race with a plain access or a copy of the same bytes.
   bool atomics = false;
+  // User assertions (docs/language.md, Assertions) added to any shape: `assert` statements with
+  // state reads (phase, pending, tx of its barriers, landed of its buffer slots) compared with
+  // small constants, before random statements of the roles, and a `forall` and an `exists` at
+  // the end, so that some hold on every path, some on some paths only, some on none.
+  bool assertions = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
