@@ -226,6 +226,15 @@ class Search {
   // The same with the state's VisitedFp computed by the caller.
   uint32_t Visit(const Engine& s, uint64_t fp, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
+    // Before the state is looked up: two failures of different assertions can end in equal
+    // states (the fingerprint holds the outcome, not which assertion failed).
+    if (const auto& v = s.result().violation;
+        v && s.outcome() == Outcome::kViolation &&
+        v->violation.code == model::Code::kAssertionFailed) {
+      auto& f = res_.failed_assertions;
+      const auto at = std::lower_bound(f.begin(), f.end(), v->violation.value);
+      if (at == f.end() || *at != v->violation.value) f.insert(at, v->violation.value);
+    }
     const uint32_t id = Insert(fp, parent, c);
     if (id == kRoot) return kRoot;
     return Reached(s, fp, id, keep);

@@ -448,6 +448,9 @@ struct ExploreResult {
   // some property is kRuleViolation with a P2034 finding per such property and no
   // counterexample (verifier/rules.h, ExistsFindings).
   uint64_t exists_held = 0;
+  // The ids of the assertions (asserts and forall properties) that failed at a violating end
+  // state the search reached, sorted (the single-threaded searches; the differential tests).
+  std::vector<int64_t> failed_assertions;
   // Whether symmetry reduction was applied, and why not (one line for the report).
   bool symmetry_applied = false;
   std::string symmetry = "symmetry reduction: not applied";
