@@ -127,6 +127,27 @@ TEST(PhasePictureTest, CompletedRunWithRemoteArrives) {
   }
 }
 
+// A named barrier with a name has its own lane, by name: its instance with the threads in, the
+// blocked bar.sync linked to it, the lane naming the waiting agent.
+TEST(PhasePictureTest, NamedBarrierLaneByName) {
+  const std::string html = Picture("tests/verifier/testdata/culprit/named_barrier_by_name.pipe",
+                                   engine::Outcome::kDeadlock);
+  EXPECT_EQ(Count(html, R"re(<g class="lane barrier named" data-kind="barrier" )re"
+                        R"re(data-name="named barrier q_empty" data-cta="0" )re"
+                        R"re(data-label="named barrier q_empty" id="lane-0-0-n3">)re"),
+            1u);
+  EXPECT_EQ(Count(html, R"re(<rect class="phase named parity0 open" id="lane-0-0-n3-p0")re"), 1u);
+  EXPECT_NE(html.find(">256/384 threads</text>"), std::string::npos);
+  EXPECT_EQ(Count(html, R"re(<rect class="wait blocked" id="[^"]+" data-agent="consumer\[0\]" )re"
+                        R"re(data-lane="lane-0-0-n3" data-observed="0" data-phase="lane-0-0-n3-p0")re"),
+            1u);
+  EXPECT_NE(html.find("consumer[0] waits here, blocked"), std::string::npos);
+  EXPECT_NE(html.find("waits for instance 0 of named barrier q_empty"), std::string::npos);
+  // No number where the schedule gave a name.
+  EXPECT_EQ(html.find("bar.sync 3"), std::string::npos);
+  EXPECT_NE(html.find("bar.sync q_empty, 384 threads"), std::string::npos);
+}
+
 // The headline (the report's summary), the red paragraph and the red lane name one barrier:
 // the culprit's when the report has one, although the primary blocked wait is elsewhere
 // (bad_consumer_phase: the consumers' early wait on full[0]; the waits block on empty[0];

@@ -745,8 +745,11 @@ const meets=(a,b)=>{const x=a.getBBox(),y=b.getBBox();return x.x<y.x+y.width&&y.
 const f=q('rect.lane-frame.culprit')[0], svg=document.querySelector('svg.timeline');
 const vw=document.documentElement.clientWidth, box=document.querySelector('.scroll');
 const hover=w=>{w.dispatchEvent(new MouseEvent('mouseenter'));const ph=byId(w.dataset.phase||''),
-  lane=byId(w.dataset.lane||'');const ok=!!ph&&!!lane&&ph.classList.contains('hl')&&
-  lane.classList.contains('hl');w.dispatchEvent(new MouseEvent('mouseleave'));return ok;};
+  lane=byId(w.dataset.lane||'');let ok=!!ph&&!!lane&&ph.classList.contains('hl')&&
+  lane.classList.contains('hl');w.dispatchEvent(new MouseEvent('mouseleave'));
+  if(ok){ph.dispatchEvent(new MouseEvent('mouseenter'));ok=w.classList.contains('hl');
+    ph.dispatchEvent(new MouseEvent('mouseleave'));}
+  return ok&&!w.classList.contains('hl');};  // both ways, and off again
 const linked=w=>{const ph=byId(w.dataset.phase||''),l=byId('link-'+w.id),
   t=w.nextElementSibling;return {agent:w.dataset.agent,lane:(byId(w.dataset.lane||'')||{dataset:{}}).dataset.label||'',
   phase:ph?ph.dataset.phase||'fresh':'',observed:w.dataset.observed||'',
