@@ -379,6 +379,20 @@ TEST(DifferentialTest, GeneratedSchedulesWithAssertions) {
   EXPECT_GT(t.exists_none, 0u);
 }
 
+// The later rules' operations (GenOptions::late_rules) with atomics: tensor map updates and their
+// proxy fences, DSMEM reads, writes and atomics of the peer, the prologue's cluster barrier
+// often left out; reduced explore, brute force and the oracle reach the same ends.
+TEST(DifferentialTest, GeneratedLateRuleOpsAndAtomics) {
+  gen::GenOptions g;
+  g.late_rules = true;
+  g.atomics = true;
+  const uint64_t n = EnvOr("PARITY_LATE_SCHEDULES", kSchedules / 30);
+  const Tally t = RunRange(EnvOr("PARITY_LATE_SEED", 1), n, g);
+  if (n < 50) return;
+  EXPECT_GT(t.verified, 0u);
+  EXPECT_GT(t.deadlock + t.violation + t.both, 0u);
+}
+
 // The generator is deterministic and its schedules parse.
 TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
@@ -399,6 +413,10 @@ TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
     ASSERT_EQ(chain, gen::GenerateSchedule(seed, chains));
     auto c = ir::ParseProgram(chain, "gen.pipe");
     ASSERT_TRUE(c.ok()) << c.status().ToString() << "\n" << chain;
+    gen::GenOptions late;
+    late.late_rules = late.atomics = true;
+    auto e = ir::ParseProgram(gen::GenerateSchedule(seed, late), "gen.pipe");
+    ASSERT_TRUE(e.ok()) << e.status().ToString() << "\n" << gen::GenerateSchedule(seed, late);
     gen::GenOptions pdl;
     pdl.pdl_chains = true;
     const std::string grids = gen::GenerateSchedule(seed, pdl);
