@@ -4,6 +4,7 @@
 // (2 cores; 2026-11-26, bazel --profile) and together it takes about 30 s. The files share one
 // namespace (parity::cli); their file-local helpers are in anonymous namespaces, so two files'
 // helpers must not have the same name (the compiler says so if they do).
+#include "tools/cli/capture_command.cc"
 #include "tools/cli/counts_command.cc"
 #include "tools/cli/diagnostics.cc"
 #include "tools/cli/explore_command.cc"
