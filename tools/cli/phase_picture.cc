@@ -8,10 +8,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 namespace parity::cli {
 namespace {
+
+using report::BarrierClaim;
+using report::Narration;
+using report::WaitVerdict;
 
 using trace::EventKind;
 using trace::TraceEvent;
@@ -452,7 +456,7 @@ polyline.tx{fill:none;stroke:#7c3aed;stroke-width:1.2;stroke-dasharray:3 2}
 }  // namespace
 
 std::string Picture::Html() {
-  narr_ = NarrateRun(p_, eng_, in_.events);
+  narr_ = report::NarrateRun(p_, eng_, in_.events);
   Layout();
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << F(width_) << "\" height=\""
