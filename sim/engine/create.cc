@@ -65,8 +65,15 @@ uint64_t NextAgentGen() {
   return next++;
 }
 
+namespace {
+std::atomic<uint64_t> created_count{0};
+}  // namespace
+
+uint64_t Engine::CreatedCount() { return created_count.load(std::memory_order_relaxed); }
+
 Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
                                 EngineOptions options) {
+  created_count.fetch_add(1, std::memory_order_relaxed);
   if (params.size() != program.params.size()) {
     return DeclError(program, "engine.params",
                      "expected " + std::to_string(program.params.size()) +
@@ -321,6 +328,9 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     std::vector<uint32_t> stray_breaks;
     CompileBlock(role.body, instrs, &stray_breaks);
     for (uint32_t b : stray_breaks) instrs[b].target = static_cast<uint32_t>(instrs.size());
+    for (Instr& in : instrs) {
+      if (in.kind == Instr::kAssert) in.e1 = program.assertions[in.var].cond;
+    }
     instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
     if (instrs.size() > 0xffff) {
       return DeclError(program, "engine.program-size",
@@ -458,6 +468,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     }
   }
 
+  c.tracks_landed = ir::ReadsLanded(program);
+  for (const ir::Assertion& a : program.assertions) {
+    c.has_forall = c.has_forall || a.kind == ir::Assertion::Kind::kForall;
+  }
+
   // Agent-invariant expressions (see Code::static_slot).
   {
     const size_t ne = program.exprs.size();
@@ -471,7 +486,12 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         if (id >= ne) { stack.pop_back(); continue; }
         if (dyn[id] >= 0) { stack.pop_back(); continue; }
         const ir::Expr& x = program.exprs[id];
-        if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+        // A state read (an assertion's) is not agent-invariant either.
+        if (x.kind == ir::Expr::Kind::kVar || x.kind == ir::Expr::Kind::kState) {
+          dyn[id] = 1;
+          stack.pop_back();
+          continue;
+        }
         bool pending = false;
         int8_t d = 0;
         for (ir::ExprId ch : {x.a, x.b, x.c}) {
@@ -503,9 +523,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         f.arg = static_cast<uint32_t>(c.static_slot[id]);
       } else if (x.kind == ir::Expr::Kind::kBinary && x.a < ne && x.b < ne) {
         const auto op = static_cast<ir::BinaryOp>(x.op);
-        // Not the short-circuit forms (their right operand may not be evaluated) nor shifts.
-        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr && op != ir::BinaryOp::kShl &&
-            op != ir::BinaryOp::kShr) {
+        // Not the short-circuit forms: their right operand may not be evaluated.
+        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr) {
           f.cls = Code::FastExpr::kBinary;
           f.op = x.op;
           f.a = x.a;

@@ -368,6 +368,9 @@ class Engine {
   // `program` must outlive the engine and its copies.
   static Expected<Engine> Create(const ir::Program& program, std::vector<int64_t> params,
                                  EngineOptions options = {});
+  // How many times Create has been called in this process (copies are not counted): what tests
+  // pin to hold a command to the engines it needs (a counterexample is replayed once).
+  static uint64_t CreatedCount();
 
   // Runs with the configured policy until the run ends.
   RunResult Run();
@@ -523,6 +526,21 @@ class Engine {
   uint32_t prerequisite_grid(uint32_t grid) const {
     return grid + 1 < num_grids() ? grid + 1 : num_grids();
   }
+
+  // --- Assertions (ir::Program::assertions; docs/language.md, Assertions) ---
+  // A state read of an assertion for CTA `cta_global` (global CTA number): phase, pending
+  // count or tx-count of element `index` of barrier decl `decl`, or whether slot `index` of
+  // buffer decl `decl` has landed (1: no copy writing its bytes into that CTA is in flight).
+  // False when the element or slot is outside its array.
+  bool ReadStateAt(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                   int64_t* out) const;
+  // Whether top-level property `id` (a forall or exists) holds in the current state: for every
+  // CTA of the grid, with that CTA's builtins (`agent` 0). *failing_cta: the first CTA it does
+  // not hold for. An evaluation fault (an index outside its array) is the Status.
+  Status EvalProperty(uint32_t id, bool* holds, uint32_t* failing_cta = nullptr) const;
+  // The `exists` properties that hold in the current state, as bits by their order among the
+  // program's exists properties (the first 64); meaningful in a completed state.
+  uint64_t ExistsHeld() const;
 
   // --- Inspection ---
   size_t num_agents() const;

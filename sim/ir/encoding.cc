@@ -215,6 +215,18 @@ class Encoder {
     return at;
   }
 
+  // The pool entry of the constant 0 (an assertion's stand-in condition).
+  uint32_t ConstZero() {
+    if (zero_ == kEncodingNone) {
+      zero_ = static_cast<uint32_t>(pool_.size());
+      const std::vector<uint32_t> code = {Word(EncodedExprOp::kConst), Lo(0), Hi(0)};
+      pool_.push_back(static_cast<uint32_t>(code.size()));
+      pool_.insert(pool_.end(), code.begin(), code.end());
+    }
+    return zero_;
+  }
+  uint32_t zero_ = kEncodingNone;
+
   std::vector<uint32_t> Code(ExprId id) {
     std::vector<uint32_t> c;
     if (id >= p_.exprs.size()) {
@@ -252,6 +264,10 @@ class Encoder {
         }
         break;
       }
+      case Expr::Kind::kState:  // only in assertions, which are not encoded
+        if (error_.ok()) error_ = Status("encoding.bad-program", "a state read outside an assertion");
+        c = {Word(EncodedExprOp::kConst), Lo(0), Hi(0)};
+        break;
       case Expr::Kind::kSelect: {
         c = Code(e.a);
         std::vector<uint32_t> b = Code(e.b), d = Code(e.c);
@@ -392,6 +408,11 @@ class Encoder {
         fields.insert(fields.end(), then_body.begin(), then_body.end());
         fields.insert(fields.end(), else_body.begin(), else_body.end());
         Record(static_cast<uint32_t>(EncodedStmtKind::kIf), fields, &out);
+      } else if (std::holds_alternative<Assert>(s.node)) {
+        // Assertions read the model's state and are checked by the model only. On the GPU the
+        // statement is `if 0 { }`, one instruction as in the engine's numbering, so that the
+        // pcs of the statements after it agree in both traces.
+        Record(static_cast<uint32_t>(EncodedStmtKind::kIf), {ConstZero(), 0, 0}, &out);
       } else {
         const Op& op = std::get<Op>(s.node);
         Record(static_cast<uint32_t>(EncodedStmtKind::kOpBase) + static_cast<uint32_t>(op.index()),
@@ -958,8 +979,11 @@ Program SubstituteParams(const Program& program, const std::vector<int64_t>& val
       e.kind = Expr::Kind::kConst;
       e.value = e.index < values.size() ? values[e.index] : 0;
       e.index = 0;
+    } else if (e.kind == Expr::Kind::kConst) {
+      e.index = 0;  // a named barrier's name: the encoding carries ids, not names
     }
   }
+  p.named_barriers.clear();
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (i < values.size()) p.params[i].default_value = values[i];
     p.params[i].default_expr = kNoExpr;

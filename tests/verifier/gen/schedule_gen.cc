@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parity::gen {
@@ -752,13 +753,89 @@ std::string PdlChain(uint64_t seed, Rng& r, const GenOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// One random assertion expression over the schedule's barriers and buffers (name, size).
+std::string RandomAssertion(Rng& r, const std::vector<std::pair<std::string, int>>& bars,
+                            const std::vector<std::pair<std::string, int>>& bufs) {
+  static const char* const kCmp[] = {"==", "!=", "<=", ">="};
+  const bool landed = !bufs.empty() && (bars.empty() || r.Chance(25));
+  if (landed) {
+    const auto& [name, n] = bufs[r.Below(static_cast<int>(bufs.size()))];
+    return std::string(r.Chance(50) ? "" : "!") + "landed(" + name + "[" +
+           std::to_string(r.Below(n)) + "])";
+  }
+  const auto& [name, n] = bars[r.Below(static_cast<int>(bars.size()))];
+  const std::string at = name + "[" + std::to_string(r.Below(n)) + "]";
+  switch (r.Below(3)) {
+    case 0: return "phase(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(3));
+    case 1: return "pending(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(3));
+    default:
+      return "tx(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(2) * 128);
+  }
+}
+
+// GenOptions::assertions: asserts before some statements of the role bodies, and a forall and
+// an exists at the end. Reads the declarations (`barrier NAME[N] ...`, `buffer NAME[N] ...`).
+std::string AddAssertions(const std::string& text, Rng& r) {
+  std::vector<std::pair<std::string, int>> bars, bufs;
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  for (const std::string& l : lines) {
+    for (const char* word : {"barrier ", "buffer "}) {
+      if (l.rfind(word, 0) != 0) continue;
+      const size_t open = l.find('['), close = l.find(']');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      const std::string name = l.substr(std::string(word).size(), open - std::string(word).size());
+      const std::string count = l.substr(open + 1, close - open - 1);
+      if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos) continue;
+      (word[1] == 'a' ? bars : bufs).push_back({name, std::stoi(count)});
+    }
+  }
+  if (bars.empty() && bufs.empty()) return text;
+  std::string out;
+  int depth = 0;
+  for (const std::string& l : lines) {
+    const size_t first = l.find_first_not_of(' ');
+    const bool stmt = first != std::string::npos && depth > 0 && l[first] != '}' &&
+                      l[first] != '#';
+    if (stmt && r.Chance(20)) {
+      out += l.substr(0, first) + "assert " + RandomAssertion(r, bars, bufs) + "\n";
+    }
+    out += l + "\n";
+    for (char ch : l) depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+  }
+  while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') {
+    out.pop_back();
+  }
+  out += "forall " + RandomAssertion(r, bars, bufs) + "\n";
+  out += "exists " + RandomAssertion(r, bars, bufs) + " -- generated\n";
+  return out;
+}
+
+}  // namespace
+
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
-  if (options.pdl_chains) return PdlChain(seed, r, options);
-  if (options.nonws) return NonWs(seed, r, options);
-  if (options.cta_chains) return Chain(seed, r, options);
-  if (options.late_rules) return Free(seed, r, options);  // the shape that draws them
-  return r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
+  std::string text;
+  if (options.pdl_chains) {
+    text = PdlChain(seed, r, options);
+  } else if (options.nonws) {
+    text = NonWs(seed, r, options);
+  } else if (options.cta_chains) {
+    text = Chain(seed, r, options);
+  } else if (options.late_rules) {
+    text = Free(seed, r, options);  // the shape that draws them
+  } else {
+    text = r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
+  }
+  if (!options.assertions) return text;
+  return AddAssertions(text, r);
 }
 
 }  // namespace parity::gen

@@ -79,6 +79,11 @@ struct GenOptions {
   // griddepcontrol.wait present, late or absent in each grid, and now and then a grid that
   // hangs (PdlChain in schedule_gen.cc).
   bool pdl_chains = false;
+  // User assertions (docs/language.md, Assertions) added to any shape: `assert` statements with
+  // state reads (phase, pending, tx of its barriers, landed of its buffer slots) compared with
+  // small constants, before random statements of the roles, and a `forall` and an `exists` at
+  // the end, so that some hold on every path, some on some paths only, some on none.
+  bool assertions = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
