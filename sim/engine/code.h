@@ -160,12 +160,16 @@ struct Engine::Code {
   const ir::Program* program = nullptr;
   std::vector<int64_t> params;
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
-  // Programmatic dependent launch: clusters [primary_cluster, clusters) are the primary grid's
-  // (ir::Program::primary_clusters; its roles only), the ones before it the schedule's own
-  // grid. primary_cluster == clusters: no primary grid. Agents [primary_agent, agents.size())
-  // are the primary grid's.
+  // Programmatic dependent launch (ir::Program::primaries): grid 0 is the schedule's own, grid g
+  // the one launched g launches before it. Grid g's clusters are [grid_cluster[g],
+  // grid_cluster[g + 1]) and its agents [grid_agent[g], grid_agent[g + 1]); the own grid comes
+  // first. primary_cluster / primary_agent: where grid 1 starts (clusters / agents.size():
+  // no primary grid). The prerequisite of grid g (what its griddepcontrol.wait waits for) is
+  // grid g + 1, if there is one.
   uint32_t primary_cluster = 1, primary_agent = 0;
+  std::vector<uint32_t> grid_cluster, grid_agent;
   bool has_primary() const { return primary_cluster < clusters; }
+  uint32_t grids() const { return static_cast<uint32_t>(grid_cluster.size()) - 1; }
   std::vector<std::vector<Instr>> roles;  // per role
   // Assertions (ir::Program::assertions): some `landed` read (issues of copies into shared
   // memory then mark their issuer's groups object, Exec::ReadState), some `forall` property

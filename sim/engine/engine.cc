@@ -203,6 +203,12 @@ uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
 
 uint32_t Engine::primary_first_agent() const { return code_->primary_agent; }
 uint32_t Engine::primary_first_cluster() const { return code_->primary_cluster; }
+uint32_t Engine::num_grids() const { return code_->grids(); }
+uint32_t Engine::grid_first_cluster(uint32_t grid) const { return code_->grid_cluster[grid]; }
+uint32_t Engine::grid_first_cta(uint32_t grid) const {
+  return code_->grid_cluster[grid] * code_->cluster_size;
+}
+uint32_t Engine::grid_first_agent(uint32_t grid) const { return code_->grid_agent[grid]; }
 uint32_t Engine::primary_first_cta() const {
   return code_->primary_cluster * code_->cluster_size;
 }
@@ -230,7 +236,9 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
-    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
+    if (is_primary_agent(agent)) {
+      out->Add(NamedObject(grid_first_cta(code_->agents[agent].grid)), Access::kExit);
+    }
   }
   return !out->overflow;
 }
@@ -249,7 +257,9 @@ bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) 
   if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
-    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
+    if (is_primary_agent(agent)) {
+      out->Add(NamedObject(grid_first_cta(code_->agents[agent].grid)), Access::kExit);
+    }
   }
   return !out->overflow;
 }
@@ -381,7 +391,7 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
   out.push_back(GroupsObject(agent));
   out.push_back(ClusterObject(info.cluster));
   out.push_back(NamedObject(info.cta_global));
-  if (is_primary_agent(agent)) out.push_back(NamedObject(primary_first_cta()));
+  if (is_primary_agent(agent)) out.push_back(NamedObject(grid_first_cta(info.grid)));
   for (const Instr& in : c.roles[info.role]) {
     if (in.kind != Instr::kOp) continue;
     const ir::Op& op = *in.op;
@@ -397,10 +407,13 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
     else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
     else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
              o != nullptr && o->kind == ir::GridDepControl::Kind::kWait) {
-      // griddepcontrol.wait reads whether the primary grid's agents exited (their exits
-      // touch their CTAs' named-barrier objects).
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
-        out.push_back(NamedObject(x));
+      // griddepcontrol.wait reads whether the prerequisite grid's agents exited (their
+      // exits touch their CTAs' named-barrier objects).
+      const uint32_t pre = prerequisite_grid(info.grid);
+      if (pre < num_grids()) {
+        for (uint32_t x = grid_first_cta(pre); x < grid_first_cta(pre + 1); ++x) {
+          out.push_back(NamedObject(x));
+        }
       }
     }
     else if (const auto* o = std::get_if<ir::BufferAccess>(&op);

@@ -25,6 +25,7 @@
 #include "sim/common/check.h"
 #include "sim/engine/code.h"
 #include "sim/engine/engine.h"
+#include "sim/ir/arith.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
 
@@ -356,31 +357,11 @@ struct Engine::Exec {
     }
     return FastOperand(id, env, out);
   }
-  // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
+  // The shared arithmetic (sim/ir/arith.h); false on a fault, which EvSlow re-evaluates to
+  // report with its location.
   __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
                                                        int64_t* r) {
-    switch (op) {
-      case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
-      case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
-      case ir::BinaryOp::kMul: return !__builtin_mul_overflow(a, b, r);
-      case ir::BinaryOp::kDiv:
-      case ir::BinaryOp::kMod:
-        if (b == 0 || (b == -1 && a == INT64_MIN)) return false;
-        *r = op == ir::BinaryOp::kDiv ? a / b : a % b;
-        return true;
-      case ir::BinaryOp::kBitAnd: *r = a & b; return true;
-      case ir::BinaryOp::kBitOr: *r = a | b; return true;
-      case ir::BinaryOp::kBitXor: *r = a ^ b; return true;
-      case ir::BinaryOp::kEq: *r = a == b; return true;
-      case ir::BinaryOp::kNe: *r = a != b; return true;
-      case ir::BinaryOp::kLt: *r = a < b; return true;
-      case ir::BinaryOp::kLe: *r = a <= b; return true;
-      case ir::BinaryOp::kGt: *r = a > b; return true;
-      case ir::BinaryOp::kGe: *r = a >= b; return true;
-      case ir::BinaryOp::kMin: *r = a < b ? a : b; return true;
-      case ir::BinaryOp::kMax: *r = a > b ? a : b; return true;
-      default: return false;
-    }
+    return ir::ApplyBinary(op, a, b, r) == ir::EvalError::kNone;
   }
   __attribute__((noinline)) bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     ir::EvalFault fault;
@@ -809,43 +790,46 @@ struct Engine::Exec {
     const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
     if (a >= c.primary_agent) {
-      // Whether this exit completes the primary grid depends on every primary agent's status:
-      // the step looked at other agents (no successor memo), and every primary exit touches
-      // one common object (the first primary CTA's named barriers, as an exit: exits commute),
-      // so that the explorer never carries one primary exit's effect past another's.
+      // Whether this exit completes its grid depends on every agent of the grid: the step
+      // looked at other agents (no successor memo), and every exit of the grid touches one
+      // common object (the grid's first CTA's named barriers, as an exit: exits commute), so
+      // that the explorer never carries one exit's effect past another's.
+      const uint32_t g = c.agents[a].grid;
       run_.step_scanned_ = true;
-      Touch(NamedObj(c.primary_cluster * c.cluster_size), Access::kExit);
-      if (PrimaryExited() == c.agents.size() - c.primary_agent) WakeGridDependents();
+      Touch(NamedObj(c.grid_cluster[g] * c.cluster_size), Access::kExit);
+      if (GridExited(g) == c.grid_agent[g + 1] - c.grid_agent[g]) WakeGridDependents(g - 1);
     }
   }
 
   // --- programmatic dependent launch (ir::GridDepControl) ---
-  // Agents of the primary grid that exited.
-  uint32_t PrimaryExited() const {
+  // Agents of grid g that exited.
+  uint32_t GridExited(uint32_t g) const {
     uint32_t n = 0;
-    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[g]; x < c.grid_agent[g + 1]; ++x) {
       n += e.agents_[x].status == kExited;
     }
     return n;
   }
-  // The primary grid completed: every griddepcontrol.wait re-runs (and passes).
-  void WakeGridDependents() {
+  // Grid `dependent`'s prerequisite completed: its griddepcontrol.waits re-run (and pass).
+  void WakeGridDependents(uint32_t dependent) {
     run_.step_scanned_ = true;
-    for (uint32_t x = 0; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[dependent]; x < c.grid_agent[dependent + 1]; ++x) {
       if (e.agents_[x].status == kBlocked && e.agents_[x].wait == WaitKind::kGridDependency) {
         MakeReady(x);
       }
     }
   }
   // griddepcontrol.wait (PTX ISA griddepcontrol): blocks until every prerequisite grid has
-  // completed and its memory operations are visible; the primary grid completes when all of its
-  // agents exited (nothing of it is in flight then: an agent with a copy in flight cannot exit
-  // cleanly, P2011/A-codes). Reads every primary CTA's exits, which touch its named-barrier
-  // object (DoExit), so the explorer orders this step against them; it looked at other agents
-  // (step_scanned_), so the successor memo never replays it. A primary agent's wait has no
-  // prerequisite grid (the model has two grids): it returns at once, as without the launch
-  // attribute; launch_dependents changes nothing the model tracks (it lets the dependent start
-  // early, and the model lets it run from the start: its accesses are ordered only by waits).
+  // completed and its memory operations are visible. Grid g's prerequisite is grid g + 1, the
+  // one launched just before it (a chain: each launch names the preceding kernel of the
+  // stream); it completes when all of its agents exited (nothing of it is in flight then: an
+  // agent with a copy in flight cannot exit cleanly, P2011/A-codes). Reads every prerequisite
+  // CTA's exits, which touch its named-barrier object (DoExit), so the explorer orders this
+  // step against them; it looked at other agents (step_scanned_), so the successor memo never
+  // replays it. The first grid launched has no prerequisite: its wait returns at once, as
+  // without the launch attribute. launch_dependents changes nothing the model tracks (it lets
+  // the dependent start early, and the model lets every grid run from the start: their
+  // accesses are ordered only by waits).
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::GridDepControl& op) {
     const uint32_t pc = Pc(a);
     const uint32_t cta = c.agents[a].cta;
@@ -854,15 +838,19 @@ struct Engine::Exec {
       Advance(a);
       return;
     }
-    uint32_t exited = 0;
-    const uint32_t total = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
-    if (a < c.primary_agent) {
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) Touch(NamedObj(x));
+    const uint32_t pre = c.agents[a].grid + 1;
+    uint32_t exited = 0, total = 0;
+    if (pre < c.grids()) {
+      for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
+           x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
+        Touch(NamedObj(x));
+      }
       run_.step_scanned_ = true;
-      exited = PrimaryExited();
+      exited = GridExited(pre);
+      total = c.grid_agent[pre + 1] - c.grid_agent[pre];
     }
     AgentState& s = Agent(a);
-    if (exited < total && a < c.primary_agent) {
+    if (exited < total) {
       Block(a, WaitKind::kGridDependency, 0, 0);
       return;
     }
@@ -1188,10 +1176,12 @@ struct Engine::Exec {
         case WaitKind::kBulkGroups:
           bl.pending = s.wait_slot;
           break;
-        case WaitKind::kGridDependency:
-          bl.arrived = PrimaryExited();
-          bl.expected = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
+        case WaitKind::kGridDependency: {
+          const uint32_t pre = info.grid + 1;  // blocked, so it exists
+          bl.arrived = GridExited(pre);
+          bl.expected = c.grid_agent[pre + 1] - c.grid_agent[pre];
           break;
+        }
         case WaitKind::kNone:
           break;
       }

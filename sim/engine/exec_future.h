@@ -265,9 +265,11 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       fp->Add(NamedObj(info.cta_global));
     } else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
                o != nullptr && o->kind == ir::GridDepControl::Kind::kWait &&
-               a < c.primary_agent) {
-      // Do(GridDepControl): the primary CTAs' exits (their named-barrier objects).
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
+               info.grid + 1 < c.grids()) {
+      // Do(GridDepControl): the prerequisite grid's CTAs' exits (their named-barrier objects).
+      const uint32_t pre = info.grid + 1;
+      for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
+           x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
         fp->Add(NamedObj(x));
       }
     }

@@ -34,7 +34,8 @@ constexpr BuiltinName kBuiltins[] = {
 // Words that start a statement or clause; they cannot name params, objects or variables.
 bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
-      "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
+      "schedule", "param", "cluster", "clusters", "buffer", "barrier", "named_barrier",
+      "tensormap", "role",
       "global", "primary",
       "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
       "when", "bytes", "align", "aliases",
@@ -375,6 +376,15 @@ Status Parser::ResolveName(const Token& t, ExprId* out) {
       return Status::Ok();
     }
   }
+  for (size_t i = 0; i < program_.named_barriers.size(); ++i) {
+    if (program_.named_barriers[i].name == t.text) {
+      e.kind = Expr::Kind::kConst;
+      e.value = program_.named_barriers[i].id;
+      e.index = static_cast<uint32_t>(i + 1);  // printed back as the name
+      *out = Add(e, t);
+      return Status::Ok();
+    }
+  }
   for (const BuiltinName& b : kBuiltins) {
     if (t.text == b.name) {
       e.kind = Expr::Kind::kBuiltin;
@@ -388,7 +398,8 @@ Status Parser::ResolveName(const Token& t, ExprId* out) {
   }
   return Error(t,
                "unknown name `" + t.text +
-                   "` (expected a variable in scope, a param declared above, or a builtin: "
+                   "` (expected a variable in scope, a param or named barrier declared above, or a "
+                   "builtin: "
                    "cta_rank, cta_x, cta_y, cluster_m, cluster_n, cluster_size, cluster_id, "
                    "num_clusters, grid_cta, grid_size, agent)",
                "parse.unknown-name");
@@ -466,6 +477,13 @@ Status Parser::CheckNotReserved(const Token& t, const std::string& what) const {
   if (IsReserved(t.text)) {
     return Error(t, "`" + t.text + "` is a reserved word and cannot name a " + what,
                  "parse.reserved");
+  }
+  for (const NamedBarrierDecl& n : program_.named_barriers) {
+    if (n.name == t.text && what != "named barrier") {
+      return Error(t, "`" + t.text + "` is already a named barrier; a " + what +
+                          " of the same name would hide it",
+                   "parse.duplicate");
+    }
   }
   for (const Param& p : program_.params) {
     if (p.name == t.text && what != "param") {

@@ -178,9 +178,11 @@ class Parser {
   // `global OUT[SLOTS] bytes N`: global memory seen by both grids (ir.h GlobalDecl).
   Status ParseGlobal();
 
-  // `primary clusters N { role ... }`: the preceding grid of a programmatic dependent launch
-  // (ir.h Program::primary_clusters). Once per file; only roles inside.
+  // `primary clusters N { role ... }`: an earlier grid of a chain of programmatic dependent
+  // launches (ir.h Program::primaries), in launch order; only roles inside.
   Status ParsePrimary();
+  void FinishPrimaries();
+  static constexpr size_t kMaxPrimaryGrids = 7;
   Status CheckNewObjectName(const Token& t, const std::string& kind) const;
   Status ParseParam();
 
@@ -189,6 +191,7 @@ class Parser {
   Status ParseClusterDim(ExprId* out);
   Status ParseBuffer();
   Status ParseBarrierDecl();
+  Status ParseNamedBarrierDecl();
 
   // `128B`, `32B`, `none`: a number directly followed by `B`, or a word.
   Status ParseSizeWord(const std::string& what, const std::vector<std::string>& allowed,

@@ -103,6 +103,11 @@ class Printer {
     const Expr& e = p_.exprs[id];
     switch (e.kind) {
       case Expr::Kind::kConst:
+        // A named barrier's name where the schedule wrote it (ir.h, Expr::index).
+        if (e.index > 0 && e.index <= p_.named_barriers.size() &&
+            p_.named_barriers[e.index - 1].id == e.value) {
+          return p_.named_barriers[e.index - 1].name;
+        }
         // INT64_MIN has no decimal literal (its magnitude overflows); hex keeps the bit pattern.
         if (e.value == std::numeric_limits<int64_t>::min()) return "0x8000000000000000";
         return std::to_string(e.value);
@@ -380,6 +385,10 @@ std::string PrintExpr(const Program& program, ExprId id, const Role* role) {
 std::string Print(const Program& p) {
   Printer pr(p, nullptr);
   std::string out = "schedule " + p.name + "\n";
+  // Before the params: a param's default may use a named barrier's name.
+  for (const NamedBarrierDecl& n : p.named_barriers) {
+    out += "named_barrier " + n.name + " = " + std::to_string(n.id) + "\n";
+  }
   for (const Param& param : p.params) {
     out += "param " + param.name + " = " +
            (param.default_expr != kNoExpr ? pr.Expr_(param.default_expr)
@@ -418,14 +427,14 @@ std::string Print(const Program& p) {
   for (const GlobalDecl& g : p.globals) {
     out += "global " + g.name + "[" + pr.Expr_(g.slots) + "] bytes " + pr.Expr_(g.bytes) + "\n";
   }
-  // The primary grid's roles are one block in the file (the parser's rule), so they print as
-  // one `primary` block at their place among the roles.
+  // Each primary grid's roles are one block in the file (the parser's rule), so they print as
+  // one `primary` block at their place among the roles; blocks keep their launch order.
   for (size_t i = 0; i < p.roles.size(); ++i) {
     const Role& r = p.roles[i];
-    const bool primary = r.grid == 1;
+    const bool primary = r.grid != 0;
     const std::string pad = primary ? "  " : "";
-    if (primary && (i == 0 || p.roles[i - 1].grid != 1)) {
-      out += "\nprimary clusters " + pr.Expr_(p.primary_clusters) + " {";
+    if (primary && (i == 0 || p.roles[i - 1].grid != r.grid)) {
+      out += "\nprimary clusters " + pr.Expr_(p.primaries[r.grid - 1].clusters) + " {";
     }
     pr.SetRole(&r);
     out += "\n" + pad + "role " + r.name;
@@ -435,7 +444,7 @@ std::string Print(const Program& p) {
     out += " {\n";
     pr.Block_(r.body, primary ? 2 : 1, &out);
     out += pad + "}\n";
-    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != 1)) out += "}\n";
+    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != r.grid)) out += "}\n";
   }
   pr.SetRole(nullptr);
   bool first_property = true;
