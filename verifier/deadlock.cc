@@ -727,8 +727,13 @@ std::string AgentLabel(const ir::Program& program, const Engine& engine, uint32_
   const engine::AgentInfo& a = engine.agent_info(agent);
   std::string out;
   if (engine.is_primary_agent(agent)) {
-    // The primary grid of a programmatic dependent launch numbers its clusters from 0.
-    out = "primary cluster " + std::to_string(a.cluster - engine.primary_first_cluster()) + " ";
+    // A primary grid of a programmatic dependent launch numbers its clusters from 0; in a chain
+    // of more than two grids, `primary K` is the K-th `primary` block of the file (launch
+    // order).
+    const uint32_t grids = engine.num_grids();
+    out = (grids > 2 ? "primary " + std::to_string(grids - a.grid) + " "
+                     : std::string("primary ")) +
+          "cluster " + std::to_string(a.cluster - engine.grid_first_cluster(a.grid)) + " ";
   } else if (engine.num_ctas() > engine.num_agents() || a.cluster > 0 ||
       engine.agent_info(static_cast<uint32_t>(engine.num_agents() - 1)).cluster > 0) {
     out = "cluster " + std::to_string(a.cluster) + " ";
@@ -992,9 +997,9 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
       // Cluster and named barriers: every live agent of the same cluster (or CTA) that has not
       // arrived could release it; async-group waits depend on nobody (copies complete alone).
       if (b.wait == WaitKind::kGridDependency) {
-        // The primary grid's agents that have not exited: each must exit first.
+        // The prerequisite grid's agents that have not exited: each must exit first.
         for (const BlockedAgent& other : result.deadlock.blocked) {
-          if (!engine.is_primary_agent(other.agent)) continue;
+          if (engine.agent_info(other.agent).grid != waiter.grid + 1) continue;
           x.could_signal_blocked.push_back(other.agent);
           boost::add_edge(b.agent, other.agent, g);
         }

@@ -280,10 +280,84 @@ Status Parser::ParsePrimary(ExprId* out) {
       *out = MakeBinary(t.text == "min" ? BinaryOp::kMin : BinaryOp::kMax, a, b, t);
       return Status::Ok();
     }
+    static const std::pair<const char*, StateFn> kStateFns[] = {
+        {"phase", StateFn::kPhase}, {"pending", StateFn::kPending},
+        {"tx", StateFn::kTx}, {"landed", StateFn::kLanded}};
+    for (const auto& [name, fn] : kStateFns) {
+      if (t.text == name && IsPunct("(", 1) && !LookupVar(t.text)) {
+        Next();
+        return ParseStateRead(t, fn, out);
+      }
+    }
     Next();
     return ResolveName(t, out);
   }
   return Expected_("an expression");
+}
+
+Status Parser::ParseStateRead(const Token& t, StateFn fn, ExprId* out) {
+  if (!in_assertion_) {
+    return Error(t,
+                 "`" + t.text + "(...)` reads the model's state: it may appear only in an "
+                 "`assert`, `forall` or `exists` expression",
+                 "parse.state-outside-assertion");
+  }
+  PARITY_RETURN_IF_ERROR(ExpectPunct("(", "after `" + t.text + "`"));
+  Expr e;
+  e.kind = Expr::Kind::kState;
+  e.op = static_cast<uint8_t>(fn);
+  if (fn == StateFn::kLanded) {
+    BufferRef ref;
+    PARITY_RETURN_IF_ERROR(ParseBufferRef(&ref, /*allow_cta=*/false));
+    if (ref.offset != kNoExpr || ref.bytes != kNoExpr) {
+      return Error(t, "`landed` takes a whole buffer slot `B[s]` (no `+ offset`, no `bytes`)",
+                   "parse.bad-state-read");
+    }
+    e.index = ref.buffer;
+    e.a = ref.slot;
+  } else {
+    const Token at = Peek();
+    BarrierRef ref;
+    PARITY_RETURN_IF_ERROR(ParseBarrierRef(&ref));
+    if (ref.cta != kNoExpr) {
+      return Error(at,
+                   "`" + t.text + "` reads a barrier of the executing CTA; `@cta` is not "
+                   "allowed here (a CTA waits only on its own barriers, and a property is "
+                   "evaluated for every CTA)",
+                   "parse.bad-state-read");
+    }
+    e.index = ref.barrier;
+    e.a = ref.index;
+  }
+  PARITY_RETURN_IF_ERROR(ExpectPunct(")", "to close `" + t.text + "(`"));
+  *out = Add(e, t);
+  return Status::Ok();
+}
+
+Status Parser::ParseAssertion(Assertion::Kind kind, uint32_t* id) {
+  const Token word = Next();
+  const Token first = Peek();
+  Assertion a;
+  a.kind = kind;
+  a.where = Loc(word);
+  in_assertion_ = true;
+  Status s = ParseExpr(&a.cond);
+  in_assertion_ = false;
+  PARITY_RETURN_IF_ERROR(s);
+  const Token& last = toks_[pos_ - 1];
+  a.text = std::string(text_.substr(first.offset, last.end - first.offset));
+  if (IsPunct("--")) {
+    a.message = Next().rest;
+  } else if (Peek().kind != Token::Kind::kNewline && Peek().kind != Token::Kind::kEof &&
+             !IsPunct("}") && !IsPunct(";")) {
+    return Error(Peek(),
+                 "expected the end of the `" + word.text + "` (a newline) or `-- message`, found " +
+                     Describe(Peek()),
+                 "parse.bad-assertion");
+  }
+  *id = static_cast<uint32_t>(program_.assertions.size());
+  program_.assertions.push_back(std::move(a));
+  return EndOfStatement("`" + word.text + "`");
 }
 
 Status Parser::ResolveName(const Token& t, ExprId* out) {

@@ -8,10 +8,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 namespace parity::cli {
 namespace {
+
+using report::BarrierClaim;
+using report::Narration;
+using report::WaitVerdict;
 
 using trace::EventKind;
 using trace::TraceEvent;
@@ -817,7 +821,7 @@ document.getElementById('render-check').textContent=JSON.stringify({
 }  // namespace
 
 std::string Picture::Html() {
-  narr_ = NarrateRun(p_, eng_, in_.events);
+  narr_ = report::NarrateRun(p_, eng_, in_.events);
   Layout();
   CollectWaits();
   std::ostringstream svg;

@@ -1,4 +1,4 @@
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 #include <sstream>
 #include <string_view>
@@ -7,7 +7,7 @@
 #include "sim/trace/trace_file.h"
 #include "verifier/deadlock.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -265,6 +265,25 @@ std::string ViolationText(const ir::Program& program, const engine::ViolationInf
   const std::string heading = std::string(model::CodeId(v.violation.code)) + " " +
                               std::string(model::CodeSlug(v.violation.code)) + ": ";
   if (text.rfind(heading, 0) == 0) text.erase(0, heading.size());
+  // A user assertion: its text and message, which only the program holds (value = its index).
+  if ((v.violation.code == model::Code::kAssertionFailed ||
+       v.violation.code == model::Code::kExistsUnsatisfied) &&
+      v.violation.value >= 0 &&
+      static_cast<size_t>(v.violation.value) < program.assertions.size()) {
+    const ir::Assertion& a = program.assertions[static_cast<size_t>(v.violation.value)];
+    const char* word = a.kind == ir::Assertion::Kind::kAssert   ? "assert"
+                       : a.kind == ir::Assertion::Kind::kForall ? "forall"
+                                                                : "exists";
+    text = std::string(word) + " " + a.text + (a.message.empty() ? "" : " -- " + a.message);
+    if (v.violation.code == model::Code::kAssertionFailed) {
+      text += a.kind == ir::Assertion::Kind::kAssert
+                  ? " is false here (CTA " + std::to_string(v.violation.limit) + ")"
+                  : " is false in the final state of this run (CTA " +
+                        std::to_string(v.violation.limit) + ")";
+    } else {
+      text += " holds in no final state of a complete run";
+    }
+  }
   // The mbarrier rules report on the barrier element their operation targets (the violation
   // event's object, index and target CTA: sim/engine/exec_sync.h); M1013's token names none.
   const std::string_view id = model::CodeId(v.violation.code);
@@ -680,4 +699,4 @@ std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& en
   return os.str();
 }
 
-}  // namespace parity::cli
+}  // namespace parity::report
