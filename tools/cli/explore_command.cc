@@ -219,6 +219,13 @@ constexpr size_t kCompactSteps = 12;
 void PrintCounterexample(const api::ExploreReport& report, bool full) {
   const verifier::ExploreResult& r = report.detail->result;
   const std::vector<api::Step>& steps = report.counterexample;
+  if (steps.empty() && r.verdict == verifier::ExploreVerdict::kRuleViolation) {
+    // An `exists` property (P2034): every complete run refutes it, no single path does.
+    std::printf("\nNo counterexample: the property is false in every end state of a complete "
+                "run (%llu distinct, every one reached by the search).\n",
+                static_cast<unsigned long long>(r.stats.completed_ends));
+    return;
+  }
   std::string how;
   if (!r.first_counterexample.empty() && r.first_counterexample != r.counterexample) {
     how = "the first had " + std::to_string(r.first_counterexample.size()) + "; ";
