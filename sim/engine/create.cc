@@ -311,11 +311,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
 
   // Roles: compile each body once.
   for (const ir::Role& role : program.roles) {
-    std::vector<Instr> instrs;
-    std::vector<uint32_t> stray_breaks;
-    CompileBlock(role.body, instrs, &stray_breaks);
-    for (uint32_t b : stray_breaks) instrs[b].target = static_cast<uint32_t>(instrs.size());
-    instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
+    std::vector<Instr> instrs = CompileRole(role);
     if (instrs.size() > 0xffff) {
       return DeclError(program, "engine.program-size",
                        "role " + role.name + " compiles to more than 65535 instructions",

@@ -63,56 +63,24 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   UpdateTally breaks;
   breaks.breaks = true;
   *truncated = false;
-  for (uint32_t guard = 0; ok; ++guard) {
-    if (guard > (1u << 16) || fp->overflow) {
+  // Operations and control steps together count against the look-ahead's bound.
+  uint32_t steps = 0;
+  for (; ok; ++pc, ++steps) {
+    if (fp->overflow) {
+      ok = false;
+      break;
+    }
+    // A pass beyond a `while` bound, a bad step or an over-long walk is a run error or worse:
+    // the look-ahead gives up there.
+    const Control r = WalkToOp(
+        code, &pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env0, v); }, 1u << 16,
+        &steps);
+    if (r == Control::kEnd) break;
+    if (r != Control::kAtOp) {
       ok = false;
       break;
     }
     const Instr& in = code[pc];
-    int64_t v = 0;
-    if (in.kind == Instr::kEnd) break;
-    switch (in.kind) {
-      case Instr::kLet:
-      case Instr::kForInit:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        vars[in.var] = v;
-        ++pc;
-        continue;
-      case Instr::kJump:
-        pc = in.target;
-        continue;
-      case Instr::kJumpIfFalse:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        pc = v != 0 ? pc + 1 : in.target;
-        continue;
-      case Instr::kForTest:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        pc = vars[in.var] < v ? pc + 1 : in.target;
-        continue;
-      case Instr::kWhileTest: {
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        if (v == 0) {
-          pc = in.target;
-          continue;
-        }
-        int64_t bound = 0;
-        // A pass beyond the bound is a run error: the look-ahead gives up there.
-        if (!(ok = Ev(in.e2, env0, &bound) && vars[in.var] < bound)) break;
-        ++pc;
-        continue;
-      }
-      case Instr::kForStep:
-        if (!(ok = EvOr(in.e1, env0, 1, &v)) || v <= 0 ||
-            __builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
-          ok = false;
-          break;
-        }
-        pc = in.target;
-        continue;
-      default:
-        break;
-    }
-    if (!ok) break;
     const ir::Op& op = *in.op;
     int64_t mask = -1;
     if (std::holds_alternative<ir::Exit>(op)) break;
@@ -250,7 +218,6 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       *truncated = true;
       break;
     }
-    ++pc;
   }
   std::copy(saved, saved + nv, vars);
   if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it
