@@ -263,9 +263,12 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     const bool mbarrier = b.blocked.wait == engine::WaitKind::kMbarrierParity ||
                           b.blocked.wait == engine::WaitKind::kMbarrierToken;
     if (!x.object.empty()) {
+      // A named barrier is bar.sync[ID], or its declared name (`object=q_empty`).
+      const std::string named = ir::NamedBarrierName(p, b.blocked.barrier);
       const std::string is =
           b.blocked.wait == engine::WaitKind::kNamedBarrier
-              ? ObjectIs(x, "bar.sync", b.blocked.barrier)
+              ? (!x.has_index && x.object == named ? named
+                                                   : ObjectIs(x, "bar.sync", b.blocked.barrier))
           : mbarrier ? ObjectIs(x, barrier_name(b.blocked.barrier), b.blocked.barrier_index)
                      : std::string(engine::WaitKindName(b.blocked.wait));
       expect_eq("primary wait on", ObjectText(x), is);

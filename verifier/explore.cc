@@ -255,6 +255,7 @@ class Search {
     }
     if (o == Outcome::kCompleted) {
       ++res_.stats.completed_ends;
+      if (has_exists_) res_.exists_held |= s.ExistsHeld();
       if (options_.collect_terminals) res_.terminals.push_back(TerminalFp(s, fp));
       if (options_.check_rules) CheckRulesOn(id);
       return id;
@@ -808,7 +809,10 @@ class Search {
       bool seen = false;  // predicted to be a stored state (not stepped)
       bool used = false;  // a step taken (else not in the persistent set)
     };
+    // Not with assertions: a successor's state is predicted from the step's marks, and an
+    // assert's reads mark objects without changing them (the prediction is not checked there).
     const bool predict = options_.predict_successors && !options_.reduction && !sym_.visited &&
+                         !ir::HasAssertions(program_) &&
                          std::none_of(program_.roles.begin(), program_.roles.end(),
                                       [](const ir::Role& r) { return HasReadback(r.body); });
     engine::Footprint touched;
@@ -1153,6 +1157,7 @@ class Search {
   const ir::Program& program_;
   const std::vector<int64_t>& params_;
   const ExploreOptions& options_;
+  const bool has_exists_ = HasExists(program_);
   const bool bfs_;
   Clock::time_point t0_;
   ExploreResult res_;
@@ -1305,6 +1310,21 @@ void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& para
   }
 }
 
+// `exists` properties (ir::Assertion): a complete search with no other finding has reached
+// every completed end state (a persistent-set search keeps every terminal state reachable, and
+// the search keeps every state that differs in what a property reads: symmetry reduction is
+// off for programs with assertions), so a property that held in none of them holds in no
+// complete run. An incomplete search says nothing about it.
+void JudgeExists(const ir::Program& program, ExploreResult& r) {
+  if (r.verdict != ExploreVerdict::kVerified) return;
+  std::vector<Finding> missing = ExistsFindings(program, r.exists_held, false);
+  if (missing.empty()) return;
+  r.verdict = ExploreVerdict::kRuleViolation;
+  r.findings = std::move(missing);
+  r.counterexample.clear();
+  r.counterexample_shortest = true;
+}
+
 }  // namespace
 
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
@@ -1313,6 +1333,7 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   if (options.breadth_first) {
     ExploreResult r = Search(program, params, options, true).Run();
     CheckEveryPath(program, params, options, r);
+    JudgeExists(program, r);
     return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -1321,6 +1342,7 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   CheckEveryPath(program, params, options, r);
   if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
       r.verdict != ExploreVerdict::kRuleViolation) {
+    JudgeExists(program, r);
     return r;
   }
   ImproveCounterexample(program, params, options, t0, &r);

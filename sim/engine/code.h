@@ -60,6 +60,18 @@ inline model::MbarrierToken DecodeToken(int64_t var) {
   return t;
 }
 
+// Calls f(fn, decl, index expression) for every state read (ir::Expr::Kind::kState) in the
+// expression tree `root` (an assertion's condition).
+template <typename F>
+void ForEachStateRead(const ir::Program& p, ir::ExprId root, F&& f) {
+  if (root == ir::kNoExpr || root >= p.exprs.size()) return;
+  const ir::Expr& x = p.exprs[root];
+  if (x.kind == ir::Expr::Kind::kState) f(static_cast<ir::StateFn>(x.op), x.index, x.a);
+  ForEachStateRead(p, x.a, f);
+  ForEachStateRead(p, x.b, f);
+  ForEachStateRead(p, x.c, f);
+}
+
 inline uint64_t SplitMix(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -74,13 +86,22 @@ struct Engine::Code {
   const ir::Program* program = nullptr;
   std::vector<int64_t> params;
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
-  // Programmatic dependent launch: clusters [primary_cluster, clusters) are the primary grid's
-  // (ir::Program::primary_clusters; its roles only), the ones before it the schedule's own
-  // grid. primary_cluster == clusters: no primary grid. Agents [primary_agent, agents.size())
-  // are the primary grid's.
+  // Programmatic dependent launch (ir::Program::primaries): grid 0 is the schedule's own, grid g
+  // the one launched g launches before it. Grid g's clusters are [grid_cluster[g],
+  // grid_cluster[g + 1]) and its agents [grid_agent[g], grid_agent[g + 1]); the own grid comes
+  // first. primary_cluster / primary_agent: where grid 1 starts (clusters / agents.size():
+  // no primary grid). The prerequisite of grid g (what its griddepcontrol.wait waits for) is
+  // grid g + 1, if there is one.
   uint32_t primary_cluster = 1, primary_agent = 0;
+  std::vector<uint32_t> grid_cluster, grid_agent;
   bool has_primary() const { return primary_cluster < clusters; }
+  uint32_t grids() const { return static_cast<uint32_t>(grid_cluster.size()) - 1; }
   std::vector<std::vector<Instr>> roles;  // per role
+  // Assertions (ir::Program::assertions): some `landed` read (issues of copies into shared
+  // memory then mark their issuer's groups object, Exec::ReadState), some `forall` property
+  // (checked when a run completes, Exec::CheckForall).
+  bool tracks_landed = false;
+  bool has_forall = false;
   std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
   // Per role: it issues a cp.async or bulk async-group operation (a TMA or bulk store, a commit,
   // a wait_group, cp.async.mbarrier.arrive). Only such roles' agents get an entry in Engine::cp_

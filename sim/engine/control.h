@@ -32,6 +32,7 @@ struct Instr {
     // `while` (ir::For with a cond): kForInit sets the pass counter `var` to 0; then
     kWhileTest,    // if (!e1) pc = target; else if (vars[var] >= e2) engine.while-bound
     // then the body, and kForStep (step 1) back to the test. `break` is a kJump past the step.
+    kAssert,       // assert e1 (Program::assertions[var]): fails the run when e1 is 0
   };
   Kind kind = kOp;
   uint32_t var = 0;
@@ -82,6 +83,10 @@ inline void CompileBlock(const ir::Block& block, std::vector<Instr>& out,
       // in code with a stray one gets a jump to the end of the role body (the implicit exit).
       const uint32_t jump = emit(st, Instr::kJump, 0, ir::kNoExpr);
       if (breaks != nullptr) breaks->push_back(jump);
+    } else if (const auto* as = std::get_if<ir::Assert>(&st.node)) {
+      // e1 (the condition, Program::assertions[var].cond) is the caller's to fill in: the
+      // engine's Create, which has the program.
+      emit(st, Instr::kAssert, as->id, ir::kNoExpr);
     } else {
       const uint32_t op = emit(st, Instr::kOp, 0, ir::kNoExpr);
       out[op].op = &std::get<ir::Op>(st.node);
@@ -102,6 +107,7 @@ inline std::vector<Instr> CompileRole(const ir::Role& role) {
 // Where a walk stopped. At every stop but kStop, *pc is the instruction that stopped it.
 enum class Control : uint8_t {
   kAtOp,          // an operation (kOp): the caller executes it
+  kAtAssert,      // an assertion (kAssert): the caller checks it, then walks on from *pc + 1
   kEnd,           // the implicit exit
   kStop,          // reached the caller's stop pc
   kEvalFault,     // an expression faulted (the evaluator reported it)
@@ -173,6 +179,8 @@ __attribute__((always_inline)) inline Control WalkToOp(const std::vector<Instr>&
         return Control::kEnd;
       case Instr::kOp:
         return Control::kAtOp;
+      case Instr::kAssert:
+        return Control::kAtAssert;
     }
     return Control::kEnd;  // not reached: every kind is handled above
   }

@@ -61,8 +61,8 @@ class CodeBuilder {
  public:
   CodeBuilder(const ir::Program& program, Code& c)
       : program_(program), c_(c), top_{program.file, 0, 0} {}
-  // The cluster shape and the grid (params only), with the primary grid of a programmatic
-  // dependent launch.
+  // The cluster shape and the grids (params only): the schedule's own and the primary grids
+  // of a chain of programmatic dependent launches.
   Status Shape();
   // Shared buffers: each slot's CTA address.
   Status Buffers();
@@ -78,6 +78,8 @@ class CodeBuilder {
   Status Agents();
   // Refuses `readback` programs whose data the model would not name.
   Status Readback();
+  // What the assertions need checked: `landed` reads, `forall` properties.
+  void Assertions();
   // Agent-invariant expressions and each expression's fast-path class.
   void StaticExpressions();
   // Variable slots of all agents (after Agents).
@@ -88,21 +90,25 @@ class CodeBuilder {
   SourceLocation DeclAt(ir::ExprId id) const {
     return id < program_.exprs.size() ? program_.exprs[id].where : top_;
   }
+  // The grid of cluster `cluster` (Code::grid_cluster).
+  uint32_t GridOfCluster(uint32_t cluster) const {
+    uint32_t g = 0;
+    while (cluster >= c_.grid_cluster[g + 1]) ++g;
+    return g;
+  }
   // Builtins of CTA (cluster, rank) with agent `agent`, for per-CTA declarations. A
   // primary-grid CTA's cluster_id and num_clusters are those of its own grid.
   ir::BuiltinValues CtaBuiltins(uint32_t cluster, uint32_t rank, uint32_t agent) const {
-    const bool primary = cluster >= own_clusters_;
+    const uint32_t g = GridOfCluster(cluster);
     return ir::MakeBuiltins(rank, rank % c_.cluster_m, rank / c_.cluster_m, c_.cluster_m,
-                            c_.cluster_n, primary ? cluster - own_clusters_ : cluster, agent,
-                            primary ? primary_clusters_ : own_clusters_);
+                            c_.cluster_n, cluster - c_.grid_cluster[g], agent,
+                            c_.grid_cluster[g + 1] - c_.grid_cluster[g]);
   }
 
   const ir::Program& program_;
   Code& c_;
   const SourceLocation top_;
-  uint32_t own_clusters_ = 0;      // the schedule's own clusters
-  uint32_t primary_clusters_ = 0;  // the primary grid's
-  ir::BuiltinValues b0_{};         // CTA 0's, agent 0's (declarations equal in every CTA)
+  ir::BuiltinValues b0_{};  // CTA 0's, agent 0's (declarations equal in every CTA)
   uint32_t var_total_ = 0;
 };
 
@@ -131,22 +137,24 @@ Status CodeBuilder::Shape() {
   c_.cluster_n = static_cast<uint32_t>(*n);
   c_.cluster_size = c_.cluster_m * c_.cluster_n;
   c_.clusters = static_cast<uint32_t>(*k);
-  // The primary grid of a programmatic dependent launch: more clusters of the same shape after
-  // the schedule's own, each with its own CTAs (so its own shared memory and barriers).
-  own_clusters_ = c_.clusters;
-  if (program_.primary_clusters != ir::kNoExpr) {
-    auto pk = EvalDecl(program_, c_.params, program_.primary_clusters, nullptr, 1);
+  // The primary grids of a chain of programmatic dependent launches: more clusters of the same
+  // shape after the schedule's own, grid 1 first, each CTA with its own shared memory and
+  // barriers (Code::grid_cluster).
+  const uint32_t own_clusters = c_.clusters;
+  c_.grid_cluster = {0, own_clusters};
+  for (const ir::Program::PrimaryGrid& g : program_.primaries) {
+    auto pk = EvalDecl(program_, c_.params, g.clusters, nullptr, 1);
     if (!pk.ok()) return pk.status();
-    if (*pk < 1 || *pk > 65535 || *pk + own_clusters_ > 65535) {
+    if (*pk < 1 || *pk > 65535 || *pk + c_.grid_cluster.back() > 65535) {
       return DeclError(program_, "engine.clusters",
                        "primary clusters = " + std::to_string(*pk) +
-                           " is outside 1..65535 (with the schedule's own clusters)",
-                       DeclAt(program_.primary_clusters));
+                           " is outside 1..65535 (with the other grids' clusters)",
+                       DeclAt(g.clusters));
     }
-    primary_clusters_ = static_cast<uint32_t>(*pk);
+    c_.grid_cluster.push_back(c_.grid_cluster.back() + static_cast<uint32_t>(*pk));
   }
-  c_.primary_cluster = own_clusters_;
-  c_.clusters = own_clusters_ + primary_clusters_;
+  c_.primary_cluster = own_clusters;
+  c_.clusters = c_.grid_cluster.back();
   c_.num_ctas = c_.cluster_size * c_.clusters;
   b0_ = CtaBuiltins(0, 0, 0);
   return Status();
@@ -250,8 +258,8 @@ Status CodeBuilder::Barriers() {
         auto count = EvalDecl(program_, c_.params, program_.barriers[i].count, &b, 1);
         if (!count.ok()) return count.status();
         for (uint32_t j = 0; j < c_.barrier_size[i]; ++j) {
-          c_.barrier_count[static_cast<size_t>(cta) * c_.barriers_per_cta + c_.barrier_base[i] + j] =
-              *count;
+          const size_t slot = static_cast<size_t>(cta) * c_.barriers_per_cta + c_.barrier_base[i];
+          c_.barrier_count[slot + j] = *count;
         }
       }
     }
@@ -339,6 +347,9 @@ Status CodeBuilder::Roles() {
   // Roles: compile each body once.
   for (const ir::Role& role : program_.roles) {
     std::vector<Instr> instrs = CompileRole(role);
+    for (Instr& in : instrs) {
+      if (in.kind == Instr::kAssert) in.e1 = program_.assertions[in.var].cond;
+    }
     if (instrs.size() > 0xffff) {
       return DeclError(program_, "engine.program-size",
                        "role " + role.name + " compiles to more than 65535 instructions",
@@ -383,7 +394,10 @@ Status CodeBuilder::Roles() {
 Status CodeBuilder::Agents() {
   for (uint32_t cl = 0; cl < c_.clusters; ++cl) {
     if (cl == c_.primary_cluster) c_.primary_agent = static_cast<uint32_t>(c_.agents.size());
-    const uint8_t grid = cl >= c_.primary_cluster ? 1 : 0;
+    const uint32_t grid = GridOfCluster(cl);
+    if (cl == c_.grid_cluster[grid]) {
+      c_.grid_agent.push_back(static_cast<uint32_t>(c_.agents.size()));
+    }
     c_.cluster_first_agent.push_back(static_cast<uint32_t>(c_.agents.size()));
     for (uint32_t r = 0; r < c_.cluster_size; ++r) {
       const uint32_t cta = cl * c_.cluster_size + r;
@@ -414,6 +428,7 @@ Status CodeBuilder::Agents() {
           info.index_in_role = i;
           info.index_in_cta = in_cta++;
           info.threads = static_cast<uint32_t>(*threads);
+          info.grid = grid;
           c_.agents.push_back(info);
           c_.builtins.push_back(CtaBuiltins(cl, r, i));
           c_.var_offset.push_back(var_total_);
@@ -426,6 +441,7 @@ Status CodeBuilder::Agents() {
     }
   }
   if (!c_.has_primary()) c_.primary_agent = static_cast<uint32_t>(c_.agents.size());
+  c_.grid_agent.push_back(static_cast<uint32_t>(c_.agents.size()));
   c_.cta_first_agent.push_back(static_cast<uint32_t>(c_.agents.size()));
   c_.cluster_first_agent.push_back(static_cast<uint32_t>(c_.agents.size()));
   // A cluster barrier needs at least one participant, and a cluster without agents runs nothing.
@@ -433,8 +449,13 @@ Status CodeBuilder::Agents() {
     if (c_.cluster_first_agent[cl + 1] == c_.cluster_first_agent[cl]) {
       return DeclError(program_, "engine.no-agents",
                        (cl >= c_.primary_cluster
-                            ? "cluster " + std::to_string(cl - c_.primary_cluster) +
-                                  " of the primary grid"
+                            ? "cluster " +
+                                  std::to_string(cl - c_.grid_cluster[GridOfCluster(cl)]) +
+                                  " of the primary grid" +
+                                  (c_.grids() > 2
+                                       ? " of block " +
+                                             std::to_string(c_.grids() - GridOfCluster(cl))
+                                       : std::string())
                             : "cluster " + std::to_string(cl)) +
                            " has no agents (every role's count or `when` is 0 there)",
                        program_.roles.empty() ? top_ : program_.roles.front().where);
@@ -472,8 +493,14 @@ Status CodeBuilder::Readback() {
   return Status();
 }
 
+void CodeBuilder::Assertions() {
+  c_.tracks_landed = ir::ReadsLanded(program_);
+  for (const ir::Assertion& a : program_.assertions) {
+    c_.has_forall = c_.has_forall || a.kind == ir::Assertion::Kind::kForall;
+  }
+}
+
 void CodeBuilder::StaticExpressions() {
-  // Agent-invariant expressions (see Code::static_slot).
   const size_t ne = program_.exprs.size();
   std::vector<int8_t> dyn(ne, -1);  // -1 unknown, 0 static, 1 depends on a variable
   std::vector<ir::ExprId> stack;
@@ -485,7 +512,12 @@ void CodeBuilder::StaticExpressions() {
       if (id >= ne) { stack.pop_back(); continue; }
       if (dyn[id] >= 0) { stack.pop_back(); continue; }
       const ir::Expr& x = program_.exprs[id];
-      if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+      // A state read (an assertion's) is not agent-invariant either.
+      if (x.kind == ir::Expr::Kind::kVar || x.kind == ir::Expr::Kind::kState) {
+        dyn[id] = 1;
+        stack.pop_back();
+        continue;
+      }
       bool pending = false;
       int8_t d = 0;
       for (ir::ExprId ch : {x.a, x.b, x.c}) {
@@ -593,6 +625,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   if (s.ok()) s = build.Agents();
   if (s.ok()) s = build.Readback();
   if (!s.ok()) return s;
+  build.Assertions();
   build.StaticExpressions();
   const uint32_t var_total = build.var_total();
 

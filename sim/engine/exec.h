@@ -602,39 +602,122 @@ struct Engine::Exec {
     // Control flow until the next operation (bounded: a loop without operations is a bug).
     uint32_t steps = 0;
     int64_t detail = 0;
-    const Control r = WalkToOp(
-        code, &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
-        1u << 24, &steps, &detail);
-    const Instr& in = code[s.pc];
-    switch (r) {
-      case Control::kAtOp:
-        ExecOp(a, in, env);
+    for (;; ++s.pc, ++steps) {
+      const Control r = WalkToOp(
+          code, &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
+          1u << 24, &steps, &detail);
+      const Instr& in = code[s.pc];
+      switch (r) {
+        case Control::kAtOp:
+          ExecOp(a, in, env);
+          return;
+        case Control::kAtAssert: {
+          // Checked in the step of the agent's next operation: the state it reads is one that
+          // step may start from, and the agent is runnable from its previous step until then,
+          // so every state an assert as a step of its own could see is seen here too.
+          AssertReader reader(this, info.cta_global);
+          ir::EvalEnv with_state = env;
+          with_state.state = &reader;
+          ir::EvalFault fault;
+          const int64_t v = ir::EvalFast(p, in.e1, with_state, &fault);
+          if (!fault.ok()) {
+            Error(ir::EvalFaultStatus(p, fault));
+            return;
+          }
+          if (v == 0) {
+            Violate(model::Violation{model::Code::kAssertionFailed, in.var, info.cta_global}, a,
+                    s.pc, info.cta, 0, 0, false);
+            return;
+          }
+          continue;  // on from the next instruction
+        }
+        case Control::kEnd:
+          DoExit(a, s.pc, in.where);
+          return;
+        case Control::kNoProgress:
+          ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
+                  in.where);
+          return;
+        case Control::kWhileBound:
+          ErrorAt("engine.while-bound",
+                  "the `while` condition still holds after " + std::to_string(vars[in.var]) +
+                      " passes, its bound " + std::to_string(detail) +
+                      ": the bound is the most passes the loop may make (raise it if the "
+                      "kernel really loops more, else the loop's exit condition is wrong)",
+                  in.where);
+          return;
+        case Control::kBadStep:
+          ErrorAt("engine.for-step",
+                  "for loop step " + std::to_string(detail) + " is not positive", in.where);
+          return;
+        case Control::kStepOverflow:
+          ErrorAt("eval.overflow", "for loop variable overflows", in.where);
+          return;
+        case Control::kEvalFault:  // Ev reported it
+        case Control::kStop:       // no stop pc given
+          return;
+      }
+    }
+  }
+
+  // --- assertions (ir::Assertion; docs/language.md, Assertions) ---
+  // The state reads of an assert, for CTA `cta_global`. Each read marks what it reads as an
+  // access of kind kOther, so that the partial-order reduction orders the assert against every
+  // step that changes it: a barrier slot's phase, pending count and tx-count change only in
+  // steps that touch the slot; which copies into a buffer are in flight changes at an issue
+  // (the issuer's groups object: IssueDeliveries and Cp mark it while Code::tracks_landed) and
+  // at a landing (its barrier slot, a slot of the cluster, or, for cp.async, the issuer's
+  // groups object).
+  struct AssertReader final : ir::StateReader {
+    AssertReader(Exec* exec, uint32_t cta) : x(exec), cta_global(cta) {}
+    bool Read(ir::StateFn fn, uint32_t decl, int64_t index, int64_t* out) const override {
+      return x->ReadState(fn, decl, index, cta_global, out);
+    }
+    Exec* x;
+    uint32_t cta_global;
+  };
+  bool ReadState(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                 int64_t* out) {
+    if (fn == ir::StateFn::kLanded) {
+      const uint32_t first = (cta_global / c.cluster_size) * c.cluster_size * c.barriers_per_cta;
+      for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) Touch(first + o);
+      TouchAllGroups();
+    } else if (decl < c.barrier_size.size() && index >= 0 && index < c.barrier_size[decl]) {
+      Touch(cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+            static_cast<uint32_t>(index));
+    }
+    return e.ReadStateAt(fn, decl, index, cta_global, out);
+  }
+  // The end of a complete run: every `forall` property must hold (for every CTA).
+  void CheckForall() {
+    for (uint32_t id = 0; id < p.assertions.size(); ++id) {
+      if (p.assertions[id].kind != ir::Assertion::Kind::kForall) continue;
+      bool holds = true;
+      uint32_t cta = 0;
+      Status st = e.EvalProperty(id, &holds, &cta);
+      if (!st.ok()) {
+        run_.outcome_ = Outcome::kRunning;  // Error reports only while running
+        Error(std::move(st));
         return;
-      case Control::kEnd:
-        DoExit(a, s.pc, in.where);
-        return;
-      case Control::kNoProgress:
-        ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
-                in.where);
-        return;
-      case Control::kWhileBound:
-        ErrorAt("engine.while-bound",
-                "the `while` condition still holds after " + std::to_string(vars[in.var]) +
-                    " passes, its bound " + std::to_string(detail) +
-                    ": the bound is the most passes the loop may make (raise it if the "
-                    "kernel really loops more, else the loop's exit condition is wrong)",
-                in.where);
-        return;
-      case Control::kBadStep:
-        ErrorAt("engine.for-step", "for loop step " + std::to_string(detail) + " is not positive",
-                in.where);
-        return;
-      case Control::kStepOverflow:
-        ErrorAt("eval.overflow", "for loop variable overflows", in.where);
-        return;
-      case Control::kEvalFault:  // Ev reported it
-      case Control::kStop:       // no stop pc given
-        return;
+      }
+      if (holds) continue;
+      // The finding of the first CTA it fails for, at the property's line; the agent is that
+      // CTA's first (a property belongs to no agent; reports name the CTA through it).
+      uint32_t agent = cta < c.num_ctas && c.cta_first_agent[cta] < c.cta_first_agent[cta + 1]
+                           ? c.cta_first_agent[cta]
+                           : 0;
+      const model::Violation v{model::Code::kAssertionFailed, id, cta};
+      TraceEvent& ev = Emit(EventKind::kViolation, agent, c.agents[agent].cta, 0, 0,
+                            static_cast<int64_t>(v.code), v.value, 0);
+      ViolationInfo info;
+      info.violation = v;
+      info.agent = agent;
+      info.where = p.assertions[id].where;
+      if (info.where.file.empty()) info.where.file = p.file;
+      info.event = ev;
+      run_.outcome_ = Outcome::kViolation;
+      run_.result_.violation = info;
+      return;
     }
   }
 
@@ -673,43 +756,46 @@ struct Engine::Exec {
     const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
     if (a >= c.primary_agent) {
-      // Whether this exit completes the primary grid depends on every primary agent's status:
-      // the step looked at other agents (no successor memo), and every primary exit touches
-      // one common object (the first primary CTA's named barriers, as an exit: exits commute),
-      // so that the explorer never carries one primary exit's effect past another's.
+      // Whether this exit completes its grid depends on every agent of the grid: the step
+      // looked at other agents (no successor memo), and every exit of the grid touches one
+      // common object (the grid's first CTA's named barriers, as an exit: exits commute), so
+      // that the explorer never carries one exit's effect past another's.
+      const uint32_t g = c.agents[a].grid;
       run_.step_scanned_ = true;
-      Touch(NamedObj(c.primary_cluster * c.cluster_size), Access::kExit);
-      if (PrimaryExited() == c.agents.size() - c.primary_agent) WakeGridDependents();
+      Touch(NamedObj(c.grid_cluster[g] * c.cluster_size), Access::kExit);
+      if (GridExited(g) == c.grid_agent[g + 1] - c.grid_agent[g]) WakeGridDependents(g - 1);
     }
   }
 
   // --- programmatic dependent launch (ir::GridDepControl) ---
-  // Agents of the primary grid that exited.
-  uint32_t PrimaryExited() const {
+  // Agents of grid g that exited.
+  uint32_t GridExited(uint32_t g) const {
     uint32_t n = 0;
-    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[g]; x < c.grid_agent[g + 1]; ++x) {
       n += e.agents_[x].status == kExited;
     }
     return n;
   }
-  // The primary grid completed: every griddepcontrol.wait re-runs (and passes).
-  void WakeGridDependents() {
+  // Grid `dependent`'s prerequisite completed: its griddepcontrol.waits re-run (and pass).
+  void WakeGridDependents(uint32_t dependent) {
     run_.step_scanned_ = true;
-    for (uint32_t x = 0; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[dependent]; x < c.grid_agent[dependent + 1]; ++x) {
       if (e.agents_[x].status == kBlocked && e.agents_[x].wait == WaitKind::kGridDependency) {
         MakeReady(x);
       }
     }
   }
   // griddepcontrol.wait (PTX ISA griddepcontrol): blocks until every prerequisite grid has
-  // completed and its memory operations are visible; the primary grid completes when all of its
-  // agents exited (nothing of it is in flight then: an agent with a copy in flight cannot exit
-  // cleanly, P2011/A-codes). Reads every primary CTA's exits, which touch its named-barrier
-  // object (DoExit), so the explorer orders this step against them; it looked at other agents
-  // (step_scanned_), so the successor memo never replays it. A primary agent's wait has no
-  // prerequisite grid (the model has two grids): it returns at once, as without the launch
-  // attribute; launch_dependents changes nothing the model tracks (it lets the dependent start
-  // early, and the model lets it run from the start: its accesses are ordered only by waits).
+  // completed and its memory operations are visible. Grid g's prerequisite is grid g + 1, the
+  // one launched just before it (a chain: each launch names the preceding kernel of the
+  // stream); it completes when all of its agents exited (nothing of it is in flight then: an
+  // agent with a copy in flight cannot exit cleanly, P2011/A-codes). Reads every prerequisite
+  // CTA's exits, which touch its named-barrier object (DoExit), so the explorer orders this
+  // step against them; it looked at other agents (step_scanned_), so the successor memo never
+  // replays it. The first grid launched has no prerequisite: its wait returns at once, as
+  // without the launch attribute. launch_dependents changes nothing the model tracks (it lets
+  // the dependent start early, and the model lets every grid run from the start: their
+  // accesses are ordered only by waits).
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::GridDepControl& op) {
     const uint32_t pc = Pc(a);
     const uint32_t cta = c.agents[a].cta;
@@ -718,15 +804,19 @@ struct Engine::Exec {
       Advance(a);
       return;
     }
-    uint32_t exited = 0;
-    const uint32_t total = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
-    if (a < c.primary_agent) {
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) Touch(NamedObj(x));
+    const uint32_t pre = c.agents[a].grid + 1;
+    uint32_t exited = 0, total = 0;
+    if (pre < c.grids()) {
+      for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
+           x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
+        Touch(NamedObj(x));
+      }
       run_.step_scanned_ = true;
-      exited = PrimaryExited();
+      exited = GridExited(pre);
+      total = c.grid_agent[pre + 1] - c.grid_agent[pre];
     }
     AgentState& s = Agent(a);
-    if (exited < total && a < c.primary_agent) {
+    if (exited < total) {
       Block(a, WaitKind::kGridDependency, 0, 0);
       return;
     }
@@ -1003,6 +1093,7 @@ struct Engine::Exec {
     PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
     if (run_.exited_count_ == c.agents.size()) {
       run_.outcome_ = Outcome::kCompleted;
+      if (c.has_forall) CheckForall();
       return;
     }
     run_.outcome_ = Outcome::kDeadlock;
@@ -1051,10 +1142,12 @@ struct Engine::Exec {
         case WaitKind::kBulkGroups:
           bl.pending = s.wait_slot;
           break;
-        case WaitKind::kGridDependency:
-          bl.arrived = PrimaryExited();
-          bl.expected = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
+        case WaitKind::kGridDependency: {
+          const uint32_t pre = info.grid + 1;  // blocked, so it exists
+          bl.arrived = GridExited(pre);
+          bl.expected = c.grid_agent[pre + 1] - c.grid_agent[pre];
           break;
+        }
         case WaitKind::kNone:
           break;
       }

@@ -76,11 +76,41 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
         code, &pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env0, v); }, 1u << 16,
         &steps);
     if (r == Control::kEnd) break;
-    if (r != Control::kAtOp) {
+    if (r != Control::kAtOp && r != Control::kAtAssert) {
       ok = false;
       break;
     }
     const Instr& in = code[pc];
+    if (r == Control::kAtAssert) {
+      // The objects its state reads read (Exec::ReadState), as kOther accesses, and a
+      // breaking tally record per barrier slot: the balance analysis must not let updates
+      // of a slot an assert reads commute around it.
+      bool good = true;
+      ForEachStateRead(p, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId index) {
+        if (fn == ir::StateFn::kLanded) {
+          const uint32_t first = info.cluster * c.cluster_size * c.barriers_per_cta;
+          for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) fp->Add(first + o);
+          for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
+          return;
+        }
+        ir::EvalFault fault;
+        const int64_t i = ir::EvalFast(p, index, env0, &fault);
+        if (!fault.ok() || i < 0 || i >= c.barrier_size[decl]) {
+          good = false;  // a nested state read or a fault: the static footprint instead
+          return;
+        }
+        const uint32_t slot = info.cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+                              static_cast<uint32_t>(i);
+        fp->Add(slot);
+        if (tally != nullptr) {
+          UpdateTally t = breaks;
+          t.slot = slot;
+          tally->push_back(t);
+        }
+      });
+      if (!(ok = good)) break;
+      continue;  // on from the next instruction
+    }
     const ir::Op& op = *in.op;
     int64_t mask = -1;
     if (std::holds_alternative<ir::Exit>(op)) break;
@@ -191,9 +221,11 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       fp->Add(NamedObj(info.cta_global));
     } else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
                o != nullptr && o->kind == ir::GridDepControl::Kind::kWait &&
-               a < c.primary_agent) {
-      // Do(GridDepControl): the primary CTAs' exits (their named-barrier objects).
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
+               info.grid + 1 < c.grids()) {
+      // Do(GridDepControl): the prerequisite grid's CTAs' exits (their named-barrier objects).
+      const uint32_t pre = info.grid + 1;
+      for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
+           x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
         fp->Add(NamedObj(x));
       }
     }

@@ -64,6 +64,15 @@ class Evaluator {
       case Expr::Kind::kBuiltin:
         if (!Leaf(e, &v)) return Fail(fault_, EvalError::kBadReference, id, LeafIndex(e));
         return v;
+      case Expr::Kind::kState: {
+        const int64_t index = e.a == kNoExpr ? 0 : Run(e.a, depth + 1);
+        if (!fault_->ok()) return 0;
+        if (env_.state == nullptr ||
+            !env_.state->Read(static_cast<StateFn>(e.op), e.index, index, &v)) {
+          return Fail(fault_, EvalError::kBadReference, id, index);
+        }
+        return v;
+      }
       case Expr::Kind::kUnary: {
         const int64_t a = Run(e.a, depth + 1);
         if (!fault_->ok()) return 0;
@@ -143,6 +152,9 @@ std::string ParamFaultMessage(const Program& program, const EvalFault& fault) {
       return "expression nested too deeply";
     case EvalError::kBadReference:
       if (e.kind == Expr::Kind::kParam) return "refers to a parameter that is not bound yet";
+      if (e.kind == Expr::Kind::kState) {
+        return "a state read such as phase(b) is allowed only in an assertion";
+      }
       if (e.kind == Expr::Kind::kVar) {
         return "a variable cannot be used here (only params and constants)";
       }
@@ -221,6 +233,13 @@ Status EvalFaultStatus(const Program& program, const EvalFault& fault) {
                     "shift count " + std::to_string(fault.rhs) + " is outside 0..63: " + operands,
                     where);
     case EvalError::kBadReference:
+      if (fault.at < program.exprs.size() &&
+          program.exprs[fault.at].kind == Expr::Kind::kState) {
+        return Status("eval.state-index",
+                      "the element or slot " + std::to_string(fault.lhs) +
+                          " of a state read is outside its array",
+                      where);
+      }
       return Status("eval.bad-reference",
                     "expression refers to a value that is not bound here (index " +
                         std::to_string(fault.lhs) + ")",

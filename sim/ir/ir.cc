@@ -46,12 +46,30 @@ Expected<std::vector<int64_t>> BindParams(
   return values;
 }
 
+bool HasAssertions(const Program& p) { return !p.assertions.empty(); }
+
+bool ReadsLanded(const Program& p) {
+  for (const Expr& e : p.exprs) {
+    if (e.kind == Expr::Kind::kState && e.op == static_cast<uint8_t>(StateFn::kLanded)) return true;
+  }
+  return false;
+}
+
+std::string NamedBarrierName(const Program& p, int64_t id) {
+  for (const NamedBarrierDecl& d : p.named_barriers) {
+    if (d.id == id) return d.name;
+  }
+  return std::to_string(id);
+}
+
 bool SameExpr(const Program& p, ExprId a, ExprId b) {
   if (a == b) return true;
   if (a == kNoExpr || b == kNoExpr) return false;
   const Expr& x = p.expr(a);
   const Expr& y = p.expr(b);
-  return x.kind == y.kind && x.op == y.op && x.index == y.index && x.value == y.value &&
+  // A constant's index only says how it was written (a named barrier's name or a literal).
+  const bool same_index = x.kind == Expr::Kind::kConst || x.index == y.index;
+  return x.kind == y.kind && x.op == y.op && same_index && x.value == y.value &&
          SameExpr(p, x.a, y.a) && SameExpr(p, x.b, y.b) && SameExpr(p, x.c, y.c);
 }
 

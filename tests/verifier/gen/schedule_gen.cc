@@ -644,10 +644,72 @@ std::string Chain(uint64_t seed, Rng& r, const GenOptions& o) {
   return t;
 }
 
+// --- chains of programmatic dependent launches ---------------------------------------------------
+
+// 2-4 grids (1-3 `primary` blocks and the own roles), each of 1-2 one-CTA clusters with one or
+// two roles of 1-2 agents (mostly one of each, to keep every interleaving within reach), over one global buffer of two slots of two 128-byte halves: reads and
+// writes of whole slots and of halves, by constant slot or by cluster_id, griddepcontrol.wait
+// (often first, sometimes later or absent) and launch_dependents; now and then a grid that hangs
+// on an mbarrier nobody arrives on, whose dependents' waits hang with it.
+std::string PdlChain(uint64_t seed, Rng& r, const GenOptions& o) {
+  const int grids = r.Range(2, 4);
+  std::string t = Header(seed, 1);
+  t += "clusters " + std::to_string(r.Chance(30) ? 2 : 1) + "\n";
+  t += "global G[2] bytes 256\n";
+  t += "barrier h[1] count 1\n";
+  const int hang_grid = r.Chance(15) ? r.Below(grids) : -1;
+  auto role = [&](Lines& l, const std::string& name, bool hangs) {
+    const int count = r.Chance(15) ? 2 : 1;
+    l.Open("role " + name + (count > 1 ? " count 2" : "") + " threads 32");
+    const int ops = r.Range(1, std::max(1, std::min(3, o.max_ops)));
+    const bool wait_first = r.Chance(75);
+    if (wait_first) l.Add("griddepcontrol.wait");
+    for (int i = 0; i < ops; ++i) {
+      const std::string slot = r.Chance(30) ? "cluster_id % 2" : std::to_string(r.Below(2));
+      const std::string part =
+          r.Chance(50) ? "" : (r.Chance(50) ? " + 0 bytes 128" : " + 128 bytes 128");
+      switch (r.Below(wait_first ? 6 : 7)) {
+        case 0: l.Add("write G[" + slot + "]" + part); break;
+        case 1:
+        case 2:
+        case 3: l.Add("use G[" + slot + "]" + part); break;
+        case 4:
+        case 5: l.Add("griddepcontrol.launch_dependents"); break;
+        default: l.Add("griddepcontrol.wait"); break;
+      }
+    }
+    if (hangs) {
+      l.Open("if agent == 0 && cluster_id == 0");
+      l.Add("init h[0]");
+      l.Add("wait h[0] parity 0");
+      l.Close();
+    }
+    l.Close();
+  };
+  // Launch order: the first `primary` block is the earliest grid (grid grids - 1).
+  for (int g = grids - 1; g >= 1; --g) {
+    Lines l;
+    l.indent = 0;
+    l.Open("primary clusters " + std::to_string(r.Chance(30) ? 2 : 1));
+    const int roles = r.Chance(20) ? 2 : 1;
+    for (int k = 0; k < roles; ++k) {
+      role(l, "g" + std::to_string(g) + "r" + std::to_string(k), g == hang_grid && k == 0);
+    }
+    l.Close();
+    t += "\n" + l.text;
+  }
+  Lines own;
+  own.indent = 0;
+  role(own, "own", hang_grid == 0);
+  t += "\n" + own.text;
+  return t;
+}
+
 }  // namespace
 
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
+  if (options.pdl_chains) return PdlChain(seed, r, options);
   if (options.nonws) return NonWs(seed, r, options);
   if (options.cta_chains) return Chain(seed, r, options);
   return r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);

@@ -68,6 +68,11 @@ struct GenOptions {
   // its own slots and, with two CTAs, on the peer's (`@cta(cta_rank ^ 1)`): atomics that do not
   // race with each other, and that race with a plain access or a copy of the same bytes.
   bool atomics = false;
+  // Instead of the shapes above: chains of 2-4 grids of programmatic dependent launches
+  // (`primary` blocks, docs/language.md §8.9) reading and writing one `global` buffer, with
+  // griddepcontrol.wait present, late or absent in each grid, and now and then a grid that
+  // hangs (PdlChain in schedule_gen.cc).
+  bool pdl_chains = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
