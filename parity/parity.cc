@@ -567,6 +567,12 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
   }
   report.events_count = r.events;
   d->rule_findings = verifier::CheckRules(program, e, e.trace());
+  // `exists` properties: in `check`, of this one run (when it completed).
+  if (r.outcome == engine::Outcome::kCompleted && verifier::HasExists(program)) {
+    for (verifier::Finding& f : verifier::ExistsFindings(program, e.ExistsHeld(), true)) {
+      d->rule_findings.push_back(std::move(f));
+    }
+  }
   Locator loc(program, e);
   if (r.violation) {
     verifier::RepairOptions ro;

@@ -228,6 +228,15 @@ class Search {
   // The same with the state's VisitedFp computed by the caller.
   uint32_t Visit(const Engine& s, uint64_t fp, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
+    // Before the state is looked up: two failures of different assertions can end in equal
+    // states (the fingerprint holds the outcome, not which assertion failed).
+    if (const auto& v = s.result().violation;
+        v && s.outcome() == Outcome::kViolation &&
+        v->violation.code == model::Code::kAssertionFailed) {
+      auto& f = res_.failed_assertions;
+      const auto at = std::lower_bound(f.begin(), f.end(), v->violation.value);
+      if (at == f.end() || *at != v->violation.value) f.insert(at, v->violation.value);
+    }
     const uint32_t id = Insert(fp, parent, c);
     if (id == kRoot) return kRoot;
     return Reached(s, fp, id, keep);
@@ -257,6 +266,7 @@ class Search {
     }
     if (o == Outcome::kCompleted) {
       ++res_.stats.completed_ends;
+      if (has_exists_) res_.exists_held |= s.ExistsHeld();
       if (options_.collect_terminals) res_.terminals.push_back(TerminalFp(s, fp));
       if (options_.check_rules) CheckRulesOn(id);
       return id;
@@ -810,7 +820,10 @@ class Search {
       bool seen = false;  // predicted to be a stored state (not stepped)
       bool used = false;  // a step taken (else not in the persistent set)
     };
+    // Not with assertions: a successor's state is predicted from the step's marks, and an
+    // assert's reads mark objects without changing them (the prediction is not checked there).
     const bool predict = options_.predict_successors && !options_.reduction && !sym_.visited &&
+                         !ir::HasAssertions(program_) &&
                          std::none_of(program_.roles.begin(), program_.roles.end(),
                                       [](const ir::Role& r) { return HasReadback(r.body); });
     engine::Footprint touched;
@@ -1155,6 +1168,7 @@ class Search {
   const ir::Program& program_;
   const std::vector<int64_t>& params_;
   const ExploreOptions& options_;
+  const bool has_exists_ = HasExists(program_);
   const bool bfs_;
   Clock::time_point t0_;
   ExploreResult res_;
@@ -1314,6 +1328,21 @@ void CheckEveryPath(const ir::Program& program, const std::vector<int64_t>& para
   }
 }
 
+// `exists` properties (ir::Assertion): a complete search with no other finding has reached
+// every completed end state (a persistent-set search keeps every terminal state reachable, and
+// the search keeps every state that differs in what a property reads: symmetry reduction is
+// off for programs with assertions), so a property that held in none of them holds in no
+// complete run. An incomplete search says nothing about it.
+void JudgeExists(const ir::Program& program, ExploreResult& r) {
+  if (r.verdict != ExploreVerdict::kVerified) return;
+  std::vector<Finding> missing = ExistsFindings(program, r.exists_held, false);
+  if (missing.empty()) return;
+  r.verdict = ExploreVerdict::kRuleViolation;
+  r.findings = std::move(missing);
+  r.counterexample.clear();
+  r.counterexample_shortest = true;
+}
+
 }  // namespace
 
 namespace {
@@ -1344,6 +1373,7 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   if (options.breadth_first) {
     ExploreResult r = Search(program, params, options, true).Run();
     CheckEveryPath(program, params, options, r);
+    JudgeExists(program, r);
     FinishCounterexample(program, params, r);
     return r;
   }
@@ -1353,6 +1383,8 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   CheckEveryPath(program, params, options, r);
   if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
       r.verdict != ExploreVerdict::kRuleViolation) {
+    JudgeExists(program, r);
+    FinishCounterexample(program, params, r);  // an exists that held nowhere: the empty path
     return r;
   }
   ImproveCounterexample(program, params, options, t0, &r);

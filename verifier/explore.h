@@ -479,6 +479,14 @@ struct ExploreResult {
   // Engine::SymmetricFingerprint values (the same for states equal up to the symmetry), in
   // every search, so that a brute-force search and a symmetry-reduced one compare.
   std::vector<uint64_t> terminals;
+  // The program's `exists` properties that hold in some completed end state the search
+  // reached (bits as Engine::ExistsHeld numbers them). A complete search that reached none for
+  // some property is kRuleViolation with a P2034 finding per such property and no
+  // counterexample (verifier/rules.h, ExistsFindings).
+  uint64_t exists_held = 0;
+  // The ids of the assertions (asserts and forall properties) that failed at a violating end
+  // state the search reached, sorted (the single-threaded searches; the differential tests).
+  std::vector<int64_t> failed_assertions;
   // Whether symmetry reduction was applied, and why not (one line for the report).
   bool symmetry_applied = false;
   std::string symmetry = "symmetry reduction: not applied";

@@ -120,6 +120,31 @@ TEST(NarrateTest, CpAsyncGroupsAndNamedBarriers) {
   EXPECT_TRUE(Has(lines, "CTA 0 mma[0]: bar.sync 0 returns"));
 }
 
+// A named barrier with a name: events and the named-barrier rules say the name, not the id.
+TEST(NarrateTest, NamedBarriersByName) {
+  constexpr char kNamed[] = R"(schedule named
+named_barrier epi = 2
+role a threads 64 {
+  bar.arrive epi, 128
+}
+role b threads 64 {
+  bar.sync epi, 256
+}
+)";
+  auto s = Load(kNamed, "named.pipe", false);
+  ASSERT_NE(s, nullptr);
+  const engine::RunResult r = s->engine->Run();
+  ASSERT_TRUE(r.violation.has_value());
+  EXPECT_EQ(r.violation->violation.code, model::Code::kNamedBarrierCountMismatch);
+  // Whichever arrives first sets the instance's count; the other one is the violation.
+  const std::string text = ViolationText(s->program, *r.violation);
+  EXPECT_EQ(text.rfind("named barrier epi used with thread count ", 0), 0u) << text;
+  const std::vector<std::string> lines = Lines(*s);
+  EXPECT_TRUE(Has(lines, "CTA 0 a[0]: bar.arrive epi, 128 threads (64 of 128 arrived)") ||
+              Has(lines, "CTA 0 b[0]: bar.sync epi, 256 threads (64 of 256 arrived; blocks "
+                         "until all have)"));
+}
+
 TEST(NarrateTest, BulkGroupsAndTmaStores) {
   const std::string file = "pipelines/tma_store/bad_no_tail_wait.pipe";
   auto s = Load(ReadFile(file), file, true);
