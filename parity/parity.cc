@@ -273,6 +273,27 @@ Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
     f.object_index = v.event.index;
     f.object_cta = v.event.target_cta;
   }
+  // A failed assertion: the object its first state read names (the counterexample's compact
+  // view then keeps the steps on it: the copy whose landing, the arrive whose phase it reads).
+  if (v.violation.code == model::Code::kAssertionFailed && v.violation.value >= 0 &&
+      static_cast<size_t>(v.violation.value) < loc.program().assertions.size()) {
+    const ir::Program& p = loc.program();
+    std::vector<ir::ExprId> stack{p.assertions[static_cast<size_t>(v.violation.value)].cond};
+    while (!stack.empty() && f.object.empty()) {
+      const ir::ExprId id = stack.back();
+      stack.pop_back();
+      if (id == ir::kNoExpr || id >= p.exprs.size()) continue;
+      const ir::Expr& x = p.exprs[id];
+      if (x.kind == ir::Expr::Kind::kState) {
+        const bool landed = x.op == static_cast<uint8_t>(ir::StateFn::kLanded);
+        if (landed && x.index < p.buffers.size()) f.object = p.buffers[x.index].name;
+        if (!landed && x.index < p.barriers.size()) f.object = p.barriers[x.index].name;
+        f.object_cta = -1;
+        continue;
+      }
+      for (ir::ExprId c : {x.c, x.b, x.a}) stack.push_back(c);
+    }
+  }
   f.agent = loc.Label(v.agent);
   f.location = ToLocation(v.where);
   f.related.push_back(Related{f.agent,

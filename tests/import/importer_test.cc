@@ -664,7 +664,7 @@ DONE:
   auto t = ImportSchedule(*m, o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   const size_t wait = t->find("wait bar_[0] parity 0");
-  const size_t use = t->find("use tile[0]");
+  const size_t use = t->find("use.async tile[0]");  // wgmma reads through the async proxy
   ASSERT_NE(wait, std::string::npos) << *t;
   ASSERT_NE(use, std::string::npos) << *t;
   EXPECT_LT(wait, use) << *t;
@@ -828,6 +828,54 @@ TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
   }
 }
 
+// ImportOptions::generic_reads (issue 34, item 4): the consumer warps' ld.shared reads of a stage
+// become use.generic, and releasing the stage to the next TMA load with no fence.proxy.async on
+// the path is P2006 at the load (DeepEP #621's cross-proxy write-after-read; ws_pipeline.cu
+// releases with a bare mbarrier.arrive). The same kernel with fence.proxy.async before each
+// release (DeepEP PR #642's fix) verifies; wgmma consumers (use.async, the tests around this
+// one) stay clean without it.
+TEST_F(ImporterTest, GenericReadsCheckTheCrossProxyWriteAfterRead) {
+  ImportOptions o = WsPipeline("ws_pipeline", 6);
+  o.generic_reads = true;
+  auto t = Import("ws_pipeline.ptx", o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NE(t->find("use.generic smem["), std::string::npos) << *t;
+  auto sch = api::Schedule::FromString(*t, "ws_generic.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto c = api::Check(*sch, api::CheckOptions{});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  bool war = false;
+  for (const api::Finding& f : c->findings) {
+    war = war || (f.code == "P2006" && f.message.find("use.generic") != std::string::npos);
+  }
+  EXPECT_TRUE(war) << *t;
+  auto e = api::Explore(*sch);
+  ASSERT_TRUE(e.ok());
+  EXPECT_NE(e->verdict, api::Verdict::kVerified);
+  ASSERT_FALSE(e->findings.empty());
+  EXPECT_EQ(e->findings[0].code, "P2006");
+  // Without the option the reads state no proxy: the import verifies as before.
+  auto plain = Import("ws_pipeline.ptx", WsPipeline("ws_pipeline", 6));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("use.generic"), std::string::npos);
+
+  std::string text = ReadText("tests/import/ws_pipeline.ptx");
+  const std::string arrive = "\tmbarrier.arrive.release.cta.shared::cta.b64 _,";
+  size_t fences = 0;
+  for (size_t at = text.find(arrive); at != std::string::npos;
+       at = text.find(arrive, at + arrive.size() + 40)) {
+    text.insert(at, "\tfence.proxy.async.shared::cta;\n");
+    ++fences;
+  }
+  ASSERT_GT(fences, 0u);
+  auto m = ParseModule(text, "ws_pipeline_fenced.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto f = ImportSchedule(*m, o);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_NE(f->find("fence.proxy.async"), std::string::npos) << *f;
+  ExpectClean(*f, "ws_pipeline_fenced.pipe");
+}
+
 // DeepGEMM's descriptors: built once for stage 0, broadcast with __shfl_sync, then stage * bytes
 // / 16 added to the low word per k-block. The stage survives: each k-block's wgmma is a use of
 // stage k % 2, after the wait on that stage's full barrier, and the kernel verifies; the twin
@@ -842,18 +890,18 @@ TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
   auto t = Import("stage_desc.ptx", o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   const size_t wait = t->find("    wait smem_18432[k % 2] parity (k / 2) & 1");
-  const size_t use_a = t->find("    use smem[k % 2]");
-  const size_t use_b = t->find("    use smem_16384[k % 2]");
+  const size_t use_a = t->find("    use.async smem[k % 2]");
+  const size_t use_b = t->find("    use.async smem_16384[k % 2]");
   ASSERT_NE(wait, std::string::npos) << *t;
   ASSERT_NE(use_a, std::string::npos) << *t;
   ASSERT_NE(use_b, std::string::npos) << *t;
   EXPECT_LT(wait, use_a) << *t;
-  EXPECT_EQ(t->find("use smem[0]"), std::string::npos) << *t;
+  EXPECT_EQ(t->find("use.async smem[0]"), std::string::npos) << *t;
   ExpectClean(*t, "stage_desc.pipe");
 
   auto bad = Import("stage_desc_no_stage.ptx", o);
   ASSERT_TRUE(bad.ok()) << bad.status().ToString();
-  EXPECT_NE(bad->find("use smem[0]"), std::string::npos) << *bad;
+  EXPECT_NE(bad->find("use.async smem[0]"), std::string::npos) << *bad;
   auto sch = api::Schedule::FromString(*bad, "stage_desc_no_stage.pipe");
   ASSERT_TRUE(sch.ok()) << sch.error().ToString();
   auto e = api::Explore(*sch);

@@ -8,7 +8,8 @@
 //
 // The library is found at $PARITY_CAPTURE_SHIM, else in `parity`'s Bazel runfiles
 // (tools/capture/libparity_capture.so), else next to `parity` (an installed copy) or in
-// bazel-bin/tools/capture/.
+// bazel-bin/tools/capture/. `parity` does not depend on it (it needs CUDA's headers, and every
+// other command builds without them): tools/parity builds it for `parity capture`.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/stat.h>
