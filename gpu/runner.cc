@@ -387,9 +387,14 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   const uint32_t csize = spec.cluster_m * spec.cluster_n;
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
   // Programmatic dependent launch: the primary grid, launched first (same cluster shape).
-  if (p.primary_clusters != ir::kNoExpr) {
-    const int64_t n = ev(p.primary_clusters, none, "primary clusters");
-    if (n < 1 || n > 1024) Die(Where(p.primary_where) + ": the executor runs 1..1024 primary clusters");
+  if (p.primaries.size() > 1) {
+    Die(Where(p.primaries[0].where) + ": a chain of " + std::to_string(p.primaries.size() + 1) +
+        " grids; the executor runs a primary grid and its dependent only (check it with `parity "
+        "check` / `explore`)");
+  }
+  if (p.has_primary()) {
+    const int64_t n = ev(p.primaries[0].clusters, none, "primary clusters");
+    if (n < 1 || n > 1024) Die(Where(p.primaries[0].where) + ": the executor runs 1..1024 primary clusters");
     spec.primary_clusters = static_cast<uint32_t>(n);
   }
   const ir::BuiltinValues cta0 =

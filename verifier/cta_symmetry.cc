@@ -727,6 +727,10 @@ CtaSymmetry CtaSymmetryGroup(const ir::Program& p, const std::vector<int64_t>& p
       return out;
     }
   }
+  if (ir::HasAssertions(p)) {  // as SymmetryClasses: an assertion may name one CTA
+    *why = "interchangeable CTAs: none (the schedule states assertions)";
+    return out;
+  }
   CtaAnalysis an(p, params, e);
   std::string blocker;
   if (!an.Prepare(&blocker) || !an.AllReached(&blocker) || !an.DeclsAgree(&blocker)) {

@@ -14,10 +14,14 @@
 
 #include "sim/ir/eval.h"
 #include "sim/trace/event.h"
+#include "verifier/deadlock_internal.h"
 #include "verifier/pc_map.h"
 
 namespace parity::verifier {
 namespace {
+
+using deadlock_internal::AgentList;
+using deadlock_internal::WaitTarget;
 
 using engine::BlockedAgent;
 using engine::Engine;
@@ -408,87 +412,6 @@ std::string Plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-std::string AgentList(const ir::Program& program, const Engine& engine,
-                      const std::vector<uint32_t>& agents, size_t max = 6) {
-  std::string out;
-  for (size_t i = 0; i < agents.size() && i < max; ++i) {
-    if (i) out += ", ";
-    out += AgentLabel(program, engine, agents[i]);
-  }
-  if (agents.size() > max) out += ", and " + std::to_string(agents.size() - max) + " more";
-  return out;
-}
-
-std::string WaitTarget(const ir::Program& program, const BlockedAgent& b) {
-  switch (b.wait) {
-    case WaitKind::kMbarrierParity:
-      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " parity " +
-             std::to_string(b.parity);
-    case WaitKind::kMbarrierToken:
-      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " token of phase " +
-             std::to_string(b.token_phase);
-    case WaitKind::kClusterBarrier:
-      return "the cluster barrier (barrier.cluster.wait)";
-    case WaitKind::kNamedBarrier:
-      return "named barrier " + std::to_string(b.barrier) + " (bar.sync)";
-    case WaitKind::kCpAsyncGroups:
-      return "cp.async.wait_group " + std::to_string(b.pending);
-    case WaitKind::kBulkGroups:
-      return "cp.async.bulk.wait_group " + std::to_string(b.pending);
-    case WaitKind::kGridDependency:
-      return "the completion of the primary grid (griddepcontrol.wait)";
-    case WaitKind::kNone:
-      break;
-  }
-  return "nothing";
-}
-
-// Who is at a blocked named barrier and who is not: the agents of its CTA waiting at the same
-// id, then the CTA's other agents with where each is blocked, and those that exited. The engine
-// counts threads, not agents, so a bar.arrive (which does not block) of an agent now blocked
-// elsewhere is among the threads counted as arrived; the list says where each agent is now.
-std::string NamedBarrierParticipants(const ir::Program& program, const Engine& engine,
-                                     const engine::DeadlockInfo& deadlock,
-                                     const BlockedAgent& b) {
-  const engine::AgentInfo& at = engine.agent_info(b.agent);
-  auto same_cta = [&](uint32_t a) {
-    const engine::AgentInfo& i = engine.agent_info(a);
-    return i.cluster == at.cluster && i.cta == at.cta;
-  };
-  std::vector<uint32_t> waiting;
-  std::vector<std::string> elsewhere;
-  for (const BlockedAgent& o : deadlock.blocked) {
-    if (!same_cta(o.agent)) continue;
-    if (o.wait == WaitKind::kNamedBarrier && o.barrier == b.barrier) {
-      waiting.push_back(o.agent);
-    } else {
-      elsewhere.push_back(AgentLabel(program, engine, o.agent) + " (" + WaitTarget(program, o) +
-                          " at line " + std::to_string(o.where.line) + ")");
-    }
-  }
-  std::vector<uint32_t> exited;
-  for (uint32_t a : deadlock.exited) {
-    if (same_cta(a)) exited.push_back(a);
-  }
-  uint32_t threads = 0;
-  for (uint32_t a : waiting) threads += engine.agent_info(a).threads;
-  std::ostringstream os;
-  os << " Waiting at named barrier " << b.barrier << " of CTA " << at.cta_global << ": "
-     << AgentList(program, engine, waiting) << " (" << threads << " threads).";
-  if (!elsewhere.empty()) {
-    os << " Blocked elsewhere in that CTA:";
-    for (size_t i = 0; i < elsewhere.size() && i < 6; ++i) os << (i ? ", " : " ") << elsewhere[i];
-    if (elsewhere.size() > 6) os << ", and " << elsewhere.size() - 6 << " more";
-    os << ".";
-  }
-  if (!exited.empty()) os << " Exited: " << AgentList(program, engine, exited) << ".";
-  if (elsewhere.empty() && exited.empty()) {
-    os << " No other agent of the CTA is left to arrive: the thread count is larger than the "
-          "participants.";
-  }
-  return os.str();
-}
-
 // Which phase number a blocked mbarrier wait needs to complete.
 uint32_t WantedPhase(const BlockedAgent& b) {
   if (b.wait == WaitKind::kMbarrierToken) return b.token_phase;
@@ -510,9 +433,10 @@ void Classify(const ir::Program& program, const Engine& engine,
               "elsewhere and never reach barrier.cluster.arrive.";
         break;
       case WaitKind::kNamedBarrier:
-        os << b.arrived << " of " << b.expected
-           << " threads arrived on the named barrier; the missing threads' agents are blocked "
-              "or exited, or the thread count does not match the participants.";
+        os << b.arrived << " of " << b.expected << " threads arrived on named barrier "
+           << ir::NamedBarrierName(program, b.barrier)
+           << "; the missing threads' agents are blocked or exited, or the thread count does not "
+              "match the participants.";
         break;
       case WaitKind::kGridDependency:
         os << "griddepcontrol.wait returns only when the whole primary grid has completed, and "
@@ -760,12 +684,56 @@ const char* DeadlockCauseName(DeadlockCause c) {
   return "unknown";
 }
 
+namespace deadlock_internal {
+
+std::string AgentList(const ir::Program& program, const Engine& engine,
+                      const std::vector<uint32_t>& agents, size_t max) {
+  std::string out;
+  for (size_t i = 0; i < agents.size() && i < max; ++i) {
+    if (i) out += ", ";
+    out += AgentLabel(program, engine, agents[i]);
+  }
+  if (agents.size() > max) out += ", and " + std::to_string(agents.size() - max) + " more";
+  return out;
+}
+
+std::string WaitTarget(const ir::Program& program, const BlockedAgent& b) {
+  switch (b.wait) {
+    case WaitKind::kMbarrierParity:
+      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " parity " +
+             std::to_string(b.parity);
+    case WaitKind::kMbarrierToken:
+      return BarrierLabel(program, b.barrier, b.barrier_index, b.cta) + " token of phase " +
+             std::to_string(b.token_phase);
+    case WaitKind::kClusterBarrier:
+      return "the cluster barrier (barrier.cluster.wait)";
+    case WaitKind::kNamedBarrier:
+      return "named barrier " + ir::NamedBarrierName(program, b.barrier) + " (bar.sync)";
+    case WaitKind::kCpAsyncGroups:
+      return "cp.async.wait_group " + std::to_string(b.pending);
+    case WaitKind::kBulkGroups:
+      return "cp.async.bulk.wait_group " + std::to_string(b.pending);
+    case WaitKind::kGridDependency:
+      return "the completion of the primary grid (griddepcontrol.wait)";
+    case WaitKind::kNone:
+      break;
+  }
+  return "nothing";
+}
+
+}  // namespace deadlock_internal
+
 std::string AgentLabel(const ir::Program& program, const Engine& engine, uint32_t agent) {
   const engine::AgentInfo& a = engine.agent_info(agent);
   std::string out;
   if (engine.is_primary_agent(agent)) {
-    // The primary grid of a programmatic dependent launch numbers its clusters from 0.
-    out = "primary cluster " + std::to_string(a.cluster - engine.primary_first_cluster()) + " ";
+    // A primary grid of a programmatic dependent launch numbers its clusters from 0; in a chain
+    // of more than two grids, `primary K` is the K-th `primary` block of the file (launch
+    // order).
+    const uint32_t grids = engine.num_grids();
+    out = (grids > 2 ? "primary " + std::to_string(grids - a.grid) + " "
+                     : std::string("primary ")) +
+          "cluster " + std::to_string(a.cluster - engine.grid_first_cluster(a.grid)) + " ";
   } else if (engine.num_ctas() > engine.num_agents() || a.cluster > 0 ||
       engine.agent_info(static_cast<uint32_t>(engine.num_agents() - 1)).cluster > 0) {
     out = "cluster " + std::to_string(a.cluster) + " ";
@@ -1029,9 +997,9 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
       // Cluster and named barriers: every live agent of the same cluster (or CTA) that has not
       // arrived could release it; async-group waits depend on nobody (copies complete alone).
       if (b.wait == WaitKind::kGridDependency) {
-        // The primary grid's agents that have not exited: each must exit first.
+        // The prerequisite grid's agents that have not exited: each must exit first.
         for (const BlockedAgent& other : result.deadlock.blocked) {
-          if (!engine.is_primary_agent(other.agent)) continue;
+          if (engine.agent_info(other.agent).grid != waiter.grid + 1) continue;
           x.could_signal_blocked.push_back(other.agent);
           boost::add_edge(b.agent, other.agent, g);
         }
@@ -1070,7 +1038,8 @@ DeadlockReport DiagnoseDeadlock(const ir::Program& program, const Engine& engine
   }
   for (BlockedExplanation& x : report.blocked) {
     if (x.blocked.wait == WaitKind::kNamedBarrier) {
-      x.cause_text += NamedBarrierParticipants(program, engine, result.deadlock, x.blocked);
+      x.cause_text += deadlock_internal::NamedBarrierParticipants(
+          program, engine, result.deadlock, x.blocked, events ? *events : engine.trace());
     }
   }
   ReclassifyDownstream(program, engine, report.blocked);

@@ -1,9 +1,9 @@
 #include "verifier/expect.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
+#include "sim/common/read_file.h"
 #include "sim/model/codes.h"
 
 namespace parity::verifier {
@@ -186,11 +186,9 @@ Expected<std::vector<Expectation>> ReadExpectations(const std::string& file,
 }
 
 Expected<std::vector<Expectation>> ReadExpectationsFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status("io", "cannot read the file", SourceLocation{path});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ReadExpectations(path, ss.str());
+  Expected<std::string> text = ReadInputFile(path, "schedule", "io", kMaxScheduleFileBytes);
+  if (!text.ok()) return text.status();
+  return ReadExpectations(path, *text);
 }
 
 std::string MatchCheck(const Expectation& x, const CheckRun& run) {
@@ -209,7 +207,9 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
   auto check_line = [&](const SourceLocation& where) {
     if (x.line != 0) expect_eq("line", std::to_string(x.line), std::to_string(where.line));
   };
-  const bool finding_code = x.code.size() == 5 && x.code.rfind("P2", 0) == 0 && x.code != "P2001";
+  // P2033 (a failed assert or forall) ends the run as the engine's violation, like an M code.
+  const bool finding_code = x.code.size() == 5 && x.code.rfind("P2", 0) == 0 &&
+                            x.code != "P2001" && x.code != "P2033";
   if (finding_code) {
     const Finding* f = nullptr;
     for (const Finding& y : *run.findings) {
@@ -263,9 +263,12 @@ std::string MatchCheck(const Expectation& x, const CheckRun& run) {
     const bool mbarrier = b.blocked.wait == engine::WaitKind::kMbarrierParity ||
                           b.blocked.wait == engine::WaitKind::kMbarrierToken;
     if (!x.object.empty()) {
+      // A named barrier is bar.sync[ID], or its declared name (`object=q_empty`).
+      const std::string named = ir::NamedBarrierName(p, b.blocked.barrier);
       const std::string is =
           b.blocked.wait == engine::WaitKind::kNamedBarrier
-              ? ObjectIs(x, "bar.sync", b.blocked.barrier)
+              ? (!x.has_index && x.object == named ? named
+                                                   : ObjectIs(x, "bar.sync", b.blocked.barrier))
           : mbarrier ? ObjectIs(x, barrier_name(b.blocked.barrier), b.blocked.barrier_index)
                      : std::string(engine::WaitKindName(b.blocked.wait));
       expect_eq("primary wait on", ObjectText(x), is);

@@ -7,7 +7,7 @@
 //   #         [culprit-at=LINE] [warnings=N]
 //
 // CODE is a rule code (`parity rules`): P2001 for a deadlock (its primary blocked wait:
-// object=BARRIER[I] or object=bar.sync[ID], cta, cause as DeadlockCauseName; object=NAME
+// object=BARRIER[I], object=bar.sync[ID] or a named barrier's declared name, cta, cause as DeadlockCauseName; object=NAME
 // without an index checks the name only; change: the suggested change of a culprit that a
 // re-run proved, verifier/culprit.h, word for word, with `at LINE` or culprit-at=LINE its
 // line; for a violation code, cause, change and culprit-at are those of the change a re-run

@@ -222,6 +222,7 @@ class ParallelSearch {
     if (o == Outcome::kRunning) return true;
     if (o == Outcome::kCompleted) {
       ++k.stats.completed_ends;
+      if (has_exists_) exists_held_.fetch_or(s.ExistsHeld(), std::memory_order_relaxed);
       if (options_.collect_terminals) k.terminals.push_back(TerminalFp(s, fp));
       if (options_.check_rules) CheckRulesOn(k, id);
       return false;
@@ -421,6 +422,7 @@ class ParallelSearch {
       res_.barrier_states.insert(res_.barrier_states.end(), k.barriers.begin(),
                                  k.barriers.end());
     }
+    res_.exists_held = exists_held_.load(std::memory_order_relaxed);
     s.peak_frontier = s.depth;  // engines on the deepest path
     if (stopped_ && !found_ && !done_) res_.verdict = ExploreVerdict::kIncomplete;
     s.states = States();
@@ -438,6 +440,8 @@ class ParallelSearch {
   const std::vector<int64_t>& params_;
   const ExploreOptions& options_;
   Clock::time_point t0_;
+  const bool has_exists_ = HasExists(program_);
+  std::atomic<uint64_t> exists_held_{0};  // ExploreResult::exists_held
   std::unique_ptr<Engine> base_;  // the initial state: the base of packed states (only read)
   SearchSymmetry sym_;  // SymmetryForSearch
   ConcurrentFingerprintSet seen_;

@@ -54,6 +54,7 @@ class GlobalRaces {
       const uint32_t a = hb_.AgentOf(ev);
       if (a == HappensBefore::kNone) continue;
       if (k == EventKind::kGridDepWait) {
+        waited_grids_.insert(Grid(a));
         const uint32_t cl = e_.agent_info(a).cluster;
         bool seen = false;
         for (const WaitMark& w : waits_[cl]) seen = seen || w.agent == a;
@@ -78,7 +79,7 @@ class GlobalRaces {
   }
 
  private:
-  bool Primary(uint32_t a) const { return e_.is_primary_agent(a); }
+  uint32_t Grid(uint32_t a) const { return e_.agent_info(a).grid; }
   uint32_t Cluster(uint32_t a) const { return e_.agent_info(a).cluster; }
   uint32_t Role(uint32_t a) const { return e_.agent_info(a).role; }
 
@@ -109,52 +110,104 @@ class GlobalRaces {
            " (line " + Line(x) + ")";
   }
 
+  // The first grid strictly between `later` and `earlier` (grid numbers count launches back
+  // from the schedule's own, so later < earlier) that executed no griddepcontrol.wait, or
+  // `earlier` when each of them did. Grid m's wait returns only after grid m + 1 completed, and
+  // grid m completes only after its wait returned, so a chain of waits carries the completion of
+  // an earlier grid forward; a grid without a wait may complete before its prerequisite does
+  // (it was launched with the attribute and never waited), and the chain breaks there.
+  uint32_t ChainBreak(uint32_t later, uint32_t earlier) const {
+    for (uint32_t m = later + 1; m < earlier; ++m) {
+      if (!waited_grids_.count(m)) return m;
+    }
+    return earlier;
+  }
+
+  // Accesses are compared only within one (global buffer, slot): bucketed first, so the scan is
+  // quadratic in the accesses of one slot, not of the whole run.
   void Pairs() {
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<size_t>> by_slot;
+    for (size_t i = 0; i < accesses_.size(); ++i) {
+      by_slot[{accesses_[i].global, accesses_[i].slot}].push_back(i);
+    }
     std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>> seen;
-    for (size_t ib = 0; ib < accesses_.size(); ++ib) {
-      const GlobalAccessRec& b = accesses_[ib];
-      for (size_t ia = 0; ia < ib; ++ia) {
-        const GlobalAccessRec& a = accesses_[ia];
-        CountWork();
-        if (!a.write && !b.write) continue;
-        if (a.agent == b.agent || a.global != b.global || a.slot != b.slot) continue;
-        if (a.hi <= b.lo || b.hi <= a.lo) continue;
-        const bool cross = Primary(a.agent) != Primary(b.agent);
-        if (cross) {
-          // The primary's access is ordered first exactly when the dependent's is after a wait.
-          const GlobalAccessRec& dep = Primary(a.agent) ? b : a;
-          if (AfterWait(dep)) continue;
-        } else if (OrderedInCluster(a, b)) {
-          continue;
+    for (const auto& [key, list] : by_slot) {
+      for (size_t jb = 0; jb < list.size(); ++jb) {
+        const GlobalAccessRec& b = accesses_[list[jb]];
+        for (size_t ja = 0; ja < jb; ++ja) {
+          const GlobalAccessRec& a = accesses_[list[ja]];
+          CountWork();
+          if (!a.write && !b.write) continue;
+          if (a.agent == b.agent) continue;
+          if (a.hi <= b.lo || b.hi <= a.lo) continue;
+          const bool cross = Grid(a.agent) != Grid(b.agent);
+          uint32_t broken = 0;  // the grid that breaks the chain of waits (0: none)
+          if (cross) {
+            // The earlier grid's access is ordered first exactly when the later grid's access
+            // is after a wait of its cluster and every grid between them waited too.
+            const GlobalAccessRec& dep = Grid(a.agent) < Grid(b.agent) ? a : b;
+            const GlobalAccessRec& pre = &dep == &a ? b : a;
+            const uint32_t brk = ChainBreak(Grid(dep.agent), Grid(pre.agent));
+            if (AfterWait(dep) && brk == Grid(pre.agent)) continue;
+            if (AfterWait(dep)) broken = brk;
+          } else if (OrderedInCluster(a, b)) {
+            continue;
+          }
+          // The later grid's access is the one a P2020 report points at.
+          const GlobalAccessRec& at = cross && Grid(b.agent) > Grid(a.agent) ? a : b;
+          const GlobalAccessRec& other = &at == &a ? b : a;
+          if (!seen.emplace(Role(at.agent), at.pc, Role(other.agent), other.pc, at.global,
+                            at.slot)
+                   .second) {
+            continue;
+          }
+          Report(at, other, cross, broken);
         }
-        // The dependent's access is the one a P2020 report points at.
-        const GlobalAccessRec& at = cross && Primary(b.agent) ? a : b;
-        const GlobalAccessRec& other = &at == &a ? b : a;
-        if (!seen.emplace(Role(at.agent), at.pc, Role(other.agent), other.pc, at.global, at.slot)
-                 .second) {
-          continue;
-        }
-        Report(at, other, cross);
       }
     }
   }
 
-  void Report(const GlobalAccessRec& at, const GlobalAccessRec& other, bool cross) {
+  // How a grid is named in a message: the schedule's own grid, the primary grid (a single
+  // `primary` block), or the K-th `primary` block of the file in a chain.
+  std::string GridName(uint32_t g) const {
+    const uint32_t n = e_.num_grids();
+    if (g == 0) return n > 2 ? "the schedule's own grid" : "the dependent grid";
+    if (n == 2) return "the primary grid";
+    return "the grid of `primary` block " + std::to_string(n - g) + " (launch " +
+           std::to_string(n - g) + " of " + std::to_string(n) + ")";
+  }
+
+  void Report(const GlobalAccessRec& at, const GlobalAccessRec& other, bool cross,
+              uint32_t broken) {
     const std::string name =
         (at.global < p_.globals.size() ? p_.globals[at.global].name : std::string("global")) +
         "[" + std::to_string(at.slot) + "]";
     Finding f;
     f.violation = model::Violation{cross ? model::Code::kPdlWaitMissing : model::Code::kDataRace,
                                    0, 0};
-    if (cross) {
-      f.message = "global " + name + ": the " + Describe(at) + " in the dependent grid and the " +
-                  Describe(other) +
-                  " in the primary grid are unordered: the dependent's access does not happen "
+    if (cross && broken != 0) {
+      f.message = "global " + name + ": the " + Describe(at) + " in " + GridName(Grid(at.agent)) +
+                  " and the " + Describe(other) + " in " + GridName(Grid(other.agent)) +
+                  " are unordered: the access is after a griddepcontrol.wait, but that wait "
+                  "only waits for the grid launched just before its own, and " +
+                  GridName(broken) +
+                  " between them executes no griddepcontrol.wait, so it may complete before "
+                  "its own prerequisite does (a dependent launch that never waits overlaps the "
+                  "grid before it). Execute griddepcontrol.wait in every grid of the chain "
+                  "between the two (or launch that grid without the programmatic attribute).";
+    } else if (cross) {
+      const bool two = e_.num_grids() == 2;
+      f.message = "global " + name + ": the " + Describe(at) + " in " + GridName(Grid(at.agent)) +
+                  " and the " + Describe(other) + " in " + GridName(Grid(other.agent)) +
+                  " are unordered: the " + (two ? "dependent's" : "later grid's") +
+                  " access does not happen "
                   "after a griddepcontrol.wait of its cluster (cudaGridDependencySynchronize), "
-                  "the only thing that orders the primary grid's memory operations before the "
-                  "dependent's; launch_dependents orders nothing. Execute griddepcontrol.wait "
-                  "before the first access of the primary's output (and of memory the primary "
-                  "still reads).";
+                  "the only thing that orders the " + (two ? "primary grid's" : "earlier grids'") +
+                  " memory operations before the " + (two ? "dependent's" : "later grid's") +
+                  "; launch_dependents orders nothing. Execute griddepcontrol.wait "
+                  "before the first access of the " + (two ? "primary's" : "earlier grid's") +
+                  " output (and of memory the " + (two ? "primary" : "earlier grid") +
+                  " still reads).";
     } else {
       f.message = "data race on global " + name + ": the " + Describe(at) + " and the " +
                   Describe(other) +
@@ -182,6 +235,7 @@ class GlobalRaces {
   HappensBefore hb_;
   std::vector<GlobalAccessRec> accesses_;
   std::map<uint32_t, std::vector<WaitMark>> waits_;  // per cluster: agents' first waits
+  std::set<uint32_t> waited_grids_;  // grids where some agent's griddepcontrol.wait returned
   std::vector<Finding> findings_;
 };
 

@@ -275,12 +275,14 @@ class Reducer {
         case engine::WaitKind::kBulkGroups:
           u.now.push_back({e.GroupsObject(a), kOther});
           break;
-        case engine::WaitKind::kGridDependency:
-          // Woken by the primary grid's exits, which touch its CTAs' named-barrier objects.
-          for (uint32_t x = e.primary_first_cta(); x < e.num_ctas(); ++x) {
+        case engine::WaitKind::kGridDependency: {
+          // Woken by the prerequisite grid's exits, which touch its CTAs' named-barrier objects
+          // (a blocked griddepcontrol.wait has one).
+          const uint32_t pre = info.grid + 1;
+          for (uint32_t x = e.grid_first_cta(pre); x < e.grid_first_cta(pre + 1); ++x) {
             u.now.push_back({e.NamedObject(x), kOther});
           }
-          break;
+          break; }
         case engine::WaitKind::kNone:
           u.now_all = true;
           break;

@@ -93,12 +93,13 @@ inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
       case engine::WaitKind::kBulkGroups:
         u.now[kOther] = ObjBit(e.GroupsObject(a));
         break;
-      case engine::WaitKind::kGridDependency:
-        // Woken by the primary grid's exits (its CTAs' named-barrier objects).
-        for (uint32_t x = e.primary_first_cta(); x < e.num_ctas(); ++x) {
+      case engine::WaitKind::kGridDependency: {
+        // Woken by the prerequisite grid's exits (its CTAs' named-barrier objects).
+        const uint32_t pre = info.grid + 1;
+        for (uint32_t x = e.grid_first_cta(pre); x < e.grid_first_cta(pre + 1); ++x) {
           u.now[kOther] |= ObjBit(e.NamedObject(x));
         }
-        break;
+        break; }
       case engine::WaitKind::kNone:
         u.now_all = true;
         break;

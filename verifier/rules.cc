@@ -1068,4 +1068,32 @@ std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine
   return findings;
 }
 
+bool HasExists(const ir::Program& program) {
+  for (const ir::Assertion& a : program.assertions) {
+    if (a.kind == ir::Assertion::Kind::kExists) return true;
+  }
+  return false;
+}
+
+std::vector<Finding> ExistsFindings(const ir::Program& program, uint64_t held, bool one_run) {
+  std::vector<Finding> out;
+  uint32_t k = 0;
+  for (uint32_t id = 0; id < program.assertions.size(); ++id) {
+    const ir::Assertion& a = program.assertions[id];
+    if (a.kind != ir::Assertion::Kind::kExists) continue;
+    const bool holds = k < 64 && ((held >> k) & 1) != 0;
+    ++k;
+    if (holds) continue;
+    Finding f;
+    f.violation = model::Violation{model::Code::kExistsUnsatisfied, id, 0};
+    f.message = "exists " + a.text + (a.message.empty() ? "" : " -- " + a.message) +
+                (one_run ? " does not hold in the final state of this run"
+                         : " holds in the final state of no complete run");
+    f.where = a.where;
+    if (f.where.file.empty()) f.where.file = program.file;
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace parity::verifier

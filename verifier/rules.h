@@ -81,6 +81,14 @@ struct Finding {
 std::vector<Finding> CheckRules(const ir::Program& program, const engine::Engine& engine,
                                 std::span<const trace::TraceEvent> trace);
 
+// Whether the program has an `exists` property (ir::Assertion::Kind::kExists).
+bool HasExists(const ir::Program& program);
+
+// A P2034 finding at the line of each `exists` property whose bit is not in `held` (bits as
+// engine::Engine::ExistsHeld numbers them): `one_run` says the judgement is of one run (check)
+// rather than of every complete run of a complete search (explore).
+std::vector<Finding> ExistsFindings(const ir::Program& program, uint64_t held, bool one_run);
+
 // Whether any finding is at error level (Finding::level(strict)).
 bool HasErrors(const std::vector<Finding>& findings, bool strict = false);
 

@@ -209,6 +209,12 @@ std::vector<uint32_t> SymmetryClasses(const ir::Program& p, const std::vector<in
       return {};
     }
   }
+  if (ir::HasAssertions(p)) {
+    // An assertion may name `agent`, `cta_rank` or one CTA's state: keeping one state per
+    // symmetry class could drop the one it fails in (or an end state an `exists` needs).
+    *why = "symmetry reduction: not applied (the schedule states assertions)";
+    return {};
+  }
   int64_t cluster_m = 1, cluster_n = 1;
   {
     ir::EvalEnv env;

@@ -40,6 +40,7 @@ struct Instr {
     // `while` (ir::For with a cond): kForInit sets the pass counter `var` to 0; then
     kWhileTest,    // if (!e1) pc = target; else if (vars[var] >= e2) engine.while-bound
     // then the body, and kForStep (step 1) back to the test. `break` is a kJump past the step.
+    kAssert,       // assert e1 (Program::assertions[var]): fails the run when e1 is 0
   };
   Kind kind = kOp;
   uint32_t var = 0;
@@ -124,10 +125,25 @@ inline void CompileBlock(const ir::Block& block, std::vector<Instr>& out,
       // in code with a stray one gets a jump to the end of the role body (the implicit exit).
       if (breaks != nullptr) breaks->push_back(static_cast<uint32_t>(out.size()));
       out.push_back({Instr::kJump, 0, ir::kNoExpr, 0, nullptr, &st.where});
+    } else if (const auto* as = std::get_if<ir::Assert>(&st.node)) {
+      // e1 (the condition) is filled in by Create, which has the program.
+      out.push_back({Instr::kAssert, as->id, ir::kNoExpr, 0, nullptr, &st.where});
     } else {
       out.push_back({Instr::kOp, 0, ir::kNoExpr, 0, &std::get<ir::Op>(st.node), &st.where});
     }
   }
+}
+
+// Calls f(fn, decl, index expression) for every state read (ir::Expr::Kind::kState) in the
+// expression tree `root` (an assertion's condition).
+template <typename F>
+void ForEachStateRead(const ir::Program& p, ir::ExprId root, F&& f) {
+  if (root == ir::kNoExpr || root >= p.exprs.size()) return;
+  const ir::Expr& x = p.exprs[root];
+  if (x.kind == ir::Expr::Kind::kState) f(static_cast<ir::StateFn>(x.op), x.index, x.a);
+  ForEachStateRead(p, x.a, f);
+  ForEachStateRead(p, x.b, f);
+  ForEachStateRead(p, x.c, f);
 }
 
 inline uint64_t SplitMix(uint64_t& state) {
@@ -144,13 +160,22 @@ struct Engine::Code {
   const ir::Program* program = nullptr;
   std::vector<int64_t> params;
   uint32_t cluster_m = 1, cluster_n = 1, cluster_size = 1, clusters = 1, num_ctas = 1;
-  // Programmatic dependent launch: clusters [primary_cluster, clusters) are the primary grid's
-  // (ir::Program::primary_clusters; its roles only), the ones before it the schedule's own
-  // grid. primary_cluster == clusters: no primary grid. Agents [primary_agent, agents.size())
-  // are the primary grid's.
+  // Programmatic dependent launch (ir::Program::primaries): grid 0 is the schedule's own, grid g
+  // the one launched g launches before it. Grid g's clusters are [grid_cluster[g],
+  // grid_cluster[g + 1]) and its agents [grid_agent[g], grid_agent[g + 1]); the own grid comes
+  // first. primary_cluster / primary_agent: where grid 1 starts (clusters / agents.size():
+  // no primary grid). The prerequisite of grid g (what its griddepcontrol.wait waits for) is
+  // grid g + 1, if there is one.
   uint32_t primary_cluster = 1, primary_agent = 0;
+  std::vector<uint32_t> grid_cluster, grid_agent;
   bool has_primary() const { return primary_cluster < clusters; }
+  uint32_t grids() const { return static_cast<uint32_t>(grid_cluster.size()) - 1; }
   std::vector<std::vector<Instr>> roles;  // per role
+  // Assertions (ir::Program::assertions): some `landed` read (issues of copies into shared
+  // memory then mark their issuer's groups object, Exec::ReadState), some `forall` property
+  // (checked when a run completes, Exec::CheckForall).
+  bool tracks_landed = false;
+  bool has_forall = false;
   std::vector<uint8_t> role_solo_ok;       // per role: see Engine::AgentFuture
   // Per role: it issues a cp.async or bulk async-group operation (a TMA or bulk store, a commit,
   // a wait_group, cp.async.mbarrier.arrive). Only such roles' agents get an entry in Engine::cp_

@@ -65,8 +65,15 @@ uint64_t NextAgentGen() {
   return next++;
 }
 
+namespace {
+std::atomic<uint64_t> created_count{0};
+}  // namespace
+
+uint64_t Engine::CreatedCount() { return created_count.load(std::memory_order_relaxed); }
+
 Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
                                 EngineOptions options) {
+  created_count.fetch_add(1, std::memory_order_relaxed);
   if (params.size() != program.params.size()) {
     return DeclError(program, "engine.params",
                      "expected " + std::to_string(program.params.size()) +
@@ -109,32 +116,38 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   c.cluster_n = static_cast<uint32_t>(*n);
   c.cluster_size = c.cluster_m * c.cluster_n;
   c.clusters = static_cast<uint32_t>(*k);
-  // The primary grid of a programmatic dependent launch: more clusters of the same shape after
-  // the schedule's own, each with its own CTAs (so its own shared memory and barriers).
+  // The primary grids of a chain of programmatic dependent launches: more clusters of the same
+  // shape after the schedule's own, grid 1 first, each CTA with its own shared memory and
+  // barriers (Code::grid_cluster).
   const uint32_t own_clusters = c.clusters;
-  uint32_t primary_clusters = 0;
-  if (program.primary_clusters != ir::kNoExpr) {
-    auto pk = EvalDecl(program, c.params, program.primary_clusters, nullptr, 1);
+  c.grid_cluster = {0, own_clusters};
+  for (const ir::Program::PrimaryGrid& g : program.primaries) {
+    auto pk = EvalDecl(program, c.params, g.clusters, nullptr, 1);
     if (!pk.ok()) return pk.status();
-    if (*pk < 1 || *pk > 65535 || *pk + own_clusters > 65535) {
+    if (*pk < 1 || *pk > 65535 || *pk + c.grid_cluster.back() > 65535) {
       return DeclError(program, "engine.clusters",
                        "primary clusters = " + std::to_string(*pk) +
-                           " is outside 1..65535 (with the schedule's own clusters)",
-                       decl_at(program.primary_clusters));
+                           " is outside 1..65535 (with the other grids' clusters)",
+                       decl_at(g.clusters));
     }
-    primary_clusters = static_cast<uint32_t>(*pk);
+    c.grid_cluster.push_back(c.grid_cluster.back() + static_cast<uint32_t>(*pk));
   }
   c.primary_cluster = own_clusters;
-  c.clusters = own_clusters + primary_clusters;
+  c.clusters = c.grid_cluster.back();
   c.num_ctas = c.cluster_size * c.clusters;
+  auto grid_of_cluster = [&](uint32_t cluster) {
+    uint32_t g = 0;
+    while (cluster >= c.grid_cluster[g + 1]) ++g;
+    return g;
+  };
 
   // Builtins of CTA (cluster, rank) with agent 0, for per-CTA declarations. A primary-grid
   // CTA's cluster_id and num_clusters are those of its own grid.
   auto cta_builtins = [&](uint32_t cluster, uint32_t rank, uint32_t agent) {
-    const bool primary = cluster >= own_clusters;
+    const uint32_t g = grid_of_cluster(cluster);
     return ir::MakeBuiltins(rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m,
-                            c.cluster_n, primary ? cluster - own_clusters : cluster, agent,
-                            primary ? primary_clusters : own_clusters);
+                            c.cluster_n, cluster - c.grid_cluster[g], agent,
+                            c.grid_cluster[g + 1] - c.grid_cluster[g]);
   };
   const ir::BuiltinValues b0 = cta_builtins(0, 0, 0);
 
@@ -315,6 +328,9 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     std::vector<uint32_t> stray_breaks;
     CompileBlock(role.body, instrs, &stray_breaks);
     for (uint32_t b : stray_breaks) instrs[b].target = static_cast<uint32_t>(instrs.size());
+    for (Instr& in : instrs) {
+      if (in.kind == Instr::kAssert) in.e1 = program.assertions[in.var].cond;
+    }
     instrs.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
     if (instrs.size() > 0xffff) {
       return DeclError(program, "engine.program-size",
@@ -360,7 +376,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
   uint32_t var_total = 0;
   for (uint32_t cl = 0; cl < c.clusters; ++cl) {
     if (cl == c.primary_cluster) c.primary_agent = static_cast<uint32_t>(c.agents.size());
-    const uint8_t grid = cl >= c.primary_cluster ? 1 : 0;
+    const uint32_t grid = grid_of_cluster(cl);
+    if (cl == c.grid_cluster[grid]) c.grid_agent.push_back(static_cast<uint32_t>(c.agents.size()));
     c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
     for (uint32_t r = 0; r < c.cluster_size; ++r) {
       const uint32_t cta = cl * c.cluster_size + r;
@@ -391,6 +408,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
           info.index_in_role = i;
           info.index_in_cta = in_cta++;
           info.threads = static_cast<uint32_t>(*threads);
+          info.grid = grid;
           c.agents.push_back(info);
           c.builtins.push_back(cta_builtins(cl, r, i));
           c.var_offset.push_back(var_total);
@@ -403,6 +421,7 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     }
   }
   if (!c.has_primary()) c.primary_agent = static_cast<uint32_t>(c.agents.size());
+  c.grid_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cta_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   c.cluster_first_agent.push_back(static_cast<uint32_t>(c.agents.size()));
   // A cluster barrier needs at least one participant, and a cluster without agents runs nothing.
@@ -410,8 +429,13 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     if (c.cluster_first_agent[cl + 1] == c.cluster_first_agent[cl]) {
       return DeclError(program, "engine.no-agents",
                        (cl >= c.primary_cluster
-                            ? "cluster " + std::to_string(cl - c.primary_cluster) +
-                                  " of the primary grid"
+                            ? "cluster " +
+                                  std::to_string(cl - c.grid_cluster[grid_of_cluster(cl)]) +
+                                  " of the primary grid" +
+                                  (c.grids() > 2
+                                       ? " of block " +
+                                             std::to_string(c.grids() - grid_of_cluster(cl))
+                                       : std::string())
                             : "cluster " + std::to_string(cl)) +
                            " has no agents (every role's count or `when` is 0 there)",
                        program.roles.empty() ? top : program.roles.front().where);
@@ -444,6 +468,11 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
     }
   }
 
+  c.tracks_landed = ir::ReadsLanded(program);
+  for (const ir::Assertion& a : program.assertions) {
+    c.has_forall = c.has_forall || a.kind == ir::Assertion::Kind::kForall;
+  }
+
   // Agent-invariant expressions (see Code::static_slot).
   {
     const size_t ne = program.exprs.size();
@@ -457,7 +486,12 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         if (id >= ne) { stack.pop_back(); continue; }
         if (dyn[id] >= 0) { stack.pop_back(); continue; }
         const ir::Expr& x = program.exprs[id];
-        if (x.kind == ir::Expr::Kind::kVar) { dyn[id] = 1; stack.pop_back(); continue; }
+        // A state read (an assertion's) is not agent-invariant either.
+        if (x.kind == ir::Expr::Kind::kVar || x.kind == ir::Expr::Kind::kState) {
+          dyn[id] = 1;
+          stack.pop_back();
+          continue;
+        }
         bool pending = false;
         int8_t d = 0;
         for (ir::ExprId ch : {x.a, x.b, x.c}) {
@@ -489,9 +523,8 @@ Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t>
         f.arg = static_cast<uint32_t>(c.static_slot[id]);
       } else if (x.kind == ir::Expr::Kind::kBinary && x.a < ne && x.b < ne) {
         const auto op = static_cast<ir::BinaryOp>(x.op);
-        // Not the short-circuit forms (their right operand may not be evaluated) nor shifts.
-        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr && op != ir::BinaryOp::kShl &&
-            op != ir::BinaryOp::kShr) {
+        // Not the short-circuit forms: their right operand may not be evaluated.
+        if (op != ir::BinaryOp::kAnd && op != ir::BinaryOp::kOr) {
           f.cls = Code::FastExpr::kBinary;
           f.op = x.op;
           f.a = x.a;

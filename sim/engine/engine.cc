@@ -203,6 +203,12 @@ uint32_t Engine::cta_first_agent(uint32_t cta_global) const {
 
 uint32_t Engine::primary_first_agent() const { return code_->primary_agent; }
 uint32_t Engine::primary_first_cluster() const { return code_->primary_cluster; }
+uint32_t Engine::num_grids() const { return code_->grids(); }
+uint32_t Engine::grid_first_cluster(uint32_t grid) const { return code_->grid_cluster[grid]; }
+uint32_t Engine::grid_first_cta(uint32_t grid) const {
+  return code_->grid_cluster[grid] * code_->cluster_size;
+}
+uint32_t Engine::grid_first_agent(uint32_t grid) const { return code_->grid_agent[grid]; }
 uint32_t Engine::primary_first_cta() const {
   return code_->primary_cluster * code_->cluster_size;
 }
@@ -230,7 +236,9 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
     // Every agent ends by exiting (or the run ends): DoExit's accesses.
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
-    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
+    if (is_primary_agent(agent)) {
+      out->Add(NamedObject(grid_first_cta(code_->agents[agent].grid)), Access::kExit);
+    }
   }
   return !out->overflow;
 }
@@ -249,7 +257,9 @@ bool Engine::PeekFootprint(uint32_t agent, Footprint* out, uint32_t* blocks_on) 
   if (!stopped) {  // the next step is the exit
     out->Add(ClusterObject(code_->agents[agent].cluster), Access::kExit);
     out->Add(NamedObject(code_->agents[agent].cta_global), Access::kExit);
-    if (is_primary_agent(agent)) out->Add(NamedObject(primary_first_cta()), Access::kExit);
+    if (is_primary_agent(agent)) {
+      out->Add(NamedObject(grid_first_cta(code_->agents[agent].grid)), Access::kExit);
+    }
   }
   return !out->overflow;
 }
@@ -259,6 +269,108 @@ bool Engine::ClusterWaitPasses(uint32_t agent) const {
   return clusters_[cluster].ArrivedInCompletedPhase(agent - code_->cluster_first_agent[cluster]);
 }
 
+
+bool Engine::ReadStateAt(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                         int64_t* out) const {
+  const Code& c = *code_;
+  if (fn != ir::StateFn::kLanded) {
+    if (decl >= c.barrier_size.size() || index < 0 || index >= c.barrier_size[decl]) return false;
+    const model::MbarrierState& st =
+        barriers_[cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+                  static_cast<uint32_t>(index)];
+    *out = fn == ir::StateFn::kPhase     ? static_cast<int64_t>(st.phase)
+           : fn == ir::StateFn::kPending ? st.pending_count
+                                         : st.tx_count;
+    return true;
+  }
+  if (decl >= c.buffers.size() || index < 0 || index >= c.buffers[decl].stages) return false;
+  const uint64_t lo = c.buffers[decl].base + static_cast<uint64_t>(index) * c.buffers[decl].bytes;
+  const uint64_t hi = lo + c.buffers[decl].bytes;
+  *out = 1;
+  for (const InFlight& f : in_flight_) {
+    // The shared-memory writes in flight: loads, st.async and cp.async (stores only read).
+    uint32_t buffer = 0, slot = 0;
+    const AgentInfo& issuer = c.agents[f.agent];
+    const ir::Op* op = c.roles[issuer.role][f.pc].op;
+    if (f.kind == InFlight::kTmaDeliver || f.kind == InFlight::kBulkDeliver ||
+        f.kind == InFlight::kStAsync) {
+      if (op == nullptr) continue;
+      if (const auto* t = std::get_if<ir::TmaLoad>(op)) buffer = t->dst.buffer;
+      else if (const auto* b = std::get_if<ir::BulkLoad>(op)) buffer = b->dst.buffer;
+      else if (const auto* st = std::get_if<ir::StAsync>(op)) buffer = st->dst.buffer;
+      else continue;
+      slot = f.place_slot;
+    } else if (f.kind == InFlight::kCpAsync) {
+      buffer = f.object;
+      slot = f.index;
+    } else {
+      continue;
+    }
+    if (issuer.cluster * c.cluster_size + f.target_cta != cta_global) continue;
+    const uint64_t at = c.buffers[buffer].base +
+                        static_cast<uint64_t>(slot) * c.buffers[buffer].bytes + f.offset;
+    // A piece of a load (EngineOptions::tx_pieces) carries part of the bytes: the whole range
+    // of the copy is still counted until its last piece lands.
+    const uint64_t len = std::max<uint64_t>(f.bytes, 1);
+    if (at < hi && lo < at + len) {
+      *out = 0;
+      return true;
+    }
+  }
+  return true;
+}
+
+namespace {
+// The state reads of a property, without marking (no step follows an end state).
+struct PropertyReader final : ir::StateReader {
+  PropertyReader(const Engine& e, uint32_t cta) : engine(e), cta_global(cta) {}
+  bool Read(ir::StateFn fn, uint32_t decl, int64_t index, int64_t* out) const override {
+    return engine.ReadStateAt(fn, decl, index, cta_global, out);
+  }
+  const Engine& engine;
+  uint32_t cta_global;
+};
+}  // namespace
+
+Status Engine::EvalProperty(uint32_t id, bool* holds, uint32_t* failing_cta) const {
+  const Code& c = *code_;
+  const ir::Program& p = *c.program;
+  *holds = true;
+  for (uint32_t cta = 0; cta < c.num_ctas; ++cta) {
+    const uint32_t rank = cta % c.cluster_size;
+    const ir::BuiltinValues b = ir::MakeBuiltins(
+        rank, rank % c.cluster_m, rank / c.cluster_m, c.cluster_m, c.cluster_n,
+        cta / c.cluster_size, 0, c.clusters);
+    PropertyReader reader(*this, cta);
+    ir::EvalEnv env;
+    env.params = c.params.data();
+    env.num_params = c.params.size();
+    env.builtins = &b;
+    env.state = &reader;
+    ir::EvalFault fault;
+    const int64_t v = ir::EvalFast(p, p.assertions[id].cond, env, &fault);
+    if (!fault.ok()) return ir::EvalFaultStatus(p, fault);
+    if (v == 0) {
+      *holds = false;
+      if (failing_cta != nullptr) *failing_cta = cta;
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+uint64_t Engine::ExistsHeld() const {
+  const ir::Program& p = *code_->program;
+  uint64_t out = 0;
+  uint32_t k = 0;
+  for (uint32_t id = 0; id < p.assertions.size() && k < 64; ++id) {
+    if (p.assertions[id].kind != ir::Assertion::Kind::kExists) continue;
+    bool holds = false;
+    if (EvalProperty(id, &holds).ok() && holds) out |= uint64_t{1} << k;
+    ++k;
+  }
+  return out;
+}
 
 std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
   const Code& c = *code_;
@@ -279,7 +391,7 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
   out.push_back(GroupsObject(agent));
   out.push_back(ClusterObject(info.cluster));
   out.push_back(NamedObject(info.cta_global));
-  if (is_primary_agent(agent)) out.push_back(NamedObject(primary_first_cta()));
+  if (is_primary_agent(agent)) out.push_back(NamedObject(grid_first_cta(info.grid)));
   for (const Instr& in : c.roles[info.role]) {
     if (in.kind != Instr::kOp) continue;
     const ir::Op& op = *in.op;
@@ -295,10 +407,13 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
     else if (const auto* o = std::get_if<ir::CpAsyncMbarrierArrive>(&op)) bar(o->bar, false);
     else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
              o != nullptr && o->kind == ir::GridDepControl::Kind::kWait) {
-      // griddepcontrol.wait reads whether the primary grid's agents exited (their exits
-      // touch their CTAs' named-barrier objects).
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) {
-        out.push_back(NamedObject(x));
+      // griddepcontrol.wait reads whether the prerequisite grid's agents exited (their
+      // exits touch their CTAs' named-barrier objects).
+      const uint32_t pre = prerequisite_grid(info.grid);
+      if (pre < num_grids()) {
+        for (uint32_t x = grid_first_cta(pre); x < grid_first_cta(pre + 1); ++x) {
+          out.push_back(NamedObject(x));
+        }
       }
     }
     else if (const auto* o = std::get_if<ir::BufferAccess>(&op);
@@ -314,6 +429,21 @@ std::vector<uint32_t> Engine::AgentMayTouch(uint32_t agent) const {
       }
     }
     // Group ops, stores, cluster and named barriers: the three objects above.
+  }
+  // Assertions: what their state reads read (Exec::ReadState).
+  for (const Instr& in : c.roles[info.role]) {
+    if (in.kind != Instr::kAssert) continue;
+    ForEachStateRead(*c.program, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId) {
+      if (fn == ir::StateFn::kLanded) {
+        const uint32_t first = info.cluster * c.cluster_size * c.barriers_per_cta;
+        for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) out.push_back(first + o);
+        for (uint32_t x = 0; x < c.agents.size(); ++x) out.push_back(GroupsObject(x));
+      } else {
+        ir::BarrierRef ref;
+        ref.barrier = decl;
+        bar(ref, false);
+      }
+    });
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -183,6 +183,7 @@ struct AgentInfo {
   uint32_t index_in_role = 0;  // the `agent` builtin
   uint32_t index_in_cta = 0;   // TraceEvent::agent
   uint32_t threads = 1;        // threads the agent stands for (named barriers)
+  uint32_t grid = 0;           // ir::Role::grid: 0 the schedule's own, g the g-th before it
 };
 
 // What a blocked agent waits for.
@@ -367,6 +368,9 @@ class Engine {
   // `program` must outlive the engine and its copies.
   static Expected<Engine> Create(const ir::Program& program, std::vector<int64_t> params,
                                  EngineOptions options = {});
+  // How many times Create has been called in this process (copies are not counted): what tests
+  // pin to hold a command to the engines it needs (a counterexample is replayed once).
+  static uint64_t CreatedCount();
 
   // Runs with the configured policy until the run ends.
   RunResult Run();
@@ -503,13 +507,40 @@ class Engine {
   }
   // The global agent id of agent_info(a).index_in_cta in CTA `cta_global`.
   uint32_t cta_first_agent(uint32_t cta_global) const;
-  // Programmatic dependent launch (ir::Program::primary_clusters): the primary grid's agents
-  // are [primary_first_agent(), num_agents()), its clusters [primary_first_cluster(), ...);
-  // the first equals num_agents() (num clusters) when there is no primary grid.
+  // Programmatic dependent launch (ir::Program::primaries): the primary grids' agents are
+  // [primary_first_agent(), num_agents()), their clusters [primary_first_cluster(), ...); the
+  // first equals num_agents() (num clusters) when there is no primary grid.
   uint32_t primary_first_agent() const;
   uint32_t primary_first_cluster() const;
   uint32_t primary_first_cta() const;  // its first global CTA number (num_ctas(): none)
   bool is_primary_agent(uint32_t agent) const { return agent >= primary_first_agent(); }
+  // Grids of a chain: 0 the schedule's own, g the one launched g launches before it
+  // (AgentInfo::grid). Grid g's clusters are [grid_first_cluster(g), grid_first_cluster(g + 1)),
+  // its CTAs and agents likewise; num_grids() is 1 + the number of `primary` blocks.
+  uint32_t num_grids() const;
+  uint32_t grid_first_cluster(uint32_t grid) const;
+  uint32_t grid_first_cta(uint32_t grid) const;
+  uint32_t grid_first_agent(uint32_t grid) const;
+  // The grid whose completion a griddepcontrol.wait of `grid` waits for (grid + 1), or
+  // num_grids() when it has none (the first grid launched: its wait returns at once).
+  uint32_t prerequisite_grid(uint32_t grid) const {
+    return grid + 1 < num_grids() ? grid + 1 : num_grids();
+  }
+
+  // --- Assertions (ir::Program::assertions; docs/language.md, Assertions) ---
+  // A state read of an assertion for CTA `cta_global` (global CTA number): phase, pending
+  // count or tx-count of element `index` of barrier decl `decl`, or whether slot `index` of
+  // buffer decl `decl` has landed (1: no copy writing its bytes into that CTA is in flight).
+  // False when the element or slot is outside its array.
+  bool ReadStateAt(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                   int64_t* out) const;
+  // Whether top-level property `id` (a forall or exists) holds in the current state: for every
+  // CTA of the grid, with that CTA's builtins (`agent` 0). *failing_cta: the first CTA it does
+  // not hold for. An evaluation fault (an index outside its array) is the Status.
+  Status EvalProperty(uint32_t id, bool* holds, uint32_t* failing_cta = nullptr) const;
+  // The `exists` properties that hold in the current state, as bits by their order among the
+  // program's exists properties (the first 64); meaningful in a completed state.
+  uint64_t ExistsHeld() const;
 
   // --- Inspection ---
   size_t num_agents() const;

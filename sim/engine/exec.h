@@ -25,6 +25,7 @@
 #include "sim/common/check.h"
 #include "sim/engine/code.h"
 #include "sim/engine/engine.h"
+#include "sim/ir/arith.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
 
@@ -356,31 +357,11 @@ struct Engine::Exec {
     }
     return FastOperand(id, env, out);
   }
-  // ir::Eval's semantics for the operators it covers; false where ir::Eval would report a fault.
+  // The shared arithmetic (sim/ir/arith.h); false on a fault, which EvSlow re-evaluates to
+  // report with its location.
   __attribute__((always_inline)) static bool FastBinary(ir::BinaryOp op, int64_t a, int64_t b,
                                                        int64_t* r) {
-    switch (op) {
-      case ir::BinaryOp::kAdd: return !__builtin_add_overflow(a, b, r);
-      case ir::BinaryOp::kSub: return !__builtin_sub_overflow(a, b, r);
-      case ir::BinaryOp::kMul: return !__builtin_mul_overflow(a, b, r);
-      case ir::BinaryOp::kDiv:
-      case ir::BinaryOp::kMod:
-        if (b == 0 || (b == -1 && a == INT64_MIN)) return false;
-        *r = op == ir::BinaryOp::kDiv ? a / b : a % b;
-        return true;
-      case ir::BinaryOp::kBitAnd: *r = a & b; return true;
-      case ir::BinaryOp::kBitOr: *r = a | b; return true;
-      case ir::BinaryOp::kBitXor: *r = a ^ b; return true;
-      case ir::BinaryOp::kEq: *r = a == b; return true;
-      case ir::BinaryOp::kNe: *r = a != b; return true;
-      case ir::BinaryOp::kLt: *r = a < b; return true;
-      case ir::BinaryOp::kLe: *r = a <= b; return true;
-      case ir::BinaryOp::kGt: *r = a > b; return true;
-      case ir::BinaryOp::kGe: *r = a >= b; return true;
-      case ir::BinaryOp::kMin: *r = a < b ? a : b; return true;
-      case ir::BinaryOp::kMax: *r = a > b ? a : b; return true;
-      default: return false;
-    }
+    return ir::ApplyBinary(op, a, b, r) == ir::EvalError::kNone;
   }
   __attribute__((noinline)) bool EvSlow(ir::ExprId id, const ir::EvalEnv& env, int64_t* out) {
     ir::EvalFault fault;
@@ -682,6 +663,27 @@ struct Engine::Exec {
           }
           s.pc = in.target;
           continue;
+        case Instr::kAssert: {
+          // Checked in the step of the agent's next operation: the state it reads is one that
+          // step may start from, and the agent is runnable from its previous step until then,
+          // so every state an assert as a step of its own could see is seen here too.
+          AssertReader reader(this, info.cta_global);
+          ir::EvalEnv with_state = env;
+          with_state.state = &reader;
+          ir::EvalFault fault;
+          v = ir::EvalFast(p, in.e1, with_state, &fault);
+          if (!fault.ok()) {
+            Error(ir::EvalFaultStatus(p, fault));
+            return;
+          }
+          if (v == 0) {
+            Violate(model::Violation{model::Code::kAssertionFailed, in.var, info.cta_global}, a,
+                    s.pc, info.cta, 0, 0, false);
+            return;
+          }
+          ++s.pc;
+          continue;
+        }
         case Instr::kEnd:
           DoExit(a, s.pc, in.where);
           return;
@@ -689,6 +691,67 @@ struct Engine::Exec {
           ExecOp(a, in, env);
           return;
       }
+    }
+  }
+
+  // --- assertions (ir::Assertion; docs/language.md, Assertions) ---
+  // The state reads of an assert, for CTA `cta_global`. Each read marks what it reads as an
+  // access of kind kOther, so that the partial-order reduction orders the assert against every
+  // step that changes it: a barrier slot's phase, pending count and tx-count change only in
+  // steps that touch the slot; which copies into a buffer are in flight changes at an issue
+  // (the issuer's groups object: IssueDeliveries and Cp mark it while Code::tracks_landed) and
+  // at a landing (its barrier slot, a slot of the cluster, or, for cp.async, the issuer's
+  // groups object).
+  struct AssertReader final : ir::StateReader {
+    AssertReader(Exec* exec, uint32_t cta) : x(exec), cta_global(cta) {}
+    bool Read(ir::StateFn fn, uint32_t decl, int64_t index, int64_t* out) const override {
+      return x->ReadState(fn, decl, index, cta_global, out);
+    }
+    Exec* x;
+    uint32_t cta_global;
+  };
+  bool ReadState(ir::StateFn fn, uint32_t decl, int64_t index, uint32_t cta_global,
+                 int64_t* out) {
+    if (fn == ir::StateFn::kLanded) {
+      const uint32_t first = (cta_global / c.cluster_size) * c.cluster_size * c.barriers_per_cta;
+      for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) Touch(first + o);
+      TouchAllGroups();
+    } else if (decl < c.barrier_size.size() && index >= 0 && index < c.barrier_size[decl]) {
+      Touch(cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+            static_cast<uint32_t>(index));
+    }
+    return e.ReadStateAt(fn, decl, index, cta_global, out);
+  }
+  // The end of a complete run: every `forall` property must hold (for every CTA).
+  void CheckForall() {
+    for (uint32_t id = 0; id < p.assertions.size(); ++id) {
+      if (p.assertions[id].kind != ir::Assertion::Kind::kForall) continue;
+      bool holds = true;
+      uint32_t cta = 0;
+      Status st = e.EvalProperty(id, &holds, &cta);
+      if (!st.ok()) {
+        run_.outcome_ = Outcome::kRunning;  // Error reports only while running
+        Error(std::move(st));
+        return;
+      }
+      if (holds) continue;
+      // The finding of the first CTA it fails for, at the property's line; the agent is that
+      // CTA's first (a property belongs to no agent; reports name the CTA through it).
+      uint32_t agent = cta < c.num_ctas && c.cta_first_agent[cta] < c.cta_first_agent[cta + 1]
+                           ? c.cta_first_agent[cta]
+                           : 0;
+      const model::Violation v{model::Code::kAssertionFailed, id, cta};
+      TraceEvent& ev = Emit(EventKind::kViolation, agent, c.agents[agent].cta, 0, 0,
+                            static_cast<int64_t>(v.code), v.value, 0);
+      ViolationInfo info;
+      info.violation = v;
+      info.agent = agent;
+      info.where = p.assertions[id].where;
+      if (info.where.file.empty()) info.where.file = p.file;
+      info.event = ev;
+      run_.outcome_ = Outcome::kViolation;
+      run_.result_.violation = info;
+      return;
     }
   }
 
@@ -727,43 +790,46 @@ struct Engine::Exec {
     const uint32_t released = named.ThreadsExited(info.threads);
     if (released != 0) WakeNamed(info.cta_global, released);
     if (a >= c.primary_agent) {
-      // Whether this exit completes the primary grid depends on every primary agent's status:
-      // the step looked at other agents (no successor memo), and every primary exit touches
-      // one common object (the first primary CTA's named barriers, as an exit: exits commute),
-      // so that the explorer never carries one primary exit's effect past another's.
+      // Whether this exit completes its grid depends on every agent of the grid: the step
+      // looked at other agents (no successor memo), and every exit of the grid touches one
+      // common object (the grid's first CTA's named barriers, as an exit: exits commute), so
+      // that the explorer never carries one exit's effect past another's.
+      const uint32_t g = c.agents[a].grid;
       run_.step_scanned_ = true;
-      Touch(NamedObj(c.primary_cluster * c.cluster_size), Access::kExit);
-      if (PrimaryExited() == c.agents.size() - c.primary_agent) WakeGridDependents();
+      Touch(NamedObj(c.grid_cluster[g] * c.cluster_size), Access::kExit);
+      if (GridExited(g) == c.grid_agent[g + 1] - c.grid_agent[g]) WakeGridDependents(g - 1);
     }
   }
 
   // --- programmatic dependent launch (ir::GridDepControl) ---
-  // Agents of the primary grid that exited.
-  uint32_t PrimaryExited() const {
+  // Agents of grid g that exited.
+  uint32_t GridExited(uint32_t g) const {
     uint32_t n = 0;
-    for (uint32_t x = c.primary_agent; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[g]; x < c.grid_agent[g + 1]; ++x) {
       n += e.agents_[x].status == kExited;
     }
     return n;
   }
-  // The primary grid completed: every griddepcontrol.wait re-runs (and passes).
-  void WakeGridDependents() {
+  // Grid `dependent`'s prerequisite completed: its griddepcontrol.waits re-run (and pass).
+  void WakeGridDependents(uint32_t dependent) {
     run_.step_scanned_ = true;
-    for (uint32_t x = 0; x < c.agents.size(); ++x) {
+    for (uint32_t x = c.grid_agent[dependent]; x < c.grid_agent[dependent + 1]; ++x) {
       if (e.agents_[x].status == kBlocked && e.agents_[x].wait == WaitKind::kGridDependency) {
         MakeReady(x);
       }
     }
   }
   // griddepcontrol.wait (PTX ISA griddepcontrol): blocks until every prerequisite grid has
-  // completed and its memory operations are visible; the primary grid completes when all of its
-  // agents exited (nothing of it is in flight then: an agent with a copy in flight cannot exit
-  // cleanly, P2011/A-codes). Reads every primary CTA's exits, which touch its named-barrier
-  // object (DoExit), so the explorer orders this step against them; it looked at other agents
-  // (step_scanned_), so the successor memo never replays it. A primary agent's wait has no
-  // prerequisite grid (the model has two grids): it returns at once, as without the launch
-  // attribute; launch_dependents changes nothing the model tracks (it lets the dependent start
-  // early, and the model lets it run from the start: its accesses are ordered only by waits).
+  // completed and its memory operations are visible. Grid g's prerequisite is grid g + 1, the
+  // one launched just before it (a chain: each launch names the preceding kernel of the
+  // stream); it completes when all of its agents exited (nothing of it is in flight then: an
+  // agent with a copy in flight cannot exit cleanly, P2011/A-codes). Reads every prerequisite
+  // CTA's exits, which touch its named-barrier object (DoExit), so the explorer orders this
+  // step against them; it looked at other agents (step_scanned_), so the successor memo never
+  // replays it. The first grid launched has no prerequisite: its wait returns at once, as
+  // without the launch attribute. launch_dependents changes nothing the model tracks (it lets
+  // the dependent start early, and the model lets every grid run from the start: their
+  // accesses are ordered only by waits).
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::GridDepControl& op) {
     const uint32_t pc = Pc(a);
     const uint32_t cta = c.agents[a].cta;
@@ -772,15 +838,19 @@ struct Engine::Exec {
       Advance(a);
       return;
     }
-    uint32_t exited = 0;
-    const uint32_t total = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
-    if (a < c.primary_agent) {
-      for (uint32_t x = c.primary_cluster * c.cluster_size; x < c.num_ctas; ++x) Touch(NamedObj(x));
+    const uint32_t pre = c.agents[a].grid + 1;
+    uint32_t exited = 0, total = 0;
+    if (pre < c.grids()) {
+      for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
+           x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
+        Touch(NamedObj(x));
+      }
       run_.step_scanned_ = true;
-      exited = PrimaryExited();
+      exited = GridExited(pre);
+      total = c.grid_agent[pre + 1] - c.grid_agent[pre];
     }
     AgentState& s = Agent(a);
-    if (exited < total && a < c.primary_agent) {
+    if (exited < total) {
       Block(a, WaitKind::kGridDependency, 0, 0);
       return;
     }
@@ -1057,6 +1127,7 @@ struct Engine::Exec {
     PARITY_CHECK(e.deferred_.empty(), "a deferred cp.async arrive with no cp.async in flight");
     if (run_.exited_count_ == c.agents.size()) {
       run_.outcome_ = Outcome::kCompleted;
+      if (c.has_forall) CheckForall();
       return;
     }
     run_.outcome_ = Outcome::kDeadlock;
@@ -1105,10 +1176,12 @@ struct Engine::Exec {
         case WaitKind::kBulkGroups:
           bl.pending = s.wait_slot;
           break;
-        case WaitKind::kGridDependency:
-          bl.arrived = PrimaryExited();
-          bl.expected = static_cast<uint32_t>(c.agents.size()) - c.primary_agent;
+        case WaitKind::kGridDependency: {
+          const uint32_t pre = info.grid + 1;  // blocked, so it exists
+          bl.arrived = GridExited(pre);
+          bl.expected = c.grid_agent[pre + 1] - c.grid_agent[pre];
           break;
+        }
         case WaitKind::kNone:
           break;
       }

@@ -16,6 +16,9 @@ inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAdd
     uint32_t barrier, uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
     uint64_t dst_slot, uint32_t offset, uint32_t place_slot) {
   const AgentInfo& info = c.agents[a];
+  // An assert's `landed` reads which copies are in flight (Exec::ReadState): the issue marks
+  // the issuer's groups object, which those reads touch.
+  if (c.tracks_landed) Touch(GroupsObj(a));
   InFlight f;
   f.kind = kind;
   if (dst_slot != kNoDstSlot) f.id = dst_slot;

@@ -133,7 +133,14 @@ class Encoder {
       roles.insert(roles.end(), body.begin(), body.end());
     }
     std::vector<uint32_t> globals, grids;
-    const uint32_t primary = Ref(p_.primary_clusters);
+    // The executor runs at most two grids (a primary and its dependent); a longer chain is
+    // checked by the CPU engine only.
+    if (p_.primaries.size() > 1) {
+      return Status("encoding.bad-program",
+                    "a chain of " + std::to_string(p_.primaries.size() + 1) +
+                        " grids: the GPU executor runs a primary grid and its dependent only");
+    }
+    const uint32_t primary = Ref(p_.has_primary() ? p_.primaries[0].clusters : kNoExpr);
     for (const GlobalDecl& g : p_.globals) globals.insert(globals.end(), {Ref(g.slots), Ref(g.bytes)});
     for (const Role& r : p_.roles) grids.push_back(r.grid);
     if (!error_.ok()) return error_;
@@ -208,6 +215,18 @@ class Encoder {
     return at;
   }
 
+  // The pool entry of the constant 0 (an assertion's stand-in condition).
+  uint32_t ConstZero() {
+    if (zero_ == kEncodingNone) {
+      zero_ = static_cast<uint32_t>(pool_.size());
+      const std::vector<uint32_t> code = {Word(EncodedExprOp::kConst), Lo(0), Hi(0)};
+      pool_.push_back(static_cast<uint32_t>(code.size()));
+      pool_.insert(pool_.end(), code.begin(), code.end());
+    }
+    return zero_;
+  }
+  uint32_t zero_ = kEncodingNone;
+
   std::vector<uint32_t> Code(ExprId id) {
     std::vector<uint32_t> c;
     if (id >= p_.exprs.size()) {
@@ -245,6 +264,10 @@ class Encoder {
         }
         break;
       }
+      case Expr::Kind::kState:  // only in assertions, which are not encoded
+        if (error_.ok()) error_ = Status("encoding.bad-program", "a state read outside an assertion");
+        c = {Word(EncodedExprOp::kConst), Lo(0), Hi(0)};
+        break;
       case Expr::Kind::kSelect: {
         c = Code(e.a);
         std::vector<uint32_t> b = Code(e.b), d = Code(e.c);
@@ -385,6 +408,11 @@ class Encoder {
         fields.insert(fields.end(), then_body.begin(), then_body.end());
         fields.insert(fields.end(), else_body.begin(), else_body.end());
         Record(static_cast<uint32_t>(EncodedStmtKind::kIf), fields, &out);
+      } else if (std::holds_alternative<Assert>(s.node)) {
+        // Assertions read the model's state and are checked by the model only. On the GPU the
+        // statement is `if 0 { }`, one instruction as in the engine's numbering, so that the
+        // pcs of the statements after it agree in both traces.
+        Record(static_cast<uint32_t>(EncodedStmtKind::kIf), {ConstZero(), 0, 0}, &out);
       } else {
         const Op& op = std::get<Op>(s.node);
         Record(static_cast<uint32_t>(EncodedStmtKind::kOpBase) + static_cast<uint32_t>(op.index()),
@@ -468,7 +496,7 @@ class Decoder {
         for (uint32_t k = 0; k < n; ++k) list->push_back(Expr_(w_[at++]));
       }
     }
-    p.primary_clusters = Expr_(w_[24]);
+    if (const ExprId pc = Expr_(w_[24]); pc != kNoExpr) p.primaries.push_back({pc, {}});
     if (!Range(w_[26], uint64_t{w_[25]} * 2)) return Bad("globals out of range");
     p.globals.resize(w_[25]);
     for (uint32_t i = 0; i < w_[25]; ++i) {
@@ -488,7 +516,7 @@ class Decoder {
       r.num_vars = w_[at + 3];
       const uint32_t grid = w_[w_[27] + static_cast<size_t>(&r - p.roles.data())];
       if (grid > 1) return Bad("role grid out of range");
-      if (grid == 1 && p.primary_clusters == kNoExpr) return Bad("a primary role without a primary grid");
+      if (grid == 1 && !p.has_primary()) return Bad("a primary role without a primary grid");
       r.grid = static_cast<uint8_t>(grid);
       if (r.num_vars > w_.size()) return Bad("role variable count out of range");
       const uint32_t body = w_[at + 4];
@@ -951,8 +979,11 @@ Program SubstituteParams(const Program& program, const std::vector<int64_t>& val
       e.kind = Expr::Kind::kConst;
       e.value = e.index < values.size() ? values[e.index] : 0;
       e.index = 0;
+    } else if (e.kind == Expr::Kind::kConst) {
+      e.index = 0;  // a named barrier's name: the encoding carries ids, not names
     }
   }
+  p.named_barriers.clear();
   for (size_t i = 0; i < p.params.size(); ++i) {
     if (i < values.size()) p.params[i].default_value = values[i];
     p.params[i].default_expr = kNoExpr;

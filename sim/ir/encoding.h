@@ -107,7 +107,8 @@ inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 
 // The program with params substituted: every kParam expression becomes the constant of
 // `values` (from BindParams), params keep their names with default_value = the bound value and
-// no default_expr. This is what Encode writes and Decode gives back.
+// no default_expr; named barriers are their ids (the names and their declarations dropped, as
+// the encoding carries no names for them). This is what Encode writes and Decode gives back.
 Program SubstituteParams(const Program& program, const std::vector<int64_t>& values);
 
 // `values` must come from BindParams(program, ...) (one per param). Errors: "encoding.params"

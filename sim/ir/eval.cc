@@ -1,12 +1,13 @@
 #include "sim/ir/eval.h"
 
-#include <limits>
 #include <string>
+#include <vector>
+
+#include "sim/ir/arith.h"
+#include "sim/ir/param_eval.h"
 
 namespace parity::ir {
 namespace {
-
-constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 const char* BinaryOpName(BinaryOp op) {
   switch (op) {
@@ -40,56 +41,60 @@ int64_t Fail(EvalFault* fault, EvalError error, ExprId at, int64_t lhs = 0, int6
   return 0;
 }
 
+// Deeper trees than this are refused rather than recursed into (the parser stops at a far
+// smaller depth; this guards programs built in code).
+constexpr int kMaxDepth = 10000;
+
+// The tree walker: the one evaluator of ir::Expr on the host, for agents (EvalFast) and for
+// params alone (EvalParamExpr). The operators are sim/ir/arith.h's.
 class Evaluator {
  public:
   Evaluator(const Program& program, const EvalEnv& env, EvalFault* fault)
       : program_(program), env_(env), fault_(fault) {}
 
-  int64_t Run(ExprId id) {
+  int64_t Run(ExprId id, int depth = 0) {
     if (id >= program_.exprs.size()) return Fail(fault_, EvalError::kBadReference, id);
+    if (depth > kMaxDepth) return Fail(fault_, EvalError::kTooDeep, id);
     const Expr& e = program_.exprs[id];
+    int64_t v = 0;
     switch (e.kind) {
       case Expr::Kind::kConst:
-        return e.value;
       case Expr::Kind::kParam:
-        if (e.index >= env_.num_params) return Fail(fault_, EvalError::kBadReference, id, e.index);
-        return env_.params[e.index];
       case Expr::Kind::kVar:
-        if (e.index >= env_.num_vars) return Fail(fault_, EvalError::kBadReference, id, e.index);
-        return env_.vars[e.index];
       case Expr::Kind::kBuiltin:
-        if (env_.builtins == nullptr || e.op >= kNumBuiltins) {
-          return Fail(fault_, EvalError::kBadReference, id, e.op);
-        }
-        return (*env_.builtins)[e.op];
-      case Expr::Kind::kUnary: {
-        const int64_t a = Run(e.a);
+        if (!Leaf(e, &v)) return Fail(fault_, EvalError::kBadReference, id, LeafIndex(e));
+        return v;
+      case Expr::Kind::kState: {
+        const int64_t index = e.a == kNoExpr ? 0 : Run(e.a, depth + 1);
         if (!fault_->ok()) return 0;
-        switch (static_cast<UnaryOp>(e.op)) {
-          case UnaryOp::kNeg:
-            if (a == kMin) return Fail(fault_, EvalError::kOverflow, id, a);
-            return -a;
-          case UnaryOp::kNot: return a == 0 ? 1 : 0;
-          case UnaryOp::kBitNot: return ~a;
+        if (env_.state == nullptr ||
+            !env_.state->Read(static_cast<StateFn>(e.op), e.index, index, &v)) {
+          return Fail(fault_, EvalError::kBadReference, id, index);
         }
-        return Fail(fault_, EvalError::kBadOp, id);
+        return v;
+      }
+      case Expr::Kind::kUnary: {
+        const int64_t a = Run(e.a, depth + 1);
+        if (!fault_->ok()) return 0;
+        const EvalError error = ApplyUnary(static_cast<UnaryOp>(e.op), a, &v);
+        if (error != EvalError::kNone) return Fail(fault_, error, id, a);
+        return v;
       }
       case Expr::Kind::kSelect: {
-        const int64_t c = Run(e.a);
+        const int64_t c = Run(e.a, depth + 1);
         if (!fault_->ok()) return 0;
-        return c != 0 ? Run(e.b) : Run(e.c);
+        return Run(c != 0 ? e.b : e.c, depth + 1);
       }
       case Expr::Kind::kBinary:
-        return Binary(id, e);
+        return Binary(id, e, depth);
     }
     return Fail(fault_, EvalError::kBadOp, id);
   }
 
  private:
-  // Leaves without recursion (the common operands); false: not a leaf or not bound.
-  bool Leaf(ExprId id, int64_t* v) const {
-    if (id >= program_.exprs.size()) return false;
-    const Expr& e = program_.exprs[id];
+  // The value of a leaf node; false: not a leaf, or a reference that is not bound here. The
+  // one place that reads params, variables and builtins: a new kind of leaf goes here.
+  bool Leaf(const Expr& e, int64_t* v) const {
     switch (e.kind) {
       case Expr::Kind::kConst: *v = e.value; return true;
       case Expr::Kind::kVar:
@@ -107,69 +112,72 @@ class Evaluator {
       default: return false;
     }
   }
-  int64_t Operand(ExprId id) {
+  static int64_t LeafIndex(const Expr& e) {
+    return e.kind == Expr::Kind::kBuiltin ? e.op : e.index;
+  }
+  // An operand: leaves without recursion (the common case), anything else by Run.
+  int64_t Operand(ExprId id, int depth) {
     int64_t v;
-    return Leaf(id, &v) ? v : Run(id);
+    if (id < program_.exprs.size() && Leaf(program_.exprs[id], &v)) return v;
+    return Run(id, depth + 1);
   }
 
-  int64_t Binary(ExprId id, const Expr& e) {
+  int64_t Binary(ExprId id, const Expr& e, int depth) {
     const auto op = static_cast<BinaryOp>(e.op);
-    const int64_t a = Operand(e.a);
+    const int64_t a = Operand(e.a, depth);
     if (!fault_->ok()) return 0;
     // Short-circuit forms: the right operand is not evaluated (so it cannot fail).
     if (op == BinaryOp::kAnd && a == 0) return 0;
     if (op == BinaryOp::kOr && a != 0) return 1;
-    const int64_t b = Operand(e.b);
+    const int64_t b = Operand(e.b, depth);
     if (!fault_->ok()) return 0;
     int64_t r = 0;
-    switch (op) {
-      case BinaryOp::kAdd:
-        if (__builtin_add_overflow(a, b, &r)) return Fail(fault_, EvalError::kOverflow, id, a, b);
-        return r;
-      case BinaryOp::kSub:
-        if (__builtin_sub_overflow(a, b, &r)) return Fail(fault_, EvalError::kOverflow, id, a, b);
-        return r;
-      case BinaryOp::kMul:
-        if (__builtin_mul_overflow(a, b, &r)) return Fail(fault_, EvalError::kOverflow, id, a, b);
-        return r;
-      case BinaryOp::kDiv:
-      case BinaryOp::kMod:
-        if (b == 0) return Fail(fault_, EvalError::kDivByZero, id, a, b);
-        if (a == kMin && b == -1) return Fail(fault_, EvalError::kOverflow, id, a, b);
-        return op == BinaryOp::kDiv ? a / b : a % b;
-      case BinaryOp::kShl:
-        if (b < 0 || b > 63) return Fail(fault_, EvalError::kShiftRange, id, a, b);
-        // Shift as unsigned: C++20 defines signed << as modulo 2^64, which we keep, but an
-        // overflowing shift of a schedule constant is almost surely a mistake: flag it.
-        if (b > 0 && (a > (std::numeric_limits<int64_t>::max() >> b) ||
-                      a < (kMin >> b))) {
-          return Fail(fault_, EvalError::kOverflow, id, a, b);
-        }
-        return static_cast<int64_t>(static_cast<uint64_t>(a) << b);
-      case BinaryOp::kShr:
-        if (b < 0 || b > 63) return Fail(fault_, EvalError::kShiftRange, id, a, b);
-        return a >> b;  // arithmetic shift (defined in C++20)
-      case BinaryOp::kBitAnd: return a & b;
-      case BinaryOp::kBitOr: return a | b;
-      case BinaryOp::kBitXor: return a ^ b;
-      case BinaryOp::kEq: return a == b;
-      case BinaryOp::kNe: return a != b;
-      case BinaryOp::kLt: return a < b;
-      case BinaryOp::kLe: return a <= b;
-      case BinaryOp::kGt: return a > b;
-      case BinaryOp::kGe: return a >= b;
-      case BinaryOp::kAnd: return b != 0;  // a != 0 here
-      case BinaryOp::kOr: return b != 0;   // a == 0 here
-      case BinaryOp::kMin: return a < b ? a : b;
-      case BinaryOp::kMax: return a > b ? a : b;
-    }
-    return Fail(fault_, EvalError::kBadOp, id);
+    const EvalError error = ApplyBinary(op, a, b, &r);
+    if (error != EvalError::kNone) return Fail(fault_, error, id, a, b);
+    return r;
   }
 
   const Program& program_;
   const EvalEnv& env_;
   EvalFault* fault_;
 };
+
+// EvalParamExpr's message for a fault of the tree walker: the params-only wording (no
+// variables, no builtins), naming the operator.
+std::string ParamFaultMessage(const Program& program, const EvalFault& fault) {
+  if (fault.at >= program.exprs.size()) return "malformed expression (bad operand id)";
+  const Expr& e = program.exprs[fault.at];
+  switch (fault.error) {
+    case EvalError::kTooDeep:
+      return "expression nested too deeply";
+    case EvalError::kBadReference:
+      if (e.kind == Expr::Kind::kParam) return "refers to a parameter that is not bound yet";
+      if (e.kind == Expr::Kind::kState) {
+        return "a state read such as phase(b) is allowed only in an assertion";
+      }
+      if (e.kind == Expr::Kind::kVar) {
+        return "a variable cannot be used here (only params and constants)";
+      }
+      return "a builtin such as cta_rank cannot be used here (only params and constants)";
+    case EvalError::kDivByZero:
+      return "division by zero";
+    case EvalError::kShiftRange:
+      return "shift count " + std::to_string(fault.rhs) + " outside 0..63";
+    case EvalError::kOverflow:
+      if (e.kind == Expr::Kind::kUnary) return "overflow in unary -";
+      switch (static_cast<BinaryOp>(e.op)) {
+        case BinaryOp::kDiv:
+        case BinaryOp::kMod: return "overflow in / or %";
+        default: return std::string("overflow in ") + BinaryOpName(static_cast<BinaryOp>(e.op));
+      }
+    case EvalError::kBadOp:
+    case EvalError::kNone:
+      break;
+  }
+  if (e.kind == Expr::Kind::kUnary) return "malformed unary operator";
+  if (e.kind == Expr::Kind::kBinary) return "malformed binary operator";
+  return "malformed expression kind";
+}
 
 }  // namespace
 
@@ -225,15 +233,38 @@ Status EvalFaultStatus(const Program& program, const EvalFault& fault) {
                     "shift count " + std::to_string(fault.rhs) + " is outside 0..63: " + operands,
                     where);
     case EvalError::kBadReference:
+      if (fault.at < program.exprs.size() &&
+          program.exprs[fault.at].kind == Expr::Kind::kState) {
+        return Status("eval.state-index",
+                      "the element or slot " + std::to_string(fault.lhs) +
+                          " of a state read is outside its array",
+                      where);
+      }
       return Status("eval.bad-reference",
                     "expression refers to a value that is not bound here (index " +
                         std::to_string(fault.lhs) + ")",
                     where);
+    case EvalError::kTooDeep:
+      return Status("eval.too-deep", "expression nested too deeply", where);
     case EvalError::kBadOp:
     case EvalError::kNone:
       break;
   }
   return Status("eval.bad-op", "malformed expression node", where);
+}
+
+Expected<int64_t> EvalParamExpr(const Program& program, ExprId id,
+                                const std::vector<int64_t>& values, const std::string& rule) {
+  EvalEnv env;
+  env.params = values.data();
+  env.num_params = values.size();
+  EvalFault fault;
+  const int64_t v = Evaluator(program, env, &fault).Run(id);
+  if (fault.ok()) return v;
+  SourceLocation where;
+  if (fault.at < program.exprs.size()) where = program.exprs[fault.at].where;
+  if (where.file.empty()) where.file = program.file;
+  return Status(rule, ParamFaultMessage(program, fault), where);
 }
 
 Expected<int64_t> Eval(const Program& program, ExprId id, const EvalEnv& env) {

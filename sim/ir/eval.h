@@ -32,6 +32,14 @@ BuiltinValues MakeBuiltins(int64_t cta_rank, int64_t cta_x, int64_t cta_y, int64
                            int64_t cluster_n, int64_t cluster_id, int64_t agent,
                            int64_t clusters = 1);
 
+// The model state that assertions read (Expr::Kind::kState), supplied by the engine. Read
+// returns false for an element or slot outside its array (the evaluation faults there).
+class StateReader {
+ public:
+  virtual ~StateReader() = default;
+  virtual bool Read(StateFn fn, uint32_t decl, int64_t index, int64_t* out) const = 0;
+};
+
 // What an expression may refer to. `vars` may be null when num_vars is 0 (declarations, which
 // see params and builtins only). The pointers must outlive the call.
 struct EvalEnv {
@@ -40,6 +48,7 @@ struct EvalEnv {
   const int64_t* vars = nullptr;
   size_t num_vars = 0;
   const BuiltinValues* builtins = nullptr;  // null: any builtin is an error ("eval.builtin")
+  const StateReader* state = nullptr;        // null: a state read is an error (not an assertion)
 };
 
 // EvalError: sim/ir/ops.h (the GPU executor reports the same errors, sim/ir/exec.h).

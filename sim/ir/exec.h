@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "sim/common/host_device.h"
+#include "sim/ir/arith.h"
 #include "sim/ir/ops.h"
 
 namespace parity::exec {
@@ -99,40 +100,6 @@ struct Layout {
   uint32_t global_slots[kMaxGlobalDecls], global_slot_bytes[kMaxGlobalDecls];
 };
 
-// ---------------------------------------------------------------------------------------------
-// Checked int64 arithmetic (no compiler builtins: the same code runs on both sides).
-
-PARITY_HD inline bool AddOverflows(int64_t a, int64_t b, int64_t* r) {
-  const int64_t s = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-  *r = s;
-  return ((a ^ s) & (b ^ s)) < 0;  // both operands' signs differ from the result's
-}
-
-PARITY_HD inline bool SubOverflows(int64_t a, int64_t b, int64_t* r) {
-  const int64_t d = static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-  *r = d;
-  return ((a ^ b) & (a ^ d)) < 0;  // operands of different signs, result's sign not a's
-}
-
-// The high 64 bits of the 128-bit product of a and b.
-PARITY_HD inline uint64_t MulHi64(uint64_t a, uint64_t b) {
-  const uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
-  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-  const uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-}
-
-PARITY_HD inline bool MulOverflows(int64_t a, int64_t b, int64_t* r) {
-  const bool negative = (a < 0) != (b < 0);
-  const uint64_t ua = a < 0 ? 0 - static_cast<uint64_t>(a) : static_cast<uint64_t>(a);
-  const uint64_t ub = b < 0 ? 0 - static_cast<uint64_t>(b) : static_cast<uint64_t>(b);
-  const uint64_t lo = ua * ub;
-  *r = static_cast<int64_t>(negative ? 0 - lo : lo);
-  if (MulHi64(ua, ub) != 0) return true;
-  const uint64_t limit = (uint64_t{1} << 63) - (negative ? 0 : 1);  // |INT64_MIN|, INT64_MAX
-  return lo > limit;
-}
-
 // Records the first fault only.
 template <typename A>
 PARITY_HD inline void Fail(A& a, uint32_t code, EvalError error = EvalError::kNone) {
@@ -166,63 +133,18 @@ PARITY_HD inline bool BuiltinValue(const C& c, const A& a, uint32_t id, int64_t*
 }
 
 // a op b for the binary operators of a kBinary word (never && and ||, which are jumps), or a
-// fault: the checks and their order are ir::Eval's.
+// fault: ir::ApplyBinary, the arithmetic every evaluator shares (sim/ir/arith.h).
 template <typename A>
 PARITY_HD inline int64_t Binary(A& a, uint32_t op, int64_t x, int64_t y) {
-  int64_t r = 0;
-  switch (static_cast<BinaryOp>(op)) {
-    case BinaryOp::kAdd:
-      if (AddOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
-      return r;
-    case BinaryOp::kSub:
-      if (SubOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
-      return r;
-    case BinaryOp::kMul:
-      if (MulOverflows(x, y, &r)) Fail(a, kFaultEval, EvalError::kOverflow);
-      return r;
-    case BinaryOp::kDiv:
-    case BinaryOp::kMod:
-      if (y == 0) {
-        Fail(a, kFaultEval, EvalError::kDivByZero);
-        return 0;
-      }
-      if (x == INT64_MIN && y == -1) {
-        Fail(a, kFaultEval, EvalError::kOverflow);
-        return 0;
-      }
-      return static_cast<BinaryOp>(op) == BinaryOp::kDiv ? x / y : x % y;
-    case BinaryOp::kShl:
-      if (y < 0 || y > 63) {
-        Fail(a, kFaultEval, EvalError::kShiftRange);
-        return 0;
-      }
-      if (y > 0 && (x > (INT64_MAX >> y) || x < (INT64_MIN >> y))) {
-        Fail(a, kFaultEval, EvalError::kOverflow);
-        return 0;
-      }
-      return static_cast<int64_t>(static_cast<uint64_t>(x) << y);
-    case BinaryOp::kShr:
-      if (y < 0 || y > 63) {
-        Fail(a, kFaultEval, EvalError::kShiftRange);
-        return 0;
-      }
-      return x >> y;  // arithmetic
-    case BinaryOp::kBitAnd: return x & y;
-    case BinaryOp::kBitOr: return x | y;
-    case BinaryOp::kBitXor: return x ^ y;
-    case BinaryOp::kEq: return x == y;
-    case BinaryOp::kNe: return x != y;
-    case BinaryOp::kLt: return x < y;
-    case BinaryOp::kLe: return x <= y;
-    case BinaryOp::kGt: return x > y;
-    case BinaryOp::kGe: return x >= y;
-    case BinaryOp::kMin: return x < y ? x : y;
-    case BinaryOp::kMax: return x > y ? x : y;
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr:
-      break;
+  const auto o = static_cast<BinaryOp>(op);
+  if (o == BinaryOp::kAnd || o == BinaryOp::kOr) {
+    Fail(a, kFaultBadWord, EvalError::kBadOp);
+    return 0;
   }
-  Fail(a, kFaultBadWord, EvalError::kBadOp);
+  int64_t r = 0;
+  const EvalError error = ir::ApplyBinary(o, x, y, &r);
+  if (error == EvalError::kNone) return r;
+  Fail(a, error == EvalError::kBadOp ? kFaultBadWord : kFaultEval, error);
   return 0;
 }
 
@@ -281,19 +203,10 @@ PARITY_HD_NOINLINE int64_t EvalExpr(const C& c, A& a, uint32_t ref) {
       case EncodedExprOp::kUnary: {
         if (sp < 1) break;
         int64_t& x = st[sp - 1];
-        switch (static_cast<UnaryOp>(arg)) {
-          case UnaryOp::kNeg:
-            if (x == INT64_MIN) {
-              Fail(a, kFaultEval, EvalError::kOverflow);
-              return 0;
-            }
-            x = -x;
-            break;
-          case UnaryOp::kNot: x = x == 0 ? 1 : 0; break;
-          case UnaryOp::kBitNot: x = ~x; break;
-          default:
-            Fail(a, kFaultBadWord, EvalError::kBadOp);
-            return 0;
+        const EvalError error = ir::ApplyUnary(static_cast<UnaryOp>(arg), x, &x);
+        if (error != EvalError::kNone) {
+          Fail(a, error == EvalError::kBadOp ? kFaultBadWord : kFaultEval, error);
+          return 0;
         }
         ++pc;
         continue;
@@ -740,7 +653,7 @@ PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
       if (fr.is_for == 2) {
         const uint32_t var = W[fr.rec + 1];
         int64_t next = 0;
-        if (AddOverflows(a.vars[var], 1, &next)) {
+        if (ir::CheckedAdd(a.vars[var], 1, &next)) {
           Fail(a, kFaultEval, EvalError::kOverflow);
           continue;
         }
@@ -761,7 +674,7 @@ PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
           continue;
         }
         int64_t next = 0;
-        if (AddOverflows(a.vars[f[0]], step, &next)) {
+        if (ir::CheckedAdd(a.vars[f[0]], step, &next)) {
           Fail(a, kFaultEval, EvalError::kOverflow);
           continue;
         }

@@ -28,12 +28,26 @@ inline constexpr ExprId kNoExpr = 0xffffffffu;
 
 // Builtin, UnaryOp and BinaryOp: sim/ir/ops.h (shared with the GPU executor).
 
+// The model-state reads of an assertion (docs/language.md, Assertions), each of one object of the
+// executing agent's CTA (the CTA a top-level property is evaluated for):
+//   phase(b)    phases barrier b has completed (mbarrier phase count since init);
+//   pending(b)  arrivals still pending in b's current phase;
+//   tx(b)       b's tx-count (bytes expected and not yet landed; negative when bytes landed early);
+//   landed(B[s]) 1 when no copy that writes bytes of buffer slot B[s] is in flight (every TMA,
+//               bulk, st.async and cp.async write of those bytes issued so far has landed), else 0.
+enum class StateFn : uint8_t { kPhase = 0, kPending = 1, kTx = 2, kLanded = 3 };
+
 struct Expr {
-  enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect };
+  // kState: a read of the model's state (StateFn in `op`), allowed only in assertions
+  // (Assertion): `index` is the barrier or buffer decl, `a` the element or slot.
+  enum class Kind : uint8_t { kConst, kParam, kVar, kBuiltin, kUnary, kBinary, kSelect, kState };
   Kind kind = Kind::kConst;
-  uint8_t op = 0;         // UnaryOp, BinaryOp or Builtin, by kind
+  uint8_t op = 0;         // UnaryOp, BinaryOp, Builtin or StateFn, by kind
   uint32_t index = 0;     // kParam: index into Program::params; kVar: agent variable slot
   int64_t value = 0;      // kConst
+  // kConst: 0 for a literal; 1 + an index into Program::named_barriers when the constant was
+  // written as that named barrier's name (`bar.sync q_empty, 256`), so that the printer writes
+  // the name back. Evaluation reads `value` only.
   ExprId a = kNoExpr;     // operands (kSelect: a ? b : c)
   ExprId b = kNoExpr;
   ExprId c = kNoExpr;
@@ -89,6 +103,16 @@ struct TensorMapDecl {
   std::string swizzle = "none";      // none, 32B, 64B, 128B
   std::string interleave = "none";   // none, 16B, 32B
   std::string oob_fill = "zero";     // zero, nan
+  SourceLocation where;
+};
+
+// `named_barrier q_empty = 3` : a name for one of the CTA's 16 named barriers (PTX ISA, bar /
+// barrier: ids 0..15), as CUTLASS and FA3 name theirs with an enum. The name is an integer
+// constant wherever an expression may stand (`bar.sync q_empty, 256`, `bar.arrive q_empty + 1,
+// 128`), and reports print the name for its id (NamedBarrierName).
+struct NamedBarrierDecl {
+  std::string name;
+  int64_t id = 0;
   SourceLocation where;
 };
 
@@ -244,9 +268,10 @@ struct GlobalReadback {
 // Programmatic dependent launch (PTX ISA griddepcontrol; CUDA Programming Guide, "Programmatic
 // Dependent Launch"). `griddepcontrol.launch_dependents`: the executing CTA lets the grid's
 // dependents be scheduled early; it orders no memory access and does not say that this grid
-// completed. `griddepcontrol.wait`: blocks until every prerequisite grid (here: the `primary`
-// grid, Program::primary_clusters) has completed and its memory operations are visible; without
-// a primary grid it returns at once, as on the GPU without the launch attribute.
+// completed. `griddepcontrol.wait`: blocks until every prerequisite grid (here: the grid
+// launched just before the executing one, Program::primaries) has completed and its memory
+// operations are visible; in the first grid launched it returns at once, as on the GPU without
+// the launch attribute.
 struct GridDepControl {
   enum class Kind : uint8_t { kLaunchDependents, kWait };
   Kind kind = Kind::kWait;
@@ -298,9 +323,14 @@ struct For {                                                 // for v in lo .. h
 };
 struct If { ExprId cond = kNoExpr; Block then_body; Block else_body; };
 struct Break {};                                             // leaves the innermost for/while
+// `assert EXPR [-- message]`: Program::assertions[id] (kind kAssert) must hold whenever the agent
+// reaches it. A statement, not an Op: it reads the model's state and changes none, is checked in
+// the same step as the agent's next operation (the state it sees is one the agent's next step
+// may start from), and has no instruction on the GPU.
+struct Assert { uint32_t id = 0; };
 
 struct Stmt {
-  std::variant<Let, For, If, Op, Break> node;
+  std::variant<Let, For, If, Op, Break, Assert> node;
   SourceLocation where;
 };
 
@@ -311,8 +341,8 @@ struct Role {
   ExprId count = kNoExpr;    // agents per CTA (default 1)
   ExprId threads = kNoExpr;  // threads per agent (default 1: an elected thread)
   ExprId when = kNoExpr;     // optional: only in CTAs where this holds
-  // Which grid runs the role: 0 the schedule's own grid (the dependent one when a `primary`
-  // grid is declared), 1 the primary grid (a role inside `primary clusters N { ... }`).
+  // Which grid runs the role: 0 the schedule's own grid (the last one launched), g >= 1 the grid
+  // launched g launches before it (Program::primaries[g - 1]; a role inside a `primary` block).
   uint8_t grid = 0;
   uint32_t num_vars = 0;     // variable slots used by the body (lets, loops, tokens)
   std::vector<std::string> var_names;  // slot -> name, for diagnostics and the printer
@@ -329,27 +359,57 @@ struct GlobalDecl {
   SourceLocation where;
 };
 
+// A user assertion (docs/language.md, Assertions): an `assert` statement, or a top-level
+// end-of-run property in herd7's sense: `forall` holds in the final state of every complete run,
+// `exists` in the final state of at least one. A property is evaluated once per CTA of the grid
+// (its builtins and state reads are that CTA's) and holds in a state when it holds for every CTA.
+struct Assertion {
+  enum class Kind : uint8_t { kAssert, kForall, kExists };
+  Kind kind = Kind::kAssert;
+  ExprId cond = kNoExpr;
+  std::string text;     // the expression as written
+  std::string message;  // after `--` (may be empty)
+  SourceLocation where;
+};
+
 struct Program {
   std::string file;              // the path the program was read from
   std::string name;              // `schedule NAME` (default: file stem)
   ExprId cluster_m = kNoExpr;    // `cluster 2x2` (M = x, N = y)
   ExprId cluster_n = kNoExpr;
   ExprId clusters = kNoExpr;     // `clusters 66`: independent clusters in the grid (default 1)
-  // `primary clusters 4 { role ... }`: the preceding grid of a programmatic dependent launch
-  // (the schedule's own grid is its dependent), with the same cluster shape and the roles
-  // whose `grid` is 1; kNoExpr: no primary grid.
-  ExprId primary_clusters = kNoExpr;
-  SourceLocation primary_where;
+  // `primary clusters 4 { role ... }` blocks: the earlier grids of a chain of programmatic
+  // dependent launches, all of the schedule's cluster shape. primaries[g - 1] is grid g, the
+  // grid launched g launches before the schedule's own (whose roles have `grid` g): grid 1 is
+  // the own grid's prerequisite, grid g + 1 grid g's. The file declares them in launch order,
+  // so the last `primary` block is grid 1. Empty: a single grid.
+  struct PrimaryGrid {
+    ExprId clusters = kNoExpr;
+    SourceLocation where;
+  };
+  std::vector<PrimaryGrid> primaries;
+  bool has_primary() const { return !primaries.empty(); }
   std::vector<Param> params;
   std::vector<BufferDecl> buffers;
   std::vector<BarrierDecl> barriers;
   std::vector<TensorMapDecl> tensor_maps;
   std::vector<GlobalDecl> globals;
+  std::vector<NamedBarrierDecl> named_barriers;
   std::vector<Role> roles;
   std::vector<Expr> exprs;       // the expression arena
+  // `assert` statements (ir::Assert::id) and top-level `forall` / `exists` properties.
+  std::vector<Assertion> assertions;
 
   const Expr& expr(ExprId id) const { return exprs[id]; }
 };
+
+// Whether the program states any assertion, and whether any reads `landed`.
+bool HasAssertions(const Program& p);
+bool ReadsLanded(const Program& p);
+
+// How reports name named barrier `id`: its declared name (`named_barrier q_empty = 3` gives
+// "q_empty"), else the number ("3").
+std::string NamedBarrierName(const Program& p, int64_t id);
 
 // Whether two expressions are the same tree (so they evaluate equal for one agent at one time).
 bool SameExpr(const Program& p, ExprId a, ExprId b);

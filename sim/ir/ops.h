@@ -39,6 +39,7 @@ enum class EvalError : uint8_t {
   kShiftRange,      // "eval.shift-range": shift count outside 0..63
   kBadReference,    // "eval.bad-reference": param/var slot out of range, no builtins, bad id
   kBadOp,           // "eval.bad-op": malformed node (unknown operator or missing operand)
+  kTooDeep,         // "eval.too-deep": a tree deeper than the walker recurses (built in code)
 };
 
 // Bytecode opcodes of an encoded expression (sim/ir/encoding.h describes each).

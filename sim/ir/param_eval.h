@@ -1,9 +1,9 @@
-// Evaluation of expressions over params only (param defaults, cluster shape after binding). The
-// agent evaluator lives in sim/ir/eval.h (engine); this one sees no variables and no builtins and
-// exists so that the IR library itself (BindParams, the parser) does not depend on the engine.
-// Semantics match eval.h: int64 with C truncating / and %, and what would be undefined behaviour
-// in C++ (division by zero, INT64_MIN / -1, signed overflow, shift counts outside 0..63) is an
-// error; ?:, && and || evaluate only the operands they need.
+// Evaluation of expressions over params only (param defaults, cluster shape after binding):
+// the tree walker of sim/ir/eval.h with no variables and no builtins bound, its faults worded
+// for a param context. Semantics are eval.h's (sim/ir/arith.h): int64 with C truncating / and
+// %, and what would be undefined behaviour in C++ (division by zero, INT64_MIN / -1, signed
+// overflow, shift counts outside 0..63) is an error; ?:, && and || evaluate only the operands
+// they need.
 #ifndef PARITY_SIM_IR_PARAM_EVAL_H_
 #define PARITY_SIM_IR_PARAM_EVAL_H_
 

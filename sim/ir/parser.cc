@@ -34,7 +34,8 @@ constexpr BuiltinName kBuiltins[] = {
 // Words that start a statement or clause; they cannot name params, objects or variables.
 bool IsReserved(const std::string& s) {
   static const char* const kWords[] = {
-      "schedule", "param", "cluster", "clusters", "buffer", "barrier", "tensormap", "role",
+      "schedule", "param", "cluster", "clusters", "buffer", "barrier", "named_barrier",
+      "tensormap", "role",
       "global", "primary",
       "let", "for", "while", "break", "bound", "in", "if", "else", "step", "count", "threads",
       "when", "bytes", "align", "aliases",
@@ -279,10 +280,84 @@ Status Parser::ParsePrimary(ExprId* out) {
       *out = MakeBinary(t.text == "min" ? BinaryOp::kMin : BinaryOp::kMax, a, b, t);
       return Status::Ok();
     }
+    static const std::pair<const char*, StateFn> kStateFns[] = {
+        {"phase", StateFn::kPhase}, {"pending", StateFn::kPending},
+        {"tx", StateFn::kTx}, {"landed", StateFn::kLanded}};
+    for (const auto& [name, fn] : kStateFns) {
+      if (t.text == name && IsPunct("(", 1) && !LookupVar(t.text)) {
+        Next();
+        return ParseStateRead(t, fn, out);
+      }
+    }
     Next();
     return ResolveName(t, out);
   }
   return Expected_("an expression");
+}
+
+Status Parser::ParseStateRead(const Token& t, StateFn fn, ExprId* out) {
+  if (!in_assertion_) {
+    return Error(t,
+                 "`" + t.text + "(...)` reads the model's state: it may appear only in an "
+                 "`assert`, `forall` or `exists` expression",
+                 "parse.state-outside-assertion");
+  }
+  PARITY_RETURN_IF_ERROR(ExpectPunct("(", "after `" + t.text + "`"));
+  Expr e;
+  e.kind = Expr::Kind::kState;
+  e.op = static_cast<uint8_t>(fn);
+  if (fn == StateFn::kLanded) {
+    BufferRef ref;
+    PARITY_RETURN_IF_ERROR(ParseBufferRef(&ref, /*allow_cta=*/false));
+    if (ref.offset != kNoExpr || ref.bytes != kNoExpr) {
+      return Error(t, "`landed` takes a whole buffer slot `B[s]` (no `+ offset`, no `bytes`)",
+                   "parse.bad-state-read");
+    }
+    e.index = ref.buffer;
+    e.a = ref.slot;
+  } else {
+    const Token at = Peek();
+    BarrierRef ref;
+    PARITY_RETURN_IF_ERROR(ParseBarrierRef(&ref));
+    if (ref.cta != kNoExpr) {
+      return Error(at,
+                   "`" + t.text + "` reads a barrier of the executing CTA; `@cta` is not "
+                   "allowed here (a CTA waits only on its own barriers, and a property is "
+                   "evaluated for every CTA)",
+                   "parse.bad-state-read");
+    }
+    e.index = ref.barrier;
+    e.a = ref.index;
+  }
+  PARITY_RETURN_IF_ERROR(ExpectPunct(")", "to close `" + t.text + "(`"));
+  *out = Add(e, t);
+  return Status::Ok();
+}
+
+Status Parser::ParseAssertion(Assertion::Kind kind, uint32_t* id) {
+  const Token word = Next();
+  const Token first = Peek();
+  Assertion a;
+  a.kind = kind;
+  a.where = Loc(word);
+  in_assertion_ = true;
+  Status s = ParseExpr(&a.cond);
+  in_assertion_ = false;
+  PARITY_RETURN_IF_ERROR(s);
+  const Token& last = toks_[pos_ - 1];
+  a.text = std::string(text_.substr(first.offset, last.end - first.offset));
+  if (IsPunct("--")) {
+    a.message = Next().rest;
+  } else if (Peek().kind != Token::Kind::kNewline && Peek().kind != Token::Kind::kEof &&
+             !IsPunct("}") && !IsPunct(";")) {
+    return Error(Peek(),
+                 "expected the end of the `" + word.text + "` (a newline) or `-- message`, found " +
+                     Describe(Peek()),
+                 "parse.bad-assertion");
+  }
+  *id = static_cast<uint32_t>(program_.assertions.size());
+  program_.assertions.push_back(std::move(a));
+  return EndOfStatement("`" + word.text + "`");
 }
 
 Status Parser::ResolveName(const Token& t, ExprId* out) {
@@ -301,6 +376,15 @@ Status Parser::ResolveName(const Token& t, ExprId* out) {
       return Status::Ok();
     }
   }
+  for (size_t i = 0; i < program_.named_barriers.size(); ++i) {
+    if (program_.named_barriers[i].name == t.text) {
+      e.kind = Expr::Kind::kConst;
+      e.value = program_.named_barriers[i].id;
+      e.index = static_cast<uint32_t>(i + 1);  // printed back as the name
+      *out = Add(e, t);
+      return Status::Ok();
+    }
+  }
   for (const BuiltinName& b : kBuiltins) {
     if (t.text == b.name) {
       e.kind = Expr::Kind::kBuiltin;
@@ -314,7 +398,8 @@ Status Parser::ResolveName(const Token& t, ExprId* out) {
   }
   return Error(t,
                "unknown name `" + t.text +
-                   "` (expected a variable in scope, a param declared above, or a builtin: "
+                   "` (expected a variable in scope, a param or named barrier declared above, or a "
+                   "builtin: "
                    "cta_rank, cta_x, cta_y, cluster_m, cluster_n, cluster_size, cluster_id, "
                    "num_clusters, grid_cta, grid_size, agent)",
                "parse.unknown-name");
@@ -392,6 +477,13 @@ Status Parser::CheckNotReserved(const Token& t, const std::string& what) const {
   if (IsReserved(t.text)) {
     return Error(t, "`" + t.text + "` is a reserved word and cannot name a " + what,
                  "parse.reserved");
+  }
+  for (const NamedBarrierDecl& n : program_.named_barriers) {
+    if (n.name == t.text && what != "named barrier") {
+      return Error(t, "`" + t.text + "` is already a named barrier; a " + what +
+                          " of the same name would hide it",
+                   "parse.duplicate");
+    }
   }
   for (const Param& p : program_.params) {
     if (p.name == t.text && what != "param") {

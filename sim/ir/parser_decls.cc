@@ -1,6 +1,7 @@
 // The `.pipe` parser's top-level declarations (parser_internal.h): schedule, param, cluster,
 // clusters, buffer, barrier, tensormap, global, primary and role, and the defaults that
 // ParseTop makes explicit in the IR.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -18,8 +19,8 @@ Status Parser::ParseTop() {
     if (t.kind == Token::Kind::kEof) break;
     if (t.kind != Token::Kind::kIdent) {
       return Expected_(
-          "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-          "global, role, primary)");
+          "a declaration (schedule, param, cluster, clusters, buffer, barrier, named_barrier, "
+          "tensormap, global, role, primary, forall, exists)");
     }
     Status s;
     if (t.text == "schedule") {
@@ -39,6 +40,8 @@ Status Parser::ParseTop() {
       s = ParseBuffer();
     } else if (t.text == "barrier") {
       s = ParseBarrierDecl();
+    } else if (t.text == "named_barrier") {
+      s = ParseNamedBarrierDecl();
     } else if (t.text == "tensormap") {
       s = ParseTensorMap();
     } else if (t.text == "role") {
@@ -47,10 +50,19 @@ Status Parser::ParseTop() {
       s = ParseGlobal();
     } else if (t.text == "primary") {
       s = ParsePrimary();
+    } else if (t.text == "forall" || t.text == "exists") {
+      uint32_t id = 0;
+      s = ParseAssertion(t.text == "forall" ? Assertion::Kind::kForall : Assertion::Kind::kExists,
+                         &id);
+    } else if (t.text == "assert") {
+      return Error(t,
+                   "`assert` is a statement of a role's body; at the top level state an "
+                   "end-of-run property with `forall E` or `exists E`",
+                   "parse.assert-outside-role");
     } else {
       return Expected_(
-          "a declaration (schedule, param, cluster, clusters, buffer, barrier, tensormap, "
-          "global, role, primary)");
+          "a declaration (schedule, param, cluster, clusters, buffer, barrier, named_barrier, "
+          "tensormap, global, role, primary, forall, exists)");
     }
     PARITY_RETURN_IF_ERROR(s);
   }
@@ -60,6 +72,7 @@ Status Parser::ParseTop() {
   if (program_.cluster_n == kNoExpr) program_.cluster_n = Const(1, end);
   if (program_.clusters == kNoExpr) program_.clusters = Const(1, end);
   if (program_.roles.empty()) return Error(end, "the schedule has no `role`", "parse.no-roles");
+  FinishPrimaries();
   bool own = false;
   for (const Role& r : program_.roles) own = own || r.grid == 0;
   if (!own) {
@@ -90,16 +103,24 @@ Status Parser::ParseGlobal() {
 
 Status Parser::ParsePrimary() {
   const Token kw = Next();
-  if (program_.primary_clusters != kNoExpr) {
-    return Error(kw, "`primary` given twice (a schedule has at most one preceding grid)",
-                 "parse.duplicate");
+  if (program_.primaries.size() >= kMaxPrimaryGrids) {
+    return Error(kw,
+                 "more than " + std::to_string(kMaxPrimaryGrids) +
+                     " `primary` grids (a chain of at most " +
+                     std::to_string(kMaxPrimaryGrids + 1) + " grids with the schedule's own)",
+                 "parse.primary");
   }
-  program_.primary_where = Loc(kw);
+  Program::PrimaryGrid g;
+  g.where = Loc(kw);
   PARITY_RETURN_IF_ERROR(
       ExpectWord("clusters", "after `primary` (`primary clusters N { role ... }`)"));
-  PARITY_RETURN_IF_ERROR(ParseExpr(&program_.primary_clusters));
+  PARITY_RETURN_IF_ERROR(ParseExpr(&g.clusters));
   if (!IsPunct("{")) return Expected_("`{` to start the primary grid's roles");
   const Token open = Next();
+  program_.primaries.push_back(g);
+  // Launch order for now (1 = the first `primary` block); FinishPrimaries numbers the grids
+  // backwards from the schedule's own once every block is read.
+  const auto launch = static_cast<uint8_t>(program_.primaries.size());
   size_t roles = 0;
   while (true) {
     SkipNewlines();
@@ -116,11 +137,21 @@ Status Parser::ParsePrimary() {
                    "parse.primary");
     }
     PARITY_RETURN_IF_ERROR(ParseRole());
-    program_.roles.back().grid = 1;
+    program_.roles.back().grid = launch;
     ++roles;
   }
   if (roles == 0) return Error(kw, "the primary grid has no `role`", "parse.primary");
   return EndOfStatement("the primary grid");
+}
+
+void Parser::FinishPrimaries() {
+  // Grid g is the one launched g launches before the schedule's own: the last block is grid 1,
+  // the prerequisite of the own grid (ir.h Program::primaries).
+  const size_t n = program_.primaries.size();
+  std::reverse(program_.primaries.begin(), program_.primaries.end());
+  for (Role& r : program_.roles) {
+    if (r.grid != 0) r.grid = static_cast<uint8_t>(n + 1 - r.grid);
+  }
 }
 
 Status Parser::CheckNewObjectName(const Token& t, const std::string& kind) const {
@@ -135,7 +166,7 @@ Status Parser::CheckNewObjectName(const Token& t, const std::string& kind) const
     return false;
   };
   if (taken(program_.buffers) || taken(program_.barriers) || taken(program_.tensor_maps) ||
-      taken(program_.roles) || taken(program_.globals)) {
+      taken(program_.roles) || taken(program_.globals) || taken(program_.named_barriers)) {
     return Error(t, "`" + t.text + "` is already declared", "parse.duplicate");
   }
   return Status::Ok();
@@ -259,6 +290,39 @@ Status Parser::ParseBarrierDecl() {
   PARITY_RETURN_IF_ERROR(ParseExpr(&b.count));
   program_.barriers.push_back(std::move(b));
   return EndOfStatement("the barrier declaration");
+}
+
+// `named_barrier q_empty = 3`. The id is a literal: it names a hardware resource (one of the
+// CTA's 16 named barriers, PTX ISA bar / barrier), as an enum constant does in CUTLASS and FA3,
+// so that no -D override can make two names share an id.
+Status Parser::ParseNamedBarrierDecl() {
+  Next();
+  NamedBarrierDecl d;
+  Token name;
+  PARITY_RETURN_IF_ERROR(
+      ExpectName("named barrier name after `named_barrier`", &d.name, &name));
+  PARITY_RETURN_IF_ERROR(CheckNewObjectName(name, "named barrier"));
+  d.where = Loc(name);
+  PARITY_RETURN_IF_ERROR(
+      ExpectPunct("=", "after the named barrier's name (`named_barrier q_empty = 3`)"));
+  const Token id = Peek();
+  if (id.kind != Token::Kind::kInt) {
+    return Expected_("the named barrier's id, an integer 0..15");
+  }
+  Next();
+  d.id = id.value;
+  if (d.id < 0 || d.id > 15) {
+    return Error(id, "named barrier id " + id.text + " is outside 0..15 (a CTA has 16 named "
+                 "barriers, PTX ISA bar)", "parse.bad-value");
+  }
+  for (const NamedBarrierDecl& o : program_.named_barriers) {
+    if (o.id == d.id) {
+      return Error(id, "named barrier id " + id.text + " is already named `" + o.name +
+                   "` (line " + std::to_string(o.where.line) + ")", "parse.duplicate");
+    }
+  }
+  program_.named_barriers.push_back(std::move(d));
+  return EndOfStatement("the named barrier declaration");
 }
 
 Status Parser::ParseSizeWord(const std::string& what, const std::vector<std::string>& allowed,

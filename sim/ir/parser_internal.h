@@ -178,9 +178,11 @@ class Parser {
   // `global OUT[SLOTS] bytes N`: global memory seen by both grids (ir.h GlobalDecl).
   Status ParseGlobal();
 
-  // `primary clusters N { role ... }`: the preceding grid of a programmatic dependent launch
-  // (ir.h Program::primary_clusters). Once per file; only roles inside.
+  // `primary clusters N { role ... }`: an earlier grid of a chain of programmatic dependent
+  // launches (ir.h Program::primaries), in launch order; only roles inside.
   Status ParsePrimary();
+  void FinishPrimaries();
+  static constexpr size_t kMaxPrimaryGrids = 7;
   Status CheckNewObjectName(const Token& t, const std::string& kind) const;
   Status ParseParam();
 
@@ -189,6 +191,7 @@ class Parser {
   Status ParseClusterDim(ExprId* out);
   Status ParseBuffer();
   Status ParseBarrierDecl();
+  Status ParseNamedBarrierDecl();
 
   // `128B`, `32B`, `none`: a number directly followed by `B`, or a word.
   Status ParseSizeWord(const std::string& what, const std::vector<std::string>& allowed,
@@ -230,6 +233,14 @@ class Parser {
   // `set_by` is the arrive that sets one, for the message when V is unknown.
   Status ParseTokenVar(const std::string& after, const std::string& set_by, uint32_t* slot);
   Status ParseOp(const Token& t, Block* out);
+
+  // `assert E [-- message]` (in a role) and `forall` / `exists` (top level): appends to
+  // Program::assertions and sets *id. The expression may read the model's state
+  // (ParseStateRead); `what` names the keyword in messages.
+  Status ParseAssertion(Assertion::Kind kind, uint32_t* id);
+  // `phase(b[i])`, `pending(b[i])`, `tx(b[i])`, `landed(B[s])` at name token `t` (the `(` next).
+  Status ParseStateRead(const Token& t, StateFn fn, ExprId* out);
+  bool in_assertion_ = false;  // parsing an assertion's expression: state reads are allowed
   std::string_view text_;
   std::string file_;
   std::vector<std::string_view> lines_;

@@ -82,7 +82,25 @@ class Lexer {
             break;
           }
         }
-        if (matched) {
+        // `-- message` (a space or the end of the line after the dashes): the rest of the line
+        // is the message of an assertion, taken as written (any character, no comment).
+        const bool message =
+            two == "--" && (pos_ + 2 == text_.size() || text_[pos_ + 2] == ' ' ||
+                            text_[pos_ + 2] == '\t' || text_[pos_ + 2] == '\n' ||
+                            text_[pos_ + 2] == '\r');
+        if (message) {
+          Advance();
+          Advance();
+          t.text = two;
+          const size_t from = pos_;
+          while (pos_ < text_.size() && text_[pos_] != '\n') Advance();
+          std::string_view rest = text_.substr(from, pos_ - from);
+          while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+          while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t' || rest.back() == '\r')) {
+            rest.remove_suffix(1);
+          }
+          t.rest = std::string(rest);
+        } else if (matched) {
           Advance();
           Advance();
           t.text = two;

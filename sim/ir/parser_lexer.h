@@ -21,6 +21,7 @@ struct Token {
   int col = 1;
   size_t offset = 0;  // byte offset in the text
   size_t end = 0;     // one past the last byte
+  std::string rest;   // `--`: the rest of its line (an assertion's message), trimmed
 };
 
 // `what` for "expected ..., found WHAT": the token in backticks, or "end of line" / "end of file".

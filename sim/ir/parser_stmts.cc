@@ -110,6 +110,15 @@ Status Parser::ParseStmt(Block* out) {
     out->push_back(std::move(st));
     return EndOfStatement("`break`");
   }
+  if (w == "assert") {
+    Stmt st;
+    Assert a;
+    PARITY_RETURN_IF_ERROR(ParseAssertion(Assertion::Kind::kAssert, &a.id));
+    st.node = a;
+    st.where = Loc(t);
+    out->push_back(std::move(st));
+    return Status::Ok();
+  }
   if (w == "if") {
     Stmt st;
     Bindings every_path;

@@ -103,6 +103,11 @@ class Printer {
     const Expr& e = p_.exprs[id];
     switch (e.kind) {
       case Expr::Kind::kConst:
+        // A named barrier's name where the schedule wrote it (ir.h, Expr::index).
+        if (e.index > 0 && e.index <= p_.named_barriers.size() &&
+            p_.named_barriers[e.index - 1].id == e.value) {
+          return p_.named_barriers[e.index - 1].name;
+        }
         // INT64_MIN has no decimal literal (its magnitude overflows); hex keeps the bit pattern.
         if (e.value == std::numeric_limits<int64_t>::min()) return "0x8000000000000000";
         return std::to_string(e.value);
@@ -136,6 +141,18 @@ class Printer {
       case Expr::Kind::kSelect:
         // Right-associative: `a ? b : c ? d : e`.
         return Expr_(e.a, 0) + " ? " + Expr_(e.b) + " : " + Expr_(e.c);
+      case Expr::Kind::kState: {
+        static const char* const kFn[] = {"phase", "pending", "tx", "landed"};
+        const bool landed = e.op == static_cast<uint8_t>(StateFn::kLanded);
+        std::string obj;
+        if (landed) {
+          obj = e.index < p_.buffers.size() ? p_.buffers[e.index].name : "<bad-buffer>";
+        } else {
+          obj = e.index < p_.barriers.size() ? p_.barriers[e.index].name : "<bad-barrier>";
+        }
+        return std::string(e.op < 4 ? kFn[e.op] : "<bad-state>") + "(" + obj + "[" +
+               Expr_(e.a) + "])";
+      }
     }
     return "<bad-expr>";
   }
@@ -313,10 +330,21 @@ class Printer {
         *out += "\n";
       } else if (std::holds_alternative<Break>(s.node)) {
         *out += pad + "break\n";
+      } else if (const auto* a = std::get_if<Assert>(&s.node)) {
+        *out += pad + AssertionText("assert", a->id) + "\n";
       } else {
         *out += pad + OpText(std::get<Op>(s.node)) + "\n";
       }
     }
+  }
+
+  // `assert E -- message` (a kind word and Program::assertions[id]).
+  std::string AssertionText(const char* word, uint32_t id) const {
+    if (id >= p_.assertions.size()) return std::string(word) + " <bad-assertion>";
+    const Assertion& a = p_.assertions[id];
+    std::string s = std::string(word) + " " + Expr_(a.cond);
+    if (!a.message.empty()) s += " -- " + a.message;
+    return s;
   }
 
   void If_(const If& i, int indent, std::string* out) const {
@@ -357,6 +385,10 @@ std::string PrintExpr(const Program& program, ExprId id, const Role* role) {
 std::string Print(const Program& p) {
   Printer pr(p, nullptr);
   std::string out = "schedule " + p.name + "\n";
+  // Before the params: a param's default may use a named barrier's name.
+  for (const NamedBarrierDecl& n : p.named_barriers) {
+    out += "named_barrier " + n.name + " = " + std::to_string(n.id) + "\n";
+  }
   for (const Param& param : p.params) {
     out += "param " + param.name + " = " +
            (param.default_expr != kNoExpr ? pr.Expr_(param.default_expr)
@@ -395,14 +427,14 @@ std::string Print(const Program& p) {
   for (const GlobalDecl& g : p.globals) {
     out += "global " + g.name + "[" + pr.Expr_(g.slots) + "] bytes " + pr.Expr_(g.bytes) + "\n";
   }
-  // The primary grid's roles are one block in the file (the parser's rule), so they print as
-  // one `primary` block at their place among the roles.
+  // Each primary grid's roles are one block in the file (the parser's rule), so they print as
+  // one `primary` block at their place among the roles; blocks keep their launch order.
   for (size_t i = 0; i < p.roles.size(); ++i) {
     const Role& r = p.roles[i];
-    const bool primary = r.grid == 1;
+    const bool primary = r.grid != 0;
     const std::string pad = primary ? "  " : "";
-    if (primary && (i == 0 || p.roles[i - 1].grid != 1)) {
-      out += "\nprimary clusters " + pr.Expr_(p.primary_clusters) + " {";
+    if (primary && (i == 0 || p.roles[i - 1].grid != r.grid)) {
+      out += "\nprimary clusters " + pr.Expr_(p.primaries[r.grid - 1].clusters) + " {";
     }
     pr.SetRole(&r);
     out += "\n" + pad + "role " + r.name;
@@ -412,7 +444,16 @@ std::string Print(const Program& p) {
     out += " {\n";
     pr.Block_(r.body, primary ? 2 : 1, &out);
     out += pad + "}\n";
-    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != 1)) out += "}\n";
+    if (primary && (i + 1 == p.roles.size() || p.roles[i + 1].grid != r.grid)) out += "}\n";
+  }
+  pr.SetRole(nullptr);
+  bool first_property = true;
+  for (uint32_t i = 0; i < p.assertions.size(); ++i) {
+    const Assertion::Kind k = p.assertions[i].kind;
+    if (k == Assertion::Kind::kAssert) continue;
+    if (first_property) out += "\n";
+    first_property = false;
+    out += pr.AssertionText(k == Assertion::Kind::kForall ? "forall" : "exists", i) + "\n";
   }
   return out;
 }

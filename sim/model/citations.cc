@@ -196,6 +196,7 @@ const Citation kP2031[] = {
     {kTcgen05Smem, "Accessing the same memory location across miltiple proxies needs a "
                    "cross-proxy fence.", ""}};
 const Citation kP2032[] = {{kCompletion, kQuoteAsyncUb, ""}};
+const Citation kUser[] = {{"", "", "", true}};
 
 }  // namespace
 
@@ -243,6 +244,8 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kDsmemBeforeStart: return kP2030;
     case Code::kTensormapNotFenced: return kP2031;
     case Code::kTensormapModifiedInFlight: return kP2032;
+    case Code::kAssertionFailed:
+    case Code::kExistsUnsatisfied: return kUser;
   }
   return {};
 }
@@ -251,7 +254,9 @@ std::string CitationText(Code code) {
   std::string out;
   for (const Citation& c : CodeCitations(code)) {
     if (!out.empty()) out += "; ";
-    if (!c.litmus.empty()) {
+    if (c.user) {
+      out += "user assertion";
+    } else if (!c.litmus.empty()) {
       out += "litmus ";
       out += c.litmus;
     } else {

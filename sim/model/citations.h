@@ -21,13 +21,15 @@ struct Citation {
   std::string_view section;  // "9.7.13.15.16 mbarrier.test_wait / mbarrier.try_wait" ("" for a litmus)
   std::string_view quote;    // the ISA's words ("" for a litmus)
   std::string_view litmus;   // a test of litmus/ ("" for a quote)
+  // A rule the schedule's author states (P2033, P2034): its only source is the assertion.
+  bool user = false;
 };
 
 // The citations of a code (empty for an unknown code).
 std::span<const Citation> CodeCitations(Code code);
 
 // One line for reports, SARIF and `parity rules`: each citation as
-// `PTX ISA (SECTION): "QUOTE"` or `litmus NAME`, separated by "; ".
+// `PTX ISA (SECTION): "QUOTE"`, `litmus NAME` or `user assertion`, separated by "; ".
 std::string CitationText(Code code);
 
 }  // namespace parity::model

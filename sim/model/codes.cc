@@ -173,6 +173,12 @@ std::string Detail(const Violation& v) {
       return "a TMA reads an updated tensor map without the tensormap proxy fences";
     case Code::kTensormapModifiedInFlight:
       return "a tensor map is updated while a TMA that reads it may be in flight";
+    // value: the assertion's index in ir::Program::assertions; limit: the global CTA it was
+    // evaluated for (the reports add its text and message, which only the program holds).
+    case Code::kAssertionFailed:
+      return "assertion " + N(v.value) + " does not hold (CTA " + N(v.limit) + ")";
+    case Code::kExistsUnsatisfied:
+      return "exists property " + N(v.value) + " holds in no complete run explored";
   }
   return "unknown violation";
 }

@@ -1,7 +1,7 @@
-// tools/cli/narrate.h: every event kind has its own readable line (names from the schedule, no
+// verifier/report/narrate.h: every event kind has its own readable line (names from the schedule, no
 // raw record dump), checked on one synthetic event per kind and on the bundled pipelines that
 // use cp.async groups, named barriers, bulk and TMA stores and st.async.
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "sim/ir/parser.h"
 #include "sim/trace/trace_file.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -120,6 +120,31 @@ TEST(NarrateTest, CpAsyncGroupsAndNamedBarriers) {
   EXPECT_TRUE(Has(lines, "CTA 0 mma[0]: bar.sync 0 returns"));
 }
 
+// A named barrier with a name: events and the named-barrier rules say the name, not the id.
+TEST(NarrateTest, NamedBarriersByName) {
+  constexpr char kNamed[] = R"(schedule named
+named_barrier epi = 2
+role a threads 64 {
+  bar.arrive epi, 128
+}
+role b threads 64 {
+  bar.sync epi, 256
+}
+)";
+  auto s = Load(kNamed, "named.pipe", false);
+  ASSERT_NE(s, nullptr);
+  const engine::RunResult r = s->engine->Run();
+  ASSERT_TRUE(r.violation.has_value());
+  EXPECT_EQ(r.violation->violation.code, model::Code::kNamedBarrierCountMismatch);
+  // Whichever arrives first sets the instance's count; the other one is the violation.
+  const std::string text = ViolationText(s->program, *r.violation);
+  EXPECT_EQ(text.rfind("named barrier epi used with thread count ", 0), 0u) << text;
+  const std::vector<std::string> lines = Lines(*s);
+  EXPECT_TRUE(Has(lines, "CTA 0 a[0]: bar.arrive epi, 128 threads (64 of 128 arrived)") ||
+              Has(lines, "CTA 0 b[0]: bar.sync epi, 256 threads (64 of 256 arrived; blocks "
+                         "until all have)"));
+}
+
 TEST(NarrateTest, BulkGroupsAndTmaStores) {
   const std::string file = "pipelines/tma_store/bad_no_tail_wait.pipe";
   auto s = Load(ReadFile(file), file, true);
@@ -160,4 +185,4 @@ TEST(NarrateTest, StAsyncAndCpAsyncArrive) {
 }
 
 }  // namespace
-}  // namespace parity::cli
+}  // namespace parity::report

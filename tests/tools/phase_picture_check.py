@@ -1,8 +1,13 @@
 """Checks for tests/tools/phase_picture_test.sh.
 
 dom FILE EXPECT: FILE is Chromium's --dump-dom of a phase picture; its #render-check element
-holds what the browser drew (the page's script fills it from the layout). EXPECT is one of
-deadlock, completed, h100-hang.
+holds what the browser drew (the page's script fills it from the layout, and hovers each wait
+to see what it highlights). EXPECT is one of deadlock, completed, h100-hang, named.
+Every page: the timeline fills the page's width without a sideways scroll; every phase shows its
+counts as text; no phase label is cut by an init tick; every wait that returned names the phase
+it observed, with a drawn link to that phase's box, hovering it highlights the box and the lane,
+and hovering the box highlights the wait; every blocked wait is linked to its barrier's open phase and named on that lane; the red
+lane is the object the headline names.
 png FILE: the screenshot decodes (PNG, 8-bit RGB/RGBA, any filter) and is not blank.
 """
 import html
@@ -30,7 +35,7 @@ def check_dom(path, expect):
     for n in names:
         if re.match(r"^(barrier\d+|agent \d+)", n):
             bad += fail("numbered lane " + n)
-    if not any(n.startswith("full[") for n in names):
+    if expect != "named" and not any(n.startswith("full[") for n in names):
         bad += fail("no full[] lane: %s" % sorted(names))
     if not any(n.startswith("producer[") for n in names):
         bad += fail("no producer[] lane: %s" % sorted(names))
@@ -38,9 +43,45 @@ def check_dom(path, expect):
         bad += fail("fewer phase segments (%d) than barrier lanes" % r["phases"])
     if r["titles"] < r["phases"]:
         bad += fail("elements without a narration tooltip")
-    if r["multicast_arrows"] < 2:
+    if expect != "named" and r["multicast_arrows"] < 2:
         bad += fail("no multicast fan-out: %d arrows" % r["multicast_arrows"])
-    if expect in ("deadlock", "h100-hang"):
+    # The page's width, without a sideways scroll (body margins and the frame aside).
+    if r["side_scroll"] or r["svg_client_width"] < r["page_width"] - 40:
+        bad += fail("timeline %d px wide in a %d px page, sideways scroll %s"
+                    % (r["svg_client_width"], r["page_width"], r["side_scroll"]))
+    # Counts in view: one "got/expected" text per phase segment.
+    if len(r["counts"]) != r["phases"] or not all(re.match(r"^\d+/\d+", c) for c in r["counts"]):
+        bad += fail("%d phases, counts %s" % (r["phases"], r["counts"][:8]))
+    if r["labels_cut_by_init"]:
+        bad += fail("%d phase labels cut by an init tick" % r["labels_cut_by_init"])
+    # Every wait that returned: the phase it observed, its link drawn, the hover highlight.
+    for w in r["returned"]:
+        want = "fresh" if w["observed"] == "-1" else w["observed"]
+        if w["phase"] != want or not w["link"] or not w["text"] or not w["hover"]:
+            bad += fail("returned wait not tied to its phase: %s" % w)
+    if expect == "completed" and not any(w["observed"] != "" for w in r["returned"]):
+        bad += fail("no wait that returned is tied to a phase")
+    # Every blocked wait: linked to the open phase it waits for, named on that lane.
+    for w in r["blocked"]:
+        if (not w["phase_open"] or not w["link"] or not w["hover"] or not w["lane"]
+                or w["agent"] not in w["waiter_mark"]):
+            bad += fail("blocked wait not linked to its lane and phase: %s" % w)
+    # These pages' blocked waits are all mbarrier waits or bar.syncs.
+    if expect != "completed" and len(r["blocked"]) != r["waits_blocked"]:
+        bad += fail("%d blocked waits, %d on a barrier" % (r["waits_blocked"], len(r["blocked"])))
+    # The red lane names the object of the headline.
+    for label in r["culprit_labels"]:
+        if label not in r["outcome"]:
+            bad += fail("red lane %r not in the headline %r" % (label, r["outcome"]))
+    if expect == "named":
+        if "0 named barrier q_empty" not in r["barrier_lanes"]:
+            bad += fail("no lane for named barrier q_empty: %s" % r["barrier_lanes"])
+        if not any(w["lane"] == "named barrier q_empty" and w["agent"] == "consumer[0]"
+                   for w in r["blocked"]):
+            bad += fail("consumer[0]'s bar.sync not linked to q_empty: %s" % r["blocked"])
+        if not r["culprit_lanes"]:
+            bad += fail("no red lane")
+    elif expect in ("deadlock", "h100-hang"):
         if r["waits_blocked"] < 1:
             bad += fail("no blocked wait drawn")
         if r["culprit_lanes"] != ["0 full[0]"]:

@@ -532,6 +532,34 @@ TEST(DeadlockAdversarialTest, NamedBarrierCountMismatch) {
   }
 }
 
+// A named barrier with a name (`named_barrier q_empty = 3`): the diagnosis names it, and lists
+// who arrived (the consumer waiting, the producer that arrived with bar.arrive and exited) and
+// who did not (the other consumer, blocked at its mbarrier wait), by role, threads and line.
+TEST(DeadlockAdversarialTest, NamedBarrierByNameListsWhoArrivedAndWhoDidNot) {
+  for (engine::Policy p : kThree) {
+    Diagnosed d = Culprit("named_barrier_by_name", p);
+    ASSERT_FALSE(d.report.blocked.empty()) << d.text;
+    const BlockedExplanation* x = WaitOf(d, "CTA 0 consumer[0]");
+    ASSERT_NE(x, nullptr) << d.text;
+    EXPECT_EQ(x->blocked.wait, engine::WaitKind::kNamedBarrier);
+    EXPECT_THAT(x->cause_text, HasSubstr("256 of 384 threads")) << d.text;
+    EXPECT_THAT(x->cause_text, HasSubstr("Waiting at named barrier q_empty of CTA 0: CTA 0 "
+                                         "consumer[0] (128 threads)."))
+        << d.text;
+    EXPECT_THAT(x->cause_text, HasSubstr("Arrived with bar.arrive and went on: CTA 0 "
+                                         "producer[0] (128 threads, bar.arrive at line 8, now "
+                                         "exited)."))
+        << d.text;
+    EXPECT_THAT(x->cause_text, HasSubstr("Not arrived (128 threads of the CTA): CTA 0 "
+                                         "consumer[1] (128 threads, blocked on ready[0] of CTA 0 "
+                                         "parity 0 at line 13)."))
+        << d.text;
+    // The other consumer's own wait is named by its barrier, the report by the name.
+    EXPECT_THAT(d.text, HasSubstr("named barrier q_empty")) << d.text;
+    EXPECT_THAT(d.text, ::testing::Not(HasSubstr("named barrier 3"))) << d.text;
+  }
+}
+
 // A named barrier whose third warp is blocked at an mbarrier wait before its bar.sync: the
 // diagnosis of the named barrier lists who waits there and where the missing warp is.
 TEST(DeadlockAdversarialTest, NamedBarrierListsWhoArrivedAndWhereTheOthersAre) {
@@ -545,9 +573,11 @@ TEST(DeadlockAdversarialTest, NamedBarrierListsWhoArrivedAndWhereTheOthersAre) {
       EXPECT_THAT(x.cause_text, HasSubstr("Waiting at named barrier 1 of CTA 0: CTA 0 math[0], "
                                           "CTA 0 math[1] (64 threads)."))
           << d.text;
-      EXPECT_THAT(x.cause_text, HasSubstr("Blocked elsewhere in that CTA: CTA 0 softmax[0] ("))
+      EXPECT_THAT(x.cause_text,
+                  HasSubstr("Not arrived (32 threads of the CTA): CTA 0 softmax[0] (32 threads, "
+                            "blocked on ready[0] of CTA 0 parity 0 at line 12)."))
           << d.text;
-      EXPECT_THAT(x.cause_text, HasSubstr("at line 12)")) << d.text;
+      EXPECT_THAT(x.cause_text, ::testing::Not(HasSubstr("bar.arrive"))) << d.text;
       EXPECT_THAT(x.cause_text, ::testing::Not(HasSubstr("No other agent"))) << d.text;
     }
     EXPECT_TRUE(seen) << d.text;

@@ -101,7 +101,7 @@ TEST(PdlTest, ParsesPrintsHashesAndEncodes) {
   const std::string text = Schedule(kWaitThenRead);
   auto p = ir::ParseProgram(text, "pdl.pipe");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
-  ASSERT_NE(p->primary_clusters, ir::kNoExpr);
+  ASSERT_EQ(p->primaries.size(), 1u);
   ASSERT_EQ(p->roles.size(), 2u);
   EXPECT_EQ(p->roles[0].grid, 1);  // epi, inside `primary`
   EXPECT_EQ(p->roles[1].grid, 0);
@@ -172,9 +172,6 @@ TEST(PdlTest, MisuseIsAParseErrorWithItsRuleAndPlace) {
       {head + "primary clusters 1 {\n  buffer X[1] bytes 4\n}\nrole r { exit }\n",
        "parse.primary", 6, 3},
       {head + "primary clusters 1 {\n}\nrole r { exit }\n", "parse.primary", 5, 1},
-      {head + "primary clusters 1 {\n  role p { exit }\n}\nprimary clusters 1 {\n  role q { "
-              "exit }\n}\nrole r { exit }\n",
-       "parse.duplicate", 8, 1},
       {head + "primary clusters 1 {\n  role p { exit }\n}\n", "parse.no-roles", 8, 1},
       {head + "role r {\n  tma.load tm coords [0] -> G[0] bar b[0]\n}\n", "parse.global-buffer",
        6, 29},

@@ -149,23 +149,23 @@ TEST(ExecArithmeticTest, OverflowChecksMatchTheCompilersBuiltins) {
     const int64_t a = pick(), b = pick();
     int64_t want = 0, got = 0;
     const bool add = __builtin_add_overflow(a, b, &want);
-    EXPECT_EQ(AddOverflows(a, b, &got), add) << a << " + " << b;
+    EXPECT_EQ(ir::AddOverflows(a, b, &got), add) << a << " + " << b;
     if (!add) {
       EXPECT_EQ(got, want);
     }
     const bool sub = __builtin_sub_overflow(a, b, &want);
-    EXPECT_EQ(SubOverflows(a, b, &got), sub) << a << " - " << b;
+    EXPECT_EQ(ir::SubOverflows(a, b, &got), sub) << a << " - " << b;
     if (!sub) {
       EXPECT_EQ(got, want);
     }
     const bool mul = __builtin_mul_overflow(a, b, &want);
-    EXPECT_EQ(MulOverflows(a, b, &got), mul) << a << " * " << b;
+    EXPECT_EQ(ir::MulOverflows(a, b, &got), mul) << a << " * " << b;
     if (!mul) {
       EXPECT_EQ(got, want);
     }
     const unsigned __int128 p = static_cast<unsigned __int128>(static_cast<uint64_t>(a)) *
                                 static_cast<uint64_t>(b);
-    EXPECT_EQ(MulHi64(static_cast<uint64_t>(a), static_cast<uint64_t>(b)),
+    EXPECT_EQ(ir::MulHi64(static_cast<uint64_t>(a), static_cast<uint64_t>(b)),
               static_cast<uint64_t>(p >> 64));
     overflows[0] += add;
     overflows[1] += sub;

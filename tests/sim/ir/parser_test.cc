@@ -433,6 +433,19 @@ TEST(ParserTest, ErrorsNameLocationAndExpectation) {
       {"let grid_size = 1", false, "parse.reserved", 6, 7, "reserved word"},
       {"buffer bar[1] bytes 64\nrole r { exit }\n", true, "parse.reserved", 1, 8,
        "reserved word"},
+      // Named barriers: a literal id 0..15, one name per id, names in the object namespace.
+      {"named_barrier q = 16\nrole r { exit }\n", true, "parse.bad-value", 1, 19,
+       "named barrier id 16 is outside 0..15"},
+      {"named_barrier q = 1 + 1\nrole r { exit }\n", true, "parse", 1, 21,
+       "expected end of line"},
+      {"param I = 2\nnamed_barrier q = I\nrole r { exit }\n", true, "parse", 2, 19,
+       "the named barrier's id, an integer 0..15"},
+      {"named_barrier q = 1\nnamed_barrier r = 1\nrole r { exit }\n", true, "parse.duplicate",
+       2, 19, "named barrier id 1 is already named `q` (line 1)"},
+      {"named_barrier q = 1\nbarrier q[1] count 1\nrole r { exit }\n", true, "parse.duplicate",
+       2, 9, "`q` is already a named barrier"},
+      {"named_barrier q = 1\nrole r {\n  let q = 2\n}\n", true, "parse.duplicate", 3, 7,
+       "`q` is already a named barrier"},
   };
   for (const BadCase& c : cases) {
     const std::string text = c.whole ? c.body : std::string(kHeader) + "  " + c.body + "\n}\n";

@@ -174,5 +174,39 @@ TEST(PrinterTest, EveryOperationRoundTrips) {
   EXPECT_EQ(Print(*p), text);
 }
 
+// A named barrier prints as its declaration and its name where the schedule wrote the name,
+// and as the number where it wrote the number; both evaluate to the id.
+TEST(PrinterTest, NamedBarriersRoundTripByName) {
+  const std::string text =
+      "schedule named\n"
+      "named_barrier q_empty = 3\n"
+      "named_barrier epi = 0\n"
+      "param BASE = q_empty + 1\n"
+      "cluster 1x1\n"
+      "clusters 1\n"
+      "\n"
+      "role r count 2 threads 128 {\n"
+      "  bar.sync q_empty, 256\n"
+      "  bar.arrive q_empty, 256\n"
+      "  bar.sync BASE + agent, 128\n"
+      "  bar.sync epi + 1, 256\n"
+      "  bar.sync 3, 256\n"
+      "}\n";
+  auto p = ParseProgram(text, "named.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(Print(*p), text);
+  ASSERT_EQ(p->named_barriers.size(), 2u);
+  EXPECT_EQ(p->named_barriers[0].id, 3);
+  EXPECT_EQ(p->params[0].default_value, 4);
+  EXPECT_EQ(NamedBarrierName(*p, 3), "q_empty");
+  EXPECT_EQ(NamedBarrierName(*p, 0), "epi");
+  EXPECT_EQ(NamedBarrierName(*p, 5), "5");
+  // `bar.sync q_empty` and `bar.sync 3` are the same operation.
+  const auto& first = std::get<NamedBarrier>(std::get<Op>(p->roles[0].body[0].node));
+  const auto& last = std::get<NamedBarrier>(std::get<Op>(p->roles[0].body[4].node));
+  EXPECT_TRUE(SameExpr(*p, first.id, last.id));
+  EXPECT_EQ(p->expr(first.id).value, 3);
+}
+
 }  // namespace
 }  // namespace parity::ir

@@ -1,4 +1,4 @@
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 #include <sstream>
 #include <string_view>
@@ -7,7 +7,7 @@
 #include "sim/trace/trace_file.h"
 #include "verifier/deadlock.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -220,8 +220,8 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       break;
     case EventKind::kNamedBarrierArrive:
     case EventKind::kNamedBarrierSyncBegin:
-      os << (kind == EventKind::kNamedBarrierArrive ? "bar.arrive " : "bar.sync ") << e.object
-         << ", " << e.value << " threads";
+      os << (kind == EventKind::kNamedBarrierArrive ? "bar.arrive " : "bar.sync ")
+         << ir::NamedBarrierName(program, e.object) << ", " << e.value << " threads";
       if (e.value2 == 0) {
         os << " (all arrived: the barrier completes)";
       } else {
@@ -231,7 +231,7 @@ std::string EventLine(const ir::Program& program, const engine::Engine& engine,
       }
       break;
     case EventKind::kNamedBarrierSyncEnd:
-      os << "bar.sync " << e.object << " returns";
+      os << "bar.sync " << ir::NamedBarrierName(program, e.object) << " returns";
       break;
     case EventKind::kWaitTimeout:
       os << "wait " << Bar(program, e) << " parity " << int{e.parity}
@@ -265,12 +265,45 @@ std::string ViolationText(const ir::Program& program, const engine::ViolationInf
   const std::string heading = std::string(model::CodeId(v.violation.code)) + " " +
                               std::string(model::CodeSlug(v.violation.code)) + ": ";
   if (text.rfind(heading, 0) == 0) text.erase(0, heading.size());
+  // A user assertion: its text and message, which only the program holds (value = its index).
+  if ((v.violation.code == model::Code::kAssertionFailed ||
+       v.violation.code == model::Code::kExistsUnsatisfied) &&
+      v.violation.value >= 0 &&
+      static_cast<size_t>(v.violation.value) < program.assertions.size()) {
+    const ir::Assertion& a = program.assertions[static_cast<size_t>(v.violation.value)];
+    const char* word = a.kind == ir::Assertion::Kind::kAssert   ? "assert"
+                       : a.kind == ir::Assertion::Kind::kForall ? "forall"
+                                                                : "exists";
+    text = std::string(word) + " " + a.text + (a.message.empty() ? "" : " -- " + a.message);
+    if (v.violation.code == model::Code::kAssertionFailed) {
+      text += a.kind == ir::Assertion::Kind::kAssert
+                  ? " is false here (CTA " + std::to_string(v.violation.limit) + ")"
+                  : " is false in the final state of this run (CTA " +
+                        std::to_string(v.violation.limit) + ")";
+    } else {
+      text += " holds in no final state of a complete run";
+    }
+  }
   // The mbarrier rules report on the barrier element their operation targets (the violation
   // event's object, index and target CTA: sim/engine/exec_sync.h); M1013's token names none.
   const std::string_view id = model::CodeId(v.violation.code);
   if (!id.empty() && id[0] == 'M' && v.violation.code != model::Code::kMbarrierPendingCountToken &&
       v.event.object < program.barriers.size()) {
     text = Bar(program, v.event) + ": " + text;
+  }
+  // The named-barrier rules (S1002..S1004) on a barrier the schedule named say its name (the
+  // event's object is the id; an id outside 0..15, S1001, has no name).
+  const bool named_rule = v.violation.code == model::Code::kNamedBarrierCountAlign ||
+                          v.violation.code == model::Code::kNamedBarrierCountMismatch ||
+                          v.violation.code == model::Code::kNamedBarrierOverArrival;
+  const std::string name = ir::NamedBarrierName(program, v.event.object);
+  if (named_rule && name != std::to_string(v.event.object)) {
+    for (const std::string said : {"a named barrier", "named barrier"}) {
+      if (const size_t at = text.find(said); at != std::string::npos) {
+        text.replace(at, said.size(), "named barrier " + name);
+        break;
+      }
+    }
   }
   return text;
 }
@@ -666,4 +699,4 @@ std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& en
   return os.str();
 }
 
-}  // namespace parity::cli
+}  // namespace parity::report
