@@ -230,9 +230,8 @@ class ThreadRunner {
     if (v.kind == Value::Kind::kUnknown && v.symbol.empty()) v.symbol = Origin();
     // A 32-bit register holds a shared address modulo 2^32 (the arithmetic that built it may
     // have added a negative offset as its 32-bit two's complement).
-    // A derived value's `bits` is the address it came from, not the value: a register of n bits
-    // holding address >> shift keeps the address modulo 2^(n + shift) (DeepGEMM's descriptor
-    // `(addr >> 4) & 0x3fff` in a 16-bit register keeps a B stage at byte 131072).
+    // A derived value's `bits` is its address: n bits of address >> shift keep it modulo
+    // 2^(n + shift) (DeepGEMM's `(addr >> 4) & 0x3fff` in 16 bits keeps byte 131072).
     if (v.kind == Value::Kind::kDerived) {
       if (v.shift >= 0) v.bits = Mask(v.bits, std::min(64, bits + v.shift));
     } else if (v.kind == Value::Kind::kInt || bits <= 32) {
