@@ -95,6 +95,11 @@ struct ImportOptions {
   std::string launch;  // "launch N of FILE" for the schedule's header; "" without --launch
 };
 
+// nvcc names an entry's parameters `<mangled entry>_param_N`: a --param or --tensormap may name
+// one by that suffix alone (`param_0+128`). Rewrites such names in `options` to the full name;
+// a name that is neither a parameter nor such a suffix is left for ResolveParamOptions to refuse.
+void ExpandParamNames(const Function& entry, ImportOptions* options);
+
 // Checks --arg, --param and --tensormap against the entry's parameters and returns the fields
 // they give, by (parameter name, byte offset in it). `import.bad-option` for an option that names
 // no parameter or lies outside one.
