@@ -49,8 +49,9 @@ struct ExploreReport::Detail {
   std::vector<std::pair<std::string, int64_t>> param_values;
   verifier::ExploreOptions options;  // as run
   verifier::ExploreResult result;
-  // The counterexample replayed (nullptr when there is none): its trace and final state.
-  std::unique_ptr<engine::Engine> end;
+  // The counterexample's one replay (nullptr when there is none): its trace and final state;
+  // result.replayed.end itself.
+  std::shared_ptr<const engine::Engine> end;
   std::optional<verifier::DeadlockReport> deadlock;
   verifier::DeadlockCulprit violation_culprit;  // as CheckReport::Detail's
 };

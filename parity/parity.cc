@@ -1,24 +1,21 @@
 #include "parity/parity.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string_view>
 #include <tuple>
 
 #include "parity/detail.h"
+#include "sim/common/check.h"
+#include "sim/common/read_file.h"
 #include "sim/ir/hash.h"
 #include "sim/ir/parser.h"
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
-#include "tools/cli/narrate.h"
 #include "verifier/culprit.h"
+#include "verifier/report/narrate.h"
 
 namespace parity::api {
 
@@ -99,53 +96,11 @@ Result<Schedule> Schedule::FromString(const std::string& text, const std::string
   return Schedule(std::move(impl));
 }
 
-namespace {
-
-// The most of a schedule file Parity reads: a wrong path (a device, a huge file) is an error,
-// not unbounded memory.
-constexpr uint64_t kMaxScheduleBytes = uint64_t{16} << 20;
-
-// A schedule file's text. Directories and devices are refused (a directory reads as nothing, and
-// /dev/zero never ends); regular files and pipes are read, at most kMaxScheduleBytes.
-Result<std::string> ReadScheduleFile(const std::string& path) {
-  const Location at{path, 0, 0};
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
-  }
-  if (S_ISDIR(st.st_mode)) return Error{"io", "is a directory, not a schedule file", at};
-  if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-    return Error{"io", "is not a regular file (a device or socket), not a schedule file", at};
-  }
-  const Error too_large{"io",
-                        "the schedule file is larger than " +
-                            std::to_string(kMaxScheduleBytes >> 20) + " MiB, the most Parity reads",
-                        at};
-  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxScheduleBytes) {
-    return too_large;
-  }
-  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) {
-    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
-  }
-  std::string text;
-  char buf[1 << 16];
-  size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
-    if (text.size() + n > kMaxScheduleBytes) return too_large;
-    text.append(buf, n);
-  }
-  if (std::ferror(f.get())) {
-    return Error{"io", std::string("cannot read the schedule file: ") + std::strerror(errno), at};
-  }
-  return text;
-}
-
-}  // namespace
-
 Result<Schedule> Schedule::FromFile(const std::string& path) {
-  Result<std::string> text = ReadScheduleFile(path);
-  if (!text.ok()) return text.error();
+  // The reader every input of Parity goes through: the same refusals and messages as the
+  // command line's.
+  Expected<std::string> text = ReadInputFile(path, "schedule", "io", kMaxScheduleFileBytes);
+  if (!text.ok()) return ToError(text.status());
   return FromString(*text, path);
 }
 
@@ -248,7 +203,7 @@ class Locator {
   const engine::Engine& engine() const { return engine_; }
 
   Event MakeEvent(const trace::TraceEvent& e) const {
-    return Event{cli::EventLine(program_, engine_, e), Label(AgentOf(e)), Where(e)};
+    return Event{report::EventLine(program_, engine_, e), Label(AgentOf(e)), Where(e)};
   }
 
   // Where `agent` acted on the finding's object (a buffer slot or a barrier element): its last
@@ -299,13 +254,34 @@ Finding BaseFinding(model::Code code) {
 Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
   Finding f = BaseFinding(v.violation.code);
   // The code and slug are fields of their own; the message names the barrier.
-  f.message = cli::ViolationText(loc.program(), v);
+  f.message = report::ViolationText(loc.program(), v);
   const std::string_view id = model::CodeId(v.violation.code);
   if (!id.empty() && id[0] == 'M' && v.violation.code != model::Code::kMbarrierPendingCountToken &&
       v.event.object < loc.program().barriers.size()) {
     f.object = loc.program().barriers[v.event.object].name;
     f.object_index = v.event.index;
     f.object_cta = v.event.target_cta;
+  }
+  // A failed assertion: the object its first state read names (the counterexample's compact
+  // view then keeps the steps on it: the copy whose landing, the arrive whose phase it reads).
+  if (v.violation.code == model::Code::kAssertionFailed && v.violation.value >= 0 &&
+      static_cast<size_t>(v.violation.value) < loc.program().assertions.size()) {
+    const ir::Program& p = loc.program();
+    std::vector<ir::ExprId> stack{p.assertions[static_cast<size_t>(v.violation.value)].cond};
+    while (!stack.empty() && f.object.empty()) {
+      const ir::ExprId id = stack.back();
+      stack.pop_back();
+      if (id == ir::kNoExpr || id >= p.exprs.size()) continue;
+      const ir::Expr& x = p.exprs[id];
+      if (x.kind == ir::Expr::Kind::kState) {
+        const bool landed = x.op == static_cast<uint8_t>(ir::StateFn::kLanded);
+        if (landed && x.index < p.buffers.size()) f.object = p.buffers[x.index].name;
+        if (!landed && x.index < p.barriers.size()) f.object = p.barriers[x.index].name;
+        f.object_cta = -1;
+        continue;
+      }
+      for (ir::ExprId c : {x.c, x.b, x.a}) stack.push_back(c);
+    }
   }
   f.agent = loc.Label(v.agent);
   f.location = ToLocation(v.where);
@@ -426,41 +402,14 @@ engine::Policy ToEnginePolicy(Policy p) {
   return engine::Policy::kEager;
 }
 
-// Hopper may credit a load's bytes to its barrier in pieces (engine::EngineOptions::tx_pieces,
-// traces/import/bad_tx/README.md). When a run that credits each box at once met a load carrying
-// more bytes than its phase still expected, the schedule runs again with pieces: along `prefix`
-// (the first run's steps) until the first piece lands, then by the policy of `options`. Its
-// early completions (P2002: a phase completed while the rest of a copy was in flight) are added
-// to `out`, since the first run cannot show them (there the phase stays open instead).
-void AddPieceFindings(const ir::Program& program, const std::vector<int64_t>& params,
-                      engine::EngineOptions options, const std::vector<engine::Choice>& prefix,
+// The early completions of a run in pieces (verifier::RunInPieces) that `out` does not already
+// report at their statement: the whole-box run cannot show them (there the phase stays open).
+void AddPieceFindings(const ir::Program& program, const verifier::PieceRun& pieces,
                       std::vector<Finding>* out) {
-  options.tx_pieces = true;
-  options.record_trace = true;
-  Expected<engine::Engine> created = engine::Engine::Create(program, params, options);
-  if (!created.ok()) return;
-  engine::Engine e = std::move(created).value();
-  auto landed_piece = [&e] {
-    const std::vector<trace::TraceEvent>& t = e.trace();
-    return std::any_of(t.begin(), t.end(), [](const trace::TraceEvent& ev) {
-      return (ev.flags & trace::kFlagPiece) != 0;
-    });
-  };
-  std::vector<engine::Choice> enabled;
-  for (const engine::Choice& c : prefix) {
-    if (e.outcome() != engine::Outcome::kRunning || landed_piece()) break;
-    e.Choices(&enabled);
-    if (std::find(enabled.begin(), enabled.end(), c) == enabled.end()) break;
-    e.Step(c);
-  }
-  if (e.outcome() == engine::Outcome::kRunning) e.Run();
-  if (e.result().outcome == engine::Outcome::kError) return;
-  Locator loc(program, e);
-  for (const verifier::Finding& f : verifier::CheckRules(program, e, e.trace())) {
-    if (f.code() != model::Code::kEarlyPhaseCompletion) continue;
+  if (pieces.end == nullptr) return;
+  Locator loc(program, *pieces.end);
+  for (const verifier::Finding& f : pieces.early) {
     Finding g = FromRule(loc, f);
-    g.message = "when the copy's bytes are credited in pieces, as Hopper may credit them: " +
-                g.message;
     const bool known = std::any_of(out->begin(), out->end(), [&g](const Finding& x) {
       return x.code == g.code && x.location.line == g.location.line &&
              x.location.file == g.location.file;
@@ -561,7 +510,8 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
     report.findings.push_back(FromRule(loc, f, strict));
   }
   if (r.tx_pieces_differ && !options.tx_pieces) {
-    AddPieceFindings(program, d->params, options, {}, &report.findings);
+    AddPieceFindings(program, verifier::RunInPieces(program, d->params, options, {}),
+                     &report.findings);
   }
   if (collect_events) {
     report.events.reserve(e.trace().size());
@@ -634,22 +584,17 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
 
   if (report.verdict != Verdict::kVerified && report.verdict != Verdict::kIncomplete) {
     const ir::Program& program = *d->program;
-    Expected<engine::Engine> e = engine::Engine::Create(program, d->params, {});
-    if (!e.ok()) return ToError(e.status().At(file));
-    d->end = std::make_unique<engine::Engine>(std::move(e).value());
-    engine::Engine& end = *d->end;
+    // The search's one replay of its counterexample: the steps and the findings read it.
+    d->end = r.replayed.end;
+    PARITY_CHECK(d->end != nullptr, "explore: a counterexample comes replayed");
+    const engine::Engine& end = *d->end;
     // The agents are fixed at creation: one locator serves every step.
     Locator loc(program, end);
-    for (const engine::Choice& c : r.counterexample) {
+    for (const verifier::ReplayedStep& s : r.replayed.steps) {
       Step step;
-      uint32_t agent = c.kind == engine::Choice::Kind::kAgent
-                           ? c.index
-                           : end.in_flight_ops()[c.index].agent;
-      step.agent = verifier::AgentLabel(program, end, agent);
-      step.asynchronous = c.kind == engine::Choice::Kind::kAsync;
-      const size_t before = end.trace().size();
-      end.Step(c);
-      for (size_t i = before; i < end.trace().size(); ++i) {
+      step.agent = verifier::AgentLabel(program, end, s.agent);
+      step.asynchronous = s.asynchronous;
+      for (size_t i = s.first_event; i < s.end_event; ++i) {
         step.events.push_back(loc.MakeEvent(end.trace()[i]));
       }
       step.label = StepLabel(step);
@@ -672,16 +617,18 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
       report.findings.push_back(FromViolation(loc, *rr.violation));
       AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
     }
-    if (rr.tx_pieces_differ) {
-      AddPieceFindings(program, d->params, {}, r.counterexample, &report.findings);
-    }
+    AddPieceFindings(program, r.in_pieces, &report.findings);
   }
   if (!r.warnings.empty()) {
-    // Each warning comes from its own path: named by agent and statement, on an engine that
-    // has not run (its trace is not theirs).
-    Expected<engine::Engine> fresh = engine::Engine::Create(*d->program, d->params, {});
-    if (!fresh.ok()) return ToError(fresh.status().At(file));
-    Locator loc(*d->program, *fresh);
+    // Each warning comes from its own path: named by agent and statement only (agents are
+    // fixed at creation: the counterexample's engine names them as a fresh one would).
+    std::shared_ptr<const engine::Engine> names = d->end;
+    if (names == nullptr) {
+      Expected<engine::Engine> fresh = engine::Engine::Create(*d->program, d->params, {});
+      if (!fresh.ok()) return ToError(fresh.status().At(file));
+      names = std::make_shared<const engine::Engine>(std::move(fresh).value());
+    }
+    Locator loc(*d->program, *names);
     for (const verifier::Finding& w : r.warnings) {
       Finding f = BaseFinding(w.code());
       f.severity = FromModel(w.level(options.strict));

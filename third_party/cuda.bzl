@@ -13,7 +13,8 @@ def _cuda_configure_impl(ctx):
         print("PARITY_NO_CUDA is set; GPU targets will be skipped.")
         ctx.file("defs.bzl", "CUDA_AVAILABLE = False\nCUDA_PATH = \"\"\nNVCC = \"\"\n")
         ctx.file("BUILD", "package(default_visibility = [\"//visibility:public\"])\n" +
-                          "cc_library(name = \"cudart_static\")\n")
+                          "cc_library(name = \"cudart_static\")\n" +
+                          "cc_library(name = \"driver_headers\")\n")
         return
     env_path = ctx.os.environ.get("CUDA_PATH", "")
     if env_path:
@@ -29,7 +30,8 @@ def _cuda_configure_impl(ctx):
               ", ".join([c + "/bin" for c in candidates]))
         ctx.file("defs.bzl", "CUDA_AVAILABLE = False\nCUDA_PATH = \"\"\nNVCC = \"\"\n")
         ctx.file("BUILD", "package(default_visibility = [\"//visibility:public\"])\n" +
-                          "cc_library(name = \"cudart_static\")\n")
+                          "cc_library(name = \"cudart_static\")\n" +
+                          "cc_library(name = \"driver_headers\")\n")
         return
     real = str(ctx.path(cuda_path).realpath)
     ctx.symlink(real + "/include", "include")
@@ -46,6 +48,14 @@ cc_library(
     includes = ["include"],
     linkopts = ["-ldl", "-lpthread", "-lrt"],
     linkstatic = 1,
+)
+
+# cuda.h and the headers it includes, with nothing to link: the capture library (tools/capture)
+# takes the driver's types from them and its functions from the driver the program loads.
+cc_library(
+    name = "driver_headers",
+    hdrs = glob(["include/*.h"]),
+    includes = ["include"],
 )
 """)
 

@@ -120,6 +120,11 @@ bool ReplayNamed(const ir::Program& program, const Engine& init,
 
 }  // namespace
 
+std::optional<FindingKey> FindingOf(const ir::Program& program, const Engine& end,
+                                    bool check_rules) {
+  return KeyOf(program, end, check_rules);
+}
+
 std::optional<FindingKey> ReplayFinding(const ir::Program& program,
                                         const std::vector<int64_t>& params,
                                         const std::vector<Choice>& path, bool check_rules) {

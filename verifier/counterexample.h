@@ -47,6 +47,10 @@ struct FindingKey {
 // where it is taken, the run ends before the last step, or it ends in no finding: running,
 // completed without a protocol rule error). With check_rules, a completed run is a finding when the
 // protocol rules (verifier/rules.h) report an error on it.
+// The finding the run of `end` ended in (nullopt: none; ReplayFinding without the replay).
+std::optional<FindingKey> FindingOf(const ir::Program& program, const engine::Engine& end,
+                                    bool check_rules);
+
 std::optional<FindingKey> ReplayFinding(const ir::Program& program,
                                         const std::vector<int64_t>& params,
                                         const std::vector<engine::Choice>& path, bool check_rules);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "sim/common/check.h"
+#include "sim/model/codes.h"
+#include "sim/trace/event.h"
 #include "verifier/counterexample.h"
 #include "verifier/every_path.h"
 #include "verifier/expand.h"
@@ -226,6 +228,15 @@ class Search {
   // The same with the state's VisitedFp computed by the caller.
   uint32_t Visit(const Engine& s, uint64_t fp, uint32_t parent, Choice c, bool* keep) {
     *keep = false;
+    // Before the state is looked up: two failures of different assertions can end in equal
+    // states (the fingerprint holds the outcome, not which assertion failed).
+    if (const auto& v = s.result().violation;
+        v && s.outcome() == Outcome::kViolation &&
+        v->violation.code == model::Code::kAssertionFailed) {
+      auto& f = res_.failed_assertions;
+      const auto at = std::lower_bound(f.begin(), f.end(), v->violation.value);
+      if (at == f.end() || *at != v->violation.value) f.insert(at, v->violation.value);
+    }
     const uint32_t id = Insert(fp, parent, c);
     if (id == kRoot) return kRoot;
     return Reached(s, fp, id, keep);
@@ -1177,9 +1188,13 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
                            std::chrono::steady_clock::time_point t0, ExploreResult* r) {
   using Clock = std::chrono::steady_clock;
   const bool rules = r->verdict == ExploreVerdict::kRuleViolation;
-  const std::optional<FindingKey> key =
-      ReplayFinding(program, params, r->counterexample, rules);
+  // The one replay of the first counterexample: it validates the path, and the first report
+  // (on_first_counterexample) and, unless the path is shortened, the final one read it.
+  Expected<ReplayedPath> first = ReplayPath(program, params, r->counterexample);
+  PARITY_CHECK(first.ok(), "explore: the counterexample replays");
+  const std::optional<FindingKey> key = FindingOf(program, *first->end, rules);
   PARITY_CHECK(key.has_value(), "explore: the counterexample does not reproduce its finding");
+  r->replayed = std::move(first).value();
   r->first_counterexample = r->counterexample;
   r->first_seconds = r->stats.seconds;
   r->counterexample_shortest = false;
@@ -1211,10 +1226,11 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
       ShortenByRemoval(program, params, r->counterexample, *key, rules, removal_deadline);
   if (cut.path.size() < first_len) {
     r->counterexample = cut.path;
+    Expected<ReplayedPath> e = ReplayPath(program, params, r->counterexample);
+    PARITY_CHECK(e.ok(), "explore: the shortened counterexample replays");
+    r->replayed = std::move(e).value();
     if (rules) {  // the findings name events of the trace: those of the new path's replay
-      Expected<Engine> e = Replay(program, params, r->counterexample);
-      PARITY_CHECK(e.ok(), "explore: the shortened counterexample replays");
-      r->findings = CheckRules(program, *e, e->trace());
+      r->findings = CheckRules(program, *r->replayed.end, r->replayed.end->trace());
     }
   }
   // Which budget bounds the shortening: --shorten-budget, unless --time-limit ends the whole
@@ -1255,8 +1271,10 @@ void ImproveCounterexample(const ir::Program& program, const std::vector<int64_t
   if (b.verdict == ExploreVerdict::kViolation || b.verdict == ExploreVerdict::kDeadlock ||
       b.verdict == ExploreVerdict::kRuleViolation) {
     const bool b_rules = b.verdict == ExploreVerdict::kRuleViolation;
-    PARITY_CHECK(ReplayFinding(program, params, b.counterexample, b_rules).has_value(),
+    Expected<ReplayedPath> e = ReplayPath(program, params, b.counterexample);
+    PARITY_CHECK(e.ok() && FindingOf(program, *e->end, b_rules).has_value(),
                  "explore: the breadth-first counterexample does not reproduce its finding");
+    r->replayed = std::move(e).value();
     r->verdict = b.verdict;
     r->counterexample = std::move(b.counterexample);
     r->findings = std::move(b.findings);
@@ -1327,6 +1345,28 @@ void JudgeExists(const ir::Program& program, ExploreResult& r) {
 
 }  // namespace
 
+namespace {
+
+// A search that found something: its counterexample replayed (once: the shortening's replay
+// when there was one), and re-run in pieces where the copies' bytes may be credited so.
+void FinishCounterexample(const ir::Program& program, const std::vector<int64_t>& params,
+                          ExploreResult& r) {
+  if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
+      r.verdict != ExploreVerdict::kRuleViolation) {
+    return;
+  }
+  if (r.replayed.end == nullptr) {
+    Expected<ReplayedPath> e = ReplayPath(program, params, r.counterexample);
+    PARITY_CHECK(e.ok(), "explore: the counterexample replays");
+    r.replayed = std::move(e).value();
+  }
+  if (r.replayed.end->result().tx_pieces_differ) {
+    r.in_pieces = RunInPieces(program, params, {}, r.counterexample);
+  }
+}
+
+}  // namespace
+
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options) {
   // Breadth-first (on one or several threads): it finds the shortest counterexample itself.
@@ -1334,6 +1374,7 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
     ExploreResult r = Search(program, params, options, true).Run();
     CheckEveryPath(program, params, options, r);
     JudgeExists(program, r);
+    FinishCounterexample(program, params, r);
     return r;
   }
   const auto t0 = std::chrono::steady_clock::now();
@@ -1343,9 +1384,11 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
   if (r.verdict != ExploreVerdict::kViolation && r.verdict != ExploreVerdict::kDeadlock &&
       r.verdict != ExploreVerdict::kRuleViolation) {
     JudgeExists(program, r);
+    FinishCounterexample(program, params, r);  // an exists that held nowhere: the empty path
     return r;
   }
   ImproveCounterexample(program, params, options, t0, &r);
+  FinishCounterexample(program, params, r);
   return r;
 }
 
@@ -1353,6 +1396,65 @@ std::vector<SlotBalance> AnalyseBalance(const engine::Engine& state) {
   Engine e = state;
   Reducer r(e, /*guarded_waits=*/true);
   return r.Report(e);
+}
+
+Expected<ReplayedPath> ReplayPath(const ir::Program& program, const std::vector<int64_t>& params,
+                                  const std::vector<engine::Choice>& choices) {
+  engine::EngineOptions eo;
+  eo.record_trace = true;
+  Expected<Engine> created = Engine::Create(program, params, eo);
+  if (!created.ok()) return created.status();
+  auto e = std::make_shared<Engine>(std::move(created).value());
+  ReplayedPath out;
+  out.steps.reserve(choices.size());
+  std::vector<Choice> now;
+  for (const Choice& c : choices) {
+    e->Choices(&now);
+    PARITY_CHECK(std::find(now.begin(), now.end(), c) != now.end(),
+                 "ReplayPath: the step is not enabled (the engine is not deterministic?)");
+    ReplayedStep step;
+    step.asynchronous = c.kind == Choice::Kind::kAsync;
+    step.agent = step.asynchronous ? e->in_flight_ops()[c.index].agent : c.index;
+    step.first_event = e->trace().size();
+    e->Step(c);
+    step.end_event = e->trace().size();
+    out.steps.push_back(step);
+  }
+  out.end = std::move(e);
+  return out;
+}
+
+PieceRun RunInPieces(const ir::Program& program, const std::vector<int64_t>& params,
+                     engine::EngineOptions options, const std::vector<engine::Choice>& prefix) {
+  options.tx_pieces = true;
+  options.record_trace = true;
+  PieceRun out;
+  Expected<Engine> created = Engine::Create(program, params, options);
+  if (!created.ok()) return out;
+  auto e = std::make_shared<Engine>(std::move(created).value());
+  auto landed_piece = [&e] {
+    const std::vector<trace::TraceEvent>& t = e->trace();
+    return std::any_of(t.begin(), t.end(), [](const trace::TraceEvent& ev) {
+      return (ev.flags & trace::kFlagPiece) != 0;
+    });
+  };
+  std::vector<Choice> enabled;
+  for (const Choice& c : prefix) {
+    if (e->outcome() != Outcome::kRunning || landed_piece()) break;
+    e->Choices(&enabled);
+    if (std::find(enabled.begin(), enabled.end(), c) == enabled.end()) break;
+    e->Step(c);
+  }
+  if (e->outcome() == Outcome::kRunning) e->Run();
+  if (e->result().outcome == Outcome::kError) return out;
+  for (Finding& f : CheckRules(program, *e, e->trace())) {
+    if (f.code() != model::Code::kEarlyPhaseCompletion) continue;
+    f.message = "when the copy's bytes are credited in pieces, as Hopper may credit them: " +
+                f.message;
+    out.early.push_back(std::move(f));
+  }
+  out.end = std::move(e);
+  return out;
 }
 
 Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<int64_t>& params,

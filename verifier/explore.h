@@ -248,6 +248,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -412,6 +413,35 @@ struct ExploreStats {
   double states_per_second() const { return seconds > 0 ? double(states) / seconds : 0; }
 };
 
+// One step of a replayed counterexample: who took it, and the events it added to the trace.
+struct ReplayedStep {
+  uint32_t agent = 0;         // the stepping agent, or the issuer of the completing operation
+  bool asynchronous = false;  // an in-flight operation completes
+  size_t first_event = 0;     // the step's events: [first_event, end_event) of end->trace()
+  size_t end_event = 0;
+};
+
+// A counterexample replayed on the engine with its trace recorded, once: every report of it (the
+// API's steps and findings, text, JSON, SARIF, HTML, the narration) reads this one replay.
+struct ReplayedPath {
+  std::shared_ptr<const engine::Engine> end;  // after the last step (end->result(): the finding)
+  std::vector<ReplayedStep> steps;
+};
+
+// A counterexample re-run with the copies' bytes credited in pieces, as Hopper may credit them
+// (engine::EngineOptions::tx_pieces, traces/import/bad_tx/): the early phase completions
+// (P2002) that run shows and the whole-box run cannot (there the phase stays open instead).
+struct PieceRun {
+  std::shared_ptr<const engine::Engine> end;  // the re-run (its trace names the findings' events)
+  std::vector<Finding> early;                 // P2002 findings, their message saying "in pieces"
+};
+
+// Re-runs `prefix` (the whole-box run's steps, while they are enabled and until the first piece
+// lands), then the rest by the policy of `options`, with tx_pieces on. An empty result when the
+// schedule cannot run or the run ends in a model error.
+PieceRun RunInPieces(const ir::Program& program, const std::vector<int64_t>& params,
+                     engine::EngineOptions options, const std::vector<engine::Choice>& prefix);
+
 struct ExploreResult {
   ExploreVerdict verdict = ExploreVerdict::kVerified;
   ExploreStats stats;
@@ -434,6 +464,12 @@ struct ExploreResult {
   ExploreStats bfs_stats;
   // kRuleViolation: the protocol findings on the counterexample path.
   std::vector<Finding> findings;
+  // The counterexample's one replay (empty when there is none). on_first_counterexample sees
+  // the first counterexample's; a shortened counterexample is replayed once more, as its own.
+  ReplayedPath replayed;
+  // The counterexample's end credits a copy's bytes at once where Hopper may credit them in
+  // pieces (RunResult::tx_pieces_differ): the run in pieces and its early completions.
+  PieceRun in_pieces;
   // Warnings (Finding::strict_only, not options.strict) on the paths the rules ran on, each
   // once (by rule, agents, statements and object); reported with any verdict, VERIFIED too.
   std::vector<Finding> warnings;
@@ -448,6 +484,9 @@ struct ExploreResult {
   // some property is kRuleViolation with a P2034 finding per such property and no
   // counterexample (verifier/rules.h, ExistsFindings).
   uint64_t exists_held = 0;
+  // The ids of the assertions (asserts and forall properties) that failed at a violating end
+  // state the search reached, sorted (the single-threaded searches; the differential tests).
+  std::vector<int64_t> failed_assertions;
   // Whether symmetry reduction was applied, and why not (one line for the report).
   bool symmetry_applied = false;
   std::string symmetry = "symmetry reduction: not applied";
@@ -474,6 +513,9 @@ std::vector<SlotBalance> AnalyseBalance(const engine::Engine& state);
 // last step (its result() is the finding's RunResult). Fails on bad input.
 Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<int64_t>& params,
                                 const std::vector<engine::Choice>& choices);
+// The same replay, with each step's agent and events (ReplayedPath).
+Expected<ReplayedPath> ReplayPath(const ir::Program& program, const std::vector<int64_t>& params,
+                                  const std::vector<engine::Choice>& choices);
 
 }  // namespace parity::verifier
 

@@ -603,8 +603,15 @@ uint64_t NextAgentGen() {
   return next++;
 }
 
+namespace {
+std::atomic<uint64_t> created_count{0};
+}  // namespace
+
+uint64_t Engine::CreatedCount() { return created_count.load(std::memory_order_relaxed); }
+
 Expected<Engine> Engine::Create(const ir::Program& program, std::vector<int64_t> params,
                                 EngineOptions options) {
+  created_count.fetch_add(1, std::memory_order_relaxed);
   if (params.size() != program.params.size()) {
     return DeclError(program, "engine.params",
                      "expected " + std::to_string(program.params.size()) +

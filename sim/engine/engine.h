@@ -368,6 +368,9 @@ class Engine {
   // `program` must outlive the engine and its copies.
   static Expected<Engine> Create(const ir::Program& program, std::vector<int64_t> params,
                                  EngineOptions options = {});
+  // How many times Create has been called in this process (copies are not counted): what tests
+  // pin to hold a command to the engines it needs (a counterexample is replayed once).
+  static uint64_t CreatedCount();
 
   // Runs with the configured policy until the run ends.
   RunResult Run();

@@ -35,6 +35,9 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   const Outcome saved_outcome = e.outcome_;
   uint32_t pc = e.agents_[a].pc;
   bool ok = true;
+  // An assert before the next operation (checked in the same step) makes that step more than a
+  // wait that only blocks: it reads the state and may fail, so *blocks_on stays kNoSlot.
+  bool asserts = false;
   // `t` (arrivals, expect, complete, breaks) is tallied for every destination slot; a wait
   // (kOther, not a tally) reads the barrier without changing it.
   auto bar_slots = [&](const ir::BarrierRef& ref, bool any_cta, int64_t mask,
@@ -87,9 +90,20 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       // of a slot an assert reads commute around it.
       bool good = true;
       ForEachStateRead(p, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId index) {
+        // The tally records the reads in program order among the updates and gates: the
+        // held-phase rule (verifier/held_phase.h) counts only the accesses of a unit ahead of
+        // its gate, and knows them from these records.
+        auto read_slot = [&](uint32_t slot) {
+          fp->Add(slot);
+          if (tally != nullptr) {
+            UpdateTally t = breaks;
+            t.slot = slot;
+            tally->push_back(t);
+          }
+        };
         if (fn == ir::StateFn::kLanded) {
           const uint32_t first = info.cluster * c.cluster_size * c.barriers_per_cta;
-          for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) fp->Add(first + o);
+          for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) read_slot(first + o);
           for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
           return;
         }
@@ -99,16 +113,11 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
           good = false;  // a nested state read or a fault: the static footprint instead
           return;
         }
-        const uint32_t slot = info.cta_global * c.barriers_per_cta + c.barrier_base[decl] +
-                              static_cast<uint32_t>(i);
-        fp->Add(slot);
-        if (tally != nullptr) {
-          UpdateTally t = breaks;
-          t.slot = slot;
-          tally->push_back(t);
-        }
+        read_slot(info.cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+                  static_cast<uint32_t>(i));
       });
       if (!(ok = good)) break;
+      asserts = true;
       continue;  // on from the next instruction
     }
     const ir::Op& op = *in.op;
@@ -147,7 +156,9 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       ok = ok && bar_slots(o->bar, false, -1, Access::kCompleteTx, &t);
     } else if (const auto* o = std::get_if<ir::MbarrierWait>(&op)) {
       ok = bar_slots(o->bar, false, -1, Access::kWait);
-      if (ok && one_op && blocks_on != nullptr && !o->test_only) *blocks_on = WaitBlocksOn(a, *o, env0);
+      if (ok && one_op && blocks_on != nullptr && !o->test_only && !asserts) {
+        *blocks_on = WaitBlocksOn(a, *o, env0);
+      }
       BarAddr b;
       if (ok && tally != nullptr && ResolveBar(a, o->bar, env0, nullptr, &b)) {
         // A gate (UpdateTally::gate), or a wait that only reads the phase (kReadsPhase): a
@@ -206,7 +217,7 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       fp->Add(ClusterObj(info.cluster), Access::kClusterArrive);
     } else if (std::holds_alternative<ir::ClusterWait>(op)) {
       if (cluster_waits) fp->Add(ClusterObj(info.cluster), Access::kWait);
-      if (one_op && blocks_on != nullptr) {
+      if (one_op && blocks_on != nullptr && !asserts) {
         // Do(ClusterWait) blocks, changing nothing else, when the wait is not complete and
         // not a violation: asked of a copy (Wait consumes the arrival when it passes).
         model::ClusterBarrier cb = e.clusters_[info.cluster];

@@ -395,18 +395,20 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "while the last loads of the previous group are still in flight (DeepGEMM PR #343, fixed by "  \
     "tma_desc_commit_group + tma_desc_wait_group before the global descriptor is overwritten).")  \
   X(kAssertionFailed, "P2033", "assertion-failed", kError, "a user assertion does not hold",      \
-    "A property of the schedule stated by its author, not a PTX rule: an `assert E` statement "    \
+    "A property of the schedule, not a PTX rule: one its author states. An `assert E` statement "    \
     "whose expression is 0 when the agent reaches it, or a `forall E` property that is 0 in the "  \
     "final state of a complete run (for some CTA). The expressions read the model's state "        \
     "(phase, pending, tx of a barrier; landed of a buffer slot; docs/language.md, Assertions). "    \
-    "The counterexample is the run that reaches it.")                                              \
+    "The counterexample is the run that reaches it. Typical bug: the synchronisation meant to "    \
+    "establish the property (a named-barrier turn, a wait, a release) is missing or misplaced.")   \
   X(kExistsUnsatisfied, "P2034", "exists-unsatisfied", kError,                                     \
     "no complete run ends in a state where an `exists` property holds",                            \
-    "A property of the schedule stated by its author, not a PTX rule: an `exists E` property "     \
+    "A property of the schedule, not a PTX rule: one its author states. An `exists E` property "   \
     "(herd7's meaning) holds when some complete run ends in a state where E holds for every CTA. " \
     "`check` reports it when its run does not end so; `explore` when no complete run of the "      \
     "whole search does (a search stopped by a budget says so instead). There is no single "        \
-    "counterexample: every explored end state is one.")
+    "counterexample: every explored end state is one. Typical bug: the outcome the author "       \
+    "expects needs an interleaving the synchronisation rules out, or the property is misstated.")
 
 enum class Code : uint16_t {
 #define PARITY_CODE_ENUM(name, id, slug, severity, title, explanation) name,

@@ -258,6 +258,7 @@ Status CheckParamsRead(const Function& entry, const ImportOptions& options,
     return out.empty() ? std::string("none") : out;
   };
   for (const auto& [index, value] : options.args) {
+    if (options.launch_args.count(index) > 0) continue;
     const std::string& name = entry.params[index].name;
     if (reads.count({name, 0}) == 0) {
       return BadOption("--arg " + std::to_string(index) + ": the kernel never reads parameter " +

@@ -141,6 +141,12 @@ class Importer {
       ctx.nclusterid = {static_cast<uint32_t>(o_.clusters), 1, 1};
       ctx.ctaid = {c * o_.cluster_x + r % o_.cluster_x, r / o_.cluster_x, 0};
       ctx.nctaid = {static_cast<uint32_t>(o_.clusters) * o_.cluster_x, o_.cluster_y, 1};
+      if (o_.grid[0] != 0) {
+        // A recorded launch's grid: the clusters that run are its first ones along x.
+        ctx.nctaid = o_.grid;
+        ctx.nclusterid = {o_.grid[0] / o_.cluster_x, o_.grid[1] / o_.cluster_y, o_.grid[2]};
+      }
+      if (!o_.param_bytes.empty()) ctx.param_image = &o_.param_bytes;
       ctx.cluster_ctarank = r;
       ctx.cluster_nctarank = ctas_;
       ctx.args = o_.args;
@@ -157,7 +163,7 @@ class Importer {
     PARITY_RETURN_IF_ERROR(CheckParamsRead(f_, o_, param_reads));
     PARITY_RETURN_IF_ERROR(RecoverDeclarations());
     for (const TensorMapArg& t : o_.tensor_maps) {
-      if (used_maps_.count(TensorMapName(t)) == 0) {
+      if (used_maps_.count(TensorMapName(t)) == 0 && !t.from_launch) {
         return BadOption("--tensormap " +
                          (t.index >= 0 ? std::to_string(t.index)
                                        : t.param + "+" + std::to_string(t.offset)) +
@@ -389,6 +395,15 @@ class Importer {
       return BadOption("--block has more than 1024 threads");
     }
     if (o_.cluster_x * o_.cluster_y > 16) return BadOption("--cluster has more than 16 CTAs");
+    if (o_.grid[0] != 0 &&
+        (o_.grid[0] % o_.cluster_x != 0 || o_.grid[1] % o_.cluster_y != 0 ||
+         o_.grid[0] < o_.clusters * o_.cluster_x)) {
+      return BadOption("the launch's grid " + std::to_string(o_.grid[0]) + "x" +
+                       std::to_string(o_.grid[1]) + "x" + std::to_string(o_.grid[2]) +
+                       " does not hold " + std::to_string(o_.clusters) + " clusters of " +
+                       std::to_string(o_.cluster_x) + "x" + std::to_string(o_.cluster_y) +
+                       " CTAs side by side (the importer runs the first clusters along x)");
+    }
     // Every CTA of the grid runs thread by thread: a bound on the work, not on the language.
     if (o_.clusters * o_.cluster_x * o_.cluster_y > 1024) {
       return BadOption("--clusters " + std::to_string(o_.clusters) +
@@ -1473,8 +1488,11 @@ class Importer {
         << Demangle(f_.name) << "\n";
     out << "# block " << o_.block[0] << "," << o_.block[1] << "," << o_.block[2] << ", cluster "
         << o_.cluster_x << "x" << o_.cluster_y;
-    for (const auto& [index, value] : o_.args) out << ", arg " << index << " = " << value;
+    for (const auto& [index, value] : o_.args) {
+      if (o_.launch_args.count(index) == 0) out << ", arg " << index << " = " << value;
+    }
     for (const ParamArg& p : o_.params) out << ", param " << p.spec;
+    if (!o_.launch.empty()) out << ", " << o_.launch;
     out << "\n# Each operation names the PTX lines (and the CUDA source line) it came from. The "
            "schedule\n# issues exactly the kernel's operations for these arguments; a -D ARGn "
            "override changes\n# only the loops whose bound names ARGn.\n";

@@ -41,6 +41,9 @@ struct TensorMapArg {
   std::vector<int64_t> dims;  // elements, innermost first
   std::vector<int64_t> box;
   std::string swizzle = "none";
+  // From a recorded launch (`--launch`): a fact of the launch, not an option, so one that no TMA
+  // copy of the kernel uses is left out rather than refused.
+  bool from_launch = false;
 };
 
 // `import.bad-option` when malformed.
@@ -73,6 +76,16 @@ struct ImportOptions {
   std::map<int, uint64_t> args;  // scalar kernel arguments by parameter index
   std::vector<ParamArg> params;
   std::vector<TensorMapArg> tensor_maps;
+  // The launch's grid in CTAs (`--launch`): %nctaid and %nclusterid read it while the importer
+  // runs only `clusters` clusters of it. {0, 0, 0}: the grid is the clusters that run.
+  std::array<uint32_t, 3> grid = {0, 0, 0};
+  // The launch's whole parameter space (`--launch`): what loads that no --arg / --param gives
+  // read. Empty: none.
+  std::vector<uint8_t> param_bytes;
+  // The scalar parameters `args` holds because the launch passed them (not --arg): facts, so one
+  // the kernel never reads is no error, and the header names the launch instead.
+  std::set<int> launch_args;
+  std::string launch;  // "launch N of FILE" for the schedule's header; "" without --launch
 };
 
 // Checks --arg, --param and --tensormap against the entry's parameters and returns the fields

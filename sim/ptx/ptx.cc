@@ -5,12 +5,12 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <sstream>
 #include <utility>
 
+#include "sim/common/read_file.h"
 #include "sim/ptx/lexer.h"
 
 namespace parity::ptx {
@@ -834,11 +834,9 @@ Expected<Module> ParseModule(std::string_view text, std::string path) {
 }
 
 Expected<Module> ReadModule(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status("import.file", "cannot read " + path, {path, 0, 0});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ParseModule(ss.str(), path);
+  Expected<std::string> text = ReadInputFile(path, "PTX", "import.file", kMaxPtxFileBytes);
+  if (!text.ok()) return text.status();
+  return ParseModule(*text, path);
 }
 
 std::string Demangle(const std::string& name) {

@@ -633,6 +633,15 @@ class ThreadRunner {
       }
       auto it = ctx_.params.find({p.name, off});
       if (it != ctx_.params.end()) return Value::Int(Mask(it->second, bits));
+      if (ctx_.param_image != nullptr) {
+        const uint64_t at = ParamOffsets(f_)[i] + off;
+        const uint64_t width = static_cast<uint64_t>(bits + 7) / 8;
+        if (at + width <= ctx_.param_image->size()) {
+          uint64_t v = 0;
+          for (uint64_t b = width; b-- > 0;) v = v << 8 | (*ctx_.param_image)[at + b];
+          return Value::Int(Mask(v, bits));
+        }
+      }
       const SourcePos& src = inst.call_site.known() ? inst.call_site : inst.source;
       const bool scalar = p.array_size == 0 && off == 0 && delta == 0;
       Value u = Value::Unknown();

@@ -82,6 +82,10 @@ struct ThreadContext {
   // When set, every (parameter name, byte offset) a load reads is added here (an option that
   // gives a field nothing reads is reported rather than ignored).
   std::set<std::pair<std::string, uint64_t>>* param_reads = nullptr;
+  // The whole parameter space as a recorded launch passed it (`parity import --launch`, the bytes
+  // cuLaunchKernel copied): a load that no --arg or --param gives reads its bytes from here,
+  // little-endian. Null: no launch.
+  const std::vector<uint8_t>* param_image = nullptr;
   // Steps before the run is refused (a loop whose bound is not what the importer thinks).
   int64_t max_steps = 1'000'000;
   // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "parity/parity.h"
 #include "tests/tools/cli_runner.h"
 
 namespace parity::testing {
@@ -118,6 +119,25 @@ TEST(Robustness, DirectoriesAndDevicesAreRefused) {
   r = RunParity({"trace", "export", "--perfetto", dir + "/out.json", "/dev/zero"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("not a regular file"));
+}
+
+// Every input goes through one reader (sim/common/read_file.h): the C++ API and each command
+// that reads a schedule refuse the same paths with the same words.
+TEST(Robustness, OneReaderOneMessage) {
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  for (const std::string& path : {dir, std::string("/dev/zero"), dir + "/no_such.pipe"}) {
+    const auto api = api::Schedule::FromFile(path);
+    ASSERT_FALSE(api.ok()) << path;
+    const std::string said = "parity: " + api.error().ToString() + "\n";
+    for (const char* command : {"check", "explore", "explain"}) {
+      const CliResult r = RunParity({command, path});
+      EXPECT_EQ(r.exit_code, 2) << command << " " << path;
+      EXPECT_EQ(r.err, said) << command << " " << path;
+    }
+  }
+  const CliResult r = RunParity({"import", dir + "/no_such.ptx", "--entry", "k", "--block", "128"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read the PTX file: "));
 }
 
 TEST(Robustness, OversizedScheduleFileIsRefused) {

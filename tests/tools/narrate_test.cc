@@ -1,7 +1,7 @@
-// tools/cli/narrate.h: every event kind has its own readable line (names from the schedule, no
+// verifier/report/narrate.h: every event kind has its own readable line (names from the schedule, no
 // raw record dump), checked on one synthetic event per kind and on the bundled pipelines that
 // use cp.async groups, named barriers, bulk and TMA stores and st.async.
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "sim/ir/parser.h"
 #include "sim/trace/trace_file.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -185,4 +185,4 @@ TEST(NarrateTest, StAsyncAndCpAsyncArrive) {
 }
 
 }  // namespace
-}  // namespace parity::cli
+}  // namespace parity::report

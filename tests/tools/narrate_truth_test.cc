@@ -1,4 +1,4 @@
-// tools/cli/narrate.h, `parity explain`: every state a narration states is the engine's state at
+// verifier/report/narrate.h, `parity explain`: every state a narration states is the engine's state at
 // that event. Walks EVERY bundled schedule (pipelines/**, sim/examples/**, litmus/*.pipe) step by
 // step with the engine, narrating each step's events as they are produced, and holds each
 // narration's claim (BarrierClaim, WaitVerdict, completes_phase) against:
@@ -22,9 +22,9 @@
 
 #include "sim/engine/engine.h"
 #include "sim/ir/parser.h"
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -328,4 +328,4 @@ TEST(NarrateTruthTest, CompletingClusterArriveSaysTheClusterBarrierCompletes) {
 }
 
 }  // namespace
-}  // namespace parity::cli
+}  // namespace parity::report

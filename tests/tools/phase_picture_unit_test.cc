@@ -83,7 +83,7 @@ TEST(PhasePictureTest, DeadlockWithMulticast) {
   ASSERT_TRUE(std::regex_search(
       html, m,
       std::regex(R"re(<rect class="wait blocked" id="([^"]+)" data-agent="consumer\[0\]" )re"
-                 R"re(data-lane="([^"]+)" data-observed="0" data-phase="([^"]+)")re")));
+                 R"re(data-on="barrier" data-lane="([^"]+)" data-observed="0" data-phase="([^"]+)")re")));
   const std::string wait = m[1], lane = m[2], phase = m[3];
   EXPECT_EQ(Count(html, "<rect class=\"phase parity0 open culprit\" id=\"" + phase + "\""), 1u);
   EXPECT_EQ(Count(html, "data-label=\"full\\[0\\] of CTA 0\" id=\"" + lane + "\""), 1u);
@@ -116,7 +116,7 @@ TEST(PhasePictureTest, CompletedRunWithRemoteArrives) {
   // Every wait that returned names the phase it observed and is linked to that phase's box:
   // as many observe links as barrier waits, each to a phase drawn on the page.
   const size_t waits = Count(html, R"re(<rect class="wait (at-once|released)" id="[^"]+" )re"
-                                   R"re(data-agent="[^"]+" data-lane=)re");
+                                   R"re(data-agent="[^"]+" data-on="barrier" data-lane=)re");
   EXPECT_GT(waits, 0u);
   EXPECT_EQ(Count(html, R"(<path class="link observe")"), waits);
   const std::regex link(R"re(<path class="link observe" id="[^"]+" data-wait="[^"]+" data-phase="([^"]+)")re");
@@ -125,6 +125,40 @@ TEST(PhasePictureTest, CompletedRunWithRemoteArrives) {
     const std::string id = (*it)[1];
     EXPECT_EQ(Count(html, "id=\"" + id + "\""), 1u) << id;
   }
+}
+
+// A named barrier with a name has its own lane, by name: its instance with the threads in, the
+// blocked bar.sync linked to it, the lane naming the waiting agent.
+TEST(PhasePictureTest, NamedBarrierLaneByName) {
+  const std::string html = Picture("tests/verifier/testdata/culprit/named_barrier_by_name.pipe",
+                                   engine::Outcome::kDeadlock);
+  EXPECT_EQ(Count(html, R"re(<g class="lane barrier named" data-kind="barrier" )re"
+                        R"re(data-name="named barrier q_empty" data-cta="0" )re"
+                        R"re(data-label="named barrier q_empty" id="lane-0-0-n3">)re"),
+            1u);
+  EXPECT_EQ(Count(html, R"re(<rect class="phase named parity0 open" id="lane-0-0-n3-p0")re"), 1u);
+  EXPECT_NE(html.find(">256/384 threads</text>"), std::string::npos);
+  EXPECT_EQ(Count(html, R"re(<rect class="wait blocked" id="[^"]+" data-agent="consumer\[0\]" )re"
+                        R"re(data-on="barrier" data-lane="lane-0-0-n3" data-observed="0" data-phase="lane-0-0-n3-p0")re"),
+            1u);
+  EXPECT_NE(html.find("consumer[0] waits here, blocked"), std::string::npos);
+  EXPECT_NE(html.find("waits for instance 0 of named barrier q_empty"), std::string::npos);
+  // No number where the schedule gave a name.
+  EXPECT_EQ(html.find("bar.sync 3"), std::string::npos);
+  EXPECT_NE(html.find("bar.sync q_empty, 384 threads"), std::string::npos);
+}
+
+// A run stopped by a violation while two bar.syncs were released but had not returned: their
+// waits are drawn as released (linked to the completed instance), not as blocked forever.
+TEST(PhasePictureTest, ReleasedWaitsOfAStoppedRunAreNotBlocked) {
+  const std::string html = Picture("pipelines/single_tma_load/bad_countN_init_count_one.pipe",
+                                   engine::Outcome::kViolation);
+  EXPECT_EQ(Count(html, R"(<rect class="wait blocked")"), 0u);
+  EXPECT_EQ(Count(html, "the run ended before the wait returned"), 2u);
+  EXPECT_EQ(Count(html, R"re(<rect class="wait released" id="[^"]+" data-agent="block\[[12]\]" )re"
+                        R"re(data-on="barrier" data-lane="lane-0-0-n0" data-observed="0" )re"
+                        R"re(data-phase="lane-0-0-n0-p0")re"),
+            2u);
 }
 
 // The headline (the report's summary), the red paragraph and the red lane name one barrier:

@@ -33,6 +33,7 @@
 #include "tests/verifier/gen/naive_explore.h"
 #include "tests/verifier/gen/schedule_gen.h"
 #include "verifier/explore.h"
+#include "verifier/rules.h"
 
 namespace parity::verifier {
 namespace {
@@ -64,6 +65,9 @@ struct Tally {
   // of the searches without it.
   uint64_t exact_peer_hits = 0, inexact_states = 0;
   std::map<std::string, uint64_t> codes;
+  // GenOptions::assertions: schedules where some assertion fails on some path, and where the
+  // exists property holds in no completed end state.
+  uint64_t assert_failed = 0, exists_none = 0;
 };
 
 std::vector<uint64_t> Sorted(const std::set<uint64_t>& a, const std::set<uint64_t>& b) {
@@ -83,7 +87,19 @@ void CheckVerdict(const ir::Program& p, const std::vector<int64_t>& params,
   SCOPED_TRACE(reduction ? "reduced, first finding" : "brute force, first finding");
   const bool bad = !naive.violating.empty() || !naive.deadlocked.empty();
   if (!bad) {
-    EXPECT_EQ(r.verdict, ExploreVerdict::kVerified) << ExploreVerdictName(r.verdict);
+    // A schedule with `exists` properties: a complete search with no other finding reports each
+    // one that holds in no completed end state of the oracle (P2034, no counterexample).
+    const std::vector<Finding> missing = ExistsFindings(p, naive.exists_held, false);
+    if (missing.empty()) {
+      EXPECT_EQ(r.verdict, ExploreVerdict::kVerified) << ExploreVerdictName(r.verdict);
+      return;
+    }
+    EXPECT_EQ(r.verdict, ExploreVerdict::kRuleViolation) << ExploreVerdictName(r.verdict);
+    EXPECT_TRUE(r.counterexample.empty());
+    ASSERT_EQ(r.findings.size(), missing.size());
+    for (size_t i = 0; i < missing.size(); ++i) {
+      EXPECT_EQ(r.findings[i].violation, missing[i].violation);
+    }
     return;
   }
   ASSERT_TRUE(r.verdict == ExploreVerdict::kViolation || r.verdict == ExploreVerdict::kDeadlock)
@@ -181,6 +197,30 @@ void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
   CheckVerdict(p, params, naive, /*reduction=*/false);
   CheckVerdict(p, params, naive, /*reduction=*/true);
 
+  if (g.assertions) {
+    // The brute force fails the same assertions as the oracle (asserts and foralls, by id).
+    // The reduced search keeps one interleaving per trace: a failure is a violation that ends
+    // its run, so of several failures (or a failure and another violation) in independent
+    // steps it may reach only one, as for any violation; it reports only failures the oracle
+    // has, and one when the oracle's only violations are assertion failures. The end states of
+    // complete runs are all kept (terminals above), so every exists property holds in the
+    // same end states as in the oracle.
+    const std::vector<int64_t> failed(naive.failed_assertions.begin(),
+                                      naive.failed_assertions.end());
+    EXPECT_EQ(brute.failed_assertions, failed) << "brute force against the oracle";
+    EXPECT_TRUE(std::includes(failed.begin(), failed.end(), reduced.failed_assertions.begin(),
+                              reduced.failed_assertions.end()))
+        << "the reduced search fails an assertion the oracle never fails";
+    if (naive.codes == std::set<model::Code>{model::Code::kAssertionFailed}) {
+      EXPECT_FALSE(reduced.failed_assertions.empty())
+          << "only assertion failures are reachable, and the reduced search found none";
+    }
+    EXPECT_EQ(brute.exists_held, naive.exists_held);
+    EXPECT_EQ(reduced.exists_held, naive.exists_held);
+    t->assert_failed += !failed.empty();
+    t->exists_none += naive.exists_held == 0 && !naive.completed.empty();
+  }
+
   if (g.nonws) {
     // Whole futures (the held-phase rule off) reach the same end states; the object-by-object
     // closure takes the same persistent sets as the masks with the rule on.
@@ -257,8 +297,9 @@ Tally RunRange(uint64_t first, uint64_t count, const gen::GenOptions& g = {}) {
     }
     return t;
   }
-  // The generator must give a real mix, else the comparison proves little.
-  if (count >= 200) {
+  // The generator must give a real mix, else the comparison proves little (with assertions
+  // most schedules fail one: GeneratedSchedulesWithAssertions asks for its own mix).
+  if (count >= 200 && !g.assertions) {
     EXPECT_GT(t.compared, count * 3 / 4);
     EXPECT_GT(t.verified, count / 10);
     EXPECT_GT(t.deadlock + t.both, count / 10);
@@ -320,6 +361,38 @@ TEST(DifferentialTest, GeneratedPdlChains) {
   RunRange(EnvOr("PARITY_PDL_SEED", 1), EnvOr("PARITY_PDL_SCHEDULES", kSchedules / 30), g);
 }
 
+// Assertions (GenOptions::assertions): asserts with state reads, forall and exists on top of
+// the generated shapes; the reduction must keep the same failing assertions and the same end
+// states the exists properties are judged on.
+uint64_t AssertCount() { return EnvOr("PARITY_ASSERT_SCHEDULES", kSchedules / 16); }
+TEST(DifferentialTest, GeneratedSchedulesWithAssertions) {
+  gen::GenOptions g;
+  g.assertions = true;
+  const uint64_t n = AssertCount();
+  const Tally t = RunRange(EnvOr("PARITY_ASSERT_SEED", 1), n, g);
+  std::printf("  assertions: some fails in %llu schedules; exists holds nowhere in %llu\n",
+              (unsigned long long)t.assert_failed, (unsigned long long)t.exists_none);
+  if (n < 20) return;
+  EXPECT_GT(t.compared, n * 3 / 4);
+  EXPECT_GT(t.assert_failed, t.compared / 10);
+  EXPECT_LT(t.assert_failed, t.compared);
+  EXPECT_GT(t.exists_none, 0u);
+}
+
+// The later rules' operations (GenOptions::late_rules) with atomics: tensor map updates and their
+// proxy fences, DSMEM reads, writes and atomics of the peer, the prologue's cluster barrier
+// often left out; reduced explore, brute force and the oracle reach the same ends.
+TEST(DifferentialTest, GeneratedLateRuleOpsAndAtomics) {
+  gen::GenOptions g;
+  g.late_rules = true;
+  g.atomics = true;
+  const uint64_t n = EnvOr("PARITY_LATE_SCHEDULES", kSchedules / 30);
+  const Tally t = RunRange(EnvOr("PARITY_LATE_SEED", 1), n, g);
+  if (n < 50) return;
+  EXPECT_GT(t.verified, 0u);
+  EXPECT_GT(t.deadlock + t.violation + t.both, 0u);
+}
+
 // The generator is deterministic and its schedules parse.
 TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
   for (uint64_t seed = 0; seed < 500; ++seed) {
@@ -340,6 +413,10 @@ TEST(ScheduleGenTest, SameSeedSameTextAndEveryScheduleParses) {
     ASSERT_EQ(chain, gen::GenerateSchedule(seed, chains));
     auto c = ir::ParseProgram(chain, "gen.pipe");
     ASSERT_TRUE(c.ok()) << c.status().ToString() << "\n" << chain;
+    gen::GenOptions late;
+    late.late_rules = late.atomics = true;
+    auto e = ir::ParseProgram(gen::GenerateSchedule(seed, late), "gen.pipe");
+    ASSERT_TRUE(e.ok()) << e.status().ToString() << "\n" << gen::GenerateSchedule(seed, late);
     gen::GenOptions pdl;
     pdl.pdl_chains = true;
     const std::string grids = gen::GenerateSchedule(seed, pdl);

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -95,6 +96,7 @@ struct Tally {
   // Rings and chains: schedules whose reduced search stored fewer pairs with exact peers
   // (ExploreOptions::exact_peer_futures) than without.
   uint64_t exact_peer_hits = 0;
+  std::map<std::string, uint64_t> codes;  // schedules whose findings have each rule code
 };
 
 // The rule findings whose per-run check is documented to depend on the run beyond
@@ -140,8 +142,11 @@ uint64_t ExpectSameOnMoreThreads(const ir::Program& p, const std::vector<int64_t
 }
 
 void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool chains = false,
-                bool proxies = false) {
+                bool proxies = false, bool late = false) {
   gen::GenOptions g;
+  // The later rules' operations (GenOptions::late_rules: P2030, P2031, P2032) with shared-memory
+  // atomics (red / atom, local and of the peer).
+  g.late_rules = g.atomics = late;
   // Reads that name their proxy and fence.proxy.async (P2006's cross-proxy pairs), with the
   // extended operations: named barriers, whose instance an arrival joins is in the digest.
   g.proxies = g.extended_ops = proxies;
@@ -159,6 +164,7 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool 
                std::string(chains ? "--chains" : "--small") +
                std::string(offsets ? " --offsets" : "") + std::string(nonws ? " --nonws" : "") +
                std::string(proxies ? " with GenOptions::proxies and extended_ops" : "") +
+               std::string(late ? " with GenOptions::late_rules and atomics" : "") +
                " " + std::to_string(seed) +
                ", with up to " + std::to_string(g.max_trips) + " trips):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
@@ -214,16 +220,19 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool 
     }
   }
   if (!b.empty() || !br.empty()) ++t->with_findings;
+  std::set<std::string> codes;
+  for (const Key& k : b) codes.insert(std::get<0>(k));
+  for (const std::string& c : codes) ++t->codes[c];
   t->findings += b.size();
   t->races += br.size();
 }
 
 Tally RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false,
-               bool chains = false, bool proxies = false) {
+               bool chains = false, bool proxies = false, bool late = false) {
   Tally t;
   const auto start = std::chrono::steady_clock::now();
   for (uint64_t seed = first; seed < first + count; ++seed) {
-    CompareOne(seed, offsets, &t, nonws, chains, proxies);
+    CompareOne(seed, offsets, &t, nonws, chains, proxies, late);
     if (::testing::Test::HasFailure()) break;
   }
   const double s =
@@ -236,6 +245,9 @@ Tally RunRange(uint64_t first, uint64_t count, bool offsets, bool nonws = false,
               (unsigned long long)t.with_findings, (unsigned long long)t.findings,
               (unsigned long long)t.races, (unsigned long long)t.reduced_pairs,
               (unsigned long long)t.brute_pairs, s);
+  std::printf("  schedules with each rule code:");
+  for (const auto& [code, n] : t.codes) std::printf(" %s %llu", code.c_str(), (unsigned long long)n);
+  std::printf("\n");
   if (chains) {
     std::printf("  rings and chains: fewer pairs with exact peers in %llu\n",
                 (unsigned long long)t.exact_peer_hits);
@@ -294,6 +306,21 @@ TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetOnRingsOfCtas) {
 TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetWithProxiesAndNamedBarriers) {
   RunRange(EnvOr("PARITY_SETS_PROXY_SEED", 1), EnvOr("PARITY_SETS_PROXY_SCHEDULES", kSchedules / 4),
            /*offsets=*/false, /*nonws=*/false, /*chains=*/false, /*proxies=*/true);
+}
+
+// The later rules' operations (GenOptions::late_rules) with atomics: tensor map updates and their
+// fences against the TMAs of the map (P2031, P2032), DSMEM accesses and atomics of a peer with
+// and without a cluster barrier first (P2030), red / atom against plain accesses and copies.
+// Each of the three codes must be among the compared findings. PARITY_SETS_LATE_SCHEDULES=N for
+// a long run.
+TEST(EveryPathSetsTest, ReducedAndBruteForceFindTheSameSetWithLateRulesAndAtomics) {
+  const uint64_t n = EnvOr("PARITY_SETS_LATE_SCHEDULES", kSchedules);
+  const Tally t = RunRange(EnvOr("PARITY_SETS_LATE_SEED", 1), n, /*offsets=*/false,
+                           /*nonws=*/false, /*chains=*/false, /*proxies=*/false, /*late=*/true);
+  if (n < 100) return;  // the sanitized run's few seeds
+  for (const char* code : {"P2030", "P2031", "P2032"}) {
+    EXPECT_GT(t.codes.count(code) ? t.codes.at(code) : 0, 0u) << code << " never compared";
+  }
 }
 
 // Bundled schedules: searches large enough that the threads split their work.

@@ -70,6 +70,7 @@ enum class Mode {
   kAsync,    // extended_ops (cp.async, st.async, named barriers) and memory_order
   kProxies,  // GenOptions::proxies: reads that name their proxy, fence.proxy.async
   kAtomics,  // kAsync and atomics (red / atom, local and DSMEM)
+  kLateRules,  // GenOptions::late_rules and atomics: tensor map updates, peer accesses
 };
 
 void CompareOne(uint64_t seed, Mode mode, Tally* t) {
@@ -80,7 +81,8 @@ void CompareOne(uint64_t seed, Mode mode, Tally* t) {
   g.max_ops = 3;
   g.variable_offsets = mode == Mode::kOffsets;
   g.extended_ops = g.memory_order = mode == Mode::kAsync || mode == Mode::kAtomics;
-  g.atomics = mode == Mode::kAtomics;
+  g.atomics = mode == Mode::kAtomics || mode == Mode::kLateRules;
+  g.late_rules = mode == Mode::kLateRules;
   g.proxies = mode == Mode::kProxies;
   const std::string text = gen::GenerateSchedule(seed, g);
   SCOPED_TRACE("seed " + std::to_string(seed) + "; the schedule (gen_schedule " +
@@ -89,6 +91,7 @@ void CompareOne(uint64_t seed, Mode mode, Tally* t) {
                 : mode == Mode::kAsync   ? ", extended ops and memory orders"
                 : mode == Mode::kAtomics ? ", extended ops, memory orders and atomics"
                 : mode == Mode::kProxies ? ", reads that name their proxy"
+                : mode == Mode::kLateRules ? ", the later rules' operations and atomics"
                                          : "") +
                "):\n" + text);
   auto parsed = ir::ParseProgram(text, "gen_" + std::to_string(seed) + ".pipe");
@@ -205,6 +208,15 @@ TEST(RaceOracleTest, CheckerEqualsOracleWithProxies) {
 TEST(RaceOracleTest, CheckerEqualsOracleWithAtomics) {
   const uint64_t n = EnvOr("PARITY_RACE_ATOMIC_SCHEDULES", kAsyncSchedules);
   RunRange(First(), n, Mode::kAtomics);
+}
+
+// The later rules' operations (GenOptions::late_rules) with atomics: tensor map updates and
+// their proxy fences, DSMEM reads, writes and atomics of the peer with and without a cluster
+// barrier first. They add no happens-before edge, so the race pairs stay the oracle's.
+// PARITY_RACE_LATE_SCHEDULES=N for a long run.
+TEST(RaceOracleTest, CheckerEqualsOracleWithLateRulesAndAtomics) {
+  const uint64_t n = EnvOr("PARITY_RACE_LATE_SCHEDULES", kAsyncSchedules * 2 / 3);
+  RunRange(First(), n, Mode::kLateRules);
 }
 
 // Two halves of the seeds (shards).

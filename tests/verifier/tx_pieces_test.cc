@@ -14,6 +14,8 @@
 #include "sim/ir/parser.h"
 #include "sim/trace/event.h"
 #include "sim/trace/trace_file.h"
+#include "sim/model/codes.h"
+#include "verifier/explore.h"
 #include "verifier/litmus.h"
 
 namespace parity {
@@ -210,6 +212,32 @@ TEST(TxPieces, ExploreFindsTheHangAndReportsTheEarlyCompletion) {
   ASSERT_FALSE(e->findings.empty());
   EXPECT_EQ(e->findings[0].code, "P2001");
   EXPECT_TRUE(HasPieceFinding(e->findings));
+}
+
+// The early completions come from the search (verifier::ExploreResult::in_pieces): the API reports
+// exactly those, at their statements and in their words, and none of its own.
+TEST(TxPieces, TheApiReportsTheSearchsEarlyCompletions) {
+  const ir::Program p = Parse(Schedule(4096));
+  const verifier::ExploreResult r = verifier::Explore(p, {});
+  ASSERT_EQ(r.verdict, verifier::ExploreVerdict::kDeadlock);
+  ASSERT_FALSE(r.in_pieces.early.empty());
+  auto s = api::Schedule::FromString(Schedule(4096), "short_expect.pipe");
+  ASSERT_TRUE(s.ok());
+  auto e = api::Explore(*s);
+  ASSERT_TRUE(e.ok());
+  std::vector<std::pair<int, std::string>> api_early, search_early;
+  for (const api::Finding& f : e->findings) {
+    if (f.code == "P2002") api_early.emplace_back(f.location.line, f.message);
+  }
+  for (const verifier::Finding& f : r.in_pieces.early) {
+    EXPECT_EQ(f.code(), model::Code::kEarlyPhaseCompletion);
+    search_early.emplace_back(f.where.line, f.message);
+  }
+  EXPECT_EQ(api_early, search_early);
+  // A correct stage: neither reports one.
+  const verifier::ExploreResult ok = verifier::Explore(Parse(Schedule(8192)), {});
+  EXPECT_EQ(ok.verdict, verifier::ExploreVerdict::kVerified);
+  EXPECT_TRUE(ok.in_pieces.early.empty());
 }
 
 }  // namespace

@@ -58,6 +58,8 @@ void AddLitmusCommand(CLI::App& app, Context& ctx);
 void AddGpuCommand(CLI::App& app, Context& ctx);
 // parity import (import_command.cc): a kernel's PTX to a .pipe schedule.
 void AddImportCommand(CLI::App& app, Context& ctx);
+// `parity capture -- PROGRAM ARGS...` (capture_command.cc).
+void AddCaptureCommand(CLI::App& app, Context& ctx);
 
 }  // namespace parity::cli
 

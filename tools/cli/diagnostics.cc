@@ -4,11 +4,12 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "sim/common/read_file.h"
 
 namespace parity::cli {
 namespace {
@@ -178,8 +179,9 @@ Expected<std::vector<Suppression>> ReadAllowComments(const std::string& file,
 }
 
 Expected<std::vector<Suppression>> ReadSuppressionsFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status("io", "cannot read the suppressions file", SourceLocation{path, 0, 0});
+  Expected<std::string> text = ReadInputFile(path, "suppressions", "io", kMaxSideFileBytes);
+  if (!text.ok()) return text.status();
+  std::istringstream in(*text);
   std::vector<Suppression> out;
   std::string line;
   int number = 0;

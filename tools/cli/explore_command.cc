@@ -16,11 +16,11 @@
 #include "sim/model/codes.h"
 #include "tools/cli/command.h"
 #include "tools/cli/diagnostics.h"
-#include "tools/cli/narrate.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/deadlock.h"
 #include "verifier/explore.h"
+#include "verifier/report/narrate.h"
 
 namespace parity::cli {
 namespace {
@@ -57,13 +57,10 @@ struct ExploreCliOptions {
   DiagnosticOptions diagnostics;
 };
 
-std::string StepLabel(const ir::Program& program, const engine::Engine& before,
-                      engine::Choice c) {
-  if (c.kind == engine::Choice::Kind::kAgent) {
-    return verifier::AgentLabel(program, before, c.index) + " takes a step";
-  }
-  const engine::Engine::InFlight& f = before.in_flight_ops()[c.index];
-  return "an asynchronous operation of " + verifier::AgentLabel(program, before, f.agent) +
+std::string StepLabel(const ir::Program& program, const engine::Engine& end,
+                      const verifier::ReplayedStep& s) {
+  if (!s.asynchronous) return verifier::AgentLabel(program, end, s.agent) + " takes a step";
+  return "an asynchronous operation of " + verifier::AgentLabel(program, end, s.agent) +
          " completes";
 }
 
@@ -119,25 +116,17 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
   }
 }
 
-// Narrates `path` as numbered states from the start (a fresh replay with the trace: an event
-// line names the barrier state at its moment); returns the engine after it.
-engine::Engine NarrateSteps(const ir::Program& program, const std::vector<int64_t>& params,
-                            const std::vector<engine::Choice>& path, bool print) {
-  Expected<engine::Engine> e = engine::Engine::Create(program, params, {});
-  PARITY_CHECK(e.ok(), "the search ran this schedule");
-  if (print) std::printf("State 0: initial state\n");
+// Narrates a replayed path (the search's one replay of it) as numbered states from the start.
+void NarrateSteps(const ir::Program& program, const verifier::ReplayedPath& path) {
+  const engine::Engine& end = *path.end;
+  std::printf("State 0: initial state\n");
   size_t state = 0;
-  for (const engine::Choice& c : path) {
-    const std::string label = print ? StepLabel(program, *e, c) : std::string();
-    const size_t before = e->trace().size();
-    e->Step(c);
-    if (!print) continue;
-    std::printf("State %zu: %s\n", ++state, label.c_str());
-    for (size_t i = before; i < e->trace().size(); ++i) {
-      std::printf("    %s\n", EventLine(program, *e, e->trace()[i]).c_str());
+  for (const verifier::ReplayedStep& s : path.steps) {
+    std::printf("State %zu: %s\n", ++state, StepLabel(program, end, s).c_str());
+    for (size_t i = s.first_event; i < s.end_event; ++i) {
+      std::printf("    %s\n", report::EventLine(program, end, end.trace()[i]).c_str());
     }
   }
-  return std::move(e).value();
 }
 
 const char* FoundSentence(verifier::ExploreVerdict v) {
@@ -169,7 +158,7 @@ void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
     const engine::ViolationInfo& v = *rr.violation;
     std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
                 std::string(model::CodeTitle(v.violation.code)).c_str(),
-                ViolationText(program, v).c_str(),
+                report::ViolationText(program, v).c_str(),
                 verifier::AgentLabel(program, end, v.agent).c_str(), v.where.ToString().c_str());
   } else if (rr.outcome == engine::Outcome::kDeadlock) {
     std::printf("P2001 deadlock: no agent can step and nothing is in flight (diagnosed with the "
@@ -180,8 +169,7 @@ void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
 // The depth-first search found something (its on_first_counterexample: the shortening runs
 // after it). Only the news is printed here: the diagnosis and the counterexample come at the
 // end, once, after the shortening (with --verbose the first counterexample too).
-void PrintFirstFound(const ir::Program& program, const std::vector<int64_t>& params,
-                     const verifier::ExploreOptions& eo, bool verbose,
+void PrintFirstFound(const ir::Program& program, const verifier::ExploreOptions& eo, bool verbose,
                      const verifier::ExploreResult& first) {
   std::printf("FOUND after %.3f s (depth-first search, a counterexample of %zu steps): %s\n",
               first.first_seconds, first.counterexample.size(), FoundSentence(first.verdict));
@@ -189,9 +177,9 @@ void PrintFirstFound(const ir::Program& program, const std::vector<int64_t>& par
     std::printf("\nFirst counterexample (%zu steps, replayed), as numbered states from the "
                 "start:\n",
                 first.counterexample.size());
-    const engine::Engine end = NarrateSteps(program, params, first.counterexample, true);
+    NarrateSteps(program, first.replayed);
     std::printf("\n");
-    PrintFindingLines(program, end, first.findings);
+    PrintFindingLines(program, *first.replayed.end, first.findings);
   }
   if (eo.shortest_counterexample) {
     std::printf("searching breadth-first for the shortest counterexample (--shortest)...\n");
@@ -231,6 +219,13 @@ constexpr size_t kCompactSteps = 12;
 void PrintCounterexample(const api::ExploreReport& report, bool full) {
   const verifier::ExploreResult& r = report.detail->result;
   const std::vector<api::Step>& steps = report.counterexample;
+  if (steps.empty() && r.verdict == verifier::ExploreVerdict::kRuleViolation) {
+    // An `exists` property (P2034): every complete run refutes it, no single path does.
+    std::printf("\nNo counterexample: the property is false in every end state of a complete "
+                "run (%llu distinct, every one reached by the search).\n",
+                static_cast<unsigned long long>(r.stats.completed_ends));
+    return;
+  }
   std::string how;
   if (!r.first_counterexample.empty() && r.first_counterexample != r.counterexample) {
     how = "the first had " + std::to_string(r.first_counterexample.size()) + "; ";
@@ -429,11 +424,9 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.shorten_budget_s = opt.shorten_budget;
   eo.strict = opt.strict;
   if (text) {
-    const std::vector<int64_t> params = *bound;
     const bool verbose = opt.verbose;
-    eo.on_first_counterexample = [&program, params, &eo,
-                                  verbose](const verifier::ExploreResult& first) {
-      PrintFirstFound(program, params, eo, verbose, first);
+    eo.on_first_counterexample = [&program, &eo, verbose](const verifier::ExploreResult& first) {
+      PrintFirstFound(program, eo, verbose, first);
     };
   }
   Expected<std::vector<Suppression>> allows =

@@ -1,5 +1,8 @@
 // `parity import KERNEL.ptx --entry NAME --block X[,Y,Z] ...`: a kernel's PTX to a `.pipe`
-// schedule (sim/ptx/importer.h), on stdout or into -o OUT.pipe.
+// schedule (sim/ptx/importer.h), on stdout or into -o OUT.pipe. With `--launch FILE.json
+// [--launch-index N]` (a launch file of `parity capture`, sim/ptx/launch_file.h) the launch gives
+// the block, cluster, grid, every parameter byte and the tensor maps; --entry may then be left
+// out when one entry of the PTX is in the file.
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
@@ -8,6 +11,7 @@
 #include <vector>
 
 #include "sim/ptx/importer.h"
+#include "sim/ptx/launch_file.h"
 #include "sim/ptx/ptx.h"
 #include "tools/cli/command.h"
 
@@ -18,11 +22,13 @@ struct ImportCliOptions {
   std::string ptx;
   std::string entry;
   std::string block;
-  std::string cluster = "1,1";
+  std::string cluster;  // "" = 1,1 (or the launch's)
   int64_t clusters = 1;
   std::vector<std::string> args;
   std::vector<std::string> params;
   std::vector<std::string> tensor_maps;
+  std::string launch;
+  int launch_index = 0;
   std::string out;
 };
 
@@ -53,10 +59,15 @@ Expected<std::vector<uint32_t>> ImportSizes(const std::string& option, const std
 Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
   ptx::ImportOptions o;
   o.entry = c.entry;
-  auto block = ImportSizes("--block", c.block, 3);
-  if (!block.ok()) return block.status();
-  for (size_t i = 0; i < block->size(); ++i) o.block[i] = (*block)[i];
-  auto cluster = ImportSizes("--cluster", c.cluster, 2);
+  if (c.block.empty() && c.launch.empty()) {
+    return Status("import.bad-option", "--block is required (or --launch FILE.json)");
+  }
+  if (!c.block.empty()) {
+    auto block = ImportSizes("--block", c.block, 3);
+    if (!block.ok()) return block.status();
+    for (size_t i = 0; i < block->size(); ++i) o.block[i] = (*block)[i];
+  }
+  auto cluster = ImportSizes("--cluster", c.cluster.empty() ? "1,1" : c.cluster, 2);
   if (!cluster.ok()) return cluster.status();
   o.cluster_x = (*cluster)[0];
   o.cluster_y = cluster->size() > 1 ? (*cluster)[1] : 1;
@@ -88,6 +99,31 @@ Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
   return o;
 }
 
+// The entry a launch file names when --entry is not given: the one entry of the PTX that has
+// launches in the file.
+Expected<std::string> EntryFromLaunches(const ptx::Module& module,
+                                        const std::vector<ptx::Launch>& launches,
+                                        const std::string& path) {
+  std::vector<std::string> found;
+  for (const ptx::Function& f : module.functions) {
+    if (!f.is_entry) continue;
+    for (const ptx::Launch& l : launches) {
+      if (l.kernel == f.name) {
+        found.push_back(f.name);
+        break;
+      }
+    }
+  }
+  if (found.size() == 1) return found[0];
+  std::string list;
+  for (const std::string& n : found) list += (list.empty() ? "" : ", ") + n;
+  return Status("import.bad-launch",
+                found.empty() ? "no entry of " + module.path + " has a launch in the file"
+                              : "entries " + list + " all have launches in the file; pick one "
+                                                    "with --entry",
+                {path, 0, 0});
+}
+
 }  // namespace
 
 void AddImportCommand(CLI::App& app, Context& ctx) {
@@ -95,9 +131,10 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
   CLI::App* sub = app.add_subcommand(
       "import", "turn a kernel's PTX (nvcc, sm_90a) into a .pipe schedule of its protocol");
   sub->add_option("kernel", opts->ptx, "the kernel's .ptx file")->required();
-  sub->add_option("--entry", opts->entry, "the kernel: mangled, demangled or bare name")
-      ->required();
-  sub->add_option("--block", opts->block, "threads per CTA: X[,Y,Z]")->required();
+  sub->add_option("--entry", opts->entry,
+                  "the kernel: mangled, demangled or bare name (required unless --launch "
+                  "names one entry of the PTX)");
+  sub->add_option("--block", opts->block, "threads per CTA: X[,Y,Z] (required unless --launch)");
   sub->add_option("--cluster", opts->cluster, "CTAs per cluster: X[,Y] (default 1,1)");
   sub->add_option("--clusters", opts->clusters, "independent clusters (default 1)");
   sub->add_option("--arg", opts->args, "a scalar kernel argument: INDEX=VALUE");
@@ -109,12 +146,39 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
                   "a CUtensorMap argument: INDEX=DTYPE:DIMS:BOX[:SWIZZLE], e.g. "
                   "0=u16:64x384:64x64:128B, or one inside a struct parameter: "
                   "NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
+  sub->add_option("--launch", opts->launch,
+                  "a launch file of `parity capture` (docs/launch-file.md): the launch gives "
+                  "block, cluster, grid, every parameter byte and the tensor maps");
+  sub->add_option("--launch-index", opts->launch_index,
+                  "which launch of the kernel in the --launch file (default 0, the first)");
   sub->add_option("-o", opts->out, "write the schedule here (default: stdout)");
   sub->callback([opts, &ctx] {
     auto o = BuildImportOptions(*opts);
     if (!o.ok()) return ReportBadInput(ctx, o.status());
     auto module = ptx::ReadModule(opts->ptx);
     if (!module.ok()) return ReportBadInput(ctx, module.status());
+    if (!opts->launch.empty()) {
+      auto launches = ptx::ReadLaunchFile(opts->launch);
+      if (!launches.ok()) return ReportBadInput(ctx, launches.status());
+      if (o->entry.empty()) {
+        auto name = EntryFromLaunches(*module, *launches, opts->launch);
+        if (!name.ok()) return ReportBadInput(ctx, name.status());
+        o->entry = *name;
+      }
+      auto entry = ptx::FindEntry(*module, o->entry);
+      if (!entry.ok()) return ReportBadInput(ctx, entry.status());
+      auto launch = ptx::SelectLaunch(*launches, **entry, opts->launch_index, opts->launch);
+      if (!launch.ok()) return ReportBadInput(ctx, launch.status());
+      const Status applied = ptx::ApplyLaunch(**entry, *launch, opts->launch, !opts->block.empty(),
+                                              !opts->cluster.empty(), &*o);
+      if (!applied.ok()) return ReportBadInput(ctx, applied);
+      o->entry = (*entry)->name;
+    } else if (o->entry.empty()) {
+      return ReportBadInput(ctx, Status("import.bad-option",
+                                        "--entry is required (or --launch FILE.json)"));
+    } else if (opts->launch_index != 0) {
+      return ReportBadInput(ctx, Status("import.bad-option", "--launch-index needs --launch"));
+    }
     auto text = ptx::ImportSchedule(*module, *o);
     if (!text.ok()) return ReportBadInput(ctx, text.status());
     if (opts->out.empty()) {

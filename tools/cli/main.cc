@@ -116,6 +116,7 @@ int Main(int argc, char** argv) {
   AddLitmusCommand(app, ctx);
   AddGpuCommand(app, ctx);
   AddImportCommand(app, ctx);
+  AddCaptureCommand(app, ctx);
 
   // CLI11 reports an unknown subcommand only as "a subcommand is required"; name it instead.
   for (int i = 1; i < argc; ++i) {

@@ -8,10 +8,14 @@
 #include <sstream>
 #include <tuple>
 
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 namespace parity::cli {
 namespace {
+
+using report::BarrierClaim;
+using report::Narration;
+using report::WaitVerdict;
 
 using trace::EventKind;
 using trace::TraceEvent;
@@ -60,11 +64,15 @@ std::string F(double v) {
 }
 
 constexpr double kLabelWidth = 230;
-// The drawing's natural width: the page scales it to its own width (CSS), so a run of any
-// length fills the page without a sideways scroll; only a very long run (events narrower than
-// kMinDx) keeps a scroll, at half its natural size at least.
+// The drawing's natural width: the page scales it to its own width (CSS), so a run fills the
+// page without a sideways scroll. Events get kMinDx at least; a run longer than the natural
+// width holds is shrunk to fit down to kMinWidth pixels (the gemm pipelines' ~900 events: 45%),
+// and only a very long one (more than kScrollEvents events) keeps a scroll, at a quarter of its
+// natural size at least, so that its marks stay apart.
 constexpr double kNaturalWidth = 1400;
 constexpr double kMinDx = 3;
+constexpr double kMinWidth = 1200;
+constexpr size_t kScrollEvents = 2000;
 constexpr double kTop = 28;
 constexpr double kBarrierLane = 46;
 constexpr double kAgentLane = 28;
@@ -96,6 +104,7 @@ struct WaitMark {
   std::optional<BarKey> bar;
   int epoch = 0;       // inits of the barrier so far (a re-init starts its phases again)
   int64_t phase = 0;   // -1: the phase before phase 0 (complete on a fresh barrier)
+  bool unreturned = false;  // released, but the run ended before the wait returned
   std::string id;
 };
 
@@ -248,14 +257,22 @@ void Picture::CollectWaits() {
   std::map<AgentKey, size_t> open;  // agent -> index in waits_
   std::map<BarKey, int> epoch;
   std::map<BarKey, int64_t> instance;  // named barriers: instances completed
+  std::set<std::string> completed;     // phase ids
   for (size_t i = 0; i < in_.events.size(); ++i) {
     const TraceEvent& e = in_.events[i];
-    if (e.kind == K(EventKind::kInit)) ++epoch[{e.cluster, e.target_cta, e.object, e.index}];
+    const BarKey bk{e.cluster, e.target_cta, e.object, e.index};
+    if (e.kind == K(EventKind::kInit)) ++epoch[bk];
+    if (e.kind == K(EventKind::kPhaseComplete) && bar_lanes_.count(bk)) {
+      completed.insert(PhaseId(bk, epoch[bk], static_cast<int64_t>(e.value)));
+    }
     int64_t joined = 0;
     if (IsNamedArrival(e.kind)) {
       const BarKey nk = NamedKey(e.cluster, e.cta, e.object);
       joined = instance[nk];
-      if (e.value2 == 0) ++instance[nk];  // this arrival completed the instance
+      if (e.value2 == 0) {  // this arrival completed the instance
+        completed.insert(PhaseId(nk, 0, instance[nk]));
+        ++instance[nk];
+      }
     }
     if (e.agent == trace::kNoAgent) continue;
     const AgentKey ak{e.cluster, e.cta, e.agent};
@@ -308,9 +325,15 @@ void Picture::CollectWaits() {
       open.erase(it);
     }
   }
+  // A wait still open when the run ends is blocked unless its phase completed: then it was
+  // released and the run (stopped by a violation, or a trace's end) ended before it returned.
   for (const auto& [k, idx] : open) {
-    waits_[idx].kind = WaitMark::kBlocked;
-    waits_[idx].end = in_.events.empty() ? 0 : in_.events.size() - 1;
+    WaitMark& w = waits_[idx];
+    const bool done = w.bar && bar_lanes_.count(*w.bar) &&
+                      completed.count(PhaseId(*w.bar, w.epoch, w.phase)) > 0;
+    w.kind = done ? WaitMark::kReleased : WaitMark::kBlocked;
+    w.end = in_.events.empty() ? 0 : in_.events.size() - 1;
+    w.unreturned = done;
   }
   for (size_t i = 0; i < waits_.size(); ++i) {
     const WaitMark& w = waits_[i];
@@ -375,7 +398,9 @@ void Picture::DrawBarriers(std::ostringstream& os) {
     // The counts, always in view: "1/2 arrived, tx 4096" (compact where the segment is narrow).
     if (o.counted) {
       std::string text = std::to_string(o.got) + "/" + std::to_string(o.expected);
-      if (room > 90) {
+      if (o.expected == 0 && !named) {
+        text += " (not initialised)";  // a use before its init (the narration says so)
+      } else if (room > 90) {
         text += named ? " threads" : " arrived";
         if (!named) text += ", tx " + std::to_string(o.tx_now);
       } else if (room > 50 && !named && o.tx_now != 0) {
@@ -453,7 +478,7 @@ void Picture::DrawBarriers(std::ostringstream& os) {
       ++epoch[k];
       o = start(i, 0);
     }
-    if (c && c->state.expected_count > 0 && e.kind != K(EventKind::kPhaseComplete)) {
+    if (c && e.kind != K(EventKind::kPhaseComplete)) {
       const model::MbarrierState& st = c->state;
       // The event that completes the phase shows the next phase's state: count it as full.
       o.counted = true;
@@ -464,7 +489,7 @@ void Picture::DrawBarriers(std::ostringstream& os) {
     if (c && c->state.expected_count > 0 &&
         (IsArriveLike(e.kind) || e.kind == K(EventKind::kTmaDeliver) ||
          e.kind == K(EventKind::kBulkComplete) || e.kind == K(EventKind::kCpAsyncArrive))) {
-      const double got = static_cast<double>(o.got) / static_cast<double>(o.expected);
+      const double got = static_cast<double>(o.got) / static_cast<double>(o.expected);  // > 0
       o.arrivals.push_back({X(i), std::clamp(got, 0.0, 1.0)});
       o.tx.push_back({X(i), static_cast<double>(o.tx_now)});
     }
@@ -477,7 +502,7 @@ void Picture::DrawBarriers(std::ostringstream& os) {
           << F(l.y + l.h - 2) << "\">" << Title(i) << "</line>";
         close(k, o, i, true);
         o = start(i, static_cast<int64_t>(e.value) + 1);
-        if (c && c->state.expected_count > 0) {
+        if (c) {
           o.counted = true;
           o.expected = c->state.expected_count;
           o.got = c->state.expected_count - c->state.pending_count;
@@ -550,8 +575,15 @@ void Picture::DrawAgents(std::ostringstream& os) {
     const bool linked = w.bar && bar_lanes_.count(*w.bar);
     const std::string phase_id = linked ? PhaseId(*w.bar, w.epoch, w.phase) : std::string();
     const bool has_box = linked && boxes_.count(phase_id);
+    // What it waits on: an mbarrier or a named barrier (which have lanes), or another wait (a
+    // cluster barrier, an async group, the primary grid).
+    const uint8_t kind = in_.events[w.begin].kind;
+    const bool on_barrier = kind == K(EventKind::kWaitBegin) ||
+                            kind == K(EventKind::kWaitTimeout) ||
+                            kind == K(EventKind::kNamedBarrierSyncBegin);
     body[w.agent] << "<rect class=\"wait " << kClass[w.kind] << "\" id=\"" << w.id
-                  << "\" data-agent=\"" << Esc(AgentName(w.agent)) << "\"";
+                  << "\" data-agent=\"" << Esc(AgentName(w.agent)) << "\""
+                  << (on_barrier ? " data-on=\"barrier\"" : "");
     if (linked) {
       body[w.agent] << " data-lane=\"" << bar_lanes_[*w.bar].id << "\" data-observed=\""
                     << w.phase << "\"" << (has_box ? " data-phase=\"" + phase_id + "\"" : "")
@@ -563,6 +595,9 @@ void Picture::DrawAgents(std::ostringstream& os) {
                   << Esc(narr_[w.begin].Text())
                   << (w.end != w.begin ? "\n" + Esc(narr_[w.end].Text()) : std::string())
                   << (forever ? "\nblocked forever: the wait never returns" : "")
+                  << (w.unreturned ? "\nreleased: its phase completed, and the run ended before "
+                                     "the wait returned"
+                                   : "")
                   << "</title></rect>";
     if (!linked) continue;
     // The phase it observed (or waits for), written on the wait.
@@ -745,14 +780,17 @@ const meets=(a,b)=>{const x=a.getBBox(),y=b.getBBox();return x.x<y.x+y.width&&y.
 const f=q('rect.lane-frame.culprit')[0], svg=document.querySelector('svg.timeline');
 const vw=document.documentElement.clientWidth, box=document.querySelector('.scroll');
 const hover=w=>{w.dispatchEvent(new MouseEvent('mouseenter'));const ph=byId(w.dataset.phase||''),
-  lane=byId(w.dataset.lane||'');const ok=!!ph&&!!lane&&ph.classList.contains('hl')&&
-  lane.classList.contains('hl');w.dispatchEvent(new MouseEvent('mouseleave'));return ok;};
+  lane=byId(w.dataset.lane||'');let ok=!!ph&&!!lane&&ph.classList.contains('hl')&&
+  lane.classList.contains('hl');w.dispatchEvent(new MouseEvent('mouseleave'));
+  if(ok){ph.dispatchEvent(new MouseEvent('mouseenter'));ok=w.classList.contains('hl');
+    ph.dispatchEvent(new MouseEvent('mouseleave'));}
+  return ok&&!w.classList.contains('hl');};  // both ways, and off again
 const linked=w=>{const ph=byId(w.dataset.phase||''),l=byId('link-'+w.id),
   t=w.nextElementSibling;return {agent:w.dataset.agent,lane:(byId(w.dataset.lane||'')||{dataset:{}}).dataset.label||'',
   phase:ph?ph.dataset.phase||'fresh':'',observed:w.dataset.observed||'',
   phase_open:!!ph&&ph.classList.contains('open'),link:!!l&&stroked(l),
   text:t&&t.classList.contains('wait-phase')&&drawn(t)?t.textContent:'',hover:hover(w)};};
-const bar=s=>q(s).filter(w=>w.dataset.lane);
+const bar=s=>q(s).filter(w=>w.dataset.on);
 document.getElementById('render-check').textContent=JSON.stringify({
  barrier_lanes:q('g.lane.barrier').filter(drawn).map(g=>g.dataset.cta+' '+g.dataset.name),
  agent_lanes:q('g.lane.agent').filter(drawn).map(g=>g.dataset.cta+' '+g.dataset.name),
@@ -783,15 +821,17 @@ document.getElementById('render-check').textContent=JSON.stringify({
 }  // namespace
 
 std::string Picture::Html() {
-  narr_ = NarrateRun(p_, eng_, in_.events);
+  narr_ = report::NarrateRun(p_, eng_, in_.events);
   Layout();
   CollectWaits();
   std::ostringstream svg;
-  // Scaled to the page's width (svg.timeline); never below half its natural size, where a very
-  // long run scrolls instead.
+  // Scaled to the page's width (svg.timeline); a very long run scrolls instead (kScrollEvents).
+  const double min_width = in_.events.size() > kScrollEvents
+                               ? width_ / 4
+                               : std::min(width_ / 2, kMinWidth);
   svg << "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 "
       << F(width_) << " " << F(height_) << "\" preserveAspectRatio=\"xMinYMin meet\" style=\""
-      << "min-width:" << F(width_ / 2) << "px\">\n";
+      << "min-width:" << F(min_width) << "px\">\n";
   svg << "<defs>";
   for (const auto& [cls, color] : {std::pair<const char*, const char*>{"copy", "#7c3aed"},
                                    {"multicast", "#c026d3"}, {"remote", "#0891b2"},

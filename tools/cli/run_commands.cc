@@ -15,13 +15,13 @@
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
 #include "tools/cli/diagnostics.h"
-#include "tools/cli/narrate.h"
 #include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 #include "verifier/expect.h"
+#include "verifier/report/narrate.h"
 #include "verifier/rules.h"
 
 namespace parity::cli {
@@ -123,7 +123,7 @@ int ExitFor(const engine::RunResult& r) {
 nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
   return {{"code", std::string(model::CodeId(v.violation.code))},
           {"title", std::string(model::CodeTitle(v.violation.code))},
-          {"message", ViolationText(*ran.loaded.program, v)},
+          {"message", report::ViolationText(*ran.loaded.program, v)},
           {"agent", verifier::AgentLabel(*ran.loaded.program, *ran.engine, v.agent)},
           {"location", LocationJson(v.where)},
           {"from_async", v.from_async}};
@@ -351,7 +351,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                       c.where.ToString().c_str(), c.text.c_str());
         }
         std::printf("\nBehaviour (events from the start):\n%s",
-                    BehaviourPrefix(program, *ran.engine, max_events).c_str());
+                    report::BehaviourPrefix(program, *ran.engine, max_events).c_str());
         break;
       }
       case engine::Outcome::kDeadlock:
@@ -361,7 +361,7 @@ void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::Chec
                                                          opt.full ? SIZE_MAX : kDetailedBlocked)
                               .c_str());
         std::printf("\nBehaviour (events from the start):\n%s",
-                    BehaviourPrefix(program, *ran.engine, max_events).c_str());
+                    report::BehaviourPrefix(program, *ran.engine, max_events).c_str());
         break;
       case engine::Outcome::kStepLimit:
         std::printf("step limit reached after %llu steps (a runaway loop?)\n",
@@ -505,7 +505,7 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
     const ir::Program& program = *ran.loaded.program;
     std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(),
                 opt->schedule.file.c_str(), PolicyText(ran.loaded.engine_options).c_str());
-    for (const Narration& n : NarrateRun(program, *ran.engine, ran.engine->trace())) {
+    for (const report::Narration& n : report::NarrateRun(program, *ran.engine, ran.engine->trace())) {
       std::printf("%s\n", n.Text().c_str());
     }
     std::printf("\nOutcome: %s\n", engine::OutcomeName(ran.result.outcome));
@@ -522,7 +522,7 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
       const auto& v = *ran.result.violation;
       outcome = std::string(model::CodeId(v.violation.code)) + " " +
                 std::string(model::CodeTitle(v.violation.code)) + ": " +
-                ViolationText(program, v);
+                report::ViolationText(program, v);
       std::printf("%s\n", outcome.c_str());
     }
     ctx.exit_code = ExitFor(ran.result);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/common/read_file.h"
 #include "sim/trace/perfetto.h"
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
@@ -405,10 +406,10 @@ void AddTraceCommand(CLI::App& app, Context& ctx) {
     if (t->header.source != "sim") {
       po.clock_ghz = opt->clock_ghz;
       if (po.clock_ghz <= 0) {
-        std::ifstream side(opt->trace + ".agents");
-        std::stringstream text;
-        text << side.rdbuf();
-        po.clock_ghz = trace::SidecarClockGhz(text.str());
+        // The sidecar is optional: without one the clock stays unknown.
+        Expected<std::string> side =
+            ReadInputFile(opt->trace + ".agents", "trace sidecar", "trace.io", kMaxSideFileBytes);
+        if (side.ok()) po.clock_ghz = trace::SidecarClockGhz(*side);
       }
       notes.push_back(po.clock_ghz > 0
                           ? "clock64 cycles converted to microseconds at " +

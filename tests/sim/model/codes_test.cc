@@ -171,6 +171,10 @@ TEST(CodesTest, DescribeEveryCode) {
       {{Code::kTensormapModifiedInFlight, 0, 0},
        "P2032 tensormap-modified-in-flight: a tensor map is updated while a TMA that reads it may "
        "be in flight"},
+      {{Code::kAssertionFailed, 2, 1},
+       "P2033 assertion-failed: assertion 2 does not hold (CTA 1)"},
+      {{Code::kExistsUnsatisfied, 0, 0},
+       "P2034 exists-unsatisfied: exists property 0 holds in no complete run explored"},
       {{Code::kBulkDestinationReadEarly, 1, 0},
        "A1103 bulk-destination-read-early: readback of a store destination while 1 store write "
        "is still in flight"},

@@ -25,13 +25,18 @@ void Record(const Engine& e, NaiveEnds* out) {
   switch (e.outcome()) {
     case Outcome::kCompleted:
       out->completed.insert(e.Fingerprint());
+      out->exists_held |= e.ExistsHeld();
       break;
     case Outcome::kDeadlock:
       out->deadlocked.insert(e.Fingerprint());
       break;
     case Outcome::kViolation:
       out->violating.insert(e.Fingerprint());
-      if (e.result().violation) out->codes.insert(e.result().violation->violation.code);
+      if (e.result().violation) {
+        const model::Violation& v = e.result().violation->violation;
+        out->codes.insert(v.code);
+        if (v.code == model::Code::kAssertionFailed) out->failed_assertions.insert(v.value);
+      }
       break;
     case Outcome::kError:
       out->error = true;

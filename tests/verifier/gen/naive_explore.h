@@ -35,6 +35,11 @@ struct NaiveEnds {
   bool step_limit = false;        // some run hit the step limit
   bool stuck = false;             // a running state had no enabled step (an engine bug)
   std::set<model::Code> lifetime;  // P2010 / P2011 where some transition exhibits them
+  // User assertions (ir::Program::assertions): the ids of the asserts and forall properties
+  // that fail in some reachable run (P2033), and the exists properties that hold in some
+  // completed end state (Engine::ExistsHeld bits).
+  std::set<int64_t> failed_assertions;
+  uint64_t exists_held = 0;
 };
 
 NaiveEnds NaiveExplore(const ir::Program& program, const std::vector<int64_t>& params,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace parity::gen {
@@ -292,6 +293,7 @@ struct FreeShape {
   bool sync = true;  // the prologue's cluster.sync (inits visible to every agent)
   bool halves = false;  // slots of two 128-byte halves, addressed by run values
   bool proxies = false;  // GenOptions::proxies
+  bool late_rules = false;  // GenOptions::late_rules
 };
 
 // Where in a slot of two halves an operation goes: a suffix after `d0[0]` (empty: the whole
@@ -388,8 +390,44 @@ std::string AtomicOp(Rng& r, const FreeShape& s, const std::string& loop) {
   return op + HalfPlace(r, s, loop, 64, true);
 }
 
+// The later rules' operations (GenOptions::late_rules): tensor map updates and their fences,
+// DeepGEMM's update between two TMA stores with steps dropped, and with two CTAs accesses of
+// the peer's shared memory (whether a cluster barrier came first is the prologue's choice).
+std::string LateRuleOp(Rng& r, const FreeShape& s) {
+  switch (r.Below(s.ctas == 2 ? 7 : 4)) {
+    case 0:
+      return "tensormap.replace tm";
+    case 1:
+      return r.Chance(50) ? "fence.proxy.tensormap.release" : "fence.proxy.tensormap.acquire tm";
+    case 2: {
+      // DeepGEMM's update of a descriptor between TMA stores of it (PR #343), with its steps
+      // dropped or moved at random: the store still reading the map when it is replaced
+      // (P2032), a release or acquire fence missing before the next store (P2031).
+      const std::string buf = RandomBuf(r, s);
+      std::string seq = "tma.store tm coords [0, 0] <- " + buf + "\nbulk.commit\n";
+      const bool drained = r.Chance(60);
+      if (drained) seq += "bulk.wait 0 read\n";
+      seq += "tensormap.replace tm\n";
+      if (r.Chance(70)) seq += "fence.proxy.tensormap.release\n";
+      if (r.Chance(70)) seq += "fence.proxy.tensormap.acquire tm\n";
+      seq += "tma.store tm coords [0, 0] <- " + buf + "\nbulk.commit\nbulk.wait 0";
+      return seq;
+    }
+    case 3:
+      return "tma.store tm coords [0, 0] <- " + RandomBuf(r, s) + "\nbulk.commit\nbulk.wait 0";
+    case 4:
+      return "write " + RandomBuf(r, s) + " bytes 64 @cta(cta_rank ^ 1)";
+    case 5:
+      return "use " + RandomBuf(r, s) + " bytes 64 @cta(cta_rank ^ 1)";
+    default:
+      return std::string(r.Chance(50) ? "red " : "atom ") + RandomBuf(r, s) +
+             " bytes 64 @cta(cta_rank ^ 1)";
+  }
+}
+
 std::string RandomOp(Rng& r, const FreeShape& s, const std::string& loop, int* results,
                      bool extended, int threads, bool memory_order, bool atomics = false) {
+  if (s.late_rules && r.Chance(30)) return LateRuleOp(r, s);
   if (atomics && r.Chance(25)) return AtomicOp(r, s, loop);
   if (memory_order) {
     if (r.Chance(25)) return MemoryOrderOp(r, s);
@@ -453,9 +491,10 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
   s.ctas = o.max_ctas >= 2 && r.Chance(40) ? 2 : 1;
   s.barriers = r.Range(1, 2);
   s.buffers = r.Range(1, 2);
-  s.sync = !r.Chance(5);
+  s.sync = !r.Chance(o.late_rules && s.ctas == 2 ? 15 : 5);
   s.halves = o.variable_offsets && r.Chance(80);
   s.proxies = o.proxies;
+  s.late_rules = o.late_rules;
   const int max_agents = s.ctas == 2 ? std::min(2, o.max_agents_per_cta) : o.max_agents_per_cta;
   const int agents = r.Range(1, max_agents);
   // Roles: one per agent, or (with two or three agents) one role of two agents.
@@ -477,6 +516,9 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
   }
   t += "tensormap tm dtype f16 dims [64, 64] box [8, 8]\n\n";
   const bool epilogue_sync = s.ctas == 2 && s.sync && r.Chance(60);
+  // The later rules with two CTAs: now and then a role touches the peer's shared memory before
+  // the prologue's cluster barrier (P2030: nothing proves the peer started yet).
+  const bool early_peer = s.late_rules && s.ctas == 2 && s.sync && r.Chance(40);
   const int max_ops = s.ctas * agents > 3 ? std::min(3, o.max_ops) : o.max_ops;
 
   for (size_t role = 0; role < role_counts.size(); ++role) {
@@ -487,6 +529,10 @@ std::string Free(uint64_t seed, Rng& r, const GenOptions& o) {
         if (!r.Chance(3)) l.Add("init b" + std::to_string(b) + "[0]");
       }
       if (!r.Chance(5)) l.Add("fence.mbarrier_init");
+    }
+    if (early_peer && r.Chance(60)) {
+      l.Add(r.Pick(std::vector<std::string>{"write ", "use ", "red ", "atom "}) + RandomBuf(r, s) +
+            " bytes 64 @cta(cta_rank ^ 1)");
     }
     if (s.sync) l.Add("cluster.sync");
     const int n = r.Range(1, max_ops);
@@ -707,12 +753,89 @@ std::string PdlChain(uint64_t seed, Rng& r, const GenOptions& o) {
 
 }  // namespace
 
+namespace {
+
+// One random assertion expression over the schedule's barriers and buffers (name, size).
+std::string RandomAssertion(Rng& r, const std::vector<std::pair<std::string, int>>& bars,
+                            const std::vector<std::pair<std::string, int>>& bufs) {
+  static const char* const kCmp[] = {"==", "!=", "<=", ">="};
+  const bool landed = !bufs.empty() && (bars.empty() || r.Chance(25));
+  if (landed) {
+    const auto& [name, n] = bufs[r.Below(static_cast<int>(bufs.size()))];
+    return std::string(r.Chance(50) ? "" : "!") + "landed(" + name + "[" +
+           std::to_string(r.Below(n)) + "])";
+  }
+  const auto& [name, n] = bars[r.Below(static_cast<int>(bars.size()))];
+  const std::string at = name + "[" + std::to_string(r.Below(n)) + "]";
+  switch (r.Below(3)) {
+    case 0: return "phase(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(3));
+    case 1: return "pending(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(3));
+    default:
+      return "tx(" + at + ") " + kCmp[r.Below(4)] + " " + std::to_string(r.Below(2) * 128);
+  }
+}
+
+// GenOptions::assertions: asserts before some statements of the role bodies, and a forall and
+// an exists at the end. Reads the declarations (`barrier NAME[N] ...`, `buffer NAME[N] ...`).
+std::string AddAssertions(const std::string& text, Rng& r) {
+  std::vector<std::pair<std::string, int>> bars, bufs;
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(at, nl - at));
+    at = nl + 1;
+  }
+  for (const std::string& l : lines) {
+    for (const char* word : {"barrier ", "buffer "}) {
+      if (l.rfind(word, 0) != 0) continue;
+      const size_t open = l.find('['), close = l.find(']');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      const std::string name = l.substr(std::string(word).size(), open - std::string(word).size());
+      const std::string count = l.substr(open + 1, close - open - 1);
+      if (count.empty() || count.find_first_not_of("0123456789") != std::string::npos) continue;
+      (word[1] == 'a' ? bars : bufs).push_back({name, std::stoi(count)});
+    }
+  }
+  if (bars.empty() && bufs.empty()) return text;
+  std::string out;
+  int depth = 0;
+  for (const std::string& l : lines) {
+    const size_t first = l.find_first_not_of(' ');
+    const bool stmt = first != std::string::npos && depth > 0 && l[first] != '}' &&
+                      l[first] != '#';
+    if (stmt && r.Chance(20)) {
+      out += l.substr(0, first) + "assert " + RandomAssertion(r, bars, bufs) + "\n";
+    }
+    out += l + "\n";
+    for (char ch : l) depth += ch == '{' ? 1 : ch == '}' ? -1 : 0;
+  }
+  while (out.size() >= 2 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') {
+    out.pop_back();
+  }
+  out += "forall " + RandomAssertion(r, bars, bufs) + "\n";
+  out += "exists " + RandomAssertion(r, bars, bufs) + " -- generated\n";
+  return out;
+}
+
+}  // namespace
+
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
-  if (options.pdl_chains) return PdlChain(seed, r, options);
-  if (options.nonws) return NonWs(seed, r, options);
-  if (options.cta_chains) return Chain(seed, r, options);
-  return r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
+  std::string text;
+  if (options.pdl_chains) {
+    text = PdlChain(seed, r, options);
+  } else if (options.nonws) {
+    text = NonWs(seed, r, options);
+  } else if (options.cta_chains) {
+    text = Chain(seed, r, options);
+  } else if (options.late_rules) {
+    text = Free(seed, r, options);  // the shape that draws them
+  } else {
+    text = r.Chance(50) ? Ring(seed, r, options) : Free(seed, r, options);
+  }
+  if (!options.assertions) return text;
+  return AddAssertions(text, r);
 }
 
 }  // namespace parity::gen

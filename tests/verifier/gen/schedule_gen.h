@@ -68,11 +68,22 @@ struct GenOptions {
   // its own slots and, with two CTAs, on the peer's (`@cta(cta_rank ^ 1)`): atomics that do not
   // race with each other, and that race with a plain access or a copy of the same bytes.
   bool atomics = false;
+  // The free shape also draws the operations of the later rules: tensor map updates and their
+  // proxy fences (`tensormap.replace tm`, `fence.proxy.tensormap.release`,
+  // `fence.proxy.tensormap.acquire tm`; P2031 / P2032 against the TMA loads and stores of `tm`),
+  // and with two CTAs DSMEM reads, writes and atomics of the peer's buffers while the prologue's
+  // cluster.sync is left out more often (P2030: no cluster barrier proves the peer started).
+  bool late_rules = false;
   // Instead of the shapes above: chains of 2-4 grids of programmatic dependent launches
   // (`primary` blocks, docs/language.md §8.9) reading and writing one `global` buffer, with
   // griddepcontrol.wait present, late or absent in each grid, and now and then a grid that
   // hangs (PdlChain in schedule_gen.cc).
   bool pdl_chains = false;
+  // User assertions (docs/language.md, Assertions) added to any shape: `assert` statements with
+  // state reads (phase, pending, tx of its barriers, landed of its buffer slots) compared with
+  // small constants, before random statements of the roles, and a `forall` and an `exists` at
+  // the end, so that some hold on every path, some on some paths only, some on none.
+  bool assertions = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.

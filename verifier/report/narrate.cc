@@ -1,4 +1,4 @@
-#include "tools/cli/narrate.h"
+#include "verifier/report/narrate.h"
 
 #include <sstream>
 #include <string_view>
@@ -7,7 +7,7 @@
 #include "sim/trace/trace_file.h"
 #include "verifier/deadlock.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using trace::EventKind;
@@ -699,4 +699,4 @@ std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& en
   return os.str();
 }
 
-}  // namespace parity::cli
+}  // namespace parity::report

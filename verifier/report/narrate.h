@@ -1,7 +1,8 @@
-// Human-readable event lines for the command line: barrier, buffer and tensor-map names from the
-// schedule instead of numbers, and (for `explain`) what each event did to its barrier.
-#ifndef PARITY_TOOLS_CLI_NARRATE_H_
-#define PARITY_TOOLS_CLI_NARRATE_H_
+// Human-readable event lines: barrier, buffer and tensor-map names from the schedule instead of
+// numbers, and (for `explain`) what each event did to its barrier. Below the C++ API
+// (parity/parity.h: Event::text, Finding::message) and shared by every report of the command line.
+#ifndef PARITY_VERIFIER_REPORT_NARRATE_H_
+#define PARITY_VERIFIER_REPORT_NARRATE_H_
 
 #include <cstdint>
 #include <map>
@@ -17,7 +18,7 @@
 #include "sim/trace/event.h"
 #include "verifier/rules.h"
 
-namespace parity::cli {
+namespace parity::report {
 
 // "CTA 0 producer[0]: arrive.expect_tx full[1] of CTA 0 (count 1, +32768 tx bytes)".
 std::string EventLine(const ir::Program& program, const engine::Engine& engine,
@@ -119,6 +120,6 @@ std::vector<Narration> NarrateRun(const ir::Program& program, const engine::Engi
 std::string BehaviourPrefix(const ir::Program& program, const engine::Engine& engine,
                             size_t max_events);
 
-}  // namespace parity::cli
+}  // namespace parity::report
 
-#endif  // PARITY_TOOLS_CLI_NARRATE_H_
+#endif  // PARITY_VERIFIER_REPORT_NARRATE_H_
