@@ -377,6 +377,16 @@ void Analysis::CheckInitProxy(size_t i, uint32_t slot_id, uint32_t issuer, const
     auto it = std::upper_bound(fences->begin(), fences->end(), s.init_epoch);
     if (it != fences->end() && *it <= seen) return;
   }
+  // The fence.mbarrier_init releases the inits by itself, so a later relaxed cluster arrive and
+  // the issuer's cluster.wait order it before the issue as they do for CheckInitOrder (the init
+  // component): CUTLASS's and DeepGEMM's fence_barrier_init(); cluster_arrive_relaxed();
+  // cluster_wait() before the producer's first TMA.
+  const uint32_t ic = hb_.InitComponent(s.init_agent);
+  if (ic != HappensBefore::kNone) {
+    const std::vector<uint32_t>& fences = fence_init_[s.init_agent];
+    auto it = std::upper_bound(fences.begin(), fences.end(), s.init_epoch);
+    if (it != fences.end() && *it <= std::max(issue[ic], weak_issue[ic])) return;
+  }
   Report(model::Code::kProxyFenceMissing, 0, 0,
          "the complete_tx of the copy issued by " + Agent(issuer) + " acts on " + Bar(slot_id) +
              " through the async proxy, but its init by " + Agent(s.init_agent) +

@@ -75,7 +75,12 @@ bool ParseParamRef(std::string_view ref, std::string* name, int64_t* offset) {
 
 std::string TensorMapName(const TensorMapArg& t) {
   if (t.index >= 0) return "tmap" + std::to_string(t.index);
-  return "tmap_" + t.param + "_" + std::to_string(t.offset);
+  // A C++ entry's parameter is `<mangled entry>_param_N`: the mangled part (often a thousand
+  // characters of template arguments) says nothing the schedule needs.
+  std::string param = t.param;
+  const size_t at = param.rfind("_param_");
+  if (param.rfind("_Z", 0) == 0 && at != std::string::npos) param = param.substr(at + 1);
+  return "tmap_" + param + "_" + std::to_string(t.offset);
 }
 
 Expected<ParamArg> ParseParamArg(std::string_view spec) {
@@ -202,6 +207,22 @@ Expected<std::pair<std::string, uint64_t>> ResolveParamRef(const Function& entry
 }
 
 }  // namespace
+
+void ExpandParamNames(const Function& entry, ImportOptions* options) {
+  auto expand = [&](std::string* name) {
+    if (name->empty() || entry.FindParam(*name) != nullptr) return;
+    for (const Param& p : entry.params) {
+      if (p.name.size() > name->size() &&
+          p.name.compare(p.name.size() - name->size(), name->size(), *name) == 0 &&
+          p.name[p.name.size() - name->size() - 1] == '_') {
+        *name = p.name;
+        return;
+      }
+    }
+  };
+  for (ParamArg& a : options->params) expand(&a.param);
+  for (TensorMapArg& t : options->tensor_maps) expand(&t.param);
+}
 
 Expected<std::map<std::pair<std::string, uint64_t>, uint64_t>> ResolveParamOptions(
     const Module& module, const Function& entry, const ImportOptions& options) {

@@ -743,9 +743,17 @@ class Importer {
       }
       const std::string& b = inst.base;
       auto int_operand = [&](size_t i, int64_t* out_v) -> Status {
+        if (i < v.size()) {
+          // A byte count or arrival count read from a parameter nobody gave (CUTLASS's
+          // tma_transaction_bytes) is a missing option, not an unsupported kernel.
+          Status missing =
+              MissingParameter(m_.path, inst, "operand " + std::to_string(i + 1), v[i]);
+          if (!missing.ok()) return missing;
+        }
         if (i >= v.size() || v[i].kind != Value::Kind::kInt) {
           return Unsupported(
-              inst, "operand " + std::to_string(i + 1) + " is not a value the importer knows");
+              inst, "operand " + std::to_string(i + 1) + " is not a value the importer knows (" +
+                        (i < v.size() ? v[i].ToString() : std::string("absent")) + ")");
         }
         *out_v = static_cast<int64_t>(v[i].bits);
         return Status::Ok();
@@ -1084,7 +1092,9 @@ class Importer {
   Status Coords(const Instruction& inst, const std::vector<Value>& coords, OpRec* op) const {
     for (size_t i = 0; i < coords.size(); ++i) {
       if (coords[i].kind != Value::Kind::kInt) {
-        return Unsupported(inst, "a coordinate the importer does not know");
+        return Unsupported(inst, "coordinate " + std::to_string(i) +
+                                     " is a value the importer does not know (" +
+                                     coords[i].ToString() + ")");
       }
       op->fmt += i ? ", {}" : "{}";
       op->ints.push_back(SignExtend32(coords[i].bits));
@@ -1565,7 +1575,9 @@ Expected<std::string> ImportSchedule(const Module& module, const ImportOptions& 
   PARITY_RETURN_IF_ERROR(RequireHopperTarget(module));
   auto entry = FindEntry(module, options.entry);
   if (!entry.ok()) return entry.status();
-  return Importer(module, **entry, options).Run();
+  ImportOptions expanded = options;
+  ExpandParamNames(**entry, &expanded);
+  return Importer(module, **entry, expanded).Run();
 }
 
 }  // namespace parity::ptx

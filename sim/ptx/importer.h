@@ -78,10 +78,11 @@ struct ImportOptions {
   std::vector<TensorMapArg> tensor_maps;
   // ld.shared / ldmatrix of a buffer become `use.generic` (a generic-proxy read, whose
   // write-after-read against the next TMA / bulk load of the bytes needs fence.proxy.async:
-  // P2006, DeepEP #621) instead of `use` (no proxy stated, no proxy rule). Off by default: the
-  // recorded kernels of tests/import release ld.shared-read stages to TMA loads without the fence
-  // and their device traces are the reference for replay. wgmma operands are `use.async` always.
-  bool generic_reads = false;
+  // P2006, DeepEP #621, fixed upstream by a proxy fence) instead of `use` (no proxy stated, no
+  // proxy rule). On by default, since without it such a kernel verifies although PTX leaves the
+  // reuse unordered; `--no-generic-reads` is for replaying traces of kernels known to lack the
+  // fence. wgmma operands are `use.async` always.
+  bool generic_reads = true;
   // The launch's grid in CTAs (`--launch`): %nctaid and %nclusterid read it while the importer
   // runs only `clusters` clusters of it. {0, 0, 0}: the grid is the clusters that run.
   std::array<uint32_t, 3> grid = {0, 0, 0};
@@ -93,6 +94,11 @@ struct ImportOptions {
   std::set<int> launch_args;
   std::string launch;  // "launch N of FILE" for the schedule's header; "" without --launch
 };
+
+// nvcc names an entry's parameters `<mangled entry>_param_N`: a --param or --tensormap may name
+// one by that suffix alone (`param_0+128`). Rewrites such names in `options` to the full name;
+// a name that is neither a parameter nor such a suffix is left for ResolveParamOptions to refuse.
+void ExpandParamNames(const Function& entry, ImportOptions* options);
 
 // Checks --arg, --param and --tensormap against the entry's parameters and returns the fields
 // they give, by (parameter name, byte offset in it). `import.bad-option` for an option that names

@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/ptx/int_ops.h"
+
 namespace parity::ptx {
 namespace {
 
@@ -146,17 +148,8 @@ class ThreadRunner {
   // A value the control path needs is unknown: a kernel parameter nobody gave is bad input naming
   // the parameter (import.missing-param); anything else the importer cannot follow.
   Status FailUnknown(const Instruction& inst, const std::string& what, const Value& v) const {
-    const bool field = v.symbol.rfind(kParamOrigin, 0) == 0;
-    if (field || v.symbol.rfind(kArgOrigin, 0) == 0) {
-      const std::string what_param =
-          v.symbol.substr(field ? kParamOrigin.size() : kArgOrigin.size());
-      const size_t cut = std::min(what_param.find("; pass "), what_param.size());
-      return Status(field ? "import.missing-param" : "import.missing-arg",
-                    "`" + inst.opcode + "`: " + what + " depends on kernel parameter " +
-                        what_param.substr(0, cut) + ", which no --param or --arg gives" +
-                        what_param.substr(cut),
-                    {m_.path, inst.line, inst.column});
-    }
+    Status missing = MissingParameter(m_.path, inst, what, v);
+    if (!missing.ok()) return missing;
     return Fail(inst, what + " depends on data the importer does not know (" +
                           DescribeOrigin(v.symbol) + ")");
   }
@@ -237,7 +230,13 @@ class ThreadRunner {
     if (v.kind == Value::Kind::kUnknown && v.symbol.empty()) v.symbol = Origin();
     // A 32-bit register holds a shared address modulo 2^32 (the arithmetic that built it may
     // have added a negative offset as its 32-bit two's complement).
-    if (v.kind == Value::Kind::kInt || bits <= 32) v.bits = Mask(v.bits, bits);
+    // A derived value's `bits` is its address: n bits of address >> shift keep it modulo
+    // 2^(n + shift) (DeepGEMM's `(addr >> 4) & 0x3fff` in 16 bits keeps byte 131072).
+    if (v.kind == Value::Kind::kDerived) {
+      if (v.shift >= 0) v.bits = Mask(v.bits, std::min(64, bits + v.shift));
+    } else if (v.kind == Value::Kind::kInt || bits <= 32) {
+      v.bits = Mask(v.bits, bits);
+    }
     // A shared variable's addresses fit the 32-bit shared window whatever register holds them.
     if ((v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) &&
         IsSharedVariable(v.symbol)) {
@@ -350,6 +349,7 @@ class ThreadRunner {
   static bool Compare(const std::string& cmp, const Value& a, const Value& b, const OpType& t,
                       bool* out) {
     if (a.kind != Value::Kind::kInt || b.kind != Value::Kind::kInt) return false;
+    if (t.is_float) return CompareFloat(cmp, a.bits, b.bits, t.bits, out);
     const uint64_t x = Mask(a.bits, t.bits);
     const uint64_t y = Mask(b.bits, t.bits);
     const int64_t sx = SignExtend(a.bits, t.bits);
@@ -404,7 +404,9 @@ class ThreadRunner {
       }
       return Status::Ok();
     }
-    if (t.is_float && op != "mov") {
+    // Floating-point arithmetic is data; a float kernel parameter's bits (ld.param), its copies
+    // (mov, selp) and compares of known bits (setp) are control.
+    if (t.is_float && op != "mov" && op != "selp" && op != "setp" && op != "ld") {
       ClobberDestinations(inst);
       return Status::Ok();
     }
@@ -448,7 +450,7 @@ class ThreadRunner {
           r = Value::Int(op == "not" ? ~a.bits : uint64_t{0} - a.bits);
       }
       Set(o[0], r, t.bits);
-    } else if ((op == "mul" || op == "mad") && o.size() >= 3) {
+    } else if ((op == "mul" || op == "mad") && o.size() >= 3 && !inst.HasModifier("hi")) {
       const Value a = Eval(o[1]), b = Eval(o[2]);
       const bool wide = inst.HasModifier("wide");
       Value r = Value::Unknown();
@@ -541,6 +543,11 @@ class ThreadRunner {
         }
       }
       Set(o[0], r, op == "brev" ? t.bits : 32);
+    } else if (IsIntegerBitOp(inst) && o.size() >= 2 && o[0].kind == OperandKind::kRegister) {
+      std::vector<Value> in;
+      for (size_t k = 1; k < o.size(); ++k) in.push_back(Eval(o[k]));
+      const IntegerResult r = EvalIntegerBitOp(inst, in, t.bits, t.is_signed);
+      Set(o[0], r.value, r.bits);
     } else if (op == "ld" && o.size() == 2 &&
                (inst.HasModifier("param") || inst.HasModifier("param::entry") ||
                 IsParamAddress(Eval(o[1])))) {
@@ -661,10 +668,14 @@ class ThreadRunner {
   void Record(const Instruction& inst, int pc) {
     ProtocolEvent e;
     e.instruction = pc;
-    // An unknown operand's origin is a diagnostic, not part of the event (lanes compare equal).
+    // An unknown operand's origin is a diagnostic, not part of the event (lanes compare equal),
+    // except a kernel parameter nobody gave: the importer names it (every lane reads it alike).
     auto eval = [this](const Operand& x) {
       Value v = Eval(x);
-      if (v.kind == Value::Kind::kUnknown) v.symbol.clear();
+      if (v.kind == Value::Kind::kUnknown && v.symbol.rfind(kParamOrigin, 0) != 0 &&
+          v.symbol.rfind(kArgOrigin, 0) != 0) {
+        v.symbol.clear();
+      }
       return v;
     };
     for (const Operand& o : inst.operands) {
@@ -1004,10 +1015,24 @@ class WarpRunner {
 
 }  // namespace
 
+Status MissingParameter(const std::string& path, const Instruction& inst, const std::string& what,
+                        const Value& v) {
+  if (v.kind != Value::Kind::kUnknown) return Status::Ok();
+  const bool field = v.symbol.rfind(kParamOrigin, 0) == 0;
+  if (!field && v.symbol.rfind(kArgOrigin, 0) != 0) return Status::Ok();
+  const std::string what_param = v.symbol.substr(field ? kParamOrigin.size() : kArgOrigin.size());
+  const size_t cut = std::min(what_param.find("; pass "), what_param.size());
+  return Status(field ? "import.missing-param" : "import.missing-arg",
+                "`" + inst.opcode + "`: " + what + " depends on kernel parameter " +
+                    what_param.substr(0, cut) + ", which no --param or --arg gives" +
+                    what_param.substr(cut),
+                {path, inst.line, inst.column});
+}
+
 std::string Value::ToString() const {
   switch (kind) {
     case Kind::kUnknown:
-      return "?";
+      return symbol.empty() ? "?" : "? from " + symbol;
     case Kind::kInt:
       return std::to_string(bits);
     case Kind::kAddress:

@@ -152,6 +152,12 @@ Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const 
 // passes: parameters in order, each at its .align or natural alignment).
 std::vector<uint64_t> ParamOffsets(const Function& entry);
 
+// import.missing-param / import.missing-arg at `inst` when `v` is unknown because it was read from
+// a kernel parameter nobody gave (`what` says what needed it: "the guard %p1", "operand 3");
+// Ok otherwise.
+Status MissingParameter(const std::string& path, const Instruction& inst, const std::string& what,
+                        const Value& v);
+
 // Whether an instruction belongs to the protocol the importer records.
 bool IsProtocolInstruction(const Instruction& inst);
 // ld.shared / st.shared (not st.async), ldmatrix, stmatrix, wgmma: the generic-proxy shared

@@ -27,6 +27,17 @@ class ImporterTest : public ::testing::Test {
   }
 };
 
+// The kernels of tests/import were written before the cross-proxy read rule: ws_pipeline.cu and
+// cluster_pipeline.cu release ld.shared-read stages to the next TMA load without
+// fence.proxy.async (DeepEP #621's pattern), and the goldens and recorded device traces are of
+// plain `use` reads. These tests pin that mode; GenericReadsCheckTheCrossProxyWriteAfterRead
+// checks the default (use.generic, and the P2006 it gives on those kernels).
+ImportOptions Legacy() {
+  ImportOptions o;
+  o.generic_reads = false;
+  return o;
+}
+
 Expected<std::string> Import(const std::string& ptx, ImportOptions o) {
   auto m = ReadModule("tests/import/" + ptx);
   if (!m.ok()) return m.status();
@@ -34,7 +45,7 @@ Expected<std::string> Import(const std::string& ptx, ImportOptions o) {
 }
 
 ImportOptions SingleTma() {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "single_tma_load";
   o.block = {128, 1, 1};
   o.args = {{1, 0}, {2, 64}};
@@ -43,7 +54,7 @@ ImportOptions SingleTma() {
 }
 
 ImportOptions WsPipeline(const std::string& entry, int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = entry;
   o.block = {96, 1, 1};
   o.args = {{1, static_cast<uint64_t>(k_tiles)}};
@@ -288,7 +299,7 @@ TEST_F(ImporterTest, SeededExpectTxBytesBugIsFoundOnTheFullBarrier) {
 }
 
 ImportOptions ClusterPipeline(int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "cluster_pipeline";
   o.block = {64, 1, 1};
   o.cluster_x = 2;
@@ -391,7 +402,7 @@ TEST_F(ImporterTest, BadInputNamesWhatIsWrong) {
 }
 
 ImportOptions TmaRoundtrip(int clusters) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "tma_roundtrip";
   o.block = {128, 1, 1};
   o.clusters = clusters;
@@ -402,7 +413,7 @@ ImportOptions TmaRoundtrip(int clusters) {
 }
 
 ImportOptions BulkRoundtrip(int clusters) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "bulk_roundtrip";
   o.block = {128, 1, 1};
   o.clusters = clusters;
@@ -410,7 +421,7 @@ ImportOptions BulkRoundtrip(int clusters) {
 }
 
 ImportOptions CpAsyncPipeline(int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "cp_async_pipeline";
   o.block = {128, 1, 1};
   o.args = {{1, static_cast<uint64_t>(k_tiles)}};
@@ -516,7 +527,7 @@ std::vector<std::string> FindingOpcodes(const Module& m, const std::string& text
 
 struct NewTwin {
   std::string kernel;
-  ImportOptions options;
+  ImportOptions options = Legacy();
   std::string code;
   std::string culprit_opcode;  // an opcode among the PTX lines the finding names
   std::string cause;           // a word of the finding's message ("" = any)
@@ -587,7 +598,7 @@ DONE:
 )");
   auto m = ParseModule(text, "elect.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "elect_mask";
   o.block = {32, 1, 1};
   o.args = {{0, 0xffffffff}};
@@ -656,7 +667,7 @@ DONE:
 }
 )";
   };
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "wg";
   o.block = {128, 1, 1};
   auto m = ParseModule(kernel(true), "wg.ptx");
@@ -725,7 +736,7 @@ OTHER:
 }
 )";
   };
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "div";
   o.block = {32, 1, 1};
   auto m = ParseModule(kernel("  ld.shared.u32 %r4, [%r3];\n"), "div.ptx");
@@ -760,7 +771,7 @@ OTHER:
 // single_tma's TMA load turned into an im2col load.
 // persistent_struct.cu's launch: 3 tiles over 2 CTAs, fields of the by-value Params struct.
 ImportOptions PersistentStruct() {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "persistent_struct";
   o.block = {384, 1, 1};
   o.clusters = 2;
@@ -828,13 +839,14 @@ TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
   }
 }
 
-// ImportOptions::generic_reads (issue 34, item 4): the consumer warps' ld.shared reads of a stage
-// become use.generic, and releasing the stage to the next TMA load with no fence.proxy.async on
+// ImportOptions::generic_reads (issue 34, item 4; on by default): the consumer warps' ld.shared
+// reads of a stage become use.generic, and releasing the stage to the next TMA load with no fence.proxy.async on
 // the path is P2006 at the load (DeepEP #621's cross-proxy write-after-read; ws_pipeline.cu
 // releases with a bare mbarrier.arrive). The same kernel with fence.proxy.async before each
 // release (DeepEP PR #642's fix) verifies; wgmma consumers (use.async, the tests around this
 // one) stay clean without it.
 TEST_F(ImporterTest, GenericReadsCheckTheCrossProxyWriteAfterRead) {
+  EXPECT_TRUE(ImportOptions{}.generic_reads);  // the default
   ImportOptions o = WsPipeline("ws_pipeline", 6);
   o.generic_reads = true;
   auto t = Import("ws_pipeline.ptx", o);
@@ -854,8 +866,10 @@ TEST_F(ImporterTest, GenericReadsCheckTheCrossProxyWriteAfterRead) {
   EXPECT_NE(e->verdict, api::Verdict::kVerified);
   ASSERT_FALSE(e->findings.empty());
   EXPECT_EQ(e->findings[0].code, "P2006");
-  // Without the option the reads state no proxy: the import verifies as before.
-  auto plain = Import("ws_pipeline.ptx", WsPipeline("ws_pipeline", 6));
+  // With the option off (--no-generic-reads) the reads state no proxy: no proxy rule applies.
+  ImportOptions off = WsPipeline("ws_pipeline", 6);
+  off.generic_reads = false;
+  auto plain = Import("ws_pipeline.ptx", off);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->find("use.generic"), std::string::npos);
 
@@ -881,7 +895,7 @@ TEST_F(ImporterTest, GenericReadsCheckTheCrossProxyWriteAfterRead) {
 // stage k % 2, after the wait on that stage's full barrier, and the kernel verifies; the twin
 // whose A descriptor forgets the stage reads stage 0 while the producer refills it (P2005).
 TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "stage_desc";
   o.block = {160, 1, 1};
   o.args = {{2, 4}};

@@ -545,6 +545,94 @@ TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
   }
 }
 
+// The integer bit instructions of tile schedulers and fast division (PTX ISA 9.7.1.3 mul.hi,
+// 9.7.7 bfi/bfe/shf, 9.7.8.6 lop3, 9.7.9.7 prmt), setp on a float parameter's bits (CUTLASS's
+// `beta == 0`), and a wgmma-style descriptor `(addr >> 4) & 0x3fff` in a 16-bit register, which
+// keeps the address it came from (DeepGEMM's B stages lie at byte 131072).
+TEST(IntegerOps, ValuesAreThePtxIsas) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.shared .align 8 .b8 out[1024];
+.shared .align 1024 .b8 big[262144];
+.visible .entry ops(.param .align 8 .b8 params[16])
+{
+  .reg .pred %p<4>;
+  .reg .b16 %rs<4>;
+  .reg .b32 %r<40>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, out;
+  bfi.b32 %r3, %r1, 0xf0, 4, 3;
+  st.shared.u32 [%r2+0], %r3;
+  bfe.u32 %r4, 0xabcd, 4, 8;
+  st.shared.u32 [%r2+4], %r4;
+  bfe.s32 %r5, 0xf0, 4, 4;
+  st.shared.u32 [%r2+8], %r5;
+  shf.l.wrap.b32 %r6, 0x80000001, 0x1, 4;
+  st.shared.u32 [%r2+12], %r6;
+  shf.r.clamp.b32 %r7, 0x10, 0x3, 40;
+  st.shared.u32 [%r2+16], %r7;
+  prmt.b32 %r8, 0x33221100, 0x77665544, 0x4321;
+  st.shared.u32 [%r2+20], %r8;
+  lop3.b32 %r9, 0xf0, 0xcc, 0xaa, 0x96;
+  st.shared.u32 [%r2+24], %r9;
+  mul.hi.u32 %r10, 0x80000000, 6;
+  st.shared.u32 [%r2+28], %r10;
+  mul.hi.s32 %r11, -2, 0x40000000;
+  st.shared.u32 [%r2+32], %r11;
+  mad.hi.u32 %r12, 0x80000000, 6, 10;
+  st.shared.u32 [%r2+36], %r12;
+  ld.param.f32 %f1, [params+0];
+  setp.eq.f32 %p1, %f1, 0f00000000;
+  selp.u32 %r13, 1, 0, %p1;
+  st.shared.u32 [%r2+40], %r13;
+  ld.param.f32 %f2, [params+4];
+  setp.gtu.f32 %p2, %f2, 0f3F800000;
+  selp.u32 %r14, 1, 0, %p2;
+  st.shared.u32 [%r2+44], %r14;
+  mov.u32 %r15, big;
+  add.s32 %r16, %r15, 131072;
+  shr.u32 %r17, %r16, 4;
+  cvt.u16.u32 %rs1, %r17;
+  and.b16 %rs2, %rs1, 16383;
+  mov.u16 %rs3, 0;
+  mov.b32 %r18, {%rs2, %rs3};
+  st.shared.u32 [%r2+48], %r18;
+  ret;
+}
+)";
+  auto m = ParseModule(text, "ops.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "ops").value();
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  ctx.record_shared_accesses = true;
+  ctx.params = {{{"params", 0}, 0x80000000u},  // -0.0f == 0
+                {{"params", 4}, 0x7fc00000u}};  // NaN: unordered compares are true
+  auto lanes = RunWarp(*m, f, ctx, 0);
+  ASSERT_TRUE(lanes.ok()) << lanes.status().ToString();
+  const auto s = Stores(f, *lanes)[5];
+  EXPECT_EQ(s.at(0), Value::Int((0xf0 & ~0x70u) | (5u << 4)));  // bits 4..6 := lane 5
+  EXPECT_EQ(s.at(4), Value::Int(0xbc));
+  EXPECT_EQ(s.at(8), Value::Int(0xffffffff));                // the field 0xf sign-extends
+  EXPECT_EQ(s.at(12), Value::Int(0x18));                     // (0x1:0x80000001) << 4, high word
+  EXPECT_EQ(s.at(16), Value::Int(3));                        // clamp: by 32, the high word
+  EXPECT_EQ(s.at(20), Value::Int(0x44332211));
+  EXPECT_EQ(s.at(24), Value::Int(0xf0 ^ 0xcc ^ 0xaa));      // 0x96: a ^ b ^ c
+  EXPECT_EQ(s.at(28), Value::Int(3));
+  EXPECT_EQ(s.at(32), Value::Int(0xffffffff));               // -2 * 2^30 = -2^31: high word -1
+  EXPECT_EQ(s.at(36), Value::Int(13));
+  EXPECT_EQ(s.at(40), Value::Int(1));
+  EXPECT_EQ(s.at(44), Value::Int(1));
+  const Value d = s.at(48);
+  EXPECT_EQ(d.kind, Value::Kind::kDerived);
+  EXPECT_EQ(d.symbol, "big");
+  EXPECT_EQ(d.bits, 131072u);
+  EXPECT_EQ(d.shift, 4);
+}
+
 // Lanes whose masks never agree cannot all complete: refused at the PTX line, naming each lane's
 // instruction and mask. A branch on a shuffled value the importer does not know says where it
 // comes from, and one on a parameter field nobody gave names the field.

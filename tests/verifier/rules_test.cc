@@ -684,6 +684,36 @@ TEST(RulesTest, InitFenceWithRelaxedClusterArrive) {
   EXPECT_FALSE(Find(*data, Code::kDataRace, "t", 0).empty()) << Dump(*data);
 }
 
+// The same prologue in front of a CTA's own TMA load (DeepGEMM's sm90 GEMMs: one warp inits and
+// fences, the producer warp issues after the cluster barrier): the fence.mbarrier_init reaches
+// the issue through the relaxed arrive and the producer's cluster.wait, so the copy's
+// complete_tx is no P2006; without the fence, or with the issue before the wait, it stays one.
+TEST(RulesTest, InitFenceWithRelaxedClusterArriveBeforeOwnCopy) {
+  const std::string head =
+      "cluster 2x1\nbarrier full[1] count 1\nbuffer t[1] bytes 128\n"
+      "tensormap m dtype u8 dims [128] box [128]\n";
+  auto text = [&](const std::string& fence, bool issue_before_wait) {
+    const std::string issue =
+        "  tma.load m coords [0] -> t[0] bar full[0]\n  arrive.expect_tx full[0] bytes 128\n";
+    return head + "role setup {\n  init full[0]\n" + fence +
+           "  cluster.arrive.relaxed\n  cluster.wait\n}\nrole producer {\n" +
+           "  cluster.arrive.relaxed\n" + (issue_before_wait ? issue : "") + "  cluster.wait\n" +
+           (issue_before_wait ? "" : issue) + "  wait full[0] parity 0\n}\n";
+  };
+  auto clean = RunText(text("  fence.mbarrier_init\n", false), "own.pipe",
+                       engine::Policy::kRoundRobin);
+  ASSERT_NE(clean, nullptr);
+  ASSERT_EQ(clean->result.outcome, engine::Outcome::kCompleted) << Dump(*clean);
+  EXPECT_TRUE(Find(*clean, Code::kProxyFenceMissing, "full", 0).empty()) << Dump(*clean);
+  for (const auto& [fence, before] : {std::pair<std::string, bool>{"", false},
+                                      std::pair<std::string, bool>{"  fence.mbarrier_init\n", true}}) {
+    auto bad = RunText(text(fence, before), "own_bad.pipe", engine::Policy::kRoundRobin);
+    ASSERT_NE(bad, nullptr);
+    EXPECT_FALSE(Find(*bad, Code::kProxyFenceMissing, "full", 0).empty())
+        << "fence '" << fence << "', issue before the wait " << before << "\n" << Dump(*bad);
+  }
+}
+
 TEST(RulesTest, ProducerExitsEarly) {
   auto run = RunRules("producer_exits_early", engine::Policy::kEager);
   ASSERT_NE(run, nullptr);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Every command that produced ptx/ (run from SRC_ROOT, the extracted sources: README.md). One
+# nvcc at a time; each CUTLASS/FA3 translation unit takes minutes.
+set -euo pipefail
+: "${SRC_ROOT:?set SRC_ROOT (README.md)}"
+cd "$SRC_ROOT"
+here=${PRODUCTION_DIR:-$(cd "$(dirname "$0")" && pwd)}
+C=cutlass-7107b055
+DG=deepgemm-54e22612
+FA=fa-0251105a/hopper
+DG_FLAGS=(-I$DG/deep_gemm/include -Icutlass-f3fde583/include --expt-extended-lambda
+          --diag-suppress=39,161,174,177,186,940,550)
+# FA3's setup.py flags; the feature switches it offers turn off what hdim-128 bf16 forward without
+# varlen, paging, split, softcap, local or packgqa does not instantiate (three kernels remain:
+# causal, and non-causal with and without the cluster of 2).
+FA_FLAGS=(-I$FA -Icutlass-71275920/include --expt-extended-lambda --use_fast_math
+          -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -DCUTLASS_ENABLE_GDC_FOR_SM90
+          -DCUTLASS_DEBUG_TRACE_LEVEL=0 -DNDEBUG -DFLASHATTENTION_DISABLE_LOCAL
+          -DFLASHATTENTION_DISABLE_VARLEN -DFLASHATTENTION_DISABLE_APPENDKV
+          -DFLASHATTENTION_DISABLE_PAGEDKV -DFLASHATTENTION_DISABLE_SPLIT
+          -DFLASHATTENTION_DISABLE_SOFTCAP -DFLASHATTENTION_DISABLE_PACKGQA
+          -DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_SM8x)
+DG_CU=$here/src/deepgemm_sm90_bf16_gemm.cu
+DG_IMPL=$DG/deep_gemm/include/deep_gemm/impls/sm90_bf16_gemm.cuh
+
+case "${1:-all}" in
+  all|kernels)
+    "$here/compile.sh" cutlass48_ws_cooperative \
+      $C/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu \
+      -I$C/include -I$C/tools/util/include -I$C/examples/common
+    CXX_STD=c++20 "$here/compile.sh" deepgemm_sm90_bf16_gemm "$DG_CU" "${DG_FLAGS[@]}"
+    "$here/compile.sh" fa3_fwd_hdim128_bf16 $FA/instantiations/flash_fwd_hdim128_bf16_sm90.cu \
+      "${FA_FLAGS[@]}"
+    ;;&
+  all|twins)
+    # Seeded-bug twins of DeepGEMM's bf16 GEMM, one edited line each (issue 35 item 8).
+    export CXX_STD=c++20
+    "$here/twin.sh" deepgemm_bf16_bad_empty_count $DG_IMPL \
+      '117s|init(kNumTMAMulticast \* kNumMathThreads / 32)|init(kNumTMAMulticast * kNumMathThreads / 32 + 1)|' \
+      "$DG_CU" "${DG_FLAGS[@]}"
+    "$here/twin.sh" deepgemm_bf16_short_init $DG_IMPL \
+      '115s|i < kNumStages;|i < kNumStages - 1;|' "$DG_CU" "${DG_FLAGS[@]}"
+    "$here/twin.sh" deepgemm_bf16_no_full_wait $DG_IMPL \
+      '249s|full_barriers\[stage_idx\]->wait(phase);|;|' "$DG_CU" "${DG_FLAGS[@]}"
+    "$here/twin.sh" deepgemm_bf16_bad_parity $DG_IMPL \
+      '249s|wait(phase)|wait(k_block_idx \& 1)|' "$DG_CU" "${DG_FLAGS[@]}"
+    "$here/twin.sh" deepgemm_bf16_release_own_cta $DG_IMPL \
+      '237s|scheduler.is_peer_cta_alive ? lane_idx : cute::block_rank_in_cluster()|cute::block_rank_in_cluster()|' \
+      "$DG_CU" "${DG_FLAGS[@]}"
+    ;;
+esac
