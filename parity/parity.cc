@@ -139,6 +139,17 @@ std::vector<Schedule::Param> Schedule::params() const {
 
 const std::string& Schedule::name() const { return impl_->program->name; }
 const std::string& Schedule::file() const { return impl_->file; }
+const std::string& Schedule::source() const { return impl_->source; }
+
+Result<std::vector<Schedule::Param>> Schedule::BoundParams() const {
+  Result<std::vector<int64_t>> bound = BindScheduleParams(*this);
+  if (!bound.ok()) return bound.error();
+  std::vector<Param> out;
+  for (size_t i = 0; i < impl_->program->params.size(); ++i) {
+    out.push_back(Param{impl_->program->params[i].name, (*bound)[i]});
+  }
+  return out;
+}
 std::string Schedule::hash() const { return ir::ContentHashHex(*impl_->program); }
 
 Result<std::vector<int64_t>> BindScheduleParams(const Schedule& schedule) {
@@ -262,6 +273,27 @@ Finding FromViolation(const Locator& loc, const engine::ViolationInfo& v) {
     f.object_index = v.event.index;
     f.object_cta = v.event.target_cta;
   }
+  // A failed assertion: the object its first state read names (the counterexample's compact
+  // view then keeps the steps on it: the copy whose landing, the arrive whose phase it reads).
+  if (v.violation.code == model::Code::kAssertionFailed && v.violation.value >= 0 &&
+      static_cast<size_t>(v.violation.value) < loc.program().assertions.size()) {
+    const ir::Program& p = loc.program();
+    std::vector<ir::ExprId> stack{p.assertions[static_cast<size_t>(v.violation.value)].cond};
+    while (!stack.empty() && f.object.empty()) {
+      const ir::ExprId id = stack.back();
+      stack.pop_back();
+      if (id == ir::kNoExpr || id >= p.exprs.size()) continue;
+      const ir::Expr& x = p.exprs[id];
+      if (x.kind == ir::Expr::Kind::kState) {
+        const bool landed = x.op == static_cast<uint8_t>(ir::StateFn::kLanded);
+        if (landed && x.index < p.buffers.size()) f.object = p.buffers[x.index].name;
+        if (!landed && x.index < p.barriers.size()) f.object = p.barriers[x.index].name;
+        f.object_cta = -1;
+        continue;
+      }
+      for (ir::ExprId c : {x.c, x.b, x.a}) stack.push_back(c);
+    }
+  }
   f.agent = loc.Label(v.agent);
   f.location = ToLocation(v.where);
   f.related.push_back(Related{f.agent,
@@ -346,6 +378,7 @@ Finding FromDeadlock(const ir::Program& program, const Locator& loc,
     f.suggested_change = report.culprit.change;
     f.culprit_cause = verifier::DeadlockCauseName(report.culprit.cause);
     f.culprit_location = f.location;
+    f.culprit_text = report.culprit.text;
   }
   for (const verifier::BlockedExplanation& x : report.blocked) {
     f.related.push_back(Related{loc.Label(x.blocked.agent), BlockedText(program, x),
@@ -362,6 +395,7 @@ void AddViolationCulprit(const Locator& loc,
   f->suggested_change = c.change;
   f->culprit_cause = verifier::DeadlockCauseName(c.cause);
   f->culprit_location = ToLocation(c.where);
+  f->culprit_text = c.text;
   f->message += "; most likely cause (" + f->culprit_cause + ") at " + c.where.ToString() +
                 ": " + c.change;
   f->related.push_back(Related{loc.Label(c.agent), c.text, ToLocation(c.where)});
@@ -395,6 +429,96 @@ void AddPieceFindings(const ir::Program& program, const verifier::PieceRun& piec
     });
     if (!known) out->push_back(std::move(g));
   }
+}
+
+SearchStats ToStats(const verifier::ExploreStats& s) {
+  SearchStats out;
+  out.states = s.states;
+  out.expanded = s.expanded;
+  out.transitions = s.transitions;
+  out.enabled = s.enabled;
+  out.pruned = s.pruned;
+  out.predicted = s.predicted;
+  out.completed_ends = s.completed_ends;
+  out.deadlock_ends = s.deadlock_ends;
+  out.violation_ends = s.violation_ends;
+  out.rule_paths = s.rule_paths;
+  out.rule_violation_ends = s.rule_violation_ends;
+  out.history_states = s.history_states;
+  out.history_completed = s.history_completed;
+  out.depth = s.depth;
+  out.peak_frontier = s.peak_frontier;
+  out.frontier_bytes = s.frontier_bytes;
+  out.seconds = s.seconds;
+  out.states_per_second = s.states_per_second();
+  out.bytes_per_state = s.bytes_per_state();
+  return out;
+}
+
+Verdict ToVerdict(verifier::ExploreVerdict v) {
+  switch (v) {
+    case verifier::ExploreVerdict::kVerified:
+      return Verdict::kVerified;
+    case verifier::ExploreVerdict::kIncomplete:
+      return Verdict::kIncomplete;
+    case verifier::ExploreVerdict::kDeadlock:
+      return Verdict::kDeadlock;
+    case verifier::ExploreVerdict::kViolation:
+      return Verdict::kViolation;
+    case verifier::ExploreVerdict::kRuleViolation:
+    case verifier::ExploreVerdict::kBadInput:
+      break;
+  }
+  return Verdict::kRuleViolation;
+}
+
+// The steps of the search's one replay of its counterexample.
+std::vector<Step> StepsOf(const Locator& loc, const verifier::ReplayedPath& path) {
+  std::vector<Step> out;
+  out.reserve(path.steps.size());
+  const engine::Engine& end = loc.engine();
+  for (const verifier::ReplayedStep& s : path.steps) {
+    Step step;
+    step.agent = verifier::AgentLabel(loc.program(), end, s.agent);
+    step.asynchronous = s.asynchronous;
+    for (size_t i = s.first_event; i < s.end_event; ++i) {
+      step.events.push_back(loc.MakeEvent(end.trace()[i]));
+    }
+    step.label = StepLabel(step);
+    out.push_back(std::move(step));
+  }
+  return out;
+}
+
+// The depth-first search's first counterexample as found (ExploreOptions::on_first_counterexample):
+// its steps and the findings at its end, without the diagnosis the reported one gets.
+ExploreReport FirstReport(const ir::Program& program, const verifier::ExploreResult& r,
+                          bool strict) {
+  ExploreReport report;
+  report.verdict = ToVerdict(r.verdict);
+  report.stats = ToStats(r.stats);
+  report.states = r.stats.states;
+  report.transitions = r.stats.transitions;
+  report.depth = r.stats.depth;
+  report.seconds = r.stats.seconds;
+  report.counterexample_shortest = false;
+  report.first_counterexample_steps = r.counterexample.size();
+  report.first_counterexample_seconds = r.first_seconds;
+  if (r.replayed.end == nullptr) return report;
+  const engine::Engine& end = *r.replayed.end;
+  Locator loc(program, end);
+  report.counterexample = StepsOf(loc, r.replayed);
+  const engine::RunResult& rr = end.result();
+  if (!r.findings.empty()) {
+    for (const verifier::Finding& f : r.findings) report.findings.push_back(FromRule(loc, f, strict));
+  } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
+    report.findings.push_back(FromViolation(loc, *rr.violation));
+  } else if (rr.outcome == engine::Outcome::kDeadlock) {
+    Finding f = BaseFinding(model::Code::kDeadlock);
+    f.message = "no agent can step and nothing is in flight";
+    report.findings.push_back(std::move(f));
+  }
+  return report;
 }
 
 std::vector<std::pair<std::string, int64_t>> ParamValues(const ir::Program& program,
@@ -512,7 +636,25 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
   eo.shorten_budget_s = options.shorten_budget_s;
   eo.shortest_counterexample = options.shortest_counterexample;
   eo.strict = options.strict;
+  eo.max_memory_bytes = options.max_memory_bytes;
+  eo.check_rules = options.check_rules;
+  eo.stop_at_first = options.stop_at_first;
+  if (options.on_first_counterexample) {
+    const ir::Program& program = *schedule.impl().program;
+    eo.on_first_counterexample = [&program, &options](const verifier::ExploreResult& first) {
+      options.on_first_counterexample(FirstReport(program, first, options.strict));
+    };
+  }
   return ExploreWith(schedule, eo);
+}
+
+std::string FormatDiagnosis(const ExploreReport& report, size_t detailed_blocked) {
+  if (report.detail == nullptr || !report.detail->deadlock || report.detail->end == nullptr) {
+    return "";
+  }
+  const ExploreReport::Detail& d = *report.detail;
+  return verifier::FormatDeadlockReport(*d.deadlock, *d.program, *d.end, d.source,
+                                        detailed_blocked);
 }
 
 Result<ExploreReport> ExploreWith(const Schedule& schedule,
@@ -532,24 +674,10 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
   if (r.verdict == verifier::ExploreVerdict::kBadInput) return ToError(r.error.At(file));
 
   ExploreReport report;
-  switch (r.verdict) {
-    case verifier::ExploreVerdict::kVerified:
-      report.verdict = Verdict::kVerified;
-      break;
-    case verifier::ExploreVerdict::kIncomplete:
-      report.verdict = Verdict::kIncomplete;
-      break;
-    case verifier::ExploreVerdict::kDeadlock:
-      report.verdict = Verdict::kDeadlock;
-      break;
-    case verifier::ExploreVerdict::kViolation:
-      report.verdict = Verdict::kViolation;
-      break;
-    case verifier::ExploreVerdict::kRuleViolation:
-    case verifier::ExploreVerdict::kBadInput:
-      report.verdict = Verdict::kRuleViolation;
-      break;
-  }
+  report.verdict = ToVerdict(r.verdict);
+  report.stats = ToStats(r.stats);
+  report.has_shortening_stats = r.has_bfs_stats;
+  if (r.has_bfs_stats) report.shortening_stats = ToStats(r.bfs_stats);
   report.states = r.stats.states;
   report.transitions = r.stats.transitions;
   report.depth = r.stats.depth;
@@ -569,16 +697,7 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
     const engine::Engine& end = *d->end;
     // The agents are fixed at creation: one locator serves every step.
     Locator loc(program, end);
-    for (const verifier::ReplayedStep& s : r.replayed.steps) {
-      Step step;
-      step.agent = verifier::AgentLabel(program, end, s.agent);
-      step.asynchronous = s.asynchronous;
-      for (size_t i = s.first_event; i < s.end_event; ++i) {
-        step.events.push_back(loc.MakeEvent(end.trace()[i]));
-      }
-      step.label = StepLabel(step);
-      report.counterexample.push_back(std::move(step));
-    }
+    report.counterexample = StepsOf(loc, r.replayed);
     const engine::RunResult& rr = end.result();
     if (rr.outcome == engine::Outcome::kDeadlock) {
       d->deadlock =

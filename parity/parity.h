@@ -23,7 +23,9 @@
 #ifndef PARITY_PARITY_PARITY_H_
 #define PARITY_PARITY_PARITY_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -104,9 +106,13 @@ class Schedule {
   };
   // Every param of the schedule, in declaration order, with the value Check/Explore will use.
   std::vector<Param> params() const;
+  // The same, or the Error Check/Explore would return for a value the schedule rejects (a
+  // `require` or a derived count out of range), naming the file and rule.
+  Result<std::vector<Param>> BoundParams() const;
 
   const std::string& name() const;   // `schedule NAME` (default: the file's stem)
   const std::string& file() const;
+  const std::string& source() const;  // the text parsed (`allow` comments are read from it)
   std::string hash() const;          // content hash of the program (hex), as in the reports
 
   struct Impl;
@@ -153,6 +159,7 @@ struct Finding {
   std::string suggested_change;
   std::string culprit_cause;
   Location culprit_location;  // the statement to change (a violation's differs from location)
+  std::string culprit_text;   // why that statement is the cause, in one sentence
 
   std::string ToString() const;  // "file:line:col: error[M1005]: message (by agent)"
 };
@@ -200,9 +207,13 @@ struct CheckReport {
   std::shared_ptr<const Detail> detail;
 };
 
+struct ExploreReport;
+
 struct ExploreOptions {
   uint64_t max_states = 50'000'000;  // stop (incomplete) after storing this many states
   double time_limit_s = 0;           // stop (incomplete) after this many seconds; 0: none
+  // Stop (incomplete) once the process holds this many bytes of resident memory; 0: none.
+  uint64_t max_memory_bytes = 0;
   int threads = 1;                   // more than one: depth-first on parallel threads (with
                                      // breadth_first: breadth-first on parallel threads)
   bool reduction = true;             // partial-order reduction (false: every interleaving)
@@ -213,6 +224,39 @@ struct ExploreOptions {
   double shorten_budget_s = 2;
   bool shortest_counterexample = false;
   bool strict = false;  // warnings of docs/levels.md are errors: a counterexample (`--strict`)
+  // false: model violations and deadlocks only, no protocol rules (P2002..): what a brute-force
+  // search measures the reduction against (`--measure-reduction`).
+  bool check_rules = true;
+  // false: search on past a finding, to count every reachable end state (the first finding is
+  // still the one reported).
+  bool stop_at_first = true;
+  // A depth-first search that found something calls this once, before shortening, with the
+  // counterexample as found: verdict, stats so far, counterexample, first_counterexample_seconds
+  // and the findings at its end (not diagnosed further: no culprit search).
+  std::function<void(const ExploreReport& first)> on_first_counterexample = nullptr;
+};
+
+// What a search did: for those who tune it (`parity explore` prints it).
+struct SearchStats {
+  uint64_t states = 0;       // distinct states stored (terminal states included)
+  uint64_t expanded = 0;     // states whose successors were generated
+  uint64_t transitions = 0;  // steps taken in the explored (reduced) graph
+  uint64_t enabled = 0;      // steps enabled at the expanded states
+  uint64_t pruned = 0;       // of those, left out by the reduction
+  uint64_t predicted = 0;    // transitions to stored states predicted without stepping
+  uint64_t completed_ends = 0;  // distinct completed, deadlocked and violating end states
+  uint64_t deadlock_ends = 0;
+  uint64_t violation_ends = 0;
+  uint64_t rule_paths = 0;           // completed paths the protocol rules ran on
+  uint64_t rule_violation_ends = 0;  // of those, paths with an error
+  uint64_t history_states = 0;       // rules on every path: (state, history) pairs stored
+  uint64_t history_completed = 0;    // ... completed ones, whose rules ran
+  uint32_t depth = 0;                // deepest level (breadth-first) or path (depth-first)
+  uint64_t peak_frontier = 0;        // most states held at once besides the table
+  uint64_t frontier_bytes = 0;       // breadth-first: the packed frontier's most bytes
+  double seconds = 0;
+  double states_per_second = 0;
+  double bytes_per_state = 0;  // fingerprint table + parent records
 };
 
 enum class Verdict {
@@ -243,6 +287,10 @@ struct ExploreReport {
   size_t first_counterexample_steps = 0;
   double first_counterexample_seconds = 0;
   std::string shortening;  // how the counterexample above was obtained from the first one
+  SearchStats stats;       // the search (depth-first, or breadth-first throughout)
+  // The breadth-first search for a shorter counterexample after a depth-first one found one.
+  bool has_shortening_stats = false;
+  SearchStats shortening_stats;
 
   struct Detail;  // the search's statistics, for the command line
   std::shared_ptr<const Detail> detail;
@@ -252,6 +300,11 @@ struct ExploreReport {
 Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options = {});
 // Searches every interleaving. An Error when the schedule cannot run.
 Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options = {});
+
+// A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
+// it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
+// detail. Empty unless the verdict is kDeadlock.
+std::string FormatDiagnosis(const ExploreReport& report, size_t detailed_blocked);
 
 const char* SeverityName(Severity s);  // "error", "warning"
 const char* OutcomeName(Outcome o);    // "completed", "deadlock", "violation", "step-limit"

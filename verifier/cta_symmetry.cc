@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/engine/control.h"
 #include "sim/ir/eval.h"
 #include "verifier/symmetry_walk.h"
 
@@ -80,64 +81,35 @@ void UseOf(const ir::Program& p, const ir::Block& b, BlockUse* u) {
   }
 }
 
-// Runs a block without operations as the engine's control steps do (exec.h StepAgent); false on
-// a fault, an over-long run or anything the engine would stop at.
-bool RunPure(const ir::Program& p, const ir::Block& b, ir::EvalEnv& env, int64_t* vars,
-             uint64_t* budget, bool* broke) {
+// Runs the role's code from `begin` to `end` (one operation-free top-level statement) with the
+// engine's walker (sim/engine/control.h); false on a fault, an operation, the end, or more than
+// `limit` instructions walked in all (*steps counts them across calls).
+bool RunPure(const ir::Program& p, const std::vector<engine::Instr>& code, uint32_t begin,
+             uint32_t end, const ir::EvalEnv& env, int64_t* vars, uint32_t limit,
+             uint32_t* steps) {
   auto ev = [&](ir::ExprId id, int64_t* v) {
     ir::EvalFault f;
     *v = ir::EvalFast(p, id, env, &f);
     return f.ok();
   };
-  for (const ir::Stmt& st : b) {
-    if (*budget == 0) return false;
-    --*budget;
-    if (const auto* l = std::get_if<ir::Let>(&st.node)) {
-      if (!ev(l->value, &vars[l->var])) return false;
-    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
-      int64_t c = 0;
-      if (!ev(i->cond, &c)) return false;
-      if (!RunPure(p, c != 0 ? i->then_body : i->else_body, env, vars, budget, broke)) {
-        return false;
-      }
-      if (*broke) return true;
-    } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
-      const bool is_while = f->cond != ir::kNoExpr;
-      if (is_while) {
-        vars[f->var] = 0;
-      } else if (!ev(f->lo, &vars[f->var])) {
-        return false;
-      }
-      for (;;) {
-        if (*budget == 0) return false;
-        --*budget;
-        int64_t hi = 0;
-        if (is_while) {
-          int64_t c = 0;
-          if (!ev(f->cond, &c)) return false;
-          if (c == 0) break;
-          if (!ev(f->hi, &hi) || vars[f->var] >= hi) return false;
-        } else {
-          if (!ev(f->hi, &hi)) return false;
-          if (vars[f->var] >= hi) break;
-        }
-        if (!RunPure(p, f->body, env, vars, budget, broke)) return false;
-        if (*broke) {
-          *broke = false;
-          break;
-        }
-        int64_t step = 1;
-        if (!is_while && f->step != ir::kNoExpr && !ev(f->step, &step)) return false;
-        if (step <= 0 || __builtin_add_overflow(vars[f->var], step, &vars[f->var])) return false;
-      }
-    } else if (std::holds_alternative<ir::Break>(st.node)) {
-      *broke = true;
-      return true;
-    } else {
-      return false;  // an operation
+  uint32_t pc = begin;
+  return engine::WalkToOp(code, &pc, vars, ev, limit, steps, nullptr, end) ==
+         engine::Control::kStop;
+}
+
+// The first instruction of each top-level statement of `role` in its compiled code, and the
+// implicit exit's as the last entry.
+std::vector<uint32_t> TopLevelStarts(const ir::Role& role, const std::vector<engine::Instr>& code) {
+  std::vector<uint32_t> starts;
+  uint32_t t = 0;
+  for (uint32_t pc = 0; pc < code.size(); ++pc) {
+    if (t < role.body.size() && code[pc].stmt == &role.body[t]) {
+      starts.push_back(pc);
+      ++t;
     }
   }
-  return true;
+  starts.push_back(static_cast<uint32_t>(code.size() - 1));
+  return starts;
 }
 
 // One role's facts for the CTA analysis: its rank-fixed variables (written only by top-level
@@ -379,18 +351,19 @@ class CtaAnalysis {
       f.fixed_stmt[t] = all ? 1 : 0;
     }
     // Snapshots per agent of this role.
+    const std::vector<engine::Instr> code = engine::CompileRole(role);
+    const std::vector<uint32_t> starts = TopLevelStarts(role, code);
     for (uint32_t a = 0; a < e_.num_agents(); ++a) {
       if (e_.agent_info(a).role != r) continue;
       std::vector<std::vector<int64_t>>& snap = f.snapshot[a];
       std::vector<int64_t> vars(role.num_vars, 0);
       const ir::BuiltinValues& bv = e_.agent_builtins(a);
       ir::EvalEnv env = Env(&bv, vars.data(), vars.size());
-      uint64_t budget = uint64_t{1} << 20;
+      uint32_t steps = 0;
       for (uint32_t t = 0; t < nt; ++t) {
         snap.push_back(vars);
         if (!f.fixed_stmt[t]) continue;
-        bool broke = false;
-        if (!RunPure(p_, {role.body[t]}, env, vars.data(), &budget, &broke) || broke) {
+        if (!RunPure(p_, code, starts[t], starts[t + 1], env, vars.data(), 1u << 20, &steps)) {
           return false;
         }
       }

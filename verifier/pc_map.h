@@ -12,9 +12,9 @@
 
 namespace parity::verifier {
 
-// Maps an instruction index of a role (TraceEvent::pc) to its statement, compiling the role body
-// in the same order as the engine does (sim/engine/code.h CompileBlock: let 1, for 3 + body,
-// if 1 + then [+ 1 + else], op 1, and one implicit exit at the end). nullptr = the implicit exit.
+// Maps an instruction index of a role (TraceEvent::pc) to its statement: the engine's own
+// compilation of the role (sim/engine/control.h CompileRole), each instruction's statement.
+// nullptr = the implicit exit.
 class PcMap {
  public:
   explicit PcMap(const ir::Program& program);

@@ -36,27 +36,11 @@ bool WaitKindEvent(uint8_t kind) {
          kind == K(EventKind::kTestWait) || kind == K(EventKind::kWaitTimeout);
 }
 
-// The trace event kind an in-flight operation produces when it completes (engine.cc Deliver).
+// The trace event kind an in-flight operation produces when it lands (Engine::InFlight's
+// table, which the engine's delivery emits); 0 for no such kind.
 uint8_t CompletionKind(uint8_t in_flight_kind) {
   using F = engine::Engine::InFlight;
-  switch (in_flight_kind) {
-    case F::kTmaDeliver:
-      return K(EventKind::kTmaDeliver);
-    case F::kBulkDeliver:
-      return K(EventKind::kBulkComplete);
-    case F::kStAsync:
-      return K(EventKind::kCompleteTx);
-    case F::kCpAsync:
-      return K(EventKind::kCpAsyncComplete);
-    case F::kCpAsyncArrive:
-      return K(EventKind::kArrive);
-    case F::kStoreRead:
-      return K(EventKind::kTmaStoreRead);
-    case F::kStoreWrite:
-      return K(EventKind::kTmaStoreWrite);
-    default:
-      return 0;
-  }
+  return in_flight_kind < F::kNumKinds ? K(F::kLandsAs[in_flight_kind]) : 0;
 }
 
 class Replayer {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/engine/control.h"
 #include "sim/engine/engine.h"
 #include "sim/model/tensor_map.h"
 #include "sim/model/tma.h"
@@ -24,32 +25,6 @@ using trace::TraceEvent;
 // The compiled program.
 
 namespace internal {
-
-// One instruction of an agent's flat program. Control flow (let/for/if) is compiled to jumps so
-// that a step never walks the statement tree.
-struct Instr {
-  enum Kind : uint8_t {
-    kOp,           // op: execute *op
-    kLet,          // vars[var] = e1
-    kJump,         // pc = target
-    kJumpIfFalse,  // if (!e1) pc = target
-    kForInit,      // vars[var] = e1 (lo)
-    kForTest,      // if (!(vars[var] < e1)) pc = target (hi, exclusive)
-    kForStep,      // vars[var] += e1 (step, default 1, must be > 0); pc = target (the test)
-    kEnd,          // end of the role body: implicit exit
-    // `while` (ir::For with a cond): kForInit sets the pass counter `var` to 0; then
-    kWhileTest,    // if (!e1) pc = target; else if (vars[var] >= e2) engine.while-bound
-    // then the body, and kForStep (step 1) back to the test. `break` is a kJump past the step.
-    kAssert,       // assert e1 (Program::assertions[var]): fails the run when e1 is 0
-  };
-  Kind kind = kOp;
-  uint32_t var = 0;
-  ir::ExprId e1 = ir::kNoExpr;
-  uint32_t target = 0;
-  const ir::Op* op = nullptr;
-  const SourceLocation* where = nullptr;
-  ir::ExprId e2 = ir::kNoExpr;  // kWhileTest: the bound
-};
 
 inline constexpr uint8_t kReady = 0, kBlocked = 1, kExited = 2;
 inline constexpr uint32_t kNoGroups = 0xffffffffu;  // Code::group_state of an agent without one
@@ -83,55 +58,6 @@ inline model::MbarrierToken DecodeToken(int64_t var) {
   t.from_no_complete = (v & kTokenNoCompleteBit) != 0;
   if (t.from_no_complete) t.pending_count = static_cast<int32_t>((v >> kTokenCountShift) & 0xfffffu);
   return t;
-}
-
-// `breaks` collects the kJump of each `break` of the innermost enclosing loop, which patches
-// them to its exit once compiled.
-inline void CompileBlock(const ir::Block& block, std::vector<Instr>& out,
-                         std::vector<uint32_t>* breaks = nullptr) {
-  for (const ir::Stmt& st : block) {
-    if (const auto* let = std::get_if<ir::Let>(&st.node)) {
-      out.push_back({Instr::kLet, let->var, let->value, 0, nullptr, &st.where});
-    } else if (const auto* f = std::get_if<ir::For>(&st.node)) {
-      const bool is_while = f->cond != ir::kNoExpr;
-      out.push_back({Instr::kForInit, f->var, f->lo, 0, nullptr, &st.where});
-      const uint32_t test = static_cast<uint32_t>(out.size());
-      if (is_while) {
-        out.push_back({Instr::kWhileTest, f->var, f->cond, 0, nullptr, &st.where, f->hi});
-      } else {
-        out.push_back({Instr::kForTest, f->var, f->hi, 0, nullptr, &st.where});
-      }
-      std::vector<uint32_t> inner;
-      CompileBlock(f->body, out, &inner);
-      out.push_back({Instr::kForStep, f->var, is_while ? ir::kNoExpr : f->step, test, nullptr,
-                     &st.where});
-      out[test].target = static_cast<uint32_t>(out.size());
-      for (uint32_t b : inner) out[b].target = static_cast<uint32_t>(out.size());
-    } else if (const auto* i = std::get_if<ir::If>(&st.node)) {
-      const uint32_t branch = static_cast<uint32_t>(out.size());
-      out.push_back({Instr::kJumpIfFalse, 0, i->cond, 0, nullptr, &st.where});
-      CompileBlock(i->then_body, out, breaks);
-      if (i->else_body.empty()) {
-        out[branch].target = static_cast<uint32_t>(out.size());
-      } else {
-        const uint32_t jump = static_cast<uint32_t>(out.size());
-        out.push_back({Instr::kJump, 0, ir::kNoExpr, 0, nullptr, &st.where});
-        out[branch].target = static_cast<uint32_t>(out.size());
-        CompileBlock(i->else_body, out, breaks);
-        out[jump].target = static_cast<uint32_t>(out.size());
-      }
-    } else if (std::holds_alternative<ir::Break>(st.node)) {
-      // The parser admits `break` only inside a loop (parse.break-outside-loop); a program built
-      // in code with a stray one gets a jump to the end of the role body (the implicit exit).
-      if (breaks != nullptr) breaks->push_back(static_cast<uint32_t>(out.size()));
-      out.push_back({Instr::kJump, 0, ir::kNoExpr, 0, nullptr, &st.where});
-    } else if (const auto* as = std::get_if<ir::Assert>(&st.node)) {
-      // e1 (the condition) is filled in by Create, which has the program.
-      out.push_back({Instr::kAssert, as->id, ir::kNoExpr, 0, nullptr, &st.where});
-    } else {
-      out.push_back({Instr::kOp, 0, ir::kNoExpr, 0, &std::get<ir::Op>(st.node), &st.where});
-    }
-  }
 }
 
 // Calls f(fn, decl, index expression) for every state read (ir::Expr::Kind::kState) in the

@@ -627,6 +627,16 @@ class Engine {
       kCpAsyncArrive,  // the deferred arrive of cp.async.mbarrier.arrive
       kStoreRead,     // TMA/bulk store: source read (then becomes kStoreWrite)
       kStoreWrite,    // TMA/bulk store: global write done
+      kNumKinds,
+    };
+    // The trace event each kind emits when it lands (Exec::Deliver; each piece of a load under
+    // EngineOptions::tx_pieces too). The replay (verifier/replay.cc) matches a trace's events to
+    // the operations in flight by it.
+    static constexpr trace::EventKind kLandsAs[kNumKinds] = {
+        trace::EventKind::kTmaDeliver,      trace::EventKind::kBulkComplete,
+        trace::EventKind::kCompleteTx,      trace::EventKind::kCpAsyncComplete,
+        trace::EventKind::kArrive,          trace::EventKind::kTmaStoreRead,
+        trace::EventKind::kTmaStoreWrite,
     };
     uint8_t kind = 0;
     uint8_t flags = 0;  // trace flags (multicast)

@@ -600,70 +600,18 @@ struct Engine::Exec {
     const ir::EvalEnv env = Env(a);
     int64_t* vars = Vars(a);
     // Control flow until the next operation (bounded: a loop without operations is a bug).
-    for (uint32_t guard = 0;; ++guard) {
-      if (guard > (1u << 24)) {
-        ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
-                code[s.pc].where);
-        return;
-      }
+    uint32_t steps = 0;
+    int64_t detail = 0;
+    for (;; ++s.pc, ++steps) {
+      const Control r = WalkToOp(
+          code, &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
+          1u << 24, &steps, &detail);
       const Instr& in = code[s.pc];
-      int64_t v = 0;
-      switch (in.kind) {
-        case Instr::kLet:
-          if (!Ev(in.e1, env, &v)) return;
-          vars[in.var] = v;
-          ++s.pc;
-          continue;
-        case Instr::kJump:
-          s.pc = in.target;
-          continue;
-        case Instr::kJumpIfFalse:
-          if (!Ev(in.e1, env, &v)) return;
-          s.pc = v != 0 ? s.pc + 1 : in.target;
-          continue;
-        case Instr::kForInit:
-          if (!Ev(in.e1, env, &v)) return;
-          vars[in.var] = v;
-          ++s.pc;
-          continue;
-        case Instr::kForTest:
-          if (!Ev(in.e1, env, &v)) return;
-          s.pc = vars[in.var] < v ? s.pc + 1 : in.target;
-          continue;
-        case Instr::kWhileTest: {
-          if (!Ev(in.e1, env, &v)) return;
-          if (v == 0) {
-            s.pc = in.target;
-            continue;
-          }
-          int64_t bound = 0;
-          if (!Ev(in.e2, env, &bound)) return;
-          if (vars[in.var] >= bound) {
-            ErrorAt("engine.while-bound",
-                    "the `while` condition still holds after " + std::to_string(vars[in.var]) +
-                        " passes, its bound " + std::to_string(bound) +
-                        ": the bound is the most passes the loop may make (raise it if the "
-                        "kernel really loops more, else the loop's exit condition is wrong)",
-                    in.where);
-            return;
-          }
-          ++s.pc;
-          continue;
-        }
-        case Instr::kForStep:
-          if (!EvOr(in.e1, env, 1, &v)) return;
-          if (v <= 0) {
-            ErrorAt("engine.for-step", "for loop step " + std::to_string(v) + " is not positive",
-                    in.where);
-            return;
-          }
-          if (__builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
-            ErrorAt("eval.overflow", "for loop variable overflows", in.where);
-            return;
-          }
-          s.pc = in.target;
-          continue;
-        case Instr::kAssert: {
+      switch (r) {
+        case Control::kAtOp:
+          ExecOp(a, in, env);
+          return;
+        case Control::kAtAssert: {
           // Checked in the step of the agent's next operation: the state it reads is one that
           // step may start from, and the agent is runnable from its previous step until then,
           // so every state an assert as a step of its own could see is seen here too.
@@ -671,7 +619,7 @@ struct Engine::Exec {
           ir::EvalEnv with_state = env;
           with_state.state = &reader;
           ir::EvalFault fault;
-          v = ir::EvalFast(p, in.e1, with_state, &fault);
+          const int64_t v = ir::EvalFast(p, in.e1, with_state, &fault);
           if (!fault.ok()) {
             Error(ir::EvalFaultStatus(p, fault));
             return;
@@ -681,14 +629,32 @@ struct Engine::Exec {
                     s.pc, info.cta, 0, 0, false);
             return;
           }
-          ++s.pc;
-          continue;
+          continue;  // on from the next instruction
         }
-        case Instr::kEnd:
+        case Control::kEnd:
           DoExit(a, s.pc, in.where);
           return;
-        case Instr::kOp:
-          ExecOp(a, in, env);
+        case Control::kNoProgress:
+          ErrorAt("engine.no-progress", "more than 2^24 control steps without an operation",
+                  in.where);
+          return;
+        case Control::kWhileBound:
+          ErrorAt("engine.while-bound",
+                  "the `while` condition still holds after " + std::to_string(vars[in.var]) +
+                      " passes, its bound " + std::to_string(detail) +
+                      ": the bound is the most passes the loop may make (raise it if the "
+                      "kernel really loops more, else the loop's exit condition is wrong)",
+                  in.where);
+          return;
+        case Control::kBadStep:
+          ErrorAt("engine.for-step",
+                  "for loop step " + std::to_string(detail) + " is not positive", in.where);
+          return;
+        case Control::kStepOverflow:
+          ErrorAt("eval.overflow", "for loop variable overflows", in.where);
+          return;
+        case Control::kEvalFault:  // Ev reported it
+        case Control::kStop:       // no stop pc given
           return;
       }
     }

@@ -348,16 +348,12 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       }
       [[fallthrough]];
     case InFlight::kStAsync:
-      CompleteTx(f.agent, b, f.object, f.bytes, f.pc,
-                 f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver
-                 : f.kind == InFlight::kBulkDeliver ? EventKind::kBulkComplete
-                                                    : EventKind::kCompleteTx,
-                 true, f.flags, f.kind == InFlight::kStAsync ? kNoDstSlot : f.id, f.place_slot,
-                 f.offset);
+      CompleteTx(f.agent, b, f.object, f.bytes, f.pc, InFlight::kLandsAs[f.kind], true, f.flags,
+                 f.kind == InFlight::kStAsync ? kNoDstSlot : f.id, f.place_slot, f.offset);
       return;
     case InFlight::kCpAsync: {
       Cp(f.agent).Complete(f.id);
-      Emit(EventKind::kCpAsyncComplete, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+      Emit(InFlight::kLandsAs[f.kind], f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
       Place(f.index, f.offset, f.agent);
       ReleaseDeferred(f.agent);
@@ -367,8 +363,8 @@ inline void Engine::Exec::Deliver(uint32_t i) {
     case InFlight::kCpAsyncArrive: {
       model::MbarrierState& st = Slot(f.slot, Access::kOther);
       model::MbarrierArriveResult r = model::MbarrierAsyncArriveLand(st);
-      TraceEvent& ev = Emit(EventKind::kArrive, f.agent, f.target_cta, f.object, f.index, 1,
-                            st.pending_count, f.pc, true);
+      TraceEvent& ev = Emit(InFlight::kLandsAs[f.kind], f.agent, f.target_cta, f.object,
+                            f.index, 1, st.pending_count, f.pc, true);
       Place(0, 0, f.agent);
       ev.phase = static_cast<uint8_t>(st.parity());
       if (!Check(r, f.agent, f.pc, b, f.object, true)) return;
@@ -388,7 +384,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
                                     c.buffer_slot_base[f.object] + f.index]
                      : kDataOther;
       }
-      Emit(EventKind::kTmaStoreRead, f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
+      Emit(InFlight::kLandsAs[f.kind], f.agent, f.target_cta, f.object, f.index, f.bytes, 0, f.pc,
            true);
       Place(f.index, f.offset, f.agent);
       InFlight w = f;
@@ -403,7 +399,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
       if (c.tracks_data && IsBulkStore(f)) {
         GlobalTag(f.agent, f.object, f.index) = static_cast<uint16_t>(f.slot);
       }
-      Emit(EventKind::kTmaStoreWrite, f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
+      Emit(InFlight::kLandsAs[f.kind], f.agent, f.target_cta, f.object, f.index, f.bytes, 0,
            f.pc, true);
       Place(f.index, f.offset, f.agent);
       RecheckGroups(f.agent);
@@ -422,9 +418,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
 inline void Engine::Exec::DeliverPiece(const InFlight& f, const BarAddr& b) {
   const model::MbarrierState& now = Slot(f.slot, Access::kOther);
   const uint32_t piece = static_cast<uint32_t>(now.tx_count);
-  const EventKind kind =
-      f.kind == InFlight::kTmaDeliver ? EventKind::kTmaDeliver : EventKind::kBulkComplete;
-  if (!CompleteTx(f.agent, b, f.object, piece, f.pc, kind, true,
+  if (!CompleteTx(f.agent, b, f.object, piece, f.pc, InFlight::kLandsAs[f.kind], true,
                   static_cast<uint8_t>(f.flags | trace::kFlagPiece), kNoDstSlot, 0, 0)) {
     return;
   }

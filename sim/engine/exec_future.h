@@ -66,93 +66,60 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   UpdateTally breaks;
   breaks.breaks = true;
   *truncated = false;
-  for (uint32_t guard = 0; ok; ++guard) {
-    if (guard > (1u << 16) || fp->overflow) {
+  // Operations and control steps together count against the look-ahead's bound.
+  uint32_t steps = 0;
+  for (; ok; ++pc, ++steps) {
+    if (fp->overflow) {
+      ok = false;
+      break;
+    }
+    // A pass beyond a `while` bound, a bad step or an over-long walk is a run error or worse:
+    // the look-ahead gives up there.
+    const Control r = WalkToOp(
+        code, &pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env0, v); }, 1u << 16,
+        &steps);
+    if (r == Control::kEnd) break;
+    if (r != Control::kAtOp && r != Control::kAtAssert) {
       ok = false;
       break;
     }
     const Instr& in = code[pc];
-    int64_t v = 0;
-    if (in.kind == Instr::kEnd) break;
-    switch (in.kind) {
-      case Instr::kLet:
-      case Instr::kForInit:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        vars[in.var] = v;
-        ++pc;
-        continue;
-      case Instr::kJump:
-        pc = in.target;
-        continue;
-      case Instr::kJumpIfFalse:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        pc = v != 0 ? pc + 1 : in.target;
-        continue;
-      case Instr::kForTest:
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        pc = vars[in.var] < v ? pc + 1 : in.target;
-        continue;
-      case Instr::kWhileTest: {
-        if (!(ok = Ev(in.e1, env0, &v))) break;
-        if (v == 0) {
-          pc = in.target;
-          continue;
-        }
-        int64_t bound = 0;
-        // A pass beyond the bound is a run error: the look-ahead gives up there.
-        if (!(ok = Ev(in.e2, env0, &bound) && vars[in.var] < bound)) break;
-        ++pc;
-        continue;
-      }
-      case Instr::kAssert: {
-        // The objects its state reads read (Exec::ReadState), as kOther accesses, and a
-        // breaking tally record per barrier slot: the balance analysis must not let updates
-        // of a slot an assert reads commute around it.
-        bool good = true;
-        ForEachStateRead(p, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId index) {
-          // The tally records the reads in program order among the updates and gates: the
-          // held-phase rule (verifier/held_phase.h) counts only the accesses of a unit ahead of
-          // its gate, and knows them from these records.
-          auto read_slot = [&](uint32_t slot) {
-            fp->Add(slot);
-            if (tally != nullptr) {
-              UpdateTally t = breaks;
-              t.slot = slot;
-              tally->push_back(t);
-            }
-          };
-          if (fn == ir::StateFn::kLanded) {
-            const uint32_t first = info.cluster * c.cluster_size * c.barriers_per_cta;
-            for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) read_slot(first + o);
-            for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
-            return;
+    if (r == Control::kAtAssert) {
+      // The objects its state reads read (Exec::ReadState), as kOther accesses, and a
+      // breaking tally record per barrier slot: the balance analysis must not let updates
+      // of a slot an assert reads commute around it.
+      bool good = true;
+      ForEachStateRead(p, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId index) {
+        // The tally records the reads in program order among the updates and gates: the
+        // held-phase rule (verifier/held_phase.h) counts only the accesses of a unit ahead of
+        // its gate, and knows them from these records.
+        auto read_slot = [&](uint32_t slot) {
+          fp->Add(slot);
+          if (tally != nullptr) {
+            UpdateTally t = breaks;
+            t.slot = slot;
+            tally->push_back(t);
           }
-          ir::EvalFault fault;
-          const int64_t i = ir::EvalFast(p, index, env0, &fault);
-          if (!fault.ok() || i < 0 || i >= c.barrier_size[decl]) {
-            good = false;  // a nested state read or a fault: the static footprint instead
-            return;
-          }
-          read_slot(info.cta_global * c.barriers_per_cta + c.barrier_base[decl] +
-                    static_cast<uint32_t>(i));
-        });
-        if (!(ok = good)) break;
-        asserts = true;
-        ++pc;
-        continue;
-      }
-      case Instr::kForStep:
-        if (!(ok = EvOr(in.e1, env0, 1, &v)) || v <= 0 ||
-            __builtin_add_overflow(vars[in.var], v, &vars[in.var])) {
-          ok = false;
-          break;
+        };
+        if (fn == ir::StateFn::kLanded) {
+          const uint32_t first = info.cluster * c.cluster_size * c.barriers_per_cta;
+          for (uint32_t o = 0; o < c.cluster_size * c.barriers_per_cta; ++o) read_slot(first + o);
+          for (uint32_t x = 0; x < c.agents.size(); ++x) fp->Add(GroupsObj(x));
+          return;
         }
-        pc = in.target;
-        continue;
-      default:
-        break;
+        ir::EvalFault fault;
+        const int64_t i = ir::EvalFast(p, index, env0, &fault);
+        if (!fault.ok() || i < 0 || i >= c.barrier_size[decl]) {
+          good = false;  // a nested state read or a fault: the static footprint instead
+          return;
+        }
+        read_slot(info.cta_global * c.barriers_per_cta + c.barrier_base[decl] +
+                  static_cast<uint32_t>(i));
+      });
+      if (!(ok = good)) break;
+      asserts = true;
+      continue;  // on from the next instruction
     }
-    if (!ok) break;
     const ir::Op& op = *in.op;
     int64_t mask = -1;
     if (std::holds_alternative<ir::Exit>(op)) break;
@@ -294,7 +261,6 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       *truncated = true;
       break;
     }
-    ++pc;
   }
   std::copy(saved, saved + nv, vars);
   if (e.outcome_ != saved_outcome) {  // a fault while evaluating: undo it

@@ -762,10 +762,16 @@ class Decoder {
   }
 
   Op DecodeOp(uint32_t index, Fields* f) {
-    switch (index) {
-      case 0: { MbarrierInit o; o.bar = Bar(f); o.count = Expr_(f->Next()); return o; }
-      case 1: { MbarrierInval o; o.bar = Bar(f); return o; }
-      case 2: {
+    // By op kind (OpKind's numbers are the encoding's, ops.h); a word past the last kind is
+    // refused before the cast, which would wrap it into range.
+    if (index >= kNumOpKinds) {
+      Fail("bad operation kind " + std::to_string(index));
+      return Exit{};
+    }
+    switch (static_cast<OpKind>(index)) {
+      case OpKind::kMbarrierInit: { MbarrierInit o; o.bar = Bar(f); o.count = Expr_(f->Next()); return o; }
+      case OpKind::kMbarrierInval: { MbarrierInval o; o.bar = Bar(f); return o; }
+      case OpKind::kMbarrierArrive: {
         MbarrierArrive o;
         const uint32_t word = f->Next();
         const uint32_t kind = word & 0xffu;
@@ -779,9 +785,9 @@ class Decoder {
         o.token_var = Var(f->Next(), true);
         return o;
       }
-      case 3: { MbarrierExpectTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
-      case 4: { MbarrierCompleteTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
-      case 5: {
+      case OpKind::kMbarrierExpectTx: { MbarrierExpectTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
+      case OpKind::kMbarrierCompleteTx: { MbarrierCompleteTx o; o.bar = Bar(f); o.bytes = Expr_(f->Next()); return o; }
+      case OpKind::kMbarrierWait: {
         MbarrierWait o;
         o.bar = Bar(f);
         o.parity = Expr_(f->Next());
@@ -793,7 +799,7 @@ class Decoder {
         o.result_var = Var(f->Next(), true);
         return o;
       }
-      case 6: {
+      case OpKind::kTmaLoad: {
         TmaLoad o;
         o.tensor_map = TensorMap(f);
         o.dst = Buf(f);
@@ -802,17 +808,17 @@ class Decoder {
         Coords(f, &o.coords);
         return o;
       }
-      case 7: { TmaStore o; o.tensor_map = TensorMap(f); o.src = Buf(f); Coords(f, &o.coords); return o; }
-      case 8: { BulkLoad o; o.dst = Buf(f); o.bar = Bar(f); o.multicast_mask = Expr_(f->Next()); return o; }
-      case 9: { BulkStore o; o.src = Buf(f); return o; }
-      case 10: return BulkCommit{};
-      case 11: { BulkWait o; o.pending = Expr_(f->Next()); o.read = Flag(f); return o; }
-      case 12: { CpAsync o; o.dst = Buf(f); return o; }
-      case 13: return CpAsyncCommit{};
-      case 14: { CpAsyncWait o; o.pending = Expr_(f->Next()); return o; }
-      case 15: { CpAsyncMbarrierArrive o; o.bar = Bar(f); o.noinc = Flag(f); return o; }
-      case 16: { StAsync o; o.dst = Buf(f); o.bar = Bar(f); return o; }
-      case 17: {
+      case OpKind::kTmaStore: { TmaStore o; o.tensor_map = TensorMap(f); o.src = Buf(f); Coords(f, &o.coords); return o; }
+      case OpKind::kBulkLoad: { BulkLoad o; o.dst = Buf(f); o.bar = Bar(f); o.multicast_mask = Expr_(f->Next()); return o; }
+      case OpKind::kBulkStore: { BulkStore o; o.src = Buf(f); return o; }
+      case OpKind::kBulkCommit: return BulkCommit{};
+      case OpKind::kBulkWait: { BulkWait o; o.pending = Expr_(f->Next()); o.read = Flag(f); return o; }
+      case OpKind::kCpAsync: { CpAsync o; o.dst = Buf(f); return o; }
+      case OpKind::kCpAsyncCommit: return CpAsyncCommit{};
+      case OpKind::kCpAsyncWait: { CpAsyncWait o; o.pending = Expr_(f->Next()); return o; }
+      case OpKind::kCpAsyncMbarrierArrive: { CpAsyncMbarrierArrive o; o.bar = Bar(f); o.noinc = Flag(f); return o; }
+      case OpKind::kStAsync: { StAsync o; o.dst = Buf(f); o.bar = Bar(f); return o; }
+      case OpKind::kFence: {
         Fence o;
         const uint32_t k = f->Next();
         if ((k & 0xff) > static_cast<uint32_t>(Fence::Kind::kProxyTensormapAcquire)) {
@@ -829,16 +835,16 @@ class Decoder {
         }
         return o;
       }
-      case 18: return ClusterArrive{Flag(f)};
-      case 19: return ClusterWait{};
-      case 20: {
+      case OpKind::kClusterArrive: return ClusterArrive{Flag(f)};
+      case OpKind::kClusterWait: return ClusterWait{};
+      case OpKind::kNamedBarrier: {
         NamedBarrier o;
         o.id = Expr_(f->Next());
         o.threads = Expr_(f->Next());
         o.sync = Flag(f);
         return o;
       }
-      case 21: {
+      case OpKind::kBufferAccess: {
         BufferAccess o;
         o.buf = Buf(f);
         const uint32_t w = f->Next();
@@ -853,22 +859,22 @@ class Decoder {
         o.proxy = static_cast<ReadProxy>(proxy);
         return o;
       }
-      case 22: return Exit{};
-      case 23: {
+      case OpKind::kExit: return Exit{};
+      case OpKind::kMbarrierPendingCount: {
         MbarrierPendingCount o;
         o.token_var = Var(f->Next(), false);
         o.result_var = Var(f->Next(), false);
         return o;
       }
-      case 24: { GlobalReadback o; o.buf = Buf(f); o.result_var = Var(f->Next(), false); return o; }
-      case 25: {
+      case OpKind::kGlobalReadback: { GlobalReadback o; o.buf = Buf(f); o.result_var = Var(f->Next(), false); return o; }
+      case OpKind::kGridDepControl: {
         GridDepControl o;
         const uint32_t k = f->Next();
         if (k > static_cast<uint32_t>(GridDepControl::Kind::kWait)) Fail("bad griddepcontrol kind");
         o.kind = static_cast<GridDepControl::Kind>(k & 1);
         return o;
       }
-      case 26: {
+      case OpKind::kGlobalAccess: {
         GlobalAccess o;
         o.global = f->Next();
         if (o.global >= p_->globals.size()) Fail("global buffer index out of range");
@@ -878,16 +884,15 @@ class Decoder {
         o.write = Flag(f);
         return o;
       }
-      case 27: {
+      case OpKind::kTensormapReplace: {
         TensormapReplace o;
         o.tensor_map = f->Next();
         if (o.tensor_map >= p_->tensor_maps.size()) Fail("tensor map index out of range");
         return o;
       }
-      default:
-        Fail("bad operation kind " + std::to_string(index));
-        return Exit{};
     }
+    Fail("bad operation kind " + std::to_string(index));
+    return Exit{};
   }
 
   Block Block_(uint64_t b, uint64_t e, int depth) {

@@ -26,7 +26,8 @@
 //        count ref, threads ref, when ref, num_vars, body words, then the body
 //  21 strings offset         22 strings words
 //  23 checksum: the low 32 bits of FNV-1a 64 over the bytes of words 28 .. total-1
-//  24 primary_clusters ref (kNone: no primary grid; version 5)
+//  24 primary grid clusters ref (Program::primaries[0]; kNone: no primary grid; a chain of
+//     more grids is not encoded; version 5)
 //  25 number of global buffers  26 globals offset: per global  slots, bytes refs  (version 5)
 //  27 role grids offset: per role 0 (the schedule's grid) or 1 (the primary grid; version 5)
 //

@@ -1006,7 +1006,9 @@ class Importer {
           auto slot = BufferSlot(SharedAddr{x.symbol, x.bits, -1});
           if (!slot) continue;
           OpRec u = op;
-          u.fmt = "use " + slot->first->name + "[{}]";
+          // wgmma reads its shared operands through the async proxy (docs/language.md §8.8):
+          // a `write` of those bytes before it needs fence.proxy.async (P2006).
+          u.fmt = "use.async " + slot->first->name + "[{}]";
           u.ints = {slot->second};
           if (std::none_of(wgmma_open.begin(), wgmma_open.end(),
                            [&](const OpRec& w) { return w.SameOp(u); })) {
@@ -1028,7 +1030,11 @@ class Importer {
         // ldmatrix / stmatrix: each lane gives one 16-byte row of a matrix.
         const StoreWidth w = ParseTypeBits(inst);
         const int64_t n = b == "ldmatrix" || b == "stmatrix" ? 16 : w.bytes * w.vector;
-        op.fmt = std::string(write ? "write " : "use ") + slot->first->name + "[{}]";
+        // ld.shared / ldmatrix read through the generic proxy: a TMA or bulk write of the bytes
+        // after them needs fence.proxy.async on the path (P2006, DeepEP #621's write-after-read),
+        // checked when the reads say so (ImportOptions::generic_reads).
+        op.fmt = std::string(write ? "write " : o_.generic_reads ? "use.generic " : "use ") +
+                 slot->first->name + "[{}]";
         op.ints.push_back(slot->second);
         op.lo = static_cast<int64_t>(a->offset - slot->first->base -
                                      slot->second * slot->first->stride);

@@ -76,6 +76,13 @@ struct ImportOptions {
   std::map<int, uint64_t> args;  // scalar kernel arguments by parameter index
   std::vector<ParamArg> params;
   std::vector<TensorMapArg> tensor_maps;
+  // ld.shared / ldmatrix of a buffer become `use.generic` (a generic-proxy read, whose
+  // write-after-read against the next TMA / bulk load of the bytes needs fence.proxy.async:
+  // P2006, DeepEP #621, fixed upstream by a proxy fence) instead of `use` (no proxy stated, no
+  // proxy rule). On by default, since without it such a kernel verifies although PTX leaves the
+  // reuse unordered; `--no-generic-reads` is for replaying traces of kernels known to lack the
+  // fence. wgmma operands are `use.async` always.
+  bool generic_reads = true;
   // The launch's grid in CTAs (`--launch`): %nctaid and %nclusterid read it while the importer
   // runs only `clusters` clusters of it. {0, 0, 0}: the grid is the clusters that run.
   std::array<uint32_t, 3> grid = {0, 0, 0};

@@ -27,6 +27,17 @@ class ImporterTest : public ::testing::Test {
   }
 };
 
+// The kernels of tests/import were written before the cross-proxy read rule: ws_pipeline.cu and
+// cluster_pipeline.cu release ld.shared-read stages to the next TMA load without
+// fence.proxy.async (DeepEP #621's pattern), and the goldens and recorded device traces are of
+// plain `use` reads. These tests pin that mode; GenericReadsCheckTheCrossProxyWriteAfterRead
+// checks the default (use.generic, and the P2006 it gives on those kernels).
+ImportOptions Legacy() {
+  ImportOptions o;
+  o.generic_reads = false;
+  return o;
+}
+
 Expected<std::string> Import(const std::string& ptx, ImportOptions o) {
   auto m = ReadModule("tests/import/" + ptx);
   if (!m.ok()) return m.status();
@@ -34,7 +45,7 @@ Expected<std::string> Import(const std::string& ptx, ImportOptions o) {
 }
 
 ImportOptions SingleTma() {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "single_tma_load";
   o.block = {128, 1, 1};
   o.args = {{1, 0}, {2, 64}};
@@ -43,7 +54,7 @@ ImportOptions SingleTma() {
 }
 
 ImportOptions WsPipeline(const std::string& entry, int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = entry;
   o.block = {96, 1, 1};
   o.args = {{1, static_cast<uint64_t>(k_tiles)}};
@@ -288,7 +299,7 @@ TEST_F(ImporterTest, SeededExpectTxBytesBugIsFoundOnTheFullBarrier) {
 }
 
 ImportOptions ClusterPipeline(int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "cluster_pipeline";
   o.block = {64, 1, 1};
   o.cluster_x = 2;
@@ -391,7 +402,7 @@ TEST_F(ImporterTest, BadInputNamesWhatIsWrong) {
 }
 
 ImportOptions TmaRoundtrip(int clusters) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "tma_roundtrip";
   o.block = {128, 1, 1};
   o.clusters = clusters;
@@ -402,7 +413,7 @@ ImportOptions TmaRoundtrip(int clusters) {
 }
 
 ImportOptions BulkRoundtrip(int clusters) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "bulk_roundtrip";
   o.block = {128, 1, 1};
   o.clusters = clusters;
@@ -410,7 +421,7 @@ ImportOptions BulkRoundtrip(int clusters) {
 }
 
 ImportOptions CpAsyncPipeline(int k_tiles) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "cp_async_pipeline";
   o.block = {128, 1, 1};
   o.args = {{1, static_cast<uint64_t>(k_tiles)}};
@@ -516,7 +527,7 @@ std::vector<std::string> FindingOpcodes(const Module& m, const std::string& text
 
 struct NewTwin {
   std::string kernel;
-  ImportOptions options;
+  ImportOptions options = Legacy();
   std::string code;
   std::string culprit_opcode;  // an opcode among the PTX lines the finding names
   std::string cause;           // a word of the finding's message ("" = any)
@@ -587,7 +598,7 @@ DONE:
 )");
   auto m = ParseModule(text, "elect.ptx");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "elect_mask";
   o.block = {32, 1, 1};
   o.args = {{0, 0xffffffff}};
@@ -656,7 +667,7 @@ DONE:
 }
 )";
   };
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "wg";
   o.block = {128, 1, 1};
   auto m = ParseModule(kernel(true), "wg.ptx");
@@ -664,7 +675,7 @@ DONE:
   auto t = ImportSchedule(*m, o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   const size_t wait = t->find("wait bar_[0] parity 0");
-  const size_t use = t->find("use tile[0]");
+  const size_t use = t->find("use.async tile[0]");  // wgmma reads through the async proxy
   ASSERT_NE(wait, std::string::npos) << *t;
   ASSERT_NE(use, std::string::npos) << *t;
   EXPECT_LT(wait, use) << *t;
@@ -725,7 +736,7 @@ OTHER:
 }
 )";
   };
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "div";
   o.block = {32, 1, 1};
   auto m = ParseModule(kernel("  ld.shared.u32 %r4, [%r3];\n"), "div.ptx");
@@ -760,7 +771,7 @@ OTHER:
 // single_tma's TMA load turned into an im2col load.
 // persistent_struct.cu's launch: 3 tiles over 2 CTAs, fields of the by-value Params struct.
 ImportOptions PersistentStruct() {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "persistent_struct";
   o.block = {384, 1, 1};
   o.clusters = 2;
@@ -828,12 +839,63 @@ TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
   }
 }
 
+// ImportOptions::generic_reads (issue 34, item 4; on by default): the consumer warps' ld.shared
+// reads of a stage become use.generic, and releasing the stage to the next TMA load with no fence.proxy.async on
+// the path is P2006 at the load (DeepEP #621's cross-proxy write-after-read; ws_pipeline.cu
+// releases with a bare mbarrier.arrive). The same kernel with fence.proxy.async before each
+// release (DeepEP PR #642's fix) verifies; wgmma consumers (use.async, the tests around this
+// one) stay clean without it.
+TEST_F(ImporterTest, GenericReadsCheckTheCrossProxyWriteAfterRead) {
+  EXPECT_TRUE(ImportOptions{}.generic_reads);  // the default
+  ImportOptions o = WsPipeline("ws_pipeline", 6);
+  o.generic_reads = true;
+  auto t = Import("ws_pipeline.ptx", o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NE(t->find("use.generic smem["), std::string::npos) << *t;
+  auto sch = api::Schedule::FromString(*t, "ws_generic.pipe");
+  ASSERT_TRUE(sch.ok()) << sch.error().ToString();
+  auto c = api::Check(*sch, api::CheckOptions{});
+  ASSERT_TRUE(c.ok()) << c.error().ToString();
+  bool war = false;
+  for (const api::Finding& f : c->findings) {
+    war = war || (f.code == "P2006" && f.message.find("use.generic") != std::string::npos);
+  }
+  EXPECT_TRUE(war) << *t;
+  auto e = api::Explore(*sch);
+  ASSERT_TRUE(e.ok());
+  EXPECT_NE(e->verdict, api::Verdict::kVerified);
+  ASSERT_FALSE(e->findings.empty());
+  EXPECT_EQ(e->findings[0].code, "P2006");
+  // With the option off (--no-generic-reads) the reads state no proxy: no proxy rule applies.
+  ImportOptions off = WsPipeline("ws_pipeline", 6);
+  off.generic_reads = false;
+  auto plain = Import("ws_pipeline.ptx", off);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->find("use.generic"), std::string::npos);
+
+  std::string text = ReadText("tests/import/ws_pipeline.ptx");
+  const std::string arrive = "\tmbarrier.arrive.release.cta.shared::cta.b64 _,";
+  size_t fences = 0;
+  for (size_t at = text.find(arrive); at != std::string::npos;
+       at = text.find(arrive, at + arrive.size() + 40)) {
+    text.insert(at, "\tfence.proxy.async.shared::cta;\n");
+    ++fences;
+  }
+  ASSERT_GT(fences, 0u);
+  auto m = ParseModule(text, "ws_pipeline_fenced.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto f = ImportSchedule(*m, o);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_NE(f->find("fence.proxy.async"), std::string::npos) << *f;
+  ExpectClean(*f, "ws_pipeline_fenced.pipe");
+}
+
 // DeepGEMM's descriptors: built once for stage 0, broadcast with __shfl_sync, then stage * bytes
 // / 16 added to the low word per k-block. The stage survives: each k-block's wgmma is a use of
 // stage k % 2, after the wait on that stage's full barrier, and the kernel verifies; the twin
 // whose A descriptor forgets the stage reads stage 0 while the producer refills it (P2005).
 TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
-  ImportOptions o;
+  ImportOptions o = Legacy();
   o.entry = "stage_desc";
   o.block = {160, 1, 1};
   o.args = {{2, 4}};
@@ -842,18 +904,18 @@ TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
   auto t = Import("stage_desc.ptx", o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   const size_t wait = t->find("    wait smem_18432[k % 2] parity (k / 2) & 1");
-  const size_t use_a = t->find("    use smem[k % 2]");
-  const size_t use_b = t->find("    use smem_16384[k % 2]");
+  const size_t use_a = t->find("    use.async smem[k % 2]");
+  const size_t use_b = t->find("    use.async smem_16384[k % 2]");
   ASSERT_NE(wait, std::string::npos) << *t;
   ASSERT_NE(use_a, std::string::npos) << *t;
   ASSERT_NE(use_b, std::string::npos) << *t;
   EXPECT_LT(wait, use_a) << *t;
-  EXPECT_EQ(t->find("use smem[0]"), std::string::npos) << *t;
+  EXPECT_EQ(t->find("use.async smem[0]"), std::string::npos) << *t;
   ExpectClean(*t, "stage_desc.pipe");
 
   auto bad = Import("stage_desc_no_stage.ptx", o);
   ASSERT_TRUE(bad.ok()) << bad.status().ToString();
-  EXPECT_NE(bad->find("use smem[0]"), std::string::npos) << *bad;
+  EXPECT_NE(bad->find("use.async smem[0]"), std::string::npos) << *bad;
   auto sch = api::Schedule::FromString(*bad, "stage_desc_no_stage.pipe");
   ASSERT_TRUE(sch.ok()) << sch.error().ToString();
   auto e = api::Explore(*sch);

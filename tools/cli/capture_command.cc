@@ -26,10 +26,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "sim/common/read_file.h"
 #include "tools/cli/command.h"
 
 extern char** environ;
@@ -93,10 +93,9 @@ std::string Absolute(const std::string& path) {
 // Whether `path` is the real library, not the stand-in built without CUDA's headers
 // (tools/capture/no_cuda_shim.cc): the real one defines the launch wrappers.
 bool IsRealShim(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream text;
-  text << f.rdbuf();
-  return text.str().find("cuLaunchKernelEx_ptsz") != std::string::npos;
+  Expected<std::string> bytes =
+      ReadInputFile(path, "capture library", "capture.io", kMaxTraceFileBytes);
+  return bytes.ok() && bytes->find("cuLaunchKernelEx_ptsz") != std::string::npos;
 }
 
 }  // namespace
@@ -186,10 +185,10 @@ void AddCaptureCommand(CLI::App& app, Context& ctx) {
       std::ofstream f(out);
       f << doc.dump(2) << "\n";
     }
-    std::ifstream f(out);
-    std::stringstream text;
-    text << f.rdbuf();
-    const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+    // Unreadable reads as no launches (the document below says so).
+    Expected<std::string> text = ReadInputFile(out, "launch", "capture.io", kMaxTraceFileBytes);
+    const nlohmann::json doc =
+        nlohmann::json::parse(text.ok() ? *text : std::string(), nullptr, false);
     size_t recorded = 0, maps = 0;
     std::set<std::string> kernels;
     uint64_t seen = 0;

@@ -9,18 +9,11 @@
 #include <set>
 #include <string>
 
-#include "parity/detail.h"
 #include "parity/parity.h"
-#include "sim/engine/engine.h"
-#include "sim/ir/hash.h"
-#include "sim/model/codes.h"
 #include "tools/cli/command.h"
 #include "tools/cli/diagnostics.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
-#include "verifier/deadlock.h"
-#include "verifier/explore.h"
-#include "verifier/report/narrate.h"
 
 namespace parity::cli {
 namespace {
@@ -57,15 +50,13 @@ struct ExploreCliOptions {
   DiagnosticOptions diagnostics;
 };
 
-std::string StepLabel(const ir::Program& program, const engine::Engine& end,
-                      const verifier::ReplayedStep& s) {
-  if (!s.asynchronous) return verifier::AgentLabel(program, end, s.agent) + " takes a step";
-  return "an asynchronous operation of " + verifier::AgentLabel(program, end, s.agent) +
-         " completes";
+std::string StepLabel(const api::Step& s) {
+  if (!s.asynchronous) return s.agent + " takes a step";
+  return "an asynchronous operation of " + s.agent + " completes";
 }
 
 // found: the search stopped at a finding (else only a bound stops it early).
-void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) {
+void PrintStats(const api::SearchStats& s, const char* label, bool found) {
   // Enabled steps are taken, pruned by the reduction, or (the search stopped early) left.
   const uint64_t chosen = s.enabled - s.pruned;
   const uint64_t left = chosen > s.transitions ? chosen - s.transitions : 0;
@@ -98,8 +89,8 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
       label, static_cast<unsigned long long>(s.states),
       static_cast<unsigned long long>(s.expanded),
       static_cast<unsigned long long>(s.transitions), static_cast<unsigned long long>(s.enabled),
-      not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second(),
-      s.bytes_per_state(), held);
+      not_taken.c_str(), predicted.c_str(), s.depth, s.seconds, s.states_per_second,
+      s.bytes_per_state, held);
   std::printf("  terminal states: %llu completed, %llu deadlocked, %llu violating; protocol "
               "rules (P2002..P2011) run on %llu completed path%s (one per distinct completed "
               "end state), %llu with errors\n",
@@ -116,70 +107,70 @@ void PrintStats(const verifier::ExploreStats& s, const char* label, bool found) 
   }
 }
 
-// Narrates a replayed path (the search's one replay of it) as numbered states from the start.
-void NarrateSteps(const ir::Program& program, const verifier::ReplayedPath& path) {
-  const engine::Engine& end = *path.end;
+// Narrates a counterexample (the API's steps: the search's one replay of it) as numbered states
+// from the start.
+void NarrateSteps(const std::vector<api::Step>& steps) {
   std::printf("State 0: initial state\n");
   size_t state = 0;
-  for (const verifier::ReplayedStep& s : path.steps) {
-    std::printf("State %zu: %s\n", ++state, StepLabel(program, end, s).c_str());
-    for (size_t i = s.first_event; i < s.end_event; ++i) {
-      std::printf("    %s\n", report::EventLine(program, end, end.trace()[i]).c_str());
-    }
+  for (const api::Step& s : steps) {
+    std::printf("State %zu: %s\n", ++state, StepLabel(s).c_str());
+    for (const api::Event& e : s.events) std::printf("    %s\n", e.text.c_str());
   }
 }
 
-const char* FoundSentence(verifier::ExploreVerdict v) {
+const char* FoundSentence(api::Verdict v) {
   switch (v) {
-    case verifier::ExploreVerdict::kDeadlock:
+    case api::Verdict::kDeadlock:
       return "a reachable interleaving deadlocks (P2001).";
-    case verifier::ExploreVerdict::kViolation:
+    case api::Verdict::kViolation:
       return "a reachable interleaving violates a rule of the model.";
-    case verifier::ExploreVerdict::kRuleViolation:
+    case api::Verdict::kRuleViolation:
       return "a reachable interleaving completes but breaks a protocol rule.";
     default:
       return "";
   }
 }
 
-// The finding at the end of a counterexample: protocol rule errors, or the model violation of
-// the run's end; a deadlock is diagnosed in full (d.deadlock) only for the reported one.
-void PrintFindingLines(const ir::Program& program, const engine::Engine& end,
-                       const std::vector<verifier::Finding>& findings) {
-  const engine::RunResult& rr = end.result();
-  if (!findings.empty()) {
-    std::printf("The run completes, but breaks protocol rules (verifier/rules.h):\n");
-    for (const verifier::Finding& f : findings) {
-      std::printf("%s %s: %s\n  at %s\n", std::string(model::CodeId(f.code())).c_str(),
-                  std::string(model::CodeTitle(f.code())).c_str(), f.message.c_str(),
-                  f.where.ToString().c_str());
-    }
-  } else if (rr.outcome == engine::Outcome::kViolation && rr.violation) {
-    const engine::ViolationInfo& v = *rr.violation;
-    std::printf("%s %s: %s\n  by %s at %s\n", std::string(model::CodeId(v.violation.code)).c_str(),
-                std::string(model::CodeTitle(v.violation.code)).c_str(),
-                report::ViolationText(program, v).c_str(),
-                verifier::AgentLabel(program, end, v.agent).c_str(), v.where.ToString().c_str());
-  } else if (rr.outcome == engine::Outcome::kDeadlock) {
-    std::printf("P2001 deadlock: no agent can step and nothing is in flight (diagnosed with the "
-                "reported counterexample below)\n");
+// The finding at the end of the first counterexample: protocol rule errors, or the model
+// violation of the run's end; a deadlock is diagnosed in full only for the reported one.
+void PrintFindingLines(const api::ExploreReport& first) {
+  switch (first.verdict) {
+    case api::Verdict::kRuleViolation:
+      std::printf("The run completes, but breaks protocol rules (verifier/rules.h):\n");
+      for (const api::Finding& f : first.findings) {
+        std::printf("%s %s: %s\n  at %s\n", f.code.c_str(), f.title.c_str(), f.message.c_str(),
+                    f.location.ToString().c_str());
+      }
+      break;
+    case api::Verdict::kViolation:
+      for (const api::Finding& f : first.findings) {
+        std::printf("%s %s: %s\n  by %s at %s\n", f.code.c_str(), f.title.c_str(),
+                    f.message.c_str(), f.agent.c_str(), f.location.ToString().c_str());
+      }
+      break;
+    case api::Verdict::kDeadlock:
+      std::printf("P2001 deadlock: no agent can step and nothing is in flight (diagnosed with the "
+                  "reported counterexample below)\n");
+      break;
+    default:
+      break;
   }
 }
 
 // The depth-first search found something (its on_first_counterexample: the shortening runs
 // after it). Only the news is printed here: the diagnosis and the counterexample come at the
 // end, once, after the shortening (with --verbose the first counterexample too).
-void PrintFirstFound(const ir::Program& program, const verifier::ExploreOptions& eo, bool verbose,
-                     const verifier::ExploreResult& first) {
+void PrintFirstFound(const api::ExploreOptions& eo, bool verbose, const api::ExploreReport& first) {
   std::printf("FOUND after %.3f s (depth-first search, a counterexample of %zu steps): %s\n",
-              first.first_seconds, first.counterexample.size(), FoundSentence(first.verdict));
+              first.first_counterexample_seconds, first.counterexample.size(),
+              FoundSentence(first.verdict));
   if (verbose) {
     std::printf("\nFirst counterexample (%zu steps, replayed), as numbered states from the "
                 "start:\n",
                 first.counterexample.size());
-    NarrateSteps(program, first.replayed);
+    NarrateSteps(first.counterexample);
     std::printf("\n");
-    PrintFindingLines(program, *first.replayed.end, first.findings);
+    PrintFindingLines(first);
   }
   if (eo.shortest_counterexample) {
     std::printf("searching breadth-first for the shortest counterexample (--shortest)...\n");
@@ -217,14 +208,23 @@ constexpr size_t kCompactSteps = 12;
 // The counterexample of the API's report, after the diagnosis: the steps of the agents and
 // objects the findings name (--full: every step), as numbered states from the start.
 void PrintCounterexample(const api::ExploreReport& report, bool full) {
-  const verifier::ExploreResult& r = report.detail->result;
   const std::vector<api::Step>& steps = report.counterexample;
-  std::string how;
-  if (!r.first_counterexample.empty() && r.first_counterexample != r.counterexample) {
-    how = "the first had " + std::to_string(r.first_counterexample.size()) + "; ";
+  if (steps.empty() && r.verdict == verifier::ExploreVerdict::kRuleViolation) {
+    // An `exists` property (P2034): every complete run refutes it, no single path does.
+    std::printf("\nNo counterexample: the property is false in every end state of a complete "
+                "run (%llu distinct, every one reached by the search).\n",
+                static_cast<unsigned long long>(r.stats.completed_ends));
+    return;
   }
-  how += r.shortening;
-  if (!r.counterexample_shortest) how += "; NOT known to be the shortest";
+  std::string how;
+  // A shortened counterexample is strictly shorter than the first (a path of the same length is
+  // the first itself).
+  if (report.first_counterexample_steps != 0 &&
+      report.first_counterexample_steps != steps.size()) {
+    how = "the first had " + std::to_string(report.first_counterexample_steps) + "; ";
+  }
+  how += report.shortening;
+  if (!report.counterexample_shortest) how += "; NOT known to be the shortest";
   std::set<std::string> agents, objects;
   for (const api::Finding& f : report.findings) {
     if (!f.agent.empty()) agents.insert(f.agent);
@@ -243,7 +243,7 @@ void PrintCounterexample(const api::ExploreReport& report, bool full) {
     shown.erase(shown.begin(), shown.begin() + static_cast<long>(earlier));
   }
   std::printf("\n%s counterexample: %zu steps (%s); %s:\n",
-              r.counterexample_shortest ? "Shortest" : "The", steps.size(), how.c_str(),
+              report.counterexample_shortest ? "Shortest" : "The", steps.size(), how.c_str(),
               full ? "every step"
                    : "the steps of the agents and objects named above (--full: every step)");
   std::printf("State 0: initial state\n");
@@ -288,7 +288,7 @@ int ExploreExit(api::Verdict v) {
   }
 }
 
-nlohmann::json StatsJson(const verifier::ExploreStats& s) {
+nlohmann::json StatsJson(const api::SearchStats& s) {
   return {{"states", s.states},           {"expanded", s.expanded},
           {"transitions", s.transitions}, {"enabled", s.enabled},
           {"pruned", s.pruned},           {"depth", s.depth},
@@ -299,7 +299,8 @@ nlohmann::json StatsJson(const verifier::ExploreStats& s) {
 
 // --format json (schema parity.explore/1) or sarif.
 void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api::Schedule& schedule,
-                          const api::ExploreReport& report, const Diagnostics& diags) {
+                          const api::ExploreOptions& eo, const api::ExploreReport& report,
+                          const Diagnostics& diags) {
   ctx.exit_code = ExploreExit(report.verdict);
   // As the text report: a search stopped at an allowed finding verified nothing.
   if (ctx.exit_code == kExitViolations && !diags.HasErrors()) ctx.exit_code = kExitIncomplete;
@@ -328,24 +329,23 @@ void PrintExploreDocument(Context& ctx, const ExploreCliOptions& opt, const api:
     PrintDocument(log);
     return;
   }
-  const api::ExploreReport::Detail& d = *report.detail;
   nlohmann::json j;
   j["schema"] = SchemaId("explore");
   j["file"] = opt.schedule.file;
   j["schedule"] = schedule.name();
   j["hash"] = schedule.hash();
   j["params"] = nlohmann::json::object();
-  for (const auto& [name, value] : d.param_values) j["params"][name] = value;
+  for (const api::Schedule::Param& p : schedule.params()) j["params"][p.name] = p.value;
   j["verdict"] = api::VerdictName(report.verdict);
   j["exit_code"] = ctx.exit_code;
   j["complete"] = report.verdict != api::Verdict::kIncomplete;
   j["bound"] = report.bound;
-  j["reduction"] = d.options.reduction;
-  j["breadth_first"] = d.options.breadth_first;
-  j["threads"] = d.options.threads;
+  j["reduction"] = eo.reduction;
+  j["breadth_first"] = eo.breadth_first;
+  j["threads"] = eo.threads;
   j["symmetry"] = report.symmetry;
-  j["stats"] = StatsJson(d.result.stats);
-  if (d.result.has_bfs_stats) j["shortest_search_stats"] = StatsJson(d.result.bfs_stats);
+  j["stats"] = StatsJson(report.stats);
+  if (report.has_shortening_stats) j["shortest_search_stats"] = StatsJson(report.shortening_stats);
   j["findings"] = nlohmann::json::array();
   for (const api::Finding& f : report.findings) j["findings"].push_back(FindingJson(f));
   j["warnings"] = nlohmann::json::array();
@@ -391,22 +391,21 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     ReportBadInput(ctx, schedule.status());
     return;
   }
-  api::Result<std::vector<int64_t>> bound = api::BindScheduleParams(*schedule);
+  api::Result<std::vector<api::Schedule::Param>> bound = schedule->BoundParams();
   if (!bound.ok()) {
     ReportBadInput(ctx, ToStatus(bound.error()));
     return;
   }
   const bool text = opt.format == "text";
-  const ir::Program& program = *schedule->impl().program;
   if (text) {
-    std::printf("%s: schedule %s (hash %s)", opt.schedule.file.c_str(), program.name.c_str(),
-                ir::ContentHashHex(program).c_str());
-    for (const auto& p : schedule->params()) {
+    std::printf("%s: schedule %s (hash %s)", opt.schedule.file.c_str(), schedule->name().c_str(),
+                schedule->hash().c_str());
+    for (const api::Schedule::Param& p : *bound) {
       std::printf(" %s=%lld", p.name.c_str(), static_cast<long long>(p.value));
     }
     std::printf("\n");
   }
-  verifier::ExploreOptions eo;
+  api::ExploreOptions eo;
   eo.threads = std::max(1, opt.threads);
   eo.max_states = opt.max_states;
   eo.time_limit_s = opt.time_limit;
@@ -418,23 +417,23 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   eo.strict = opt.strict;
   if (text) {
     const bool verbose = opt.verbose;
-    eo.on_first_counterexample = [&program, &eo, verbose](const verifier::ExploreResult& first) {
-      PrintFirstFound(program, eo, verbose, first);
+    eo.on_first_counterexample = [&eo, verbose](const api::ExploreReport& first) {
+      PrintFirstFound(eo, verbose, first);
     };
   }
   Expected<std::vector<Suppression>> allows =
-      LoadSuppressions(opt.diagnostics, opt.schedule.file, schedule->impl().source);
+      LoadSuppressions(opt.diagnostics, opt.schedule.file, schedule->source());
   if (!allows.ok()) {
     ReportBadInput(ctx, allows.status());
     return;
   }
   if (!text) {
-    api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
+    api::Result<api::ExploreReport> report = api::Explore(*schedule, eo);
     if (!report.ok()) {
       ReportBadInput(ctx, ToStatus(report.error()));
       return;
     }
-    PrintExploreDocument(ctx, opt, *schedule, *report,
+    PrintExploreDocument(ctx, opt, *schedule, eo, *report,
                          Diagnose(AllFindings(*report), std::move(allows).value()));
     return;
   }
@@ -449,21 +448,18 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                   ? "depth-first on parallel threads sharing one visited set; a counterexample "
                     "is shortened when found"
                   : "depth-first; a counterexample is shortened when found");
-  api::Result<api::ExploreReport> report = api::ExploreWith(*schedule, eo);
+  api::Result<api::ExploreReport> report = api::Explore(*schedule, eo);
   if (!report.ok()) {
     ReportBadInput(ctx, ToStatus(report.error()));
     return;
   }
-  const api::ExploreReport::Detail& detail = *report->detail;
-  const verifier::ExploreResult& r = detail.result;
+  const api::ExploreReport& r = *report;
   // Whether symmetry reduction applied, and why not: for those who tune the search.
   if (opt.verbose) std::printf("%s\n", r.symmetry.c_str());
-  const bool found = r.verdict != verifier::ExploreVerdict::kVerified &&
-                     r.verdict != verifier::ExploreVerdict::kIncomplete;
-  PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)",
-             found);
-  if (r.has_bfs_stats) {
-    PrintStats(r.bfs_stats,
+  const bool found = r.verdict != api::Verdict::kVerified && r.verdict != api::Verdict::kIncomplete;
+  PrintStats(r.stats, eo.breadth_first ? "search (breadth-first)" : "search (depth-first)", found);
+  if (r.has_shortening_stats) {
+    PrintStats(r.shortening_stats,
                eo.shortest_counterexample
                    ? "breadth-first search for the shortest counterexample"
                    : "breadth-first search for a shorter counterexample (to one step less than it)",
@@ -472,17 +468,17 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
   // The reduction factor needs the same search without reduction (the brute force): work
   // nobody asked for unless --measure-reduction asks, and then in full (bounded only by what
   // --time-limit leaves).
-  const bool complete = r.verdict == verifier::ExploreVerdict::kVerified;
+  const bool complete = r.verdict == api::Verdict::kVerified;
   if (opt.measure_reduction && eo.reduction && !complete) {
     std::printf("  reduction factor: not measured (the search %s)\n",
-                r.verdict == verifier::ExploreVerdict::kIncomplete
+                r.verdict == api::Verdict::kIncomplete
                     ? "is incomplete"
                     : "stopped at a finding; the brute-force search would stop elsewhere");
   } else if (opt.measure_reduction && eo.reduction && eo.time_limit_s > 0 &&
              r.stats.seconds >= eo.time_limit_s) {
     std::printf("  reduction factor: not measured (no time left under --time-limit)\n");
   } else if (opt.measure_reduction && eo.reduction) {
-    verifier::ExploreOptions full = eo;
+    api::ExploreOptions full = eo;
     full.reduction = false;
     full.check_rules = false;
     full.stop_at_first = false;
@@ -492,12 +488,16 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
     full.shorten_budget_s = 0;
     // --time-limit bounds the whole run: the brute force gets what the search left.
     if (full.time_limit_s > 0) full.time_limit_s -= r.stats.seconds;
-    const verifier::ExploreResult u = verifier::Explore(program, detail.params, full);
-    PrintStats(u.stats, "brute force (no reduction, no symmetry)", false);
+    api::Result<api::ExploreReport> u = api::Explore(*schedule, full);
+    if (!u.ok()) {
+      ReportBadInput(ctx, ToStatus(u.error()));
+      return;
+    }
+    PrintStats(u->stats, "brute force (no reduction, no symmetry)", false);
     std::printf("  reduction factor: %s%.2fx fewer states than the brute-force search%s\n",
-                u.verdict == verifier::ExploreVerdict::kIncomplete ? "at least " : "",
-                r.stats.states ? double(u.stats.states) / double(r.stats.states) : 0.0,
-                u.verdict == verifier::ExploreVerdict::kIncomplete
+                u->verdict == api::Verdict::kIncomplete ? "at least " : "",
+                r.stats.states ? double(u->stats.states) / double(r.stats.states) : 0.0,
+                u->verdict == api::Verdict::kIncomplete
                     ? " (the brute-force search was stopped by --time-limit)"
                     : "");
   }
@@ -511,7 +511,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
                   : ", " + std::to_string(warned) + (warned == 1 ? " warning" : " warnings") +
                         " (above; --strict makes them errors)";
   switch (r.verdict) {
-    case verifier::ExploreVerdict::kVerified:
+    case api::Verdict::kVerified:
       PrintDiagnostics(diags, opt.diagnostics);
       std::printf("VERIFIED: the search was complete; every reachable run completes (%llu "
                   "distinct completed end state%s), no violation, no deadlock%s.\n",
@@ -520,7 +520,7 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       std::printf("%s\n", diags.SummaryLine().c_str());
       ctx.exit_code = kExitClean;
       return;
-    case verifier::ExploreVerdict::kIncomplete:
+    case api::Verdict::kIncomplete:
       // Only a breadth-first search covers whole levels; a depth-first one has covered some
       // paths (its depth is the longest), nothing that can be stated as a bound.
       if (eo.breadth_first) {
@@ -542,27 +542,26 @@ void RunExplore(Context& ctx, const ExploreCliOptions& opt) {
       std::printf("%s\n", diags.SummaryLine().c_str());
       ctx.exit_code = kExitIncomplete;
       return;
-    case verifier::ExploreVerdict::kDeadlock:
-    case verifier::ExploreVerdict::kViolation:
-    case verifier::ExploreVerdict::kRuleViolation:
+    case api::Verdict::kDeadlock:
+    case api::Verdict::kViolation:
+    case api::Verdict::kRuleViolation:
       std::printf("FOUND: %s\n", FoundSentence(r.verdict));
-      break;
-    case verifier::ExploreVerdict::kBadInput:
       break;
   }
   // The diagnosis first, then the counterexample that reaches it.
   size_t printed_in_full = static_cast<size_t>(-1);
-  if (detail.deadlock) {
-    std::printf("%s", verifier::FormatDeadlockReport(*detail.deadlock, program, *detail.end,
-                                                     detail.source,
-                                                     opt.full ? SIZE_MAX : kDetailedBlocked)
-                          .c_str());
+  const std::string diagnosis = api::FormatDiagnosis(r, opt.full ? SIZE_MAX : kDetailedBlocked);
+  if (!diagnosis.empty()) {
+    std::printf("%s", diagnosis.c_str());
     printed_in_full = 0;  // the API's deadlock finding
   }
   PrintDiagnostics(diags, opt.diagnostics, printed_in_full);
-  if (const verifier::DeadlockCulprit& c = detail.violation_culprit; c.found) {
-    std::printf("Most likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
-                c.where.ToString().c_str(), c.text.c_str());
+  // A model violation's culprit that a re-run proved (the deadlock's is in its diagnosis).
+  if (r.verdict == api::Verdict::kViolation && !r.findings.empty() &&
+      !r.findings.front().culprit_cause.empty()) {
+    const api::Finding& f = r.findings.front();
+    std::printf("Most likely cause (%s) at %s: %s\n", f.culprit_cause.c_str(),
+                f.culprit_location.ToString().c_str(), f.culprit_text.c_str());
   }
   PrintCounterexample(*report, opt.full);
   ctx.exit_code = kExitViolations;

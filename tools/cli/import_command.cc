@@ -27,6 +27,7 @@ struct ImportCliOptions {
   std::vector<std::string> args;
   std::vector<std::string> params;
   std::vector<std::string> tensor_maps;
+  bool no_generic_reads = false;
   std::string launch;
   int launch_index = 0;
   std::string out;
@@ -72,6 +73,7 @@ Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
   o.cluster_x = (*cluster)[0];
   o.cluster_y = cluster->size() > 1 ? (*cluster)[1] : 1;
   o.clusters = c.clusters;
+  o.generic_reads = !c.no_generic_reads;
   for (const std::string& a : c.args) {
     const size_t eq = a.find('=');
     int index = -1;
@@ -146,6 +148,10 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
                   "a CUtensorMap argument: INDEX=DTYPE:DIMS:BOX[:SWIZZLE], e.g. "
                   "0=u16:64x384:64x64:128B, or one inside a struct parameter: "
                   "NAME+OFFSET=DTYPE:DIMS:BOX[:SWIZZLE]");
+  sub->add_flag("--no-generic-reads", opts->no_generic_reads,
+                "ld.shared / ldmatrix reads become plain `use` instead of use.generic, so a TMA "
+                "or bulk load after them needs no fence.proxy.async (by default it does: P2006, "
+                "DeepEP #621); wgmma operands are use.async always");
   sub->add_option("--launch", opts->launch,
                   "a launch file of `parity capture` (docs/launch-file.md): the launch gives "
                   "block, cluster, grid, every parameter byte and the tensor maps");
