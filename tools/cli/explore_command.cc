@@ -209,11 +209,11 @@ constexpr size_t kCompactSteps = 12;
 // objects the findings name (--full: every step), as numbered states from the start.
 void PrintCounterexample(const api::ExploreReport& report, bool full) {
   const std::vector<api::Step>& steps = report.counterexample;
-  if (steps.empty() && r.verdict == verifier::ExploreVerdict::kRuleViolation) {
+  if (steps.empty() && report.verdict == api::Verdict::kRuleViolation) {
     // An `exists` property (P2034): every complete run refutes it, no single path does.
     std::printf("\nNo counterexample: the property is false in every end state of a complete "
                 "run (%llu distinct, every one reached by the search).\n",
-                static_cast<unsigned long long>(r.stats.completed_ends));
+                static_cast<unsigned long long>(report.stats.completed_ends));
     return;
   }
   std::string how;
