@@ -5,6 +5,9 @@
 // parameter bytes instead of launching.
 //   fa3_params B H SEQLEN_Q SEQLEN_K CAUSAL(0|1) PARAM_BYTES
 // PARAM_BYTES is the size of the kernel's parameter (`.param .b8 param_0[N]` in the PTX).
+// Built like cutlass48_params.cu but with `-cudart shared` (so that these definitions are the
+// ones run_flash_fwd calls) and a device pass for compute_80 (the sm90 kernels' bodies compile
+// away there; only their host side matters). Not run yet: the corpus has no FA3 line so far.
 #include "param_dump.h"
 
 #include "flash_fwd_launch_template.h"
@@ -19,6 +22,8 @@ void Record(dim3 grid, dim3 block, dim3 cluster, void** args) {
 }
 }  // namespace
 
+// Host only: the device pass sees cuda_device_runtime_api.h's device versions of some of these.
+#if !defined(__CUDA_ARCH__)
 extern "C" {
 cudaError_t cudaGetDevice(int* device) {
   *device = 0;
@@ -44,6 +49,7 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void*, v
   return cudaSuccess;
 }
 }
+#endif  // !defined(__CUDA_ARCH__)
 
 int main(int argc, char** argv) {
   if (argc != 7) return 2;
