@@ -8,7 +8,6 @@
 #include <vector>
 
 namespace parity::ptx {
-namespace {
 
 uint64_t Mask(uint64_t v, int bits) { return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1)); }
 
@@ -18,6 +17,8 @@ int64_t SignExtend(uint64_t v, int bits) {
   v = Mask(v, bits);
   return static_cast<int64_t>((v ^ sign) - sign);
 }
+
+namespace {
 
 bool Known(const std::vector<Value>& v, size_t n) {
   if (v.size() < n) return false;

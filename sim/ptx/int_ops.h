@@ -13,6 +13,10 @@
 
 namespace parity::ptx {
 
+// The low `bits` bits of v, and those bits read as a two's-complement number.
+uint64_t Mask(uint64_t v, int bits);
+int64_t SignExtend(uint64_t v, int bits);
+
 // bfi, bfe, shf, prmt (default mode), lop3, mul.hi / mad.hi, abs, cnot.
 bool IsIntegerBitOp(const Instruction& inst);
 

@@ -45,13 +45,6 @@ std::vector<OpType> Types(const Instruction& inst) {
   return out;
 }
 
-uint64_t Mask(uint64_t v, int bits) { return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1)); }
-int64_t SignExtend(uint64_t v, int bits) {
-  if (bits >= 64) return static_cast<int64_t>(v);
-  const uint64_t sign = uint64_t{1} << (bits - 1);
-  v = Mask(v, bits);
-  return static_cast<int64_t>((v ^ sign) - sign);
-}
 
 // The origin of an unknown value read from a kernel parameter nobody gave.
 constexpr std::string_view kParamOrigin = "param:";
