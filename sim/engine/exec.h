@@ -604,7 +604,7 @@ struct Engine::Exec {
     int64_t detail = 0;
     for (;; ++s.pc, ++steps) {
       const Control r = WalkToOp(
-          code, &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
+          code.data(), &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
           1u << 24, &steps, &detail);
       const Instr& in = code[s.pc];
       switch (r) {

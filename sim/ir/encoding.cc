@@ -5,7 +5,9 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
+#include "sim/engine/control.h"
 #include "sim/ir/hash.h"
 
 namespace parity::ir {
@@ -126,11 +128,14 @@ class Encoder {
         for (ExprId e : *list) maps.push_back(Ref(e));
       }
     }
+    std::vector<uint32_t> code;
     for (const Role& r : p_.roles) {
-      std::vector<uint32_t> body = EncodeBlock(r.body);
+      stmt_at_.clear();
+      std::vector<uint32_t> body = EncodeBlock(r.body, 0);
       roles.insert(roles.end(), {Ref(r.count), Ref(r.threads), Ref(r.when), r.num_vars,
                                  static_cast<uint32_t>(body.size())});
       roles.insert(roles.end(), body.begin(), body.end());
+      RoleCode(r, static_cast<uint32_t>(body.size()), &code);
     }
     std::vector<uint32_t> globals, grids;
     // The executor runs at most two grids (a primary and its dependent); a longer chain is
@@ -164,6 +169,8 @@ class Encoder {
     section(25, static_cast<uint32_t>(p_.globals.size()), globals);
     w[27] = static_cast<uint32_t>(w.size());
     w.insert(w.end(), grids.begin(), grids.end());
+    w[28] = static_cast<uint32_t>(w.size());
+    w.insert(w.end(), code.begin(), code.end());
 
     w[21] = static_cast<uint32_t>(w.size());
     String(p_.name, &w);
@@ -381,13 +388,39 @@ class Encoder {
     out->insert(out->end(), fields.begin(), fields.end());
   }
 
-  std::vector<uint32_t> EncodeBlock(const Block& block) {
+  // The role's control code (encoding.h): the engine's compilation of its body (CompileRole),
+  // with expression refs for ExprIds and each statement's record offset in the body.
+  void RoleCode(const Role& role, uint32_t body_words, std::vector<uint32_t>* out) {
+    const std::vector<engine::Instr> code = engine::CompileRole(role);
+    out->push_back(Arg(code.size()));
+    for (uint32_t pc = 0; pc < code.size(); ++pc) {
+      const engine::Instr& in = code[pc];
+      uint32_t kind = in.kind, e1 = Ref(in.e1), target = in.target;
+      if (in.kind == engine::Instr::kAssert) {
+        // Assertions are the model's to check (the body's record is `if 0 { }`): on the GPU
+        // the instruction falls through, as that record's compilation would.
+        kind = engine::Instr::kJumpIfFalse;
+        e1 = ConstZero();
+        target = pc + 1;
+      } else if (in.kind == engine::Instr::kForInit &&
+                 std::get<For>(in.stmt->node).cond != kNoExpr) {
+        e1 = ConstZero();  // a while's pass counter starts at 0 (the record has no `lo`)
+      }
+      out->insert(out->end(), {kind, in.var, e1, Ref(in.e2), target,
+                               in.stmt == nullptr ? body_words : stmt_at_.at(in.stmt)});
+    }
+  }
+
+  // `base`: the word offset of the block's first record in the role body.
+  std::vector<uint32_t> EncodeBlock(const Block& block, uint32_t base) {
     std::vector<uint32_t> out;
     for (const Stmt& s : block) {
+      const uint32_t at = base + static_cast<uint32_t>(out.size());
+      stmt_at_[&s] = at;
       if (const auto* let = std::get_if<Let>(&s.node)) {
         Record(static_cast<uint32_t>(EncodedStmtKind::kLet), {let->var, Ref(let->value)}, &out);
       } else if (const auto* f = std::get_if<For>(&s.node); f != nullptr && f->cond != kNoExpr) {
-        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> body = EncodeBlock(f->body, at + 5);
         std::vector<uint32_t> fields = {f->var, Ref(f->hi), Ref(f->cond),
                                         static_cast<uint32_t>(body.size())};
         fields.insert(fields.end(), body.begin(), body.end());
@@ -395,14 +428,15 @@ class Encoder {
       } else if (std::holds_alternative<Break>(s.node)) {
         Record(static_cast<uint32_t>(EncodedStmtKind::kBreak), {}, &out);
       } else if (const auto* f = std::get_if<For>(&s.node)) {
-        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> body = EncodeBlock(f->body, at + 6);
         std::vector<uint32_t> fields = {f->var, Ref(f->lo), Ref(f->hi), Ref(f->step),
                                         static_cast<uint32_t>(body.size())};
         fields.insert(fields.end(), body.begin(), body.end());
         Record(static_cast<uint32_t>(EncodedStmtKind::kFor), fields, &out);
       } else if (const auto* i = std::get_if<If>(&s.node)) {
-        std::vector<uint32_t> then_body = EncodeBlock(i->then_body);
-        std::vector<uint32_t> else_body = EncodeBlock(i->else_body);
+        std::vector<uint32_t> then_body = EncodeBlock(i->then_body, at + 4);
+        std::vector<uint32_t> else_body =
+            EncodeBlock(i->else_body, at + 4 + static_cast<uint32_t>(then_body.size()));
         std::vector<uint32_t> fields = {Ref(i->cond), static_cast<uint32_t>(then_body.size()),
                                         static_cast<uint32_t>(else_body.size())};
         fields.insert(fields.end(), then_body.begin(), then_body.end());
@@ -425,6 +459,7 @@ class Encoder {
   const Program& p_;
   std::vector<uint32_t> pool_;
   std::map<ExprId, uint32_t> memo_;
+  std::map<const Stmt*, uint32_t> stmt_at_;  // the role's statements' record offsets
   Status error_;
 };
 
@@ -523,7 +558,10 @@ class Decoder {
       at += 5;
       if (!Range(at, body)) return Bad("role body out of range");
       role_ = &r;
+      body_begin_ = at;
+      records_.clear();
       r.body = Block_(at, at + body, 0);
+      if (why_.empty()) RoleCode(r, body);
       at += body;
     }
 
@@ -571,6 +609,50 @@ class Decoder {
   ExprId Add(Expr e) {
     p_->exprs.push_back(e);
     return static_cast<ExprId>(p_->exprs.size() - 1);
+  }
+
+  // The role's control code (header word 28; the roles' code follows in role order): each
+  // instruction as the compilation of the decoded body gives it, its expressions the body's,
+  // and its statement offset that of its statement's record. The GPU walks this code, so
+  // nothing in it is trusted.
+  void RoleCode(const Role& r, uint32_t body_words) {
+    if (&r == &p_->roles.front()) code_at_ = w_[28];
+    if (!Range(code_at_, 1)) return Fail("control code out of range");
+    const std::vector<engine::Instr> want = engine::CompileRole(r);
+    // Each statement's record: the statements in pre-order are the records in decoding order.
+    std::map<const Stmt*, uint32_t> record_of;
+    auto number = [&](auto&& self, const Block& block) -> void {
+      for (const Stmt& st : block) {
+        const size_t k = record_of.size();
+        if (k < records_.size()) record_of[&st] = records_[k];
+        if (const auto* f = std::get_if<For>(&st.node)) self(self, f->body);
+        if (const auto* i = std::get_if<If>(&st.node)) {
+          self(self, i->then_body);
+          self(self, i->else_body);
+        }
+      }
+    };
+    number(number, r.body);
+    const uint32_t n = w_[code_at_++];
+    if (n != want.size() || !Range(code_at_, uint64_t{n} * 6)) {
+      return Fail("control code does not match the role body");
+    }
+    for (uint32_t pc = 0; pc < n; ++pc, code_at_ += 6) {
+      const uint32_t* in = &w_[code_at_];
+      const engine::Instr& c = want[pc];
+      const ExprId e1 = Expr_(in[2]), e2 = Expr_(in[3]);
+      // A while's pass counter starts at the constant 0 (the record has no `lo`).
+      const bool e1_ok = e1 == c.e1 || (c.kind == engine::Instr::kForInit && e1 != kNoExpr &&
+                                        p_->exprs[e1].kind == Expr::Kind::kConst &&
+                                        p_->exprs[e1].value == 0);
+      const auto record = record_of.find(c.stmt);
+      const bool at_ok = c.stmt == nullptr ? in[5] == body_words
+                                           : record != record_of.end() && record->second == in[5];
+      if (in[0] != c.kind || in[1] != c.var || !e1_ok || e2 != c.e2 || in[4] != c.target || !at_ok) {
+        return Fail("control code does not match the role body (instruction " +
+                    std::to_string(pc) + ")");
+      }
+    }
   }
 
   // An expression ref -> an ExprId (shared refs decode once).
@@ -910,6 +992,7 @@ class Decoder {
         break;
       }
       Fields f{this, pc + 1, pc + len};
+      records_.push_back(static_cast<uint32_t>(pc - body_begin_));
       Stmt s;
       if (kind == static_cast<uint32_t>(EncodedStmtKind::kLet)) {
         Let let;
@@ -972,6 +1055,10 @@ class Decoder {
   const Role* role_ = nullptr;
   uint64_t pool_begin_ = 0, pool_end_ = 0;
   std::map<uint32_t, ExprId> memo_;
+  uint64_t body_begin_ = 0;              // the role body's first word
+  // The role's records' offsets in its body, in decoding order (the statements' pre-order).
+  std::vector<uint32_t> records_;
+  uint64_t code_at_ = 0;                 // the next role's control code
   std::string why_;
 };
 
