@@ -12,7 +12,7 @@
 // Slot, Cluster, Named, Cp, Bulk, Agent, Vars, Issue, ...), which mark what they touch; Exec
 // reads the state through a const Engine, so a write past them does not compile.
 // Adding an op: its ir::Op alternative (sim/ir/ir.h), a Do overload in exec_sync.h or
-// exec_copies.h (and a case in Exec::ExecOp), and what the look-ahead counts for it
+// exec_copies.h (ExecOp visits it), and what the look-ahead counts for it
 // (exec_future.h, SoloFuture).
 //
 // What is instantiated (Engine::Create):
