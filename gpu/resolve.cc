@@ -12,12 +12,14 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
     std::copy(std::begin(from), std::end(from), std::begin(to));
   };
   c.words = s.words.data();
-  c.pool = s.words.size() > 8 ? s.words[8] : 0;
+  c.pool = s.words.size() > ir::kHdrPool ? s.words[ir::kHdrPool] : 0;
   c.cluster_m = s.cluster_m;
   c.cluster_n = s.cluster_n;
   c.clusters = s.clusters;
   copy(s.role_body_begin, c.role_body_begin);
-  if (s.words.size() > 28) exec::FindRoleCode(s.words.data(), s.num_roles, c.role_code);
+  if (s.words.size() > ir::kHdrRoleCode) {
+    exec::FindRoleCode(s.words.data(), s.num_roles, c.role_code);
+  }
   copy(s.role_threads, c.role_threads);
   copy(s.role_num_vars, c.role_num_vars);
   copy(s.named_threads, c.named_threads);

@@ -110,7 +110,7 @@ inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
 //    grids), GridDepControl (op 25) and GlobalAccess (op 26) appended.
 // 6: the roles' compiled control code (header word 28).
 inline constexpr uint32_t kEncodingVersion = 6;
-inline constexpr uint32_t kEncodingHeaderWords = 29;
+inline constexpr uint32_t kEncodingHeaderWords = kHdrSize;  // sim/ir/ops.h EncodedHeader
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 
 // EncodedExprOp, EncodedStmtKind and OpKind: sim/ir/ops.h. The executor of this encoding,

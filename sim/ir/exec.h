@@ -614,7 +614,7 @@ inline constexpr uint32_t kEncodedInstrWords = 6;
 
 // The word offset of each of the first `num_roles` roles' instruction 0 (`code[r]`).
 PARITY_HD inline void FindRoleCode(const uint32_t* words, uint32_t num_roles, uint32_t* code) {
-  uint32_t o = words[28];
+  uint32_t o = words[ir::kHdrRoleCode];
   for (uint32_t r = 0; r < num_roles; ++r) {
     code[r] = o + 1;
     o += 1 + kEncodedInstrWords * words[o];

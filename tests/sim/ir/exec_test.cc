@@ -70,53 +70,53 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
   const std::vector<uint32_t>& w = out->words;
   Layout& l = out->layout;
   l.words = w.data();
-  l.pool = w[8];
+  l.pool = w[ir::kHdrPool];
   l.cluster_m = 1;
   l.cluster_n = 1;
-  l.cluster_m = static_cast<uint32_t>(EvalDecl(l, w[10], 1));
-  l.cluster_n = static_cast<uint32_t>(EvalDecl(l, w[11], 1));
+  l.cluster_m = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusterM], 1));
+  l.cluster_n = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusterN], 1));
   l.clusters = 1;
-  l.clusters = static_cast<uint32_t>(EvalDecl(l, w[12], 1));
-  if (w[15] > kMaxBarrierDecls || w[13] > kMaxBufferDecls || w[19] > kMaxRoles) {
+  l.clusters = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusters], 1));
+  if (w[ir::kHdrNumBarriers] > kMaxBarrierDecls || w[ir::kHdrNumBuffers] > kMaxBufferDecls || w[ir::kHdrNumRoles] > kMaxRoles) {
     *why = "beyond the executor's limits";
     return false;
   }
-  l.num_barriers = w[15];
+  l.num_barriers = w[ir::kHdrNumBarriers];
   uint32_t first = 0;
   for (uint32_t b = 0; b < l.num_barriers; ++b) {
     l.barrier_first[b] = first;
-    l.barrier_size[b] = static_cast<uint32_t>(EvalDecl(l, w[w[16] + 2 * b], 1));
-    l.barrier_count_ref[b] = w[w[16] + 2 * b + 1];
+    l.barrier_size[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBarriers] + 2 * b], 1));
+    l.barrier_count_ref[b] = w[w[ir::kHdrBarriers] + 2 * b + 1];
     first += l.barrier_size[b];
   }
-  l.num_buffers = w[13];
+  l.num_buffers = w[ir::kHdrNumBuffers];
   uint32_t at = 8 * first;
   for (uint32_t b = 0; b < l.num_buffers; ++b) {
     // 5 words per buffer (encoding.h): stages, bytes, align, aliased buffer, alias offset.
-    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b], 1));
-    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 1], 0));
-    const uint32_t alias = w[w[14] + 5 * b + 3];
+    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b], 1));
+    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b + 1], 0));
+    const uint32_t alias = w[w[ir::kHdrBuffers] + 5 * b + 3];
     if (alias != ir::kEncodingNone) {
       l.buffer_offset[b] = l.buffer_offset[alias] +
-                           static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 4], 0));
+                           static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b + 4], 0));
       continue;
     }
     l.buffer_offset[b] = at;
     at += l.buffer_stages[b] * l.buffer_slot_bytes[b];
   }
-  l.num_maps = w[17];
+  l.num_maps = w[ir::kHdrNumMaps];
   // `global` buffers (header words 25, 26: per buffer its slots and bytes refs).
-  if (w[25] > kMaxGlobalDecls) {
+  if (w[ir::kHdrNumGlobals] > kMaxGlobalDecls) {
     *why = "more global buffers than the executor holds";
     return false;
   }
-  l.num_globals = w[25];
+  l.num_globals = w[ir::kHdrNumGlobals];
   for (uint32_t g = 0; g < l.num_globals; ++g) {
-    l.global_slots[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g], 1));
-    l.global_slot_bytes[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g + 1], 0));
+    l.global_slots[g] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrGlobals] + 2 * g], 1));
+    l.global_slot_bytes[g] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrGlobals] + 2 * g + 1], 0));
   }
-  uint32_t o = w[20];
-  for (uint32_t r = 0; r < w[19]; ++r) {
+  uint32_t o = w[ir::kHdrRoles];
+  for (uint32_t r = 0; r < w[ir::kHdrNumRoles]; ++r) {
     l.role_threads[r] = static_cast<uint32_t>(EvalDecl(l, w[o + 1], 1));
     l.role_num_vars[r] = w[o + 3];
     l.role_body_begin[r] = o + 5;
@@ -126,7 +126,7 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
       return false;
     }
   }
-  FindRoleCode(w.data(), w[19], l.role_code);
+  FindRoleCode(w.data(), w[ir::kHdrNumRoles], l.role_code);
   return true;
 }
 
@@ -258,12 +258,12 @@ TEST(ExecEvalTest, RandomExpressionsEvaluateAsIrEvalIncludingFaults) {
     const std::vector<uint32_t>& w = *enc;
     Layout l{};
     l.words = w.data();
-    l.pool = w[8];
+    l.pool = w[ir::kHdrPool];
     l.cluster_m = 1 + static_cast<uint32_t>(rng() % 4);
     l.cluster_n = 1 + static_cast<uint32_t>(rng() % 4);
     l.clusters = 3 + static_cast<uint32_t>(rng() % 5);
     l.role_num_vars[0] = kRandomVars + 1;
-    const uint32_t body = w[20] + 5, body_end = body + w[w[20] + 4];
+    const uint32_t body = w[ir::kHdrRoles] + 5, body_end = body + w[w[ir::kHdrRoles] + 4];
 
     HostAgent a{};
     a.cta = static_cast<uint32_t>(rng() % (l.cluster_m * l.cluster_n));
