@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -181,6 +182,74 @@ struct Step {
   std::vector<Event> events;  // what the step did
 };
 
+// The engine's own account of a model violation or warning (CheckReport::violation and
+// CheckReport::model_warnings), as it raised it: the message without the diagnosis a Finding
+// adds.
+struct Violation {
+  std::string code;     // "M1005"
+  std::string title;    // one line
+  std::string message;  // names the barrier
+  std::string agent;    // the culprit agent
+  Location location;
+  bool from_async = false;  // raised by an asynchronous operation's completion (a copy landing)
+};
+
+// The earlier operation that most likely caused a deadlock or violation (verifier/deadlock.h,
+// verifier/culprit.h).
+struct Culprit {
+  bool found = false;
+  std::string cause;        // "count-too-high", ... (docs: `parity check` deadlock causes)
+  std::string agent;        // the agent whose operation it is
+  std::string barrier;      // the barrier it concerns (deadlocks), its element, CTA and parity
+  uint32_t index = 0;
+  uint32_t cta = 0;
+  uint32_t parity = 0;
+  Location location;        // the statement
+  std::string explanation;  // why, in one or two sentences
+  // Set when a re-run proved it: the one change at `location` after which the run completes
+  // ("set its count to 6"), and what it changes ("parity", "count" or "expect_tx").
+  std::string suggested_change;
+  std::string changes;
+};
+
+// An agent blocked at the end of a deadlocked run, and why.
+struct BlockedAgent {
+  std::string agent;
+  std::string waits_on;  // "mbarrier-parity", "bar.sync", ...
+  Location location;     // the wait statement
+  // Waits on an mbarrier phase: the barrier, its element and CTA, the parity waited for, and
+  // the barrier's state now.
+  bool on_mbarrier = false;
+  std::string barrier;
+  uint32_t index = 0;
+  uint32_t cta = 0;
+  uint32_t parity = 0;
+  uint32_t phase = 0;
+  int32_t pending = 0;
+  int32_t expected = 0;
+  int32_t tx = 0;
+  std::string cause;        // the cause's slug
+  std::string explanation;  // one or two sentences
+  bool in_cycle = false;    // on a cycle of the wait-for graph
+};
+
+// The diagnosis of a deadlocked run: its headline, the most likely cause, every blocked agent
+// (root causes first).
+struct Deadlock {
+  std::string summary;
+  Culprit culprit;
+  std::vector<BlockedAgent> blocked;
+};
+
+// A `# expect:` line of the schedule's own file (docs/language.md) that applies to a run of
+// Check: a check line whose -D values bind the params as the run's did and whose policy is the
+// run's (or that holds under every policy: then its code only).
+struct FileExpectation {
+  std::string expect;      // the expectation as text
+  int line = 0;            // its line in the file
+  std::string difference;  // "" when the run matches it, else what differs
+};
+
 enum class Policy { kEager, kLazy, kRoundRobin, kRandom };
 
 struct CheckOptions {
@@ -188,6 +257,10 @@ struct CheckOptions {
   uint64_t seed = 0;           // of Policy::kRandom
   bool collect_events = true;  // fill CheckReport::events (the whole run, narrated)
   bool strict = false;         // warnings of docs/levels.md are errors (`--strict`)
+  // Stop the run after this many events (Outcome::kStepLimit): the cap on the memory its trace
+  // holds (32 bytes an event). 0: no cap.
+  uint64_t max_events = 0;
+  bool narrate = false;  // fill CheckReport::narration (`parity explain`)
 };
 
 enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
@@ -195,15 +268,36 @@ enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
 struct CheckReport {
   Outcome outcome = Outcome::kCompleted;
   uint64_t events_count = 0;
+  uint64_t steps = 0;      // agent steps and completions taken
+  size_t agents = 0;       // agents of the grid
+  uint32_t ctas = 0;       // CTAs of the grid
+  std::string policy;      // "eager", "random seed=7"
   // The engine's violation or the deadlock (P2001) first, then warnings and protocol-rule
   // findings (P2002..P2009) in the order found.
   std::vector<Finding> findings;
   std::vector<Event> events;  // CheckOptions::collect_events
+  // The protocol rules (P2002..) found an error on the run's trace (with CheckOptions::strict,
+  // a warning of docs/levels.md counts).
+  bool rule_errors = false;
+  // Outcome::kViolation: the engine's violation, and the one change a re-run proved fixes it
+  // (found = false: none).
+  std::optional<Violation> violation;
+  Culprit violation_culprit;
+  std::vector<Violation> model_warnings;  // the engine's warnings, in the order raised
+  std::optional<Deadlock> deadlock;       // Outcome::kDeadlock: its diagnosis
+  // The schedule's own `# expect:` lines that apply to this run, each matched against it; a
+  // malformed expect line leaves them out and says why here (a comment: never an Error).
+  std::vector<FileExpectation> expected_by_file;
+  std::string expectations_error;
+  // CheckOptions::narrate: every event of the run, one entry each: its line, then what it did
+  // to its object and the state now (`parity explain`).
+  std::vector<std::string> narration;
 
   // Errors (not warnings) among the findings, or an outcome other than completed.
   bool has_errors() const;
 
-  struct Detail;  // the engine after the run, for the command line's narration
+  // The run itself (the engine after it), which the functions below read; opaque here.
+  struct Detail;
   std::shared_ptr<const Detail> detail;
 };
 
@@ -305,6 +399,25 @@ Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& op
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
 // detail. Empty unless the verdict is kDeadlock.
 std::string FormatDiagnosis(const ExploreReport& report, size_t detailed_blocked);
+
+// What a Check run holds besides its report, as `parity check`, `explain` and `run` print it;
+// each needs a report made by Check (an empty string otherwise).
+// The deadlock in full (every blocked agent, what it waits for and why it cannot come, the
+// culprit; the first `detailed_blocked` agents in detail). Empty unless Outcome::kDeadlock.
+std::string FormatDiagnosis(const CheckReport& report, size_t detailed_blocked);
+// The run's last `last` events (0: every event), numbered from 1 at the start, one a line.
+std::string FormatBehaviour(const CheckReport& report, size_t last);
+// The wait-for graph of a deadlock in Graphviz DOT. Empty unless Outcome::kDeadlock.
+std::string WaitForGraphDot(const CheckReport& report);
+// The phase picture of the run: one self-contained HTML page (lanes per barrier and agent,
+// phases, waits, copies and remote arrives as arrows), headed by `title` and `outcome`.
+std::string PhasePictureHtml(const CheckReport& report, const std::string& title,
+                             const std::string& outcome);
+// Writes the run's events to `path` as a trace file (`parity replay` reads it back), headed by
+// the schedule's hash, name, policy and params: the number of events written, or an Error.
+Result<uint64_t> WriteTrace(const CheckReport& report, const std::string& path);
+// That trace as text, one event a line.
+std::string DumpTrace(const CheckReport& report);
 
 const char* SeverityName(Severity s);  // "error", "warning"
 const char* OutcomeName(Outcome o);    // "completed", "deadlock", "violation", "step-limit"

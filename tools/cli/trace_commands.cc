@@ -14,7 +14,7 @@
 #include "sim/trace/perfetto.h"
 #include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
-#include "tools/cli/phase_picture.h"
+#include "verifier/report/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
@@ -222,7 +222,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
       engine::Engine on(*result->model_engine);
       const size_t before = on.trace().size();
       const engine::RunResult run = on.Run();
-      PictureInput in;
+      report::PictureInput in;
       in.program = &program;
       in.engine = &on;
       in.events = result->model_trace;
@@ -242,7 +242,7 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
                        : verifier::ModelStateSentence(*result);
       if (report) in.outcome += ". " + report->summary;
       std::ofstream out(opt->html, std::ios::binary);
-      out << PhasePictureHtml(in);
+      out << report::PhasePictureHtml(in);
       out.close();
       if (!out) {
         return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
