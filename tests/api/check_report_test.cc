@@ -11,6 +11,7 @@
 #include <string>
 
 #include "parity/parity.h"
+#include "tests/api/api_load.h"
 
 namespace {
 
@@ -19,26 +20,18 @@ using ::testing::StartsWith;
 using parity::api::Outcome;
 using parity::api::Schedule;
 
-// One TMA tile load whose expect_tx asks for FACTOR times the tile's bytes: FACTOR = 2 waits for
-// bytes that never come (a deadlock at the wait, line 14). Its expect line matches the eager run.
-constexpr const char* kLoad = R"(schedule api_load
-param FACTOR = 2
-param TILE_BYTES = 64 * 64 * 2
-cluster 1x1
-clusters 1
-buffer tile[1] bytes TILE_BYTES
-barrier full[1] count 1
-tensormap tm dtype f16 dims [1024, 1024] box [64, 64] swizzle 128B
-role loader threads 1 {
-  init full[0]
-  fence.mbarrier_init
-  arrive.expect_tx full[0] bytes TILE_BYTES * FACTOR
-  tma.load tm coords [0, 0] -> tile[0] bar full[0]
-  wait full[0] parity 0
-  use tile[0]
+// kLoad with FACTOR = 2 waits for bytes that never come: a deadlock at the wait (line 14). Its
+// expect line (line 17) matches the eager run of FACTOR = 2.
+const std::string kDeadlocking =
+    std::string(parity::testing::kLoad) + "# expect: P2001 -D FACTOR=2\n";
+
+Schedule Deadlocking(const std::string& text = kDeadlocking) {
+  auto schedule = Schedule::FromString(text, "api_load.pipe");
+  EXPECT_TRUE(schedule.ok()) << schedule.error().ToString();
+  Schedule out = *schedule;
+  EXPECT_TRUE(out.SetParam("FACTOR", 2).ok());
+  return out;
 }
-# expect: P2001
-)";
 
 size_t Lines(const std::string& text) {
   size_t n = 0;
@@ -47,9 +40,7 @@ size_t Lines(const std::string& text) {
 }
 
 TEST(CheckReport, DeadlockCarriesItsDiagnosisAsDataAndText) {
-  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
-  ASSERT_TRUE(schedule.ok()) << schedule.error().ToString();
-  auto report = parity::api::Check(*schedule);
+  auto report = parity::api::Check(Deadlocking());
   ASSERT_TRUE(report.ok()) << report.error().ToString();
   ASSERT_EQ(report->outcome, Outcome::kDeadlock);
   EXPECT_EQ(report->policy, "eager");
@@ -100,43 +91,41 @@ TEST(CheckReport, DeadlockCarriesItsDiagnosisAsDataAndText) {
 }
 
 TEST(CheckReport, AnExpectLineTheRunDoesNotMatchSaysWhatDiffers) {
-  std::string text = kLoad;
+  std::string text = kDeadlocking;
   text.replace(text.find("# expect: P2001"), 15, "# expect: M1005");
-  auto schedule = Schedule::FromString(text, "api_load.pipe");
-  ASSERT_TRUE(schedule.ok()) << schedule.error().ToString();
-  auto report = parity::api::Check(*schedule);
+  Schedule schedule = Deadlocking(text);
+  auto report = parity::api::Check(schedule);
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->expected_by_file.size(), 1u);
   EXPECT_FALSE(report->expected_by_file[0].difference.empty());
   // An expect line of other params does not apply to this run.
-  ASSERT_TRUE(schedule->SetParam("FACTOR", 1).ok());
-  report = parity::api::Check(*schedule);
+  ASSERT_TRUE(schedule.SetParam("FACTOR", 1).ok());
+  report = parity::api::Check(schedule);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->outcome, Outcome::kCompleted);
+  EXPECT_TRUE(report->expected_by_file.empty());
   EXPECT_FALSE(report->deadlock.has_value());
   EXPECT_EQ(parity::api::FormatDiagnosis(*report, 1), "");
   EXPECT_EQ(parity::api::WaitForGraphDot(*report), "");
 }
 
 TEST(CheckReport, NarrationHasAnEntryPerEvent) {
-  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
-  ASSERT_TRUE(schedule.ok());
+  const Schedule schedule = Deadlocking();
   parity::api::CheckOptions options;
   options.narrate = true;
-  auto report = parity::api::Check(*schedule, options);
+  auto report = parity::api::Check(schedule, options);
   ASSERT_TRUE(report.ok());
   ASSERT_EQ(report->narration.size(), report->events_count);
   EXPECT_THAT(report->narration.front(), HasSubstr("init"));
   // Without the option there is none.
-  EXPECT_TRUE(parity::api::Check(*schedule)->narration.empty());
+  EXPECT_TRUE(parity::api::Check(schedule)->narration.empty());
 }
 
 TEST(CheckReport, EventCapStopsTheRun) {
-  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
-  ASSERT_TRUE(schedule.ok());
+  const Schedule schedule = Deadlocking();
   parity::api::CheckOptions options;
   options.max_events = 3;
-  auto report = parity::api::Check(*schedule, options);
+  auto report = parity::api::Check(schedule, options);
   ASSERT_TRUE(report.ok());
   EXPECT_EQ(report->outcome, Outcome::kStepLimit);
   EXPECT_EQ(report->events_count, 3u);
@@ -163,9 +152,8 @@ TEST(CheckReport, ViolationIsTheEnginesAccountWithoutTheDiagnosis) {
 }
 
 TEST(CheckReport, WritesTheRunAsATraceFile) {
-  auto schedule = Schedule::FromString(kLoad, "api_load.pipe");
-  ASSERT_TRUE(schedule.ok());
-  auto report = parity::api::Check(*schedule);
+  const Schedule schedule = Deadlocking();
+  auto report = parity::api::Check(schedule);
   ASSERT_TRUE(report.ok());
   const char* tmp = std::getenv("TEST_TMPDIR");
   const std::string path = std::string(tmp ? tmp : "/tmp") + "/check_report_test.trace";
