@@ -395,6 +395,77 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options 
 // Searches every interleaving. An Error when the schedule cannot run.
 Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options = {});
 
+// ---------------------------------------------------------------- traces
+
+struct ReplayOptions {
+  bool keep_model = false;  // keep the model's run (PhasePictureHtml of the report)
+};
+
+// A trace's order of events driven through the model (`parity replay`): legal throughout, or
+// the first event it does not allow.
+struct ReplayReport {
+  bool diverged = false;
+  struct Divergence {
+    uint64_t event_number = 0;  // 1-based, as DumpTrace numbers events
+    std::string kind;           // the event's kind ("arrive", ...)
+    Location location;          // its statement (known for simulator traces)
+    std::string reason;         // why the model does not allow it
+    std::string expected;       // what the model produced instead ("" when nothing)
+    std::string barrier_state;  // the state of the barrier the event acts on, if any
+    std::vector<std::string> enabled;  // the model's enabled choices there
+  };
+  Divergence divergence;  // when diverged
+  uint64_t replayed = 0;              // trace events matched
+  uint64_t skipped_model_events = 0;  // model events of kinds the trace does not record
+  uint64_t inferred_completions = 0;  // unrecorded completions taken to enable an event
+  uint64_t timeouts = 0;              // wait timeouts checked
+  uint64_t after_abort = 0;           // events after a timeout the model could not take
+  uint64_t probes = 0;                // the executor's end-of-run barrier probes
+  bool search_exhausted = false;      // the search over ambiguous completions hit its budget
+  bool eager_completions = false;     // it replays only with completions taken eagerly
+  std::string model_outcome;          // the model after the last event: "running", ...
+  std::vector<std::string> unobserved_kinds;  // event kinds the trace's source cannot record
+
+  struct Detail;  // the trace and the model's run, which the functions below read
+  std::shared_ptr<const Detail> detail;
+};
+
+// A trace file (`parity run --trace`, the H100 executor's `parity gpu run --trace`, a kernel's
+// own): read once, replayed on a schedule's model by Replay. Copying shares it.
+class Trace {
+ public:
+  // Reads a trace; errors name the file and rule (sim/trace/trace_file.h).
+  static Result<Trace> FromFile(const std::string& path);
+
+  const std::string& path() const;
+  const std::string& source() const;    // "sim", "gpu" (the executor), "kernel" (its own)
+  const std::string& device() const;
+  const std::string& schedule() const;  // the schedule it was recorded from
+  const std::string& policy() const;
+  uint64_t events() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  // The report keeps the trace it replayed (FormatReplay reads it).
+  friend Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
+                                     const ReplayOptions& options);
+  explicit Trace(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+// Replays a simulator or executor trace (not a kernel's own: source "kernel") on the schedule.
+// An Error when the trace was recorded from another schedule, its params do not bind, or the
+// schedule's overridden params differ from the trace's; a divergence is a result.
+Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
+                            const ReplayOptions& options = {});
+// The report as `parity replay` prints it: "OK: all N events ..." or the divergence in context.
+std::string FormatReplay(const ReplayReport& report);
+// The phase picture of the replayed run (ReplayOptions::keep_model), then of the model running
+// on alone from where the trace ends, headed by `title`; empty without the model's run.
+std::string PhasePictureHtml(const ReplayReport& report, const std::string& title);
+
 // A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
 // detail. Empty unless the verdict is kDeadlock.
