@@ -430,6 +430,8 @@ struct ReplayReport {
   std::shared_ptr<const Detail> detail;
 };
 
+struct CompareReport;
+
 // A trace file (`parity run --trace`, the H100 executor's `parity gpu run --trace`, a kernel's
 // own): read once, replayed on a schedule's model by Replay. Copying shares it.
 class Trace {
@@ -448,9 +450,10 @@ class Trace {
   const Impl& impl() const { return *impl_; }
 
  private:
-  // The report keeps the trace it replayed (FormatReplay reads it).
+  // The reports keep the traces they read (FormatReplay, FormatCompare).
   friend Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
                                      const ReplayOptions& options);
+  friend Result<CompareReport> Compare(const Trace& a, const Trace& b);
   explicit Trace(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
@@ -465,6 +468,24 @@ std::string FormatReplay(const ReplayReport& report);
 // The phase picture of the replayed run (ReplayOptions::keep_model), then of the model running
 // on alone from where the trace ends, headed by `title`; empty without the model's run.
 std::string PhasePictureHtml(const ReplayReport& report, const std::string& title);
+
+// Two traces of one schedule held against each other (`parity compare`, e.g. the simulator's
+// and the H100's): phase completions, program order, copies, wait timeouts.
+struct CompareReport {
+  std::vector<std::string> differences;   // one line each; empty: the traces agree
+  std::vector<std::string> notes;         // what could not be compared and why
+  std::vector<std::string> compared;      // the aspects compared ("program order", ...)
+  std::vector<std::string> not_compared;  // those one trace does not record
+  bool same() const { return differences.empty(); }
+
+  struct Detail;  // the two traces, which FormatCompare reads
+  std::shared_ptr<const Detail> detail;
+};
+
+// An Error when the traces are of different schedules (the Error names b's file).
+Result<CompareReport> Compare(const Trace& a, const Trace& b);
+// The report as `parity compare` prints it.
+std::string FormatCompare(const CompareReport& report);
 
 // A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in

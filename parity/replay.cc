@@ -1,5 +1,6 @@
-// Trace and Replay of parity/parity.h: a recorded trace driven through a schedule's model
-// (verifier/replay.h), as `parity replay` reports it.
+// Trace, Replay and Compare of parity/parity.h: a recorded trace driven through a schedule's
+// model (verifier/replay.h), as `parity replay` reports it, and two traces held against each
+// other (verifier/compare.h), as `parity compare` does.
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +10,7 @@
 #include "parity/detail.h"
 #include "parity/parity.h"
 #include "sim/trace/trace_file.h"
+#include "verifier/compare.h"
 #include "verifier/replay.h"
 #include "verifier/report/phase_picture.h"
 
@@ -17,6 +19,10 @@ namespace parity::api {
 struct Trace::Impl {
   std::string path;
   trace::TraceFile file;
+};
+
+struct CompareReport::Detail {
+  std::shared_ptr<const Trace::Impl> a, b;
 };
 
 struct ReplayReport::Detail {
@@ -146,6 +152,31 @@ std::string PhasePictureHtml(const ReplayReport& report, const std::string& titl
                           : verifier::ModelStateSentence(r);
   if (deadlock) in.outcome += ". " + deadlock->summary;
   return parity::report::PhasePictureHtml(in);
+}
+
+Result<CompareReport> Compare(const Trace& a, const Trace& b) {
+  Expected<verifier::CompareResult> r = verifier::CompareTraces(a.impl_->file, b.impl_->file);
+  if (!r.ok()) return ToError(r.status().At(SourceLocation{b.path(), 0, 0}));
+  CompareReport report;
+  report.differences = r->differences;
+  report.notes = r->notes;
+  report.compared = r->compared;
+  report.not_compared = r->not_compared;
+  auto detail = std::make_shared<CompareReport::Detail>();
+  detail->a = a.impl_;
+  detail->b = b.impl_;
+  report.detail = std::move(detail);
+  return report;
+}
+
+std::string FormatCompare(const CompareReport& report) {
+  if (report.detail == nullptr) return "";
+  verifier::CompareResult r;
+  r.differences = report.differences;
+  r.notes = report.notes;
+  r.compared = report.compared;
+  r.not_compared = report.not_compared;
+  return verifier::FormatCompareResult(r, report.detail->a->file, report.detail->b->file);
 }
 
 }  // namespace parity::api

@@ -1,5 +1,6 @@
-// Trace and Replay of the public header (parity/parity.h): a run written as a trace file, read
-// back and replayed on the schedule's model, as `parity run` and `parity replay` do.
+// Trace, Replay and Compare of the public header (parity/parity.h): a run written as a trace
+// file, read back, replayed on the schedule's model and compared with another, as `parity run`,
+// `parity replay` and `parity compare` do.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -95,6 +96,34 @@ TEST(ReplayApi, ATraceOfAnotherScheduleOrNoFileIsAnError) {
   auto missing = parity::api::Trace::FromFile(TmpPath("no_such.trace"));
   ASSERT_FALSE(missing.ok());
   EXPECT_THAT(missing.error().ToString(), HasSubstr("no_such.trace"));
+}
+
+TEST(CompareApi, TracesOfOneScheduleCompareAndOfTwoAreAnError) {
+  auto schedule = Schedule::FromString(parity::testing::kLoad, "api_load.pipe");
+  ASSERT_TRUE(schedule.ok());
+  uint64_t events = 0;
+  auto eager = parity::api::Trace::FromFile(WriteLoadTrace(*schedule, &events));
+  ASSERT_TRUE(eager.ok());
+  auto same = parity::api::Compare(*eager, *eager);
+  ASSERT_TRUE(same.ok()) << same.error().ToString();
+  EXPECT_TRUE(same->same());
+  EXPECT_FALSE(same->compared.empty());
+  EXPECT_THAT(parity::api::FormatCompare(*same), HasSubstr("SAME: "));
+
+  std::string text = parity::testing::kLoad;
+  text.replace(text.find("use tile[0]"), 11, "use tile[0]\n  use tile[0]");
+  auto changed = Schedule::FromString(text, "changed.pipe");
+  ASSERT_TRUE(changed.ok());
+  auto report = parity::api::Check(*changed);
+  ASSERT_TRUE(report.ok());
+  const std::string other_path = TmpPath("replay_api_test_other.trace");
+  ASSERT_TRUE(parity::api::WriteTrace(*report, other_path).ok());
+  auto other = parity::api::Trace::FromFile(other_path);
+  ASSERT_TRUE(other.ok());
+  auto mismatch = parity::api::Compare(*eager, *other);
+  ASSERT_FALSE(mismatch.ok());
+  EXPECT_EQ(mismatch.error().rule, "compare.hash-mismatch");
+  EXPECT_EQ(mismatch.error().location.file, other_path);
 }
 
 }  // namespace

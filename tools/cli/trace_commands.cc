@@ -17,7 +17,6 @@
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
-#include "verifier/compare.h"
 #include "verifier/kernel_trace.h"
 #include "verifier/replay.h"
 #include "verifier/rules.h"
@@ -34,17 +33,16 @@ nlohmann::json TraceJson(const std::string& path, const trace::TraceFile& t) {
           {"events", t.events.size()}};
 }
 
+nlohmann::json TraceJson(const api::Trace& t) {
+  return {{"file", t.path()},          {"source", t.source()}, {"device", t.device()},
+          {"schedule", t.schedule()},  {"policy", t.policy()}, {"events", t.events()}};
+}
 nlohmann::json ReplayJson(const api::Schedule& schedule, const api::Trace& trace,
                           const api::ReplayReport& r, const std::string& file, int exit_code) {
   nlohmann::json j = {{"schema", SchemaId("replay")},
                       {"file", file},
                       {"schedule", schedule.name()},
-                      {"trace", {{"file", trace.path()},
-                                 {"source", trace.source()},
-                                 {"device", trace.device()},
-                                 {"schedule", trace.schedule()},
-                                 {"policy", trace.policy()},
-                                 {"events", trace.events()}}},
+                      {"trace", TraceJson(trace)},
                       {"diverged", r.diverged},
                       {"exit_code", exit_code},
                       {"replayed", r.replayed},
@@ -229,17 +227,18 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
   AddFormatOption(sub, opt->format, "compare");
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
-    Expected<trace::TraceFile> a = trace::ReadTraceFile(opt->a);
-    if (!a.ok()) return ReportBadInput(ctx, a.status());
-    Expected<trace::TraceFile> b = trace::ReadTraceFile(opt->b);
-    if (!b.ok()) return ReportBadInput(ctx, b.status());
-    Expected<verifier::CompareResult> r = verifier::CompareTraces(*a, *b);
-    if (!r.ok()) return ReportBadInput(ctx, r.status().At(SourceLocation{opt->b, 0, 0}));
+    // A client of the C++ API (parity/parity.h).
+    api::Result<api::Trace> a = api::Trace::FromFile(opt->a);
+    if (!a.ok()) return ReportBadInput(ctx, ToStatus(a.error()));
+    api::Result<api::Trace> b = api::Trace::FromFile(opt->b);
+    if (!b.ok()) return ReportBadInput(ctx, ToStatus(b.error()));
+    api::Result<api::CompareReport> r = api::Compare(*a, *b);
+    if (!r.ok()) return ReportBadInput(ctx, ToStatus(r.error()));
     ctx.exit_code = r->same() ? kExitClean : kExitViolations;
     if (opt->format == "json") {
       nlohmann::json j = {{"schema", SchemaId("compare")},
-                          {"trace_a", TraceJson(opt->a, *a)},
-                          {"trace_b", TraceJson(opt->b, *b)},
+                          {"trace_a", TraceJson(*a)},
+                          {"trace_b", TraceJson(*b)},
                           {"same", r->same()},
                           {"exit_code", ctx.exit_code},
                           {"differences", r->differences},
@@ -247,7 +246,7 @@ void AddCompareCommand(CLI::App& app, Context& ctx) {
       PrintDocument(j);
       return;
     }
-    std::printf("%s", verifier::FormatCompareResult(*r, *a, *b).c_str());
+    std::printf("%s", api::FormatCompare(*r).c_str());
   });
 }
 
