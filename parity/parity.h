@@ -487,6 +487,17 @@ Result<CompareReport> Compare(const Trace& a, const Trace& b);
 // The report as `parity compare` prints it.
 std::string FormatCompare(const CompareReport& report);
 
+// A wait the GPU gave up on (a hang) in an executor trace: where, on what, by whom.
+struct WaitTimeout {
+  uint32_t cluster = 0;
+  uint32_t cta = 0;
+  uint32_t parity = 0;
+  std::string barrier;  // "full[1] of CTA 0"
+  std::string agent;    // "CTA 0 consumer[0]" ("" when the trace's agent is not the schedule's)
+};
+// The wait timeouts of `trace`, named by the schedule's barriers and agents.
+std::vector<WaitTimeout> WaitTimeouts(const Schedule& schedule, const Trace& trace);
+
 // A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
 // detail. Empty unless the verdict is kDeadlock.

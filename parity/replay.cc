@@ -179,4 +179,31 @@ std::string FormatCompare(const CompareReport& report) {
   return verifier::FormatCompareResult(r, report.detail->a->file, report.detail->b->file);
 }
 
+std::vector<WaitTimeout> WaitTimeouts(const Schedule& schedule, const Trace& trace) {
+  const ir::Program& program = *schedule.impl().program;
+  std::vector<WaitTimeout> out;
+  Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
+  std::optional<engine::Engine> names;  // the agents, fixed at creation
+  if (params.ok()) {
+    Expected<engine::Engine> e = engine::Engine::Create(program, *params, {});
+    if (e.ok()) names.emplace(std::move(e).value());
+  }
+  for (const trace::TraceEvent& ev : trace.impl().file.events) {
+    if (ev.kind != static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) continue;
+    WaitTimeout w;
+    w.cluster = ev.cluster;
+    w.cta = ev.cta;
+    w.parity = ev.parity;
+    w.barrier = verifier::BarrierLabel(program, ev.object, ev.index, ev.target_cta);
+    for (uint32_t a = 0; names && a < names->num_agents(); ++a) {
+      const engine::AgentInfo& info = names->agent_info(a);
+      if (info.cluster == ev.cluster && info.cta == ev.cta && info.index_in_cta == ev.agent) {
+        w.agent = verifier::AgentLabel(program, *names, a);
+      }
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
 }  // namespace parity::api

@@ -36,11 +36,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/trace/trace_file.h"
+#include "parity/parity.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
-#include "verifier/deadlock.h"
 
 extern char** environ;
 
@@ -169,14 +168,14 @@ void RunnerError(Context& ctx, const std::string& message) {
 }
 
 // --format json: what the runner said, its exit code, and the trace it wrote (if any) in brief.
-void PrintGpuRunJson(Context& ctx, const GpuRunOptions& opt, const LoadedSchedule& loaded,
+void PrintGpuRunJson(Context& ctx, const GpuRunOptions& opt, const api::Schedule& schedule,
                      const std::string& runner, const Spawned& run) {
   nlohmann::json j;
   j["schema"] = SchemaId("gpu-run");
   j["file"] = opt.file;
-  j["schedule"] = loaded.program->name;
+  j["schedule"] = schedule.name();
   j["params"] = nlohmann::json::object();
-  for (const auto& [name, value] : loaded.param_values) j["params"][name] = value;
+  for (const api::Schedule::Param& p : schedule.params()) j["params"][p.name] = p.value;
   j["runner"] = runner;
   j["exit_code"] = run.exit_code;
   j["outcome"] = run.exit_code == kExitClean        ? "completed"
@@ -193,30 +192,20 @@ void PrintGpuRunJson(Context& ctx, const GpuRunOptions& opt, const LoadedSchedul
   j["output"] = lines;
   j["trace"] = nullptr;
   if (!opt.trace.empty() && !opt.no_trace && run.exit_code != kExitBadInput) {
-    Expected<trace::TraceFile> t = trace::ReadTraceFile(opt.trace);
+    api::Result<api::Trace> t = api::Trace::FromFile(opt.trace);
     if (t.ok()) {
       // The waits the GPU gave up on (a hang), by barrier and agent.
       nlohmann::json timeouts = nlohmann::json::array();
-      Expected<engine::Engine> e =
-          engine::Engine::Create(*loaded.program, loaded.params, engine::EngineOptions{});
-      for (const trace::TraceEvent& ev : t->events) {
-        if (ev.kind != static_cast<uint8_t>(trace::EventKind::kWaitTimeout)) continue;
-        nlohmann::json w = {{"cluster", ev.cluster}, {"cta", ev.cta}, {"parity", ev.parity}};
-        w["barrier"] = verifier::BarrierLabel(*loaded.program, ev.object, ev.index, ev.target_cta);
-        if (e.ok()) {
-          for (uint32_t a = 0; a < e->num_agents(); ++a) {
-            const engine::AgentInfo& info = e->agent_info(a);
-            if (info.cluster == ev.cluster && info.cta == ev.cta && info.index_in_cta == ev.agent) {
-              w["agent"] = verifier::AgentLabel(*loaded.program, *e, a);
-            }
-          }
-        }
+      for (const api::WaitTimeout& x : api::WaitTimeouts(schedule, *t)) {
+        nlohmann::json w = {{"cluster", x.cluster}, {"cta", x.cta}, {"parity", x.parity}};
+        w["barrier"] = x.barrier;
+        if (!x.agent.empty()) w["agent"] = x.agent;
         timeouts.push_back(w);
       }
       j["trace"] = {{"file", opt.trace},
-                    {"source", t->header.source},
-                    {"device", t->header.device},
-                    {"events", t->events.size()},
+                    {"source", t->source()},
+                    {"device", t->device()},
+                    {"events", t->events()},
                     {"wait_timeouts", timeouts}};
     }
   }
@@ -231,9 +220,14 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
   ScheduleOptions sched;
   sched.file = opt.file;
   sched.defines = opt.defines;
-  Expected<LoadedSchedule> loaded = LoadSchedule(sched);
-  if (!loaded.ok()) {
-    ReportBadInput(ctx, loaded.status());
+  Expected<api::Schedule> schedule = LoadApiSchedule(sched);
+  if (!schedule.ok()) {
+    ReportBadInput(ctx, schedule.status());
+    return;
+  }
+  if (api::Result<std::vector<api::Schedule::Param>> bound = schedule->BoundParams();
+      !bound.ok()) {
+    ReportBadInput(ctx, ToStatus(bound.error()));
     return;
   }
 
@@ -308,7 +302,7 @@ void RunGpu(Context& ctx, const GpuRunOptions& opt) {
     ctx.exit_code = kExitInternal;
     return;
   }
-  if (json) return PrintGpuRunJson(ctx, opt, *loaded, runner, run);
+  if (json) return PrintGpuRunJson(ctx, opt, *schedule, runner, run);
   if (run.exit_code == kExitBadInput && !HaveNvidiaDevice()) {
     std::fprintf(stderr,
                  "parity gpu run: no NVIDIA GPU was found on this machine (no /dev/nvidiactl or "
