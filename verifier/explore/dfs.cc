@@ -15,6 +15,10 @@
 
 namespace parity::verifier::explore {
 
+// The steps of the search loop are compiled into it (they were its lambdas: a call per
+// transition costs measurably on a search of millions of states).
+#define PARITY_DFS_INLINE __attribute__((always_inline)) inline
+
 // Depth-first: memory is the fingerprint table plus one engine per level of the current path.
 // While the visited table is small (below options_.batch_table_bytes) a state's
 // successors are made one at a time when the search comes to them: the next level's engine is
@@ -87,21 +91,21 @@ class DepthFirst {
   };
 
   Frame& Stack(size_t i) { return *frames_[i]; }
-  Engine& CopyBelow(const Frame& f);
-  void CarryFrom(Frame& g, const Frame& p, size_t at);
-  void PrefetchCarried(const Frame& p, size_t at);
-  void Carry(Frame& g, size_t at, uint64_t sum);
-  uint64_t DescentFp(const Engine& e, uint64_t* sum);
-  uint64_t StepLearn(Frame& f, size_t i, Engine& e, uint64_t* sum);
+  PARITY_DFS_INLINE Engine& CopyBelow(const Frame& f);
+  inline void CarryFrom(Frame& g, const Frame& p, size_t at);
+  inline void PrefetchCarried(const Frame& p, size_t at);
+  inline void Carry(Frame& g, size_t at, uint64_t sum);
+  PARITY_DFS_INLINE uint64_t DescentFp(const Engine& e, uint64_t* sum);
+  PARITY_DFS_INLINE uint64_t StepLearn(Frame& f, size_t i, Engine& e, uint64_t* sum);
   void CountPredicted(Frame& f, size_t i);
-  bool PredictedSeen(Frame& f, size_t i);
-  void Push(uint32_t id, size_t at, uint64_t sum);
-  void ExpandBatched(Frame& f, uint32_t id);
+  PARITY_DFS_INLINE bool PredictedSeen(Frame& f, size_t i);
+  inline void Push(uint32_t id, size_t at, uint64_t sum);
+  inline void ExpandBatched(Frame& f, uint32_t id);
   // A lazy frame's next successor: made, looked up, and descended into when new. false: a
   // bound stopped the search.
-  bool StepLazy(Frame& f);
+  PARITY_DFS_INLINE bool StepLazy(Frame& f);
   // A batched frame's next kid: its state made on the engine below and descended into.
-  void DescendBatched(Frame& f);
+  PARITY_DFS_INLINE void DescendBatched(Frame& f);
 
   Search& s_;
   // Not with assertions: a successor's state is predicted from the step's marks, and an
@@ -479,5 +483,7 @@ void DepthFirst::Run(Engine root) {
 }
 
 void Search::Dfs(Engine root) { DepthFirst(*this).Run(std::move(root)); }
+
+#undef PARITY_DFS_INLINE
 
 }  // namespace parity::verifier::explore
