@@ -172,14 +172,7 @@ inline void NoteFailedAssertion(const engine::Engine& s, std::vector<int64_t>* i
 // list's duplicates bounded.
 inline void CollectBarriers(const engine::Engine& s, std::vector<BarrierValue>* out) {
   for (uint32_t o = 0; o < s.num_barrier_slots(); ++o) {
-    const model::MbarrierState& st = s.slot_state(o);
-    BarrierValue v;
-    v.slot = o;
-    v.life = static_cast<uint8_t>(st.life);
-    v.phase = st.phase;
-    v.pending = st.pending_count;
-    v.tx = st.tx_count;
-    out->push_back(v);
+    out->push_back(BarrierValue::Of(o, s.slot_state(o)));
   }
   if (out->size() > (size_t{1} << 20)) SortUnique(out);
 }
