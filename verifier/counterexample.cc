@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "sim/common/check.h"
 #include "sim/common/status.h"
 #include "sim/model/codes.h"
 #include "verifier/rules.h"
@@ -145,13 +146,24 @@ std::optional<FindingKey> ReplayFinding(const ir::Program& program,
 Shortened ShortenByRemoval(const ir::Program& program, const std::vector<int64_t>& params,
                            const std::vector<Choice>& path, const FindingKey& key, bool check_rules,
                            Clock::time_point deadline) {
-  Shortened out;
-  out.path = path;
   engine::EngineOptions eo;
   eo.record_trace = !key.rule_codes.empty();  // the rules read the trace
   Expected<Engine> created = Engine::Create(program, params, eo);
-  if (!created.ok()) return out;
-  const Engine& init = *created;
+  if (!created.ok()) {
+    Shortened out;
+    out.path = path;
+    return out;
+  }
+  return ShortenByRemoval(program, *created, path, key, check_rules, deadline);
+}
+
+Shortened ShortenByRemoval(const ir::Program& program, const Engine& init,
+                           const std::vector<Choice>& path, const FindingKey& key, bool check_rules,
+                           Clock::time_point deadline) {
+  PARITY_CHECK(init.options().record_trace || key.rule_codes.empty(),
+               "ShortenByRemoval: the rules read the trace, and the initial state keeps none");
+  Shortened out;
+  out.path = path;
   // Name the steps of the path.
   std::vector<NamedStep> named;
   {

@@ -68,6 +68,11 @@ struct Shortened {
 Shortened ShortenByRemoval(const ir::Program& program, const std::vector<int64_t>& params,
                            const std::vector<engine::Choice>& path, const FindingKey& key,
                            bool check_rules, std::chrono::steady_clock::time_point deadline);
+// The same from a copy of `init`, the program's initial state (kept with record_trace when `key`
+// names rule codes: the rules read the trace).
+Shortened ShortenByRemoval(const ir::Program& program, const engine::Engine& init,
+                           const std::vector<engine::Choice>& path, const FindingKey& key,
+                           bool check_rules, std::chrono::steady_clock::time_point deadline);
 
 }  // namespace parity::verifier
 

@@ -12,6 +12,8 @@
 
 #include "verifier/concurrent_fingerprint_set.h"
 #include "verifier/expand.h"
+#include "verifier/explore/common.h"
+#include "verifier/explore/stacks.h"
 #include "verifier/fingerprint_set.h"
 #include "verifier/races.h"
 #include "verifier/symmetry.h"
@@ -220,12 +222,7 @@ class EveryPathSearch {
     }
     Count(*workers_[0]);
     pool_.Give(std::move(root));
-    {
-      std::vector<std::thread> threads;
-      for (size_t t = 1; t < threads_; ++t) threads.emplace_back([this, t] { RunThread(t); });
-      RunThread(0);
-      for (std::thread& th : threads) th.join();
-    }
+    explore::OnThreads(threads_, [this](size_t t) { RunThread(t); });
     res_.states = States();
     for (const auto& k : workers_) res_.completed_pairs += k->completed;
     res_.handovers = pool_.given() - 1;  // (the initial state's item is no hand-over)
@@ -233,15 +230,14 @@ class EveryPathSearch {
   }
 
  private:
-  struct Worker {
-    Worker(const Engine& base, const ExploreOptions& o, bool isolate) {
-      own = std::make_unique<Engine>(isolate ? base.IsolatedCopy() : base);
+  // One thread's stack (explore::Stack; its engine: its own program copy when several threads
+  // step states) and what it counts.
+  struct Worker : explore::Stack<Frame> {
+    Worker(const Engine& base, const ExploreOptions& o, bool isolate)
+        : explore::Stack<Frame>(isolate ? base.IsolatedCopy() : base) {
       w.reducer = reduction::MakeReducer(base, o);
     }
-    std::unique_ptr<Engine> own;  // this thread's program copy (the frames are copies of it)
     reduction::ExpandWorker w;
-    std::vector<std::unique_ptr<Frame>> frames;
-    size_t depth = 0;          // frames in use
     std::vector<Choice> prefix;  // the path to frames[0]'s pair
     Footprint fp;
     // Pairs this thread stored (written by it only; read by the others' --max-states check),
@@ -272,14 +268,9 @@ class EveryPathSearch {
     return n;
   }
 
-  Frame& FrameAt(Worker& k, size_t i) {
-    while (k.frames.size() <= i) k.frames.push_back(std::make_unique<Frame>(*k.own));
-    return *k.frames[i];
-  }
-
   // Makes the frame at k.depth (its engine and history set) the top, expanding it.
   void Push(Worker& k) {
-    Frame& f = FrameAt(k, k.depth++);
+    Frame& f = k.At(k.depth++);
     const size_t n = reduction::ExpandState(k.w, f.engine, options_.reduction,
                                             options_.guarded_waits);
     f.choices.clear();
@@ -306,50 +297,37 @@ class EveryPathSearch {
     pool_.Halt();
   }
 
-  // Stack splitting, as the explorer's parallel search: the lowest frame with steps left gives
-  // away the later half of them (rounded up when it is not the top, which keeps this thread
-  // busy with the frames above).
+  // Stack splitting (explore::MaybeDonate): the frame's state, its history and its path.
   void MaybeDonate(Worker& k) {
-    if (!pool_.Wanted()) return;
-    for (size_t i = 0; i < k.depth; ++i) {
-      Frame& f = *k.frames[i];
-      const size_t left = f.choices.size() - f.next;
-      if (left == 0 || (left == 1 && i + 1 == k.depth)) continue;
-      const size_t give = i + 1 == k.depth ? left / 2 : (left + 1) / 2;
-      Item item;
-      f.engine.Pack(*base_, &item.bytes);
-      item.h = f.h;
-      item.path = PathTo(k, i);
-      item.steps.assign(f.choices.end() - static_cast<std::ptrdiff_t>(give), f.choices.end());
-      f.choices.resize(f.choices.size() - give);
-      pool_.Give(std::move(item));
-      return;
-    }
+    explore::MaybeDonate(pool_, k, [&](size_t i, const Frame& f, Item* item) {
+      f.engine.Pack(*base_, &item->bytes);
+      item->h = f.h;
+      item->path = PathTo(k, i);
+    });
   }
 
-  bool TakeWork(Worker& k) {
-    Item item;
-    if (!pool_.Take(&item)) return false;
-    Frame& f = FrameAt(k, 0);
+  // Sets up the thread's stack with an item taken from the pool.
+  void TakeWork(Worker& k, Item item) {
+    Frame& f = k.At(0);
     k.prefix = std::move(item.path);
     f.h = std::move(item.h);
     k.depth = 0;
     if (item.initial) {
       f.engine = *k.own;
       Push(k);
-      return true;
+      return;
     }
     f.engine.Unpack(*base_, item.bytes.data(), item.bytes.size());
     PairKey(f.engine, f.h, classes_);  // a clean fingerprint cache for the copies above it
     f.choices = std::move(item.steps);
     f.next = 0;
     k.depth = 1;
-    return true;
   }
 
   void RunThread(size_t t) {
     Worker& k = *workers_[t];
-    while (TakeWork(k)) Search(k);
+    explore::RunStackThread(
+        pool_, [&](Item item) { TakeWork(k, std::move(item)); }, [&] { Search(k); });
   }
 
   // The rules (and with collect_all the races) on the path to a completed pair.
@@ -420,18 +398,17 @@ class EveryPathSearch {
       }
       if (claimed_.load(std::memory_order_relaxed) >= options_.max_states &&
           States() >= options_.max_states) {
-        Bound("--max-states " + std::to_string(options_.max_states) +
-              " (protocol rules on every path)");
+        Bound(explore::Budget::States(options_.max_states) + " (protocol rules on every path)");
         return;
       }
       if (seconds_ > 0 && (++k.steps & 255) == 0 &&
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >
               seconds_) {
-        Bound("--time-limit (protocol rules on every path)");
+        Bound(std::string(explore::Budget::kTimeLimit) + " (protocol rules on every path)");
         return;
       }
       const Choice c = f.choices[f.next++];
-      Frame& g = FrameAt(k, k.depth);  // (frames do not move when the vector grows)
+      Frame& g = k.At(k.depth);  // (frames do not move when the vector grows)
       g.engine = f.engine;
       StepPair(f, c, g, k.fp);
       if (!Insert(PairKey(g.engine, g.h, classes_))) continue;

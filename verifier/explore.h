@@ -72,13 +72,13 @@
 // shortest_counterexample searches breadth-first for a shortest one. Every path reported is
 // replayed on the engine and must reproduce its finding.
 //
-// Refinements (explore.cc): accesses carry kinds (engine::Access): complete_tx-only accesses to
+// Refinements (reducer.h): accesses carry kinds (engine::Access): complete_tx-only accesses to
 // a barrier whose pending count is above zero commute once every arriving unit is in the set;
 // arrive/complete_tx updates on a *balanced* barrier (the exact look-aheads' arrivals fit in the
-// pending count and tx + expected - delivered bytes == 0) commute (explore.cc, ComputeBalanced
-// gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
+// pending count and tx + expected - delivered bytes == 0) commute (reducer_balance.h,
+// ComputeBalanced gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
 // can happen before its current phase completes counts: each agent's future is cut at its first
-// blocking wait on a phase that provably cannot complete first (explore.cc, GatedSums;
+// blocking wait on a phase that provably cannot complete first (reducer_balance.h, GatedSums;
 // ExploreOptions::phase_bounded_balance), and by the same analysis an enabled wait commutes
 // with the complete_tx and (once the preceding phase is observed) the arrivals of its barrier
 // when that barrier's current phase cannot complete before the waiting agent moves, and with
@@ -312,7 +312,7 @@ struct ExploreOptions {
   bool collect_barrier_states = false;
   // With reduction: compute persistent sets on 64-bit object masks when the schedule has at
   // most 64 objects (mbarrier slots, cluster and named barriers, agents' group states) and a
-  // state at most 64 units (Reducer::ChooseMasks in explore.cc), else object by object. Both
+  // state at most 64 units (Reducer::ChooseMasks in reducer_masks.h), else object by object. Both
   // give the same persistent sets (the tests compare them); false is for those tests.
   bool mask_closure = true;
   // Depth-first search: once the visited table is this large (bytes), a state's successors are
@@ -324,8 +324,8 @@ struct ExploreOptions {
   uint64_t batch_table_bytes = uint64_t{4} << 20;
   // With reduction: a barrier's updates count as balanced (they commute) when what can happen
   // before its current phase completes balances, cutting each agent's future at its first
-  // blocking wait on a phase that cannot complete first (explore.cc, GatedSums). This is what
-  // reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
+  // blocking wait on a phase that cannot complete first (reducer_balance.h, GatedSums). This is
+  // what reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
   bool phase_bounded_balance = true;
   // With reduction and guarded waits: a unit of a persistent set that holds a necessary update
   // of a balanced barrier's current phase keeps every other unit's future on that barrier
@@ -339,10 +339,10 @@ struct ExploreOptions {
   // from chaining each to its neighbours. False is for the tests that compare the two.
   bool exact_peer_futures = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
-  // where the step commutes with the one that led to the state (explore.cc, Known): the sum of
-  // fingerprint components changes by what the step changed at the parent; where the step is
+  // where the step commutes with the one that led to the state (explore/predict.h, Known): the
+  // sum of fingerprint components changes by what the step changed at the parent; where the step is
   // a byte delivery (Predictor::PeekDeliveryDelta computes the change from the state); and where
-  // it is an agent step that the memo of agent steps knows (explore.cc, AgentMemo: the same
+  // it is an agent step that the memo of agent steps knows (explore/predict.h, AgentMemo: the same
   // agent state and the same states of the objects the step touched, no wake-up). A successor
   // predicted to be a state already stored is not stepped; in a batched expansion
   // (batch_table_bytes) without collect_barrier_states, a new one is stepped only when the
@@ -492,7 +492,8 @@ struct ExploreResult {
   // counterexample (verifier/rules.h, ExistsFindings).
   uint64_t exists_held = 0;
   // The ids of the assertions (asserts and forall properties) that failed at a violating end
-  // state the search reached, sorted (the single-threaded searches; the differential tests).
+  // state the search reached, sorted (every search: one thread or several, depth- or
+  // breadth-first; the differential tests compare them with the brute force and the oracle).
   std::vector<int64_t> failed_assertions;
   // Whether symmetry reduction was applied, and why not (one line for the report).
   bool symmetry_applied = false;
@@ -502,8 +503,8 @@ struct ExploreResult {
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options = {});
 
-// The balance analysis of the partial-order reduction (explore.cc) in one state, per mbarrier
-// slot: whether its arrive/complete_tx updates commute when every unit's whole future counts
+// The balance analysis of the partial-order reduction (reducer_balance.h) in one state, per
+// mbarrier slot: whether its arrive/complete_tx updates commute when every unit's whole future counts
 // (ComputeBalanced), and when only what can happen before the slot's current phase completes
 // counts (ExploreOptions::phase_bounded_balance; GatedSums), with the sums used for the latter
 // (arrivals, expect_tx and complete_tx bytes still to come in the phase; the whole futures'
@@ -522,6 +523,12 @@ Expected<engine::Engine> Replay(const ir::Program& program, const std::vector<in
                                 const std::vector<engine::Choice>& choices);
 // The same replay, with each step's agent and events (ReplayedPath).
 Expected<ReplayedPath> ReplayPath(const ir::Program& program, const std::vector<int64_t>& params,
+                                  const std::vector<engine::Choice>& choices);
+// The same two from a copy of `initial`, an initial state made with record_trace (a caller
+// that replays several paths of one program creates the engine once: Engine::CreatedCount).
+Expected<engine::Engine> Replay(const engine::Engine& initial,
+                                const std::vector<engine::Choice>& choices);
+Expected<ReplayedPath> ReplayPath(const engine::Engine& initial,
                                   const std::vector<engine::Choice>& choices);
 
 }  // namespace parity::verifier

@@ -11,11 +11,11 @@
 #include <utility>
 #include <vector>
 
-#include <unistd.h>
-
 #include "sim/common/check.h"
 #include "verifier/concurrent_fingerprint_set.h"
 #include "verifier/expand.h"
+#include "verifier/explore/common.h"
+#include "verifier/explore/stacks.h"
 #include "verifier/rules.h"
 #include "verifier/symmetry.h"
 #include "verifier/work_pool.h"
@@ -27,24 +27,11 @@ using engine::Choice;
 using engine::Engine;
 using engine::Outcome;
 using Record = ConcurrentRecords::Record;
-using Clock = std::chrono::steady_clock;
+using explore::Budget;
+using explore::Clock;
+using explore::DecodeChoice;
+using explore::EncodeChoice;
 constexpr uint32_t kRoot = ConcurrentRecords::kRoot;
-
-uint64_t ResidentBytes() {
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  unsigned long long size = 0, resident = 0;
-  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
-}
-
-uint32_t EncodeChoice(Choice c) {
-  return (c.kind == Choice::Kind::kAsync ? 0x80000000u : 0u) | c.index;
-}
-Choice DecodeChoice(uint32_t v) {
-  return {(v & 0x80000000u) ? Choice::Kind::kAsync : Choice::Kind::kAgent, v & 0x7fffffffu};
-}
 
 // Work handed from one thread to another: a stored state (packed against the initial state) and
 // the steps of its persistent set still to take from it. The steps are the donor's choices
@@ -67,39 +54,32 @@ class ParallelSearch {
         options_(options),
         pool_(static_cast<size_t>(std::max(2, options.threads))) {}
 
-  ExploreResult Run() {
+  ExploreResult Run(const Engine* initial) {
     t0_ = Clock::now();
-    engine::EngineOptions eo;
-    eo.record_trace = false;
-    Expected<Engine> created = Engine::Create(program_, params_, eo);
-    if (!created.ok()) {
+    Expected<explore::Start> start = explore::StartSearch(program_, params_, options_, initial);
+    if (!start.ok()) {
       res_.verdict = ExploreVerdict::kBadInput;
-      res_.error = created.status();
+      res_.error = start.status();
       return res_;
     }
-    sym_ = SymmetryForSearch(program_, params_, *created, options_.symmetry && options_.reduction);
+    sym_ = std::move(start->sym);
     res_.symmetry_applied = sym_.visited;
     res_.symmetry = sym_.description;
-    base_ = std::make_unique<Engine>(std::move(created).value());
+    base_ = std::make_unique<Engine>(std::move(*start->engine));
     const uint32_t nt = static_cast<uint32_t>(std::max(2, options_.threads));
     for (uint32_t t = 0; t < nt; ++t) {
       workers_.push_back(std::make_unique<Worker>(*base_, options_));
     }
     seen_.Insert(VisitedFp(*workers_[0]->own));
     NewRecord(*workers_[0], {kRoot, 0});
-    if (options_.collect_barrier_states) CollectBarriers(*base_, workers_[0]->barriers);
+    if (options_.collect_barrier_states) explore::CollectBarriers(*base_, &workers_[0]->barriers);
     {
       Item root;
       base_->Pack(*base_, &root.bytes);
       root.expand = true;
       pool_.Give(std::move(root));
     }
-    {
-      std::vector<std::thread> threads;
-      for (uint32_t t = 1; t < nt; ++t) threads.emplace_back([this, t] { RunThread(t); });
-      RunThread(0);
-      for (std::thread& th : threads) th.join();
-    }
+    explore::OnThreads(nt, [this](size_t t) { RunThread(static_cast<uint32_t>(t)); });
     Finish();
     return res_;
   }
@@ -116,15 +96,13 @@ class ParallelSearch {
     // brings it back to that state for the next step, cheaper than a copy).
     bool above_ok = false;
   };
-  struct Worker {
-    Worker(const Engine& base, const ExploreOptions& o) {
-      own = std::make_unique<Engine>(base.IsolatedCopy());
+  // One thread's stack (its engine: its own program copy) and what it counts and collects.
+  struct Worker : explore::Stack<Frame> {
+    Worker(const Engine& base, const ExploreOptions& o)
+        : explore::Stack<Frame>(base.IsolatedCopy()) {
       w.reducer = reduction::MakeReducer(base, o);
     }
-    std::unique_ptr<Engine> own;  // this thread's program copy (the frames are copies of it)
     reduction::ExpandWorker w;
-    std::vector<std::unique_ptr<Frame>> frames;
-    size_t depth = 0;       // frames in use
     // State numbers taken from the shared records in blocks (one shared counter update per
     // kIdBlock states, not per state): the next one and the end of the block.
     uint64_t next_id = 0, end_id = 0;
@@ -134,6 +112,7 @@ class ParallelSearch {
     ExploreStats stats;
     std::vector<uint64_t> terminals;
     std::vector<BarrierValue> barriers;
+    std::vector<int64_t> failed_assertions;  // sorted (ExploreResult::failed_assertions)
     // Padding: the workers' counters are written on every step by their own threads only.
     char pad[64];
   };
@@ -155,16 +134,6 @@ class ParallelSearch {
     return path;
   }
 
-  static void CollectBarriers(const Engine& e, std::vector<BarrierValue>& out) {
-    for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
-      out.push_back(BarrierValue::Of(o, e.slot_state(o)));
-    }
-    if (out.size() > (size_t{1} << 20)) {
-      std::sort(out.begin(), out.end());
-      out.erase(std::unique(out.begin(), out.end()), out.end());
-    }
-  }
-
   // Ends the search (a finding with stop_at_first, a bound).
   void StopAll() { pool_.Halt(); }
   bool Halted() const { return pool_.Halted(); }
@@ -184,17 +153,7 @@ class ParallelSearch {
   // step (states).
   void CheckBounds(Worker& k) {
     if ((k.stats.expanded & 255) != 0) return;
-    if (options_.time_limit_s > 0 &&
-        std::chrono::duration<double>(Clock::now() - t0_).count() > options_.time_limit_s) {
-      Bound("--time-limit");
-    }
-    if (options_.max_memory_bytes > 0) {
-      const uint64_t rss = ResidentBytes();
-      if (rss > options_.max_memory_bytes) {
-        Bound("--max-memory " + std::to_string(options_.max_memory_bytes >> 20) +
-              " MiB (resident memory reached " + std::to_string(rss >> 20) + " MiB)");
-      }
-    }
+    if (std::optional<std::string> why = Budget(options_, t0_).Reached()) Bound(std::move(*why));
   }
 
   // A finding at state id (res_mu_ held by the caller).
@@ -210,7 +169,7 @@ class ParallelSearch {
   // A new state s (number id, fingerprint fp) reached by worker k: whether it is running (to
   // be expanded). As the one-thread search's Search::Reached.
   bool Reached(Worker& k, const Engine& s, uint64_t fp, uint32_t id) {
-    if (options_.collect_barrier_states) CollectBarriers(s, k.barriers);
+    if (options_.collect_barrier_states) explore::CollectBarriers(s, &k.barriers);
     const Outcome o = s.outcome();
     if (o == Outcome::kRunning) return true;
     if (o == Outcome::kCompleted) {
@@ -281,15 +240,10 @@ class ParallelSearch {
     return id;
   }
 
-  Frame& FrameAt(Worker& k, size_t i) {
-    while (k.frames.size() <= i) k.frames.push_back(std::make_unique<Frame>(*k.own));
-    return *k.frames[i];
-  }
-
   // Makes the frame at k.depth (its engine holds a stored running state, fingerprinted) the
   // top, with the persistent set's steps.
   void Push(Worker& k, uint32_t id) {
-    Frame& f = FrameAt(k, k.depth++);
+    Frame& f = k.At(k.depth++);
     f.id = id;
     f.next = 0;
     const size_t n =
@@ -308,34 +262,20 @@ class ParallelSearch {
     CheckBounds(k);
   }
 
-  // Stack splitting: when some thread is hungry and fewer items wait than hungry threads, the
-  // lowest frame with steps left gives away the later half of them (rounded up when it is not
-  // the top, which keeps the thread busy: it has the frames above).
+  // Stack splitting (explore::MaybeDonate): the frame's state, its record and its level.
   void MaybeDonate(Worker& k) {
-    if (!pool_.Wanted()) return;
-    for (size_t i = 0; i < k.depth; ++i) {
-      Frame& f = *k.frames[i];
-      const size_t left = f.choices.size() - f.next;
-      if (left == 0 || (left == 1 && i + 1 == k.depth)) continue;
-      const size_t give = i + 1 == k.depth ? left / 2 : (left + 1) / 2;
-      Item item;
-      f.engine.Pack(*base_, &item.bytes);
-      item.id = f.id;
-      item.depth = k.base_depth + static_cast<uint32_t>(i);
-      item.steps.assign(f.choices.end() - static_cast<std::ptrdiff_t>(give), f.choices.end());
-      f.choices.resize(f.choices.size() - give);
-      pool_.Give(std::move(item));
-      return;
-    }
+    explore::MaybeDonate(pool_, k, [&](size_t i, const Frame& f, Item* item) {
+      f.engine.Pack(*base_, &item->bytes);
+      item->id = f.id;
+      item->depth = k.base_depth + static_cast<uint32_t>(i);
+    });
   }
 
-  // Waits for an item (false: the search is over) and sets up the thread's stack with it.
-  bool TakeWork(Worker& k) {
-    Item item;
-    if (!pool_.Take(&item)) return false;
+  // Sets up the thread's stack with an item taken from the pool.
+  void TakeWork(Worker& k, Item item) {
     k.depth = 0;
     k.base_depth = item.depth;
-    Frame& f = FrameAt(k, 0);
+    Frame& f = k.At(0);
     f.engine.Unpack(*base_, item.bytes.data(), item.bytes.size());
     VisitedFp(f.engine);  // a clean fingerprint cache, keyed as the successors' will be
     if (item.expand) {
@@ -349,12 +289,12 @@ class ParallelSearch {
       k.depth = 1;
     }
     if (k.frames.size() > 1) k.frames[1]->above_ok = false;
-    return true;
   }
 
   void RunThread(uint32_t t) {
     Worker& k = *workers_[t];
-    while (TakeWork(k)) Search(k);
+    explore::RunStackThread(
+        pool_, [&](Item item) { TakeWork(k, std::move(item)); }, [&] { Search(k); });
   }
 
   // Depth-first from the thread's stack until it is empty or the search halts.
@@ -369,11 +309,11 @@ class ParallelSearch {
       }
       // (Numbers handed out bound the states numbered from above: the sum only near the end.)
       if (records_.size() >= options_.max_states && States() >= options_.max_states) {
-        Bound("--max-states " + std::to_string(options_.max_states));
+        Bound(Budget::States(options_.max_states));
         return;
       }
       const Choice c = f.choices[f.next++];
-      Frame& child = FrameAt(k, k.depth);  // (frames do not move when the vector grows)
+      Frame& child = k.At(k.depth);  // (frames do not move when the vector grows)
       if (child.above_ok) {
         child.engine.RestoreStep(f.engine);
       } else {
@@ -383,6 +323,7 @@ class ParallelSearch {
       child.engine.Step(c);
       const uint64_t fp = VisitedFp(child.engine);
       ++k.stats.transitions;
+      explore::NoteFailedAssertion(child.engine, &k.failed_assertions);
       if (!seen_.Insert(fp)) continue;
       const uint32_t id = NewRecord(k, {f.id, EncodeChoice(c)});
       if (Reached(k, child.engine, fp, id)) Push(k, id);
@@ -414,6 +355,8 @@ class ParallelSearch {
       res_.terminals.insert(res_.terminals.end(), k.terminals.begin(), k.terminals.end());
       res_.barrier_states.insert(res_.barrier_states.end(), k.barriers.begin(),
                                  k.barriers.end());
+      res_.failed_assertions.insert(res_.failed_assertions.end(), k.failed_assertions.begin(),
+                                    k.failed_assertions.end());
     }
     res_.exists_held = exists_held_.load(std::memory_order_relaxed);
     s.peak_frontier = s.depth;  // engines on the deepest path
@@ -421,12 +364,7 @@ class ParallelSearch {
     s.states = States();
     s.table_bytes = seen_.bytes() + records_.bytes();
     s.seconds = std::chrono::duration<double>(Clock::now() - t0_).count();
-    std::sort(res_.terminals.begin(), res_.terminals.end());
-    res_.terminals.erase(std::unique(res_.terminals.begin(), res_.terminals.end()),
-                         res_.terminals.end());
-    std::sort(res_.barrier_states.begin(), res_.barrier_states.end());
-    res_.barrier_states.erase(std::unique(res_.barrier_states.begin(), res_.barrier_states.end()),
-                              res_.barrier_states.end());
+    explore::FinishCollections(&res_);
   }
 
   const ir::Program& program_;
@@ -451,8 +389,8 @@ class ParallelSearch {
 }  // namespace
 
 ExploreResult ParallelDepthFirst(const ir::Program& program, const std::vector<int64_t>& params,
-                                 const ExploreOptions& options) {
-  return ParallelSearch(program, params, options).Run();
+                                 const ExploreOptions& options, const engine::Engine* initial) {
+  return ParallelSearch(program, params, options).Run(initial);
 }
 
 }  // namespace parity::verifier

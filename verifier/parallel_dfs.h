@@ -69,9 +69,12 @@
 namespace parity::verifier {
 
 // The search above on options.threads threads (at least 2); its result as the one-thread
-// depth-first search's before counterexample shortening (Explore shortens it).
+// depth-first search's before counterexample shortening (Explore shortens it). `initial` (may
+// be null): the initial state without a trace, made earlier by the same Explore (copied, not
+// created again).
 ExploreResult ParallelDepthFirst(const ir::Program& program, const std::vector<int64_t>& params,
-                                 const ExploreOptions& options);
+                                 const ExploreOptions& options,
+                                 const engine::Engine* initial = nullptr);
 
 }  // namespace parity::verifier
 

@@ -263,6 +263,64 @@ role r count 2 {
   }
 }
 
+// Every search collects the assertions that failed at the violating end states it reached
+// (ExploreResult::failed_assertions, P2033): the parallel depth-first search on 2 and 4 threads
+// and the breadth-first one on 2 threads report the same ones as the one-thread searches. Each
+// role's assert fails only when the other role arrived first, so both fail, on different
+// interleavings, and a search that stops at the first finding sees one of them.
+TEST(AssertionsTest, EverySearchCollectsTheFailedAssertions) {
+  const ir::Program p = Parse(R"(barrier bar[1] count 2
+role a {
+  init bar[0]
+  fence.mbarrier_init
+  cluster.sync
+  assert pending(bar[0]) == 2 -- b arrived first
+  arrive bar[0]
+  wait bar[0] parity 0
+}
+role b {
+  cluster.sync
+  assert pending(bar[0]) == 2 -- a arrived first
+  arrive bar[0]
+  wait bar[0] parity 0
+}
+)");
+  for (bool reduction : {false, true}) {
+    ExploreOptions o;
+    o.reduction = reduction;
+    o.check_rules = false;
+    o.stop_at_first = false;
+    const ExploreResult one = Explore(p, {}, o);
+    ASSERT_EQ(one.verdict, ExploreVerdict::kViolation) << reduction;
+    if (!reduction) {
+      EXPECT_EQ(one.failed_assertions, (std::vector<int64_t>{0, 1}));
+    } else {
+      EXPECT_FALSE(one.failed_assertions.empty());
+    }
+    o.breadth_first = true;
+    EXPECT_EQ(Explore(p, {}, o).failed_assertions, one.failed_assertions) << reduction;
+    for (int threads : {2, 4}) {
+      o.threads = threads;
+      o.breadth_first = false;
+      const ExploreResult par = Explore(p, {}, o);
+      EXPECT_EQ(par.verdict, ExploreVerdict::kViolation) << threads;
+      if (!reduction) {
+        EXPECT_EQ(par.failed_assertions, one.failed_assertions) << threads;
+      } else {
+        EXPECT_FALSE(par.failed_assertions.empty()) << threads;
+      }
+      o.breadth_first = true;
+      EXPECT_EQ(Explore(p, {}, o).failed_assertions,
+                [&] {
+                  ExploreOptions b = o;
+                  b.threads = 1;
+                  return Explore(p, {}, b).failed_assertions;
+                }())
+          << "breadth-first on " << threads << " threads";
+    }
+  }
+}
+
 // The GPU runs no assertion: an assert is `if 0 { }` there, one instruction as in the engine's
 // numbering, so the pcs of later statements agree.
 TEST(AssertionsTest, GpuEncodingKeepsThePcs) {
