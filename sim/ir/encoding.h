@@ -58,7 +58,8 @@
 // faults).
 //
 // Statement record: word 0 = kind (bits 0..7) | record words including word 0 (bits 8..31),
-// then fields; an interpreter skips a statement with the length. A barrier ref is 3 words
+// then fields. The statement tree is what Decode reads; the executor reaches op records through
+// the control code (header word 28) and reads their fields. A barrier ref is 3 words
 // (barrier index, index ref, cta ref), a buffer ref 5 (buffer index, slot, offset, bytes, cta
 // refs). `var` fields are slots; 0xffffffff = none.
 //   kLet 1: var, value                kFor 2: var, lo, hi, step, body words, body
