@@ -29,9 +29,17 @@ const TensorMapArg* Importer::TensorMapOf(const Value& v) const {
 
 // Barriers from the inits, buffers from the TMA destinations, and the tensor maps used.
 Status Importer::RecoverDeclarations() {
+  // RecoverBarriers reads the inits only: a copy of every thread's inits, not of its events.
   std::vector<ThreadClass> all;
   for (const auto& cta : events_) {
-    for (const auto& t : cta) all.push_back(ThreadClass{{}, t});
+    for (const auto& t : cta) {
+      ThreadClass c;
+      for (const ProtocolEvent& e : t) {
+        const Instruction& inst = f_.instructions[e.instruction];
+        if (inst.base == "mbarrier" && inst.HasModifier("init")) c.events.push_back(e);
+      }
+      all.push_back(std::move(c));
+    }
   }
   auto bars = RecoverBarriers(m_, f_, all);
   if (!bars.ok()) return bars.status();
@@ -41,8 +49,11 @@ Status Importer::RecoverDeclarations() {
     b.name = Identifier(b.name);
     while (!names.insert(b.name).second) b.name += "_";
   }
-  // The regions the asynchronous copies fill or read: symbol -> offset -> bytes.
+  // The regions the asynchronous copies fill or read: symbol -> offset -> bytes, and how each
+  // region is addressed: symbol -> offset -> the copies' kinds (`tma.load tmap4`, `cp`, ...).
   std::map<std::string, std::map<uint64_t, int64_t>> regions;
+  std::map<std::string, std::map<uint64_t, std::set<std::string>>> families;
+  std::string family;  // the kind of the copy being added
   auto add = [&](const Instruction& inst, const std::string& symbol, uint64_t offset,
                  int64_t bytes) -> Status {
     auto [it, fresh] = regions[symbol].emplace(offset, bytes);
@@ -51,6 +62,7 @@ Status Importer::RecoverDeclarations() {
                                    " and " + std::to_string(bytes) +
                                    " bytes) use the same shared address");
     }
+    families[symbol][offset].insert(family);
     return Status::Ok();
   };
   for (const auto& unit : events_) {
@@ -128,6 +140,7 @@ Status Importer::RecoverDeclarations() {
           if (!a || v.size() < 3 || v[2].kind != Value::Kind::kInt) {
             return Unsupported(inst, "the shared address or the size is not known");
           }
+          family = side == 1 ? "bulk.store" : "bulk.load";
           PARITY_RETURN_IF_ERROR(add(inst, a->symbol, a->offset, static_cast<int64_t>(v[2].bits)));
           continue;
         }
@@ -165,38 +178,62 @@ Status Importer::RecoverDeclarations() {
         int64_t bytes = TensorMapDtypeBytes(tm->dtype);
         for (int64_t b : tm->box) bytes *= b;
         used_maps_.insert(TensorMapName(*tm));
+        family = TensorMapName(*tm);
         PARITY_RETURN_IF_ERROR(add(inst, sh->symbol, sh->offset, bytes));
       }
       PARITY_RETURN_IF_ERROR(close());
     }
     for (const auto& [key, h] : hulls) {
+      family = std::get<0>(key);
       PARITY_RETURN_IF_ERROR(
           add(*h.inst, std::get<2>(key), h.lo, static_cast<int64_t>(h.hi - h.lo)));
     }
   }
   // Per symbol, regions of one size evenly spaced are one buffer of slots; others are
-  // buffers of one slot.
+  // buffers of one slot. Regions that different copies address (the A and B stages that two
+  // tensor maps load, the D tile a third one stores) are separate buffers, unless their layouts
+  // interleave, when all of the symbol's regions of one size are one buffer.
   for (const auto& [symbol, offsets] : regions) {
-    std::map<int64_t, std::vector<uint64_t>> by_size;
-    for (const auto& [off, b] : offsets) by_size[b].push_back(off);
     const std::string stem = ShortName(symbol);
-    for (const auto& [bytes, offs] : by_size) {
-      const uint64_t base = offs[0];
-      const uint64_t stride = offs.size() > 1 ? offs[1] - base : 0;
-      bool even = offs.size() > 1 && stride >= static_cast<uint64_t>(bytes);
-      for (size_t k = 0; k < offs.size() && even; ++k) even = offs[k] == base + k * stride;
-      if (even) {
-        BufferInfo bi{stem, symbol, base, stride, static_cast<int>(offs.size()), bytes};
-        if (base != 0) bi.name += "_" + std::to_string(base);
-        buffers_.push_back(bi);
-      } else {
-        for (uint64_t off : offs) {
-          BufferInfo bi{stem, symbol, off, static_cast<uint64_t>(bytes), 1, bytes};
-          if (off != 0) bi.name += "_" + std::to_string(off);
-          buffers_.push_back(bi);
+    auto group = [&](bool by_family) {
+      std::vector<BufferInfo> out;
+      std::map<std::pair<int64_t, std::string>, std::vector<uint64_t>> by_key;
+      for (const auto& [off, b] : offsets) {
+        std::string fam;
+        if (by_family) {
+          for (const std::string& f : families[symbol][off]) fam += (fam.empty() ? "" : ", ") + f;
+        }
+        by_key[{b, fam}].push_back(off);
+      }
+      std::set<std::string> kinds;
+      for (const auto& [key, offs] : by_key) kinds.insert(key.second);
+      const bool told_apart = kinds.size() > 1;
+      for (const auto& [key, offs] : by_key) {
+        const int64_t bytes = key.first;
+        const std::string& name = stem;
+        const uint64_t base = offs[0];
+        const uint64_t stride = offs.size() > 1 ? offs[1] - base : 0;
+        bool even = offs.size() > 1 && stride >= static_cast<uint64_t>(bytes);
+        for (size_t k = 0; k < offs.size() && even; ++k) even = offs[k] == base + k * stride;
+        if (even) {
+          BufferInfo bi{name, symbol, base, stride, static_cast<int>(offs.size()), bytes, ""};
+          if (base != 0) bi.name += "_" + std::to_string(base);
+          if (told_apart) bi.filled_by = key.second;
+          out.push_back(bi);
+        } else {
+          for (uint64_t off : offs) {
+            BufferInfo bi{name, symbol, off, static_cast<uint64_t>(bytes), 1, bytes, ""};
+            if (off != 0) bi.name += "_" + std::to_string(off);
+            if (told_apart) bi.filled_by = key.second;
+            out.push_back(bi);
+          }
         }
       }
-    }
+      return out;
+    };
+    std::vector<BufferInfo> split = group(true);
+    if (Overlapping(split)) split = group(false);
+    buffers_.insert(buffers_.end(), split.begin(), split.end());
   }
   // Overlapping buffers would make one address two slots.
   for (size_t i = 0; i < buffers_.size(); ++i) {
@@ -226,6 +263,134 @@ Status Importer::RecoverDeclarations() {
     while (bnames.count(b.name) > 0 || !names.insert(b.name).second) b.name += "_";
   }
   return Status::Ok();
+}
+
+// Barriers that share a variable with others (nvcc's dynamic shared memory, one struct) have
+// no source name of their own in the PTX: they are named by their role in the protocol. A
+// barrier that transactions or cp.async completions fill is a `full` barrier (data ready); one
+// only plain arrives fill and only the warps that issue the loads wait on is an `empty` barrier
+// (a stage released). Several of one role are told apart by the buffers the loads completing on
+// them fill (`full_smem_q`), else by a trailing `_`.
+void Importer::NameBarriersByRole() {
+  std::map<std::string, int> per_symbol;
+  for (const BarrierArray& b : barriers_) ++per_symbol[b.symbol];
+  std::set<std::string> buffer_symbols;
+  for (const BufferInfo& x : buffers_) buffer_symbols.insert(x.symbol);
+  auto array_of = [&](const Value& v) -> int {
+    auto a = AsShared(v);
+    if (!a) return -1;
+    for (size_t i = 0; i < barriers_.size(); ++i) {
+      const BarrierArray& b = barriers_[i];
+      if (b.symbol == a->symbol && a->offset >= b.offset &&
+          a->offset < b.offset + 8 * static_cast<uint64_t>(b.size)) {
+        return static_cast<int>(i);
+      }
+    }
+    return -1;
+  };
+  const size_t n = barriers_.size();
+  std::vector<bool> filled(n, false), plain(n, false), other(n, false);
+  std::vector<std::set<std::string>> fills(n);
+  for (const auto& unit : events_) {
+    // Per warp: whether one of its lanes issues copies into shared memory or arms transactions
+    // (the warp's other lanes wait with it), and the arrays its lanes wait on.
+    std::map<size_t, bool> loads;
+    std::map<size_t, std::set<int>> waits, arrives;
+    for (size_t t = 0; t < unit.size(); ++t) {
+      for (const ProtocolEvent& e : unit[t]) {
+        const Instruction& inst = f_.instructions[e.instruction];
+        const auto& v = e.operands;
+        auto at = [&](size_t k) { return k < v.size() ? array_of(v[k]) : -1; };
+        int tx = -1;
+        if (inst.base == "mbarrier" &&
+            (inst.HasModifier("try_wait") || inst.HasModifier("test_wait"))) {
+          if (at(1) >= 0) waits[t / 32].insert(at(1));
+        } else if (inst.base == "mbarrier" && inst.HasModifier("arrive")) {
+          if (inst.HasModifier("expect_tx")) {
+            tx = at(1);
+          } else if (at(1) >= 0) {
+            arrives[t / 32].insert(at(1));
+          }
+        } else if (inst.base == "mbarrier" && inst.HasModifier("expect_tx")) {
+          tx = at(0);
+        } else if (IsTmaLoad(inst)) {
+          tx = at(2);
+          auto d = v.empty() ? std::nullopt : AsShared(v[0]);
+          if (d && tx >= 0) {
+            if (auto slot = BufferSlot(*d)) fills[tx].insert(slot->first->name);
+          }
+        } else if (inst.base == "cp" && inst.HasModifier("mbarrier") &&
+                   inst.HasModifier("arrive")) {
+          tx = at(0);
+        } else if (inst.base == "cp" && inst.HasModifier("bulk") && !IsTensorCopy(inst) &&
+                   FirstSpace(inst).rfind("shared", 0) == 0) {
+          tx = at(3);
+        } else if (inst.base == "st" && inst.HasModifier("async")) {
+          tx = at(2);
+        }
+        if (tx >= 0) {
+          filled[tx] = true;
+          loads[t / 32] = true;
+        }
+      }
+    }
+    // An empty barrier's arrivals come from warps that load nothing (the consumers releasing a
+    // stage) and its waiters are loading warps; a loading warp arriving (CUTLASS's load-warp
+    // order barrier) or another warp waiting makes it a barrier of another kind.
+    for (const auto& [warp, arrays] : waits) {
+      for (int w : arrays) {
+        if (!loads[warp]) other[w] = true;
+      }
+    }
+    for (const auto& [warp, arrays] : arrives) {
+      for (int a : arrays) {
+        plain[a] = true;
+        if (loads[warp]) other[a] = true;
+      }
+    }
+  }
+  std::vector<std::string> role(n);
+  std::map<std::string, int> how_many;
+  for (size_t i = 0; i < n; ++i) {
+    const BarrierArray& b = barriers_[i];
+    const bool own_variable =
+        b.offset == 0 && per_symbol[b.symbol] == 1 && buffer_symbols.count(b.symbol) == 0;
+    if (own_variable) continue;
+    if (filled[i]) {
+      role[i] = "full";
+    } else if (plain[i] && !other[i]) {
+      role[i] = "empty";
+    }
+    if (!role[i].empty()) ++how_many[role[i]];
+  }
+  std::set<std::string> taken;
+  for (size_t i = 0; i < n; ++i) {
+    if (role[i].empty()) taken.insert(barriers_[i].name);
+  }
+  for (const BufferInfo& x : buffers_) taken.insert(x.name);
+  for (size_t i = 0; i < n; ++i) {
+    if (role[i].empty()) continue;
+    std::string name = role[i];
+    if (how_many[role[i]] > 1 && !fills[i].empty()) {
+      for (const std::string& f : fills[i]) name += "_" + f;
+    }
+    name = Identifier(name);
+    while (!taken.insert(name).second) name += "_";
+    barriers_[i].name = name;
+  }
+}
+
+bool Importer::Overlapping(const std::vector<BufferInfo>& buffers) {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    for (size_t j = i + 1; j < buffers.size(); ++j) {
+      const BufferInfo& x = buffers[i];
+      const BufferInfo& y = buffers[j];
+      const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
+      const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
+      if (x.symbol == y.symbol && x.base < ye && y.base < xe) return true;
+    }
+  }
+  return false;
 }
 
 // "full[{}]" (+ " @cta({})") with its integers, or an error. An address no mbarrier.init

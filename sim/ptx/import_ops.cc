@@ -17,6 +17,43 @@
 
 namespace parity::ptx::importer_internal {
 
+// The kernel's own frame of the instruction's inlining chain: past the frames every protocol
+// instruction shares (CUTLASS's device_kernel wrapper calling the kernel's operator()), the
+// outermost one, so that a wait cites the kernel's `pipeline.consumer_wait(...)` line rather than
+// the header line of the mbarrier.try_wait that the call inlines.
+std::string Importer::SourceLine(const Instruction& inst) const {
+  const std::vector<SourcePos>& chain = inst.inline_chain;
+  SourcePos src = inst.call_site.known() ? inst.call_site : inst.source;
+  if (!chain.empty()) src = chain[std::min(shared_frames_, chain.size() - 1)];
+  if (!src.known()) return "";
+  auto it = m_.files.find(src.file);
+  return (it == m_.files.end() ? std::string("?") : Basename(it->second)) + ":" +
+         std::to_string(src.line);
+}
+
+void Importer::FindSharedFrames() {
+  const std::vector<SourcePos>* first = nullptr;
+  size_t shared = 0;
+  std::set<int> seen;
+  for (const auto& unit : events_) {
+    for (const auto& thread : unit) {
+      for (const ProtocolEvent& e : thread) {
+        if (!seen.insert(e.instruction).second) continue;
+        const std::vector<SourcePos>& chain = f_.instructions[e.instruction].inline_chain;
+        if (chain.empty()) continue;
+        if (first == nullptr) {
+          first = &chain;
+          shared = chain.size();
+        }
+        size_t k = 0;
+        while (k < shared && k < chain.size() && chain[k] == (*first)[k]) ++k;
+        shared = k;
+      }
+    }
+  }
+  shared_frames_ = shared;
+}
+
 Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& events) {
   std::vector<OpRec> out;
   // wgmma reads its shared operands asynchronously: a committed group's reads are `use`s where
@@ -37,12 +74,7 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
     const auto& v = e.operands;
     OpRec op;
     op.ptx_lines.insert(inst.line);
-    const SourcePos& src = inst.call_site.known() ? inst.call_site : inst.source;
-    if (src.known()) {
-      auto it = m_.files.find(src.file);
-      op.source = (it == m_.files.end() ? std::string("?") : Basename(it->second)) + ":" +
-                  std::to_string(src.line);
-    }
+    op.source = SourceLine(inst);
     const std::string& b = inst.base;
     auto int_operand = [&](size_t i, int64_t* out_v) -> Status {
       if (i < v.size()) {

@@ -98,6 +98,12 @@ std::optional<std::vector<std::vector<std::string>>> Importer::Refit(
   return out;
 }
 
+size_t Importer::BodyLength(const std::vector<OpRec>& ops, size_t i, const Loop& loop) {
+  size_t n = 0;
+  for (size_t q = 0; q < loop.period; ++q) n += Render(ops[i + q], loop.exprs[q]).size();
+  return n;
+}
+
 std::optional<Importer::Loop> Importer::FindLoop(const std::vector<OpRec>& ops, size_t i) const {
   std::optional<Loop> best;
   for (size_t p = 1; p <= 16 && i + 2 * p <= ops.size(); ++p) {
@@ -143,7 +149,15 @@ std::optional<Importer::Loop> Importer::FindLoop(const std::vector<OpRec>& ops, 
         loop.exprs.push_back(exprs);
       }
     }
-    if (!best || loop.period * loop.reps > best->period * best->reps) best = loop;
+    // The loop covering the most operations; of two covering as many, the shorter text (a
+    // ring's `k % 2` stages rather than two unrolled ones, four plain iterations over a tile's
+    // halves rather than two with `1664 + 384 * ((k + 1) % 2)` widths).
+    const size_t cover = loop.period * loop.reps;
+    const size_t best_cover = best ? best->period * best->reps : 0;
+    if (!best || cover > best_cover ||
+        (cover == best_cover && BodyLength(ops, i, loop) < BodyLength(ops, i, *best))) {
+      best = loop;
+    }
   }
   return best;
 }
@@ -223,7 +237,7 @@ void Importer::EmitHeader(std::ostream& out) {
     d << "buffer " << b.name << "[" << b.slots << "] bytes " << b.bytes << "   # "
       << ShortName(b.symbol) << " + " << b.base;
     if (b.slots > 1) d << " + " << b.stride << " * slot";
-    d << " (asynchronous copies)\n";
+    d << " (asynchronous copies" << (b.filled_by.empty() ? "" : ": " + b.filled_by) << ")\n";
   }
   for (const BarrierArray& b : barriers_) {
     d << "barrier " << b.name << "[" << b.size << "] count " << b.count << "   # "

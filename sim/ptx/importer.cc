@@ -62,6 +62,8 @@ Expected<std::string> Importer::Run() {
   }
   PARITY_RETURN_IF_ERROR(CheckParamsRead(f_, o_, param_reads));
   PARITY_RETURN_IF_ERROR(RecoverDeclarations());
+  NameBarriersByRole();
+  FindSharedFrames();
   for (const TensorMapArg& t : o_.tensor_maps) {
     if (used_maps_.count(TensorMapName(t)) == 0 && !t.from_launch) {
       return BadOption("--tensormap " +
@@ -82,6 +84,8 @@ Expected<std::string> Importer::Run() {
         auto ops = ToOps(events_[u][t]);
         if (!ops.ok()) return ops.status();
         lanes.push_back(std::move(ops).value());
+        // The thread's operations replace its events (the largest part of the import's memory).
+        std::vector<ProtocolEvent>().swap(events_[u][t]);
       }
       auto merged = MergeLanes(u, w, lanes);
       if (!merged.ok()) return merged.status();

@@ -112,6 +112,8 @@ struct BufferInfo {
   uint64_t stride = 0;
   int slots = 1;
   int64_t bytes = 0;
+  // The copies that address it when the symbol's buffers are told apart by them (`tmap4`).
+  std::string filled_by;
 };
 
 struct RoleRec {
@@ -163,6 +165,10 @@ class Importer {
 
   // Barriers from the inits, buffers from the TMA destinations, and the tensor maps used.
   Status RecoverDeclarations();
+  // Names barriers without a variable of their own by their role (`full`, `empty`).
+  void NameBarriersByRole();
+  // Whether two of the buffers' address ranges (first slot to last) overlap.
+  static bool Overlapping(const std::vector<BufferInfo>& buffers);
 
   // "full[{}]" (+ " @cta({})") with its integers, or an error. An address no mbarrier.init
   // covers is a kernel bug, not bad input: it becomes an element the schedule never `init`s (the
@@ -175,6 +181,10 @@ class Importer {
   // The buffer slot holding a shared address, or nullopt.
   std::optional<std::pair<const BufferInfo*, int>> BufferSlot(const SharedAddr& a) const;
 
+  // `file:line` of the kernel's own frame of the instruction (shared_frames_), or "".
+  std::string SourceLine(const Instruction& inst) const;
+  // Sets shared_frames_: how many outer frames every protocol instruction's chain shares.
+  void FindSharedFrames();
   Expected<std::vector<OpRec>> ToOps(const std::vector<ProtocolEvent>& events);
 
   // The first (k = 0) or second (k = 1) state space among an instruction's modifiers: a copy's
@@ -232,6 +242,8 @@ class Importer {
                                                                     size_t i, const Loop& loop,
                                                                     int64_t off);
 
+  // The length of the loop body's text.
+  static size_t BodyLength(const std::vector<OpRec>& ops, size_t i, const Loop& loop);
   std::optional<Loop> FindLoop(const std::vector<OpRec>& ops, size_t i) const;
 
   void EmitBody(std::ostream& out, const std::vector<OpRec>& ops);
@@ -242,6 +254,7 @@ class Importer {
   const Function& f_;
   const ImportOptions& o_;
   uint32_t ctas_ = 1;  // CTAs per cluster
+  size_t shared_frames_ = 0;
   std::vector<std::vector<std::vector<ProtocolEvent>>> events_;
   std::vector<BarrierArray> barriers_;
   std::vector<BufferInfo> buffers_;

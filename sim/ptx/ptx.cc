@@ -2,12 +2,15 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "sim/common/read_file.h"
@@ -376,6 +379,7 @@ class Parser {
     std::vector<int> open = {0};   // scope stack
     Next();                        // `{`
     std::vector<SourcePos> chain;  // the .loc inlining chain, outermost first
+    InlineParents parents;
     while (true) {
       const Token& t = Peek();
       if (t.kind == TokenKind::kEnd) return Error(t, "missing `}` closing " + f->name);
@@ -394,7 +398,7 @@ class Parser {
         continue;
       }
       if (t.kind == TokenKind::kDirective) {
-        PARITY_RETURN_IF_ERROR(BodyDirective(f, open.back(), &chain));
+        PARITY_RETURN_IF_ERROR(BodyDirective(f, open.back(), &chain, &parents));
         continue;
       }
       // A label: `name:`.
@@ -415,13 +419,18 @@ class Parser {
       if (!chain.empty()) {
         inst.source = chain.back();
         inst.call_site = chain.front();
+        inst.inline_chain = chain;
       }
       f->instructions.push_back(std::move(inst));
     }
     return ResolveLabels(f);
   }
 
-  Status BodyDirective(Function* f, int scope, std::vector<SourcePos>* chain) {
+  // Where each inlined position was inlined (its .loc's `inlined_at`), by file, line, column.
+  using InlineParents = std::map<std::tuple<int, int, int>, SourcePos>;
+
+  Status BodyDirective(Function* f, int scope, std::vector<SourcePos>* chain,
+                       InlineParents* parents) {
     const Token& t = Peek();
     const std::string& d = t.text;
     if (d == ".reg") {
@@ -493,10 +502,23 @@ class Parser {
       } else {
         // The call site is a position already in the chain (the enclosing .loc); keep the chain
         // up to it. Otherwise start a two-level chain from it.
+        (*parents)[{here.file, here.line, here.column}] = *inlined_at;
         size_t keep = chain->size();
         while (keep > 0 && !((*chain)[keep - 1] == *inlined_at)) --keep;
         if (keep == 0) {
-          chain->assign(1, *inlined_at);
+          // nvcc writes a deeper frame's .loc after a shallower one of another call (`.loc 1 169`
+          // between `.loc 6 371, inlined_at 1 169` and `.loc 6 424, inlined_at 6 371`): the
+          // call site's own chain is the one recorded where its .loc was seen.
+          std::vector<SourcePos> up = {*inlined_at};
+          while (up.size() < 64) {
+            auto it = parents->find({up.back().file, up.back().line, up.back().column});
+            if (it == parents->end() ||
+                std::find(up.begin(), up.end(), it->second) != up.end()) {
+              break;
+            }
+            up.push_back(it->second);
+          }
+          chain->assign(up.rbegin(), up.rend());
         } else {
           chain->resize(keep);
         }

@@ -91,6 +91,8 @@ struct Instruction {
   // site of its inlining chain (the kernel body's line); equal when nothing was inlined.
   SourcePos source;
   SourcePos call_site;
+  // The whole inlining chain, outermost first (call_site ... source); empty without a .loc.
+  std::vector<SourcePos> inline_chain;
   // The `{ }` scope the instruction is in (Function::scopes).
   int scope = 0;
 

@@ -101,7 +101,7 @@ TEST_F(ImportCommand, StructParamsAndWarpShufflesImportExactly) {
   // CTA 0 runs tiles 0 (group 0: 2 k-tiles) and 2 (group 1: 3 k-tiles): 5 stages consumed, the
   // last load at k-tile 2 of tile 2; CTA 1 runs tile 1 (2 k-tiles).
   EXPECT_NE(s.find("  for k in 0 .. 5 {"), std::string::npos) << s;
-  EXPECT_NE(s.find("tma.load tmap_" + kPs + "_128 coords [128, 128] -> smem[1] bar smem_24576[1]"),
+  EXPECT_NE(s.find("tma.load tmap_" + kPs + "_128 coords [128, 128] -> smem[1] bar full[1]"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("tma.load tmap_" + kPs + "_128 coords [64 * k, 64] -> smem[k]"),

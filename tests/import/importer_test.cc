@@ -153,15 +153,15 @@ TEST_F(ImporterTest, WsPipelineRolesLoopsAndVerdict) {
     // The producer warp and the two consumer warps: one role each behaviour.
     EXPECT_NE(t->find("role warp0 threads 32 {"), std::string::npos) << *t;
     EXPECT_NE(t->find("role warp1_2 count 2 threads 32 {"), std::string::npos) << *t;
-    EXPECT_NE(t->find("barrier smem_32768[4] count 1"), std::string::npos) << *t;
-    EXPECT_NE(t->find("barrier smem_32800[4] count 2"), std::string::npos) << *t;
+    EXPECT_NE(t->find("barrier full[4] count 1"), std::string::npos) << *t;
+    EXPECT_NE(t->find("barrier empty[4] count 2"), std::string::npos) << *t;
     // The consumers' loop is re-rolled over the k_tiles argument.
     EXPECT_NE(t->find("param ARG1 = " + std::to_string(k_tiles)), std::string::npos) << *t;
     EXPECT_NE(t->find("for k in 0 .. ARG1 {"), std::string::npos) << *t;
     if (k_tiles > 4) {
       // The ring wraps: every slot is a TMA destination, the parity flips per pass.
       EXPECT_NE(t->find("buffer smem[4] bytes 8192"), std::string::npos) << *t;
-      EXPECT_NE(t->find("wait smem_32768[k % 4] parity (k / 4) & 1"), std::string::npos) << *t;
+      EXPECT_NE(t->find("wait full[k % 4] parity (k / 4) & 1"), std::string::npos) << *t;
     } else {
       // Only the first k_tiles slots are ever loaded.
       EXPECT_NE(t->find("buffer smem[" + std::to_string(k_tiles) + "] bytes 8192"),
@@ -206,8 +206,8 @@ TEST_F(ImporterTest, SeededBugsAreFoundAtTheCulpritsPtxLine) {
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     if (tw.kernel == "ws_pipeline_bad_empty") {
       // Two rings of count 1, told apart by the source line initialising each.
-      EXPECT_NE(t->find("barrier smem_32768[4] count 1"), std::string::npos) << *t;
-      EXPECT_NE(t->find("barrier smem_32800[4] count 1"), std::string::npos) << *t;
+      EXPECT_NE(t->find("barrier full[4] count 1"), std::string::npos) << *t;
+      EXPECT_NE(t->find("barrier empty[4] count 1"), std::string::npos) << *t;
     }
     auto sch = api::Schedule::FromString(*t, tw.kernel + ".pipe");
     ASSERT_TRUE(sch.ok()) << sch.error().ToString();
@@ -255,7 +255,7 @@ TEST_F(ImporterTest, SeededExpectTxBytesBugIsFoundOnTheFullBarrier) {
   EXPECT_EQ(c->outcome, api::Outcome::kDeadlock);
   bool p2003 = false;
   for (const api::Finding& f : c->findings) {
-    if (f.code == "P2003" && f.message.find("smem_32768[0]") != std::string::npos) p2003 = true;
+    if (f.code == "P2003" && f.message.find("full[0]") != std::string::npos) p2003 = true;
   }
   EXPECT_TRUE(p2003) << *t;
   auto e = api::Explore(*sch);
@@ -271,7 +271,7 @@ TEST_F(ImporterTest, SeededExpectTxBytesBugIsFoundOnTheFullBarrier) {
       if (f.code != "P2002") continue;
       ++early;
       EXPECT_NE(f.message.find("credited in pieces"), std::string::npos) << f.message;
-      EXPECT_NE(f.message.find("smem_32768["), std::string::npos) << f.message;
+      EXPECT_NE(f.message.find("full["), std::string::npos) << f.message;
       const std::string line = Line(*t, f.location.line);
       const std::vector<int> ptx_lines = PtxLines(line, "ws_pipeline_bad_tx.ptx");
       ASSERT_FALSE(ptx_lines.empty()) << line;
@@ -286,7 +286,7 @@ TEST_F(ImporterTest, SeededExpectTxBytesBugIsFoundOnTheFullBarrier) {
   std::string line;
   int found = 0;
   while (std::getline(in, line)) {
-    if (line.find("arrive.expect_tx smem_32768") == std::string::npos) continue;
+    if (line.find("arrive.expect_tx full") == std::string::npos) continue;
     ++found;
     EXPECT_NE(line.find("bytes 4096"), std::string::npos) << line;
     const std::vector<int> lines = PtxLines(line, "ws_pipeline_bad_tx.ptx");
@@ -323,7 +323,7 @@ TEST_F(ImporterTest, ClusterMulticastPipelineVerifies) {
     EXPECT_NE(t->find("+ 32 * cta_rank] -> smem[(2 * k) + cta_rank]"), std::string::npos) << *t;
     EXPECT_NE(t->find("multicast 3"), std::string::npos) << *t;
     EXPECT_NE(t->find("@cta(1)  "), std::string::npos) << *t;  // the release to the peer
-    EXPECT_NE(t->find("barrier smem_16400[2] count 2"), std::string::npos) << *t;
+    EXPECT_NE(t->find("barrier empty[2] count 2"), std::string::npos) << *t;
     ExpectClean(*t, "cluster_pipeline.pipe");
   }
 }
@@ -350,7 +350,7 @@ TEST_F(ImporterTest, ClusterReleaseToOneCtaDeadlocksAtTheProducersWait) {
   bool producer_wait = false;
   for (const api::Related& r : e->findings[0].related) {
     const std::string line = Line(*t, r.location.line);
-    if (line.find("wait smem_16400") == std::string::npos) continue;
+    if (line.find("wait empty") == std::string::npos) continue;
     const std::vector<int> lines = PtxLines(line, "cluster_pipeline_bad_release.ptx");
     ASSERT_FALSE(lines.empty()) << line;
     for (const std::string& op : Opcodes(*m, lines)) {
@@ -808,7 +808,7 @@ TEST_F(ImporterTest, KernelBugsInTheStructKernelAreFindingsAtTheirPtxLines) {
     auto t = ImportSchedule(*m, PersistentStruct());
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     if (c.kernel == "persistent_struct_short_init") {
-      EXPECT_NE(t->find("barrier smem_24576[3] count 1   # smem + 24576, init at " + c.kernel +
+      EXPECT_NE(t->find("barrier full[3] count 1   # smem + 24576, init at " + c.kernel +
                         ".ptx:"),
                 std::string::npos)
           << *t;
@@ -903,7 +903,7 @@ TEST_F(ImporterTest, WgmmaDescriptorPlusStageOffsetKeepsTheStage) {
                    *ParseTensorMapArg("1=bf16:64x4096:64x8:128B")};
   auto t = Import("stage_desc.ptx", o);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
-  const size_t wait = t->find("    wait smem_18432[k % 2] parity (k / 2) & 1");
+  const size_t wait = t->find("    wait full[k % 2] parity (k / 2) & 1");
   const size_t use_a = t->find("    use.async smem[k % 2]");
   const size_t use_b = t->find("    use.async smem_16384[k % 2]");
   ASSERT_NE(wait, std::string::npos) << *t;

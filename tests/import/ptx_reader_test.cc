@@ -694,5 +694,40 @@ TEST(PtxReaderBadInputTest, BareNames) {
   EXPECT_EQ(Demangle("not_mangled"), "not_mangled");
 }
 
+// nvcc writes a deeper inlined frame's .loc after a .loc of the kernel body, with `inlined_at`
+// naming a frame whose own .loc came earlier (DeepGEMM's waits: `.loc 1 169`, then
+// `.loc 6 424, inlined_at 6 371`): the chain is rebuilt from where 6:371 was inlined, so the
+// outermost frame is the kernel's line, not the header's.
+TEST(PtxReaderInlineTest, ChainIsRebuiltThroughEarlierInlineSites) {
+  const std::string text = std::string(kHeader) +
+                           ".file 1 \"kernel.cuh\"\n.file 6 \"barrier.h\"\n"
+                           ".visible .entry k()\n{\n\t.reg .b32 %r<3>;\n"
+                           "\t.loc 1 169 21\n"
+                           "\t.loc 6 371 5, function_name $L__info_string18, inlined_at 1 169 21\n"
+                           "\t.loc 6 410 5, function_name $L__info_string19, inlined_at 6 371 5\n"
+                           "\tmov.u32 %r1, 1;\n"
+                           "\t.loc 1 169 21\n"
+                           "\tmov.u32 %r2, 2;\n"
+                           "\t.loc 6 424 15, function_name $L__info_string19, inlined_at 6 371 5\n"
+                           "\tmov.u32 %r1, 3;\n"
+                           "\tret;\n}\n";
+  auto m = ParseModule(text, "c.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "k").value();
+  ASSERT_GE(f.instructions.size(), 3u);
+  const Instruction& first = f.instructions[0];
+  ASSERT_EQ(first.inline_chain.size(), 3u);
+  EXPECT_EQ(first.inline_chain[0], (SourcePos{1, 169, 21}));
+  EXPECT_EQ(first.inline_chain[2], (SourcePos{6, 410, 5}));
+  EXPECT_EQ(f.instructions[1].inline_chain.size(), 1u);
+  const Instruction& deep = f.instructions[2];
+  ASSERT_EQ(deep.inline_chain.size(), 3u);
+  EXPECT_EQ(deep.inline_chain[0], (SourcePos{1, 169, 21}));
+  EXPECT_EQ(deep.inline_chain[1], (SourcePos{6, 371, 5}));
+  EXPECT_EQ(deep.inline_chain[2], (SourcePos{6, 424, 15}));
+  EXPECT_EQ(deep.call_site, (SourcePos{1, 169, 21}));
+  EXPECT_EQ(deep.source, (SourcePos{6, 424, 15}));
+}
+
 }  // namespace
 }  // namespace parity::ptx
