@@ -475,12 +475,11 @@ class Importer {
     std::map<std::string, std::map<uint64_t, int64_t>> regions;
     auto add = [&](const Instruction& inst, const std::string& symbol, uint64_t offset,
                    int64_t bytes) -> Status {
-      auto [it, fresh] = regions[symbol].emplace(offset, bytes);
-      if (!fresh && it->second != bytes) {
-        return Unsupported(inst, "copies of different sizes (" + std::to_string(it->second) +
-                                     " and " + std::to_string(bytes) +
-                                     " bytes) use the same shared address");
-      }
+      // Copies of different sizes from one address alias (a tile stored whole, loaded in
+      // parts): the largest is the region, the buffers below merge what overlaps it.
+      (void)inst;
+      int64_t& region = regions[symbol][offset];
+      region = std::max(region, bytes);
       return Status::Ok();
     };
     for (const auto& unit : events_) {
@@ -628,21 +627,27 @@ class Importer {
         }
       }
     }
-    // Overlapping buffers would make one address two slots.
-    for (size_t i = 0; i < buffers_.size(); ++i) {
-      for (size_t j = i + 1; j < buffers_.size(); ++j) {
-        const BufferInfo& x = buffers_[i];
-        const BufferInfo& y = buffers_[j];
-        const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
-        const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
-        if (x.symbol == y.symbol && x.base < ye && y.base < xe) {
-          return Status("import.unsupported-op",
-                        "asynchronous copies of different sizes overlap in shared memory (" +
-                            ShortName(x.symbol) + " + " + std::to_string(x.base) + ", " +
-                            std::to_string(x.bytes) + " bytes a slot, and + " +
-                            std::to_string(y.base) + ", " + std::to_string(y.bytes) +
-                            "); the importer needs one slot layout per address",
-                        {m_.path, 0, 0});
+    // Copies of different layouts over the same bytes (a union: FA3's output tile `smem_o`
+    // aliases the V stages, flash_fwd_kernel_sm90.h) become one buffer of one slot spanning
+    // both, every access at its byte offset in it, so that the aliasing stays visible to the
+    // race rules rather than splitting one address into two slots.
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t i = 0; i < buffers_.size() && !merged; ++i) {
+        for (size_t j = i + 1; j < buffers_.size() && !merged; ++j) {
+          BufferInfo& x = buffers_[i];
+          const BufferInfo& y = buffers_[j];
+          const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
+          const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
+          if (x.symbol != y.symbol || x.base >= ye || y.base >= xe) continue;
+          const uint64_t lo = std::min(x.base, y.base), hi = std::max(xe, ye);
+          x.name = ShortName(x.symbol) + (lo != 0 ? "_" + std::to_string(lo) : "");
+          x.base = lo;
+          x.stride = hi - lo;
+          x.slots = 1;
+          x.bytes = static_cast<int64_t>(hi - lo);
+          buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(j));
+          merged = true;
         }
       }
     }
@@ -852,8 +857,10 @@ class Importer {
         op.fmt = "tma.load " + TensorMapName(*tm) + " coords [";
         PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[1], &op));
         auto slot = BufferSlot(*AsShared(v[0]));
-        op.fmt += "] -> " + slot->first->name + "[{}] bar ";
+        op.fmt += "] -> " + slot->first->name + "[{}]";
         op.ints.push_back(slot->second);
+        SlotOffset(*slot, *AsShared(v[0]), &op);
+        op.fmt += " bar ";
         PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[2], &op.fmt, &op.ints));
         if (inst.HasModifier("multicast::cluster")) {
           int64_t mask = 0;
@@ -871,6 +878,7 @@ class Importer {
         if (!slot) return Unsupported(inst, "the source is not a known shared-memory address");
         op.fmt += "] <- " + slot->first->name + "[{}]";
         op.ints.push_back(slot->second);
+        SlotOffset(*slot, *src, &op);
         op.merge = OpRec::Merge::kOneLane;
       } else if (b == "cp" && inst.HasModifier("bulk") &&
                  (inst.HasModifier("commit_group") || inst.HasModifier("wait_group"))) {
@@ -1092,6 +1100,11 @@ class Importer {
   Status Coords(const Instruction& inst, const std::vector<Value>& coords, OpRec* op) const {
     for (size_t i = 0; i < coords.size(); ++i) {
       if (coords[i].kind != Value::Kind::kInt) {
+        // A coordinate computed from a parameter nobody gave (FA3's head index from the
+        // scheduler's fields) is a missing option, not an unsupported kernel.
+        Status missing =
+            MissingParameter(m_.path, inst, "coordinate " + std::to_string(i), coords[i]);
+        if (!missing.ok()) return missing;
         return Unsupported(inst, "coordinate " + std::to_string(i) +
                                      " is a value the importer does not know (" +
                                      coords[i].ToString() + ")");
@@ -1100,6 +1113,16 @@ class Importer {
       op->ints.push_back(SignExtend32(coords[i].bits));
     }
     return Status::Ok();
+  }
+
+  // A tensor copy's box at its offset in the slot (a buffer merged from aliased layouts).
+  static void SlotOffset(const std::pair<const BufferInfo*, int>& slot, const SharedAddr& a,
+                         OpRec* op) {
+    const uint64_t off = a.offset - slot.first->base - slot.second * slot.first->stride;
+    if (off != 0) {
+      op->fmt += " + {}";
+      op->ints.push_back(static_cast<int64_t>(off));
+    }
   }
 
   // ` + OFF bytes N` of a bulk copy (OFF omitted when 0, bytes when the copy fills the slot).

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
 
 namespace parity::ptx {
@@ -77,13 +78,17 @@ class ThreadRunner {
       if (!inst.guard.empty()) {
         const Value g = Reg(inst.guard);
         if (g.kind != Value::Kind::kInt) {
-          if (inst.base == "bra" || IsProtocolInstruction(inst) || IsWarpCollective(inst)) {
+          // Both paths of a branch around code that only computes reach `join` alike, but for
+          // the registers that code writes (data_branch.h).
+          const int join = inst.base == "bra" ? DataOnlyJoin(f_, pc_) : -1;
+          if (join < 0 && (inst.base == "bra" || IsProtocolInstruction(inst) ||
+                           IsWarpCollective(inst))) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
           origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
           origin_pc_ = -1;
           ClobberDestinations(inst);
-          ++pc_;
+          for (++pc_; pc_ < join; ++pc_) ClobberDestinations(f_.instructions[pc_]);
           continue;
         }
         enabled = (g.bits != 0) != inst.guard_negated;
