@@ -66,11 +66,11 @@ struct Agent : AgentCore {
   // For a variable holding a state token: the parity of the phase the arrive was counted in,
   // probed just before the arrive (the token itself is opaque, PTX ISA mbarrier.arrive).
   uint8_t token_parity[kMaxVars];
-  // A loop starts another iteration: leave after another agent's timeout. Checked every 16th
-  // iteration (and in every wait and before the unbounded barriers), not per op: the flag is an
-  // L2 load.
+  // Every exec::kWalkCheck control instructions without an op: leave after another agent's
+  // timeout (also checked in every wait and before the unbounded barriers), not per
+  // instruction: the flag is an L2 load.
   template <typename C>
-  PARITY_HD bool OnLoopBack(const C& c);
+  PARITY_HD bool OnWalked(const C& c);
 };
 
 // An agent's scalars without its variables, for RunResolved: a local copy that nothing takes
@@ -151,9 +151,9 @@ __device__ __forceinline__ bool BufferAddr(const DeviceConfig& c, Agent& a, cons
 }
 
 template <typename C>
-PARITY_HD bool Agent::OnLoopBack(const C& c) {
+PARITY_HD bool Agent::OnWalked(const C& c) {
 #ifdef __CUDA_ARCH__
-  return (++iters & 15) == 0 && __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0;
+  return __shfl_sync(kFull, Aborted(c) ? 1 : 0, 0) != 0;
 #else
   return false;  // the kernel's agents run on the device only
 #endif
@@ -264,7 +264,7 @@ __device__ __noinline__ uint2 CheckOrWriteRemote(uint32_t remote, uint32_t off, 
 // into a ResolvedOp, and Execute issues the instruction from that record. The interpreter does
 // both on the device, statement by statement. For an agent whose whole run is fixed before the
 // launch (it runs only these ops, none of which writes a variable from the hardware: no state
-// token, no test_wait result), the host runs the same Advance and Resolve (sim/ir/exec.h,
+// token, no test_wait result), the host runs the same NextOp and Resolve (sim/ir/exec.h,
 // compiled for both sides; gpu/resolve.cc) over the agent's program once, and the kernel executes
 // the agent's stream of records (RunResolved) without decoding a statement or evaluating an
 // expression: the same instructions, in the same order, with the same operands and trace
@@ -661,16 +661,16 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
   exec::Walk k = exec::StartWalk(c, a);
   const uint32_t* W = c.words;
   while (true) {
-    const int adv = exec::Advance(c, a, k);
+    const int adv = exec::NextOp(c, a, k);
     if (adv == exec::kFaulted) {
-      Abort<kTrace>(c, a, 2, 0, 0, 0, k.pc - k.body);
+      Abort<kTrace>(c, a, 2, 0, 0, 0, exec::StatementAt(c, k));
       return kLeft;
     }
     if (adv != exec::kAtOp) return adv == exec::kEnded ? kRanOff : kLeft;
     const OpKind op = exec::OpAt(c, k);
-    const uint32_t* f = W + k.pc + 1;
-    const uint32_t spc = k.pc - k.body;  // statement pc: word offset in the role body
-    k.pc += W[k.pc] >> 8;
+    const uint32_t* f = W + k.rec + 1;
+    const uint32_t spc = k.rec - k.body;  // statement pc: word offset in the role body
+    ++k.pc;
     if (BeforeOp(c, a, op)) return kLeft;
     ResolvedOp r;
     const uint32_t res = exec::Resolve(c, a, op, f, spc, &r);
@@ -678,7 +678,7 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
       if (Execute<kTrace>(c, maps, a, r)) return op == OpKind::kExit ? kExited : kLeft;
       continue;
     }
-    if (res == exec::kResolveFault) continue;  // Advance reports the fault
+    if (res == exec::kResolveFault) continue;  // NextOp reports the fault
     switch (op) {
       case OpKind::kBulkLoad: {  // bulk.load buf(5), bar(3), multicast
         uint32_t buf, slot, off, bytes, dst;

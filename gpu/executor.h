@@ -25,7 +25,6 @@ using exec::AgentSlot;
 using exec::kMaxBarrierDecls;
 using exec::kMaxBufferDecls;
 using exec::kMaxGlobalDecls;
-using exec::kMaxNesting;
 using exec::kMaxRoles;
 using exec::kMaxTensorMaps;
 using exec::kMaxVars;
@@ -70,7 +69,7 @@ struct LaunchSpec {
   uint32_t cluster_m = 1, cluster_n = 1, clusters = 1;
   uint32_t warps_per_cta = 1;
   std::vector<AgentSlot> agents;  // [cta_global * warps_per_cta + warp]
-  uint32_t role_body_begin[kMaxRoles] = {}, role_body_end[kMaxRoles] = {};  // word offsets
+  uint32_t role_body_begin[kMaxRoles] = {};  // word offsets (the roles' code: header word 28)
   uint32_t role_num_vars[kMaxRoles] = {};
   uint32_t role_threads[kMaxRoles] = {};  // the schedule's `threads` per agent (bar.sync counts)
   // Named barrier id -> the schedule's thread count of its bar.sync/bar.arrive and the hardware

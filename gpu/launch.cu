@@ -137,9 +137,44 @@ void FillPattern(std::vector<uint32_t>* data, uint32_t tag) {
   }
 }
 
-}  // namespace
+// Counters the kernel adds to (DeviceConfig::stats): uses, used chunks, bad chunks, zero chunks,
+// finished agents; global uses, used chunks, initial chunks, bad chunks.
+constexpr size_t kStats = 16;
+// The bulk/cp.async global's pattern chunks.
+constexpr uint32_t kBulkTag = kPatternTagBase | 0xfeu;
 
-std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
+// What both grids share: the layout, the words, the bulk and `global` memory, the tensor maps
+// with their tensors, the abort flag, the hang report and the statistics.
+struct Shared {
+  TensorMaps maps{};
+  std::vector<void*> tensors;  // the tensor maps' global tensors
+  void* d_bulk = nullptr;
+  uint64_t bulk_bytes = 0;
+  void* d_globals = nullptr;
+  uint64_t global_bytes = 0;
+  uint32_t* d_words = nullptr;
+  uint32_t* d_flags = nullptr;  // abort, claim
+  HangReport* d_hang = nullptr;
+  unsigned long long* d_stats = nullptr;
+  DeviceConfig c{};
+};
+
+// The launches of the run: one per grid on one stream, and the kernels of the bench.
+struct Launch {
+  ExecutorKernelFn kernel = nullptr;
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[2];
+};
+struct Launches {
+  std::vector<Launch> grids;  // indexed like the grids
+  ExecutorKernelFn traced = nullptr, untraced = nullptr;  // the own grid's two variants
+  uint32_t smem = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+};
+
+// The device's name, SM count and clock into `out`; "" or why it cannot run the executor.
+std::string QueryDevice(RunOutput* out, int* clock_khz) {
   int device = 0;
   PARITY_CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp prop{};
@@ -147,10 +182,13 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   out->device_name = prop.name;
   out->sm_count = prop.multiProcessorCount;
   if (prop.major != 9) return std::string("needs a Hopper GPU (sm_90), found ") + prop.name;
-  int clock_khz = 0;
-  PARITY_CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
-  out->clock_ghz = clock_khz / 1e6;
+  PARITY_CUDA_CHECK(cudaDeviceGetAttribute(clock_khz, cudaDevAttrClockRate, device));
+  out->clock_ghz = *clock_khz / 1e6;
+  return "";
+}
 
+// "" or what in the spec the launcher cannot take.
+std::string CheckSpec(const LaunchSpec& s) {
   const uint32_t csize = s.cluster_m * s.cluster_n;
   const bool pdl = s.primary_clusters > 0;
   if (s.agents.size() != csize * s.clusters * s.warps_per_cta) return "agent table size mismatch";
@@ -160,19 +198,30 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
   if (pdl && s.bench_pairs > 0) return "bench does not run a programmatic dependent launch";
   if (s.maps.size() > kMaxTensorMaps) return "too many tensor maps";
   if (s.num_globals > kMaxGlobalDecls) return "too many global buffers";
+  if (!s.start_delay.empty() &&
+      s.start_delay.size() != s.agents.size() + (pdl ? s.primary_agents.size() : 0)) {
+    return "start_delay size mismatch";
+  }
+  return "";
+}
 
-  // Global tensors with the pattern, and their tensor maps.
-  TensorMaps maps{};
-  std::vector<void*> globals;
+// Device memory filled with pattern chunks of `tag` (16-byte multiples of `bytes`).
+void* PatternOnDevice(uint64_t bytes, uint32_t tag) {
+  std::vector<uint32_t> host(bytes / 4);
+  FillPattern(&host, tag);
+  void* d = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&d, bytes));
+  PARITY_CUDA_CHECK(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Global tensors with the pattern, and their tensor maps; "" or the encoder's failure.
+std::string SetUpTensorMaps(const LaunchSpec& s, Shared* sh) {
   for (size_t m = 0; m < s.maps.size(); ++m) {
     const TensorMapSpec& t = s.maps[m];
     const uint64_t bytes = (t.global_bytes + 15) / 16 * 16;
-    std::vector<uint32_t> host(bytes / 4);
-    FillPattern(&host, kPatternTagBase | static_cast<uint32_t>(m));
-    void* g = nullptr;
-    PARITY_CUDA_CHECK(cudaMalloc(&g, bytes));
-    PARITY_CUDA_CHECK(cudaMemcpy(g, host.data(), bytes, cudaMemcpyHostToDevice));
-    globals.push_back(g);
+    void* g = PatternOnDevice(bytes, kPatternTagBase | static_cast<uint32_t>(m));
+    sh->tensors.push_back(g);
     cuuint64_t dims[5], strides[4];
     cuuint32_t box[5], es[5];
     for (uint32_t d = 0; d < t.rank; ++d) {
@@ -182,7 +231,7 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       if (d > 0) strides[d - 1] = t.strides[d - 1];
     }
     const CUresult r = GetTensorMapEncodeTiled()(
-        &maps.map[m], static_cast<CUtensorMapDataType>(t.dtype), t.rank, g, dims, strides, box, es,
+        &sh->maps.map[m], static_cast<CUtensorMapDataType>(t.dtype), t.rank, g, dims, strides, box, es,
         static_cast<CUtensorMapInterleave>(t.interleave), static_cast<CUtensorMapSwizzle>(t.swizzle),
         CU_TENSOR_MAP_L2_PROMOTION_NONE, static_cast<CUtensorMapFloatOOBfill>(t.oob_fill));
     if (r != CUDA_SUCCESS) {
@@ -190,72 +239,54 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
              std::to_string(static_cast<int>(r));
     }
   }
+  return "";
+}
 
-  // What both grids share: the layout, the words, the bulk and `global` memory, the abort flag,
-  // the hang report and the statistics.
-  DeviceConfig c{};
-  // The bulk/cp.async global: pattern chunks tagged 0xfe, one per 16 bytes of the buffer area.
-  const uint64_t bulk_bytes = std::max<uint64_t>(16, s.smem_bytes - s.buffers_begin);
-  void* d_bulk = nullptr;
-  constexpr uint32_t kBulkTag = kPatternTagBase | 0xfeu;
-  {
-    std::vector<uint32_t> host(bulk_bytes / 4);
-    FillPattern(&host, kBulkTag);
-    PARITY_CUDA_CHECK(cudaMalloc(&d_bulk, bulk_bytes));
-    PARITY_CUDA_CHECK(cudaMemcpy(d_bulk, host.data(), bulk_bytes, cudaMemcpyHostToDevice));
-  }
-  c.bulk_global = static_cast<uint8_t*>(d_bulk);
+// The memory both grids share and the configuration common to them (sh->c).
+void SetUpShared(const LaunchSpec& s, int clock_khz, Shared* sh) {
+  DeviceConfig& c = sh->c;
+  // The bulk/cp.async global: pattern chunks, one per 16 bytes of the buffer area.
+  sh->bulk_bytes = std::max<uint64_t>(16, s.smem_bytes - s.buffers_begin);
+  sh->d_bulk = PatternOnDevice(sh->bulk_bytes, kBulkTag);
+  c.bulk_global = static_cast<uint8_t*>(sh->d_bulk);
   // `global` buffers: their initial contents (kGlobalInitialTag chunks, numbered across the area).
-  const uint64_t global_bytes = std::max<uint64_t>(16, (s.global_bytes + 15) / 16 * 16);
-  void* d_globals = nullptr;
-  {
-    std::vector<uint32_t> host(global_bytes / 4);
-    FillPattern(&host, kGlobalInitialTag);
-    PARITY_CUDA_CHECK(cudaMalloc(&d_globals, global_bytes));
-    PARITY_CUDA_CHECK(cudaMemcpy(d_globals, host.data(), global_bytes, cudaMemcpyHostToDevice));
-  }
-  c.globals = static_cast<uint8_t*>(d_globals);
+  sh->global_bytes = std::max<uint64_t>(16, (s.global_bytes + 15) / 16 * 16);
+  sh->d_globals = PatternOnDevice(sh->global_bytes, kGlobalInitialTag);
+  c.globals = static_cast<uint8_t*>(sh->d_globals);
   for (uint32_t k = 0; k < s.num_globals; ++k) c.global_offset[k] = s.global_offset[k];
   c.op_jitter = s.op_jitter;
   c.seed = s.seed;
-  uint32_t* d_words = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_words, s.words.size() * 4));
-  PARITY_CUDA_CHECK(cudaMemcpy(d_words, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice));
+  PARITY_CUDA_CHECK(cudaMalloc(&sh->d_words, s.words.size() * 4));
+  PARITY_CUDA_CHECK(cudaMemcpy(sh->d_words, s.words.data(), s.words.size() * 4, cudaMemcpyHostToDevice));
   FillScheduleConfig(s, &c);
-  c.words = d_words;  // FillLayout's are the host's
+  c.words = sh->d_words;  // FillLayout's are the host's
   c.budget_cycles = static_cast<long long>(s.timeout_ms * clock_khz);
   c.ring_capacity = s.trace ? s.ring_capacity : 1;
-  uint32_t* d_flags = nullptr;  // abort, claim
-  PARITY_CUDA_CHECK(cudaMalloc(&d_flags, 4 * 2));
-  PARITY_CUDA_CHECK(cudaMemset(d_flags, 0, 4 * 2));
-  c.abort_flag = d_flags;
-  c.hang_claim = d_flags + 1;
-  HangReport* d_hang = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_hang, sizeof(HangReport)));
-  PARITY_CUDA_CHECK(cudaMemset(d_hang, 0, sizeof(HangReport)));
-  c.hang = d_hang;
-  // uses, used chunks, bad chunks, zero chunks, finished agents; global uses, used chunks,
-  // initial chunks, bad chunks.
-  constexpr size_t kStats = 16;
-  unsigned long long* d_stats = nullptr;
-  PARITY_CUDA_CHECK(cudaMalloc(&d_stats, 8 * kStats));
-  PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * kStats));
-  c.stats = d_stats;
+  PARITY_CUDA_CHECK(cudaMalloc(&sh->d_flags, 4 * 2));
+  PARITY_CUDA_CHECK(cudaMemset(sh->d_flags, 0, 4 * 2));
+  c.abort_flag = sh->d_flags;
+  c.hang_claim = sh->d_flags + 1;
+  PARITY_CUDA_CHECK(cudaMalloc(&sh->d_hang, sizeof(HangReport)));
+  PARITY_CUDA_CHECK(cudaMemset(sh->d_hang, 0, sizeof(HangReport)));
+  c.hang = sh->d_hang;
+  PARITY_CUDA_CHECK(cudaMalloc(&sh->d_stats, 8 * kStats));
+  PARITY_CUDA_CHECK(cudaMemset(sh->d_stats, 0, 8 * kStats));
+  c.stats = sh->d_stats;
   c.grid = 0;
   c.trace_cluster_base = 0;
-  c.emit_exit = pdl ? 1 : 0;
+  c.emit_exit = s.primary_clusters > 0 ? 1 : 0;
   c.primary_done = nullptr;
   c.primary_agents = 0;
+}
 
-  // grids[0]: the schedule's own grid (the dependent one with a primary); grids[1]: the primary.
+// grids[0]: the schedule's own grid (the dependent one with a primary); grids[1]: the primary.
+// Counts the agents resolved on the host and interpreted into `out`.
+std::vector<Grid> SetUpGrids(const LaunchSpec& s, const DeviceConfig& common, RunOutput* out) {
+  const bool pdl = s.primary_clusters > 0;
   std::vector<Grid> grids(pdl ? 2 : 1);
   grids[0].view = s;
   if (pdl) grids[1].view = PrimaryView(s);
-  const uint32_t own_agents = csize * s.clusters * s.warps_per_cta;
-  if (!s.start_delay.empty() &&
-      s.start_delay.size() != own_agents + (pdl ? s.primary_agents.size() : 0)) {
-    return "start_delay size mismatch";
-  }
+  const size_t own_agents = s.agents.size();
   for (size_t k = 0; k < grids.size(); ++k) {
     std::vector<uint32_t> delays;
     if (!s.start_delay.empty()) {
@@ -263,7 +294,7 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       const size_t n = k == 0 ? own_agents : s.primary_agents.size();
       delays.assign(s.start_delay.begin() + from, s.start_delay.begin() + from + n);
     }
-    SetUpGrid(grids[k], c, delays);
+    SetUpGrid(grids[k], common, delays);
   }
   if (pdl) {
     Grid& p = grids[1];
@@ -278,38 +309,38 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     (g.resolved ? out->resolved_agents : out->interpreted_agents) += g.valid_agents;
     if (!g.resolved && out->interpret_reason.empty()) out->interpret_reason = g.why;
   }
+  return grids;
+}
 
+// Each grid's launch configuration (cluster shape, shared memory, the programmatic dependent
+// launch's attribute), a stream and the timing events.
+Launches ConfigureLaunches(const LaunchSpec& s, std::vector<Grid>& grids) {
+  const uint32_t csize = s.cluster_m * s.cluster_n;
+  Launches ls;
   const uint64_t words_bytes = (s.words.size() * 4 + 15) / 16 * 16;
   const uint32_t words_in_smem = s.smem_bytes + 1024 + words_bytes <= kMaxDynamicSmem ? 1 : 0;
   // + slack to align the base to 1024, + the schedule's words when they fit.
-  const uint32_t smem = s.smem_bytes + 1024 + (words_in_smem ? static_cast<uint32_t>(words_bytes) : 0);
-  cudaStream_t stream;
-  PARITY_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct Launch {
-    ExecutorKernelFn kernel = nullptr;
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[2];
-  };
-  std::vector<Launch> launches(grids.size());
-  ExecutorKernelFn traced = nullptr, untraced = nullptr;
+  ls.smem = s.smem_bytes + 1024 + (words_in_smem ? static_cast<uint32_t>(words_bytes) : 0);
+  PARITY_CUDA_CHECK(cudaStreamCreateWithFlags(&ls.stream, cudaStreamNonBlocking));
+  ls.grids.resize(grids.size());
   for (size_t k = 0; k < grids.size(); ++k) {
     Grid& g = grids[k];
-    Launch& l = launches[k];
+    Launch& l = ls.grids[k];
     g.c.num_words = static_cast<uint32_t>(s.words.size());
     g.c.words_in_smem = words_in_smem;
     const bool narrow = g.view.warps_per_cta <= 8;
     const ExecutorKernelFn t = ExecutorKernelFor(true, narrow), u = ExecutorKernelFor(false, narrow);
     if (k == 0) {
-      traced = t;
-      untraced = u;
+      ls.traced = t;
+      ls.untraced = u;
     }
     l.kernel = s.trace ? t : u;
-    PARITY_CUDA_CHECK(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    PARITY_CUDA_CHECK(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ls.smem));
     if (csize > 8) PARITY_CUDA_CHECK(cudaFuncSetAttribute(l.kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     l.cfg.gridDim = dim3(s.cluster_m * g.view.clusters, s.cluster_n, 1);
     l.cfg.blockDim = dim3(32 * g.view.warps_per_cta, 1, 1);
-    l.cfg.dynamicSmemBytes = smem;
-    l.cfg.stream = stream;
+    l.cfg.dynamicSmemBytes = ls.smem;
+    l.cfg.stream = ls.stream;
     l.attr[0].id = cudaLaunchAttributeClusterDimension;
     l.attr[0].val.clusterDim.x = s.cluster_m;
     l.attr[0].val.clusterDim.y = s.cluster_n;
@@ -317,66 +348,75 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     l.cfg.attrs = l.attr;
     l.cfg.numAttrs = 1;
   }
-  if (pdl) {
+  if (s.primary_clusters > 0) {
     // The dependent (the schedule's own grid) may start once every primary CTA executed
     // griddepcontrol.launch_dependents or exited; its griddepcontrol.wait waits for the primary.
-    Launch& d = launches[0];
+    Launch& d = ls.grids[0];
     d.attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     d.attr[1].val.programmaticStreamSerializationAllowed = 1;
     d.cfg.numAttrs = 2;
   }
-  cudaEvent_t e0, e1;
-  PARITY_CUDA_CHECK(cudaEventCreate(&e0));
-  PARITY_CUDA_CHECK(cudaEventCreate(&e1));
-  PARITY_CUDA_CHECK(cudaEventRecord(e0, stream));
-  if (pdl) PARITY_CUDA_CHECK(cudaLaunchKernelEx(&launches[1].cfg, launches[1].kernel, maps, grids[1].c));
-  PARITY_CUDA_CHECK(cudaLaunchKernelEx(&launches[0].cfg, launches[0].kernel, maps, grids[0].c));
-  PARITY_CUDA_CHECK(cudaEventRecord(e1, stream));
+  PARITY_CUDA_CHECK(cudaEventCreate(&ls.e0));
+  PARITY_CUDA_CHECK(cudaEventCreate(&ls.e1));
+  return ls;
+}
+
+// Launches the grids (the primary first) and waits for them under the watchdog. False when a
+// kernel raised an exception (out->trap): the context is lost, nothing more may be done.
+bool LaunchAndWatch(const LaunchSpec& s, const Shared& sh, const std::vector<Grid>& grids,
+                    Launches& ls, RunOutput* out) {
+  const bool pdl = s.primary_clusters > 0;
+  PARITY_CUDA_CHECK(cudaEventRecord(ls.e0, ls.stream));
+  if (pdl) {
+    PARITY_CUDA_CHECK(cudaLaunchKernelEx(&ls.grids[1].cfg, ls.grids[1].kernel, sh.maps, grids[1].c));
+  }
+  PARITY_CUDA_CHECK(cudaLaunchKernelEx(&ls.grids[0].cfg, ls.grids[0].kernel, sh.maps, grids[0].c));
+  PARITY_CUDA_CHECK(cudaEventRecord(ls.e1, ls.stream));
   PARITY_CUDA_CHECK(cudaGetLastError());
   // Watchdog for the waits that have no bounded form (barrier.cluster.wait, bar.sync; a
   // dependent's griddepcontrol.wait behind such a primary): if the launch outlives every mbarrier
   // budget by far, report the hang and leave the process, which makes the driver tear the
   // context (and the kernels) down. The trace cannot be read back then.
-  {
-    const auto start = std::chrono::steady_clock::now();
-    const double limit_ms = (pdl ? 8 : 4) * s.timeout_ms + 5000;
-    cudaError_t q;
-    while ((q = cudaEventQuery(e1)) == cudaErrorNotReady) {
-      const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      if (waited > limit_ms) {
-        std::printf("parity_gpu: hang observed: the kernel%s did not finish within %.0f ms although every "
-                    "mbarrier wait is bounded by %.0f ms: an agent is stuck in barrier.cluster.wait or "
-                    "bar.sync (no bounded form exists)%s; no trace could be read back\n",
-                    pdl ? "s" : "", limit_ms, s.timeout_ms,
-                    pdl ? ", or a dependent in griddepcontrol.wait behind such a primary" : "");
-        std::fflush(stdout);
-        std::_Exit(1);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const auto start = std::chrono::steady_clock::now();
+  const double limit_ms = (pdl ? 8 : 4) * s.timeout_ms + 5000;
+  cudaError_t q;
+  while ((q = cudaEventQuery(ls.e1)) == cudaErrorNotReady) {
+    const double waited = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (waited > limit_ms) {
+      std::printf("parity_gpu: hang observed: the kernel%s did not finish within %.0f ms although every "
+                  "mbarrier wait is bounded by %.0f ms: an agent is stuck in barrier.cluster.wait or "
+                  "bar.sync (no bounded form exists)%s; no trace could be read back\n",
+                  pdl ? "s" : "", limit_ms, s.timeout_ms,
+                  pdl ? ", or a dependent in griddepcontrol.wait behind such a primary" : "");
+      std::fflush(stdout);
+      std::_Exit(1);
     }
-    if (q != cudaSuccess) {
-      // A kernel exception (the H100 raises one, for example, for an mbarrier arrive beyond the
-      // pending count: litmus/arrive_over_count): a result of the schedule, not a runner error.
-      // The context is lost, so return at once; the caller must not use CUDA again.
-      if (q == cudaErrorLaunchFailure || q == cudaErrorIllegalInstruction ||
-          q == cudaErrorIllegalAddress || q == cudaErrorMisalignedAddress ||
-          q == cudaErrorHardwareStackError || q == cudaErrorInvalidPc || q == cudaErrorAssert) {
-        out->trap = cudaGetErrorName(q);
-        return "";
-      }
-      PARITY_CUDA_CHECK(q);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (q != cudaSuccess) {
+    // A kernel exception (the H100 raises one, for example, for an mbarrier arrive beyond the
+    // pending count: litmus/arrive_over_count): a result of the schedule, not a runner error.
+    if (q == cudaErrorLaunchFailure || q == cudaErrorIllegalInstruction ||
+        q == cudaErrorIllegalAddress || q == cudaErrorMisalignedAddress ||
+        q == cudaErrorHardwareStackError || q == cudaErrorInvalidPc || q == cudaErrorAssert) {
+      out->trap = cudaGetErrorName(q);
+      return false;
     }
+    PARITY_CUDA_CHECK(q);
   }
   PARITY_CUDA_CHECK_LAUNCH();
   float ms = 0;
-  PARITY_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  PARITY_CUDA_CHECK(cudaEventElapsedTime(&ms, ls.e0, ls.e1));
   out->kernel_ms = ms;
+  return true;
+}
 
-  // Read the recorded run's results before the benchmark launches overwrite them.
-  HangReport hang{};
-  PARITY_CUDA_CHECK(cudaMemcpy(&hang, d_hang, sizeof(hang), cudaMemcpyDeviceToHost));
-  unsigned long long stats[kStats] = {};
-  PARITY_CUDA_CHECK(cudaMemcpy(stats, d_stats, sizeof(stats), cudaMemcpyDeviceToHost));
+// The recorded run's hang report, statistics, agent records and rings, read before the bench
+// launches overwrite them.
+void ReadBack(const Shared& sh, std::vector<Grid>& grids, HangReport* hang,
+              unsigned long long (&stats)[kStats]) {
+  PARITY_CUDA_CHECK(cudaMemcpy(hang, sh.d_hang, sizeof(*hang), cudaMemcpyDeviceToHost));
+  PARITY_CUDA_CHECK(cudaMemcpy(stats, sh.d_stats, sizeof(stats), cudaMemcpyDeviceToHost));
   for (Grid& g : grids) {
     g.recs.resize(g.num_agents);
     PARITY_CUDA_CHECK(cudaMemcpy(g.recs.data(), g.c.records, sizeof(AgentRecord) * g.num_agents,
@@ -385,75 +425,77 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     PARITY_CUDA_CHECK(cudaMemcpy(g.ring.data(), g.c.ring, sizeof(TraceEvent) * g.ring.size(),
                                  cudaMemcpyDeviceToHost));
   }
+}
 
-  if (s.bench_pairs > 0) {
-    // One grid (a programmatic dependent launch is refused above).
-    Grid& g = grids[0];
-    cudaLaunchConfig_t& cfg = launches[0].cfg;
-    void* m_src = nullptr;
-    void* m_dst = nullptr;
-    if (s.memcpy_bytes > 0) {
-      PARITY_CUDA_CHECK(cudaMalloc(&m_src, s.memcpy_bytes));
-      PARITY_CUDA_CHECK(cudaMalloc(&m_dst, s.memcpy_bytes));
-      PARITY_CUDA_CHECK(cudaMemset(m_src, 0x5a, s.memcpy_bytes));
-    }
-    PARITY_CUDA_CHECK(cudaFuncSetAttribute(traced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    PARITY_CUDA_CHECK(cudaFuncSetAttribute(untraced, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    // The traced launches write the full ring (the recorded run may have been untraced).
-    TraceEvent* bench_ring = nullptr;
-    PARITY_CUDA_CHECK(cudaMalloc(&bench_ring, sizeof(TraceEvent) * g.num_agents * s.ring_capacity));
-    auto timed = [&](bool with_trace) -> float {
-      PARITY_CUDA_CHECK(cudaMemset(d_flags, 0, 4 * 2));
-      PARITY_CUDA_CHECK(cudaMemset(g.d_counts, 0, 4 * (1 + s.clusters)));
-      PARITY_CUDA_CHECK(cudaMemset(d_hang, 0, sizeof(HangReport)));
-      PARITY_CUDA_CHECK(cudaMemset(d_stats, 0, 8 * kStats));
-      DeviceConfig cb = g.c;
-      cb.ring = with_trace ? bench_ring : g.c.ring;
-      cb.ring_capacity = with_trace ? s.ring_capacity : g.c.ring_capacity;
-      PARITY_CUDA_CHECK(cudaEventRecord(e0, stream));
-      PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, with_trace ? traced : untraced, maps, cb));
-      PARITY_CUDA_CHECK(cudaEventRecord(e1, stream));
-      PARITY_CUDA_CHECK_LAUNCH();
-      float t = 0;
-      PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      HangReport h{};
-      PARITY_CUDA_CHECK(cudaMemcpy(&h, d_hang, sizeof(h), cudaMemcpyDeviceToHost));
-      if (h.kind != 0) out->bench_ok = false;
-      return t;
-    };
-    auto copy = [&]() -> float {
-      PARITY_CUDA_CHECK(cudaEventRecord(e0, stream));
-      PARITY_CUDA_CHECK(cudaMemcpyAsync(m_dst, m_src, s.memcpy_bytes, cudaMemcpyDeviceToDevice, stream));
-      PARITY_CUDA_CHECK(cudaEventRecord(e1, stream));
-      PARITY_CUDA_CHECK(cudaEventSynchronize(e1));
-      float t = 0;
-      PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, e0, e1));
-      return t;
-    };
-    timed(true);  // warm-up of both kernels and the copy
-    timed(false);
-    if (m_src != nullptr) copy();
-    for (uint32_t k = 0; k < s.bench_pairs; ++k) {
-      // ABBA: alternate which variant goes first, so that drift (clocks, temperature) cancels.
-      if (k % 2 == 0) {
-        out->traced_ms.push_back(timed(true));
-        out->untraced_ms.push_back(timed(false));
-      } else {
-        out->untraced_ms.push_back(timed(false));
-        out->traced_ms.push_back(timed(true));
-      }
-      if (m_src != nullptr) out->memcpy_ms.push_back(copy());
-    }
-    PARITY_CUDA_CHECK(cudaFree(bench_ring));
-    if (m_src != nullptr) {
-      PARITY_CUDA_CHECK(cudaFree(m_src));
-      PARITY_CUDA_CHECK(cudaFree(m_dst));
-    }
+// s.bench_pairs timed launches of the traced and the untraced kernel in ABBA order (and of a
+// device memcpy of s.memcpy_bytes), on the one grid (a programmatic dependent launch is refused).
+void RunBench(const LaunchSpec& s, const Shared& sh, const Grid& g, Launches& ls, RunOutput* out) {
+  cudaLaunchConfig_t& cfg = ls.grids[0].cfg;
+  void* m_src = nullptr;
+  void* m_dst = nullptr;
+  if (s.memcpy_bytes > 0) {
+    PARITY_CUDA_CHECK(cudaMalloc(&m_src, s.memcpy_bytes));
+    PARITY_CUDA_CHECK(cudaMalloc(&m_dst, s.memcpy_bytes));
+    PARITY_CUDA_CHECK(cudaMemset(m_src, 0x5a, s.memcpy_bytes));
   }
-  PARITY_CUDA_CHECK(cudaEventDestroy(e0));
-  PARITY_CUDA_CHECK(cudaEventDestroy(e1));
-  PARITY_CUDA_CHECK(cudaStreamDestroy(stream));
+  PARITY_CUDA_CHECK(cudaFuncSetAttribute(ls.traced, cudaFuncAttributeMaxDynamicSharedMemorySize, ls.smem));
+  PARITY_CUDA_CHECK(cudaFuncSetAttribute(ls.untraced, cudaFuncAttributeMaxDynamicSharedMemorySize, ls.smem));
+  // The traced launches write the full ring (the recorded run may have been untraced).
+  TraceEvent* bench_ring = nullptr;
+  PARITY_CUDA_CHECK(cudaMalloc(&bench_ring, sizeof(TraceEvent) * g.num_agents * s.ring_capacity));
+  auto timed = [&](bool with_trace) -> float {
+    PARITY_CUDA_CHECK(cudaMemset(sh.d_flags, 0, 4 * 2));
+    PARITY_CUDA_CHECK(cudaMemset(g.d_counts, 0, 4 * (1 + s.clusters)));
+    PARITY_CUDA_CHECK(cudaMemset(sh.d_hang, 0, sizeof(HangReport)));
+    PARITY_CUDA_CHECK(cudaMemset(sh.d_stats, 0, 8 * kStats));
+    DeviceConfig cb = g.c;
+    cb.ring = with_trace ? bench_ring : g.c.ring;
+    cb.ring_capacity = with_trace ? s.ring_capacity : g.c.ring_capacity;
+    PARITY_CUDA_CHECK(cudaEventRecord(ls.e0, ls.stream));
+    PARITY_CUDA_CHECK(cudaLaunchKernelEx(&cfg, with_trace ? ls.traced : ls.untraced, sh.maps, cb));
+    PARITY_CUDA_CHECK(cudaEventRecord(ls.e1, ls.stream));
+    PARITY_CUDA_CHECK_LAUNCH();
+    float t = 0;
+    PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, ls.e0, ls.e1));
+    HangReport h{};
+    PARITY_CUDA_CHECK(cudaMemcpy(&h, sh.d_hang, sizeof(h), cudaMemcpyDeviceToHost));
+    if (h.kind != 0) out->bench_ok = false;
+    return t;
+  };
+  auto copy = [&]() -> float {
+    PARITY_CUDA_CHECK(cudaEventRecord(ls.e0, ls.stream));
+    PARITY_CUDA_CHECK(cudaMemcpyAsync(m_dst, m_src, s.memcpy_bytes, cudaMemcpyDeviceToDevice, ls.stream));
+    PARITY_CUDA_CHECK(cudaEventRecord(ls.e1, ls.stream));
+    PARITY_CUDA_CHECK(cudaEventSynchronize(ls.e1));
+    float t = 0;
+    PARITY_CUDA_CHECK(cudaEventElapsedTime(&t, ls.e0, ls.e1));
+    return t;
+  };
+  timed(true);  // warm-up of both kernels and the copy
+  timed(false);
+  if (m_src != nullptr) copy();
+  for (uint32_t k = 0; k < s.bench_pairs; ++k) {
+    // ABBA: alternate which variant goes first, so that drift (clocks, temperature) cancels.
+    if (k % 2 == 0) {
+      out->traced_ms.push_back(timed(true));
+      out->untraced_ms.push_back(timed(false));
+    } else {
+      out->untraced_ms.push_back(timed(false));
+      out->traced_ms.push_back(timed(true));
+    }
+    if (m_src != nullptr) out->memcpy_ms.push_back(copy());
+  }
+  PARITY_CUDA_CHECK(cudaFree(bench_ring));
+  if (m_src != nullptr) {
+    PARITY_CUDA_CHECK(cudaFree(m_src));
+    PARITY_CUDA_CHECK(cudaFree(m_dst));
+  }
+}
 
+// The recorded run's counters, and whether it completed: every agent ran to its end, no wait
+// timed out, and no griddepcontrol.wait was released by an abort.
+void Summarise(const HangReport& hang, const unsigned long long (&stats)[kStats],
+               const std::vector<Grid>& grids, RunOutput* out) {
   out->hang = hang;
   out->uses = stats[0];
   out->used_chunks = stats[1];
@@ -471,10 +513,13 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       if (g.view.agents[a].valid && g.recs[a].griddep_released_by_abort != 0) out->completed = false;
     }
   }
+}
 
-  // Merge: each agent's clock64 is per-SM; map it onto the common %globaltimer axis with the
-  // (clock64, globaltimer) pair the agent read at its start, then sort (stable: program order
-  // within an agent is kept). Times are cycles from the earliest event. Both grids share the axis.
+// The agents' records into out->agents and (traced) their events into out->events on one time
+// axis: each agent's clock64 is per-SM; it is mapped onto the common %globaltimer axis with the
+// (clock64, globaltimer) pair the agent read at its start, then sorted (stable: program order
+// within an agent is kept). Times are cycles from the earliest event. Both grids share the axis.
+void MergeTraces(const LaunchSpec& s, const std::vector<Grid>& grids, RunOutput* out) {
   struct Keyed { double t; uint32_t agent; uint32_t seq; TraceEvent e; };
   std::vector<Keyed> all;
   // Subtract the earliest %globaltimer first: ns since 1970 times the clock rate is ~3e18, where
@@ -512,12 +557,16 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
     e.time = static_cast<uint64_t>(k.t - t0);
     out->events.push_back(e);
   }
+}
 
-  // Check the global tensors: TMA stores may only have written `write` pattern chunks.
+// Counts the 16-byte chunks of global memory the run stored (out->stored_chunks) and those that
+// hold neither their initial pattern nor data a store may have written (out->bad_global_chunks).
+void CheckGlobals(const LaunchSpec& s, const Shared& sh, RunOutput* out) {
+  // The global tensors: TMA stores may only have written `write` pattern chunks.
   for (size_t m = 0; m < s.maps.size(); ++m) {
     const uint64_t bytes = (s.maps[m].global_bytes + 15) / 16 * 16;
     std::vector<uint32_t> host(bytes / 4);
-    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), globals[m], bytes, cudaMemcpyDeviceToHost));
+    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), sh.tensors[m], bytes, cudaMemcpyDeviceToHost));
     const uint32_t tag = kPatternTagBase | static_cast<uint32_t>(m);
     for (uint64_t k = 0; k < bytes / 16; ++k) {
       const uint32_t* q = &host[4 * k];
@@ -531,35 +580,63 @@ std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
       }
     }
   }
-  {
-    // The bulk global: untouched chunks, or pattern data stored there by bulk.store; the
-    // `global` buffers: their initial contents, or `write` chunks.
-    auto check = [&](void* d, uint64_t bytes, uint32_t initial_tag, bool writes_only) {
-      std::vector<uint32_t> host(bytes / 4);
-      PARITY_CUDA_CHECK(cudaMemcpy(host.data(), d, bytes, cudaMemcpyDeviceToHost));
-      for (uint64_t k = 0; k < bytes / 16; ++k) {
-        const uint32_t* q = &host[4 * k];
-        const bool valid = (q[1] & 0xff000000u) == kPatternTagBase &&
-                           q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
-        if (valid && q[1] == initial_tag && q[0] == static_cast<uint32_t>(k)) continue;
-        if (valid && (!writes_only || q[1] == kWriteTag)) {
-          ++out->stored_chunks;
-        } else {
-          ++out->bad_global_chunks;
-        }
+  // The bulk global: untouched chunks, or pattern data stored there by bulk.store; the `global`
+  // buffers: their initial contents, or `write` chunks.
+  auto check = [&](void* d, uint64_t bytes, uint32_t initial_tag, bool writes_only) {
+    std::vector<uint32_t> host(bytes / 4);
+    PARITY_CUDA_CHECK(cudaMemcpy(host.data(), d, bytes, cudaMemcpyDeviceToHost));
+    for (uint64_t k = 0; k < bytes / 16; ++k) {
+      const uint32_t* q = &host[4 * k];
+      const bool valid = (q[1] & 0xff000000u) == kPatternTagBase &&
+                         q[2] == PatternHash(q[0], q[1]) && q[3] == ~q[2];
+      if (valid && q[1] == initial_tag && q[0] == static_cast<uint32_t>(k)) continue;
+      if (valid && (!writes_only || q[1] == kWriteTag)) {
+        ++out->stored_chunks;
+      } else {
+        ++out->bad_global_chunks;
       }
-    };
-    check(d_bulk, bulk_bytes, kBulkTag, false);
-    check(d_globals, global_bytes, kGlobalInitialTag, true);
-  }
-  PARITY_CUDA_CHECK(cudaFree(d_bulk));
-  PARITY_CUDA_CHECK(cudaFree(d_globals));
-  for (void* g : globals) PARITY_CUDA_CHECK(cudaFree(g));
-  PARITY_CUDA_CHECK(cudaFree(d_words));
-  PARITY_CUDA_CHECK(cudaFree(d_flags));
-  PARITY_CUDA_CHECK(cudaFree(d_hang));
-  PARITY_CUDA_CHECK(cudaFree(d_stats));
+    }
+  };
+  check(sh.d_bulk, sh.bulk_bytes, kBulkTag, false);
+  check(sh.d_globals, sh.global_bytes, kGlobalInitialTag, true);
+}
+
+void FreeAll(Shared& sh, Launches& ls, std::vector<Grid>& grids) {
+  PARITY_CUDA_CHECK(cudaEventDestroy(ls.e0));
+  PARITY_CUDA_CHECK(cudaEventDestroy(ls.e1));
+  PARITY_CUDA_CHECK(cudaStreamDestroy(ls.stream));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_bulk));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_globals));
+  for (void* g : sh.tensors) PARITY_CUDA_CHECK(cudaFree(g));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_words));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_flags));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_hang));
+  PARITY_CUDA_CHECK(cudaFree(sh.d_stats));
   for (Grid& g : grids) FreeGrid(g);
+}
+
+}  // namespace
+
+std::string RunOnGpu(const LaunchSpec& s, RunOutput* out) {
+  int clock_khz = 0;
+  if (std::string why = QueryDevice(out, &clock_khz); !why.empty()) return why;
+  if (std::string why = CheckSpec(s); !why.empty()) return why;
+  Shared sh;
+  if (std::string why = SetUpTensorMaps(s, &sh); !why.empty()) return why;
+  SetUpShared(s, clock_khz, &sh);
+  std::vector<Grid> grids = SetUpGrids(s, sh.c, out);
+  Launches ls = ConfigureLaunches(s, grids);
+  // A kernel exception leaves the context lost: return at once; the caller must not use CUDA
+  // again.
+  if (!LaunchAndWatch(s, sh, grids, ls, out)) return "";
+  HangReport hang{};
+  unsigned long long stats[kStats] = {};
+  ReadBack(sh, grids, &hang, stats);
+  if (s.bench_pairs > 0) RunBench(s, sh, grids[0], ls, out);
+  Summarise(hang, stats, grids, out);
+  MergeTraces(s, grids, out);
+  CheckGlobals(s, sh, out);
+  FreeAll(sh, ls, grids);
   return "";
 }
 

@@ -12,12 +12,14 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
     std::copy(std::begin(from), std::end(from), std::begin(to));
   };
   c.words = s.words.data();
-  c.pool = s.words.size() > 8 ? s.words[8] : 0;
+  c.pool = s.words.size() > ir::kHdrPool ? s.words[ir::kHdrPool] : 0;
   c.cluster_m = s.cluster_m;
   c.cluster_n = s.cluster_n;
   c.clusters = s.clusters;
   copy(s.role_body_begin, c.role_body_begin);
-  copy(s.role_body_end, c.role_body_end);
+  if (s.words.size() > ir::kHdrRoleCode) {
+    exec::FindRoleCode(s.words.data(), s.num_roles, c.role_code);
+  }
   copy(s.role_threads, c.role_threads);
   copy(s.role_num_vars, c.role_num_vars);
   copy(s.named_threads, c.named_threads);
@@ -48,13 +50,13 @@ bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
     return false;
   };
   while (true) {
-    const int adv = exec::Advance(layout, a, k);
+    const int adv = exec::NextOp(layout, a, k);
     if (adv == exec::kFaulted) return refuse("its program faults (the interpreter reports where)");
     if (adv != exec::kAtOp) return true;
     const exec::OpKind op = exec::OpAt(layout, k);
-    const uint32_t* f = layout.words + k.pc + 1;
-    const uint32_t spc = k.pc - k.body;
-    k.pc += layout.words[k.pc] >> 8;
+    const uint32_t* f = layout.words + k.rec + 1;
+    const uint32_t spc = k.rec - k.body;
+    ++k.pc;
     if (op == exec::OpKind::kMbarrierArrive && f[7] < exec::kMaxVars) {
       return refuse("an arrive keeps a state token");
     }
@@ -102,7 +104,7 @@ const char* FaultName(uint32_t code) {
   switch (code) {
     case kFaultEval: return "expression fault (division by zero, overflow, shift range or a loop step that is not positive)";
     case kFaultIndex: return "barrier index or buffer slot out of range";
-    case kFaultNesting: return "for/if nested too deeply";
+    case kFaultNesting: return "a loop without operations past the walk's cap";
     case kFaultBadWord: return "bad statement or expression word";
     case kFaultStack: return "expression stack overflow";
     case kFaultRange: return "buffer region outside its slot, or CTA rank outside the cluster";

@@ -19,7 +19,7 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout);
 // Records the host resolves at most, over all agents (64 B each: 64 MiB).
 inline constexpr size_t kMaxResolvedOps = size_t{1} << 20;
 
-// Runs agent `g`'s program with the shared Advance and Resolve (the agent's place and builtins
+// Runs agent `g`'s program with the shared NextOp and Resolve (the agent's place and builtins
 // as the kernel computes them) and appends its records to `out`. False, with the reason in *why
 // and `out` unchanged, when the run is not fixed before the launch (an op that only the
 // interpreter runs, a state token or a test_wait result the hardware decides), it faults (the

@@ -515,7 +515,6 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
       spec.role_threads[r] = static_cast<uint32_t>(
           p.roles[r].threads == ir::kNoExpr ? 1 : ev(p.roles[r].threads, cta0, "role threads"));
       spec.role_body_begin[r] = o + 5;
-      spec.role_body_end[r] = o + 5 + body_words;
       o += 5 + body_words;
     }
   }

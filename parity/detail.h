@@ -58,8 +58,9 @@ struct ExploreReport::Detail {
 
 // Check and Explore with the internal options in full (what the command line sets beyond the
 // public options: event caps, memory bounds, ...). Check and Explore call these.
+// (`check` gives everything but the policy, seed and event cap, which `options` gives.)
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events, bool strict = false);
+                              const CheckOptions& check);
 Result<ExploreReport> ExploreWith(const Schedule& schedule,
                                   const verifier::ExploreOptions& options);
 

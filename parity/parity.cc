@@ -14,8 +14,11 @@
 #include "sim/ir/parser.h"
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
+#include "sim/trace/trace_file.h"
 #include "verifier/culprit.h"
+#include "verifier/expect.h"
 #include "verifier/report/narrate.h"
+#include "verifier/report/phase_picture.h"
 
 namespace parity::api {
 
@@ -532,6 +535,129 @@ std::vector<std::pair<std::string, int64_t>> ParamValues(const ir::Program& prog
 
 }  // namespace
 
+// ---------------------------------------------------------------- Check's run, for reports
+
+namespace {
+
+Violation ToViolation(const ir::Program& program, const engine::Engine& engine,
+                      const engine::ViolationInfo& v) {
+  return Violation{std::string(model::CodeId(v.violation.code)),
+                   std::string(model::CodeTitle(v.violation.code)),
+                   report::ViolationText(program, v),
+                   verifier::AgentLabel(program, engine, v.agent),
+                   ToLocation(v.where),
+                   v.from_async};
+}
+
+Culprit ToCulprit(const ir::Program& program, const engine::Engine& engine,
+                  const verifier::DeadlockCulprit& c, bool names_barrier) {
+  Culprit out;
+  out.found = c.found;
+  if (!c.found) return out;
+  out.cause = verifier::DeadlockCauseName(c.cause);
+  out.agent = verifier::AgentLabel(program, engine, c.agent);
+  if (names_barrier && c.barrier < program.barriers.size()) {
+    out.barrier = program.barriers[c.barrier].name;
+  }
+  out.index = c.index;
+  out.cta = c.cta;
+  out.parity = c.parity;
+  out.location = ToLocation(c.where);
+  out.explanation = c.text;
+  out.suggested_change = c.change;
+  out.changes = c.change_kind;
+  return out;
+}
+
+Deadlock ToDeadlock(const ir::Program& program, const engine::Engine& engine,
+                    const verifier::DeadlockReport& d) {
+  Deadlock out;
+  out.summary = d.summary;
+  out.culprit = ToCulprit(program, engine, d.culprit, /*names_barrier=*/true);
+  for (const verifier::BlockedExplanation& x : d.blocked) {
+    BlockedAgent b;
+    b.agent = verifier::AgentLabel(program, engine, x.blocked.agent);
+    b.waits_on = engine::WaitKindName(x.blocked.wait);
+    b.location = ToLocation(x.blocked.where);
+    b.on_mbarrier = x.blocked.wait == engine::WaitKind::kMbarrierParity ||
+                    x.blocked.wait == engine::WaitKind::kMbarrierToken;
+    if (b.on_mbarrier) {
+      b.barrier = program.barriers[x.blocked.barrier].name;
+      b.index = x.blocked.barrier_index;
+      b.cta = x.blocked.cta;
+      b.parity = x.blocked.parity;
+      b.phase = x.blocked.state.phase;
+      b.pending = x.blocked.state.pending_count;
+      b.expected = x.blocked.state.expected_count;
+      b.tx = x.blocked.state.tx_count;
+    }
+    b.cause = verifier::DeadlockCauseName(x.cause);
+    b.explanation = x.cause_text;
+    b.in_cycle = x.in_cycle;
+    out.blocked.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::string PolicyText(const engine::EngineOptions& o) {
+  std::string p = engine::PolicyName(o.policy);
+  if (o.policy == engine::Policy::kRandom) p += " seed=" + std::to_string(o.seed);
+  return p;
+}
+
+// The file's own `# expect:` lines (verifier/expect.h) that apply to the run in `d`.
+void AddFileExpectations(const CheckReport::Detail& d, const std::string& file,
+                         CheckReport* report) {
+  Expected<std::vector<verifier::Expectation>> expects =
+      verifier::ReadExpectations(file, d.source);
+  if (!expects.ok()) {  // a comment: reported, never a reason to refuse the schedule
+    report->expectations_error = expects.status().ToString();
+    return;
+  }
+  const ir::Program& program = *d.program;
+  const engine::EngineOptions& o = d.engine_options;
+  for (const verifier::Expectation& x : *expects) {
+    if (x.explore) continue;
+    Expected<std::vector<int64_t>> params = ir::BindParams(program, x.defines);
+    if (!params.ok() || *params != d.params) continue;
+    const bool same_policy =
+        x.policy == o.policy && (o.policy != engine::Policy::kRandom || x.seed == o.seed);
+    if (!same_policy && !x.every_policy) continue;
+    verifier::Expectation applied = x;
+    if (!same_policy) {  // every policy: the code
+      applied = verifier::Expectation{};
+      applied.code = x.code;
+      applied.where = x.where;
+      applied.policy = o.policy;
+      applied.seed = o.seed;
+      applied.every_policy = true;
+    }
+    verifier::CheckRun run;
+    run.program = &program;
+    run.engine = d.engine.get();
+    run.result = &d.result;
+    run.findings = &d.rule_findings;
+    run.deadlock = d.deadlock ? &*d.deadlock : nullptr;
+    run.violation_culprit = &d.violation_culprit;
+    report->expected_by_file.push_back(
+        FileExpectation{applied.Text(), applied.where.line, verifier::MatchCheck(applied, run)});
+  }
+}
+
+trace::TraceFile TraceOf(const CheckReport::Detail& d) {
+  trace::TraceFile file;
+  file.header.schedule_hash = ir::ContentHash(*d.program);
+  file.header.source = "sim";
+  file.header.device = "parity-engine";
+  file.header.schedule = d.program->name;
+  file.header.policy = PolicyText(d.engine_options);
+  file.header.params = d.param_values;
+  file.events = d.engine->trace();
+  return file;
+}
+
+}  // namespace
+
 bool CheckReport::has_errors() const {
   if (outcome != Outcome::kCompleted) return true;
   for (const Finding& f : findings) {
@@ -546,11 +672,12 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options)
   engine::EngineOptions eo;
   eo.policy = ToEnginePolicy(options.policy);
   eo.seed = options.seed;
-  return CheckWith(schedule, eo, options.collect_events, options.strict);
+  if (options.max_events != 0) eo.max_events = options.max_events;
+  return CheckWith(schedule, eo, options);
 }
 
 Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOptions& options,
-                              bool collect_events, bool strict) {
+                              const CheckOptions& check) {
   const Schedule::Impl& impl = schedule.impl();
   const SourceLocation file{impl.file, 0, 0};
   Result<std::vector<int64_t>> params = BindScheduleParams(schedule);
@@ -587,6 +714,10 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
       break;
   }
   report.events_count = r.events;
+  report.steps = r.steps;
+  report.agents = e.num_agents();
+  report.ctas = e.num_ctas();
+  report.policy = PolicyText(options);
   d->rule_findings = verifier::CheckRules(program, e, e.trace());
   // `exists` properties: in `check`, of this one run (when it completed).
   if (r.outcome == engine::Outcome::kCompleted && verifier::HasExists(program)) {
@@ -601,27 +732,88 @@ Result<CheckReport> CheckWith(const Schedule& schedule, const engine::EngineOpti
     d->violation_culprit = verifier::FindCulpritOfViolation(program, d->params, e, ro);
     report.findings.push_back(FromViolation(loc, *r.violation));
     AddViolationCulprit(loc, d->violation_culprit, &report.findings.back());
+    report.violation = ToViolation(program, e, *r.violation);
+    report.violation_culprit =
+        ToCulprit(program, e, d->violation_culprit, /*names_barrier=*/false);
   }
   if (r.outcome == engine::Outcome::kDeadlock) {
     d->deadlock = verifier::DiagnoseDeadlockWithRepair(program, e, r, d->params);
     report.findings.push_back(FromDeadlock(program, loc, *d->deadlock));
+    report.deadlock = ToDeadlock(program, e, *d->deadlock);
   }
   for (const engine::ViolationInfo& w : r.warnings) {
     report.findings.push_back(FromViolation(loc, w));
+    report.model_warnings.push_back(ToViolation(program, e, w));
   }
+  report.rule_errors = verifier::HasErrors(d->rule_findings, check.strict);
   for (const verifier::Finding& f : d->rule_findings) {
-    report.findings.push_back(FromRule(loc, f, strict));
+    report.findings.push_back(FromRule(loc, f, check.strict));
   }
   if (r.tx_pieces_differ && !options.tx_pieces) {
     AddPieceFindings(program, verifier::RunInPieces(program, d->params, options, {}),
                      &report.findings);
   }
-  if (collect_events) {
+  if (check.collect_events) {
     report.events.reserve(e.trace().size());
     for (const trace::TraceEvent& ev : e.trace()) report.events.push_back(loc.MakeEvent(ev));
   }
+  if (check.narrate) {
+    report.narration.reserve(e.trace().size());
+    for (const parity::report::Narration& n :
+         parity::report::NarrateRun(program, e, e.trace())) {
+      report.narration.push_back(n.Text());
+    }
+  }
+  AddFileExpectations(*d, impl.file, &report);
   report.detail = std::move(d);
   return report;
+}
+
+std::string FormatDiagnosis(const CheckReport& report, size_t detailed_blocked) {
+  if (report.detail == nullptr || !report.detail->deadlock) return "";
+  const CheckReport::Detail& d = *report.detail;
+  return verifier::FormatDeadlockReport(*d.deadlock, *d.program, *d.engine, d.source,
+                                        detailed_blocked);
+}
+
+std::string FormatBehaviour(const CheckReport& report, size_t last) {
+  if (report.detail == nullptr) return "";
+  return parity::report::BehaviourPrefix(*report.detail->program, *report.detail->engine, last);
+}
+
+std::string WaitForGraphDot(const CheckReport& report) {
+  if (report.detail == nullptr || !report.detail->deadlock) return "";
+  const CheckReport::Detail& d = *report.detail;
+  return verifier::WaitForGraphDot(*d.deadlock, *d.program, *d.engine);
+}
+
+std::string PhasePictureHtml(const CheckReport& report, const std::string& title,
+                             const std::string& outcome) {
+  if (report.detail == nullptr) return "";
+  const CheckReport::Detail& d = *report.detail;
+  parity::report::PictureInput in;
+  in.program = d.program.get();
+  in.engine = d.engine.get();
+  in.events = d.engine->trace();
+  in.title = title;
+  in.outcome = outcome;
+  in.deadlock = d.deadlock ? &*d.deadlock : nullptr;
+  return parity::report::PhasePictureHtml(in);
+}
+
+Result<uint64_t> WriteTrace(const CheckReport& report, const std::string& path) {
+  if (report.detail == nullptr) {
+    return Error{"io", "the report holds no run (not made by Check)", Location{path, 0, 0}};
+  }
+  const trace::TraceFile file = TraceOf(*report.detail);
+  Status s = trace::WriteTraceFile(path, file);
+  if (!s.ok()) return ToError(s);
+  return static_cast<uint64_t>(file.events.size());
+}
+
+std::string DumpTrace(const CheckReport& report) {
+  if (report.detail == nullptr) return "";
+  return trace::DumpTrace(TraceOf(*report.detail));
 }
 
 // ---------------------------------------------------------------- Explore

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -181,6 +182,74 @@ struct Step {
   std::vector<Event> events;  // what the step did
 };
 
+// The engine's own account of a model violation or warning (CheckReport::violation and
+// CheckReport::model_warnings), as it raised it: the message without the diagnosis a Finding
+// adds.
+struct Violation {
+  std::string code;     // "M1005"
+  std::string title;    // one line
+  std::string message;  // names the barrier
+  std::string agent;    // the culprit agent
+  Location location;
+  bool from_async = false;  // raised by an asynchronous operation's completion (a copy landing)
+};
+
+// The earlier operation that most likely caused a deadlock or violation (verifier/deadlock.h,
+// verifier/culprit.h).
+struct Culprit {
+  bool found = false;
+  std::string cause;        // "count-too-high", ... (docs: `parity check` deadlock causes)
+  std::string agent;        // the agent whose operation it is
+  std::string barrier;      // the barrier it concerns (deadlocks), its element, CTA and parity
+  uint32_t index = 0;
+  uint32_t cta = 0;
+  uint32_t parity = 0;
+  Location location;        // the statement
+  std::string explanation;  // why, in one or two sentences
+  // Set when a re-run proved it: the one change at `location` after which the run completes
+  // ("set its count to 6"), and what it changes ("parity", "count" or "expect_tx").
+  std::string suggested_change;
+  std::string changes;
+};
+
+// An agent blocked at the end of a deadlocked run, and why.
+struct BlockedAgent {
+  std::string agent;
+  std::string waits_on;  // "mbarrier-parity", "bar.sync", ...
+  Location location;     // the wait statement
+  // Waits on an mbarrier phase: the barrier, its element and CTA, the parity waited for, and
+  // the barrier's state now.
+  bool on_mbarrier = false;
+  std::string barrier;
+  uint32_t index = 0;
+  uint32_t cta = 0;
+  uint32_t parity = 0;
+  uint32_t phase = 0;
+  int32_t pending = 0;
+  int32_t expected = 0;
+  int32_t tx = 0;
+  std::string cause;        // the cause's slug
+  std::string explanation;  // one or two sentences
+  bool in_cycle = false;    // on a cycle of the wait-for graph
+};
+
+// The diagnosis of a deadlocked run: its headline, the most likely cause, every blocked agent
+// (root causes first).
+struct Deadlock {
+  std::string summary;
+  Culprit culprit;
+  std::vector<BlockedAgent> blocked;
+};
+
+// A `# expect:` line of the schedule's own file (docs/language.md) that applies to a run of
+// Check: a check line whose -D values bind the params as the run's did and whose policy is the
+// run's (or that holds under every policy: then its code only).
+struct FileExpectation {
+  std::string expect;      // the expectation as text
+  int line = 0;            // its line in the file
+  std::string difference;  // "" when the run matches it, else what differs
+};
+
 enum class Policy { kEager, kLazy, kRoundRobin, kRandom };
 
 struct CheckOptions {
@@ -188,6 +257,10 @@ struct CheckOptions {
   uint64_t seed = 0;           // of Policy::kRandom
   bool collect_events = true;  // fill CheckReport::events (the whole run, narrated)
   bool strict = false;         // warnings of docs/levels.md are errors (`--strict`)
+  // Stop the run after this many events (Outcome::kStepLimit): the cap on the memory its trace
+  // holds (32 bytes an event). 0: no cap.
+  uint64_t max_events = 0;
+  bool narrate = false;  // fill CheckReport::narration (`parity explain`)
 };
 
 enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
@@ -195,15 +268,36 @@ enum class Outcome { kCompleted, kDeadlock, kViolation, kStepLimit };
 struct CheckReport {
   Outcome outcome = Outcome::kCompleted;
   uint64_t events_count = 0;
+  uint64_t steps = 0;      // agent steps and completions taken
+  size_t agents = 0;       // agents of the grid
+  uint32_t ctas = 0;       // CTAs of the grid
+  std::string policy;      // "eager", "random seed=7"
   // The engine's violation or the deadlock (P2001) first, then warnings and protocol-rule
   // findings (P2002..P2009) in the order found.
   std::vector<Finding> findings;
   std::vector<Event> events;  // CheckOptions::collect_events
+  // The protocol rules (P2002..) found an error on the run's trace (with CheckOptions::strict,
+  // a warning of docs/levels.md counts).
+  bool rule_errors = false;
+  // Outcome::kViolation: the engine's violation, and the one change a re-run proved fixes it
+  // (found = false: none).
+  std::optional<Violation> violation;
+  Culprit violation_culprit;
+  std::vector<Violation> model_warnings;  // the engine's warnings, in the order raised
+  std::optional<Deadlock> deadlock;       // Outcome::kDeadlock: its diagnosis
+  // The schedule's own `# expect:` lines that apply to this run, each matched against it; a
+  // malformed expect line leaves them out and says why here (a comment: never an Error).
+  std::vector<FileExpectation> expected_by_file;
+  std::string expectations_error;
+  // CheckOptions::narrate: every event of the run, one entry each: its line, then what it did
+  // to its object and the state now (`parity explain`).
+  std::vector<std::string> narration;
 
   // Errors (not warnings) among the findings, or an outcome other than completed.
   bool has_errors() const;
 
-  struct Detail;  // the engine after the run, for the command line's narration
+  // The run itself (the engine after it), which the functions below read; opaque here.
+  struct Detail;
   std::shared_ptr<const Detail> detail;
 };
 
@@ -301,10 +395,100 @@ Result<CheckReport> Check(const Schedule& schedule, const CheckOptions& options 
 // Searches every interleaving. An Error when the schedule cannot run.
 Result<ExploreReport> Explore(const Schedule& schedule, const ExploreOptions& options = {});
 
+// ---------------------------------------------------------------- traces
+
+struct ReplayOptions {
+  bool keep_model = false;  // keep the model's run (PhasePictureHtml of the report)
+};
+
+// A trace's order of events driven through the model (`parity replay`): legal throughout, or
+// the first event it does not allow.
+struct ReplayReport {
+  bool diverged = false;
+  struct Divergence {
+    uint64_t event_number = 0;  // 1-based, as DumpTrace numbers events
+    std::string kind;           // the event's kind ("arrive", ...)
+    Location location;          // its statement (known for simulator traces)
+    std::string reason;         // why the model does not allow it
+    std::string expected;       // what the model produced instead ("" when nothing)
+    std::string barrier_state;  // the state of the barrier the event acts on, if any
+    std::vector<std::string> enabled;  // the model's enabled choices there
+  };
+  Divergence divergence;  // when diverged
+  uint64_t replayed = 0;              // trace events matched
+  uint64_t skipped_model_events = 0;  // model events of kinds the trace does not record
+  uint64_t inferred_completions = 0;  // unrecorded completions taken to enable an event
+  uint64_t timeouts = 0;              // wait timeouts checked
+  uint64_t after_abort = 0;           // events after a timeout the model could not take
+  uint64_t probes = 0;                // the executor's end-of-run barrier probes
+  bool search_exhausted = false;      // the search over ambiguous completions hit its budget
+  bool eager_completions = false;     // it replays only with completions taken eagerly
+  std::string model_outcome;          // the model after the last event: "running", ...
+  std::vector<std::string> unobserved_kinds;  // event kinds the trace's source cannot record
+
+  struct Detail;  // the trace and the model's run, which the functions below read
+  std::shared_ptr<const Detail> detail;
+};
+
+// A trace file (`parity run --trace`, the H100 executor's `parity gpu run --trace`, a kernel's
+// own): read once, replayed on a schedule's model by Replay. Copying shares it.
+class Trace {
+ public:
+  // Reads a trace; errors name the file and rule (sim/trace/trace_file.h).
+  static Result<Trace> FromFile(const std::string& path);
+
+  const std::string& path() const;
+  const std::string& source() const;    // "sim", "gpu" (the executor), "kernel" (its own)
+  const std::string& device() const;
+  const std::string& schedule() const;  // the schedule it was recorded from
+  const std::string& policy() const;
+  uint64_t events() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  // The report keeps the trace it replayed (FormatReplay reads it).
+  friend Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
+                                     const ReplayOptions& options);
+  explicit Trace(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const Impl> impl_;
+};
+
+// Replays a simulator or executor trace (not a kernel's own: source "kernel") on the schedule.
+// An Error when the trace was recorded from another schedule, its params do not bind, or the
+// schedule's overridden params differ from the trace's; a divergence is a result.
+Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
+                            const ReplayOptions& options = {});
+// The report as `parity replay` prints it: "OK: all N events ..." or the divergence in context.
+std::string FormatReplay(const ReplayReport& report);
+// The phase picture of the replayed run (ReplayOptions::keep_model), then of the model running
+// on alone from where the trace ends, headed by `title`; empty without the model's run.
+std::string PhasePictureHtml(const ReplayReport& report, const std::string& title);
+
 // A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
 // detail. Empty unless the verdict is kDeadlock.
 std::string FormatDiagnosis(const ExploreReport& report, size_t detailed_blocked);
+
+// What a Check run holds besides its report, as `parity check`, `explain` and `run` print it;
+// each needs a report made by Check (an empty string otherwise).
+// The deadlock in full (every blocked agent, what it waits for and why it cannot come, the
+// culprit; the first `detailed_blocked` agents in detail). Empty unless Outcome::kDeadlock.
+std::string FormatDiagnosis(const CheckReport& report, size_t detailed_blocked);
+// The run's last `last` events (0: every event), numbered from 1 at the start, one a line.
+std::string FormatBehaviour(const CheckReport& report, size_t last);
+// The wait-for graph of a deadlock in Graphviz DOT. Empty unless Outcome::kDeadlock.
+std::string WaitForGraphDot(const CheckReport& report);
+// The phase picture of the run: one self-contained HTML page (lanes per barrier and agent,
+// phases, waits, copies and remote arrives as arrows), headed by `title` and `outcome`.
+std::string PhasePictureHtml(const CheckReport& report, const std::string& title,
+                             const std::string& outcome);
+// Writes the run's events to `path` as a trace file (`parity replay` reads it back), headed by
+// the schedule's hash, name, policy and params: the number of events written, or an Error.
+Result<uint64_t> WriteTrace(const CheckReport& report, const std::string& path);
+// That trace as text, one event a line.
+std::string DumpTrace(const CheckReport& report);
 
 const char* SeverityName(Severity s);  // "error", "warning"
 const char* OutcomeName(Outcome o);    // "completed", "deadlock", "violation", "step-limit"

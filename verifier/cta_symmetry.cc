@@ -93,7 +93,7 @@ bool RunPure(const ir::Program& p, const std::vector<engine::Instr>& code, uint3
     return f.ok();
   };
   uint32_t pc = begin;
-  return engine::WalkToOp(code, &pc, vars, ev, limit, steps, nullptr, end) ==
+  return engine::WalkToOp(code.data(), &pc, vars, ev, limit, steps, nullptr, end) ==
          engine::Control::kStop;
 }
 

@@ -203,14 +203,7 @@ class Search {
 
   void CollectBarriers(const Engine& e) {
     for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
-      const model::MbarrierState& st = e.slot_state(o);
-      BarrierValue v;
-      v.slot = o;
-      v.life = static_cast<uint8_t>(st.life);
-      v.phase = st.phase;
-      v.pending = st.pending_count;
-      v.tx = st.tx_count;
-      res_.barrier_states.push_back(v);
+      res_.barrier_states.push_back(BarrierValue::Of(o, e.slot_state(o)));
     }
     if (res_.barrier_states.size() > (size_t{1} << 20)) {
       std::sort(res_.barrier_states.begin(), res_.barrier_states.end());

@@ -250,6 +250,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/common/status.h"
@@ -366,14 +367,20 @@ enum class ExploreVerdict : uint8_t {
   kRuleViolation,  // a reachable run completes but breaks a protocol rule (verifier/rules.h)
 };
 
-// One mbarrier's value in some reachable state (collect_barrier_states).
+// One mbarrier's value in some reachable state (collect_barrier_states): its slot and the
+// fields of model::MbarrierState::ValueFields (the others keep their defaults).
 struct BarrierValue {
   uint32_t slot = 0;
-  uint8_t life = 0;
-  uint32_t phase = 0;
-  int32_t pending = 0;
-  int32_t tx = 0;
-  auto operator<=>(const BarrierValue&) const = default;
+  model::MbarrierState state;
+  static BarrierValue Of(uint32_t slot, const model::MbarrierState& s) {
+    BarrierValue v;
+    v.slot = slot;
+    v.state.ValueFields() = s.ValueFields();
+    return v;
+  }
+  auto Key() const { return std::tuple_cat(std::tie(slot), state.ValueFields()); }
+  bool operator==(const BarrierValue& o) const { return Key() == o.Key(); }
+  bool operator<(const BarrierValue& o) const { return Key() < o.Key(); }
 };
 const char* ExploreVerdictName(ExploreVerdict v);
 

@@ -157,14 +157,7 @@ class ParallelSearch {
 
   static void CollectBarriers(const Engine& e, std::vector<BarrierValue>& out) {
     for (uint32_t o = 0; o < e.num_barrier_slots(); ++o) {
-      const model::MbarrierState& st = e.slot_state(o);
-      BarrierValue v;
-      v.slot = o;
-      v.life = static_cast<uint8_t>(st.life);
-      v.phase = st.phase;
-      v.pending = st.pending_count;
-      v.tx = st.tx_count;
-      out.push_back(v);
+      out.push_back(BarrierValue::Of(o, e.slot_state(o)));
     }
     if (out.size() > (size_t{1} << 20)) {
       std::sort(out.begin(), out.end());

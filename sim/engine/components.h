@@ -39,8 +39,8 @@ constexpr size_t FieldBytes() {
     return (size_t{0} + ... + sizeof(std::remove_reference_t<std::tuple_element_t<I, Tuple>>));
   }(std::make_index_sequence<std::tuple_size_v<Tuple>>{});
 }
-// Every field of AgentState is in exactly one of its lists; every field of InFlight in Fields()
-// (4: the padding before `id`).
+// Every field of AgentState is in exactly one of its lists; every field of InFlight in one of
+// StateFields and OtherFields (4: the padding before `id`).
 static_assert(FieldBytes<decltype(std::declval<Engine::AgentState>().StateFields())>() +
                       FieldBytes<decltype(std::declval<Engine::AgentState>().WaitFields())>() +
                       FieldBytes<decltype(std::declval<Engine::AgentState>().OtherFields())>() ==
@@ -247,13 +247,13 @@ struct Engine::Table {
     }
     ObjectParts(o, [&](const auto& part) { Words(part, f); }, e);
   }
-  // An in-flight or deferred operation's words: every field but its issuer (the agent whose
-  // component holds it), with `list` (1 in flight, 2 deferred) first.
+  // An in-flight or deferred operation's words: its state fields (InFlight::StateFields; not
+  // its issuer, the agent whose component holds it), with `list` (1 in flight, 2 deferred)
+  // first.
   template <typename F>
   __attribute__((always_inline)) static void OpWords(const InFlight& op, uint64_t list, F&& f) {
     f(list);
-    FoldFields(f, std::tie(op.kind, op.flags, op.object, op.target_cta, op.slot, op.index,
-                           op.bytes, op.pc, op.id));  // not offset, place_slot: InFlight
+    FoldFields(f, op.StateFields());
   }
   // The `readback` content tags (empty unless the program has a readback).
   template <typename F>

@@ -1,11 +1,8 @@
-// A role's control flow, compiled once and walked by one function. The engine steps agents
-// with it (Engine::Exec::StepAgent), the partial-order reduction's look-ahead runs ahead with it
-// (Engine::Exec::SoloFuture), CTA symmetry replays operation-free statements with it
-// (verifier/cta_symmetry.cc), and the instruction numbering it defines is TraceEvent::pc, which
-// verifier/pc_map.h maps back to statements from the same compilation.
-//
-// (The GPU executor walks the compact encoding's records instead, sim/ir/exec.h Advance, to the
-// same semantics; tests/sim/ir/exec_test compares the two on every bundled schedule.)
+// A role's control flow, compiled once (CompileRole) to the flat code that the one walker
+// (sim/engine/walk.h, WalkToOp) runs for the engine, its look-ahead, CTA symmetry, the GPU
+// executor and the host resolution. The instruction numbering defined here is TraceEvent::pc,
+// which verifier/pc_map.h maps back to statements from the same compilation; the compact
+// encoding carries the same code per role (sim/ir/encoding.cc), so the GPU walks it too.
 #ifndef PARITY_SIM_ENGINE_CONTROL_H_
 #define PARITY_SIM_ENGINE_CONTROL_H_
 
@@ -13,27 +10,18 @@
 #include <variant>
 #include <vector>
 
+#include "sim/engine/walk.h"
 #include "sim/ir/ir.h"
 
 namespace parity::engine {
 
-// One instruction of an agent's flat program. Control flow (let/for/if) is compiled to jumps so
-// that a step never walks the statement tree.
+static_assert(ir::kNoExpr == kNoRef, "the walker's 'no expression' is the IR's");
+
+// One instruction of an agent's flat program (the kinds: walk.h InstrKind). Control flow
+// (let/for/if) is compiled to jumps so that a step never walks the statement tree.
 struct Instr {
-  enum Kind : uint8_t {
-    kOp,           // op: execute *op
-    kLet,          // vars[var] = e1
-    kJump,         // pc = target
-    kJumpIfFalse,  // if (!e1) pc = target
-    kForInit,      // vars[var] = e1 (lo)
-    kForTest,      // if (!(vars[var] < e1)) pc = target (hi, exclusive)
-    kForStep,      // vars[var] += e1 (step, default 1, must be > 0); pc = target (the test)
-    kEnd,          // end of the role body: implicit exit
-    // `while` (ir::For with a cond): kForInit sets the pass counter `var` to 0; then
-    kWhileTest,    // if (!e1) pc = target; else if (vars[var] >= e2) engine.while-bound
-    // then the body, and kForStep (step 1) back to the test. `break` is a kJump past the step.
-    kAssert,       // assert e1 (Program::assertions[var]): fails the run when e1 is 0
-  };
+  using Kind = InstrKind;
+  using enum InstrKind;
   Kind kind = kOp;
   uint32_t var = 0;
   ir::ExprId e1 = ir::kNoExpr;
@@ -102,88 +90,6 @@ inline std::vector<Instr> CompileRole(const ir::Role& role) {
   for (uint32_t b : stray_breaks) code[b].target = static_cast<uint32_t>(code.size());
   code.push_back({Instr::kEnd, 0, ir::kNoExpr, 0, nullptr, &role.where});
   return code;
-}
-
-// Where a walk stopped. At every stop but kStop, *pc is the instruction that stopped it.
-enum class Control : uint8_t {
-  kAtOp,          // an operation (kOp): the caller executes it
-  kAtAssert,      // an assertion (kAssert): the caller checks it, then walks on from *pc + 1
-  kEnd,           // the implicit exit
-  kStop,          // reached the caller's stop pc
-  kEvalFault,     // an expression faulted (the evaluator reported it)
-  kWhileBound,    // a `while` condition still holds at its bound (*detail: the bound)
-  kBadStep,       // a `for` step that is not positive (*detail: the step)
-  kStepOverflow,  // a `for` variable overflowed
-  kNoProgress,    // more than `limit` instructions walked (*steps counts them)
-};
-
-// Runs the control instructions from *pc to the next operation, the end, or `stop`. `ev` is
-// `bool(ir::ExprId, int64_t*)`, false on a fault (the caller's evaluator, which reports it).
-// *steps counts the control instructions walked, across calls if the caller keeps it; a walk
-// with *steps > limit at an instruction stops there (kNoProgress): a loop without operations.
-template <typename Ev>
-__attribute__((always_inline)) inline Control WalkToOp(const std::vector<Instr>& code,
-                                                       uint32_t* pc, int64_t* vars, Ev&& ev,
-                                                       uint32_t limit, uint32_t* steps,
-                                                       int64_t* detail = nullptr,
-                                                       uint32_t stop = 0xffffffffu) {
-  for (;; ++*steps) {
-    if (*pc == stop) return Control::kStop;
-    if (*steps > limit) return Control::kNoProgress;
-    const Instr& in = code[*pc];
-    int64_t v = 0;
-    switch (in.kind) {
-      case Instr::kLet:
-      case Instr::kForInit:
-        if (!ev(in.e1, &v)) return Control::kEvalFault;
-        vars[in.var] = v;
-        ++*pc;
-        continue;
-      case Instr::kJump:
-        *pc = in.target;
-        continue;
-      case Instr::kJumpIfFalse:
-        if (!ev(in.e1, &v)) return Control::kEvalFault;
-        *pc = v != 0 ? *pc + 1 : in.target;
-        continue;
-      case Instr::kForTest:
-        if (!ev(in.e1, &v)) return Control::kEvalFault;
-        *pc = vars[in.var] < v ? *pc + 1 : in.target;
-        continue;
-      case Instr::kWhileTest: {
-        if (!ev(in.e1, &v)) return Control::kEvalFault;
-        if (v == 0) {
-          *pc = in.target;
-          continue;
-        }
-        int64_t bound = 0;
-        if (!ev(in.e2, &bound)) return Control::kEvalFault;
-        if (vars[in.var] >= bound) {
-          if (detail != nullptr) *detail = bound;
-          return Control::kWhileBound;
-        }
-        ++*pc;
-        continue;
-      }
-      case Instr::kForStep:
-        v = 1;
-        if (in.e1 != ir::kNoExpr && !ev(in.e1, &v)) return Control::kEvalFault;
-        if (v <= 0) {
-          if (detail != nullptr) *detail = v;
-          return Control::kBadStep;
-        }
-        if (__builtin_add_overflow(vars[in.var], v, &vars[in.var])) return Control::kStepOverflow;
-        *pc = in.target;
-        continue;
-      case Instr::kEnd:
-        return Control::kEnd;
-      case Instr::kOp:
-        return Control::kAtOp;
-      case Instr::kAssert:
-        return Control::kAtAssert;
-    }
-    return Control::kEnd;  // not reached: every kind is handled above
-  }
 }
 
 }  // namespace parity::engine

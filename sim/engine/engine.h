@@ -12,7 +12,7 @@
 // Slot, Cluster, Named, Cp, Bulk, Agent, Vars, Issue, ...), which mark what they touch; Exec
 // reads the state through a const Engine, so a write past them does not compile.
 // Adding an op: its ir::Op alternative (sim/ir/ir.h), a Do overload in exec_sync.h or
-// exec_copies.h (and a case in Exec::ExecOp), and what the look-ahead counts for it
+// exec_copies.h (ExecOp visits it), and what the look-ahead counts for it
 // (exec_future.h, SoloFuture).
 //
 // What is instantiated (Engine::Create):
@@ -651,7 +651,7 @@ class Engine {
     // Where the bytes are, for the trace (Engine::trace_places): copies that move bytes
     // (loads, st.async, cp.async, stores) the byte offset into the buffer slot of the first
     // byte they write or read; st.async its destination buffer slot (loads: `id`). Packed and
-    // copied, but not hashed (Table::OpWords): the issuing agent's history fixes them (its
+    // copied, but not hashed (OtherFields): the issuing agent's history fixes them (its
     // program and the values its synchronising steps returned), which the explorer's state and
     // every_path's digest hold, and hashing them would tell apart the symmetric shares of
     // interchangeable agents (`+ agent * 512`).
@@ -662,16 +662,22 @@ class Engine {
     // kCpAsyncArrive: the fence (CpAsyncState::IssuedCount() at the instruction).
     uint64_t id = 0;
     bool operator==(const InFlight&) const = default;  // member by member (not the padding)
-    // Every field, once: Pack/Unpack and StateWords go through this list, so that a field
-    // added here is packed and compared without another edit.
-    auto Fields() {
-      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
-                      place_slot, id);
+    // Every field, once, in one of two lists: what is state (hashed and fingerprinted,
+    // Table::OpWords), and what is packed and copied but not hashed (the issuer, which keys
+    // the component that holds the operation, and where the bytes are, see above). Pack/
+    // Unpack go through both (Fields), so a field added to either is packed and compared
+    // without another edit; one in neither fails the static_assert in components.h.
+    template <typename Self>
+    static auto StateFieldsOf(Self& f) {
+      return std::tie(f.kind, f.flags, f.object, f.target_cta, f.slot, f.index, f.bytes, f.pc,
+                      f.id);
     }
-    auto Fields() const {
-      return std::tie(kind, flags, object, agent, target_cta, slot, index, bytes, pc, offset,
-                      place_slot, id);
-    }
+    auto StateFields() { return StateFieldsOf(*this); }
+    auto StateFields() const { return StateFieldsOf(*this); }
+    auto OtherFields() { return std::tie(agent, offset, place_slot); }
+    auto OtherFields() const { return std::tie(agent, offset, place_slot); }
+    auto Fields() { return std::tuple_cat(StateFields(), OtherFields()); }
+    auto Fields() const { return std::tuple_cat(StateFields(), OtherFields()); }
   };
 
   // Explorer access to the mutable state (verifier/explore.h).

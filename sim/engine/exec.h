@@ -604,7 +604,7 @@ struct Engine::Exec {
     int64_t detail = 0;
     for (;; ++s.pc, ++steps) {
       const Control r = WalkToOp(
-          code, &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
+          code.data(), &s.pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env, v); },
           1u << 24, &steps, &detail);
       const Instr& in = code[s.pc];
       switch (r) {
@@ -854,39 +854,9 @@ struct Engine::Exec {
 
   // A switch rather than std::visit: the handlers inline into one dispatch (std::visit's
   // table of thunks prevents that).
+  // One Do overload per ir::Op alternative: an op without one does not compile.
   void ExecOp(uint32_t a, const Instr& in, const ir::EvalEnv& env) {
-    static_assert(std::variant_size_v<ir::Op> == 28, "a new op needs a case here");
-    switch (in.op->index()) {
-      case 0: return Do(a, in, env, *std::get_if<0>(in.op));
-      case 1: return Do(a, in, env, *std::get_if<1>(in.op));
-      case 2: return Do(a, in, env, *std::get_if<2>(in.op));
-      case 3: return Do(a, in, env, *std::get_if<3>(in.op));
-      case 4: return Do(a, in, env, *std::get_if<4>(in.op));
-      case 5: return Do(a, in, env, *std::get_if<5>(in.op));
-      case 6: return Do(a, in, env, *std::get_if<6>(in.op));
-      case 7: return Do(a, in, env, *std::get_if<7>(in.op));
-      case 8: return Do(a, in, env, *std::get_if<8>(in.op));
-      case 9: return Do(a, in, env, *std::get_if<9>(in.op));
-      case 10: return Do(a, in, env, *std::get_if<10>(in.op));
-      case 11: return Do(a, in, env, *std::get_if<11>(in.op));
-      case 12: return Do(a, in, env, *std::get_if<12>(in.op));
-      case 13: return Do(a, in, env, *std::get_if<13>(in.op));
-      case 14: return Do(a, in, env, *std::get_if<14>(in.op));
-      case 15: return Do(a, in, env, *std::get_if<15>(in.op));
-      case 16: return Do(a, in, env, *std::get_if<16>(in.op));
-      case 17: return Do(a, in, env, *std::get_if<17>(in.op));
-      case 18: return Do(a, in, env, *std::get_if<18>(in.op));
-      case 19: return Do(a, in, env, *std::get_if<19>(in.op));
-      case 20: return Do(a, in, env, *std::get_if<20>(in.op));
-      case 21: return Do(a, in, env, *std::get_if<21>(in.op));
-      case 22: return Do(a, in, env, *std::get_if<22>(in.op));
-      case 23: return Do(a, in, env, *std::get_if<23>(in.op));
-      case 24: return Do(a, in, env, *std::get_if<24>(in.op));
-      case 25: return Do(a, in, env, *std::get_if<25>(in.op));
-      case 26: return Do(a, in, env, *std::get_if<26>(in.op));
-      case 27: return Do(a, in, env, *std::get_if<27>(in.op));
-      default: PARITY_CHECK(false, "unknown op");
-    }
+    std::visit([&](const auto& op) { Do(a, in, env, op); }, *in.op);
   }
 
   // Result plumbing shared by the mbarrier operations.

@@ -76,8 +76,8 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
     // A pass beyond a `while` bound, a bad step or an over-long walk is a run error or worse:
     // the look-ahead gives up there.
     const Control r = WalkToOp(
-        code, &pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env0, v); }, 1u << 16,
-        &steps);
+        code.data(), &pc, vars, [&](ir::ExprId id, int64_t* v) { return Ev(id, env0, v); },
+        1u << 16, &steps);
     if (r == Control::kEnd) break;
     if (r != Control::kAtOp && r != Control::kAtAssert) {
       ok = false;

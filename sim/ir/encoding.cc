@@ -5,7 +5,9 @@
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <vector>
 
+#include "sim/engine/control.h"
 #include "sim/ir/hash.h"
 
 namespace parity::ir {
@@ -90,15 +92,15 @@ class Encoder {
 
   Expected<std::vector<uint32_t>> Run(const std::vector<int64_t>& values) {
     std::vector<uint32_t> w(kEncodingHeaderWords, 0);
-    w[0] = kEncodingMagic;
-    w[1] = kEncodingVersion;
-    w[2] = kEncodingHeaderWords;
+    w[kHdrMagic] = kEncodingMagic;
+    w[kHdrVersion] = kEncodingVersion;
+    w[kHdrHeaderWords] = kEncodingHeaderWords;
     const uint64_t hash = ContentHash(p_);
-    w[4] = static_cast<uint32_t>(hash);
-    w[5] = static_cast<uint32_t>(hash >> 32);
+    w[kHdrHashLo] = static_cast<uint32_t>(hash);
+    w[kHdrHashHi] = static_cast<uint32_t>(hash >> 32);
 
-    w[6] = static_cast<uint32_t>(values.size());
-    w[7] = static_cast<uint32_t>(w.size());
+    w[kHdrNumParams] = static_cast<uint32_t>(values.size());
+    w[kHdrParams] = static_cast<uint32_t>(w.size());
     for (int64_t v : values) {
       w.push_back(Lo(v));
       w.push_back(Hi(v));
@@ -126,11 +128,14 @@ class Encoder {
         for (ExprId e : *list) maps.push_back(Ref(e));
       }
     }
+    std::vector<uint32_t> code;
     for (const Role& r : p_.roles) {
-      std::vector<uint32_t> body = EncodeBlock(r.body);
+      stmt_at_.clear();
+      std::vector<uint32_t> body = EncodeBlock(r.body, 0);
       roles.insert(roles.end(), {Ref(r.count), Ref(r.threads), Ref(r.when), r.num_vars,
                                  static_cast<uint32_t>(body.size())});
       roles.insert(roles.end(), body.begin(), body.end());
+      RoleCode(r, static_cast<uint32_t>(body.size()), &code);
     }
     std::vector<uint32_t> globals, grids;
     // The executor runs at most two grids (a primary and its dependent); a longer chain is
@@ -145,27 +150,30 @@ class Encoder {
     for (const Role& r : p_.roles) grids.push_back(r.grid);
     if (!error_.ok()) return error_;
 
-    w[8] = static_cast<uint32_t>(w.size());
-    w[9] = static_cast<uint32_t>(pool_.size());
+    w[kHdrPool] = static_cast<uint32_t>(w.size());
+    w[kHdrPoolWords] = static_cast<uint32_t>(pool_.size());
     w.insert(w.end(), pool_.begin(), pool_.end());
-    w[10] = cm;
-    w[11] = cn;
-    w[12] = cl;
+    w[kHdrClusterM] = cm;
+    w[kHdrClusterN] = cn;
+    w[kHdrClusters] = cl;
+    // A count word and, after it, the offset of the data appended here.
     auto section = [&](size_t count_at, uint32_t count, const std::vector<uint32_t>& data) {
       w[count_at] = count;
       w[count_at + 1] = static_cast<uint32_t>(w.size());
       w.insert(w.end(), data.begin(), data.end());
     };
-    section(13, static_cast<uint32_t>(p_.buffers.size()), buffers);
-    section(15, static_cast<uint32_t>(p_.barriers.size()), barriers);
-    section(17, static_cast<uint32_t>(p_.tensor_maps.size()), maps);
-    section(19, static_cast<uint32_t>(p_.roles.size()), roles);
-    w[24] = primary;
-    section(25, static_cast<uint32_t>(p_.globals.size()), globals);
-    w[27] = static_cast<uint32_t>(w.size());
+    section(kHdrNumBuffers, static_cast<uint32_t>(p_.buffers.size()), buffers);
+    section(kHdrNumBarriers, static_cast<uint32_t>(p_.barriers.size()), barriers);
+    section(kHdrNumMaps, static_cast<uint32_t>(p_.tensor_maps.size()), maps);
+    section(kHdrNumRoles, static_cast<uint32_t>(p_.roles.size()), roles);
+    w[kHdrPrimary] = primary;
+    section(kHdrNumGlobals, static_cast<uint32_t>(p_.globals.size()), globals);
+    w[kHdrRoleGrids] = static_cast<uint32_t>(w.size());
     w.insert(w.end(), grids.begin(), grids.end());
+    w[kHdrRoleCode] = static_cast<uint32_t>(w.size());
+    w.insert(w.end(), code.begin(), code.end());
 
-    w[21] = static_cast<uint32_t>(w.size());
+    w[kHdrStrings] = static_cast<uint32_t>(w.size());
     String(p_.name, &w);
     for (const Param& x : p_.params) String(x.name, &w);
     for (const BufferDecl& x : p_.buffers) String(x.name, &w);
@@ -176,9 +184,9 @@ class Encoder {
       for (const std::string& v : x.var_names) String(v, &w);
     }
     for (const GlobalDecl& x : p_.globals) String(x.name, &w);
-    w[22] = static_cast<uint32_t>(w.size() - w[21]);
-    w[3] = static_cast<uint32_t>(w.size());
-    w[23] = Checksum(w, kEncodingHeaderWords);
+    w[kHdrStringWords] = static_cast<uint32_t>(w.size() - w[kHdrStrings]);
+    w[kHdrTotalWords] = static_cast<uint32_t>(w.size());
+    w[kHdrChecksum] = Checksum(w, kEncodingHeaderWords);
     return w;
   }
 
@@ -381,13 +389,39 @@ class Encoder {
     out->insert(out->end(), fields.begin(), fields.end());
   }
 
-  std::vector<uint32_t> EncodeBlock(const Block& block) {
+  // The role's control code (encoding.h): the engine's compilation of its body (CompileRole),
+  // with expression refs for ExprIds and each statement's record offset in the body.
+  void RoleCode(const Role& role, uint32_t body_words, std::vector<uint32_t>* out) {
+    const std::vector<engine::Instr> code = engine::CompileRole(role);
+    out->push_back(Arg(code.size()));
+    for (uint32_t pc = 0; pc < code.size(); ++pc) {
+      const engine::Instr& in = code[pc];
+      uint32_t kind = in.kind, e1 = Ref(in.e1), target = in.target;
+      if (in.kind == engine::Instr::kAssert) {
+        // Assertions are the model's to check (the body's record is `if 0 { }`): on the GPU
+        // the instruction falls through, as that record's compilation would.
+        kind = engine::Instr::kJumpIfFalse;
+        e1 = ConstZero();
+        target = pc + 1;
+      } else if (in.kind == engine::Instr::kForInit &&
+                 std::get<For>(in.stmt->node).cond != kNoExpr) {
+        e1 = ConstZero();  // a while's pass counter starts at 0 (the record has no `lo`)
+      }
+      out->insert(out->end(), {kind, in.var, e1, Ref(in.e2), target,
+                               in.stmt == nullptr ? body_words : stmt_at_.at(in.stmt)});
+    }
+  }
+
+  // `base`: the word offset of the block's first record in the role body.
+  std::vector<uint32_t> EncodeBlock(const Block& block, uint32_t base) {
     std::vector<uint32_t> out;
     for (const Stmt& s : block) {
+      const uint32_t at = base + static_cast<uint32_t>(out.size());
+      stmt_at_[&s] = at;
       if (const auto* let = std::get_if<Let>(&s.node)) {
         Record(static_cast<uint32_t>(EncodedStmtKind::kLet), {let->var, Ref(let->value)}, &out);
       } else if (const auto* f = std::get_if<For>(&s.node); f != nullptr && f->cond != kNoExpr) {
-        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> body = EncodeBlock(f->body, at + 5);
         std::vector<uint32_t> fields = {f->var, Ref(f->hi), Ref(f->cond),
                                         static_cast<uint32_t>(body.size())};
         fields.insert(fields.end(), body.begin(), body.end());
@@ -395,14 +429,15 @@ class Encoder {
       } else if (std::holds_alternative<Break>(s.node)) {
         Record(static_cast<uint32_t>(EncodedStmtKind::kBreak), {}, &out);
       } else if (const auto* f = std::get_if<For>(&s.node)) {
-        std::vector<uint32_t> body = EncodeBlock(f->body);
+        std::vector<uint32_t> body = EncodeBlock(f->body, at + 6);
         std::vector<uint32_t> fields = {f->var, Ref(f->lo), Ref(f->hi), Ref(f->step),
                                         static_cast<uint32_t>(body.size())};
         fields.insert(fields.end(), body.begin(), body.end());
         Record(static_cast<uint32_t>(EncodedStmtKind::kFor), fields, &out);
       } else if (const auto* i = std::get_if<If>(&s.node)) {
-        std::vector<uint32_t> then_body = EncodeBlock(i->then_body);
-        std::vector<uint32_t> else_body = EncodeBlock(i->else_body);
+        std::vector<uint32_t> then_body = EncodeBlock(i->then_body, at + 4);
+        std::vector<uint32_t> else_body =
+            EncodeBlock(i->else_body, at + 4 + static_cast<uint32_t>(then_body.size()));
         std::vector<uint32_t> fields = {Ref(i->cond), static_cast<uint32_t>(then_body.size()),
                                         static_cast<uint32_t>(else_body.size())};
         fields.insert(fields.end(), then_body.begin(), then_body.end());
@@ -425,6 +460,7 @@ class Encoder {
   const Program& p_;
   std::vector<uint32_t> pool_;
   std::map<ExprId, uint32_t> memo_;
+  std::map<const Stmt*, uint32_t> stmt_at_;  // the role's statements' record offsets
   Status error_;
 };
 
@@ -438,32 +474,32 @@ class Decoder {
     p.file = "<encoded>";
     p_ = &p;
     if (w_.size() < kEncodingHeaderWords) return Bad("shorter than the header");
-    if (w_[0] != kEncodingMagic) return Bad("bad magic (not a Parity schedule encoding)");
-    if (w_[1] != kEncodingVersion) {
-      return Bad("version " + std::to_string(w_[1]) + ", expected " + std::to_string(kEncodingVersion));
+    if (w_[kHdrMagic] != kEncodingMagic) return Bad("bad magic (not a Parity schedule encoding)");
+    if (w_[kHdrVersion] != kEncodingVersion) {
+      return Bad("version " + std::to_string(w_[kHdrVersion]) + ", expected " + std::to_string(kEncodingVersion));
     }
-    if (w_[2] != kEncodingHeaderWords || w_[3] != w_.size()) return Bad("header/total size mismatch");
-    if (w_[23] != Checksum(w_, kEncodingHeaderWords)) return Bad("checksum mismatch");
-    pool_begin_ = w_[8];
-    pool_end_ = static_cast<uint64_t>(w_[8]) + w_[9];
+    if (w_[kHdrHeaderWords] != kEncodingHeaderWords || w_[kHdrTotalWords] != w_.size()) return Bad("header/total size mismatch");
+    if (w_[kHdrChecksum] != Checksum(w_, kEncodingHeaderWords)) return Bad("checksum mismatch");
+    pool_begin_ = w_[kHdrPool];
+    pool_end_ = static_cast<uint64_t>(w_[kHdrPool]) + w_[kHdrPoolWords];
     if (pool_begin_ < kEncodingHeaderWords || pool_end_ > w_.size()) return Bad("expression pool out of range");
 
     // Params.
-    const uint32_t np = w_[6];
-    if (!Range(w_[7], uint64_t{np} * 2)) return Bad("params out of range");
+    const uint32_t np = w_[kHdrNumParams];
+    if (!Range(w_[kHdrParams], uint64_t{np} * 2)) return Bad("params out of range");
     p.params.resize(np);
     for (uint32_t i = 0; i < np; ++i) {
       p.params[i].default_value = static_cast<int64_t>(
-          static_cast<uint64_t>(w_[w_[7] + 2 * i]) | static_cast<uint64_t>(w_[w_[7] + 2 * i + 1]) << 32);
+          static_cast<uint64_t>(w_[w_[kHdrParams] + 2 * i]) | static_cast<uint64_t>(w_[w_[kHdrParams] + 2 * i + 1]) << 32);
     }
-    p.cluster_m = Expr_(w_[10]);
-    p.cluster_n = Expr_(w_[11]);
-    p.clusters = Expr_(w_[12]);
+    p.cluster_m = Expr_(w_[kHdrClusterM]);
+    p.cluster_n = Expr_(w_[kHdrClusterN]);
+    p.clusters = Expr_(w_[kHdrClusters]);
 
-    if (!Range(w_[14], uint64_t{w_[13]} * 5)) return Bad("buffers out of range");
-    p.buffers.resize(w_[13]);
-    for (uint32_t i = 0; i < w_[13]; ++i) {
-      const uint32_t at = w_[14] + 5 * i;
+    if (!Range(w_[kHdrBuffers], uint64_t{w_[kHdrNumBuffers]} * 5)) return Bad("buffers out of range");
+    p.buffers.resize(w_[kHdrNumBuffers]);
+    for (uint32_t i = 0; i < w_[kHdrNumBuffers]; ++i) {
+      const uint32_t at = w_[kHdrBuffers] + 5 * i;
       p.buffers[i].stages = Expr_(w_[at]);
       p.buffers[i].bytes = Expr_(w_[at + 1]);
       p.buffers[i].align = Expr_(w_[at + 2]);
@@ -472,15 +508,15 @@ class Decoder {
       p.buffers[i].alias_of = w_[at + 3];
       p.buffers[i].alias_offset = Expr_(w_[at + 4]);
     }
-    if (!Range(w_[16], uint64_t{w_[15]} * 2)) return Bad("barriers out of range");
-    p.barriers.resize(w_[15]);
-    for (uint32_t i = 0; i < w_[15]; ++i) {
-      p.barriers[i].size = Expr_(w_[w_[16] + 2 * i]);
-      p.barriers[i].count = Expr_(w_[w_[16] + 2 * i + 1]);
+    if (!Range(w_[kHdrBarriers], uint64_t{w_[kHdrNumBarriers]} * 2)) return Bad("barriers out of range");
+    p.barriers.resize(w_[kHdrNumBarriers]);
+    for (uint32_t i = 0; i < w_[kHdrNumBarriers]; ++i) {
+      p.barriers[i].size = Expr_(w_[w_[kHdrBarriers] + 2 * i]);
+      p.barriers[i].count = Expr_(w_[w_[kHdrBarriers] + 2 * i + 1]);
     }
-    size_t at = w_[18];
-    if (w_[17] > w_.size()) return Bad("tensor map count out of range");
-    p.tensor_maps.resize(w_[17]);
+    size_t at = w_[kHdrMaps];
+    if (w_[kHdrNumMaps] > w_.size()) return Bad("tensor map count out of range");
+    p.tensor_maps.resize(w_[kHdrNumMaps]);
     for (TensorMapDecl& m : p.tensor_maps) {
       if (!Range(at, 7)) return Bad("tensor map out of range");
       if (!Name(kDtypes, w_[at], &m.dtype) || !Name(kSwizzles, w_[at + 1], &m.swizzle) ||
@@ -496,17 +532,17 @@ class Decoder {
         for (uint32_t k = 0; k < n; ++k) list->push_back(Expr_(w_[at++]));
       }
     }
-    if (const ExprId pc = Expr_(w_[24]); pc != kNoExpr) p.primaries.push_back({pc, {}});
-    if (!Range(w_[26], uint64_t{w_[25]} * 2)) return Bad("globals out of range");
-    p.globals.resize(w_[25]);
-    for (uint32_t i = 0; i < w_[25]; ++i) {
-      p.globals[i].slots = Expr_(w_[w_[26] + 2 * i]);
-      p.globals[i].bytes = Expr_(w_[w_[26] + 2 * i + 1]);
+    if (const ExprId pc = Expr_(w_[kHdrPrimary]); pc != kNoExpr) p.primaries.push_back({pc, {}});
+    if (!Range(w_[kHdrGlobals], uint64_t{w_[kHdrNumGlobals]} * 2)) return Bad("globals out of range");
+    p.globals.resize(w_[kHdrNumGlobals]);
+    for (uint32_t i = 0; i < w_[kHdrNumGlobals]; ++i) {
+      p.globals[i].slots = Expr_(w_[w_[kHdrGlobals] + 2 * i]);
+      p.globals[i].bytes = Expr_(w_[w_[kHdrGlobals] + 2 * i + 1]);
     }
-    if (w_[19] > w_.size() || !Range(w_[27], w_[19])) return Bad("role grids out of range");
-    at = w_[20];
-    if (w_[19] > w_.size()) return Bad("role count out of range");
-    p.roles.resize(w_[19]);
+    if (w_[kHdrNumRoles] > w_.size() || !Range(w_[kHdrRoleGrids], w_[kHdrNumRoles])) return Bad("role grids out of range");
+    at = w_[kHdrRoles];
+    if (w_[kHdrNumRoles] > w_.size()) return Bad("role count out of range");
+    p.roles.resize(w_[kHdrNumRoles]);
     for (Role& r : p.roles) {
       if (!Range(at, 5)) return Bad("role out of range");
       role_ = nullptr;  // count/threads/when see no variables
@@ -514,7 +550,7 @@ class Decoder {
       r.threads = Expr_(w_[at + 1]);
       r.when = Expr_(w_[at + 2]);
       r.num_vars = w_[at + 3];
-      const uint32_t grid = w_[w_[27] + static_cast<size_t>(&r - p.roles.data())];
+      const uint32_t grid = w_[w_[kHdrRoleGrids] + static_cast<size_t>(&r - p.roles.data())];
       if (grid > 1) return Bad("role grid out of range");
       if (grid == 1 && !p.has_primary()) return Bad("a primary role without a primary grid");
       r.grid = static_cast<uint8_t>(grid);
@@ -523,13 +559,16 @@ class Decoder {
       at += 5;
       if (!Range(at, body)) return Bad("role body out of range");
       role_ = &r;
+      body_begin_ = at;
+      records_.clear();
       r.body = Block_(at, at + body, 0);
+      if (why_.empty()) RoleCode(r, body);
       at += body;
     }
 
     // Strings.
-    at = w_[21];
-    const uint64_t strings_end = uint64_t{w_[21]} + w_[22];
+    at = w_[kHdrStrings];
+    const uint64_t strings_end = uint64_t{w_[kHdrStrings]} + w_[kHdrStringWords];
     if (strings_end > w_.size()) return Bad("strings out of range");
     auto str = [&](std::string* s) {
       if (at >= strings_end) return Fail("string table too short");
@@ -571,6 +610,50 @@ class Decoder {
   ExprId Add(Expr e) {
     p_->exprs.push_back(e);
     return static_cast<ExprId>(p_->exprs.size() - 1);
+  }
+
+  // The role's control code (header word 28; the roles' code follows in role order): each
+  // instruction as the compilation of the decoded body gives it, its expressions the body's,
+  // and its statement offset that of its statement's record. The GPU walks this code, so
+  // nothing in it is trusted.
+  void RoleCode(const Role& r, uint32_t body_words) {
+    if (&r == &p_->roles.front()) code_at_ = w_[kHdrRoleCode];
+    if (!Range(code_at_, 1)) return Fail("control code out of range");
+    const std::vector<engine::Instr> want = engine::CompileRole(r);
+    // Each statement's record: the statements in pre-order are the records in decoding order.
+    std::map<const Stmt*, uint32_t> record_of;
+    auto number = [&](auto&& self, const Block& block) -> void {
+      for (const Stmt& st : block) {
+        const size_t k = record_of.size();
+        if (k < records_.size()) record_of[&st] = records_[k];
+        if (const auto* f = std::get_if<For>(&st.node)) self(self, f->body);
+        if (const auto* i = std::get_if<If>(&st.node)) {
+          self(self, i->then_body);
+          self(self, i->else_body);
+        }
+      }
+    };
+    number(number, r.body);
+    const uint32_t n = w_[code_at_++];
+    if (n != want.size() || !Range(code_at_, uint64_t{n} * 6)) {
+      return Fail("control code does not match the role body");
+    }
+    for (uint32_t pc = 0; pc < n; ++pc, code_at_ += 6) {
+      const uint32_t* in = &w_[code_at_];
+      const engine::Instr& c = want[pc];
+      const ExprId e1 = Expr_(in[2]), e2 = Expr_(in[3]);
+      // A while's pass counter starts at the constant 0 (the record has no `lo`).
+      const bool e1_ok = e1 == c.e1 || (c.kind == engine::Instr::kForInit && e1 != kNoExpr &&
+                                        p_->exprs[e1].kind == Expr::Kind::kConst &&
+                                        p_->exprs[e1].value == 0);
+      const auto record = record_of.find(c.stmt);
+      const bool at_ok = c.stmt == nullptr ? in[5] == body_words
+                                           : record != record_of.end() && record->second == in[5];
+      if (in[0] != c.kind || in[1] != c.var || !e1_ok || e2 != c.e2 || in[4] != c.target || !at_ok) {
+        return Fail("control code does not match the role body (instruction " +
+                    std::to_string(pc) + ")");
+      }
+    }
   }
 
   // An expression ref -> an ExprId (shared refs decode once).
@@ -910,6 +993,7 @@ class Decoder {
         break;
       }
       Fields f{this, pc + 1, pc + len};
+      records_.push_back(static_cast<uint32_t>(pc - body_begin_));
       Stmt s;
       if (kind == static_cast<uint32_t>(EncodedStmtKind::kLet)) {
         Let let;
@@ -972,6 +1056,10 @@ class Decoder {
   const Role* role_ = nullptr;
   uint64_t pool_begin_ = 0, pool_end_ = 0;
   std::map<uint32_t, ExprId> memo_;
+  uint64_t body_begin_ = 0;              // the role body's first word
+  // The role's records' offsets in its body, in decoding order (the statements' pre-order).
+  std::vector<uint32_t> records_;
+  uint64_t code_at_ = 0;                 // the next role's control code
   std::string why_;
 };
 

@@ -7,9 +7,9 @@
 // Offsets in the header are word offsets from word 0. Params are substituted (an expression
 // never refers to a param); loops, ifs and variables are kept.
 //
-// Header (kHeaderWords = 28 words):
+// Header (kHeaderWords = 29 words):
 //   0 kMagic (0x59545250, the bytes "PRTY")      1 kVersion
-//   2 header words (24)                          3 total words
+//   2 header words (29)                          3 total words
 //   4,5 ContentHash of the bound program (lo, hi) -- identifies schedule + param values
 //   6 number of params       7 params offset: per param, its bound value as int64 (lo, hi)
 //   8 expression pool offset 9 expression pool words
@@ -30,6 +30,15 @@
 //     more grids is not encoded; version 5)
 //  25 number of global buffers  26 globals offset: per global  slots, bytes refs  (version 5)
 //  27 role grids offset: per role 0 (the schedule's grid) or 1 (the primary grid; version 5)
+//  28 control code offset: per role, in role order, its number of instructions n, then n
+//     instructions of 6 words: kind (engine::InstrKind, sim/engine/walk.h), var, e1 ref, e2 ref,
+//     target (an instruction index), and the word offset in the role body of the statement
+//     record it comes from (the body's length: the implicit exit). It is the engine's
+//     compilation of the body (sim/engine/control.h CompileRole), which the GPU executor and
+//     the host resolution walk with the engine's walker (walk.h WalkToOp), so instruction
+//     numbering and loop semantics are the engine's by construction. Differences: an assert
+//     is kJumpIfFalse on the constant 0 to the next instruction (the model checks assertions),
+//     and a while's kForInit has the constant 0 as e1. (Version 6.)
 //
 // Expression record (at pool offset r): word n, then n bytecode words, evaluated on a stack of
 // int64. Each bytecode word is opcode (bits 0..7) | argument << 8; relative jumps skip `arg`
@@ -99,8 +108,9 @@ inline constexpr uint32_t kEncodingMagic = 0x59545250u;  // "PRTY"
 // 4: buffer aliases (5 words per buffer), sem/scope bits on arrive and wait, Fence kAcqRelCta.
 // 5: programmatic dependent launch: header words 24..27 (primary grid, global buffers, role
 //    grids), GridDepControl (op 25) and GlobalAccess (op 26) appended.
-inline constexpr uint32_t kEncodingVersion = 5;
-inline constexpr uint32_t kEncodingHeaderWords = 28;
+// 6: the roles' compiled control code (header word 28).
+inline constexpr uint32_t kEncodingVersion = 6;
+inline constexpr uint32_t kEncodingHeaderWords = kHdrSize;  // sim/ir/ops.h EncodedHeader
 inline constexpr uint32_t kEncodingNone = 0xffffffffu;
 
 // EncodedExprOp, EncodedStmtKind and OpKind: sim/ir/ops.h. The executor of this encoding,

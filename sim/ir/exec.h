@@ -5,21 +5,24 @@
 //   EvalExpr  evaluates an expression record, with ir::Eval's semantics (sim/ir/eval.h): C
 //             truncating / and %, and division by zero, INT64_MIN / -1, shift counts outside
 //             0..63 and signed overflow of + - * << and unary minus are faults, not values;
-//   Advance   walks a role's control flow (let, for, if) to its next op statement;
+//   NextOp    walks a role's control code (the engine's compilation of let, for, while, if and
+//             break, carried by the encoding) to its next op statement, with the engine's
+//             walker (sim/engine/walk.h WalkToOp);
 //   Resolve   evaluates an op's operands (barrier element and CTA, buffer region, counts) into
 //             a ResolvedOp, with the range checks that stop a run before a bad instruction.
 //
 // Device-safe by construction: fixed-size arrays, no std:: containers, no allocation, no
 // exceptions. The agent type is a template parameter (the GPU's agent lives in registers and
 // local memory, the host's in a plain struct); it needs the fields of AgentPlace, int64_t
-// vars[kMaxVars], uint8_t token_parity[kMaxVars] and `bool OnLoopBack(const C&)` (called when
-// a loop starts another iteration; true: leave, with kAbortSeen).
+// vars[kMaxVars], uint8_t token_parity[kMaxVars] and `bool OnWalked(const C&)` (called every
+// kWalkCheck control instructions walked without an op; true: leave, with kAbortSeen).
 #ifndef PARITY_SIM_IR_EXEC_H_
 #define PARITY_SIM_IR_EXEC_H_
 
 #include <cstdint>
 
 #include "sim/common/host_device.h"
+#include "sim/engine/walk.h"
 #include "sim/ir/arith.h"
 #include "sim/ir/ops.h"
 
@@ -39,7 +42,6 @@ inline constexpr uint32_t kMaxBarrierDecls = 16;
 inline constexpr uint32_t kMaxBufferDecls = 16;
 inline constexpr uint32_t kMaxTensorMaps = 4;
 inline constexpr uint32_t kMaxVars = 48;     // variable slots per role
-inline constexpr uint32_t kMaxNesting = 12;  // nested for/if
 inline constexpr uint32_t kStackDepth = 24;  // expression stack (values)
 inline constexpr uint32_t kMaxNamedBarriers = 16;
 inline constexpr uint32_t kMaxGlobalDecls = 16;  // `global` buffers (programmatic dependent launch)
@@ -49,7 +51,7 @@ enum FaultCode : uint32_t {
   kFaultNone = 0,
   kFaultEval = 1,        // an expression fault (AgentPlace::eval_error says which)
   kFaultIndex = 2,       // barrier index or buffer slot out of range
-  kFaultNesting = 3,     // deeper than kMaxNesting, or a host walk past its iteration cap
+  kFaultNesting = 3,     // a host walk past its cap of control instructions without an op
   kFaultBadWord = 4,     // unknown statement or expression word
   kFaultStack = 5,       // expression stack overflow
   kFaultRange = 6,       // buffer region outside the slot / CTA rank outside the cluster
@@ -72,7 +74,7 @@ struct AgentPlace {
   AgentSlot slot;
   uint32_t fault;       // FaultCode of the first fault, 0: none
   uint32_t eval_error;  // kFaultEval: the ir::EvalError
-  uint32_t iters;       // loop iterations taken (OnLoopBack's count)
+  uint32_t iters;       // OnWalked's count
 };
 
 // The schedule facts the executor reads: the encoded words and the per-CTA layout the runner
@@ -82,7 +84,8 @@ struct Layout {
   uint32_t pool;  // expression pool word offset (header word 8)
   uint32_t cluster_m, cluster_n;
   uint32_t clusters;  // clusters in the grid (num_clusters)
-  uint32_t role_body_begin[kMaxRoles], role_body_end[kMaxRoles];  // word offsets
+  uint32_t role_body_begin[kMaxRoles];  // word offsets of the role bodies
+  uint32_t role_code[kMaxRoles];        // word offsets of the roles' instruction 0 (FindRoleCode)
   uint32_t role_threads[kMaxRoles];  // the schedule's `threads` per agent (bar.sync counts)
   uint32_t role_num_vars[kMaxRoles];
   // Named barrier id -> the schedule's thread count and the hardware count where the runner
@@ -595,216 +598,120 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
 }
 
 // ---------------------------------------------------------------------------------------------
-// Control flow.
+// Control flow: the role's control code (sim/ir/encoding.h, header word 28), the engine's own
+// compilation of the body, walked with the engine's walker (sim/engine/walk.h).
 
-struct Frame {
-  uint32_t rec;     // record start
-  uint32_t end;     // where the body ends (pc reaching it closes the frame)
-  uint32_t after;   // record end
-  uint32_t is_for;  // 0 if, 1 for, 2 while
+// One instruction of the encoded control code, as its six words lie in the encoding.
+struct EncodedInstr {
+  uint32_t kind;    // engine::InstrKind
+  uint32_t var;     // variable slot
+  uint32_t e1, e2;  // expression refs
+  uint32_t target;  // instruction index
+  uint32_t at;      // word offset of the statement's record in the role body
 };
+static_assert(sizeof(EncodedInstr) == 6 * sizeof(uint32_t), "six words per instruction");
+inline constexpr uint32_t kEncodedInstrWords = 6;
+
+// The word offset of each of the first `num_roles` roles' instruction 0 (`code[r]`).
+PARITY_HD inline void FindRoleCode(const uint32_t* words, uint32_t num_roles, uint32_t* code) {
+  uint32_t o = words[ir::kHdrRoleCode];
+  for (uint32_t r = 0; r < num_roles; ++r) {
+    code[r] = o + 1;
+    o += 1 + kEncodedInstrWords * words[o];
+  }
+}
+
 // Where an agent is in its role's program.
 struct Walk {
-  Frame frames[kMaxNesting];
-  uint32_t depth, pc, body, body_end;
+  uint32_t pc;     // the instruction (TraceEvent::pc numbering, as the engine's)
+  uint32_t code;   // word offset of the role's instruction 0
+  uint32_t body;   // word offset of the role body, where statement offsets count from
+  uint32_t rec;    // after kAtOp: word offset of the op's record
+  uint32_t steps;  // control instructions walked since the agent last called OnWalked
 };
 enum AdvanceResult : int { kAtOp = 0, kEnded = 1, kFaulted = 2, kAbortSeen = 3 };
+
+// The agent's OnWalked runs after every kWalkCheck control instructions without an op between:
+// the GPU's agents look there whether another agent gave up (a loop without ops must leave),
+// the host's count toward their cap.
+inline constexpr uint32_t kWalkCheck = 32;
 
 // A walk at the start of agent `a`'s role body.
 template <typename C, typename A>
 PARITY_HD inline Walk StartWalk(const C& c, const A& a) {
   Walk k{};
+  k.code = c.role_code[a.slot.role];
   k.body = c.role_body_begin[a.slot.role];
-  k.body_end = c.role_body_end[a.slot.role];
-  k.pc = k.body;
   return k;
 }
 
-// The test at the top of each pass of the `while` record at `rec` (fields: counter var, bound,
-// cond, body words): true to run the body; false to leave, or with a fault when the condition
-// still holds once the counter reached the bound (sim/engine/exec.h, kWhileTest).
+// Walks to the next op statement (k.rec its record; the caller moves past it with ++k.pc),
+// with the engine's semantics (sim/engine/exec.h StepAgent): a `for` step that is not positive
+// or a loop variable that overflows is kFaultEval, a `while` still true at its bound
+// kFaultBound (engine.while-bound), an expression fault kFaultEval with its EvalError.
 template <typename C, typename A>
-PARITY_HD inline bool WhileTest(const C& c, A& a, uint32_t rec) {
-  const uint32_t* f = c.words + rec + 1;
-  const bool cond = EvalExpr(c, a, f[2]) != 0;
-  if (a.fault != kFaultNone || !cond) return false;
-  const int64_t bound = EvalExpr(c, a, f[1]);
-  if (a.fault != kFaultNone) return false;
-  if (a.vars[f[0]] >= bound) {
-    Fail(a, kFaultBound);
-    return false;
-  }
-  return true;
-}
-
-// Moves `k.pc` to the next op statement, running the lets, loops and ifs before it as the engine
-// does (sim/engine/engine.cc, StepAgent: a `for` sets its variable to lo, tests it against hi,
-// and after each pass adds the step, which must be positive, and tests against hi again; a
-// `while` sets its counter to 0 and before each pass tests its condition, then the counter
-// against its bound; `break` leaves the innermost loop).
-template <typename C, typename A>
-PARITY_HD inline int Advance(const C& c, A& a, Walk& k) {
-  const uint32_t* W = c.words;
-  const uint32_t num_vars = c.role_num_vars[a.slot.role];
+PARITY_HD inline int NextOp(const C& c, A& a, Walk& k) {
+  const EncodedInstr* code = reinterpret_cast<const EncodedInstr*>(c.words + k.code);
+  auto ev = [&](uint32_t ref, int64_t* v) {
+    *v = EvalExpr(c, a, ref);
+    return a.fault == kFaultNone;
+  };
   while (true) {
     if (a.fault != kFaultNone) return kFaulted;
-    if (k.depth > 0 && k.pc == k.frames[k.depth - 1].end) {
-      Frame& fr = k.frames[k.depth - 1];
-      if (fr.is_for == 2) {
-        const uint32_t var = W[fr.rec + 1];
-        int64_t next = 0;
-        if (ir::CheckedAdd(a.vars[var], 1, &next)) {
-          Fail(a, kFaultEval, EvalError::kOverflow);
-          continue;
-        }
-        a.vars[var] = next;
-        if (WhileTest(c, a, fr.rec)) {
-          if (a.OnLoopBack(c)) return kAbortSeen;
-          if (a.fault != kFaultNone) continue;
-          k.pc = fr.rec + 5;
-          continue;
-        }
-        if (a.fault != kFaultNone) continue;
-      } else if (fr.is_for) {
-        const uint32_t* f = W + fr.rec + 1;  // var, lo, hi, step, n
-        const int64_t step = f[3] == kNone ? 1 : EvalExpr(c, a, f[3]);
-        if (a.fault != kFaultNone) continue;
-        if (step <= 0) {
-          Fail(a, kFaultEval, EvalError::kNone);
-          continue;
-        }
-        int64_t next = 0;
-        if (ir::CheckedAdd(a.vars[f[0]], step, &next)) {
-          Fail(a, kFaultEval, EvalError::kOverflow);
-          continue;
-        }
-        a.vars[f[0]] = next;
-        const int64_t hi = EvalExpr(c, a, f[2]);
-        if (a.fault != kFaultNone) continue;
-        if (a.vars[f[0]] < hi) {
-          if (a.OnLoopBack(c)) return kAbortSeen;
-          if (a.fault != kFaultNone) continue;
-          k.pc = fr.rec + 6;
-          continue;
-        }
-      }
-      k.pc = fr.after;
-      --k.depth;
-      continue;
-    }
-    if (k.pc >= k.body_end) return kEnded;
-    const uint32_t head = W[k.pc];
-    const uint32_t kind = head & 0xffu, len = head >> 8;
-    const uint32_t* f = W + k.pc + 1;
-    const uint32_t pc = k.pc;
-    if (len == 0) {
-      Fail(a, kFaultBadWord);
-      continue;
-    }
-    if (kind == static_cast<uint32_t>(EncodedStmtKind::kLet)) {  // var, value
-      const int64_t v = EvalExpr(c, a, f[1]);
-      if (f[0] >= num_vars || f[0] >= kMaxVars) {
-        Fail(a, kFaultBadWord, EvalError::kBadReference);
+    switch (engine::WalkToOp(code, &k.pc, a.vars, ev, kWalkCheck, &k.steps)) {
+      case engine::Control::kAtOp:
+        k.rec = k.body + code[k.pc].at;
+        k.steps = 0;
+        return kAtOp;
+      case engine::Control::kEnd:
+        return kEnded;
+      case engine::Control::kNoProgress:
+        k.steps = 0;
+        if (a.OnWalked(c)) return kAbortSeen;
         continue;
-      }
-      a.vars[f[0]] = v;
-      k.pc += len;
-      continue;
-    }
-    if (kind == static_cast<uint32_t>(EncodedStmtKind::kFor)) {  // var, lo, hi, step, n, body
-      if (k.depth >= kMaxNesting) {
-        Fail(a, kFaultNesting);
+      case engine::Control::kWhileBound:
+        Fail(a, kFaultBound);
         continue;
-      }
-      if (f[0] >= num_vars || f[0] >= kMaxVars) {
-        Fail(a, kFaultBadWord, EvalError::kBadReference);
+      case engine::Control::kBadStep:
+        Fail(a, kFaultEval, EvalError::kNone);
         continue;
-      }
-      // As the engine: the variable takes `lo` before `hi` is evaluated; an empty body still
-      // steps the variable to the first value >= hi, one iteration at a time.
-      a.vars[f[0]] = EvalExpr(c, a, f[1]);
-      if (a.fault != kFaultNone) continue;
-      const int64_t hi = EvalExpr(c, a, f[2]);
-      if (a.fault != kFaultNone) continue;
-      if (a.vars[f[0]] < hi) {
-        k.frames[k.depth++] = Frame{pc, pc + 6 + f[4], pc + len, 1};
-        k.pc += 6;
-      } else {
-        k.pc += len;
-      }
-      continue;
-    }
-    if (kind == static_cast<uint32_t>(EncodedStmtKind::kWhile)) {  // var, bound, cond, n, body
-      if (k.depth >= kMaxNesting) {
-        Fail(a, kFaultNesting);
+      case engine::Control::kStepOverflow:
+        Fail(a, kFaultEval, EvalError::kOverflow);
         continue;
-      }
-      if (f[0] >= num_vars || f[0] >= kMaxVars) {
-        Fail(a, kFaultBadWord, EvalError::kBadReference);
+      case engine::Control::kEvalFault:  // EvalExpr recorded it
         continue;
-      }
-      a.vars[f[0]] = 0;
-      if (WhileTest(c, a, pc)) {
-        k.frames[k.depth++] = Frame{pc, pc + 5 + f[3], pc + len, 2};
-        k.pc += 5;
-      } else {
-        k.pc += len;
-      }
-      continue;
-    }
-    if (kind == static_cast<uint32_t>(EncodedStmtKind::kBreak)) {
-      uint32_t d = k.depth;
-      while (d > 0 && k.frames[d - 1].is_for == 0) --d;
-      if (d == 0) {
+      case engine::Control::kAtAssert:  // not in encoded code (an assert is a fall-through)
+      case engine::Control::kStop:      // no stop pc given
         Fail(a, kFaultBadWord);
         continue;
-      }
-      k.pc = k.frames[d - 1].after;
-      k.depth = d - 1;
-      continue;
     }
-    if (kind == static_cast<uint32_t>(EncodedStmtKind::kIf)) {  // cond, then n, else n, bodies
-      if (k.depth >= kMaxNesting) {
-        Fail(a, kFaultNesting);
-        continue;
-      }
-      const bool cond = EvalExpr(c, a, f[0]) != 0;
-      if (a.fault != kFaultNone) continue;
-      const uint32_t then_begin = pc + 4, else_begin = pc + 4 + f[1];
-      if (cond) {
-        k.frames[k.depth++] = Frame{pc, else_begin, pc + len, 0};
-        k.pc = then_begin;
-      } else {
-        k.frames[k.depth++] = Frame{pc, pc + len, pc + len, 0};
-        k.pc = else_begin;
-      }
-      continue;
-    }
-    if (kind < static_cast<uint32_t>(EncodedStmtKind::kOpBase) ||
-        kind - static_cast<uint32_t>(EncodedStmtKind::kOpBase) >= ir::kNumOpKinds) {
-      Fail(a, kFaultBadWord);
-      continue;
-    }
-    return kAtOp;
+    Fail(a, kFaultBadWord);
   }
 }
 
-// The op of the statement at `k.pc` after Advance returned kAtOp.
+// The word offset in the role body of the statement whose instruction the walk is at (after
+// kFaulted: the statement that faulted; the implicit exit: the body's length).
+template <typename C>
+PARITY_HD inline uint32_t StatementAt(const C& c, const Walk& k) {
+  return reinterpret_cast<const EncodedInstr*>(c.words + k.code)[k.pc].at;
+}
+
+// The op of the statement at `k.rec` after NextOp returned kAtOp.
 template <typename C>
 PARITY_HD inline OpKind OpAt(const C& c, const Walk& k) {
-  return static_cast<OpKind>((c.words[k.pc] & 0xffu) -
+  return static_cast<OpKind>((c.words[k.rec] & 0xffu) -
                              static_cast<uint32_t>(EncodedStmtKind::kOpBase));
 }
 
 // A plain agent for host-side walks (the GPU runner's resolution, tests): gives up after
-// kMaxHostIterations loop iterations (kFaultNesting).
-inline constexpr uint32_t kMaxHostIterations = 1u << 24;
+// kMaxHostWalkChecks * kWalkCheck control instructions without an op (kFaultNesting).
+inline constexpr uint32_t kMaxHostWalkChecks = 1u << 20;
 struct HostAgent : AgentPlace {
   int64_t vars[kMaxVars];
   uint8_t token_parity[kMaxVars];
   template <typename C>
-  PARITY_HD bool OnLoopBack(const C&) {
-    if (++iters > kMaxHostIterations) Fail(*this, kFaultNesting);
+  PARITY_HD bool OnWalked(const C&) {
+    if (++iters > kMaxHostWalkChecks) Fail(*this, kFaultNesting);
     return false;
   }
 };

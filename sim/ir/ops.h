@@ -53,6 +53,41 @@ enum class EncodedExprOp : uint8_t {
 inline constexpr uint32_t kSemRelaxedBit = 1u << 8;
 inline constexpr uint32_t kScopeClusterBit = 1u << 9;
 
+// The words of the encoding's header, by index (sim/ir/encoding.h describes each; offsets are
+// word offsets from word 0). Every reader and writer of the header names them from here.
+enum EncodedHeader : uint32_t {
+  kHdrMagic = 0,
+  kHdrVersion = 1,
+  kHdrHeaderWords = 2,
+  kHdrTotalWords = 3,
+  kHdrHashLo = 4,
+  kHdrHashHi = 5,
+  kHdrNumParams = 6,
+  kHdrParams = 7,
+  kHdrPool = 8,
+  kHdrPoolWords = 9,
+  kHdrClusterM = 10,
+  kHdrClusterN = 11,
+  kHdrClusters = 12,
+  kHdrNumBuffers = 13,
+  kHdrBuffers = 14,
+  kHdrNumBarriers = 15,
+  kHdrBarriers = 16,
+  kHdrNumMaps = 17,
+  kHdrMaps = 18,
+  kHdrNumRoles = 19,
+  kHdrRoles = 20,
+  kHdrStrings = 21,
+  kHdrStringWords = 22,
+  kHdrChecksum = 23,
+  kHdrPrimary = 24,
+  kHdrNumGlobals = 25,
+  kHdrGlobals = 26,
+  kHdrRoleGrids = 27,
+  kHdrRoleCode = 28,
+  kHdrSize = 29,  // ir::kEncodingHeaderWords
+};
+
 // Kinds of an encoded statement record: control flow, then kOpBase + OpKind.
 enum class EncodedStmtKind : uint8_t {
   kLet = 1, kFor = 2, kIf = 3, kWhile = 4, kBreak = 5, kOpBase = 16,

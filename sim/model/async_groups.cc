@@ -135,7 +135,7 @@ std::optional<Violation> BulkAsyncState::CheckExit() const {
   const auto unread = std::count_if(in_flight_.begin(), in_flight_.end(),
                                     [](const InFlight& f) { return !f.read_done; });
   if (unread == 0) return std::nullopt;
-  return Violation{Code::kAsyncExitInFlight, static_cast<int64_t>(unread), 0};
+  return Violation{Code::kBulkExitReadsPending, static_cast<int64_t>(unread), 0};
 }
 
 void CpAsyncState::Pack(std::vector<uint8_t>* out) const {

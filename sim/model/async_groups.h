@@ -130,9 +130,10 @@ class BulkAsyncState {
   // A1101 (warning) when the wait leaves uncommitted bulk operations uncovered.
   std::optional<Violation> CheckWaitGroup(uint32_t n) const;
 
-  // A1003 when the thread exits while some operation has not yet read its source (the CTA's
-  // shared memory may be released under it; CUTLASS ends its epilogue with a wait_group 0 for
-  // this reason). Writes still in flight to global memory are not reported.
+  // A1004, a note, when the thread exits while some operation has not yet read its source: the
+  // ISA is silent, and on H100 the exiting CTA's shared memory is kept until the reads are done
+  // (traces/a1003/), so the run goes on and the reads still land; portable code waits first.
+  // Writes still in flight to global memory are not reported.
   std::optional<Violation> CheckExit() const;
 
   uint64_t committed_groups() const { return committed_groups_; }

@@ -101,6 +101,11 @@ const Citation kA1003[] = {
     {kCompletion, "A thread must explicitly wait for the completion of an asynchronous copy "
                   "operation in order to access the result of the operation.", ""},
     {kCompletion, kQuoteAsyncUb, ""}};
+const Citation kA1004[] = {
+    {kBulkWait, "The optional .read modifier indicates that the waiting has to be done until all "
+                "the bulk async operations in the specified bulk async-group have completed: 1. "
+                "reading from the tensormap 2. the reading from their source locations.",
+     ""}};
 const Citation kA1101[] = {
     {kBulkWait, "cp.async.bulk.wait_group instruction will cause the executing thread to wait "
                 "until only N or fewer of the most recent bulk async-groups are pending and all "
@@ -218,6 +223,7 @@ std::span<const Citation> CodeCitations(Code code) {
     case Code::kCpAsyncWaitUncommitted: return kA1001;
     case Code::kCpAsyncEmptyCommit: return kA1002;
     case Code::kAsyncExitInFlight: return kA1003;
+    case Code::kBulkExitReadsPending: return kA1004;
     case Code::kBulkWaitUncommitted: return kA1101;
     case Code::kBulkEmptyCommit: return kA1102;
     case Code::kBulkDestinationReadEarly: return kA1103;

@@ -111,6 +111,11 @@ std::string Detail(const Violation& v) {
     case Code::kAsyncExitInFlight:
       return "thread exits with " + Plural(v.value, "asynchronous copy", "asynchronous copies") +
              " in flight";
+    case Code::kBulkExitReadsPending:
+      return "thread exits before " +
+             Plural(v.value, "bulk store has", "bulk stores have") +
+             " read shared memory (no cp.async.bulk.wait_group.read 0; safe on H100, not "
+             "promised by the ISA)";
     case Code::kBulkWaitUncommitted:
       return "cp.async.bulk.wait_group " + N(v.value) + " does not cover " +
              Plural(v.limit, "uncommitted bulk operation", "uncommitted bulk operations");

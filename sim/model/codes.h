@@ -141,6 +141,15 @@ enum class Severity : uint8_t { kError, kWarning, kNote };
     "mbarrier phase). A thread (or CTA) that exits with copies whose completion it never waited "           \
     "for can free or reuse shared memory that is still being read or written. Typical bug: a "     \
     "missing final cp.async.wait_all or cp.async.bulk.wait_group 0 after the last TMA store.")     \
+  X(kBulkExitReadsPending, "A1004", "bulk-exit-reads-pending", kNote,                              \
+    "thread exits before its bulk stores have read their shared-memory source",                    \
+    "PTX ISA (cp.async.bulk.wait_group): .read says when a bulk store's shared-memory source "     \
+    "may be reused; the ISA does not say what happens when the CTA exits first. On H100 the "      \
+    "CTA's shared memory outlives such reads: CTAs exiting with 200 KB of cp.async.bulk or "       \
+    "TMA tensor stores unread left 0 wrong words, while overwriting the same bytes in the CTA "    \
+    "right after the issue corrupted them (traces/a1003/). Typical case: an epilogue that "       \
+    "commits its TMA stores and exits without tma_store_wait<0> (DeepGEMM's sm90 GEMM); a note, "  \
+    "since portable code waits, as CUTLASS's TMA epilogue does.")                                  \
   X(kBulkWaitUncommitted, "A1101", "bulk-wait-uncommitted", kWarning,                              \
     "cp.async.bulk.wait_group with bulk copies never committed",                                   \
     "PTX ISA (cp.async.bulk.wait_group): only committed bulk async-groups are waited for; bulk "   \

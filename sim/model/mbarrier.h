@@ -70,6 +70,10 @@ struct MbarrierState {
     return std::tie(life, preceding_phase_observed, phase, pending_count, expected_count,
                     tx_count);
   }
+  // The value a reader of reachable states is shown (the explorer's collect_barrier_states):
+  // life, phase and the two counts that decide when it completes.
+  auto ValueFields() const { return std::tie(life, phase, pending_count, tx_count); }
+  auto ValueFields() { return std::tie(life, phase, pending_count, tx_count); }
 };
 
 // The opaque 64-bit `state` returned by mbarrier.arrive, as the model sees it: the barrier's phase

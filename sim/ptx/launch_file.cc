@@ -229,42 +229,73 @@ Expected<Launch> SelectLaunch(const std::vector<Launch>& launches, const Functio
   return *matching[index];
 }
 
-Status ApplyLaunch(const Function& entry, const Launch& launch, const std::string& path,
+Status ApplyLaunch(const Function& entry, const Launch& recorded, const std::string& path,
                    bool block_given, bool cluster_given, ImportOptions* options) {
-  const std::string which = "launch " + std::to_string(launch.index) + " (" + launch.api + ")";
-  // The parameter space: the PTX's layout and the launch's must agree byte for byte.
+  const std::string which =
+      "launch " + std::to_string(recorded.index) + " (" + recorded.api + ")";
+  if (!recorded.has_bytes) {
+    return BadLaunch(path, which + " has no parameter bytes (the driver gave no parameter "
+                               "layout when it was recorded); the kernel's " +
+                               std::to_string(entry.params.size()) + " parameters are unknown");
+  }
+  // The PTX's parameter space (each parameter at its ABI offset, as `ld.param [param_N+k]` and
+  // --param count) and the launch's must agree parameter for parameter.
   const std::vector<uint64_t> offsets = ParamOffsets(entry);
   uint64_t ptx_size = 0;
   for (size_t i = 0; i < entry.params.size(); ++i) {
     ptx_size = std::max<uint64_t>(ptx_size, offsets[i] + entry.params[i].SizeBytes());
   }
-  if (!launch.has_bytes) {
-    return BadLaunch(path, which + " has no parameter bytes (the driver gave no parameter "
-                               "layout when it was recorded); the kernel's " +
-                               std::to_string(entry.params.size()) + " parameters are unknown");
-  }
-  if (launch.bytes.size() != ptx_size) {
+  Launch launch = recorded;
+  if (!recorded.layout.empty()) {
+    // The driver reports each parameter's offset in the device-side parameter layout, which
+    // need not be the ABI's (driver 580 puts a 64- or 128-byte aligned parameter at 112 where
+    // the ABI has 0 or 64: traces/capture/): parameter i's bytes move to the PTX's offset i.
+    if (recorded.layout.size() != entry.params.size()) {
+      return BadLaunch(path, which + " has " + std::to_string(recorded.layout.size()) +
+                                 " parameters; the PTX's entry has " +
+                                 std::to_string(entry.params.size()));
+    }
+    launch.bytes.assign(ptx_size, 0);
+    uint64_t end = 0;
+    for (size_t i = 0; i < entry.params.size(); ++i) {
+      const auto [off, size] = recorded.layout[i];
+      if (size != static_cast<uint64_t>(entry.params[i].SizeBytes())) {
+        return BadLaunch(path, which + ": parameter " + std::to_string(i) + " is " +
+                                   std::to_string(size) + " bytes; the PTX's " +
+                                   entry.params[i].name + " is " +
+                                   std::to_string(entry.params[i].SizeBytes()) +
+                                   ": the PTX and the program are different builds of the kernel");
+      }
+      if (off < end || off + size > recorded.bytes.size()) {
+        return BadLaunch(path, which + ": parameter " + std::to_string(i) + " (" +
+                                   std::to_string(size) + " bytes at " + std::to_string(off) +
+                                   ") overlaps the one before it or ends past the " +
+                                   std::to_string(recorded.bytes.size()) + " bytes recorded");
+      }
+      end = off + size;
+      std::copy(recorded.bytes.begin() + static_cast<std::ptrdiff_t>(off),
+                recorded.bytes.begin() + static_cast<std::ptrdiff_t>(off + size),
+                launch.bytes.begin() + static_cast<std::ptrdiff_t>(offsets[i]));
+    }
+    for (LaunchTensorMap& m : launch.tensor_maps) {
+      size_t p = 0;
+      while (p < recorded.layout.size() &&
+             !(m.offset >= recorded.layout[p].first &&
+               m.offset + 128 <= recorded.layout[p].first + recorded.layout[p].second)) {
+        ++p;
+      }
+      if (p == recorded.layout.size()) {
+        return BadLaunch(path, which + ": the CUtensorMap at parameter byte " +
+                                   std::to_string(m.offset) + " lies in no parameter of " +
+                                   entry.name);
+      }
+      m.offset = offsets[p] + (m.offset - recorded.layout[p].first);
+    }
+  } else if (launch.bytes.size() != ptx_size) {
     return BadLaunch(path, which + " passed " + std::to_string(launch.bytes.size()) +
                                " parameter bytes; " + entry.name + " in the PTX takes " +
                                std::to_string(ptx_size) +
                                ": the PTX and the program are different builds of the kernel");
-  }
-  if (!launch.layout.empty()) {
-    if (launch.layout.size() != entry.params.size()) {
-      return BadLaunch(path, which + " has " + std::to_string(launch.layout.size()) +
-                                 " parameters; the PTX's entry has " +
-                                 std::to_string(entry.params.size()));
-    }
-    for (size_t i = 0; i < entry.params.size(); ++i) {
-      const auto [off, size] = launch.layout[i];
-      if (off != offsets[i] || size != static_cast<uint64_t>(entry.params[i].SizeBytes())) {
-        return BadLaunch(path, which + ": parameter " + std::to_string(i) + " is " +
-                                   std::to_string(size) + " bytes at " + std::to_string(off) +
-                                   "; the PTX's " + entry.params[i].name + " is " +
-                                   std::to_string(entry.params[i].SizeBytes()) + " bytes at " +
-                                   std::to_string(offsets[i]));
-      }
-    }
   }
   // Dimensions.
   const std::array<uint32_t, 3>& b = launch.block;

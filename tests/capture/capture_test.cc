@@ -88,18 +88,20 @@ TEST_F(Capture, RecordsEveryLaunchAsTheProgramMadeIt) {
   EXPECT_EQ(l0["cluster"], json({1, 1, 1}));
   EXPECT_EQ(l0["cluster_source"], "none");
   EXPECT_EQ(l0["dynamic_smem"], 99328);
-  EXPECT_EQ(l0["params"]["size"], 256);
+  // The bytes at the device-side offsets the driver reports (the 128-byte aligned struct at 112,
+  // as driver 580 does); the importer moves them to the ABI's.
+  EXPECT_EQ(l0["params"]["size"], 112 + 256);
   EXPECT_EQ(l0["params"]["layout_source"], "cuFuncGetParamInfo");
-  EXPECT_EQ(l0["params"]["layout"], json::parse(R"([{"offset": 0, "size": 256}])"));
+  EXPECT_EQ(l0["params"]["layout"], json::parse(R"([{"offset": 112, "size": 256}])"));
   // Params: groups 2, tiles_per_group {2, 1, 0, 0}, k_tiles_of_group {2, 3, 0, 0}, 4 bytes of
   // padding, total_tiles 3 (little-endian).
   const std::string bytes = l0["params"]["bytes"];
-  EXPECT_EQ(bytes.substr(0, 96),
+  EXPECT_EQ(bytes.substr(2 * 112, 96),
             "02000000" "02000000" "01000000" "00000000" "00000000"
             "02000000" "03000000" "00000000" "00000000" "00000000"
             "0300000000000000");
   ASSERT_EQ(l0["tensor_maps"].size(), 1u);
-  EXPECT_EQ(l0["tensor_maps"][0]["offset"], 128);
+  EXPECT_EQ(l0["tensor_maps"][0]["offset"], 112 + 128);
   const json& e0 = l0["tensor_maps"][0]["encode"];
   EXPECT_EQ(e0["api"], "cuTensorMapEncodeTiled");
   EXPECT_EQ(e0["data_type"], "bf16");
@@ -117,19 +119,25 @@ TEST_F(Capture, RecordsEveryLaunchAsTheProgramMadeIt) {
   const json& l1 = doc["launches"][1];
   EXPECT_EQ(l1["kernel"], "ws_pipeline");
   EXPECT_EQ(l1["api"], "cuLaunchKernel");
-  EXPECT_EQ(l1["params"]["size"], 144);
+  EXPECT_EQ(l1["params"]["size"], 256);
   const std::string b1 = l1["params"]["bytes"];
-  EXPECT_EQ(b1.substr(256), "06000000" "00000000" "00a0000000000000");
+  EXPECT_EQ(b1.substr(2 * 240), "06000000" "00000000" "00a0000000000000");
   ASSERT_EQ(l1["tensor_maps"].size(), 1u);
-  EXPECT_EQ(l1["tensor_maps"][0]["offset"], 0);
+  EXPECT_EQ(l1["tensor_maps"][0]["offset"], 112);
   EXPECT_EQ(l1["tensor_maps"][0]["encode"]["data_type"], "u16");
   EXPECT_EQ(l1["tensor_maps"][0]["encode"]["global_dim"], json({64, 1024}));
 
-  // 2: the same parameters from an `extra` buffer: the same bytes, no per-parameter layout.
+  // 2: the same parameters from an `extra` buffer: the ABI's layout as the program built it, no
+  // per-parameter layout; the same values and the same tensor map.
   const json& l2 = doc["launches"][2];
   EXPECT_EQ(l2["params"]["layout_source"], "extra");
-  EXPECT_EQ(l2["params"]["bytes"], l1["params"]["bytes"]);
-  EXPECT_EQ(l2["tensor_maps"], l1["tensor_maps"]);
+  EXPECT_EQ(l2["params"]["size"], 144);
+  const std::string b2 = l2["params"]["bytes"];
+  EXPECT_EQ(b2.substr(0, 256), b1.substr(2 * 112, 256));
+  EXPECT_EQ(b2.substr(256), b1.substr(2 * 240));
+  ASSERT_EQ(l2["tensor_maps"].size(), 1u);
+  EXPECT_EQ(l2["tensor_maps"][0]["offset"], 0);
+  EXPECT_EQ(l2["tensor_maps"][0]["encode"], l1["tensor_maps"][0]["encode"]);
 
   // 3: a library kernel: its compile-time cluster shape.
   const json& l3 = doc["launches"][3];
@@ -138,9 +146,9 @@ TEST_F(Capture, RecordsEveryLaunchAsTheProgramMadeIt) {
   EXPECT_EQ(l3["cluster_source"], "kernel");
   EXPECT_EQ(l3["grid"], json({4, 1, 1}));
   // A CUkernel launched as a CUfunction: its layout from cuKernelGetParamInfo (cuFuncGetParamInfo
-  // answers one parameter at offset 112 on it).
+  // answers one parameter of 8 bytes on it).
   EXPECT_EQ(l3["params"]["layout_source"], "cuKernelGetParamInfo");
-  EXPECT_EQ(l3["params"]["size"], 144);
+  EXPECT_EQ(l3["params"]["size"], 256);
   EXPECT_EQ(l3["tensor_maps"].size(), 1u);
 
   // 4: no name from the driver: the one it was looked up by; the cluster from the launch.
@@ -268,7 +276,15 @@ TEST_F(Capture, ALaunchThatDoesNotFitTheKernelIsExitTwo) {
   const std::string layout_file = TmpPath("layout.json");
   std::ofstream(layout_file) << layout.dump();
   expect_exit2(import({"--launch", layout_file}),
-               "parameter 1 is 8 bytes at 128; the PTX's ws_pipeline_param_1 is 4 bytes at 128");
+               "parameter 1 is 8 bytes; the PTX's ws_pipeline_param_1 is 4: the PTX and the "
+               "program are different builds of the kernel");
+  // Parameters that overlap in the recorded layout.
+  json overlap = doc;
+  overlap["launches"][1]["params"]["layout"][1]["offset"] = 200;
+  const std::string overlap_file = TmpPath("overlap.json");
+  std::ofstream(overlap_file) << overlap.dump();
+  expect_exit2(import({"--launch", overlap_file}),
+               "parameter 1 (4 bytes at 200) overlaps the one before it");
   // Not a launch file, and not JSON: named with the line and column.
   const std::string bad_file = TmpPath("bad_syntax.json");
   std::ofstream(bad_file) << "{\n  \"schema\": \"parity-launches\",\n  \"version\": 1,,\n}\n";

@@ -1,11 +1,12 @@
 // A test double of libcuda for the capture library's tests (capture_test.cc): the driver entry
 // points the CUDA runtime and DeepGEMM's host code use, with the same C ABI, doing nothing on a
 // GPU. Kernels are "loaded" by name (cuModuleGetFunction, cuLibraryGetKernel); their parameter
-// layouts are those nvcc gives the kernels of tests/import (cuFuncGetParamInfo); a tensor map's
+// layouts are those nvcc gives the kernels of tests/import, at device-side offsets as driver 580
+// reports them (a parameter of 128 bytes or more at 112 and on: traces/capture/); a tensor map's
 // 128 bytes are a function of the encode's arguments, as the real driver's are. A CUkernel
 // (cuLibraryGetKernel) is launched as the CUDA runtime launches it, in place of a CUfunction; the
 // CUfunction queries answer on it as driver 580 was seen to (cuFuncGetParamInfo: one parameter
-// at offset 112; cuFuncGetAttribute: no cluster), the CUkernel queries right.
+// of 8 bytes; cuFuncGetAttribute: no cluster), the CUkernel queries right.
 #include <cuda.h>
 
 #include <cstdint>
@@ -21,7 +22,8 @@ namespace {
 
 struct FakeFunction {
   std::string name;
-  std::vector<std::pair<size_t, size_t>> layout;
+  std::vector<std::pair<size_t, size_t>> layout;  // the ABI's: what a launch's params point to
+  std::vector<std::pair<size_t, size_t>> device_layout;  // what the param-info queries answer
   int cluster_x = 0;      // __cluster_dims__ (cuFuncGetAttribute), 0 when none
   bool has_name = true;   // false: cuFuncGetName fails (a driver before CUDA 12.3)
   bool is_kernel = false;  // a CUkernel, not a CUfunction
@@ -33,11 +35,14 @@ FakeFunction* Load(const char* name) {
   const std::string n = name;
   if (n == "persistent_struct") {
     f->layout = {{0, 256}};
+    f->device_layout = {{112, 256}};
   } else if (n == "ws_pipeline" || n == "cluster_pipeline") {
     f->layout = {{0, 128}, {128, 4}, {136, 8}};
+    f->device_layout = {{112, 128}, {240, 4}, {248, 8}};
     if (n == "cluster_pipeline") f->cluster_x = 2;
   } else if (n == "anonymous") {
     f->layout = {{0, 8}};
+    f->device_layout = {{0, 8}};
     f->has_name = false;
   }
   return f;
@@ -82,9 +87,9 @@ CUresult cuKernelGetFunction(CUfunction* f, CUkernel k) {
 
 CUresult cuKernelGetParamInfo(CUkernel k, size_t index, size_t* offset, size_t* size) {
   const auto* kk = reinterpret_cast<const FakeFunction*>(k);
-  if (!kk->is_kernel || index >= kk->layout.size()) return CUDA_ERROR_INVALID_VALUE;
-  *offset = kk->layout[index].first;
-  *size = kk->layout[index].second;
+  if (!kk->is_kernel || index >= kk->device_layout.size()) return CUDA_ERROR_INVALID_VALUE;
+  *offset = kk->device_layout[index].first;
+  *size = kk->device_layout[index].second;
   return CUDA_SUCCESS;
 }
 
@@ -116,13 +121,13 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t* offset, size_t* 
   const auto* ff = reinterpret_cast<const FakeFunction*>(f);
   if (ff->is_kernel) {
     if (index > 0) return CUDA_ERROR_INVALID_VALUE;
-    *offset = 112;
-    *size = ff->layout.empty() ? 0 : ff->layout.back().first + ff->layout.back().second;
+    *offset = 0;
+    *size = 8;
     return CUDA_SUCCESS;
   }
-  if (index >= ff->layout.size()) return CUDA_ERROR_INVALID_VALUE;
-  *offset = ff->layout[index].first;
-  *size = ff->layout[index].second;
+  if (index >= ff->device_layout.size()) return CUDA_ERROR_INVALID_VALUE;
+  *offset = ff->device_layout[index].first;
+  *size = ff->device_layout[index].second;
   return CUDA_SUCCESS;
 }
 

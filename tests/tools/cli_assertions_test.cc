@@ -17,6 +17,7 @@ namespace parity::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string TempFile(const std::string& name, const std::string& text) {
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -111,6 +112,9 @@ role r count 2 {
   EXPECT_THAT(r.out, HasSubstr("P2034"));
   EXPECT_THAT(r.out, HasSubstr("exists phase(b[0]) == 0 -- open holds in the final state of no "
                                "complete run"));
+  // The finding is of no agent: its statement alone, not "by -".
+  EXPECT_THAT(r.out, HasSubstr("\n  at " + never + ":10:1\n"));
+  EXPECT_THAT(r.out, Not(HasSubstr("by -")));
   const std::string always = TempFile("always.pipe", body + "exists phase(b[0]) == 1\n");
   r = RunParity({"explore", always});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -146,7 +146,7 @@ role b threads 64 {
 }
 
 TEST(NarrateTest, BulkGroupsAndTmaStores) {
-  const std::string file = "pipelines/tma_store/bad_no_tail_wait.pipe";
+  const std::string file = "pipelines/tma_store/no_tail_wait.pipe";
   auto s = Load(ReadFile(file), file, true);
   ASSERT_NE(s, nullptr);
   const std::vector<std::string> lines = Lines(*s);

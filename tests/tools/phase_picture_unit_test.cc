@@ -1,7 +1,7 @@
-// tools/cli/phase_picture.h without a browser (//tests/tools:phase_picture_test loads the pages
+// verifier/report/phase_picture.h without a browser (//tests/tools:phase_picture_test loads the pages
 // in headless Chromium): the page is self-contained and its SVG has the lanes, phases, arrows,
 // waits and the culprit that the run contains, each mark with its narration as a tooltip.
-#include "tools/cli/phase_picture.h"
+#include "verifier/report/phase_picture.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include "verifier/culprit.h"
 #include "verifier/deadlock.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 size_t Count(const std::string& text, const std::string& pattern) {
@@ -193,4 +193,4 @@ TEST(PhasePictureTest, HeadlineParagraphAndLaneNameTheCulprit) {
 }
 
 }  // namespace
-}  // namespace parity::cli
+}  // namespace parity::report

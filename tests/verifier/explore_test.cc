@@ -303,7 +303,7 @@ void ExpectSameBarrierValues(const BothSearches& b, const std::string& path,
   }
   auto project = [](const std::vector<BarrierValue>& vs) {
     std::vector<std::tuple<uint32_t, uint32_t, int32_t>> p;
-    for (const BarrierValue& v : vs) p.emplace_back(v.slot, v.phase, v.pending);
+    for (const BarrierValue& v : vs) p.emplace_back(v.slot, v.state.phase, v.state.pending_count);
     std::sort(p.begin(), p.end());
     p.erase(std::unique(p.begin(), p.end()), p.end());
     return p;

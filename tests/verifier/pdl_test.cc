@@ -132,15 +132,15 @@ TEST(PdlTest, ParsesPrintsHashesAndEncodes) {
   ASSERT_TRUE(no_wait.ok());
   EXPECT_NE(ir::ContentHash(*no_wait), ir::ContentHash(*p));
 
-  // Encoding version 5: header words 24..27 and the two op records; the round trip.
+  // Encoding version 5's header words 24..27 and the two op records; the round trip.
   auto w = ir::Encode(*p, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const std::vector<uint32_t>& words = *w;
-  EXPECT_EQ(words[1], 5u);
-  EXPECT_NE(words[24], ir::kEncodingNone);  // the primary grid's cluster count
-  EXPECT_EQ(words[25], 1u);                 // one global buffer
-  EXPECT_EQ(words[words[27]], 1u);          // role 0 runs in the primary grid
-  EXPECT_EQ(words[words[27] + 1], 0u);
+  EXPECT_EQ(words[ir::kHdrVersion], ir::kEncodingVersion);
+  EXPECT_NE(words[ir::kHdrPrimary], ir::kEncodingNone);  // the primary grid's cluster count
+  EXPECT_EQ(words[ir::kHdrNumGlobals], 1u);              // one global buffer
+  EXPECT_EQ(words[words[ir::kHdrRoleGrids]], 1u);        // role 0 runs in the primary grid
+  EXPECT_EQ(words[words[ir::kHdrRoleGrids] + 1], 0u);
   auto decoded = ir::Decode(words);
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
   EXPECT_EQ(ir::Print(*decoded), ir::Print(ir::SubstituteParams(*p, {})));

@@ -15,8 +15,8 @@
 // What is recorded per launch: the mangled kernel name (cuFuncGetName, else the name the handle
 // was looked up by in cuModuleGetFunction / cuLibraryGetKernel), grid, block, cluster (the
 // launch's CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, else the kernel's compile-time
-// __cluster_dims__), dynamic shared memory, the raw parameter bytes laid out by
-// cuFuncGetParamInfo (or the `extra` buffer as given), and for each 128-byte window of them that
+// __cluster_dims__), dynamic shared memory, the raw parameter bytes at the device-side offsets
+// cuKernelGetParamInfo / cuFuncGetParamInfo report (or the `extra` buffer as given), and for each 128-byte window of them that
 // equals a CUtensorMap this process encoded, the arguments of that cuTensorMapEncodeTiled /
 // Im2col call. This library never links libcuda: every driver function it calls itself comes
 // from the driver the program loaded. Only cuda.h's types are used.
@@ -308,11 +308,13 @@ bool Debug() {
 
 using Layout = std::vector<std::pair<size_t, size_t>>;
 
-// A parameter layout as nvcc lays out the parameter space: the first parameter at 0, each after
-// the one before. What a query returns for a handle of the other kind (a CUkernel passed where a
-// CUfunction goes) is not.
+// A parameter layout in the device-side parameter layout the queries describe: parameters in
+// order, none overlapping the one before. The first need not be at 0 (driver 580 reports a
+// 128-byte aligned by-value struct, CUTLASS's Params, at 112: traces/capture/). What a query
+// returns for a handle of the other kind (a CUkernel passed where a CUfunction goes) may still
+// pass this test, so the handle's kind decides which query is asked first (ParamLayout).
 bool PlausibleLayout(const Layout& l) {
-  if (l.empty() || l[0].first != 0) return false;
+  if (l.empty()) return false;
   for (size_t i = 1; i < l.size(); ++i) {
     if (l[i].first < l[i - 1].first + l[i - 1].second) return false;
   }
@@ -321,9 +323,9 @@ bool PlausibleLayout(const Layout& l) {
 
 // (offset, size) of each parameter of the launched handle; `source` says which query gave it.
 // The CUDA runtime launches a CUkernel (cuLibraryGetKernel) through cuLaunchKernel(Ex) where a
-// CUfunction goes (allowed since CUDA 12.0); cuFuncGetParamInfo on it answers with one
-// parameter at a wrong offset (seen on driver 580 with CUTLASS example 48: 1024 bytes at 112),
-// so the handle's kind decides the query: cuKernelGetParamInfo for a kernel this process looked
+// CUfunction goes (allowed since CUDA 12.0); cuFuncGetParamInfo on it answers with a wrong
+// layout (seen on driver 580 with DeepGEMM's kernel: its 7 parameters as one of 8 bytes), so the
+// handle's kind decides the query: cuKernelGetParamInfo for a kernel this process looked
 // up, else cuFuncGetParamInfo, else either query on the other reading of the handle.
 // `known` is false when no query gave a plausible layout (a kernel without parameters gives none
 // from every query: its layout is empty and known).
@@ -537,16 +539,19 @@ void RecordLaunch(const LaunchDesc& d) {
                      (have_bytes ? Quote(Hex(bytes.data(), bytes.size())) : "null") + "}";
 
   std::lock_guard<std::mutex> lock(s.mu);
-  // Tensor maps: every 64-byte aligned 128-byte window (CUtensorMap's alignment) equal to one
-  // this process encoded; the newest encode of those bytes wins.
+  // Tensor maps: every 128-byte window equal to one this process encoded, at any 4-byte
+  // boundary (a parameter's device-side offset is not always 64-byte aligned: a CUtensorMap
+  // parameter of DeepGEMM's kernel is at 112); the newest encode of those bytes wins. A found
+  // window is skipped over, so that one map is not reported twice.
   std::string maps_json = "[";
   int found = 0;
-  for (size_t off = 0; have_bytes && off + 128 <= bytes.size(); off += 64) {
+  for (size_t off = 0; have_bytes && off + 128 <= bytes.size(); off += 4) {
     for (size_t k = s.maps.size(); k-- > 0;) {
       if (std::memcmp(s.maps[k].bytes, bytes.data() + off, 128) == 0) {
         maps_json += std::string(found++ ? ",\n        " : "\n        ") +
                      "{\"offset\": " + std::to_string(off) + ", \"encode\": " + s.maps[k].json +
                      "}";
+        off += 124;
         break;
       }
     }

@@ -347,8 +347,10 @@ std::string DiagnosticText(const Diagnostics& d, const Diagnostic& g) {
   std::string out;
   if (f.severity != api::Severity::kError) out += std::string(api::SeverityName(f.severity)) + " ";
   out += f.code + " " + f.title + ": " + f.message + "\n";
-  out += "  by " + (f.agent.empty() ? std::string("-") : f.agent) + " at " +
-         f.location.ToString() + "\n";
+  // A finding of no agent (an `exists` property no end state satisfies, P2034) names only its
+  // statement.
+  out += f.agent.empty() ? "  at " : "  by " + f.agent + " at ";
+  out += f.location.ToString() + "\n";
   if (!g.more.empty()) out += "  " + g.more + "\n";
   return out;
 }

@@ -610,31 +610,43 @@ void AddExploreCommand(CLI::App& app, Context& ctx) {
                   "the search of the rules and races on every path runs on as many threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  sub->add_flag("--no-reduction", opt->no_reduction,
-                "explore every interleaving without partial-order reduction (brute force; the "
-                "counterexample is then the shortest of the schedule)");
-  sub->add_flag("--bfs", opt->breadth_first,
-                "breadth-first throughout (default: depth-first, which holds only the current "
-                "path in memory; its counterexample is then shortened)");
-  sub->add_flag("--shortest", opt->shortest,
-                "after the depth-first search found something, search breadth-first for the "
-                "shortest counterexample, bounded only by --time-limit (default: the first "
-                "counterexample is printed at once, then shortened within --shorten-budget)");
+  // The switches, in the order --help lists them: the search's, then the report's.
+  struct Flag {
+    const char* name;
+    bool ExploreCliOptions::*member;
+    std::string help;
+  };
+  const Flag search_flags[] = {
+      {"--no-reduction", &ExploreCliOptions::no_reduction,
+       "explore every interleaving without partial-order reduction (brute force; the "
+       "counterexample is then the shortest of the schedule)"},
+      {"--bfs", &ExploreCliOptions::breadth_first,
+       "breadth-first throughout (default: depth-first, which holds only the current path in "
+       "memory; its counterexample is then shortened)"},
+      {"--shortest", &ExploreCliOptions::shortest,
+       "after the depth-first search found something, search breadth-first for the shortest "
+       "counterexample, bounded only by --time-limit (default: the first counterexample is "
+       "printed at once, then shortened within --shorten-budget)"},
+  };
+  for (const Flag& f : search_flags) sub->add_flag(f.name, (*opt).*f.member, f.help);
   sub->add_option("--shorten-budget", opt->shorten_budget,
                   "seconds spent shortening the first counterexample (dropping steps, replayed "
                   "on the engine, then a breadth-first search bounded by its length); 0: none; "
                   "--time-limit bounds the whole run")
       ->check(AtLeast(0, "0"))
       ->capture_default_str();
-  sub->add_flag("--measure-reduction", opt->measure_reduction,
-                "also run the search without reduction (the brute force, bounded only by "
-                "--time-limit) and print the reduction factor; text only");
-  sub->add_flag("--verbose", opt->verbose,
-                "also print whether symmetry reduction applied (and why not) and the depth-first "
-                "search's first counterexample as soon as it is found");
-  sub->add_flag("--full", opt->full,
-                "print every step of the counterexample (default: the steps of the agents and "
-                "objects the finding names, the last " + std::to_string(kCompactSteps) + ")");
+  const Flag report_flags[] = {
+      {"--measure-reduction", &ExploreCliOptions::measure_reduction,
+       "also run the search without reduction (the brute force, bounded only by --time-limit) "
+       "and print the reduction factor; text only"},
+      {"--verbose", &ExploreCliOptions::verbose,
+       "also print whether symmetry reduction applied (and why not) and the depth-first "
+       "search's first counterexample as soon as it is found"},
+      {"--full", &ExploreCliOptions::full,
+       "print every step of the counterexample (default: the steps of the agents and objects "
+       "the finding names, the last " + std::to_string(kCompactSteps) + ")"},
+  };
+  for (const Flag& f : report_flags) sub->add_flag(f.name, (*opt).*f.member, f.help);
   AddDiagnosticOptions(sub, opt->diagnostics);
   sub->add_flag("--strict", opt->strict,
                 "findings that are warnings (docs/levels.md: only the formal model leaves them "

@@ -1,28 +1,17 @@
-// `parity check`, `parity run` and `parity explain`: run a schedule on the engine.
-#include <spdlog/spdlog.h>
-
+// `parity check`, `parity run` and `parity explain`: run a schedule once. Each is a client of the
+// C++ API (parity/parity.h), as a kernel project's test would be: api::Check runs and diagnoses,
+// and words, narrates, draws and writes what it found.
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "parity/detail.h"
 #include "parity/parity.h"
-#include "sim/engine/engine.h"
-#include "sim/ir/hash.h"
-#include "sim/model/codes.h"
-#include "sim/trace/trace_file.h"
 #include "tools/cli/command.h"
 #include "tools/cli/diagnostics.h"
-#include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
-#include "verifier/culprit.h"
-#include "verifier/deadlock.h"
-#include "verifier/expect.h"
-#include "verifier/report/narrate.h"
-#include "verifier/rules.h"
 
 namespace parity::cli {
 namespace {
@@ -44,10 +33,10 @@ struct CheckOptions {
   bool strict = false;  // warnings of docs/levels.md are errors
 };
 
+// A schedule run once through the API: the schedule (with its -D overrides) and the report.
 struct Ran {
-  LoadedSchedule loaded;
-  std::shared_ptr<engine::Engine> engine;  // shared with the API's report (check)
-  engine::RunResult result;
+  api::Schedule schedule;
+  api::CheckReport report;
 };
 
 void AddMaxEventsOption(CLI::App* sub, uint64_t* max_events) {
@@ -57,10 +46,10 @@ void AddMaxEventsOption(CLI::App* sub, uint64_t* max_events) {
       ->capture_default_str();
 }
 
-// A run that reached the event cap (EngineOptions::max_events): bad input, exit 2.
-Status EventCapStatus(const std::string& file, const engine::RunResult& r, uint64_t max_events) {
+// A run that reached the event cap (CheckOptions::max_events): bad input, exit 2.
+Status EventCapStatus(const std::string& file, const api::CheckReport& r, uint64_t max_events) {
   return Status("limit.events",
-                "the run stopped at the event cap after " + std::to_string(r.events) +
+                "the run stopped at the event cap after " + std::to_string(r.events_count) +
                     " events (" + std::to_string(r.steps) +
                     " steps) without ending: a loop that never ends, or a longer run than the "
                     "cap allows; --max-events N raises the cap (now " +
@@ -68,318 +57,262 @@ Status EventCapStatus(const std::string& file, const engine::RunResult& r, uint6
                 SourceLocation{file, 0, 0});
 }
 
-// Loads, builds and runs; on bad input reports it (exit 2) and returns false.
-bool LoadAndRun(Context& ctx, const ScheduleOptions& options, Ran& out,
-                uint64_t max_events = kDefaultMaxEvents) {
-  Expected<LoadedSchedule> loaded = LoadSchedule(options);
-  if (!loaded.ok()) {
-    ReportBadInput(ctx, loaded.status());
-    return false;
+// Loads and runs the schedule through the API (api::Check); on bad input (the event cap
+// included) reports it (exit 2) and returns nullopt.
+std::optional<Ran> LoadAndRun(Context& ctx, const ScheduleOptions& options, uint64_t max_events,
+                              bool collect_events, bool narrate, bool strict = false) {
+  Expected<api::Schedule> schedule = LoadApiSchedule(options);
+  if (!schedule.ok()) {
+    ReportBadInput(ctx, schedule.status());
+    return std::nullopt;
   }
-  out.loaded = std::move(loaded).value();
-  out.loaded.engine_options.max_events = max_events;
-  Expected<engine::Engine> engine =
-      engine::Engine::Create(*out.loaded.program, out.loaded.params, out.loaded.engine_options);
-  if (!engine.ok()) {
-    ReportBadInput(ctx, engine.status().At(SourceLocation{options.file, 0, 0}));
-    return false;
+  Expected<api::Policy> policy = ParseSchedulePolicy(options.policy);
+  if (!policy.ok()) {
+    ReportBadInput(ctx, policy.status());
+    return std::nullopt;
   }
-  out.engine = std::make_unique<engine::Engine>(std::move(engine).value());
-  spdlog::debug("running {} with policy {}", options.file,
-                engine::PolicyName(out.loaded.engine_options.policy));
-  out.result = out.engine->Run();
-  if (out.result.outcome == engine::Outcome::kStepLimit) {
-    ReportBadInput(ctx, EventCapStatus(options.file, out.result, max_events));
-    return false;
+  api::CheckOptions co;
+  co.policy = *policy;
+  co.seed = options.seed;
+  co.max_events = max_events;
+  co.collect_events = collect_events;
+  co.narrate = narrate;
+  co.strict = strict;
+  api::Result<api::CheckReport> report = api::Check(*schedule, co);
+  if (!report.ok()) {
+    ReportBadInput(ctx, ToStatus(report.error()));
+    return std::nullopt;
   }
-  if (out.result.outcome == engine::Outcome::kError) {
-    ReportBadInput(ctx, out.result.error.At(SourceLocation{options.file, 0, 0}));
-    return false;
+  if (report->outcome == api::Outcome::kStepLimit) {
+    ReportBadInput(ctx, EventCapStatus(options.file, *report, max_events));
+    return std::nullopt;
   }
-  return true;
+  return Ran{std::move(schedule).value(), std::move(report).value()};
 }
 
-std::string PolicyText(const engine::EngineOptions& o) {
-  std::string p = engine::PolicyName(o.policy);
-  if (o.policy == engine::Policy::kRandom) p += " seed=" + std::to_string(o.seed);
-  return p;
-}
-
-int ExitFor(const engine::RunResult& r) {
-  switch (r.outcome) {
-    case engine::Outcome::kCompleted:
+int ExitFor(api::Outcome o) {
+  switch (o) {
+    case api::Outcome::kCompleted:
       return kExitClean;
-    case engine::Outcome::kDeadlock:
-    case engine::Outcome::kViolation:
+    case api::Outcome::kDeadlock:
+    case api::Outcome::kViolation:
       return kExitViolations;
-    case engine::Outcome::kStepLimit:
-    case engine::Outcome::kError:
-    case engine::Outcome::kRunning:
+    case api::Outcome::kStepLimit:
       break;
   }
   return kExitBadInput;
 }
 
-nlohmann::json ViolationJson(const Ran& ran, const engine::ViolationInfo& v) {
-  return {{"code", std::string(model::CodeId(v.violation.code))},
-          {"title", std::string(model::CodeTitle(v.violation.code))},
-          {"message", report::ViolationText(*ran.loaded.program, v)},
-          {"agent", verifier::AgentLabel(*ran.loaded.program, *ran.engine, v.agent)},
-          {"location", LocationJson(v.where)},
+nlohmann::json ViolationJson(const api::Violation& v) {
+  return {{"code", v.code},
+          {"title", v.title},
+          {"message", v.message},
+          {"agent", v.agent},
+          {"location", LocationJson(v.location)},
           {"from_async", v.from_async}};
 }
 
-// The file's own `# expect:` lines (verifier/expect.h) that apply to this run: check lines whose
-// -D values bind the params as this run's did and whose policy is this run's (or that hold under
-// every policy: then their code). Each with "" if the run matches it, else what differs.
-struct ExpectedByFile {
-  verifier::Expectation expect;
-  std::string difference;
-};
-std::vector<ExpectedByFile> ExpectationsOfFile(const CheckOptions& opt, Ran& ran,
-                                               const std::vector<verifier::Finding>& findings,
-                                               const verifier::DeadlockReport& report,
-                                               const verifier::DeadlockCulprit* violation_culprit) {
-  std::vector<ExpectedByFile> out;
-  Expected<std::vector<verifier::Expectation>> expects =
-      verifier::ReadExpectations(opt.schedule.file, ran.loaded.source);
-  if (!expects.ok()) {  // a comment: reported, never a reason to refuse the schedule
-    std::fprintf(stderr, "parity check: ignoring the file's expect lines: %s\n",
-                 expects.status().ToString().c_str());
-    return out;
-  }
-  const ir::Program& program = *ran.loaded.program;
-  const engine::EngineOptions& o = ran.loaded.engine_options;
-  for (const verifier::Expectation& x : *expects) {
-    if (x.explore) continue;
-    Expected<std::vector<int64_t>> params = ir::BindParams(program, x.defines);
-    if (!params.ok() || *params != ran.loaded.params) continue;
-    const bool same_policy =
-        x.policy == o.policy && (o.policy != engine::Policy::kRandom || x.seed == o.seed);
-    if (!same_policy && !x.every_policy) continue;
-    verifier::Expectation applied = x;
-    if (!same_policy) {  // every policy: the code
-      applied = verifier::Expectation{};
-      applied.code = x.code;
-      applied.where = x.where;
-      applied.policy = o.policy;
-      applied.seed = o.seed;
-      applied.every_policy = true;
+nlohmann::json DeadlockJson(const api::Deadlock& deadlock) {
+  nlohmann::json d;
+  d["code"] = "P2001";
+  d["summary"] = deadlock.summary;
+  if (deadlock.culprit.found) {  // an earlier operation is the most likely cause
+    const api::Culprit& c = deadlock.culprit;
+    d["culprit"] = {{"agent", c.agent},
+                    {"cause", c.cause},
+                    {"barrier", c.barrier},
+                    {"index", c.index},
+                    {"cta", c.cta},
+                    {"parity", c.parity},
+                    {"location", c.location.ToString()},
+                    {"explanation", c.explanation}};
+    if (!c.suggested_change.empty()) {
+      d["culprit"]["suggested_change"] = c.suggested_change;
+      d["culprit"]["changes"] = c.changes;
+      d["culprit"]["line"] = c.location.line;
     }
-    verifier::CheckRun run;
-    run.program = &program;
-    run.engine = ran.engine.get();
-    run.result = &ran.result;
-    run.findings = &findings;
-    run.deadlock = ran.result.outcome == engine::Outcome::kDeadlock ? &report : nullptr;
-    run.violation_culprit = violation_culprit;
-    out.push_back({applied, verifier::MatchCheck(applied, run)});
   }
-  return out;
+  d["blocked"] = nlohmann::json::array();
+  for (const api::BlockedAgent& x : deadlock.blocked) {
+    nlohmann::json b;
+    b["agent"] = x.agent;
+    b["waits_on"] = x.waits_on;
+    b["location"] = LocationJson(x.location);
+    if (x.on_mbarrier) {
+      b["barrier"] = x.barrier;
+      b["index"] = x.index;
+      b["cta"] = x.cta;
+      b["parity"] = x.parity;
+      b["phase"] = x.phase;
+      b["pending"] = x.pending;
+      b["expected"] = x.expected;
+      b["tx"] = x.tx;
+    }
+    b["cause"] = x.cause;
+    b["explanation"] = x.explanation;
+    b["in_cycle"] = x.in_cycle;
+    d["blocked"].push_back(b);
+  }
+  return d;
+}
+
+// --format json (schema parity.check/1).
+void PrintCheckJson(const CheckOptions& opt, const Ran& ran, const Diagnostics& diags,
+                    int exit_code) {
+  const api::CheckReport& r = ran.report;
+  nlohmann::json j;
+  j["schema"] = SchemaId("check");
+  j["file"] = opt.schedule.file;
+  j["expected_by_file"] = nlohmann::json::array();
+  for (const api::FileExpectation& x : r.expected_by_file) {
+    j["expected_by_file"].push_back({{"expect", x.expect},
+                                     {"line", x.line},
+                                     {"matched", x.difference.empty()},
+                                     {"difference", x.difference}});
+  }
+  j["schedule"] = ran.schedule.name();
+  j["hash"] = ran.schedule.hash();
+  j["policy"] = r.policy;
+  j["outcome"] = api::OutcomeName(r.outcome);
+  j["exit_code"] = exit_code;
+  j["events"] = r.events_count;
+  j["params"] = nlohmann::json::object();
+  for (const api::Schedule::Param& p : ran.schedule.params()) j["params"][p.name] = p.value;
+  if (r.violation) {
+    j["violation"] = ViolationJson(*r.violation);
+    const api::Culprit& c = r.violation_culprit;
+    if (c.found) {  // the one change a re-run proved fixes it (verifier/culprit.h)
+      j["violation"]["culprit"] = {{"cause", c.cause},
+                                   {"location", c.location.ToString()},
+                                   {"line", c.location.line},
+                                   {"changes", c.changes},
+                                   {"suggested_change", c.suggested_change},
+                                   {"explanation", c.explanation}};
+    }
+  }
+  j["warnings"] = nlohmann::json::array();
+  for (const api::Violation& w : r.model_warnings) j["warnings"].push_back(ViolationJson(w));
+  // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
+  j["findings"] = nlohmann::json::array();
+  for (const api::Finding& f : r.findings) j["findings"].push_back(FindingJson(f));
+  for (const Diagnostic& g : diags.suppressed) {
+    for (size_t i : g.members) j["findings"][i]["suppressed"] = true;
+  }
+  // The findings grouped as the text prints them, and the counts of its last line.
+  j["diagnostics"] = diags.DiagnosticsJson();
+  j["summary"] = diags.SummaryJson();
+  if (r.deadlock) j["deadlock"] = DeadlockJson(*r.deadlock);
+  PrintDocument(j);
+}
+
+// The text report: the headline of the outcome, the diagnosis and the narrated behaviour, the
+// other diagnostics, the file's expectations and the summary line.
+void PrintCheckText(const CheckOptions& opt, const Ran& ran, const Diagnostics& diags) {
+  const api::CheckReport& r = ran.report;
+  const size_t max_events = opt.full ? 0 : opt.last;
+  std::printf("%s: schedule %s (hash %s), policy %s\n", opt.schedule.file.c_str(),
+              ran.schedule.name().c_str(), ran.schedule.hash().c_str(), r.policy.c_str());
+  // Notes (M1009) are no problems; suppressed findings were intended.
+  bool problems = false;
+  for (const Diagnostic& g : diags.shown) {
+    problems = problems || diags.findings[g.members.front()].severity != api::Severity::kNote;
+  }
+  switch (r.outcome) {
+    case api::Outcome::kCompleted:
+      std::printf(!problems
+                      ? "OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu "
+                        "events, no violations.\n"
+                  : !r.rule_errors
+                      ? "OK with warnings: the run completed (all %zu agent(s) of %u CTA(s) "
+                        "exited, %llu events); the protocol rules found only warnings "
+                        "(docs/levels.md; --strict makes them errors):\n"
+                      : "The run completed (all %zu agent(s) of %u CTA(s) exited, %llu "
+                        "events), but the protocol rules found problems:\n",
+                  r.agents, r.ctas, static_cast<unsigned long long>(r.events_count));
+      break;
+    case api::Outcome::kViolation: {
+      // The API's first finding: the message names the barrier.
+      const api::Finding& v = r.findings.front();
+      std::printf("%s %s: %s\n  by %s at %s\n", v.code.c_str(), v.title.c_str(),
+                  v.message.c_str(), v.agent.c_str(), v.location.ToString().c_str());
+      if (const api::Culprit& c = r.violation_culprit; c.found) {
+        std::printf("\nMost likely cause (%s) at %s: %s\n", c.cause.c_str(),
+                    c.location.ToString().c_str(), c.explanation.c_str());
+      }
+      std::printf("\nBehaviour (events from the start):\n%s",
+                  api::FormatBehaviour(r, max_events).c_str());
+      break;
+    }
+    case api::Outcome::kDeadlock:
+      // --full: every blocked agent in full; else the root causes, the rest one line each.
+      std::printf("%s", api::FormatDiagnosis(r, opt.full ? SIZE_MAX : kDetailedBlocked).c_str());
+      std::printf("\nBehaviour (events from the start):\n%s",
+                  api::FormatBehaviour(r, max_events).c_str());
+      break;
+    case api::Outcome::kStepLimit:
+      std::printf("step limit reached after %llu steps (a runaway loop?)\n",
+                  static_cast<unsigned long long>(r.steps));
+      break;
+  }
+  // The violation or deadlock was printed in full above (the API's first finding).
+  const bool ended = r.outcome == api::Outcome::kViolation || r.outcome == api::Outcome::kDeadlock;
+  PrintDiagnostics(diags, opt.diagnostics, ended ? 0 : static_cast<size_t>(-1));
+  for (const api::FileExpectation& x : r.expected_by_file) {
+    std::printf("expected by the file (line %d): %s — %s\n", x.line, x.expect.c_str(),
+                x.difference.empty() ? "matched" : ("NOT matched: " + x.difference).c_str());
+  }
+  std::printf("%s\n", diags.SummaryLine().c_str());
 }
 
 // The report of `parity check`: text (with the narrated behaviour), JSON (schema
-// parity.check/1) or SARIF; `checked` is the API's report (parity/parity.h) of the run in `ran`.
-void PrintCheck(Context& ctx, const CheckOptions& opt, Ran& ran, const api::CheckReport& checked) {
-  const ir::Program& program = *ran.loaded.program;
-  const engine::RunResult& r = ran.result;
-  size_t max_events = opt.full ? 0 : opt.last;
-  // The protocol rules and races of verifier/rules.h (P2002..P2011) on the run's trace, and the
-  // diagnosis of a deadlock: the API ran them.
-  const std::vector<verifier::Finding>& findings = checked.detail->rule_findings;
-  verifier::DeadlockReport report;
-  if (r.outcome == engine::Outcome::kDeadlock) {
-    report = *checked.detail->deadlock;
-    if (!opt.dot.empty()) {
-      std::ofstream dot(opt.dot);
-      dot << verifier::WaitForGraphDot(report, program, *ran.engine);
-      if (!dot) {
-        ReportBadInput(ctx, Status("io", "cannot write the DOT file", SourceLocation{opt.dot}));
-        return;
-      }
+// parity.check/1) or SARIF.
+void PrintCheck(Context& ctx, const CheckOptions& opt, const Ran& ran) {
+  const api::CheckReport& r = ran.report;
+  if (r.deadlock && !opt.dot.empty()) {
+    std::ofstream dot(opt.dot);
+    dot << api::WaitForGraphDot(r);
+    if (!dot) {
+      ReportBadInput(ctx, Status("io", "cannot write the DOT file", SourceLocation{opt.dot}));
+      return;
     }
   }
-  const std::vector<ExpectedByFile> expected =
-      ExpectationsOfFile(opt, ran, findings, report, &checked.detail->violation_culprit);
+  if (!r.expectations_error.empty()) {
+    // A comment: reported, never a reason to refuse the schedule.
+    std::fprintf(stderr, "parity check: ignoring the file's expect lines: %s\n",
+                 r.expectations_error.c_str());
+  }
   Expected<std::vector<Suppression>> allows =
-      LoadSuppressions(opt.diagnostics, opt.schedule.file, ran.loaded.source);
+      LoadSuppressions(opt.diagnostics, opt.schedule.file, ran.schedule.source());
   if (!allows.ok()) {
     ReportBadInput(ctx, allows.status());
     return;
   }
   // Every finding (the violation or deadlock, warnings, notes, the protocol rules' findings)
   // grouped and suppressed once, for the text, JSON and SARIF reports alike.
-  const Diagnostics diags = Diagnose(checked.findings, std::move(allows).value());
+  const Diagnostics diags = Diagnose(r.findings, std::move(allows).value());
   // A violation or deadlock ends the run; the exit code follows the errors left after
   // suppression (an intended finding, allowed with its reason, does not fail a CI job).
-  int exit_code = ExitFor(r);
-  if (exit_code == kExitClean && verifier::HasErrors(findings, opt.strict)) {
-    exit_code = kExitViolations;
-  }
+  int exit_code = ExitFor(r.outcome);
+  if (exit_code == kExitClean && r.rule_errors) exit_code = kExitViolations;
   if (exit_code == kExitViolations && !diags.HasErrors()) exit_code = kExitClean;
   if (opt.format == "sarif") {
     // The behaviour that led to the findings, as each result's code flow: the last --last events
     // (--full: all), one step each.
     std::vector<api::Step> behaviour;
-    if (!checked.findings.empty()) {
-      const size_t n = checked.events.size();
+    if (!r.findings.empty()) {
+      const size_t max_events = opt.full ? 0 : opt.last;
+      const size_t n = r.events.size();
       const size_t from = max_events == 0 || n <= max_events ? 0 : n - max_events;
       for (size_t i = from; i < n; ++i) {
         behaviour.push_back(
-            api::Step{"event " + std::to_string(i + 1), checked.events[i].agent, false,
-                      {checked.events[i]}});
+            api::Step{"event " + std::to_string(i + 1), r.events[i].agent, false, {r.events[i]}});
       }
     }
     PrintDocument(SarifLog("check", opt.schedule.file, diags, behaviour, exit_code));
   } else if (opt.format == "json") {
-    nlohmann::json j;
-    j["schema"] = SchemaId("check");
-    j["file"] = opt.schedule.file;
-    j["expected_by_file"] = nlohmann::json::array();
-    for (const ExpectedByFile& x : expected) {
-      j["expected_by_file"].push_back({{"expect", x.expect.Text()},
-                                       {"line", x.expect.where.line},
-                                       {"matched", x.difference.empty()},
-                                       {"difference", x.difference}});
-    }
-    j["schedule"] = program.name;
-    j["hash"] = ir::ContentHashHex(program);
-    j["policy"] = PolicyText(ran.loaded.engine_options);
-    j["outcome"] = engine::OutcomeName(r.outcome);
-    j["exit_code"] = exit_code;
-    j["events"] = r.events;
-    j["params"] = nlohmann::json::object();
-    for (const auto& [name, value] : ran.loaded.param_values) j["params"][name] = value;
-    if (r.violation) {
-      j["violation"] = ViolationJson(ran, *r.violation);
-      const verifier::DeadlockCulprit& c = checked.detail->violation_culprit;
-      if (c.found) {  // the one change a re-run proved fixes it (verifier/culprit.h)
-        j["violation"]["culprit"] = {{"cause", verifier::DeadlockCauseName(c.cause)},
-                                     {"location", c.where.ToString()},
-                                     {"line", c.where.line},
-                                     {"changes", c.change_kind},
-                                     {"suggested_change", c.change},
-                                     {"explanation", c.text}};
-      }
-    }
-    j["warnings"] = nlohmann::json::array();
-    for (const auto& w : r.warnings) j["warnings"].push_back(ViolationJson(ran, w));
-    // Every finding: the violation or deadlock, warnings, and the protocol rules' findings.
-    j["findings"] = nlohmann::json::array();
-    for (const api::Finding& f : checked.findings) j["findings"].push_back(FindingJson(f));
-    for (const Diagnostic& g : diags.suppressed) {
-      for (size_t i : g.members) j["findings"][i]["suppressed"] = true;
-    }
-    // The findings grouped as the text prints them, and the counts of its last line.
-    j["diagnostics"] = diags.DiagnosticsJson();
-    j["summary"] = diags.SummaryJson();
-    if (r.outcome == engine::Outcome::kDeadlock) {
-      nlohmann::json d;
-      d["code"] = "P2001";
-      d["summary"] = report.summary;
-      if (report.culprit.found) {  // an earlier operation is the most likely cause
-        const verifier::DeadlockCulprit& c = report.culprit;
-        d["culprit"] = {{"agent", verifier::AgentLabel(program, *ran.engine, c.agent)},
-                        {"cause", verifier::DeadlockCauseName(c.cause)},
-                        {"barrier", program.barriers[c.barrier].name},
-                        {"index", c.index},
-                        {"cta", c.cta},
-                        {"parity", c.parity},
-                        {"location", c.where.ToString()},
-                        {"explanation", c.text}};
-        if (!c.change.empty()) {
-          d["culprit"]["suggested_change"] = c.change;
-          d["culprit"]["changes"] = c.change_kind;
-          d["culprit"]["line"] = c.where.line;
-        }
-      }
-      d["blocked"] = nlohmann::json::array();
-      for (const auto& x : report.blocked) {
-        nlohmann::json b;
-        b["agent"] = verifier::AgentLabel(program, *ran.engine, x.blocked.agent);
-        b["waits_on"] = engine::WaitKindName(x.blocked.wait);
-        b["location"] = LocationJson(x.blocked.where);
-        if (x.blocked.wait == engine::WaitKind::kMbarrierParity ||
-            x.blocked.wait == engine::WaitKind::kMbarrierToken) {
-          b["barrier"] = program.barriers[x.blocked.barrier].name;
-          b["index"] = x.blocked.barrier_index;
-          b["cta"] = x.blocked.cta;
-          b["parity"] = x.blocked.parity;
-          b["phase"] = x.blocked.state.phase;
-          b["pending"] = x.blocked.state.pending_count;
-          b["expected"] = x.blocked.state.expected_count;
-          b["tx"] = x.blocked.state.tx_count;
-        }
-        b["cause"] = verifier::DeadlockCauseName(x.cause);
-        b["explanation"] = x.cause_text;
-        b["in_cycle"] = x.in_cycle;
-        d["blocked"].push_back(b);
-      }
-      j["deadlock"] = d;
-    }
-    PrintDocument(j);
+    PrintCheckJson(opt, ran, diags, exit_code);
   } else {
-    std::printf("%s: schedule %s (hash %s), policy %s\n", opt.schedule.file.c_str(),
-                program.name.c_str(), ir::ContentHashHex(program).c_str(),
-                PolicyText(ran.loaded.engine_options).c_str());
-    // Notes (M1009) are no problems; suppressed findings were intended.
-    bool problems = false;
-    for (const Diagnostic& g : diags.shown) {
-      problems = problems || diags.findings[g.members.front()].severity != api::Severity::kNote;
-    }
-    switch (r.outcome) {
-      case engine::Outcome::kCompleted:
-        std::printf(!problems
-                        ? "OK: the run completed: all %zu agent(s) of %u CTA(s) exited, %llu "
-                          "events, no violations.\n"
-                    : !verifier::HasErrors(findings, opt.strict)
-                        ? "OK with warnings: the run completed (all %zu agent(s) of %u CTA(s) "
-                          "exited, %llu events); the protocol rules found only warnings "
-                          "(docs/levels.md; --strict makes them errors):\n"
-                        : "The run completed (all %zu agent(s) of %u CTA(s) exited, %llu "
-                          "events), but the protocol rules found problems:\n",
-                    ran.engine->num_agents(), ran.engine->num_ctas(),
-                    static_cast<unsigned long long>(r.events));
-        break;
-      case engine::Outcome::kViolation: {
-        // The API's first finding: the message names the barrier.
-        const api::Finding& v = checked.findings.front();
-        std::printf("%s %s: %s\n  by %s at %s\n", v.code.c_str(), v.title.c_str(),
-                    v.message.c_str(), v.agent.c_str(), v.location.ToString().c_str());
-        if (const verifier::DeadlockCulprit& c = checked.detail->violation_culprit; c.found) {
-          std::printf("\nMost likely cause (%s) at %s: %s\n", verifier::DeadlockCauseName(c.cause),
-                      c.where.ToString().c_str(), c.text.c_str());
-        }
-        std::printf("\nBehaviour (events from the start):\n%s",
-                    report::BehaviourPrefix(program, *ran.engine, max_events).c_str());
-        break;
-      }
-      case engine::Outcome::kDeadlock:
-        // --full: every blocked agent in full; else the root causes, the rest one line each.
-        std::printf("%s", verifier::FormatDeadlockReport(report, program, *ran.engine,
-                                                         ran.loaded.source,
-                                                         opt.full ? SIZE_MAX : kDetailedBlocked)
-                              .c_str());
-        std::printf("\nBehaviour (events from the start):\n%s",
-                    report::BehaviourPrefix(program, *ran.engine, max_events).c_str());
-        break;
-      case engine::Outcome::kStepLimit:
-        std::printf("step limit reached after %llu steps (a runaway loop?)\n",
-                    static_cast<unsigned long long>(r.steps));
-        break;
-      default:
-        break;
-    }
-    // The violation or deadlock was printed in full above (the API's first finding).
-    const bool ended = r.outcome == engine::Outcome::kViolation ||
-                       r.outcome == engine::Outcome::kDeadlock;
-    PrintDiagnostics(diags, opt.diagnostics, ended ? 0 : static_cast<size_t>(-1));
-    for (const ExpectedByFile& x : expected) {
-      std::printf("expected by the file (line %d): %s — %s\n", x.expect.where.line,
-                  x.expect.Text().c_str(),
-                  x.difference.empty() ? "matched" : ("NOT matched: " + x.difference).c_str());
-    }
-    std::printf("%s\n", diags.SummaryLine().c_str());
+    PrintCheckText(opt, ran, diags);
   }
   ctx.exit_code = exit_code;
 }
@@ -408,44 +341,11 @@ void AddCheckCommand(CLI::App& app, Context& ctx) {
   AddDiagnosticOptions(sub, opt->diagnostics);
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
-    // A client of the C++ API (parity/parity.h), as a kernel project's test would be.
-    Expected<api::Schedule> schedule = LoadApiSchedule(opt->schedule);
-    if (!schedule.ok()) {
-      ReportBadInput(ctx, schedule.status());
-      return;
-    }
-    Expected<engine::Policy> policy = ParseSchedulePolicy(opt->schedule.policy);
-    if (!policy.ok()) {
-      ReportBadInput(ctx, policy.status());
-      return;
-    }
-    engine::EngineOptions options;
-    options.policy = *policy;
-    options.seed = opt->schedule.seed;
-    options.max_events = opt->max_events;
-    // SARIF's code flow shows the events; the text report narrates from the engine itself.
-    api::Result<api::CheckReport> report =
-        api::CheckWith(*schedule, options, /*collect_events=*/opt->format == "sarif",
-                       opt->strict);
-    if (!report.ok()) {
-      ReportBadInput(ctx, ToStatus(report.error()));
-      return;
-    }
-    // The run, as the text report reads it.
-    const api::CheckReport::Detail& d = *report->detail;
-    if (d.result.outcome == engine::Outcome::kStepLimit) {
-      ReportBadInput(ctx, EventCapStatus(opt->schedule.file, d.result, opt->max_events));
-      return;
-    }
-    Ran ran;
-    ran.loaded.source = d.source;
-    ran.loaded.program = d.program;
-    ran.loaded.params = d.params;
-    ran.loaded.param_values = d.param_values;
-    ran.loaded.engine_options = d.engine_options;
-    ran.engine = d.engine;
-    ran.result = d.result;
-    PrintCheck(ctx, *opt, ran, *report);
+    // SARIF's code flow shows the events; the text report narrates through the API.
+    std::optional<Ran> ran =
+        LoadAndRun(ctx, opt->schedule, opt->max_events,
+                   /*collect_events=*/opt->format == "sarif", /*narrate=*/false, opt->strict);
+    if (ran) PrintCheck(ctx, *opt, *ran);
   });
 }
 
@@ -463,25 +363,19 @@ void AddRunCommand(CLI::App& app, Context& ctx) {
   sub->add_flag("--dump", opt->dump, "also print the trace as text");
   AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
-    Ran ran;
-    if (!LoadAndRun(ctx, opt->schedule, ran, opt->max_events)) return;
-    trace::TraceFile file;
-    file.header.schedule_hash = ir::ContentHash(*ran.loaded.program);
-    file.header.source = "sim";
-    file.header.device = "parity-engine";
-    file.header.schedule = ran.loaded.program->name;
-    file.header.policy = PolicyText(ran.loaded.engine_options);
-    file.header.params = ran.loaded.param_values;
-    file.events = ran.engine->trace();
-    Status s = trace::WriteTraceFile(opt->trace, file);
-    if (!s.ok()) {
-      ReportBadInput(ctx, s);
+    std::optional<Ran> ran = LoadAndRun(ctx, opt->schedule, opt->max_events,
+                                        /*collect_events=*/false, /*narrate=*/false);
+    if (!ran) return;
+    api::Result<uint64_t> written = api::WriteTrace(ran->report, opt->trace);
+    if (!written.ok()) {
+      ReportBadInput(ctx, ToStatus(written.error()));
       return;
     }
-    if (opt->dump) std::printf("%s", trace::DumpTrace(file).c_str());
-    std::printf("%s: %s, %zu events written to %s\n", opt->schedule.file.c_str(),
-                engine::OutcomeName(ran.result.outcome), file.events.size(), opt->trace.c_str());
-    ctx.exit_code = ExitFor(ran.result);
+    if (opt->dump) std::printf("%s", api::DumpTrace(ran->report).c_str());
+    std::printf("%s: %s, %llu events written to %s\n", opt->schedule.file.c_str(),
+                api::OutcomeName(ran->report.outcome), static_cast<unsigned long long>(*written),
+                opt->trace.c_str());
+    ctx.exit_code = ExitFor(ran->report.outcome);
   });
 }
 
@@ -500,43 +394,28 @@ void AddExplainCommand(CLI::App& app, Context& ctx) {
                   "and agent, phases, waits, copies and remote arrives as arrows)");
   AddMaxEventsOption(sub, &opt->max_events);
   sub->callback([&ctx, opt] {
-    Ran ran;
-    if (!LoadAndRun(ctx, opt->schedule, ran, opt->max_events)) return;
-    const ir::Program& program = *ran.loaded.program;
-    std::printf("Schedule %s (%s), policy %s.\n\n", program.name.c_str(),
-                opt->schedule.file.c_str(), PolicyText(ran.loaded.engine_options).c_str());
-    for (const report::Narration& n : report::NarrateRun(program, *ran.engine, ran.engine->trace())) {
-      std::printf("%s\n", n.Text().c_str());
-    }
-    std::printf("\nOutcome: %s\n", engine::OutcomeName(ran.result.outcome));
-    std::optional<verifier::DeadlockReport> report;
-    std::string outcome = std::string("outcome: ") + engine::OutcomeName(ran.result.outcome);
-    if (ran.result.outcome == engine::Outcome::kDeadlock) {
-      report = verifier::DiagnoseDeadlockWithRepair(program, *ran.engine, ran.result,
-                                                    ran.loaded.params);
-      std::printf("%s", verifier::FormatDeadlockReport(*report, program, *ran.engine,
-                                                       ran.loaded.source)
-                            .c_str());
-      outcome = report->summary;
-    } else if (ran.result.outcome == engine::Outcome::kViolation) {
-      const auto& v = *ran.result.violation;
-      outcome = std::string(model::CodeId(v.violation.code)) + " " +
-                std::string(model::CodeTitle(v.violation.code)) + ": " +
-                report::ViolationText(program, v);
+    std::optional<Ran> ran = LoadAndRun(ctx, opt->schedule, opt->max_events,
+                                        /*collect_events=*/false, /*narrate=*/true);
+    if (!ran) return;
+    const api::CheckReport& r = ran->report;
+    std::printf("Schedule %s (%s), policy %s.\n\n", ran->schedule.name().c_str(),
+                opt->schedule.file.c_str(), r.policy.c_str());
+    for (const std::string& n : r.narration) std::printf("%s\n", n.c_str());
+    std::printf("\nOutcome: %s\n", api::OutcomeName(r.outcome));
+    std::string outcome = std::string("outcome: ") + api::OutcomeName(r.outcome);
+    if (r.deadlock) {
+      std::printf("%s", api::FormatDiagnosis(r, SIZE_MAX).c_str());
+      outcome = r.deadlock->summary;
+    } else if (r.violation) {
+      outcome = r.violation->code + " " + r.violation->title + ": " + r.violation->message;
       std::printf("%s\n", outcome.c_str());
     }
-    ctx.exit_code = ExitFor(ran.result);
+    ctx.exit_code = ExitFor(r.outcome);
     if (!opt->html.empty()) {
-      PictureInput in;
-      in.program = &program;
-      in.engine = ran.engine.get();
-      in.events = ran.engine->trace();
-      in.title = "parity explain " + opt->schedule.file + " (schedule " + program.name +
-                 ", policy " + PolicyText(ran.loaded.engine_options) + ")";
-      in.outcome = outcome;
-      in.deadlock = report ? &*report : nullptr;
+      const std::string title = "parity explain " + opt->schedule.file + " (schedule " +
+                                ran->schedule.name() + ", policy " + r.policy + ")";
       std::ofstream out(opt->html, std::ios::binary);
-      out << PhasePictureHtml(in);
+      out << api::PhasePictureHtml(r, title, outcome);
       out.close();
       if (!out) {
         return ReportBadInput(ctx, Status("io", "cannot write the HTML file",

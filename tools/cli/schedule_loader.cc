@@ -93,8 +93,20 @@ Status ToStatus(const api::Error& error) {
                 SourceLocation{error.location.file, error.location.line, error.location.column});
 }
 
-Expected<engine::Policy> ParseSchedulePolicy(const std::string& name) {
-  return ParsePolicy(name);
+Expected<api::Policy> ParseSchedulePolicy(const std::string& name) {
+  Expected<engine::Policy> p = ParsePolicy(name);
+  if (!p.ok()) return p.status();
+  switch (*p) {
+    case engine::Policy::kEager:
+      return api::Policy::kEager;
+    case engine::Policy::kLazy:
+      return api::Policy::kLazy;
+    case engine::Policy::kRoundRobin:
+      return api::Policy::kRoundRobin;
+    case engine::Policy::kRandom:
+      return api::Policy::kRandom;
+  }
+  return api::Policy::kEager;
 }
 
 Expected<api::Schedule> LoadApiSchedule(const ScheduleOptions& options) {

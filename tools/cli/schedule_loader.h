@@ -42,7 +42,7 @@ Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options);
 // The same through the C++ API (parity/parity.h): the file parsed, the -D overrides set.
 Expected<api::Schedule> LoadApiSchedule(const ScheduleOptions& options);
 // --policy: eager, lazy, round-robin (rr) or random.
-Expected<engine::Policy> ParseSchedulePolicy(const std::string& name);
+Expected<api::Policy> ParseSchedulePolicy(const std::string& name);
 Status ToStatus(const api::Error& error);
 
 }  // namespace parity::cli

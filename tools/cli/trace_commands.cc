@@ -13,8 +13,8 @@
 #include "sim/common/read_file.h"
 #include "sim/trace/perfetto.h"
 #include "sim/trace/trace_file.h"
+#include "parity/parity.h"
 #include "tools/cli/command.h"
-#include "tools/cli/phase_picture.h"
 #include "tools/cli/report_format.h"
 #include "tools/cli/schedule_loader.h"
 #include "verifier/compare.h"
@@ -34,30 +34,17 @@ nlohmann::json TraceJson(const std::string& path, const trace::TraceFile& t) {
           {"events", t.events.size()}};
 }
 
-// The statement of a simulator trace's event (executor pcs number the GPU encoding's
-// instructions, not the schedule's): null where none is known.
-nlohmann::json EventLocation(const ir::Program& program, const std::vector<int64_t>& params,
-                             const trace::TraceFile& trace, const trace::TraceEvent& e) {
-  if (trace.header.source != "sim" || e.agent == trace::kNoAgent) return nullptr;
-  Expected<engine::Engine> engine = engine::Engine::Create(program, params, {});
-  if (!engine.ok()) return nullptr;
-  for (uint32_t a = 0; a < engine->num_agents(); ++a) {
-    const engine::AgentInfo& info = engine->agent_info(a);
-    if (info.cluster != e.cluster || info.cta != e.cta || info.index_in_cta != e.agent) continue;
-    const ir::Stmt* stmt = verifier::PcMap(program).stmt(info.role, e.pc);
-    return stmt == nullptr ? nullptr : LocationJson(stmt->where);
-  }
-  return nullptr;
-}
-
-nlohmann::json ReplayJson(const ir::Program& program, const std::vector<int64_t>& params,
-                          const trace::TraceFile& trace,
-                          const verifier::ReplayResult& r, const std::string& file,
-                          const std::string& trace_path, int exit_code) {
+nlohmann::json ReplayJson(const api::Schedule& schedule, const api::Trace& trace,
+                          const api::ReplayReport& r, const std::string& file, int exit_code) {
   nlohmann::json j = {{"schema", SchemaId("replay")},
                       {"file", file},
-                      {"schedule", program.name},
-                      {"trace", TraceJson(trace_path, trace)},
+                      {"schedule", schedule.name()},
+                      {"trace", {{"file", trace.path()},
+                                 {"source", trace.source()},
+                                 {"device", trace.device()},
+                                 {"schedule", trace.schedule()},
+                                 {"policy", trace.policy()},
+                                 {"events", trace.events()}}},
                       {"diverged", r.diverged},
                       {"exit_code", exit_code},
                       {"replayed", r.replayed},
@@ -68,15 +55,13 @@ nlohmann::json ReplayJson(const ir::Program& program, const std::vector<int64_t>
                       {"probes", r.probes},
                       {"search_exhausted", r.search_exhausted},
                       {"eager_completions", r.eager_completions},
-                      {"model_outcome", engine::OutcomeName(r.model_outcome)}};
-  nlohmann::json kinds = nlohmann::json::array();
-  for (uint8_t k : r.unobserved_kinds) kinds.push_back(trace::EventKindName(k));
-  j["unobserved_kinds"] = kinds;
+                      {"model_outcome", r.model_outcome}};
+  j["unobserved_kinds"] = r.unobserved_kinds;
   if (r.diverged) {
-    const verifier::ReplayDivergence& d = r.divergence;
+    const api::ReplayReport::Divergence& d = r.divergence;
     j["divergence"] = {{"event_number", d.event_number},
-                       {"kind", trace::EventKindName(d.observed.kind)},
-                       {"location", EventLocation(program, params, trace, d.observed)},
+                       {"kind", d.kind},
+                       {"location", LocationJson(d.location)},
                        {"reason", d.reason},
                        {"expected", d.expected},
                        {"barrier_state", d.barrier_state},
@@ -184,76 +169,48 @@ void AddReplayCommand(CLI::App& app, Context& ctx) {
   AddFormatOption(sub, opt->format, "replay");
   sub->callback([&ctx, opt] {
     ctx.format = opt->format;
-    Expected<trace::TraceFile> trace = trace::ReadTraceFile(opt->trace);
-    if (!trace.ok()) return ReportBadInput(ctx, trace.status());
-    Expected<LoadedSchedule> loaded = LoadSchedule(opt->schedule);
-    if (!loaded.ok()) return ReportBadInput(ctx, loaded.status());
-    const ir::Program& program = *loaded->program;
-    if (trace->header.source == "kernel") {
-      ReplayKernel(ctx, *opt, *loaded, *trace);
+    // A client of the C++ API (parity/parity.h) but for a kernel's own trace.
+    api::Result<api::Trace> trace = api::Trace::FromFile(opt->trace);
+    if (!trace.ok()) return ReportBadInput(ctx, ToStatus(trace.error()));
+    if (trace->source() == "kernel") {
+      Expected<LoadedSchedule> loaded = LoadSchedule(opt->schedule);
+      if (!loaded.ok()) return ReportBadInput(ctx, loaded.status());
+      Expected<trace::TraceFile> file = trace::ReadTraceFile(opt->trace);
+      if (!file.ok()) return ReportBadInput(ctx, file.status());
+      ReplayKernel(ctx, *opt, *loaded, *file);
       return;
     }
-    Expected<std::vector<int64_t>> params = verifier::BindTraceParams(program, trace->header);
-    if (!params.ok()) {
-      return ReportBadInput(ctx, params.status().At(SourceLocation{opt->trace, 0, 0}));
-    }
-    if (!opt->schedule.defines.empty() && *params != loaded->params) {
-      return ReportBadInput(
-          ctx, Status("replay.params",
-                      "the -D values differ from the params the trace was recorded with",
-                      SourceLocation{opt->trace, 0, 0}));
-    }
-    Expected<verifier::ReplayResult> result =
-        verifier::ReplayTrace(program, *params, *trace, !opt->html.empty());
-    if (!result.ok()) {
-      return ReportBadInput(ctx, result.status().At(SourceLocation{opt->trace, 0, 0}));
-    }
+    Expected<api::Schedule> schedule = LoadApiSchedule(opt->schedule);
+    if (!schedule.ok()) return ReportBadInput(ctx, schedule.status());
+    api::ReplayOptions ro;
+    ro.keep_model = !opt->html.empty();
+    api::Result<api::ReplayReport> result = api::Replay(*schedule, *trace, ro);
+    if (!result.ok()) return ReportBadInput(ctx, ToStatus(result.error()));
     ctx.exit_code = result->diverged ? kExitViolations : kExitClean;
     const bool json = opt->format == "json";
     if (!json) {
-      std::printf("%s: replaying %s (%s, %s, %zu events)\n", opt->schedule.file.c_str(),
-                  opt->trace.c_str(), trace->header.source.c_str(), trace->header.policy.c_str(),
-                  trace->events.size());
-      std::printf("%s", verifier::FormatReplayResult(*result, *trace).c_str());
+      std::printf("%s: replaying %s (%s, %s, %llu events)\n", opt->schedule.file.c_str(),
+                  opt->trace.c_str(), trace->source().c_str(), trace->policy().c_str(),
+                  static_cast<unsigned long long>(trace->events()));
+      std::printf("%s", api::FormatReplay(*result).c_str());
     }
-    if (!opt->html.empty() && result->model_engine) {
-      // The replayed run, then the model running on alone from where the trace ends, so that a
-      // hang shows where the model gets stuck and why.
-      engine::Engine on(*result->model_engine);
-      const size_t before = on.trace().size();
-      const engine::RunResult run = on.Run();
-      PictureInput in;
-      in.program = &program;
-      in.engine = &on;
-      in.events = result->model_trace;
-      in.recorded_events = in.events.size();
-      in.events.insert(in.events.end(), on.trace().begin() + before, on.trace().end());
-      std::optional<verifier::DeadlockReport> report;
-      if (run.outcome == engine::Outcome::kDeadlock) {
-        report = verifier::DiagnoseDeadlock(program, on, run, &in.events);
-        in.deadlock = &*report;
+    if (!opt->html.empty()) {
+      const std::string page = api::PhasePictureHtml(
+          *result, "parity replay " + opt->schedule.file + " " + opt->trace + " (" +
+                       trace->source() + ", " + trace->policy() + ")");
+      if (!page.empty()) {
+        std::ofstream out(opt->html, std::ios::binary);
+        out << page;
+        out.close();
+        if (!out) {
+          return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
+                                            SourceLocation{opt->html, 0, 0}));
+        }
+        if (!json) std::printf("wrote the phase picture to %s\n", opt->html.c_str());
       }
-      in.title = "parity replay " + opt->schedule.file + " " + opt->trace + " (" +
-                 trace->header.source + ", " + trace->header.policy + ")";
-      in.outcome = result->diverged
-                       ? "DIVERGENCE at event " +
-                             std::to_string(result->divergence.event_number) + ": " +
-                             result->divergence.reason
-                       : verifier::ModelStateSentence(*result);
-      if (report) in.outcome += ". " + report->summary;
-      std::ofstream out(opt->html, std::ios::binary);
-      out << PhasePictureHtml(in);
-      out.close();
-      if (!out) {
-        return ReportBadInput(ctx, Status("io", "cannot write the HTML file",
-                                          SourceLocation{opt->html, 0, 0}));
-      }
-      if (!json) std::printf("wrote the phase picture to %s\n", opt->html.c_str());
     }
-    if (json) {
-      PrintDocument(ReplayJson(program, *params, *trace, *result, opt->schedule.file, opt->trace,
-                               ctx.exit_code));
-    }
+    if (json) PrintDocument(ReplayJson(*schedule, *trace, *result, opt->schedule.file,
+                                       ctx.exit_code));
   });
 }
 

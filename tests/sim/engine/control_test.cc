@@ -45,7 +45,7 @@ Walked Walk(const ir::Program& p, uint32_t limit = 1u << 20) {
     return f.ok();
   };
   uint32_t steps = 0;
-  while ((r.last = WalkToOp(code, &r.pc, r.vars.data(), ev, limit, &steps, &r.detail)) ==
+  while ((r.last = WalkToOp(code.data(), &r.pc, r.vars.data(), ev, limit, &steps, &r.detail)) ==
          Control::kAtOp) {
     ++r.ops;
     ++r.pc;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "sim/engine/control.h"
 #include "sim/ir/hash.h"
 #include "sim/ir/parser.h"
 #include "sim/ir/printer.h"
@@ -181,7 +182,7 @@ TEST(EncodingTest, PendingCountAndReadbackWords) {
   auto w = Encode(*p, {});
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   const std::vector<uint32_t>& words = *w;
-  EXPECT_EQ(words[1], 5u);  // kEncodingVersion
+  EXPECT_EQ(words[1], 6u);  // kEncodingVersion
   // The role body: the arrive (8 words), then the two new records.
   const uint32_t body = words[20] + 5;
   ASSERT_EQ(words[body] & 0xff, 16u + 2u);
@@ -331,7 +332,7 @@ TEST(EncodingTest, FuzzedWordsNeverCrash) {
         }
       }
       w[3] = static_cast<uint32_t>(w.size());
-      w[kEncodingHeaderWords - 1] = 0;
+      w[23] = 0;
       // Recompute the checksum the way the encoder does (re-encode is not possible here).
       uint64_t h = 0xcbf29ce484222325ull;
       for (size_t k = kEncodingHeaderWords; k < w.size(); ++k) {
@@ -340,7 +341,7 @@ TEST(EncodingTest, FuzzedWordsNeverCrash) {
           h *= 0x100000001b3ull;
         }
       }
-      w[kEncodingHeaderWords - 1] = static_cast<uint32_t>(h);
+      w[23] = static_cast<uint32_t>(h);  // the checksum word
       auto d = Decode(w);
       if (!d.ok()) {
         ++rejected;
@@ -410,6 +411,73 @@ TEST(EncodingTest, QualifiersAndAliasesRoundTrip) {
   auto refused = Decode(bad);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().rule(), "encoding.bad");
+}
+
+// Version 6: each role's control code (header word 28) is the engine's compilation of its body,
+// which the GPU executor walks; every corruption of a field of it that the checksum does not
+// catch is refused by Decode.
+TEST(EncodingTest, ControlCodeIsTheEnginesCompilationAndCorruptionIsRefused) {
+  auto p = ParseProgram(
+      "barrier b[2] count 1\n"
+      "role r {\n"
+      "  let n = 3\n"
+      "  for i in 0 .. n step 2 {\n"
+      "    if i == 2 { break } else { arrive b[0] }\n"
+      "  }\n"
+      "  while n > 0 bound 5 { let n = n - 1 }\n"
+      "  wait b[1] parity 0\n"
+      "}\n",
+      "c.pipe");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto w = Encode(*p, {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const std::vector<uint32_t>& words = *w;
+  const std::vector<engine::Instr> want = engine::CompileRole(p->roles[0]);
+  const uint32_t code = words[28];
+  ASSERT_EQ(words[code], want.size());
+  const uint32_t body = words[20] + 5;
+  for (uint32_t pc = 0; pc < want.size(); ++pc) {
+    const uint32_t* in = &words[code + 1 + 6 * pc];
+    EXPECT_EQ(in[0], static_cast<uint32_t>(want[pc].kind)) << "instruction " << pc;
+    EXPECT_EQ(in[1], want[pc].var) << "instruction " << pc;
+    EXPECT_EQ(in[4], want[pc].target) << "instruction " << pc;
+    if (want[pc].kind == engine::Instr::kOp) {
+      // An op's statement offset is its record: the kind word of the same op.
+      EXPECT_EQ(words[body + in[5]] & 0xffu,
+                static_cast<uint32_t>(EncodedStmtKind::kOpBase) + want[pc].op->index());
+    }
+  }
+  EXPECT_EQ(words[code + 1 + 6 * (want.size() - 1) + 5], words[words[20] + 4]);  // the exit
+  auto recheck = [](std::vector<uint32_t>* v) {
+    (*v)[23] = static_cast<uint32_t>(Fnv1a64(std::string_view(
+        reinterpret_cast<const char*>(v->data() + kEncodingHeaderWords),
+        (v->size() - kEncodingHeaderWords) * sizeof(uint32_t))));
+  };
+  int refused = 0;
+  for (uint32_t pc = 0; pc < want.size(); ++pc) {
+    for (uint32_t field = 0; field < 6; ++field) {
+      std::vector<uint32_t> bad = words;
+      bad[code + 1 + 6 * pc + field] += field == 2 || field == 3 ? 3 : 1;
+      recheck(&bad);
+      auto d = Decode(bad);
+      // A ref moved by 3 words may land on another record that decodes to an equal
+      // expression only by chance; every other change must be refused.
+      if (field == 2 || field == 3) {
+        if (!d.ok()) ++refused;
+        continue;
+      }
+      ASSERT_FALSE(d.ok()) << "instruction " << pc << " field " << field;
+      EXPECT_EQ(d.status().rule(), "encoding.bad");
+      EXPECT_NE(d.status().message().find("control code"), std::string::npos)
+          << d.status().ToString();
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, static_cast<int>(4 * want.size()));
+  std::vector<uint32_t> short_code = words;
+  short_code[code] += 1;
+  recheck(&short_code);
+  EXPECT_FALSE(Decode(short_code).ok());
 }
 
 }  // namespace parity::ir

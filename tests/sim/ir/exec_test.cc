@@ -1,12 +1,14 @@
 // The shared executor of the encoding (sim/ir/exec.h, the one the GPU kernel runs) against the
 // CPU's definitions: ir::Eval on thousands of random expressions (faults included), and the
-// engine on every bundled schedule (what each agent's walk initialises, loads and uses, and its
-// variables at the end).
+// engine on every bundled schedule (what each agent's walk of the encoded control code
+// initialises, loads and uses, its variables at the end, and the pc of each op).
 #include "sim/ir/exec.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -68,63 +70,63 @@ bool Prepare(const std::string& path, Prepared* out, std::string* why) {
   const std::vector<uint32_t>& w = out->words;
   Layout& l = out->layout;
   l.words = w.data();
-  l.pool = w[8];
+  l.pool = w[ir::kHdrPool];
   l.cluster_m = 1;
   l.cluster_n = 1;
-  l.cluster_m = static_cast<uint32_t>(EvalDecl(l, w[10], 1));
-  l.cluster_n = static_cast<uint32_t>(EvalDecl(l, w[11], 1));
+  l.cluster_m = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusterM], 1));
+  l.cluster_n = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusterN], 1));
   l.clusters = 1;
-  l.clusters = static_cast<uint32_t>(EvalDecl(l, w[12], 1));
-  if (w[15] > kMaxBarrierDecls || w[13] > kMaxBufferDecls || w[19] > kMaxRoles) {
+  l.clusters = static_cast<uint32_t>(EvalDecl(l, w[ir::kHdrClusters], 1));
+  if (w[ir::kHdrNumBarriers] > kMaxBarrierDecls || w[ir::kHdrNumBuffers] > kMaxBufferDecls || w[ir::kHdrNumRoles] > kMaxRoles) {
     *why = "beyond the executor's limits";
     return false;
   }
-  l.num_barriers = w[15];
+  l.num_barriers = w[ir::kHdrNumBarriers];
   uint32_t first = 0;
   for (uint32_t b = 0; b < l.num_barriers; ++b) {
     l.barrier_first[b] = first;
-    l.barrier_size[b] = static_cast<uint32_t>(EvalDecl(l, w[w[16] + 2 * b], 1));
-    l.barrier_count_ref[b] = w[w[16] + 2 * b + 1];
+    l.barrier_size[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBarriers] + 2 * b], 1));
+    l.barrier_count_ref[b] = w[w[ir::kHdrBarriers] + 2 * b + 1];
     first += l.barrier_size[b];
   }
-  l.num_buffers = w[13];
+  l.num_buffers = w[ir::kHdrNumBuffers];
   uint32_t at = 8 * first;
   for (uint32_t b = 0; b < l.num_buffers; ++b) {
     // 5 words per buffer (encoding.h): stages, bytes, align, aliased buffer, alias offset.
-    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b], 1));
-    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 1], 0));
-    const uint32_t alias = w[w[14] + 5 * b + 3];
+    l.buffer_stages[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b], 1));
+    l.buffer_slot_bytes[b] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b + 1], 0));
+    const uint32_t alias = w[w[ir::kHdrBuffers] + 5 * b + 3];
     if (alias != ir::kEncodingNone) {
       l.buffer_offset[b] = l.buffer_offset[alias] +
-                           static_cast<uint32_t>(EvalDecl(l, w[w[14] + 5 * b + 4], 0));
+                           static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrBuffers] + 5 * b + 4], 0));
       continue;
     }
     l.buffer_offset[b] = at;
     at += l.buffer_stages[b] * l.buffer_slot_bytes[b];
   }
-  l.num_maps = w[17];
+  l.num_maps = w[ir::kHdrNumMaps];
   // `global` buffers (header words 25, 26: per buffer its slots and bytes refs).
-  if (w[25] > kMaxGlobalDecls) {
+  if (w[ir::kHdrNumGlobals] > kMaxGlobalDecls) {
     *why = "more global buffers than the executor holds";
     return false;
   }
-  l.num_globals = w[25];
+  l.num_globals = w[ir::kHdrNumGlobals];
   for (uint32_t g = 0; g < l.num_globals; ++g) {
-    l.global_slots[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g], 1));
-    l.global_slot_bytes[g] = static_cast<uint32_t>(EvalDecl(l, w[w[26] + 2 * g + 1], 0));
+    l.global_slots[g] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrGlobals] + 2 * g], 1));
+    l.global_slot_bytes[g] = static_cast<uint32_t>(EvalDecl(l, w[w[ir::kHdrGlobals] + 2 * g + 1], 0));
   }
-  uint32_t o = w[20];
-  for (uint32_t r = 0; r < w[19]; ++r) {
+  uint32_t o = w[ir::kHdrRoles];
+  for (uint32_t r = 0; r < w[ir::kHdrNumRoles]; ++r) {
     l.role_threads[r] = static_cast<uint32_t>(EvalDecl(l, w[o + 1], 1));
     l.role_num_vars[r] = w[o + 3];
     l.role_body_begin[r] = o + 5;
-    l.role_body_end[r] = o + 5 + w[o + 4];
     o += 5 + w[o + 4];
     if (l.role_num_vars[r] > kMaxVars) {
       *why = "more variables than the executor holds";
       return false;
     }
   }
+  FindRoleCode(w.data(), w[ir::kHdrNumRoles], l.role_code);
   return true;
 }
 
@@ -256,12 +258,12 @@ TEST(ExecEvalTest, RandomExpressionsEvaluateAsIrEvalIncludingFaults) {
     const std::vector<uint32_t>& w = *enc;
     Layout l{};
     l.words = w.data();
-    l.pool = w[8];
+    l.pool = w[ir::kHdrPool];
     l.cluster_m = 1 + static_cast<uint32_t>(rng() % 4);
     l.cluster_n = 1 + static_cast<uint32_t>(rng() % 4);
     l.clusters = 3 + static_cast<uint32_t>(rng() % 5);
     l.role_num_vars[0] = kRandomVars + 1;
-    const uint32_t body = w[20] + 5, body_end = body + w[w[20] + 4];
+    const uint32_t body = w[ir::kHdrRoles] + 5, body_end = body + w[w[ir::kHdrRoles] + 4];
 
     HostAgent a{};
     a.cta = static_cast<uint32_t>(rng() % (l.cluster_m * l.cluster_n));
@@ -325,8 +327,10 @@ std::vector<std::string> BundledSchedules() {
 }
 
 // What an agent's op did that both sides report alike: (event kind, object, index, value,
-// value2) of its init, tma.load issue, use/write and use/write of a `global` buffer.
-using OpRecord = std::tuple<uint32_t, uint32_t, uint32_t, int64_t, int64_t>;
+// value2, pc) of its init, tma.load issue, use/write and use/write of a `global` buffer. The pc
+// is the instruction number of the engine's compilation, which the encoding's control code
+// carries: the same on both sides by construction, and checked here.
+using OpRecord = std::tuple<uint32_t, uint32_t, uint32_t, int64_t, int64_t, uint32_t>;
 
 struct AgentWalk {
   std::vector<OpRecord> ops;
@@ -354,15 +358,15 @@ AgentWalk WalkAgent(const Layout& layout, const engine::AgentInfo& info, uint32_
   a.slot.index_in_cta = static_cast<uint16_t>(info.index_in_cta);
   Walk k = StartWalk(l, a);
   while (true) {
-    const int adv = Advance(l, a, k);
+    const int adv = NextOp(l, a, k);
     if (adv != kAtOp) {
       out.ended = adv == kEnded;
       break;
     }
     const OpKind op = OpAt(l, k);
-    const uint32_t* f = l.words + k.pc + 1;
-    const uint32_t spc = k.pc - k.body;
-    k.pc += l.words[k.pc] >> 8;
+    const uint32_t* f = l.words + k.rec + 1;
+    const uint32_t spc = k.rec - k.body;
+    const uint32_t pc = k.pc++;
     if (op == OpKind::kExit) {
       out.ended = true;
       break;
@@ -384,11 +388,11 @@ AgentWalk WalkAgent(const Layout& layout, const engine::AgentInfo& info, uint32_
     switch (op) {
       case OpKind::kMbarrierInit:
         out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kInit), r.barrier.b.bar,
-                             r.barrier.b.index, static_cast<int32_t>(r.barrier.value), 0);
+                             r.barrier.b.index, static_cast<int32_t>(r.barrier.value), 0, pc);
         break;
       case OpKind::kTmaLoad:
         out.ops.emplace_back(static_cast<uint32_t>(trace::EventKind::kTmaIssue), r.tma_load.map,
-                             r.tma_load.slot, 0, 0);
+                             r.tma_load.slot, 0, 0, pc);
         break;
       case OpKind::kGlobalAccess:
         out.ops.emplace_back(static_cast<uint32_t>(r.global_access.write != 0
@@ -396,18 +400,38 @@ AgentWalk WalkAgent(const Layout& layout, const engine::AgentInfo& info, uint32_
                                                        : trace::EventKind::kGlobalUse),
                              r.global_access.global, r.global_access.slot,
                              static_cast<int32_t>(r.global_access.bytes),
-                             static_cast<int32_t>(r.global_access.offset));
+                             static_cast<int32_t>(r.global_access.offset), pc);
         break;
       default:
         out.ops.emplace_back(static_cast<uint32_t>(r.access.write != 0 ? trace::EventKind::kWrite
                                                                        : trace::EventKind::kUse),
                              r.access.buf, r.access.slot, static_cast<int32_t>(r.access.bytes),
-                             static_cast<int32_t>(r.access.offset));
+                             static_cast<int32_t>(r.access.offset), pc);
         break;
     }
   }
   out.vars.assign(a.vars, a.vars + l.role_num_vars[a.slot.role]);
   return out;
+}
+
+// The OpRecords of agent `info`'s events in the engine's trace.
+std::vector<OpRecord> EngineOps(const engine::Engine& e, const engine::AgentInfo& info) {
+  std::vector<OpRecord> ran;
+  for (const trace::TraceEvent& ev : e.trace()) {
+    if (ev.cluster != info.cluster || ev.cta != info.cta || ev.agent != info.index_in_cta) {
+      continue;
+    }
+    const auto kind = static_cast<trace::EventKind>(ev.kind);
+    if (kind == trace::EventKind::kInit) {
+      ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, 0, ev.pc);
+    } else if (kind == trace::EventKind::kTmaIssue) {
+      ran.emplace_back(ev.kind, ev.object, ev.index, 0, 0, ev.pc);
+    } else if (kind == trace::EventKind::kUse || kind == trace::EventKind::kWrite ||
+               kind == trace::EventKind::kGlobalUse || kind == trace::EventKind::kGlobalWrite) {
+      ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, ev.value2, ev.pc);
+    }
+  }
+  return ran;
 }
 
 TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
@@ -434,21 +458,7 @@ TEST(ExecScheduleTest, EveryBundledScheduleWalksAsTheEngineRunsIt) {
       const AgentWalk walk =
           WalkAgent(prep.layout, info, e.primary_first_cluster(),
                     e.num_ctas() / (prep.layout.cluster_m * prep.layout.cluster_n));
-      std::vector<OpRecord> ran;
-      for (const trace::TraceEvent& ev : e.trace()) {
-        if (ev.cluster != info.cluster || ev.cta != info.cta || ev.agent != info.index_in_cta) {
-          continue;
-        }
-        const auto kind = static_cast<trace::EventKind>(ev.kind);
-        if (kind == trace::EventKind::kInit) {
-          ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, 0);
-        } else if (kind == trace::EventKind::kTmaIssue) {
-          ran.emplace_back(ev.kind, ev.object, ev.index, 0, 0);
-        } else if (kind == trace::EventKind::kUse || kind == trace::EventKind::kWrite ||
-                   kind == trace::EventKind::kGlobalUse || kind == trace::EventKind::kGlobalWrite) {
-          ran.emplace_back(ev.kind, ev.object, ev.index, ev.value, ev.value2);
-        }
-      }
+      const std::vector<OpRecord> ran = EngineOps(e, info);
       ++agents_compared;
       ops_compared += static_cast<int>(std::min(ran.size(), walk.ops.size()));
       if (exited[g] && walk.ended && !walk.truncated) {
@@ -496,14 +506,45 @@ TEST(ExecScheduleTest, WhileBoundFaultsWhereTheEngineStops) {
   Walk k = StartWalk(prep.layout, a);
   size_t arrives = 0;
   int adv = kAtOp;
-  while ((adv = Advance(prep.layout, a, k)) == kAtOp) {
+  while ((adv = NextOp(prep.layout, a, k)) == kAtOp) {
     arrives += OpAt(prep.layout, k) == OpKind::kMbarrierArrive;
-    k.pc += prep.layout.words[k.pc] >> 8;
+    ++k.pc;
   }
   EXPECT_EQ(adv, kFaulted);
   EXPECT_EQ(a.fault, kFaultBound);
   EXPECT_EQ(arrives, 16u);  // the bound: 16 passes, one arrive each
   EXPECT_EQ(engine_arrives, 16u);
+}
+
+// Loops and ifs nested 20 deep (the encoding's own walk once stopped at 12): the walk of the
+// control code reaches the same uses, with the same pcs and variables, as the engine.
+TEST(ExecScheduleTest, DeepNestingWalksAsTheEngineRunsIt) {
+  std::string text = "schedule deep\nbuffer a[4] bytes 64\nrole r {\n  let s = 0\n";
+  for (int d = 0; d < 20; ++d) {
+    text += d % 2 == 0 ? "for i" + std::to_string(d) + " in 0 .. 2 {\n"
+                       : "if i" + std::to_string(d - 1) + " == 1 || s < 200 {\n";
+  }
+  text += "let s = s + 1\nuse a[s % 4] bytes 16\n";
+  for (int d = 0; d < 20; ++d) text += d == 10 ? "} else { write a[0] }\n" : "}\n";
+  text += "}\n";
+  const std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/deep.pipe";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  Prepared prep;
+  std::string why;
+  ASSERT_TRUE(Prepare(path, &prep, &why)) << why;
+  Expected<engine::Engine> created = engine::Engine::Create(prep.program, prep.params);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  engine::Engine& e = *created;
+  ASSERT_EQ(e.Run().outcome, engine::Outcome::kCompleted);
+  const AgentWalk walk = WalkAgent(prep.layout, e.agent_info(0), e.primary_first_cluster(), 1);
+  EXPECT_TRUE(walk.ended);
+  EXPECT_GT(walk.ops.size(), 100u);
+  EXPECT_EQ(walk.ops, EngineOps(e, e.agent_info(0)));
+  const int64_t* vars = e.agent_vars(0);
+  EXPECT_EQ(walk.vars, std::vector<int64_t>(vars, vars + e.agent_num_vars(0)));
 }
 
 // ---------------------------------------------------------------------------------------------

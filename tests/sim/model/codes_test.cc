@@ -110,6 +110,9 @@ TEST(CodesTest, DescribeEveryCode) {
        "since the last commit)"},
       {{Code::kAsyncExitInFlight, 1, 0},
        "A1003 async-exit-in-flight: thread exits with 1 asynchronous copy in flight"},
+      {{Code::kBulkExitReadsPending, 2, 0},
+       "A1004 bulk-exit-reads-pending: thread exits before 2 bulk stores have read shared memory "
+       "(no cp.async.bulk.wait_group.read 0; safe on H100, not promised by the ISA)"},
       {{Code::kBulkWaitUncommitted, 0, 1},
        "A1101 bulk-wait-uncommitted: cp.async.bulk.wait_group 0 does not cover 1 uncommitted bulk "
        "operation"},

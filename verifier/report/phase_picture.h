@@ -19,8 +19,8 @@
 //     (the red lane is the object the headline names).
 // The drawing scales to the page's width (no sideways scroll but for very long runs).
 // Names are the schedule's (full[0], producer[0]).
-#ifndef PARITY_TOOLS_CLI_PHASE_PICTURE_H_
-#define PARITY_TOOLS_CLI_PHASE_PICTURE_H_
+#ifndef PARITY_VERIFIER_REPORT_PHASE_PICTURE_H_
+#define PARITY_VERIFIER_REPORT_PHASE_PICTURE_H_
 
 #include <cstddef>
 #include <string>
@@ -31,7 +31,7 @@
 #include "sim/trace/event.h"
 #include "verifier/deadlock.h"
 
-namespace parity::cli {
+namespace parity::report {
 
 struct PictureInput {
   const ir::Program* program = nullptr;
@@ -46,6 +46,6 @@ struct PictureInput {
 
 std::string PhasePictureHtml(const PictureInput& input);
 
-}  // namespace parity::cli
+}  // namespace parity::report
 
-#endif  // PARITY_TOOLS_CLI_PHASE_PICTURE_H_
+#endif  // PARITY_VERIFIER_REPORT_PHASE_PICTURE_H_

@@ -1,4 +1,4 @@
-#include "tools/cli/phase_picture.h"
+#include "verifier/report/phase_picture.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 
 #include "verifier/report/narrate.h"
 
-namespace parity::cli {
+namespace parity::report {
 namespace {
 
 using report::BarrierClaim;
@@ -901,4 +901,4 @@ std::string Picture::Html() {
 
 std::string PhasePictureHtml(const PictureInput& input) { return Picture(input).Html(); }
 
-}  // namespace parity::cli
+}  // namespace parity::report
