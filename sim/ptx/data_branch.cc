@@ -28,7 +28,7 @@ bool ComputesOnly(const Instruction& inst) {
 
 int DataOnlyJoin(const Function& f, int branch) {
   const int n = static_cast<int>(f.instructions.size());
-  if (branch < 0 || branch >= n) return -1;
+  if (branch < 0 || branch >= n || f.instructions[branch].base != "bra") return -1;
   int join = f.instructions[branch].BranchTarget();
   if (join <= branch) return -1;
   for (int i = branch + 1; i < join; ++i) {

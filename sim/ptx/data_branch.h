@@ -10,7 +10,8 @@
 
 namespace parity::ptx {
 
-// For the conditional branch at `branch` (an instruction index of `f`): the index of the
+// For the conditional branch at `branch` (an instruction index of `f`; -1 for any other
+// instruction): the index of the
 // instruction where its two paths join, when the code between them is a forward region that
 // only computes registers, else -1. The region is [branch + 1, join): every branch in it
 // (and the branch itself) goes forward to at most `join`, and every instruction in it is

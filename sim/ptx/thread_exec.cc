@@ -11,6 +11,7 @@
 
 #include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
+#include "sim/ptx/shared_bits.h"
 
 namespace parity::ptx {
 namespace {
@@ -78,9 +79,7 @@ class ThreadRunner {
       if (!inst.guard.empty()) {
         const Value g = Reg(inst.guard);
         if (g.kind != Value::Kind::kInt) {
-          // Both paths of a branch around code that only computes reach `join` alike, but for
-          // the registers that code writes (data_branch.h).
-          const int join = inst.base == "bra" ? DataOnlyJoin(f_, pc_) : -1;
+          const int join = DataOnlyJoin(f_, pc_);  // data_branch.h
           if (join < 0 && (inst.base == "bra" || IsProtocolInstruction(inst) ||
                            IsWarpCollective(inst))) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
@@ -436,7 +435,9 @@ class ThreadRunner {
         }
         Set(o[0], r, 1);
       } else {
-        Set(o[0], Arith(op, Eval(o[1]), Eval(o[2]), t), t.bits);
+        const Value a = Eval(o[1]), b = Eval(o[2]);  // an address's low bits: shared_bits.h
+        auto low = AddressLowBits(m_, f_, op, a, b, t.bits);
+        Set(o[0], low ? *low : Arith(op, a, b, t), t.bits);
       }
     } else if ((op == "not" || op == "neg") && o.size() == 2) {
       const Value a = Eval(o[1]);
