@@ -34,6 +34,10 @@ case "${1:-all}" in
       "${FA_FLAGS[@]}"
     CXX_STD=c++20 "$here/compile.sh" deepgemm_sm90_fp8_gemm_1d2d \
       "$here/src/deepgemm_sm90_fp8_gemm_1d2d.cu" "${DG_FLAGS[@]}"
+    # Example 49's four kernels: compile.sh's flags give this PTX from src/cutlass49_kernels.cu;
+    # the committed one is what nvcc kept (-keep) while building params/cutlass49_params.cu,
+    # which includes that file and adds host code only (same device code, same flags), its
+    # paths rewritten as compile.sh does.
     "$here/compile.sh" cutlass49_kernels "$here/src/cutlass49_kernels.cu" \
       -I$C/include -I$C/tools/util/include -I$C/examples -I$C/examples/common
     ;;&
@@ -42,6 +46,7 @@ case "${1:-all}" in
     # project's own host code; no GPU. Their output goes through params_to_args.py.
     out=${PARAMS_OUT:-/tmp}
     nice -n 10 /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=compute_90a -O3 \
+      -lineinfo -keep -keep-dir "$out" \
       -std=c++17 --expt-relaxed-constexpr -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
       -I"$here" -I"$here/params" -I$C/include -I$C/tools/util/include -I$C/examples \
       -I$C/examples/common -o "$out/cutlass49_params" "$here/params/cutlass49_params.cu"
