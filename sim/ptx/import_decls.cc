@@ -56,12 +56,11 @@ Status Importer::RecoverDeclarations() {
   std::string family;  // the kind of the copy being added
   auto add = [&](const Instruction& inst, const std::string& symbol, uint64_t offset,
                  int64_t bytes) -> Status {
-    auto [it, fresh] = regions[symbol].emplace(offset, bytes);
-    if (!fresh && it->second != bytes) {
-      return Unsupported(inst, "copies of different sizes (" + std::to_string(it->second) +
-                                   " and " + std::to_string(bytes) +
-                                   " bytes) use the same shared address");
-    }
+    // Copies of different sizes from one address alias (a tile stored whole, loaded in
+    // parts): the largest is the region, the buffers below merge what overlaps it.
+    (void)inst;
+    int64_t& region = regions[symbol][offset];
+    region = std::max(region, bytes);
     families[symbol][offset].insert(family);
     return Status::Ok();
   };
@@ -235,21 +234,27 @@ Status Importer::RecoverDeclarations() {
     if (Overlapping(split)) split = group(false);
     buffers_.insert(buffers_.end(), split.begin(), split.end());
   }
-  // Overlapping buffers would make one address two slots.
-  for (size_t i = 0; i < buffers_.size(); ++i) {
-    for (size_t j = i + 1; j < buffers_.size(); ++j) {
-      const BufferInfo& x = buffers_[i];
-      const BufferInfo& y = buffers_[j];
-      const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
-      const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
-      if (x.symbol == y.symbol && x.base < ye && y.base < xe) {
-        return Status("import.unsupported-op",
-                      "asynchronous copies of different sizes overlap in shared memory (" +
-                          ShortName(x.symbol) + " + " + std::to_string(x.base) + ", " +
-                          std::to_string(x.bytes) + " bytes a slot, and + " +
-                          std::to_string(y.base) + ", " + std::to_string(y.bytes) +
-                          "); the importer needs one slot layout per address",
-                      {m_.path, 0, 0});
+  // Copies of different layouts over the same bytes (a union: FA3's output tile `smem_o`
+  // aliases the V stages, flash_fwd_kernel_sm90.h) become one buffer of one slot spanning both,
+  // every access at its byte offset in it, so that the aliasing stays visible to the race rules
+  // rather than splitting one address into two slots.
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (size_t i = 0; i < buffers_.size() && !merged; ++i) {
+      for (size_t j = i + 1; j < buffers_.size() && !merged; ++j) {
+        BufferInfo& x = buffers_[i];
+        const BufferInfo& y = buffers_[j];
+        const uint64_t xe = x.base + x.stride * (x.slots - 1) + x.bytes;
+        const uint64_t ye = y.base + y.stride * (y.slots - 1) + y.bytes;
+        if (x.symbol != y.symbol || x.base >= ye || y.base >= xe) continue;
+        const uint64_t lo = std::min(x.base, y.base), hi = std::max(xe, ye);
+        x.name = ShortName(x.symbol) + (lo != 0 ? "_" + std::to_string(lo) : "");
+        x.base = lo;
+        x.stride = hi - lo;
+        x.slots = 1;
+        x.bytes = static_cast<int64_t>(hi - lo);
+        buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(j));
+        merged = true;
       }
     }
   }

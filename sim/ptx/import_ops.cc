@@ -186,8 +186,10 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
       op.fmt = "tma.load " + TensorMapName(*tm) + " coords [";
       PARITY_RETURN_IF_ERROR(Coords(inst, e.elements[1], &op));
       auto slot = BufferSlot(*AsShared(v[0]));
-      op.fmt += "] -> " + slot->first->name + "[{}] bar ";
+      op.fmt += "] -> " + slot->first->name + "[{}]";
       op.ints.push_back(slot->second);
+      SlotOffset(*slot, *AsShared(v[0]), &op);
+      op.fmt += " bar ";
       PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[2], &op.fmt, &op.ints));
       if (inst.HasModifier("multicast::cluster")) {
         int64_t mask = 0;
@@ -205,6 +207,7 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
       if (!slot) return Unsupported(inst, "the source is not a known shared-memory address");
       op.fmt += "] <- " + slot->first->name + "[{}]";
       op.ints.push_back(slot->second);
+      SlotOffset(*slot, *src, &op);
       op.merge = OpRec::Merge::kOneLane;
     } else if (b == "cp" && inst.HasModifier("bulk") &&
                (inst.HasModifier("commit_group") || inst.HasModifier("wait_group"))) {
@@ -423,6 +426,11 @@ Status Importer::Coords(const Instruction& inst, const std::vector<Value>& coord
                         OpRec* op) const {
   for (size_t i = 0; i < coords.size(); ++i) {
     if (coords[i].kind != Value::Kind::kInt) {
+      // A coordinate computed from a parameter nobody gave (FA3's head index from the
+      // scheduler's fields) is a missing option, not an unsupported kernel.
+      Status missing =
+          MissingParameter(m_.path, inst, "coordinate " + std::to_string(i), coords[i]);
+      if (!missing.ok()) return missing;
       return Unsupported(inst, "coordinate " + std::to_string(i) +
                                    " is a value the importer does not know (" +
                                    coords[i].ToString() + ")");
@@ -431,6 +439,15 @@ Status Importer::Coords(const Instruction& inst, const std::vector<Value>& coord
     op->ints.push_back(SignExtend32(coords[i].bits));
   }
   return Status::Ok();
+}
+
+void Importer::SlotOffset(const std::pair<const BufferInfo*, int>& slot, const SharedAddr& a,
+                          OpRec* op) {
+  const uint64_t off = a.offset - slot.first->base - slot.second * slot.first->stride;
+  if (off != 0) {
+    op->fmt += " + {}";
+    op->ints.push_back(static_cast<int64_t>(off));
+  }
 }
 
 // ` + OFF bytes N` of a bulk copy (OFF omitted when 0, bytes when the copy fills the slot).

@@ -423,7 +423,12 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
     merged = std::move(next);
   }
   for (OpRec& op : merged) {
-    if (op.merge == OpRec::Merge::kOneLane && op.lanes > 1) {
+    // Lanes issuing the same tensor or bulk store write the same bytes from the same source
+    // (CUTLASS 7107b055's TMA epilogue stores from a whole warp: `issue_tma_store =
+    // (thread_idx / NumThreadsPerWarp) == 0`, sm90_epilogue_tma_warpspecialized.hpp:714): one
+    // store stands for them. A load's complete_tx would count once per lane: refused.
+    const bool store = op.fmt.rfind("tma.store", 0) == 0 || op.fmt.rfind("bulk.store", 0) == 0;
+    if (op.merge == OpRec::Merge::kOneLane && op.lanes > 1 && !store) {
       return Status("import.divergent-warp",
                     std::to_string(op.lanes) + " lanes of warp " + std::to_string(warp) +
                         " of CTA " + std::to_string(cta) + " each issue `" + Render(op, {}) +

@@ -200,6 +200,10 @@ class Importer {
 
   Status Coords(const Instruction& inst, const std::vector<Value>& coords, OpRec* op) const;
 
+  // ` + OFF` of a tensor copy's box in its slot (a buffer merged from aliased layouts).
+  static void SlotOffset(const std::pair<const BufferInfo*, int>& slot, const SharedAddr& a,
+                         OpRec* op);
+
   // ` + OFF bytes N` of a bulk copy (OFF omitted when 0, bytes when the copy fills the slot).
   static void SlotRange(const std::pair<const BufferInfo*, int>& slot, const SharedAddr& a,
                         int64_t n, OpRec* op);

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -870,6 +871,23 @@ std::string Demangle(const std::string& name) {
 }
 
 std::string BareName(const std::string& demangled) {
+  // A name __cxa_demangle gives up on (CUTLASS 7107b055's ping-pong and stream-K kernels): the
+  // last identifier of its nested name before the template arguments, `device_kernel` of
+  // `_ZN7cutlass13device_kernelI...` (Itanium C++ ABI, 5.1.5: <source-name> ::= <length> <id>).
+  if (demangled.rfind("_Z", 0) == 0) {
+    size_t k = demangled.rfind("_ZN", 0) == 0 ? 3 : 2;
+    std::string last;
+    while (k < demangled.size() && std::isdigit(static_cast<unsigned char>(demangled[k]))) {
+      size_t len = 0;
+      while (k < demangled.size() && std::isdigit(static_cast<unsigned char>(demangled[k]))) {
+        len = len * 10 + static_cast<size_t>(demangled[k++] - '0');
+      }
+      if (len == 0 || k + len > demangled.size()) break;
+      last = demangled.substr(k, len);
+      k += len;
+    }
+    if (!last.empty()) return last;
+  }
   // The parameter list is the last top-level `( )` group (a name may contain
   // `(anonymous namespace)::` before it); then drop a trailing template argument list, keep the
   // last `::` component and, for templates' `void f<int>(...)`, the last word.

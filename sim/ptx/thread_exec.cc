@@ -9,7 +9,9 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
+#include "sim/ptx/shared_bits.h"
 
 namespace parity::ptx {
 namespace {
@@ -77,13 +79,15 @@ class ThreadRunner {
       if (!inst.guard.empty()) {
         const Value g = Reg(inst.guard);
         if (g.kind != Value::Kind::kInt) {
-          if (inst.base == "bra" || IsProtocolInstruction(inst) || IsWarpCollective(inst)) {
+          const int join = DataOnlyJoin(f_, pc_);  // data_branch.h
+          if (join < 0 && (inst.base == "bra" || IsProtocolInstruction(inst) ||
+                           IsWarpCollective(inst))) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
           origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
           origin_pc_ = -1;
           ClobberDestinations(inst);
-          ++pc_;
+          for (++pc_; pc_ < join; ++pc_) ClobberDestinations(f_.instructions[pc_]);
           continue;
         }
         enabled = (g.bits != 0) != inst.guard_negated;
@@ -431,7 +435,9 @@ class ThreadRunner {
         }
         Set(o[0], r, 1);
       } else {
-        Set(o[0], Arith(op, Eval(o[1]), Eval(o[2]), t), t.bits);
+        const Value a = Eval(o[1]), b = Eval(o[2]);  // an address's low bits: shared_bits.h
+        auto low = AddressLowBits(m_, f_, op, a, b, t.bits);
+        Set(o[0], low ? *low : Arith(op, a, b, t), t.bits);
       }
     } else if ((op == "not" || op == "neg") && o.size() == 2) {
       const Value a = Eval(o[1]);

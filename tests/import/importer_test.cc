@@ -615,6 +615,128 @@ DONE:
   EXPECT_EQ(outside.status().where().line, 17);
 }
 
+// A branch on loaded data around code that only computes (FA3's softmax: `1 / sum` unless the
+// sum is 0) is followed to where its paths join, the registers the region writes unknown; one
+// around a protocol instruction, or a loop, stays refused at the branch.
+TEST_F(ImporterTest, BranchOnDataAroundArithmeticJoins) {
+  auto kernel = [](const std::string& region) {
+    return std::string(R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry data_branch(.param .u64 src, .param .f32 scale)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .reg .f32 %f<8>;
+  .shared .align 8 .b64 bar;
+  ld.param.u64 %rd1, [src];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, bar;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SYNC;
+  mbarrier.init.shared::cta.b64 [%r2], 32;
+SYNC:
+  bar.sync 0;
+  ld.global.f32 %f1, [%rd1];
+  setp.equ.f32 %p2, %f1, 0f00000000;
+  mov.f32 %f2, 0f00000000;
+  @%p2 bra JOIN;
+)") + region + R"(JOIN:
+  mbarrier.arrive.shared::cta.b64 _, [%r2];
+  ret;
+}
+)";
+  };
+  ImportOptions o = Legacy();
+  o.entry = "data_branch";
+  o.block = {32, 1, 1};
+  const std::string arithmetic = R"(  rcp.approx.ftz.f32 %f2, %f1;
+  ld.param.f32 %f3, [scale];
+  setp.gt.f32 %p3, %f2, %f3;
+  @%p3 bra INNER;
+  mul.f32 %f2, %f2, %f3;
+INNER:
+  add.f32 %f2, %f2, %f3;
+)";
+  auto m = ParseModule(kernel(arithmetic), "data_branch.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto t = ImportSchedule(*m, o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NE(t->find("arrive bar_[0]"), std::string::npos) << *t;
+  ExpectClean(*t, "data_branch.pipe");
+
+  // The arrive would happen on one path only: which one the data picks is unknown.
+  o.args = {{0, 0x10000}, {1, 0}};  // the loaded value, not an argument, is what is unknown
+  auto protocol = ParseModule(kernel("  mbarrier.arrive.shared::cta.b64 _, [%r2];\n"), "p.ptx");
+  ASSERT_TRUE(protocol.ok()) << protocol.status().ToString();
+  auto refused = ImportSchedule(*protocol, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(refused.status().where().line, 22);
+  // A backward branch in the region: the paths may never join.
+  auto loop = ParseModule(kernel("AGAIN:\n  add.f32 %f2, %f2, %f1;\n  @%p2 bra AGAIN;\n"), "l.ptx");
+  ASSERT_TRUE(loop.ok()) << loop.status().ToString();
+  auto refused_loop = ImportSchedule(*loop, o);
+  ASSERT_FALSE(refused_loop.ok());
+  EXPECT_EQ(refused_loop.status().where().line, 22);
+}
+
+// Copies of different layouts over the same bytes (FA3's output tile aliases its V stages): one
+// buffer of one slot spanning both, each copy at its byte offset in it, so that a store of the
+// whole tile and the loads of its halves are seen to touch the same bytes.
+TEST_F(ImporterTest, AliasedCopyLayoutsShareOneBuffer) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.visible .entry alias(.param .align 64 .b8 in[128], .param .align 64 .b8 out[128])
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  .shared .align 1024 .b8 tile[8192];
+  .shared .align 8 .b64 bar;
+  mov.u32 %r1, %tid.x;
+  setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra DONE;
+  mov.u32 %r2, bar;
+  mbarrier.init.shared::cta.b64 [%r2], 1;
+  fence.mbarrier_init.release.cluster;
+  mov.u64 %rd1, in;
+  mov.u64 %rd2, out;
+  mov.u32 %r3, tile;
+  add.s32 %r4, %r3, 4096;
+  mov.u32 %r5, 0;
+  mov.u32 %r6, 32;
+  mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], 8192;
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1, {%r5, %r5}], [%r2];
+  cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r4], [%rd1, {%r5, %r6}], [%r2];
+WAIT:
+  mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+  @!%p2 bra WAIT;
+  cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd2, {%r5, %r5}], [%r3];
+  cp.async.bulk.commit_group;
+  cp.async.bulk.wait_group.read 0;
+DONE:
+  ret;
+}
+)";
+  auto m = ParseModule(text, "alias.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ImportOptions o = Legacy();
+  o.entry = "alias";
+  o.block = {32, 1, 1};
+  o.tensor_maps = {*ParseTensorMapArg("0=u16:64x1024:64x32:128B"),
+                   *ParseTensorMapArg("1=u16:64x1024:64x64:128B")};
+  auto t = ImportSchedule(*m, o);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NE(t->find("buffer tile[1] bytes 8192"), std::string::npos) << *t;
+  EXPECT_NE(t->find("-> tile[0] bar"), std::string::npos) << *t;
+  EXPECT_NE(t->find("-> tile[0] + 4096 bar"), std::string::npos) << *t;
+  EXPECT_NE(t->find("<- tile[0]"), std::string::npos) << *t;
+  ExpectClean(*t, "alias.pipe");
+}
+
 // A wgmma reads its shared operands through matrix descriptors (the address, shifted and masked,
 // or-ed with layout bits): the stage it reads is a `use` where wgmma.wait_group retires the
 // group, after the bulk load's wait; reading before the wait is a race.

@@ -692,6 +692,9 @@ TEST(PtxReaderBadInputTest, BareNames) {
   EXPECT_EQ(BareName("a::b<(anonymous namespace)::T>::run<2>(int) const"), "run");
   EXPECT_EQ(Demangle("_Z7ws_good14CUtensorMap_stPii"), "ws_good(CUtensorMap_st, int*, int)");
   EXPECT_EQ(Demangle("not_mangled"), "not_mangled");
+  // A mangled name the demangler gives up on: the function's own identifier.
+  EXPECT_EQ(BareName("_ZN7cutlass13device_kernelINS_4gemmEEEvNT_6ParamsE@"), "device_kernel");
+  EXPECT_EQ(BareName("_Z7ws_goodIiEvv@"), "ws_good");
 }
 
 // nvcc writes a deeper inlined frame's .loc after a .loc of the kernel body, with `inlined_at`

@@ -549,6 +549,51 @@ TEST(WarpCollectives, EveryLaneGetsTheValueThePtxIsaDefines) {
 // 9.7.7 bfi/bfe/shf, 9.7.8.6 lop3, 9.7.9.7 prmt), setp on a float parameter's bits (CUTLASS's
 // `beta == 0`), and a wgmma-style descriptor `(addr >> 4) & 0x3fff` in a 16-bit register, which
 // keeps the address it came from (DeepGEMM's B stages lie at byte 131072).
+// Bit operations on a shared address below its segment's alignment are computed on the offset:
+// the dynamic segment's base is taken as 1024-byte aligned (CuTe asserts a swizzled tile is), a
+// static variable's as its .align. CuTe's alignment check and Swizzle<3,4,3> of an address.
+TEST(SharedAddressBits, LowBitsOfAnAlignedBaseAreTheOffsets) {
+  auto kernel = [](const std::string& decl) {
+    return ".version 8.7\n.target sm_90a\n.address_size 64\n" + decl +
+           R"(
+.visible .entry bits()
+{
+  .reg .pred %p<3>;
+  .reg .b32 %r<9>;
+  mov.u32 %r1, smem;
+  add.s32 %r2, %r1, 1024;
+  and.b32 %r3, %r2, 1023;
+  setp.ne.s32 %p1, %r3, 0;
+  @%p1 bra DONE;
+  add.s32 %r4, %r1, 160;
+  and.b32 %r5, %r4, 896;
+  shr.u32 %r6, %r5, 3;
+  xor.b32 %r7, %r6, %r4;
+  mbarrier.arrive.shared::cta.b64 _, [%r7];
+DONE:
+  ret;
+}
+)";
+  };
+  ThreadContext ctx;
+  ctx.ntid = {32, 1, 1};
+  auto m = ParseModule(kernel(".extern .shared .align 16 .b8 smem[];"), "bits.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "bits").value();
+  auto ev = RunThread(*m, f, ctx);
+  ASSERT_TRUE(ev.ok()) << ev.status().ToString();
+  ASSERT_EQ(ev->size(), 1u);
+  // 160 = 0b1010'0000: bits 7-9 (128) shifted to bit 4 (16) and xor-ed in: 176.
+  EXPECT_EQ((*ev)[0].operands[1], Value::Address("smem", 176));
+  // A static variable aligned to 16 only: its address bits above 16 are not known.
+  auto s = ParseModule(kernel(".shared .align 16 .b8 smem[2048];"), "bits16.ptx");
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  auto refused = RunThread(*s, *FindEntry(*s, "bits").value(), ctx);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().rule(), "import.unsupported-control");
+  EXPECT_EQ(refused.status().where().line, 13);
+}
+
 TEST(IntegerOps, ValuesAreThePtxIsas) {
   const std::string text = R"(.version 8.7
 .target sm_90a
@@ -662,6 +707,7 @@ UNKNOWN:
   shfl.sync.idx.b32 %r6, %r5, 0, 31, -1;
   setp.eq.u32 %p3, %r6, 0;
   @%p3 bra END;
+  membar.cta;
 END:
   ret;
 }
@@ -693,7 +739,8 @@ END:
                 "16-31 at PTX line 15 (`shfl.sync.idx.b32`, mask 0xffffffff)"),
             std::string::npos)
       << mismatch.status().ToString();
-  // A loaded value shuffled and branched on: the load is named.
+  // A loaded value shuffled and branched on around more than arithmetic (a branch around
+  // arithmetic only joins, data_branch.h): the load is named.
   ctx.params = {{{"params", 12}, 0}};
   auto unknown = RunWarp(*m, f, ctx, 0);
   ASSERT_FALSE(unknown.ok());

@@ -22,6 +22,7 @@ FA_FLAGS=(-I$FA -Icutlass-71275920/include --expt-extended-lambda --use_fast_mat
           -DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_SM8x)
 DG_CU=$here/src/deepgemm_sm90_bf16_gemm.cu
 DG_IMPL=$DG/deep_gemm/include/deep_gemm/impls/sm90_bf16_gemm.cuh
+DG_FP8_IMPL=$DG/deep_gemm/include/deep_gemm/impls/sm90_fp8_gemm_1d2d.cuh
 
 case "${1:-all}" in
   all|kernels)
@@ -31,6 +32,27 @@ case "${1:-all}" in
     CXX_STD=c++20 "$here/compile.sh" deepgemm_sm90_bf16_gemm "$DG_CU" "${DG_FLAGS[@]}"
     "$here/compile.sh" fa3_fwd_hdim128_bf16 $FA/instantiations/flash_fwd_hdim128_bf16_sm90.cu \
       "${FA_FLAGS[@]}"
+    CXX_STD=c++20 "$here/compile.sh" deepgemm_sm90_fp8_gemm_1d2d \
+      "$here/src/deepgemm_sm90_fp8_gemm_1d2d.cu" "${DG_FLAGS[@]}"
+    # Example 49's four kernels: compile.sh's flags give this PTX from src/cutlass49_kernels.cu;
+    # the committed one is what nvcc kept (-keep) while building params/cutlass49_params.cu,
+    # which includes that file and adds host code only (same device code, same flags), its
+    # paths rewritten as compile.sh does.
+    "$here/compile.sh" cutlass49_kernels "$here/src/cutlass49_kernels.cu" \
+      -I$C/include -I$C/tools/util/include -I$C/examples -I$C/examples/common
+    ;;&
+  all|params)
+    # The parameter dumpers (params/): host programs that build each kernel's Params with the
+    # project's own host code; no GPU. Their output goes through params_to_args.py.
+    out=${PARAMS_OUT:-/tmp}
+    nice -n 10 /usr/local/cuda/bin/nvcc -gencode=arch=compute_90a,code=compute_90a -O3 \
+      -lineinfo -keep -keep-dir "$out" \
+      -std=c++17 --expt-relaxed-constexpr -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
+      -I"$here" -I"$here/params" -I$C/include -I$C/tools/util/include -I$C/examples \
+      -I$C/examples/common -o "$out/cutlass49_params" "$here/params/cutlass49_params.cu"
+    nice -n 10 /usr/local/cuda/bin/nvcc -gencode=arch=compute_80,code=compute_80 -O1 \
+      -std=c++17 --expt-relaxed-constexpr -cudart shared -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
+      -I"$here/params" "${FA_FLAGS[@]}" -o "$out/fa3_params" "$here/params/fa3_params.cu"
     ;;&
   all|twins)
     # Seeded-bug twins of DeepGEMM's bf16 GEMM, one edited line each (issue 35 item 8).
@@ -47,5 +69,9 @@ case "${1:-all}" in
     "$here/twin.sh" deepgemm_bf16_release_own_cta $DG_IMPL \
       '237s|scheduler.is_peer_cta_alive ? lane_idx : cute::block_rank_in_cluster()|cute::block_rank_in_cluster()|' \
       "$DG_CU" "${DG_FLAGS[@]}"
+    # A twin of DeepGEMM's fp8 1d2d GEMM (issue 35 item 8: a new corpus kernel).
+    "$here/twin.sh" deepgemm_fp8_bad_empty_count $DG_FP8_IMPL \
+      '136s|init(kNumTMAMulticast \* kNumMathThreads / 32)|init(kNumTMAMulticast * kNumMathThreads / 32 + 1)|' \
+      "$here/src/deepgemm_sm90_fp8_gemm_1d2d.cu" "${DG_FLAGS[@]}"
     ;;
 esac

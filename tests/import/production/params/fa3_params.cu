@@ -7,7 +7,7 @@
 // PARAM_BYTES is the size of the kernel's parameter (`.param .b8 param_0[N]` in the PTX).
 // Built like cutlass48_params.cu but with `-cudart shared` (so that these definitions are the
 // ones run_flash_fwd calls) and a device pass for compute_80 (the sm90 kernels' bodies compile
-// away there; only their host side matters). Not run yet: the corpus has no FA3 line so far.
+// away there; only their host side matters).
 #include "param_dump.h"
 
 #include "flash_fwd_launch_template.h"
@@ -34,6 +34,13 @@ cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 cudaError_t cudaPeekAtLastError(void) { return cudaSuccess; }
 cudaError_t cudaLaunchKernel(const void*, dim3 grid, dim3 block, void** args, size_t,
                              cudaStream_t) {
+  Record(grid, block, dim3(1, 1, 1), args);
+  return cudaSuccess;
+}
+// CUDA 13's `<<<...>>>` (the launch of a kernel without a cluster, cutlass::kernel_launch) calls
+// this, not cudaLaunchKernel (crt/host_runtime.h, __cudaLaunch).
+cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3 grid, dim3 block, void** args, size_t,
+                               cudaStream_t) {
   Record(grid, block, dim3(1, 1, 1), args);
   return cudaSuccess;
 }
