@@ -396,18 +396,19 @@ class Encoder {
     out->push_back(Arg(code.size()));
     for (uint32_t pc = 0; pc < code.size(); ++pc) {
       const engine::Instr& in = code[pc];
-      uint32_t kind = in.kind, e1 = Ref(in.e1), target = in.target;
+      uint32_t kind = in.kind, var = in.var, e1 = Ref(in.e1), target = in.target;
       if (in.kind == engine::Instr::kAssert) {
         // Assertions are the model's to check (the body's record is `if 0 { }`): on the GPU
         // the instruction falls through, as that record's compilation would.
         kind = engine::Instr::kJumpIfFalse;
+        var = 0;
         e1 = ConstZero();
         target = pc + 1;
       } else if (in.kind == engine::Instr::kForInit &&
                  std::get<For>(in.stmt->node).cond != kNoExpr) {
         e1 = ConstZero();  // a while's pass counter starts at 0 (the record has no `lo`)
       }
-      out->insert(out->end(), {kind, in.var, e1, Ref(in.e2), target,
+      out->insert(out->end(), {kind, var, e1, Ref(in.e2), target,
                                in.stmt == nullptr ? body_words : stmt_at_.at(in.stmt)});
     }
   }
@@ -642,10 +643,13 @@ class Decoder {
       const uint32_t* in = &w_[code_at_];
       const engine::Instr& c = want[pc];
       const ExprId e1 = Expr_(in[2]), e2 = Expr_(in[3]);
-      // A while's pass counter starts at the constant 0 (the record has no `lo`).
-      const bool e1_ok = e1 == c.e1 || (c.kind == engine::Instr::kForInit && e1 != kNoExpr &&
-                                        p_->exprs[e1].kind == Expr::Kind::kConst &&
-                                        p_->exprs[e1].value == 0);
+      // A while's pass counter starts at the constant 0 (the record has no `lo`), and an
+      // assertion's `if 0 { }` record and its code each hold a constant 0 of their own.
+      auto is_zero = [&](ExprId e) {
+        return e != kNoExpr && p_->exprs[e].kind == Expr::Kind::kConst && p_->exprs[e].value == 0;
+      };
+      const bool e1_ok = e1 == c.e1 || (c.kind == engine::Instr::kForInit && is_zero(e1)) ||
+                         (c.kind == engine::Instr::kJumpIfFalse && is_zero(e1) && is_zero(c.e1));
       const auto record = record_of.find(c.stmt);
       const bool at_ok = c.stmt == nullptr ? in[5] == body_words
                                            : record != record_of.end() && record->second == in[5];

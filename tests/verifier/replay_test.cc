@@ -489,7 +489,9 @@ TEST(ReplayH100Test, EveryRecordedPipelineReplays) {
   }
   std::printf("%zu correct pipelines replayed; broken: %zu replayed completely, %zu stopped at a "
               "protocol violation\n", correct, broken_complete, broken_violation);
-  EXPECT_EQ(correct, 12u);
+  // 13: tma_store/no_tail_wait.pipe (an exit before the stores read their source, A1004) is
+  // correct on the H100 (traces/a1003/) and replays as it ran.
+  EXPECT_EQ(correct, 13u);
   EXPECT_GE(broken_violation, 1u);
 }
 
