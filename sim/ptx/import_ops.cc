@@ -17,14 +17,19 @@
 
 namespace parity::ptx::importer_internal {
 
-// The kernel's own frame of the instruction's inlining chain: past the frames every protocol
-// instruction shares (CUTLASS's device_kernel wrapper calling the kernel's operator()), the
+// The kernel's own frame of the instruction's inlining chain: past the frames the protocol
+// instructions share (CUTLASS's device_kernel wrapper calling the kernel's operator()), the
 // outermost one, so that a wait cites the kernel's `pipeline.consumer_wait(...)` line rather than
-// the header line of the mbarrier.try_wait that the call inlines.
+// the header line of the mbarrier.try_wait that the call inlines. A chain rooted elsewhere (in a
+// function the compiler did not inline) cites its own outermost frame.
 std::string Importer::SourceLine(const Instruction& inst) const {
   const std::vector<SourcePos>& chain = inst.inline_chain;
   SourcePos src = inst.call_site.known() ? inst.call_site : inst.source;
-  if (!chain.empty()) src = chain[std::min(shared_frames_, chain.size() - 1)];
+  if (!chain.empty()) {
+    const bool under = chain.size() > shared_frames_.size() &&
+                       std::equal(shared_frames_.begin(), shared_frames_.end(), chain.begin());
+    src = chain[under ? shared_frames_.size() : 0];
+  }
   if (!src.known()) return "";
   auto it = m_.files.find(src.file);
   return (it == m_.files.end() ? std::string("?") : Basename(it->second)) + ":" +
@@ -32,26 +37,35 @@ std::string Importer::SourceLine(const Instruction& inst) const {
 }
 
 void Importer::FindSharedFrames() {
-  const std::vector<SourcePos>* first = nullptr;
-  size_t shared = 0;
+  // The protocol instructions' chains (of more than one frame: a single frame has no call to
+  // share), grouped by their outermost frame; the largest group's common prefix is the
+  // kernel's wrapper.
+  std::map<std::pair<int, int>, std::vector<const std::vector<SourcePos>*>> by_root;
   std::set<int> seen;
   for (const auto& unit : events_) {
     for (const auto& thread : unit) {
       for (const ProtocolEvent& e : thread) {
         if (!seen.insert(e.instruction).second) continue;
         const std::vector<SourcePos>& chain = f_.instructions[e.instruction].inline_chain;
-        if (chain.empty()) continue;
-        if (first == nullptr) {
-          first = &chain;
-          shared = chain.size();
-        }
-        size_t k = 0;
-        while (k < shared && k < chain.size() && chain[k] == (*first)[k]) ++k;
-        shared = k;
+        if (chain.size() <= 1) continue;
+        by_root[{chain[0].file, chain[0].line}].push_back(&chain);
       }
     }
   }
-  shared_frames_ = shared;
+  shared_frames_.clear();
+  const std::vector<const std::vector<SourcePos>*>* group = nullptr;
+  for (const auto& [root, chains] : by_root) {
+    if (group == nullptr || chains.size() > group->size()) group = &chains;
+  }
+  if (group == nullptr) return;
+  const std::vector<SourcePos>& first = *group->front();
+  size_t shared = first.size();
+  for (const std::vector<SourcePos>* chain : *group) {
+    size_t k = 0;
+    while (k < shared && k < chain->size() && (*chain)[k] == first[k]) ++k;
+    shared = k;
+  }
+  shared_frames_.assign(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(shared));
 }
 
 Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& events) {

@@ -183,7 +183,8 @@ class Importer {
 
   // `file:line` of the kernel's own frame of the instruction (shared_frames_), or "".
   std::string SourceLine(const Instruction& inst) const;
-  // Sets shared_frames_: how many outer frames every protocol instruction's chain shares.
+  // Sets shared_frames_: the outer frames the protocol instructions' chains share (those of the
+  // largest group with one outermost frame).
   void FindSharedFrames();
   Expected<std::vector<OpRec>> ToOps(const std::vector<ProtocolEvent>& events);
 
@@ -258,7 +259,7 @@ class Importer {
   const Function& f_;
   const ImportOptions& o_;
   uint32_t ctas_ = 1;  // CTAs per cluster
-  size_t shared_frames_ = 0;
+  std::vector<SourcePos> shared_frames_;  // the frames the protocol instructions' chains share
   std::vector<std::vector<std::vector<ProtocolEvent>>> events_;
   std::vector<BarrierArray> barriers_;
   std::vector<BufferInfo> buffers_;
