@@ -192,7 +192,11 @@ Status Importer::RecoverDeclarations() {
   // buffers of one slot. Regions that different copies address (the A and B stages that two
   // tensor maps load, the D tile a third one stores) are separate buffers, unless their layouts
   // interleave, when all of the symbol's regions of one size are one buffer.
-  for (const auto& [symbol, offsets] : regions) {
+  for (const auto& region_of_symbol : regions) {
+    // Named references, not a structured binding: the lambda below captures them (C++20 allows
+    // capturing bindings, clang 14 of the sanitized build does not).
+    const std::string& symbol = region_of_symbol.first;
+    const std::map<uint64_t, int64_t>& offsets = region_of_symbol.second;
     const std::string stem = ShortName(symbol);
     auto group = [&](bool by_family) {
       std::vector<BufferInfo> out;
