@@ -434,7 +434,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
     if (n < 1 || n > 4096) Die("barrier " + p.barriers[b].name + ": size out of range");
     spec.barrier_first[b] = elements;
     spec.barrier_size[b] = static_cast<uint32_t>(n);
-    spec.barrier_count_ref[b] = w[w[16] + 2 * b + 1];
+    using Rec = ir::layout::BarrierRecord;
+    spec.barrier_count_ref[b] = w[w[ir::kHdrBarriers] + Rec::kWords * b + Rec::kCount];
     elements += static_cast<uint32_t>(n);
   }
   spec.barrier_elements = elements;
@@ -474,17 +475,18 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
 
   // Tensor maps: enum values from the encoding header, sizes evaluated here.
   {
-    uint32_t o = w[18];
+    using Head = ir::layout::TensorMapHead;
+    uint32_t o = w[ir::kHdrMaps];
     for (size_t m = 0; m < p.tensor_maps.size(); ++m) {
       const ir::TensorMapDecl& d = p.tensor_maps[m];
       TensorMapSpec t;
-      t.dtype = w[o];
-      t.swizzle = w[o + 1];
-      t.interleave = w[o + 2];
-      t.oob_fill = w[o + 3];
-      t.rank = w[o + 4];
-      const uint32_t nstr = w[o + 5], nes = w[o + 6];
-      o += 7 + 2 * t.rank + nstr + nes;
+      t.dtype = w[o + Head::kDtype];
+      t.swizzle = w[o + Head::kSwizzle];
+      t.interleave = w[o + Head::kInterleave];
+      t.oob_fill = w[o + Head::kOobFill];
+      t.rank = w[o + Head::kRank];
+      const uint32_t nstr = w[o + Head::kNumStrides], nes = w[o + Head::kNumElementStrides];
+      o += Head::kWords + 2 * t.rank + nstr + nes;
       t.elem_bytes = ElemBytes(t.dtype);
       if (t.rank < 1 || t.rank > 5 || t.elem_bytes == 0) Die("tensor map " + d.name + ": bad rank or dtype");
       uint64_t packed = t.elem_bytes;
@@ -508,16 +510,17 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   // Roles: body word ranges from the encoding header; agents per CTA as the engine numbers them
   // (roles in order, `when` per CTA, index_in_cta counting the instantiated agents).
   {
-    uint32_t o = w[20];
+    using Head = ir::layout::RoleHead;
+    uint32_t o = w[ir::kHdrRoles];
     spec.num_roles = static_cast<uint32_t>(p.roles.size());
     for (uint32_t r = 0; r < spec.num_roles; ++r) {
-      const uint32_t num_vars = w[o + 3], body_words = w[o + 4];
+      const uint32_t num_vars = w[o + Head::kNumVars], body_words = w[o + Head::kBodyWords];
       if (num_vars > kMaxVars) Die("role " + p.roles[r].name + ": more than 48 variables");
       spec.role_num_vars[r] = num_vars;
       spec.role_threads[r] = static_cast<uint32_t>(
           p.roles[r].threads == ir::kNoExpr ? 1 : ev(p.roles[r].threads, cta0, "role threads"));
-      spec.role_body_begin[r] = o + 5;
-      o += 5 + body_words;
+      spec.role_body_begin[r] = o + Head::kWords;
+      o += Head::kWords + body_words;
     }
   }
   // Agents of each grid: the schedule's own (role.grid 0) in its clusters, then the primary's
