@@ -94,5 +94,8 @@ case "${1:-all}" in
     "$here/twin.sh" fa3_hdim128_no_q_wait $FA/mainloop_fwd_sm90_tma_gmma_ws.hpp \
       '1096s|barrier_Q.wait(work_idx % 2);|;|' \
       "$here/src/fa3_fwd_hdim128_bf16_one_kernel.cu" "${FA_FLAGS[@]}"
+    "$here/twin.sh" fa3_hdim128_short_init cutlass-71275920/include/cutlass/arch/barrier.h \
+      '135s|i < Stages;|i < Stages - 1;|' \
+      "$here/src/fa3_fwd_hdim128_bf16_one_kernel.cu" "${FA_FLAGS[@]}"
     ;;
 esac
