@@ -22,8 +22,10 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
   }
   copy(s.role_threads, c.role_threads);
   copy(s.role_num_vars, c.role_num_vars);
-  copy(s.named_threads, c.named_threads);
-  copy(s.named_hw_threads, c.named_hw_threads);
+  for (uint32_t id = 0; id < exec::kMaxNamedBarriers; ++id) {
+    copy(s.named_threads[id], c.named_threads[id]);
+    copy(s.named_hw_threads[id], c.named_hw_threads[id]);
+  }
   c.num_barriers = s.num_barriers;
   copy(s.barrier_first, c.barrier_first);
   copy(s.barrier_size, c.barrier_size);

@@ -246,7 +246,8 @@ void CheckBlock(const ir::Program& p, const ir::Block& block) {
 constexpr int64_t kAnyId = -1;
 void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& params,
                           const ir::BuiltinValues& builtins, const ir::Block& block,
-                          std::map<int64_t, std::set<int64_t>>* uses, std::set<int64_t>* dynamic) {
+                          std::map<int64_t, std::map<int64_t, int64_t>>* uses,
+                          std::set<int64_t>* dynamic) {
   ir::EvalEnv env;
   env.params = params.data();
   env.num_params = params.size();
@@ -261,7 +262,7 @@ void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& para
     } else if (!threads.ok()) {
       dynamic->insert(*id);
     } else {
-      (*uses)[*id].insert(*threads);
+      ++(*uses)[*id][*threads];
     }
   });
 }
@@ -388,7 +389,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
   // Programmatic dependent launch: the primary grid, launched first (same cluster shape).
   if (p.primaries.size() > 1) {
-    Die(Where(p.primaries[0].where) + ": a chain of " + std::to_string(p.primaries.size() + 1) +
+    Die(Where(p.primaries[0].where) + ": unsupported on the GPU: a chain of " +
+        std::to_string(p.primaries.size() + 1) +
         " grids; the executor runs a primary grid and its dependent only (check it with `parity "
         "check` / `explore`)");
   }
@@ -567,13 +569,15 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->warps = warps;
 
   // Named barriers: the schedule counts a participant as its role's `threads`, the GPU as one
-  // warp. Where the agents that use barrier `id` are known statically (its id evaluates from
-  // params and each agent's builtins) and the schedule's count is exactly their threads (the
-  // sum of their roles' threads, the same in every CTA), the hardware count is 32 x those
-  // agents; otherwise the executor scales the count by the executing role's threads (and faults
-  // when that is not a whole number of agents).
+  // warp. Where the agents that use barrier `id` with a count are known statically (the id
+  // evaluates from params and each agent's builtins), the hardware count is 32 x their
+  // participations in a phase, the same in every CTA: each agent once where their roles'
+  // threads add up to the count, else each as often as its body names (id, count) where that
+  // adds up (FA3's last epilogue warp arrives on EpilogueBarrier and then syncs on it, 256 + 32
+  // threads). Otherwise the executor scales the count by the executing role's threads (and
+  // faults when that is not a whole number of agents).
   {
-    std::vector<std::vector<std::map<int64_t, std::set<int64_t>>>> uses(per_cta.size());
+    std::vector<std::vector<std::map<int64_t, std::map<int64_t, int64_t>>>> uses(per_cta.size());
     std::set<int64_t> dynamic;
     const size_t own_ctas = static_cast<size_t>(spec.clusters) * csize;
     for (size_t c = 0; c < per_cta.size(); ++c) {
@@ -587,34 +591,46 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
         CollectNamedBarriers(p, params, b, p.roles[slot.role].body, &uses[c][k], &dynamic);
       }
     }
+    // The hardware count of (id, want) under one participation rule, or -1 where the CTAs
+    // disagree or the rule does not add up to `want`.
+    auto hardware_count = [&](int64_t id, int64_t want, bool by_occurrences) -> int64_t {
+      int64_t hw = -1;
+      for (size_t c = 0; c < per_cta.size(); ++c) {
+        int64_t threads = 0, warps = 0;
+        for (size_t k = 0; k < per_cta[c].size(); ++k) {
+          auto by_id = uses[c][k].find(id);
+          if (by_id == uses[c][k].end()) continue;
+          auto by_count = by_id->second.find(want);
+          if (by_count == by_id->second.end()) continue;
+          const int64_t times = by_occurrences ? by_count->second : 1;
+          threads += times * spec.role_threads[per_cta[c][k].role];
+          warps += times;
+        }
+        if (warps == 0) continue;
+        if (threads != want || (hw >= 0 && hw != 32 * warps)) return -1;
+        hw = 32 * warps;
+      }
+      return hw > 0 && hw <= 1024 ? hw : -1;
+    };
     for (int64_t id = 0; id < 16; ++id) {
       if (dynamic.count(kAnyId) || dynamic.count(id)) continue;
       std::set<int64_t> counts;
       for (const auto& cta : uses) {
         for (const auto& agent : cta) {
           auto it = agent.find(id);
-          if (it != agent.end()) counts.insert(it->second.begin(), it->second.end());
+          if (it == agent.end()) continue;
+          for (const auto& [count, times] : it->second) counts.insert(count);
         }
       }
-      if (counts.size() != 1) continue;  // unused, or used with different counts
-      const int64_t want = *counts.begin();
-      bool same = true;
-      int64_t hw = -1;
-      for (size_t c = 0; c < per_cta.size(); ++c) {
-        int64_t threads = 0, agents = 0;
-        for (size_t k = 0; k < per_cta[c].size(); ++k) {
-          if (uses[c][k].count(id)) {
-            threads += spec.role_threads[per_cta[c][k].role];
-            ++agents;
-          }
-        }
-        if (agents == 0) continue;
-        if (threads != want || (hw >= 0 && hw != 32 * agents)) same = false;
-        hw = 32 * agents;
-      }
-      if (same && hw > 0 && hw <= 1024) {
-        spec.named_threads[id] = static_cast<uint32_t>(want);
-        spec.named_hw_threads[id] = static_cast<uint32_t>(hw);
+      uint32_t j = 0;
+      for (int64_t want : counts) {
+        if (j == exec::kNamedCounts) break;
+        int64_t hw = hardware_count(id, want, false);
+        if (hw < 0) hw = hardware_count(id, want, true);
+        if (hw < 0) continue;
+        spec.named_threads[id][j] = static_cast<uint32_t>(want);
+        spec.named_hw_threads[id][j] = static_cast<uint32_t>(hw);
+        ++j;
       }
     }
   }
@@ -976,10 +992,13 @@ int Resolve(int argc, char** argv) {
   } else {
     report(spec, "");
   }
-  for (uint32_t id = 0; id < 16; ++id) {
-    if (spec.named_threads[id] != 0) {
-      std::printf("  named barrier %u: the schedule's %u threads are %u warps (%u hardware threads)\n", id,
-                  spec.named_threads[id], spec.named_hw_threads[id] / 32, spec.named_hw_threads[id]);
+  for (uint32_t id = 0; id < exec::kMaxNamedBarriers; ++id) {
+    for (uint32_t j = 0; j < exec::kNamedCounts; ++j) {
+      if (spec.named_threads[id][j] == 0) continue;
+      std::printf("  named barrier %u: the schedule's %u threads are %u warp arrivals "
+                  "(%u hardware threads)\n",
+                  id, spec.named_threads[id][j], spec.named_hw_threads[id][j] / 32,
+                  spec.named_hw_threads[id][j]);
     }
   }
   return 0;

@@ -44,6 +44,9 @@ inline constexpr uint32_t kMaxTensorMaps = 4;
 inline constexpr uint32_t kMaxVars = 48;     // variable slots per role
 inline constexpr uint32_t kStackDepth = 24;  // expression stack (values)
 inline constexpr uint32_t kMaxNamedBarriers = 16;
+// Thread counts per named barrier id that the runner maps statically: one id may serve several
+// counts (FA3's epilogue syncs 256 threads and arrives with 288 on EpilogueBarrier).
+inline constexpr uint32_t kNamedCounts = 4;
 inline constexpr uint32_t kMaxGlobalDecls = 16;  // `global` buffers (programmatic dependent launch)
 
 // Faults: checks that stop a run instead of issuing a bad instruction.
@@ -88,9 +91,11 @@ struct Layout {
   uint32_t role_code[kMaxRoles];        // word offsets of the roles' instruction 0 (FindRoleCode)
   uint32_t role_threads[kMaxRoles];  // the schedule's `threads` per agent (bar.sync counts)
   uint32_t role_num_vars[kMaxRoles];
-  // Named barrier id -> the schedule's thread count and the hardware count where the runner
-  // could tell them apart statically; 0: scale by the executing role's threads.
-  uint32_t named_threads[kMaxNamedBarriers], named_hw_threads[kMaxNamedBarriers];
+  // Named barrier id and the schedule's thread count -> the hardware count where the runner
+  // could tell it statically; a count missing from the table is scaled by the executing role's
+  // threads.
+  uint32_t named_threads[kMaxNamedBarriers][kNamedCounts],
+      named_hw_threads[kMaxNamedBarriers][kNamedCounts];
   uint32_t num_barriers;
   uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
   uint32_t barrier_count_ref[kMaxBarrierDecls];  // expression ref: the declared count
@@ -525,14 +530,19 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       // The runner's table gives the warps of barriers shared by roles of different `threads`.
       const int64_t per_agent = c.role_threads[a.slot.role];
       int64_t hw = 0;
-      if (id >= 0 && id < kMaxNamedBarriers && c.named_threads[id] != 0 &&
-          threads == c.named_threads[id]) {
-        hw = c.named_hw_threads[id];
-      } else if (id < 0 || id >= kMaxNamedBarriers || per_agent < 1 || threads % per_agent != 0 ||
-                 threads / per_agent * 32 > 1024) {
-        Fail(a, kFaultCount);
-        return kResolveFault;
-      } else {
+      if (id >= 0 && id < kMaxNamedBarriers) {
+        for (uint32_t j = 0; j < kNamedCounts; ++j) {
+          if (c.named_threads[id][j] != 0 && threads == c.named_threads[id][j]) {
+            hw = c.named_hw_threads[id][j];
+          }
+        }
+      }
+      if (hw == 0) {
+        if (id < 0 || id >= kMaxNamedBarriers || per_agent < 1 || threads % per_agent != 0 ||
+            threads / per_agent * 32 > 1024) {
+          Fail(a, kFaultCount);
+          return kResolveFault;
+        }
         hw = threads / per_agent * 32;
       }
       r->named.id = static_cast<uint32_t>(id);
