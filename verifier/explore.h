@@ -338,6 +338,11 @@ struct ExploreOptions {
   // waits leaves its barrier.cluster.wait operations out. This is what keeps the CTAs of a ring
   // from chaining each to its neighbours. False is for the tests that compare the two.
   bool exact_peer_futures = true;
+  // With reduction and phase_bounded_balance: arrival costs (reducer.h, ArrivalCost): a gate
+  // whose completion needs, ahead of it in the agents' program order, as many arrivals on an
+  // arrival-only barrier as that barrier's current phase still waits for cannot complete
+  // before that phase does. False is for the tests that compare the two.
+  bool arrival_costs = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore/predict.h, Known): the
   // sum of fingerprint components changes by what the step changed at the parent; where the step is

@@ -64,6 +64,9 @@ struct Tally {
   // fewer states with it than without (the rule changed some persistent set), and the states
   // of the searches without it.
   uint64_t exact_peer_hits = 0, inexact_states = 0;
+  // Arrival costs (ExploreOptions::arrival_costs): schedules whose reduced search stored fewer
+  // states with them than without, and the states of the searches without them.
+  uint64_t cost_hits = 0, costless_states = 0;
   std::map<std::string, uint64_t> codes;
   // GenOptions::assertions: schedules where some assertion fails on some path, and where the
   // exists property holds in no completed end state.
@@ -160,6 +163,19 @@ void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
     if (reduced.verdict != ExploreVerdict::kBadInput) {
       t->inexact_states += inexact.stats.states;
       if (reduced.stats.states < inexact.stats.states) ++t->exact_peer_hits;
+    }
+  }
+
+  if (g.leader_multicast) {  // the same search without arrival costs: the same end states
+    o.arrival_costs = false;
+    const ExploreResult costless = Explore(p, params, o);
+    o.arrival_costs = true;
+    ASSERT_TRUE(costless.bound.empty()) << costless.bound;
+    EXPECT_EQ(costless.terminals, brute.terminals) << "without arrival costs";
+    EXPECT_EQ(costless.stats.violation_ends > 0, reduced.stats.violation_ends > 0);
+    if (reduced.verdict != ExploreVerdict::kBadInput) {
+      t->costless_states += costless.stats.states;
+      if (reduced.stats.states < costless.stats.states) ++t->cost_hits;
     }
   }
 
@@ -350,6 +366,27 @@ TEST(DifferentialTest, GeneratedCtaChains) {
   EXPECT_GT(t.exact_peer_hits, t.compared / 4);
   EXPECT_GT(t.verified, 0u);
   EXPECT_GT(t.deadlock + t.violation + t.both, 0u);
+}
+
+// DeepGEMM's cluster of two (GenOptions::leader_multicast): CTA 0 multicasts A into both CTAs,
+// consumers release both CTAs' stages one after the other. The arrival costs of the balance
+// analysis (verifier/reducer.h, ArrivalCost) must change the persistent sets of a good part of
+// them, and the mutations (CTA 1 loading its own A: a CTA a round ahead of its peer's releases)
+// keep the verdicts mixed.
+TEST(DifferentialTest, GeneratedLeaderMulticast) {
+  gen::GenOptions g;
+  g.leader_multicast = true;
+  const uint64_t n = EnvOr("PARITY_LEADER_SCHEDULES", kSchedules / 30);
+  const Tally t = RunRange(EnvOr("PARITY_LEADER_SEED", 1), n, g);
+  std::printf("  arrival costs: fewer states in %llu schedules; states with them %llu, "
+              "without %llu\n",
+              (unsigned long long)t.cost_hits, (unsigned long long)t.reduced_states,
+              (unsigned long long)t.costless_states);
+  if (n < 20) return;
+  EXPECT_GT(t.compared, n / 2);
+  EXPECT_GT(t.cost_hits, t.compared / 10);
+  EXPECT_GT(t.verified, t.compared / 10);
+  EXPECT_GT(t.deadlock + t.violation + t.both, t.compared / 10);
 }
 
 // Chains of 2-4 grids of programmatic dependent launches (GenOptions::pdl_chains): which
