@@ -79,7 +79,10 @@
 // ComputeBalanced gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
 // can happen before its current phase completes counts: each agent's future is cut at its first
 // blocking wait on a phase that provably cannot complete first (reducer_balance.h, GatedSums;
-// ExploreOptions::phase_bounded_balance), and by the same analysis an enabled wait commutes
+// ExploreOptions::phase_bounded_balance; a wait there also cannot pass while it needs, ahead of
+// it in the agents' program order, as many arrivals on an arrival-only barrier as that barrier's
+// current phase still waits for: reducer.h, ArrivalCost, ExploreOptions::arrival_costs), and by
+// the same analysis an enabled wait commutes
 // with the complete_tx and (once the preceding phase is observed) the arrivals of its barrier
 // when that barrier's current phase cannot complete before the waiting agent moves, and with
 // everything an agent does that cannot reach the barrier before then (StuckWhileStopped: a

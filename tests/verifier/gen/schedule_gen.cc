@@ -295,8 +295,8 @@ std::string LeaderMulticast(uint64_t seed, Rng& r, const GenOptions& o) {
   // Small enough for the oracle (its state bound): two consumers per CTA only with one or two
   // trips, three trips now and then with one consumer.
   const int consumers = o.max_agents_per_cta >= 3 && r.Chance(30) ? 2 : 1;
-  const int trips =
-      consumers == 1 && r.Chance(15) ? std::min(3, o.max_trips) : r.Range(1, std::min(2, o.max_trips));
+  const int trips = consumers == 1 && r.Chance(15) ? std::min(3, o.max_trips)
+                                                   : r.Range(1, std::min(2, o.max_trips));
   const int stages = trips >= 2 && r.Chance(50) ? 2 : 1;
   std::vector<int> mut;
   const int n_mut = r.Chance(40) ? 0 : r.Range(1, 2);
