@@ -388,7 +388,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
   // Programmatic dependent launch: the primary grid, launched first (same cluster shape).
   if (p.primaries.size() > 1) {
-    Die(Where(p.primaries[0].where) + ": a chain of " + std::to_string(p.primaries.size() + 1) +
+    Die(Where(p.primaries[0].where) + ": unsupported on the GPU: a chain of " +
+        std::to_string(p.primaries.size() + 1) +
         " grids; the executor runs a primary grid and its dependent only (check it with `parity "
         "check` / `explore`)");
   }

@@ -141,9 +141,10 @@ class Encoder {
     // The executor runs at most two grids (a primary and its dependent); a longer chain is
     // checked by the CPU engine only.
     if (p_.primaries.size() > 1) {
-      return Status("encoding.bad-program",
-                    "a chain of " + std::to_string(p_.primaries.size() + 1) +
-                        " grids: the GPU executor runs a primary grid and its dependent only");
+      return Status("encoding.unsupported",
+                    "unsupported on the GPU: a chain of " + std::to_string(p_.primaries.size() + 1) +
+                        " grids; the executor runs a primary grid and its dependent only (check "
+                        "the chain with `parity check` / `explore`)");
     }
     const uint32_t primary = Ref(p_.has_primary() ? p_.primaries[0].clusters : kNoExpr);
     for (const GlobalDecl& g : p_.globals) globals.insert(globals.end(), {Ref(g.slots), Ref(g.bytes)});
