@@ -60,11 +60,52 @@ bool IsWarpCollective(const Instruction& inst) {
          b == "elect";
 }
 
+// What the runner asks of an instruction on every execution, worked out once per function and
+// shared by the lanes (opcode string compares and type parsing were most of a step's time).
+struct InstructionInfo {
+  std::vector<OpType> types;  // Types(inst)
+  bool protocol = false;      // IsProtocolInstruction
+  bool shared_access = false;  // IsSharedAccess
+  bool collective = false;    // IsWarpCollective
+  bool branch = false;        // bra
+  bool ends = false;          // ret, exit
+  bool writes_first = false;  // the first operand is a destination
+};
+
+// Whether the instruction's first operand is a destination (every instruction but stores,
+// barriers, fences and branches writes its first operand if it is a register or a vector).
+bool WritesFirstOperand(const Instruction& inst) {
+  return !inst.operands.empty() && inst.base != "st" && inst.base != "bar" &&
+         inst.base != "barrier" && inst.base != "fence" && inst.base != "bra";
+}
+
+std::vector<InstructionInfo> DecodeInstructions(const Function& f) {
+  std::vector<InstructionInfo> out(f.instructions.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Instruction& inst = f.instructions[i];
+    InstructionInfo& d = out[i];
+    d.types = Types(inst);
+    d.protocol = IsProtocolInstruction(inst);
+    d.shared_access = IsSharedAccess(inst);
+    d.collective = IsWarpCollective(inst);
+    d.branch = inst.base == "bra";
+    d.ends = inst.base == "ret" || inst.base == "exit";
+    d.writes_first = WritesFirstOperand(inst);
+  }
+  return out;
+}
+
 class ThreadRunner {
  public:
   ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx,
-               const std::vector<SpecialRegister>& specials)
-      : m_(m), f_(f), ctx_(ctx), specials_(&specials), regs_(f.registers.size()) {}
+               const std::vector<SpecialRegister>& specials,
+               const std::vector<InstructionInfo>& infos)
+      : m_(m),
+        f_(f),
+        ctx_(ctx),
+        specials_(&specials),
+        infos_(&infos),
+        regs_(f.registers.size()) {}
 
   // Runs from the current instruction until the thread exits (true) or reaches an enabled
   // warp-collective instruction (false), which stays pending until Complete().
@@ -82,8 +123,8 @@ class ThreadRunner {
         const Value g = Reg(inst.guard_reg);
         if (g.kind != Value::Kind::kInt) {
           const int join = DataOnlyJoin(f_, pc_);  // data_branch.h
-          if (join < 0 && (inst.base == "bra" || IsProtocolInstruction(inst) ||
-                           IsWarpCollective(inst))) {
+          const InstructionInfo& info = Info(inst);
+          if (join < 0 && (info.branch || info.protocol || info.collective)) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
           origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
@@ -98,14 +139,15 @@ class ThreadRunner {
         ++pc_;
         continue;
       }
-      if (inst.base == "bra") {
+      const InstructionInfo& info = Info(inst);
+      if (info.branch) {
         const int target = inst.BranchTarget();
         if (target < 0) return Fail(inst, "branch without a resolved label");
         pc_ = target;
         continue;
       }
-      if (inst.base == "ret" || inst.base == "exit") return true;
-      if (IsWarpCollective(inst)) return false;
+      if (info.ends) return true;
+      if (info.collective) return false;
       PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
       ++pc_;
     }
@@ -127,7 +169,7 @@ class ThreadRunner {
     const Instruction& inst = Pending();
     origin_ = "#" + std::to_string(pc_);
     origin_pc_ = -1;
-    if (IsProtocolInstruction(inst)) Record(inst, pc_);
+    if (Info(inst).protocol) Record(inst, pc_);
     if (!inst.operands.empty()) {
       const auto& d_op = inst.operands[0];
       Set(d_op, d, d_bits);
@@ -185,6 +227,11 @@ class ThreadRunner {
         return Value::Int(ctx_.cluster_nctarank);
     }
     return Value::Unknown();
+  }
+
+  // `inst` is one of f_'s instructions.
+  const InstructionInfo& Info(const Instruction& inst) const {
+    return (*infos_)[static_cast<size_t>(&inst - f_.instructions.data())];
   }
 
   uint32_t LinearTid() const {
@@ -249,16 +296,9 @@ class ThreadRunner {
     regs_[static_cast<size_t>(dst.reg)] = std::move(v);
   }
 
-  // Whether the instruction's first operand is a destination (every instruction but stores,
-  // barriers, fences and branches writes its first operand if it is a register or a vector).
-  static bool WritesFirstOperand(const Instruction& inst) {
-    return !inst.operands.empty() && inst.base != "st" && inst.base != "bar" &&
-           inst.base != "barrier" && inst.base != "fence" && inst.base != "bra";
-  }
-
   // Marks every register an instruction may write as unknown.
   void ClobberDestinations(const Instruction& inst) {
-    if (!WritesFirstOperand(inst)) return;
+    if (!Info(inst).writes_first) return;
     const Operand& d = inst.operands[0];
     Value unknown = Value::Unknown();
     unknown.symbol = Origin();
@@ -390,13 +430,14 @@ class ThreadRunner {
   }
 
   Status Execute(const Instruction& inst, int pc) {
-    const std::vector<OpType> types = Types(inst);
+    const InstructionInfo& info = Info(inst);
+    const std::vector<OpType>& types = info.types;
     const OpType t = types.empty() ? OpType{} : types.back();
     const std::string& op = inst.base;
     const auto& o = inst.operands;
     // The origin of its unknown results is worked out only if it has one (Origin()).
     origin_pc_ = pc;
-    if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
+    if (info.protocol || (ctx_.record_shared_accesses && info.shared_access)) {
       // ldmatrix / stmatrix .x1 / .x2 / .x4: lanes 0-7 / 0-15 / 0-31 give the rows' addresses
       // (PTX ISA 9.7.14.5.15-16); the other lanes' address operands are not used, so they
       // access nothing of their own.
@@ -693,7 +734,7 @@ class ThreadRunner {
     // A vector the instruction writes (wgmma's 64 accumulators, ldmatrix's fragments) holds
     // its registers' old contents, which nothing reads: its elements are not kept (per lane and
     // per wgmma they were most of the import's memory).
-    const bool skip_written = WritesFirstOperand(inst);
+    const bool skip_written = Info(inst).writes_first;
     for (const Operand& o : inst.operands) {
       e.operands.push_back(eval(o));
       std::vector<Value> extra;
@@ -718,6 +759,7 @@ class ThreadRunner {
   const ThreadContext& ctx_;
   // Per register slot (Function::registers): its value; a register never written is unknown.
   const std::vector<SpecialRegister>* specials_;
+  const std::vector<InstructionInfo>* infos_;  // per instruction of f_
   std::vector<Value> regs_;
   std::vector<ProtocolEvent> events_;
   int pc_ = 0;
@@ -771,9 +813,10 @@ class WarpRunner {
     }
     specials_.reserve(f.registers.size());
     for (const std::string& name : f.registers) specials_.push_back(ClassifyRegister(name));
+    infos_ = DecodeInstructions(f);
     // ThreadRunner keeps a reference to its context: ctxs_ is not resized from here on.
     for (uint32_t i = 0; i < n; ++i) {
-      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i], specials_));
+      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i], specials_, infos_));
     }
   }
 
@@ -1031,6 +1074,7 @@ class WarpRunner {
 
   uint32_t warp_;
   std::vector<SpecialRegister> specials_;
+  std::vector<InstructionInfo> infos_;
   std::vector<ThreadContext> ctxs_;
   std::vector<std::unique_ptr<ThreadRunner>> lanes_;
 };
