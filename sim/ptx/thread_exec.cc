@@ -70,6 +70,7 @@ struct InstructionInfo {
   bool branch = false;        // bra
   bool ends = false;          // ret, exit
   bool writes_first = false;  // the first operand is a destination
+  int data_join = -1;         // a guarded instruction's DataOnlyJoin (data_branch.h)
 };
 
 // Whether the instruction's first operand is a destination (every instruction but stores,
@@ -91,6 +92,7 @@ std::vector<InstructionInfo> DecodeInstructions(const Function& f) {
     d.branch = inst.base == "bra";
     d.ends = inst.base == "ret" || inst.base == "exit";
     d.writes_first = WritesFirstOperand(inst);
+    if (!inst.guard.empty()) d.data_join = DataOnlyJoin(f, static_cast<int>(i));
   }
   return out;
 }
@@ -122,8 +124,8 @@ class ThreadRunner {
       if (!inst.guard.empty()) {
         const Value g = Reg(inst.guard_reg);
         if (g.kind != Value::Kind::kInt) {
-          const int join = DataOnlyJoin(f_, pc_);  // data_branch.h
           const InstructionInfo& info = Info(inst);
+          const int join = info.data_join;  // DataOnlyJoin (data_branch.h)
           if (join < 0 && (info.branch || info.protocol || info.collective)) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
@@ -721,6 +723,8 @@ class ThreadRunner {
   void Record(const Instruction& inst, int pc) {
     ProtocolEvent e;
     e.instruction = pc;
+    e.operands.reserve(inst.operands.size());
+    e.elements.reserve(inst.operands.size());
     // An unknown operand's origin is a diagnostic, not part of the event (lanes compare equal),
     // except a kernel parameter nobody gave: the importer names it (every lane reads it alike).
     auto eval = [this](const Operand& x) {
