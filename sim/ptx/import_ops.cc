@@ -5,11 +5,13 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "sim/ptx/import_text.h"
 #include "sim/ptx/importer_internal.h"
@@ -302,10 +304,9 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
       op.fmt = "cp.async " + slot->first->name + "[{}]";
       op.ints = {slot->second};
       op.slot_bytes = slot->first->bytes;
-      op.lo = static_cast<int64_t>(d->offset - slot->first->base -
-                                   slot->second * slot->first->stride);
-      op.hi = op.lo + n;
-      op.sum = n;
+      op.SetRange(static_cast<int64_t>(d->offset - slot->first->base -
+                                       slot->second * slot->first->stride),
+                  n);
       op.merge = OpRec::Merge::kUnion;
     } else if (b == "st" && inst.HasModifier("async")) {
       // st.async.shared::cluster.mbarrier::complete_tx::bytes{.vN}.type [addr], v, [bar]
@@ -326,10 +327,9 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
       op.fmt = "st.async " + slot->first->name + "[{}]";
       op.ints = {slot->second};
       op.slot_bytes = slot->first->bytes;
-      op.lo = static_cast<int64_t>(d->offset - slot->first->base -
-                                   slot->second * slot->first->stride);
-      op.hi = op.lo + n;
-      op.sum = n;
+      op.SetRange(static_cast<int64_t>(d->offset - slot->first->base -
+                                       slot->second * slot->first->stride),
+                  n);
       op.contiguous = true;
       op.merge = OpRec::Merge::kUnion;
       op.tail = d->cta >= 0 ? " @cta({}) bar " : " bar ";
@@ -387,10 +387,9 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
       op.fmt = std::string(write ? "write " : o_.generic_reads ? "use.generic " : "use ") +
                slot->first->name + "[{}]";
       op.ints.push_back(slot->second);
-      op.lo = static_cast<int64_t>(a->offset - slot->first->base -
-                                   slot->second * slot->first->stride);
-      op.hi = op.lo + std::max<int64_t>(n, 1);
-      op.sum = op.hi - op.lo;
+      op.SetRange(static_cast<int64_t>(a->offset - slot->first->base -
+                                       slot->second * slot->first->stride),
+                  std::max<int64_t>(n, 1));
       op.slot_bytes = slot->first->bytes;
       op.merge = OpRec::Merge::kUnion;
     } else {
@@ -409,6 +408,83 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
   wgmma_groups.push_back(std::move(wgmma_open));
   retire(0);
   return out;
+}
+
+// A warp's access whose lanes' bytes are not one range (strided reads, swizzled stmatrix rows)
+// is rendered as its hull or as one access per piece. Both keep every byte the lanes touch, so
+// neither hides a race; the hull may only add one: the warps of one epilogue write their
+// stmatrix rows of a tile unordered among them, and with CuTe's Swizzle<3,4,3> (CUTLASS
+// 7107b055, sm90_epilogue_tma_warpspecialized.hpp) the rows of two warps interleave, so their
+// hulls overlap where their bytes do not (a false P2009). The pieces are used where another
+// warp's access of the same kind (write and write, cp.async and cp.async) to the same slot has
+// bytes in the hull's gaps; elsewhere the hull keeps the schedule short (a warp's strided reads
+// stay one `use`, as reads do not race with reads).
+void Importer::SplitAccesses(std::vector<std::vector<OpRec>>* warps) {
+  struct Piece {
+    size_t warp;
+    int64_t lo, hi;
+  };
+  // By the access's kind and buffer (its format before the range) and its slot.
+  std::map<std::pair<std::string, int64_t>, std::vector<Piece>> by_slot;
+  for (size_t w = 0; w < warps->size(); ++w) {
+    for (const OpRec& op : (*warps)[w]) {
+      if (op.merge != OpRec::Merge::kUnion) continue;
+      for (const auto& p : op.pieces) {
+        by_slot[{op.fmt, op.ints.at(0)}].push_back(Piece{w, p.first, p.second});
+      }
+    }
+  }
+  for (size_t w = 0; w < warps->size(); ++w) {
+    std::vector<OpRec> out;
+    out.reserve((*warps)[w].size());
+    for (OpRec& op : (*warps)[w]) {
+      if (op.merge != OpRec::Merge::kUnion) {
+        out.push_back(std::move(op));
+        continue;
+      }
+      const bool writes = op.fmt.rfind("write ", 0) == 0 || op.fmt.rfind("cp.async ", 0) == 0 ||
+                          op.fmt.rfind("st.async ", 0) == 0;
+      bool split = false;
+      if (writes && op.pieces.size() > 1) {
+        for (const Piece& p : by_slot[{op.fmt, op.ints.at(0)}]) {
+          const int64_t lo = std::max(p.lo, op.lo), hi = std::min(p.hi, op.hi);
+          if (p.warp == w || lo >= hi) continue;
+          // Inside the hull: in a gap unless one piece holds all of it (pieces are disjoint and
+          // not adjacent).
+          split = std::none_of(op.pieces.begin(), op.pieces.end(), [&](const auto& q) {
+            return q.first <= lo && hi <= q.second;
+          });
+          if (split) break;
+        }
+      }
+      std::vector<std::pair<int64_t, int64_t>> ranges;
+      if (split) {
+        ranges = op.pieces;
+      } else {
+        ranges.assign(1, {op.lo, op.hi});
+      }
+      for (const auto& [lo, hi] : ranges) {
+        OpRec r = op;
+        r.pieces.clear();
+        r.lo = lo;
+        r.hi = hi;
+        // Part of a slot: ` + OFF bytes N` (also for OFF 0, so that the operations of a loop
+        // over a slot's parts share one form).
+        if (lo != 0 || hi != op.slot_bytes) {
+          r.fmt += " + {} bytes {}";
+          r.ints.push_back(lo);
+          r.ints.push_back(hi - lo);
+        }
+        r.fmt += op.tail;
+        r.ints.insert(r.ints.end(), op.tail_ints.begin(), op.tail_ints.end());
+        r.tail.clear();
+        r.tail_ints.clear();
+        r.merge = OpRec::Merge::kCollapse;
+        out.push_back(std::move(r));
+      }
+    }
+    (*warps)[w] = std::move(out);
+  }
 }
 
 // The first (k = 0) or second (k = 1) state space among an instruction's modifiers: a copy's

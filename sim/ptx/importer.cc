@@ -76,6 +76,7 @@ Expected<std::string> Importer::Run() {
   std::vector<std::vector<RoleRec>> unit_roles(units);
   const uint32_t warps = (threads + 31) / 32;
   for (uint32_t u = 0; u < units; ++u) {
+    std::vector<std::vector<OpRec>> warp_ops(warps);
     for (uint32_t w = 0; w < warps; ++w) {
       const uint32_t first = 32 * w;
       const uint32_t last = std::min(threads, first + 32);
@@ -99,10 +100,17 @@ Expected<std::string> Importer::Run() {
       }
       auto merged = MergeLanes(u, w, lanes);
       if (!merged.ok()) return merged.status();
-      if (merged->empty()) continue;
+      warp_ops[w] = std::move(merged).value();
+    }
+    SplitAccesses(&warp_ops);
+    for (uint32_t w = 0; w < warps; ++w) {
+      const uint32_t first = 32 * w;
+      const uint32_t last = std::min(threads, first + 32);
+      std::vector<OpRec>& merged = warp_ops[w];
+      if (merged.empty()) continue;
       bool placed = false;
       for (RoleRec& role : unit_roles[u]) {
-        if (role.threads == static_cast<int>(last - first) && JoinRole(&role, *merged)) {
+        if (role.threads == static_cast<int>(last - first) && JoinRole(&role, merged)) {
           ++role.count;
           role.warps.push_back(static_cast<int>(w));
           placed = true;
@@ -110,7 +118,7 @@ Expected<std::string> Importer::Run() {
         }
       }
       if (!placed) {
-        unit_roles[u].push_back(RoleRec{std::move(merged).value(), 1,
+        unit_roles[u].push_back(RoleRec{std::move(merged), 1,
                                         static_cast<int>(last - first),
                                         {static_cast<int>(w)}});
       }
@@ -462,7 +470,7 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
                         "); the importer models it issued by one lane");
     }
     if (op.merge == OpRec::Merge::kUnion) {
-      if (op.contiguous && op.sum != op.hi - op.lo) {
+      if (op.contiguous && (op.pieces.size() != 1 || op.sum != op.hi - op.lo)) {
         return Status("import.divergent-warp",
                       "the lanes of warp " + std::to_string(warp) + " of CTA " +
                           std::to_string(cta) + " issue `" + Render(op, {}) + "` (PTX line " +
@@ -471,18 +479,9 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
                           std::to_string(op.hi - op.lo) +
                           "; the importer models the warp's copies as one");
       }
-      // Part of a slot: ` + OFF bytes N` (also for OFF 0, so that the operations of a loop
-      // over a slot's parts share one form).
-      if (op.lo != 0 || op.hi != op.slot_bytes) {
-        op.fmt += " + {} bytes {}";
-        op.ints.push_back(op.lo);
-        op.ints.push_back(op.hi - op.lo);
-      }
-      op.fmt += op.tail;
-      op.ints.insert(op.ints.end(), op.tail_ints.begin(), op.tail_ints.end());
-      op.tail.clear();
-      op.tail_ints.clear();
-      op.merge = OpRec::Merge::kCollapse;
+      // Rendered once every warp of the CTA is merged (SplitAccesses): its pieces, or their
+      // hull, depend on the other warps' accesses.
+      continue;
     }
     if (op.merge == OpRec::Merge::kLaneLoop) {
       // One deferred arrive-on per lane: the barrier counts threads.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -66,13 +67,18 @@ struct OpRec {
   // kCollapse: the lanes' copies are one operation of the warp. kCountLanes: one arrive whose
   // count is the lanes'. kOneLane: exactly one lane may issue it. kLaneLoop: each lane's
   // operation is one of the warp's (a `for` over the lanes: cp.async.mbarrier.arrive, whose
-  // arrive-on is per thread). kUnion: the lanes' byte ranges [lo, hi) of one slot are one
-  // operation over their union (cp.async, st.async); `tail` follows the range.
+  // arrive-on is per thread). kUnion: the lanes' byte ranges of one slot are one
+  // operation over their union, one access per contiguous piece of it (cp.async, st.async,
+  // ld/st.shared, ldmatrix/stmatrix); `tail` follows each piece's range.
   enum class Merge { kCollapse, kCountLanes, kOneLane, kLaneLoop, kUnion };
   Merge merge = Merge::kCollapse;
   int64_t arrive_count = 1;  // kCountLanes: per lane
   int lanes = 1;
-  int64_t lo = 0, hi = 0, sum = 0;  // kUnion: the range and the bytes the lanes issue
+  int64_t lo = 0, hi = 0, sum = 0;  // kUnion: the hull of the bytes and the bytes the lanes issue
+  // kUnion: the byte ranges [first, second) the lanes access, sorted, disjoint and not adjacent.
+  // A warp's accesses need not be one range: CuTe's swizzled stmatrix rows (Swizzle<3,4,3>)
+  // interleave with another warp's, and a hull would overlap bytes the warp never touches.
+  std::vector<std::pair<int64_t, int64_t>> pieces;
   int64_t slot_bytes = -1;          // kUnion: the slot's size (a whole-slot range is implicit)
   bool contiguous = false;          // kUnion: the lanes' ranges must tile [lo, hi) (st.async)
   // Per integer: how much it grows per agent of the role (empty: every agent's is the same).
@@ -96,12 +102,32 @@ struct OpRec {
     return fmt == o.fmt && arrive_count == o.arrive_count && ints.size() == o.ints.size() &&
            tail == o.tail && tail_ints == o.tail_ints && agent_delta == o.agent_delta;
   }
-  // Folds another lane's (or the same lane's next) range of the same operation into this one.
+  // kUnion: the access of the `n` bytes from `offset` of the slot.
+  void SetRange(int64_t offset, int64_t n) {
+    lo = offset;
+    hi = offset + n;
+    sum = n;
+    pieces.assign(1, {lo, hi});
+  }
+  // Folds another lane's (or the same lane's next) bytes of the same operation into this one:
+  // the union of the pieces, adjacent or overlapping ones joined.
   void Unite(const OpRec& o) {
     lo = std::min(lo, o.lo);
     hi = std::max(hi, o.hi);
     sum += o.sum;
     ptx_lines.insert(o.ptx_lines.begin(), o.ptx_lines.end());
+    std::vector<std::pair<int64_t, int64_t>> all;
+    all.reserve(pieces.size() + o.pieces.size());
+    std::merge(pieces.begin(), pieces.end(), o.pieces.begin(), o.pieces.end(),
+               std::back_inserter(all));
+    pieces.clear();
+    for (const auto& p : all) {
+      if (!pieces.empty() && p.first <= pieces.back().second) {
+        pieces.back().second = std::max(pieces.back().second, p.second);
+      } else {
+        pieces.push_back(p);
+      }
+    }
   }
 };
 
@@ -216,6 +242,11 @@ class Importer {
   // One agent per warp: every lane's operations must be a subsequence of the leading lane's.
   Expected<std::vector<OpRec>> MergeLanes(uint32_t cta, uint32_t warp,
                                           std::vector<std::vector<OpRec>>& lanes) const;
+
+  // Renders the CTA's shared-memory accesses (Merge::kUnion, per warp): an access whose bytes
+  // are not one range is its hull, unless another warp's access of the same kind to the same
+  // slot lies in the hull's gaps: then one access per piece.
+  static void SplitAccesses(std::vector<std::vector<OpRec>>* warps);
 
   // Whether a warp issuing `ops` can be the next agent of `role`: the same operations, with
   // every integer operand either the same or the first agent's plus the agent's index times a
