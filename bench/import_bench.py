@@ -18,6 +18,7 @@ import argparse
 import lzma
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -93,6 +94,7 @@ def main():
             line += " %.2f | %.0f | %s |" % (b["cpu"], b["rss_mb"],
                                                "identical" if same else "DIFFERS")
         print(line + " %s |" % misses(r, size), flush=True)
+    shutil.rmtree(tmp)
     return 1 if differ else 0
 
 
