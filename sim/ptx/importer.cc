@@ -83,12 +83,22 @@ Expected<std::string> Importer::Run() {
       const uint32_t first = 32 * w;
       const uint32_t last = std::min(threads, first + 32);
       std::vector<std::vector<OpRec>> lanes;
+      std::vector<ProtocolEvent> previous;  // the events of lane t - 1
       for (uint32_t t = first; t < last; ++t) {
-        auto ops = ToOps(events_[u][t]);
-        if (!ops.ok()) return ops.status();
-        lanes.push_back(std::move(ops).value());
+        std::vector<ProtocolEvent>& events = events_[u][t];
+        // Lanes that run in lockstep issue the same events, and ToOps is a function of the
+        // events (the barriers it adds for an address no init covers are found again): such a
+        // lane's operations are the previous lane's.
+        if (t > first && events == previous) {
+          lanes.push_back(lanes.back());
+        } else {
+          auto ops = ToOps(events);
+          if (!ops.ok()) return ops.status();
+          lanes.push_back(std::move(ops).value());
+        }
         // The thread's operations replace its events (the largest part of the import's memory).
-        std::vector<ProtocolEvent>().swap(events_[u][t]);
+        previous = std::move(events);
+        std::vector<ProtocolEvent>().swap(events);
       }
       auto merged = MergeLanes(u, w, lanes);
       if (!merged.ok()) return merged.status();
@@ -362,6 +372,22 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
       return Status("import.divergent-warp",
                     "warp " + std::to_string(warp) + " of CTA " + std::to_string(cta) +
                         " issues too many operations per lane to merge its lanes");
+    }
+    // A lane in lockstep with the merged sequence (the usual case) is its diagonal: every
+    // operation is common, in order, with nothing of either side's own between (what the
+    // longest common subsequence below finds, without its n * m table).
+    if (n == m && std::equal(merged.begin(), merged.end(), lane.begin(),
+                             [](const OpRec& a, const OpRec& b) { return a.SameOp(b); })) {
+      for (size_t i = 0; i < n; ++i) {
+        OpRec& op = merged[i];
+        ++op.lanes;
+        if (op.merge == OpRec::Merge::kUnion) {
+          op.Unite(lane[i]);
+        } else {
+          op.ptx_lines.insert(lane[i].ptx_lines.begin(), lane[i].ptx_lines.end());
+        }
+      }
+      continue;
     }
     // lcs[i][j]: the longest common subsequence of merged[i..] and lane[j..].
     std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/common/read_file.h"
@@ -749,11 +750,29 @@ class Parser {
     for (Operand& p : o->parts) MarkScopedRegisters(f, scope, &p);
   }
 
-  // Turns names of scoped registers into register operands, then resolves every remaining
-  // symbol operand that names a label visible from its instruction's scope.
+  // Gives a register operand (and its parts: `%r|%p`) its slot in f->registers.
+  static void NumberRegisters(std::unordered_map<std::string, int>* slots, Function* f,
+                              Operand* o) {
+    if (o->kind == OperandKind::kRegister) o->reg = RegisterSlot(slots, f, o->text);
+    for (Operand& p : o->parts) NumberRegisters(slots, f, &p);
+  }
+
+  static int RegisterSlot(std::unordered_map<std::string, int>* slots, Function* f,
+                          const std::string& name) {
+    auto [it, added] = slots->try_emplace(name, static_cast<int>(f->registers.size()));
+    if (added) f->registers.push_back(name);
+    return it->second;
+  }
+
+  // Turns names of scoped registers into register operands, numbers the registers, then
+  // resolves every remaining symbol operand that names a label visible from its instruction's
+  // scope.
   Status ResolveLabels(Function* f) {
+    std::unordered_map<std::string, int> slots;
     for (Instruction& inst : f->instructions) {
       for (Operand& o : inst.operands) MarkScopedRegisters(*f, inst.scope, &o);
+      for (Operand& o : inst.operands) NumberRegisters(&slots, f, &o);
+      if (!inst.guard.empty()) inst.guard_reg = RegisterSlot(&slots, f, inst.guard);
       for (size_t k = 0; k < inst.operands.size(); ++k) {
         Operand& o = inst.operands[k];
         if (o.kind != OperandKind::kSymbol) continue;

@@ -61,6 +61,9 @@ struct Operand {
   std::vector<Operand> parts;
   // For a kSymbol naming a label in scope: the index of the instruction the label precedes.
   int label_target = -1;
+  // For a kRegister: its slot among the function's registers (Function::registers), so that an
+  // interpreter keeps a register file indexed by slot instead of looking names up; -1 otherwise.
+  int reg = -1;
   int line = 0;
   int column = 0;
 
@@ -83,6 +86,8 @@ struct Instruction {
   // Guard `@%p` / `@!%p`; empty when unguarded.
   std::string guard;
   bool guard_negated = false;
+  // The guard's register slot (Function::registers); -1 when unguarded.
+  int guard_reg = -1;
   std::vector<Operand> operands;
   // Where the instruction is in the PTX (1-based).
   int line = 0;
@@ -157,6 +162,9 @@ struct Function {
   std::vector<Variable> variables;  // declared in the body (nvcc's "demoted" __shared__)
   std::vector<Instruction> instructions;
   std::vector<Scope> scopes;
+  // Every register name the instructions use (operands and guards), by slot: one slot per
+  // distinct name, as scoped registers of inline asm blocks share a name's value.
+  std::vector<std::string> registers;
   int line = 0;
 
   // The index of the instruction `label` precedes, looked up from `scope` outwards; -1 if none.

@@ -12,6 +12,7 @@
 #include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
 #include "sim/ptx/shared_bits.h"
+#include "sim/ptx/special_registers.h"
 
 namespace parity::ptx {
 namespace {
@@ -58,10 +59,54 @@ bool IsWarpCollective(const Instruction& inst) {
          b == "elect";
 }
 
+// What the runner asks of an instruction on every execution, worked out once per function and
+// shared by the lanes (opcode string compares and type parsing were most of a step's time).
+struct InstructionInfo {
+  std::vector<OpType> types;  // Types(inst)
+  bool protocol = false;      // IsProtocolInstruction
+  bool shared_access = false;  // IsSharedAccess
+  bool collective = false;    // IsWarpCollective
+  bool branch = false;        // bra
+  bool ends = false;          // ret, exit
+  bool writes_first = false;  // the first operand is a destination
+  int data_join = -1;         // a guarded instruction's DataOnlyJoin (data_branch.h)
+};
+
+// Whether the instruction's first operand is a destination (every instruction but stores,
+// barriers, fences and branches writes its first operand if it is a register or a vector).
+bool WritesFirstOperand(const Instruction& inst) {
+  return !inst.operands.empty() && inst.base != "st" && inst.base != "bar" &&
+         inst.base != "barrier" && inst.base != "fence" && inst.base != "bra";
+}
+
+std::vector<InstructionInfo> DecodeInstructions(const Function& f) {
+  std::vector<InstructionInfo> out(f.instructions.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Instruction& inst = f.instructions[i];
+    InstructionInfo& d = out[i];
+    d.types = Types(inst);
+    d.protocol = IsProtocolInstruction(inst);
+    d.shared_access = IsSharedAccess(inst);
+    d.collective = IsWarpCollective(inst);
+    d.branch = inst.base == "bra";
+    d.ends = inst.base == "ret" || inst.base == "exit";
+    d.writes_first = WritesFirstOperand(inst);
+    if (!inst.guard.empty()) d.data_join = DataOnlyJoin(f, static_cast<int>(i));
+  }
+  return out;
+}
+
 class ThreadRunner {
  public:
-  ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx)
-      : m_(m), f_(f), ctx_(ctx) {}
+  ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx,
+               const std::vector<SpecialRegister>& specials,
+               const std::vector<InstructionInfo>& infos)
+      : m_(m),
+        f_(f),
+        ctx_(ctx),
+        specials_(&specials),
+        infos_(&infos),
+        regs_(f.registers.size()) {}
 
   // Runs from the current instruction until the thread exits (true) or reaches an enabled
   // warp-collective instruction (false), which stays pending until Complete().
@@ -76,11 +121,11 @@ class ThreadRunner {
       const Instruction& inst = f_.instructions[pc_];
       bool enabled = true;
       if (!inst.guard.empty()) {
-        const Value g = Reg(inst.guard);
+        const Value g = Reg(inst.guard_reg);
         if (g.kind != Value::Kind::kInt) {
-          const int join = DataOnlyJoin(f_, pc_);  // data_branch.h
-          if (join < 0 && (inst.base == "bra" || IsProtocolInstruction(inst) ||
-                           IsWarpCollective(inst))) {
+          const InstructionInfo& info = Info(inst);
+          const int join = info.data_join;  // DataOnlyJoin (data_branch.h)
+          if (join < 0 && (info.branch || info.protocol || info.collective)) {
             return FailUnknown(inst, "the guard " + inst.guard, g);
           }
           origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
@@ -95,14 +140,15 @@ class ThreadRunner {
         ++pc_;
         continue;
       }
-      if (inst.base == "bra") {
+      const InstructionInfo& info = Info(inst);
+      if (info.branch) {
         const int target = inst.BranchTarget();
         if (target < 0) return Fail(inst, "branch without a resolved label");
         pc_ = target;
         continue;
       }
-      if (inst.base == "ret" || inst.base == "exit") return true;
-      if (IsWarpCollective(inst)) return false;
+      if (info.ends) return true;
+      if (info.collective) return false;
       PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
       ++pc_;
     }
@@ -124,7 +170,7 @@ class ThreadRunner {
     const Instruction& inst = Pending();
     origin_ = "#" + std::to_string(pc_);
     origin_pc_ = -1;
-    if (IsProtocolInstruction(inst)) Record(inst, pc_);
+    if (Info(inst).protocol) Record(inst, pc_);
     if (!inst.operands.empty()) {
       const auto& d_op = inst.operands[0];
       Set(d_op, d, d_bits);
@@ -150,32 +196,42 @@ class ThreadRunner {
                           DescribeOrigin(v.symbol) + ")");
   }
 
-  Value Reg(const std::string& name) const {
-    static const char* const kDims = "xyz";
-    if (name.size() > 2 && name[0] == '%') {
-      const size_t dot = name.find('.');
-      if (dot != std::string::npos && dot + 2 == name.size()) {
-        const std::string base = name.substr(1, dot - 1);
-        const char* d = std::strchr(kDims, name[dot + 1]);
-        if (d != nullptr) {
-          const int i = static_cast<int>(d - kDims);
-          if (base == "tid") return Value::Int(ctx_.tid[i]);
-          if (base == "ntid") return Value::Int(ctx_.ntid[i]);
-          if (base == "ctaid") return Value::Int(ctx_.ctaid[i]);
-          if (base == "nctaid") return Value::Int(ctx_.nctaid[i]);
-          if (base == "cluster_ctaid") return Value::Int(ctx_.cluster_ctaid[i]);
-          if (base == "cluster_nctaid") return Value::Int(ctx_.cluster_nctaid[i]);
-          if (base == "clusterid") return Value::Int(ctx_.clusterid[i]);
-          if (base == "nclusterid") return Value::Int(ctx_.nclusterid[i]);
-        }
-      }
-      if (name == "%laneid") return Value::Int(LinearTid() % 32);
-      if (name == "%warpid") return Value::Int(LinearTid() / 32);
-      if (name == "%cluster_ctarank") return Value::Int(ctx_.cluster_ctarank);
-      if (name == "%cluster_nctarank") return Value::Int(ctx_.cluster_nctarank);
+  Value Reg(int slot) const {
+    const SpecialRegister& sr = (*specials_)[static_cast<size_t>(slot)];
+    switch (sr.kind) {
+      case SpecialRegister::Kind::kNone:
+        return regs_[static_cast<size_t>(slot)];
+      case SpecialRegister::Kind::kTid:
+        return Value::Int(ctx_.tid[sr.dim]);
+      case SpecialRegister::Kind::kNtid:
+        return Value::Int(ctx_.ntid[sr.dim]);
+      case SpecialRegister::Kind::kCtaid:
+        return Value::Int(ctx_.ctaid[sr.dim]);
+      case SpecialRegister::Kind::kNctaid:
+        return Value::Int(ctx_.nctaid[sr.dim]);
+      case SpecialRegister::Kind::kClusterCtaid:
+        return Value::Int(ctx_.cluster_ctaid[sr.dim]);
+      case SpecialRegister::Kind::kClusterNctaid:
+        return Value::Int(ctx_.cluster_nctaid[sr.dim]);
+      case SpecialRegister::Kind::kClusterid:
+        return Value::Int(ctx_.clusterid[sr.dim]);
+      case SpecialRegister::Kind::kNclusterid:
+        return Value::Int(ctx_.nclusterid[sr.dim]);
+      case SpecialRegister::Kind::kLaneid:
+        return Value::Int(LinearTid() % 32);
+      case SpecialRegister::Kind::kWarpid:
+        return Value::Int(LinearTid() / 32);
+      case SpecialRegister::Kind::kClusterCtarank:
+        return Value::Int(ctx_.cluster_ctarank);
+      case SpecialRegister::Kind::kClusterNctarank:
+        return Value::Int(ctx_.cluster_nctarank);
     }
-    auto it = regs_.find(name);
-    return it == regs_.end() ? Value::Unknown() : it->second;
+    return Value::Unknown();
+  }
+
+  // `inst` is one of f_'s instructions.
+  const InstructionInfo& Info(const Instruction& inst) const {
+    return (*infos_)[static_cast<size_t>(&inst - f_.instructions.data())];
   }
 
   uint32_t LinearTid() const {
@@ -195,7 +251,7 @@ class ThreadRunner {
   Value Eval(const Operand& o) const {
     switch (o.kind) {
       case OperandKind::kRegister:
-        return Reg(o.text);
+        return Reg(o.reg);
       case OperandKind::kInteger:
         return Value::Int(static_cast<uint64_t>(o.integer));
       case OperandKind::kFloat:
@@ -237,24 +293,23 @@ class ThreadRunner {
         IsSharedVariable(v.symbol)) {
       v.bits = Mask(v.bits, 32);
     }
-    regs_[dst.text] = std::move(v);
+    regs_[static_cast<size_t>(dst.reg)] = std::move(v);
   }
 
   // Marks every register an instruction may write as unknown.
   void ClobberDestinations(const Instruction& inst) {
-    if (inst.operands.empty() || inst.base == "st" || inst.base == "bar" ||
-        inst.base == "barrier" || inst.base == "fence" || inst.base == "bra") {
-      return;
-    }
+    if (!Info(inst).writes_first) return;
     const Operand& d = inst.operands[0];
     Value unknown = Value::Unknown();
     unknown.symbol = Origin();
     if (d.kind == OperandKind::kRegister) {
-      regs_[d.text] = unknown;
-      for (const Operand& p : d.parts) regs_[p.text] = unknown;
+      regs_[static_cast<size_t>(d.reg)] = unknown;
+      for (const Operand& p : d.parts) {
+        if (p.reg >= 0) regs_[static_cast<size_t>(p.reg)] = unknown;
+      }
     } else if (d.kind == OperandKind::kVector || d.kind == OperandKind::kList) {
       for (const Operand& p : d.parts) {
-        if (p.kind == OperandKind::kRegister) regs_[p.text] = unknown;
+        if (p.kind == OperandKind::kRegister) regs_[static_cast<size_t>(p.reg)] = unknown;
       }
     }
   }
@@ -374,13 +429,14 @@ class ThreadRunner {
   }
 
   Status Execute(const Instruction& inst, int pc) {
-    const std::vector<OpType> types = Types(inst);
+    const InstructionInfo& info = Info(inst);
+    const std::vector<OpType>& types = info.types;
     const OpType t = types.empty() ? OpType{} : types.back();
     const std::string& op = inst.base;
     const auto& o = inst.operands;
     // The origin of its unknown results is worked out only if it has one (Origin()).
     origin_pc_ = pc;
-    if (IsProtocolInstruction(inst) || (ctx_.record_shared_accesses && IsSharedAccess(inst))) {
+    if (info.protocol || (ctx_.record_shared_accesses && info.shared_access)) {
       // ldmatrix / stmatrix .x1 / .x2 / .x4: lanes 0-7 / 0-15 / 0-31 give the rows' addresses
       // (PTX ISA 9.7.14.5.15-16); the other lanes' address operands are not used, so they
       // access nothing of their own.
@@ -667,6 +723,8 @@ class ThreadRunner {
   void Record(const Instruction& inst, int pc) {
     ProtocolEvent e;
     e.instruction = pc;
+    e.operands.reserve(inst.operands.size());
+    e.elements.reserve(inst.operands.size());
     // An unknown operand's origin is a diagnostic, not part of the event (lanes compare equal),
     // except a kernel parameter nobody gave: the importer names it (every lane reads it alike).
     auto eval = [this](const Operand& x) {
@@ -677,11 +735,16 @@ class ThreadRunner {
       }
       return v;
     };
+    // A vector the instruction writes (wgmma's 64 accumulators, ldmatrix's fragments) holds
+    // its registers' old contents, which nothing reads: its elements are not kept (per lane and
+    // per wgmma they were most of the import's memory).
+    const bool skip_written = Info(inst).writes_first;
     for (const Operand& o : inst.operands) {
       e.operands.push_back(eval(o));
       std::vector<Value> extra;
       const size_t first = o.kind == OperandKind::kAddress ? 1 : 0;
-      if (o.kind == OperandKind::kAddress || o.kind == OperandKind::kVector) {
+      const bool written = skip_written && &o == &inst.operands.front();
+      if (o.kind == OperandKind::kAddress || (o.kind == OperandKind::kVector && !written)) {
         for (size_t k = first; k < o.parts.size(); ++k) {
           if (o.parts[k].kind == OperandKind::kVector) {
             for (const Operand& x : o.parts[k].parts) extra.push_back(eval(x));
@@ -698,7 +761,10 @@ class ThreadRunner {
   const Module& m_;
   const Function& f_;
   const ThreadContext& ctx_;
-  std::unordered_map<std::string, Value> regs_;
+  // Per register slot (Function::registers): its value; a register never written is unknown.
+  const std::vector<SpecialRegister>* specials_;
+  const std::vector<InstructionInfo>* infos_;  // per instruction of f_
+  std::vector<Value> regs_;
   std::vector<ProtocolEvent> events_;
   int pc_ = 0;
   int64_t steps_ = 0;
@@ -749,9 +815,12 @@ class WarpRunner {
       ctxs_[i].tid = {t % cta.ntid[0], (t / cta.ntid[0]) % cta.ntid[1],
                       t / (cta.ntid[0] * cta.ntid[1])};
     }
+    specials_.reserve(f.registers.size());
+    for (const std::string& name : f.registers) specials_.push_back(ClassifyRegister(name));
+    infos_ = DecodeInstructions(f);
     // ThreadRunner keeps a reference to its context: ctxs_ is not resized from here on.
     for (uint32_t i = 0; i < n; ++i) {
-      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i]));
+      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i], specials_, infos_));
     }
   }
 
@@ -1008,6 +1077,8 @@ class WarpRunner {
   }
 
   uint32_t warp_;
+  std::vector<SpecialRegister> specials_;
+  std::vector<InstructionInfo> infos_;
   std::vector<ThreadContext> ctxs_;
   std::vector<std::unique_ptr<ThreadRunner>> lanes_;
 };
@@ -1089,111 +1160,6 @@ Expected<std::vector<ProtocolEvent>> RunThread(const Module& module, const Funct
   auto lanes = RunWarp(module, entry, ctx, linear / 32);
   if (!lanes.ok()) return lanes.status();
   return std::move((*lanes)[linear % 32]);
-}
-
-Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const Function& entry,
-                                                   const ThreadContext& cta) {
-  std::vector<ThreadClass> classes;
-  const uint32_t threads = cta.ntid[0] * cta.ntid[1] * cta.ntid[2];
-  for (uint32_t w = 0; w * 32 < threads; ++w) {
-    auto lanes = RunWarp(module, entry, cta, w);
-    if (!lanes.ok()) return lanes.status();
-    for (uint32_t i = 0; i < lanes->size(); ++i) {
-      const uint32_t linear = 32 * w + i;
-      std::vector<ProtocolEvent>& events = (*lanes)[i];
-      bool placed = false;
-      for (ThreadClass& c : classes) {
-        if (c.events == events) {
-          c.threads.push_back(linear);
-          placed = true;
-          break;
-        }
-      }
-      if (!placed) classes.push_back(ThreadClass{{linear}, std::move(events)});
-    }
-  }
-  return classes;
-}
-
-Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
-                                                    const std::vector<ThreadClass>& classes) {
-  struct Init {
-    std::string symbol;
-    uint64_t offset;
-    uint64_t count;
-    int line;
-  };
-  std::map<std::pair<std::string, uint64_t>, Init> inits;
-  for (const ThreadClass& c : classes) {
-    for (const ProtocolEvent& e : c.events) {
-      const Instruction& inst = entry.instructions[e.instruction];
-      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
-      const Value& addr = e.operands[0];
-      const Value& count = e.operands[1];
-      if (addr.kind != Value::Kind::kAddress || count.kind != Value::Kind::kInt) {
-        return Status("import.unsupported-barrier",
-                      "mbarrier.init on an address or with a count the importer does not know "
-                      "(address " +
-                          addr.ToString() + ", count " + count.ToString() + ")",
-                      {module.path, inst.line, inst.column});
-      }
-      inits.emplace(std::make_pair(addr.symbol, addr.bits),
-                    Init{addr.symbol, addr.bits, count.bits, inst.line});
-    }
-  }
-  // Rings: in one thread's inits (program order), the barrier 8 bytes after another with the
-  // same count, initialised a fixed number of inits later, is its next element; a chain keeps
-  // that distance (`for s: init full[s]; init empty[s]` alternates two rings, distance 2).
-  // Unrolled init loops leave no other trace of the arrays (nvcc attributes the unrolled inits
-  // to one source line).
-  using Key = std::pair<std::string, uint64_t>;
-  std::map<Key, Key> next;
-  std::set<Key> has_prev;
-  for (const ThreadClass& c : classes) {
-    std::vector<Key> seq;
-    for (const ProtocolEvent& e : c.events) {
-      const Instruction& inst = entry.instructions[e.instruction];
-      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
-      seq.emplace_back(e.operands[0].symbol, e.operands[0].bits);
-    }
-    std::map<Key, size_t> distance;  // the distance of the link into a key
-    for (size_t i = 0; i < seq.size(); ++i) {
-      if (next.count(seq[i]) > 0) continue;
-      for (size_t j = i + 1; j < seq.size(); ++j) {
-        const Key want{seq[i].first, seq[i].second + 8};
-        if (seq[j] != want) continue;
-        if (inits.at(seq[j]).count != inits.at(seq[i]).count || has_prev.count(seq[j]) > 0) break;
-        auto d = distance.find(seq[i]);
-        if (d != distance.end() && d->second != j - i) break;
-        next[seq[i]] = seq[j];
-        has_prev.insert(seq[j]);
-        distance[seq[j]] = j - i;
-        break;
-      }
-    }
-  }
-  std::vector<BarrierArray> out;
-  for (const auto& [key, head] : inits) {
-    if (has_prev.count(key) > 0) continue;
-    BarrierArray a;
-    a.symbol = head.symbol;
-    a.offset = head.offset;
-    a.count = head.count;
-    a.init_lines = {head.line};
-    for (auto it = next.find(key); it != next.end(); it = next.find(it->second)) {
-      ++a.size;
-      a.init_lines.push_back(inits.at(it->second).line);
-    }
-    // A demoted __shared__ variable demangles to `kernel(...)::name`.
-    const std::string demangled = Demangle(head.symbol);
-    const size_t colon = demangled.rfind("::");
-    a.name = colon != std::string::npos && demangled.find(')', colon) == std::string::npos
-                 ? demangled.substr(colon + 2)
-                 : head.symbol;
-    if (head.offset != 0) a.name += "_" + std::to_string(head.offset);
-    out.push_back(std::move(a));
-  }
-  return out;
 }
 
 }  // namespace parity::ptx

@@ -732,5 +732,47 @@ TEST(PtxReaderInlineTest, ChainIsRebuiltThroughEarlierInlineSites) {
   EXPECT_EQ(deep.source, (SourcePos{6, 424, 15}));
 }
 
+// Every register name an instruction uses has one slot (Function::registers): the same name in
+// two instructions, a guard and an operand, and a scoped `.reg` of two inline asm blocks (which
+// share a name's value) read one slot; immediates and labels have none.
+TEST(PtxReaderRegistersTest, OneSlotPerRegisterName) {
+  const std::string text = std::string(kHeader) +
+                           ".visible .entry k()\n{\n"
+                           "\t.reg .pred %p<2>;\n\t.reg .b32 %r<3>;\n"
+                           "\tmov.u32 %r1, %tid.x;\n"
+                           "\tsetp.eq.u32 %p1, %r1, 0;\n"
+                           "\t@%p1 bra $L1;\n"
+                           "\t{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %r1, 1;\n"
+                           "\t@p add.u32 %r2, %r1, 1;\n\t}\n"
+                           "\t{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %r2, 2;\n\t}\n"
+                           "$L1:\n\tret;\n}\n";
+  auto m = ParseModule(text, "r.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "k").value();
+  ASSERT_EQ(f.instructions.size(), 7u);
+  EXPECT_EQ(f.registers, (std::vector<std::string>{"%r1", "%tid.x", "%p1", "p", "%r2"}));
+  const auto& in = f.instructions;
+  for (const Instruction& inst : in) {
+    for (const Operand& o : inst.operands) {
+      if (o.kind != OperandKind::kRegister) {
+        EXPECT_EQ(o.reg, -1) << o.text;
+        continue;
+      }
+      ASSERT_GE(o.reg, 0) << o.text;
+      EXPECT_EQ(f.registers[static_cast<size_t>(o.reg)], o.text);
+    }
+    if (inst.guard.empty()) {
+      EXPECT_EQ(inst.guard_reg, -1);
+    }
+  }
+  EXPECT_EQ(in[0].operands[0].reg, in[1].operands[1].reg);  // %r1
+  EXPECT_EQ(in[2].guard_reg, in[1].operands[0].reg);        // @%p1
+  EXPECT_EQ(in[2].operands[0].reg, -1);                     // $L1
+  EXPECT_EQ(in[3].operands[0].reg, in[5].operands[0].reg);  // p of both blocks
+  EXPECT_EQ(in[4].guard_reg, in[3].operands[0].reg);        // @p
+  EXPECT_EQ(in[4].operands[2].reg, -1);                     // 1
+  EXPECT_NE(in[4].operands[0].reg, in[4].operands[1].reg);  // %r2, %r1
+}
+
 }  // namespace
 }  // namespace parity::ptx
