@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/ptx/cta_memory.h"
 #include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
 #include "sim/ptx/shared_bits.h"
@@ -105,6 +106,7 @@ class ThreadRunner {
       if (inst.base == "ret" || inst.base == "exit") return true;
       if (IsWarpCollective(inst)) return false;
       PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
+      if (ctx_.memory != nullptr) FollowMemory(inst);
       ++pc_;
     }
     return true;
@@ -568,6 +570,41 @@ class ThreadRunner {
       ClobberDestinations(inst);
     }
     return Status::Ok();
+  }
+
+  // Values followed through memory (cta_memory.h); runs after Execute, so a value the memory
+  // knows replaces the unknown Execute left in the destination.
+  void FollowMemory(const Instruction& inst) {
+    ImportMemory& mem = *ctx_.memory;
+    const std::vector<OpType> types = Types(inst);
+    const int bits = types.empty() ? 32 : types.back().bits;
+    const auto& o = inst.operands;
+    const std::string& op = inst.base;
+    const uint32_t tid = LinearTid();
+    const SourceLocation where{m_.path, inst.line, inst.column};
+    if ((op == "bar" || op == "barrier") && !inst.HasModifier("warp") &&
+        !inst.HasModifier("cluster")) {
+      // bar.red's first operand is its result: the barrier id and count follow it.
+      const size_t first = inst.HasModifier("red") ? 1 : 0;
+      const size_t count_at = first + 1;
+      const bool has_count = o.size() > count_at + (inst.HasModifier("red") ? 1 : 0);
+      mem.OnBarrier(ctx_.unit, tid, o.size() > first ? Eval(o[first]) : Value::Int(0),
+                    has_count ? Eval(o[count_at]) : Value::Unknown(), has_count,
+                    ctx_.ntid[0] * ctx_.ntid[1] * ctx_.ntid[2], !inst.HasModifier("arrive"));
+    } else if (op == "st" && IsSharedAccess(inst) && o.size() == 2) {
+      const bool vector = o[1].kind == OperandKind::kVector;
+      const int bytes = bits / 8 * (vector ? static_cast<int>(o[1].parts.size()) : 1);
+      mem.OnSharedStore(ctx_.unit, tid, Eval(o[0]), bytes,
+                        vector ? Value::Unknown() : Eval(o[1]));
+    } else if (op == "ld" && IsSharedAccess(inst) && o.size() == 2 &&
+               o[0].kind == OperandKind::kRegister) {
+      const Value v = mem.OnSharedLoad(ctx_.unit, tid, Eval(o[1]), bits / 8, where);
+      if (v.kind == Value::Kind::kInt) Set(o[0], v, bits);
+    } else if (op == "atom" && inst.HasModifier("global") && inst.HasModifier("add") &&
+               o.size() == 3 && o[0].kind == OperandKind::kRegister) {
+      const Value v = mem.OnGlobalAtomAdd(ctx_.unit, tid, Eval(o[1]), Eval(o[2]), bits, where);
+      if (v.kind == Value::Kind::kInt) Set(o[0], v, bits);
+    }
   }
 
   bool IsParamAddress(const Value& v) const {
@@ -1114,86 +1151,4 @@ Expected<std::vector<ThreadClass>> ClassifyThreads(const Module& module, const F
   }
   return classes;
 }
-
-Expected<std::vector<BarrierArray>> RecoverBarriers(const Module& module, const Function& entry,
-                                                    const std::vector<ThreadClass>& classes) {
-  struct Init {
-    std::string symbol;
-    uint64_t offset;
-    uint64_t count;
-    int line;
-  };
-  std::map<std::pair<std::string, uint64_t>, Init> inits;
-  for (const ThreadClass& c : classes) {
-    for (const ProtocolEvent& e : c.events) {
-      const Instruction& inst = entry.instructions[e.instruction];
-      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
-      const Value& addr = e.operands[0];
-      const Value& count = e.operands[1];
-      if (addr.kind != Value::Kind::kAddress || count.kind != Value::Kind::kInt) {
-        return Status("import.unsupported-barrier",
-                      "mbarrier.init on an address or with a count the importer does not know "
-                      "(address " +
-                          addr.ToString() + ", count " + count.ToString() + ")",
-                      {module.path, inst.line, inst.column});
-      }
-      inits.emplace(std::make_pair(addr.symbol, addr.bits),
-                    Init{addr.symbol, addr.bits, count.bits, inst.line});
-    }
-  }
-  // Rings: in one thread's inits (program order), the barrier 8 bytes after another with the
-  // same count, initialised a fixed number of inits later, is its next element; a chain keeps
-  // that distance (`for s: init full[s]; init empty[s]` alternates two rings, distance 2).
-  // Unrolled init loops leave no other trace of the arrays (nvcc attributes the unrolled inits
-  // to one source line).
-  using Key = std::pair<std::string, uint64_t>;
-  std::map<Key, Key> next;
-  std::set<Key> has_prev;
-  for (const ThreadClass& c : classes) {
-    std::vector<Key> seq;
-    for (const ProtocolEvent& e : c.events) {
-      const Instruction& inst = entry.instructions[e.instruction];
-      if (inst.base != "mbarrier" || !inst.HasModifier("init") || e.operands.size() < 2) continue;
-      seq.emplace_back(e.operands[0].symbol, e.operands[0].bits);
-    }
-    std::map<Key, size_t> distance;  // the distance of the link into a key
-    for (size_t i = 0; i < seq.size(); ++i) {
-      if (next.count(seq[i]) > 0) continue;
-      for (size_t j = i + 1; j < seq.size(); ++j) {
-        const Key want{seq[i].first, seq[i].second + 8};
-        if (seq[j] != want) continue;
-        if (inits.at(seq[j]).count != inits.at(seq[i]).count || has_prev.count(seq[j]) > 0) break;
-        auto d = distance.find(seq[i]);
-        if (d != distance.end() && d->second != j - i) break;
-        next[seq[i]] = seq[j];
-        has_prev.insert(seq[j]);
-        distance[seq[j]] = j - i;
-        break;
-      }
-    }
-  }
-  std::vector<BarrierArray> out;
-  for (const auto& [key, head] : inits) {
-    if (has_prev.count(key) > 0) continue;
-    BarrierArray a;
-    a.symbol = head.symbol;
-    a.offset = head.offset;
-    a.count = head.count;
-    a.init_lines = {head.line};
-    for (auto it = next.find(key); it != next.end(); it = next.find(it->second)) {
-      ++a.size;
-      a.init_lines.push_back(inits.at(it->second).line);
-    }
-    // A demoted __shared__ variable demangles to `kernel(...)::name`.
-    const std::string demangled = Demangle(head.symbol);
-    const size_t colon = demangled.rfind("::");
-    a.name = colon != std::string::npos && demangled.find(')', colon) == std::string::npos
-                 ? demangled.substr(colon + 2)
-                 : head.symbol;
-    if (head.offset != 0) a.name += "_" + std::to_string(head.offset);
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 }  // namespace parity::ptx
