@@ -37,6 +37,7 @@ namespace parity::gpu {
 namespace {
 
 namespace ptx = parity::gpu::ptx;
+namespace layout = parity::ir::layout;  // the op records' fields (sim/ir/op_layout.h)
 using trace::EventKind;
 using trace::TraceEvent;
 
@@ -680,13 +681,14 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
     }
     if (res == exec::kResolveFault) continue;  // NextOp reports the fault
     switch (op) {
-      case OpKind::kBulkLoad: {  // bulk.load buf(5), bar(3), multicast
+      case OpKind::kBulkLoad: {
+        using L = layout::BulkLoad;
         uint32_t buf, slot, off, bytes, dst;
         uint32_t b, i, t, bar;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
-        if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
-        const bool mc = f[8] != kNone;
-        const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[8])) & 0xffffu : 0u;
+        if (!BufferAddr(c, a, f + L::kDst, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BarrierAddr(c, a, f + L::kBar, &b, &i, &t, &bar)) break;
+        const bool mc = f[L::kMulticast] != kNone;
+        const uint32_t mask = mc ? static_cast<uint32_t>(Eval(c, a, f[L::kMulticast])) & 0xffffu : 0u;
         if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         if (a.fault != 0) break;
         const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
@@ -702,9 +704,9 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         __syncwarp();
         break;
       }
-      case OpKind::kBulkStore: {  // bulk.store buf(5)
+      case OpKind::kBulkStore: {
         uint32_t buf, slot, off, bytes, src;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &src)) break;
+        if (!BufferAddr(c, a, f + layout::OneBuffer::kBuf, &buf, &slot, &off, &bytes, &src)) break;
         if (bytes % 16 != 0 || (src - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         uint8_t* dstg = c.bulk_global + (src - a.smem_base - c.buffers_begin);
         if (a.lane == 0) ptx::BulkStore(dstg, src, bytes);
@@ -713,11 +715,11 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         __syncwarp();
         break;
       }
-      case OpKind::kCpAsync: {  // cp.async buf(5)
+      case OpKind::kCpAsync: {
         // Lane 0 issues every copy of the agent, so that the agent's cp.async-groups and a
         // cp.async.mbarrier.arrive cover them all (both are per thread, PTX ISA cp.async).
         uint32_t buf, slot, off, bytes, dst;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BufferAddr(c, a, f + layout::OneBuffer::kBuf, &buf, &slot, &off, &bytes, &dst)) break;
         if (bytes % 4 != 0 || (dst - a.smem_base) % 4 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         const uint8_t* src = c.bulk_global + (dst - a.smem_base - c.buffers_begin);
         if (a.lane == 0) {
@@ -740,8 +742,9 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         break;
       }
       case OpKind::kCpAsyncWait: {  // cp.async.wait pending (kNone: cp.async.wait_all)
-        const bool all = f[0] == kNone;
-        const uint32_t n = all ? 0u : static_cast<uint32_t>(Eval(c, a, f[0]));
+        const uint32_t pending = f[layout::CpAsyncWait::kPending];
+        const bool all = pending == kNone;
+        const uint32_t n = all ? 0u : static_cast<uint32_t>(Eval(c, a, pending));
         if (n > 7) { exec::Fail(a, exec::kFaultCount); break; }
         if (a.fault != 0) break;
         Emit<kTrace>(c, a, EventKind::kCpAsyncWaitBegin, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
@@ -759,10 +762,11 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         Emit<kTrace>(c, a, EventKind::kCpAsyncWaitEnd, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
         break;
       }
-      case OpKind::kCpAsyncMbarrierArrive: {  // cp.async.arrive bar(3), noinc
+      case OpKind::kCpAsyncMbarrierArrive: {
+        using L = layout::CpAsyncMbarrierArrive;
         uint32_t b, i, t, addr;
-        if (!BarrierAddr(c, a, f, &b, &i, &t, &addr)) break;
-        const bool noinc = f[3] != 0;
+        if (!BarrierAddr(c, a, f + L::kBar, &b, &i, &t, &addr)) break;
+        const bool noinc = f[L::kNoinc] != 0;
         if (a.lane == 0) {
           if (noinc) ptx::CpAsyncMbarrierArriveNoinc(addr); else ptx::CpAsyncMbarrierArrive(addr);
         }
@@ -770,16 +774,18 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         __syncwarp();
         break;
       }
-      case OpKind::kStAsync: {  // st.async buf(5) with @cta, bar(3)
+      case OpKind::kStAsync: {  // st.async buf with @cta, bar
         // The barrier is in the destination CTA (st.async's mbarrier operand, PTX ISA st.async);
         // every lane stores 16-byte `write`-pattern chunks, each completing 16 bytes of tx.
+        using L = layout::StAsync;
         uint32_t buf, slot, off, bytes, dst;
         uint32_t b, i, t, bar;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &dst)) break;
-        if (!BarrierAddr(c, a, f + 5, &b, &i, &t, &bar)) break;
-        const int64_t dcta = f[4] == kNone ? a.cta : Eval(c, a, f[4]);
+        if (!BufferAddr(c, a, f + L::kDst, &buf, &slot, &off, &bytes, &dst)) break;
+        if (!BarrierAddr(c, a, f + L::kBar, &b, &i, &t, &bar)) break;
+        const uint32_t dst_cta = f[L::kDst + layout::BufRef::kCta];
+        const int64_t dcta = dst_cta == kNone ? a.cta : Eval(c, a, dst_cta);
         if (dcta < 0 || dcta >= c.cluster_m * c.cluster_n) { exec::Fail(a, exec::kFaultRange); break; }
-        if (f[7] == kNone) t = static_cast<uint32_t>(dcta);
+        if (f[L::kBar + layout::BarRef::kCta] == kNone) t = static_cast<uint32_t>(dcta);
         if (bytes % 16 != 0 || (dst - a.smem_base) % 16 != 0) { exec::Fail(a, exec::kFaultRange); break; }
         if (a.fault != 0) break;
         const uint32_t rdst = ptx::MapaSharedCluster(dst, static_cast<uint32_t>(dcta));
@@ -794,25 +800,27 @@ __device__ int Interpret(const DeviceConfig& c, const TensorMaps& maps, Agent& a
         __syncwarp();
         break;
       }
-      case OpKind::kMbarrierPendingCount: {  // pending_count token var, result var
+      case OpKind::kMbarrierPendingCount: {
         // Every lane holds lane 0's token (the arrive broadcasts it), so every lane reads the same
         // count. A token of a plain arrive gives whatever the H100 gives (undefined in PTX).
-        const uint32_t token_var = f[0], result_var = f[1];
+        using L = layout::MbarrierPendingCount;
+        const uint32_t token_var = f[L::kTokenVar], result_var = f[L::kResultVar];
         const uint32_t n =
             token_var < kMaxVars ? ptx::MbarrierPendingCount(static_cast<uint64_t>(a.vars[token_var])) : 0u;
         if (result_var < kMaxVars) a.vars[result_var] = n;
         Emit<kTrace>(c, a, EventKind::kPendingCount, a.cta, 0, 0, static_cast<int32_t>(n), 0, 0, 0, spc);
         break;
       }
-      case OpKind::kGlobalReadback: {  // readback buf(5), result var
+      case OpKind::kGlobalReadback: {
         // What a generic-proxy read of the bulk.store destination of the region sees, per 4-byte
         // word against two images (ir::GlobalReadback): the runner's initial bulk pattern (tag
         // 0xfe, chunk index K from the start of the buffer area) and this agent's own `write`
         // pattern of the region (use/write). Class 0 all old, 1 all new, 2 only old and new words,
         // 3 any other word.
         uint32_t buf, slot, off, bytes, addr;
-        if (!BufferAddr(c, a, f, &buf, &slot, &off, &bytes, &addr)) break;
-        const uint32_t result_var = f[5];
+        using L = layout::GlobalReadback;
+        if (!BufferAddr(c, a, f + L::kBuf, &buf, &slot, &off, &bytes, &addr)) break;
+        const uint32_t result_var = f[L::kResultVar];
         const uint32_t base_chunk = (addr - a.smem_base - c.buffers_begin) / 16;
         const uint32_t who = static_cast<uint32_t>(a.slot.index_in_cta) << 20;
         const uint32_t chunks = bytes / 16;

@@ -72,10 +72,11 @@ struct LaunchSpec {
   uint32_t role_body_begin[kMaxRoles] = {};  // word offsets (the roles' code: header word 28)
   uint32_t role_num_vars[kMaxRoles] = {};
   uint32_t role_threads[kMaxRoles] = {};  // the schedule's `threads` per agent (bar.sync counts)
-  // Named barrier id -> the schedule's thread count of its bar.sync/bar.arrive and the hardware
-  // count (32 x participating agents) where the runner could tell them apart statically; 0: scale
-  // by the executing role's threads.
-  uint32_t named_threads[exec::kMaxNamedBarriers] = {}, named_hw_threads[exec::kMaxNamedBarriers] = {};
+  // Named barrier id and the schedule's thread count of a bar.sync/bar.arrive -> the hardware
+  // count (32 x the warps' participations in a phase) where the runner could tell it statically;
+  // a count missing from the table is scaled by the executing role's threads.
+  uint32_t named_threads[exec::kMaxNamedBarriers][exec::kNamedCounts] = {};
+  uint32_t named_hw_threads[exec::kMaxNamedBarriers][exec::kNamedCounts] = {};
   uint32_t num_roles = 0;
   // Shared memory, byte offsets from a 1024-byte aligned base. Barrier elements are numbered
   // barrier_first[b] + index; element e lives at 8 e.

@@ -22,8 +22,10 @@ void FillLayout(const LaunchSpec& s, exec::Layout* layout) {
   }
   copy(s.role_threads, c.role_threads);
   copy(s.role_num_vars, c.role_num_vars);
-  copy(s.named_threads, c.named_threads);
-  copy(s.named_hw_threads, c.named_hw_threads);
+  for (uint32_t id = 0; id < exec::kMaxNamedBarriers; ++id) {
+    copy(s.named_threads[id], c.named_threads[id]);
+    copy(s.named_hw_threads[id], c.named_hw_threads[id]);
+  }
   c.num_barriers = s.num_barriers;
   copy(s.barrier_first, c.barrier_first);
   copy(s.barrier_size, c.barrier_size);
@@ -57,12 +59,15 @@ bool ResolveAgent(const exec::Layout& layout, const LaunchSpec& s, uint32_t g,
     const uint32_t* f = layout.words + k.rec + 1;
     const uint32_t spc = k.rec - k.body;
     ++k.pc;
-    if (op == exec::OpKind::kMbarrierArrive && f[7] < exec::kMaxVars) {
+    using Arrive = ir::layout::MbarrierArrive;
+    using Wait = ir::layout::MbarrierWait;
+    if (op == exec::OpKind::kMbarrierArrive && f[Arrive::kTokenVar] < exec::kMaxVars) {
       return refuse("an arrive keeps a state token");
     }
-    // f[5]: bit 0 test_wait (its result is a run-time value), the others the wait's semantics
-    // and scope, which a resolved wait carries (ResolvedWait::order).
-    if (op == exec::OpKind::kMbarrierWait && (f[4] < exec::kMaxVars || (f[5] & 1u) != 0)) {
+    // The wait's kTestOnly word: bit 0 test_wait (its result is a run-time value), the others
+    // the wait's semantics and scope, which a resolved wait carries (ResolvedWait::order).
+    if (op == exec::OpKind::kMbarrierWait &&
+        (f[Wait::kTokenVar] < exec::kMaxVars || (f[Wait::kTestOnly] & 1u) != 0)) {
       return refuse("a token wait or a test_wait result");
     }
     exec::ResolvedOp r{};  // the unused words 0: the same streams byte for byte

@@ -246,7 +246,8 @@ void CheckBlock(const ir::Program& p, const ir::Block& block) {
 constexpr int64_t kAnyId = -1;
 void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& params,
                           const ir::BuiltinValues& builtins, const ir::Block& block,
-                          std::map<int64_t, std::set<int64_t>>* uses, std::set<int64_t>* dynamic) {
+                          std::map<int64_t, std::map<int64_t, int64_t>>* uses,
+                          std::set<int64_t>* dynamic) {
   ir::EvalEnv env;
   env.params = params.data();
   env.num_params = params.size();
@@ -261,7 +262,7 @@ void CollectNamedBarriers(const ir::Program& p, const std::vector<int64_t>& para
     } else if (!threads.ok()) {
       dynamic->insert(*id);
     } else {
-      (*uses)[*id].insert(*threads);
+      ++(*uses)[*id][*threads];
     }
   });
 }
@@ -388,7 +389,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   if (csize == 0 || csize > 16 || spec.clusters == 0 || spec.clusters > 1024) Die("bad cluster shape");
   // Programmatic dependent launch: the primary grid, launched first (same cluster shape).
   if (p.primaries.size() > 1) {
-    Die(Where(p.primaries[0].where) + ": a chain of " + std::to_string(p.primaries.size() + 1) +
+    Die(Where(p.primaries[0].where) + ": unsupported on the GPU: a chain of " +
+        std::to_string(p.primaries.size() + 1) +
         " grids; the executor runs a primary grid and its dependent only (check it with `parity "
         "check` / `explore`)");
   }
@@ -432,7 +434,8 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
     if (n < 1 || n > 4096) Die("barrier " + p.barriers[b].name + ": size out of range");
     spec.barrier_first[b] = elements;
     spec.barrier_size[b] = static_cast<uint32_t>(n);
-    spec.barrier_count_ref[b] = w[w[16] + 2 * b + 1];
+    using Rec = ir::layout::BarrierRecord;
+    spec.barrier_count_ref[b] = w[w[ir::kHdrBarriers] + Rec::kWords * b + Rec::kCount];
     elements += static_cast<uint32_t>(n);
   }
   spec.barrier_elements = elements;
@@ -472,17 +475,18 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
 
   // Tensor maps: enum values from the encoding header, sizes evaluated here.
   {
-    uint32_t o = w[18];
+    using Head = ir::layout::TensorMapHead;
+    uint32_t o = w[ir::kHdrMaps];
     for (size_t m = 0; m < p.tensor_maps.size(); ++m) {
       const ir::TensorMapDecl& d = p.tensor_maps[m];
       TensorMapSpec t;
-      t.dtype = w[o];
-      t.swizzle = w[o + 1];
-      t.interleave = w[o + 2];
-      t.oob_fill = w[o + 3];
-      t.rank = w[o + 4];
-      const uint32_t nstr = w[o + 5], nes = w[o + 6];
-      o += 7 + 2 * t.rank + nstr + nes;
+      t.dtype = w[o + Head::kDtype];
+      t.swizzle = w[o + Head::kSwizzle];
+      t.interleave = w[o + Head::kInterleave];
+      t.oob_fill = w[o + Head::kOobFill];
+      t.rank = w[o + Head::kRank];
+      const uint32_t nstr = w[o + Head::kNumStrides], nes = w[o + Head::kNumElementStrides];
+      o += Head::kWords + 2 * t.rank + nstr + nes;
       t.elem_bytes = ElemBytes(t.dtype);
       if (t.rank < 1 || t.rank > 5 || t.elem_bytes == 0) Die("tensor map " + d.name + ": bad rank or dtype");
       uint64_t packed = t.elem_bytes;
@@ -506,16 +510,17 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   // Roles: body word ranges from the encoding header; agents per CTA as the engine numbers them
   // (roles in order, `when` per CTA, index_in_cta counting the instantiated agents).
   {
-    uint32_t o = w[20];
+    using Head = ir::layout::RoleHead;
+    uint32_t o = w[ir::kHdrRoles];
     spec.num_roles = static_cast<uint32_t>(p.roles.size());
     for (uint32_t r = 0; r < spec.num_roles; ++r) {
-      const uint32_t num_vars = w[o + 3], body_words = w[o + 4];
+      const uint32_t num_vars = w[o + Head::kNumVars], body_words = w[o + Head::kBodyWords];
       if (num_vars > kMaxVars) Die("role " + p.roles[r].name + ": more than 48 variables");
       spec.role_num_vars[r] = num_vars;
       spec.role_threads[r] = static_cast<uint32_t>(
           p.roles[r].threads == ir::kNoExpr ? 1 : ev(p.roles[r].threads, cta0, "role threads"));
-      spec.role_body_begin[r] = o + 5;
-      o += 5 + body_words;
+      spec.role_body_begin[r] = o + Head::kWords;
+      o += Head::kWords + body_words;
     }
   }
   // Agents of each grid: the schedule's own (role.grid 0) in its clusters, then the primary's
@@ -567,13 +572,15 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
   out->warps = warps;
 
   // Named barriers: the schedule counts a participant as its role's `threads`, the GPU as one
-  // warp. Where the agents that use barrier `id` are known statically (its id evaluates from
-  // params and each agent's builtins) and the schedule's count is exactly their threads (the
-  // sum of their roles' threads, the same in every CTA), the hardware count is 32 x those
-  // agents; otherwise the executor scales the count by the executing role's threads (and faults
-  // when that is not a whole number of agents).
+  // warp. Where the agents that use barrier `id` with a count are known statically (the id
+  // evaluates from params and each agent's builtins), the hardware count is 32 x their
+  // participations in a phase, the same in every CTA: each agent once where their roles'
+  // threads add up to the count, else each as often as its body names (id, count) where that
+  // adds up (FA3's last epilogue warp arrives on EpilogueBarrier and then syncs on it, 256 + 32
+  // threads). Otherwise the executor scales the count by the executing role's threads (and
+  // faults when that is not a whole number of agents).
   {
-    std::vector<std::vector<std::map<int64_t, std::set<int64_t>>>> uses(per_cta.size());
+    std::vector<std::vector<std::map<int64_t, std::map<int64_t, int64_t>>>> uses(per_cta.size());
     std::set<int64_t> dynamic;
     const size_t own_ctas = static_cast<size_t>(spec.clusters) * csize;
     for (size_t c = 0; c < per_cta.size(); ++c) {
@@ -587,34 +594,46 @@ void Prepare(const std::string& file, const std::vector<std::pair<std::string, i
         CollectNamedBarriers(p, params, b, p.roles[slot.role].body, &uses[c][k], &dynamic);
       }
     }
+    // The hardware count of (id, want) under one participation rule, or -1 where the CTAs
+    // disagree or the rule does not add up to `want`.
+    auto hardware_count = [&](int64_t id, int64_t want, bool by_occurrences) -> int64_t {
+      int64_t hw = -1;
+      for (size_t c = 0; c < per_cta.size(); ++c) {
+        int64_t threads = 0, warps = 0;
+        for (size_t k = 0; k < per_cta[c].size(); ++k) {
+          auto by_id = uses[c][k].find(id);
+          if (by_id == uses[c][k].end()) continue;
+          auto by_count = by_id->second.find(want);
+          if (by_count == by_id->second.end()) continue;
+          const int64_t times = by_occurrences ? by_count->second : 1;
+          threads += times * spec.role_threads[per_cta[c][k].role];
+          warps += times;
+        }
+        if (warps == 0) continue;
+        if (threads != want || (hw >= 0 && hw != 32 * warps)) return -1;
+        hw = 32 * warps;
+      }
+      return hw > 0 && hw <= 1024 ? hw : -1;
+    };
     for (int64_t id = 0; id < 16; ++id) {
       if (dynamic.count(kAnyId) || dynamic.count(id)) continue;
       std::set<int64_t> counts;
       for (const auto& cta : uses) {
         for (const auto& agent : cta) {
           auto it = agent.find(id);
-          if (it != agent.end()) counts.insert(it->second.begin(), it->second.end());
+          if (it == agent.end()) continue;
+          for (const auto& [count, times] : it->second) counts.insert(count);
         }
       }
-      if (counts.size() != 1) continue;  // unused, or used with different counts
-      const int64_t want = *counts.begin();
-      bool same = true;
-      int64_t hw = -1;
-      for (size_t c = 0; c < per_cta.size(); ++c) {
-        int64_t threads = 0, agents = 0;
-        for (size_t k = 0; k < per_cta[c].size(); ++k) {
-          if (uses[c][k].count(id)) {
-            threads += spec.role_threads[per_cta[c][k].role];
-            ++agents;
-          }
-        }
-        if (agents == 0) continue;
-        if (threads != want || (hw >= 0 && hw != 32 * agents)) same = false;
-        hw = 32 * agents;
-      }
-      if (same && hw > 0 && hw <= 1024) {
-        spec.named_threads[id] = static_cast<uint32_t>(want);
-        spec.named_hw_threads[id] = static_cast<uint32_t>(hw);
+      uint32_t j = 0;
+      for (int64_t want : counts) {
+        if (j == exec::kNamedCounts) break;
+        int64_t hw = hardware_count(id, want, false);
+        if (hw < 0) hw = hardware_count(id, want, true);
+        if (hw < 0) continue;
+        spec.named_threads[id][j] = static_cast<uint32_t>(want);
+        spec.named_hw_threads[id][j] = static_cast<uint32_t>(hw);
+        ++j;
       }
     }
   }
@@ -976,10 +995,13 @@ int Resolve(int argc, char** argv) {
   } else {
     report(spec, "");
   }
-  for (uint32_t id = 0; id < 16; ++id) {
-    if (spec.named_threads[id] != 0) {
-      std::printf("  named barrier %u: the schedule's %u threads are %u warps (%u hardware threads)\n", id,
-                  spec.named_threads[id], spec.named_hw_threads[id] / 32, spec.named_hw_threads[id]);
+  for (uint32_t id = 0; id < exec::kMaxNamedBarriers; ++id) {
+    for (uint32_t j = 0; j < exec::kNamedCounts; ++j) {
+      if (spec.named_threads[id][j] == 0) continue;
+      std::printf("  named barrier %u: the schedule's %u threads are %u warp arrivals "
+                  "(%u hardware threads)\n",
+                  id, spec.named_threads[id][j], spec.named_hw_threads[id][j] / 32,
+                  spec.named_hw_threads[id][j]);
     }
   }
   return 0;

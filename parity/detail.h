@@ -15,6 +15,7 @@
 #include "sim/common/status.h"
 #include "sim/engine/engine.h"
 #include "sim/ir/ir.h"
+#include "sim/trace/trace_file.h"
 #include "verifier/deadlock.h"
 #include "verifier/explore.h"
 #include "verifier/rules.h"
@@ -26,6 +27,11 @@ struct Schedule::Impl {
   std::string file;
   std::shared_ptr<const ir::Program> program;  // shared by copies; engines point into it
   std::vector<std::pair<std::string, int64_t>> overrides;
+};
+
+struct Trace::Impl {
+  std::string path;
+  trace::TraceFile file;
 };
 
 struct CheckReport::Detail {

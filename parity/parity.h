@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -431,6 +432,7 @@ struct ReplayReport {
 };
 
 struct CompareReport;
+struct KernelReplayReport;
 
 // A trace file (`parity run --trace`, the H100 executor's `parity gpu run --trace`, a kernel's
 // own): read once, replayed on a schedule's model by Replay. Copying shares it.
@@ -454,6 +456,7 @@ class Trace {
   friend Result<ReplayReport> Replay(const Schedule& schedule, const Trace& trace,
                                      const ReplayOptions& options);
   friend Result<CompareReport> Compare(const Trace& a, const Trace& b);
+  friend Result<KernelReplayReport> ReplayKernel(const Schedule& schedule, const Trace& trace);
   explicit Trace(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
@@ -498,6 +501,61 @@ struct WaitTimeout {
 // The wait timeouts of `trace`, named by the schedule's barriers and agents.
 std::vector<WaitTimeout> WaitTimeouts(const Schedule& schedule, const Trace& trace);
 
+// A kernel's own trace (source "kernel", gpu/include/parity/trace.cuh) matched with the
+// operations of the schedule `parity import` made of the kernel, and replayed on its model
+// (`parity replay` of such a trace). The params are the schedule's (a kernel trace records
+// none): the kernel must have run with the arguments it was imported with.
+struct KernelReplayReport {
+  bool diverged = false;
+  uint64_t records = 0;          // records of the kernel trace
+  uint64_t matched = 0;          // records matched with their agents' operations
+  uint64_t barriers_bound = 0;   // the kernel's barrier addresses bound to the schedule's
+  uint64_t addresses_bound = 0;  // barrier and buffer addresses bound
+  uint64_t replayed = 0;         // records replayed on the model
+  uint64_t timeouts = 0;         // wait timeouts checked
+  std::string model_outcome;     // the model after the last record: "running", ...
+  struct Divergence {
+    uint64_t record = 0;          // 1-based, in the kernel trace's (time) order
+    std::string kind;             // the record's kind ("arrive", ...)
+    std::string kernel_did;       // the record in the kernel's terms (warp, address, CUDA line)
+    uint64_t source_line = 0;     // the kernel's source line the record carries
+    std::string reason;           // why the schedule does not allow it
+    std::string agent;            // the schedule's agent ("warp1_2[0] of CTA 0, cluster 0")
+    std::string schedule_op;      // the agent's operation in the schedule ("" if none)
+    Location location;            // its .pipe line (when schedule_op is not empty)
+    std::string imported_from;    // the importer's note on that line: PTX lines (CUDA line)
+    bool found_by_order = false;  // the replay's order found it (else the per-warp match)
+  };
+  Divergence divergence;  // when diverged
+
+  struct Detail;  // the kernel trace and its replay, which FormatKernelReplay reads
+  std::shared_ptr<const Detail> detail;
+};
+
+// An Error when the trace is not a kernel's own, the schedule carries no kernel map (it is not
+// one `parity import` made) or its model cannot be built; a divergence is a result.
+Result<KernelReplayReport> ReplayKernel(const Schedule& schedule, const Trace& trace);
+// The report as `parity replay` prints it: "OK: ..." or the divergence with both sides' lines.
+std::string FormatKernelReplay(const KernelReplayReport& report);
+
+struct PerfettoOptions {
+  // The SM clock that converts a GPU trace's clock64 cycles to microseconds; 0: the one the
+  // runner recorded in the trace's sidecar (TRACE.agents), else the times stay in cycles.
+  double sm_clock_ghz = 0;
+};
+
+struct PerfettoExport {
+  std::string json;                // Chrome/Perfetto trace-event JSON (ui.perfetto.dev)
+  std::vector<std::string> notes;  // what is inferred or unknown, one line each
+};
+
+// `parity trace export`. With a schedule (null: none) the lanes get its names (full[0],
+// producer[0]), and a GPU trace's phase completions and copy deliveries, which the GPU cannot
+// record, are inferred by replaying the trace on the schedule's model with the trace's params.
+// An Error when the trace's params do not bind to the schedule or its model cannot be built.
+Result<PerfettoExport> ExportPerfetto(const Trace& trace, const Schedule* schedule,
+                                      const PerfettoOptions& options = {});
+
 // A deadlock found by Explore in full, as `parity explore` prints it: every blocked agent, what
 // it waits for and why it cannot come, and the culprit; the first `detailed_blocked` agents in
 // detail. Empty unless the verdict is kDeadlock.
@@ -539,6 +597,46 @@ struct Rule {
   std::string citation;
 };
 std::vector<Rule> Rules();
+
+// ---------------------------------------------------------------- litmus tests
+
+// A litmus test's outcomes (litmus/README.md): the model's (every outcome it allows, found by
+// an exhaustive search) or the H100's (the GPU litmus runner's histogram <test>.h100.txt).
+struct LitmusHistogram {
+  std::string name;    // the test (its file's stem)
+  std::string hash;    // the schedule's content hash, 16 hex digits
+  std::string source;  // "sim" or "h100"
+  uint64_t runs = 0;   // the model: distinct end states; the H100: runs
+  std::map<std::string, uint64_t> counts;  // outcome -> runs (end states) showing it
+
+  std::string ToText() const;  // the histogram file's text (<test>.sim.txt, <test>.h100.txt)
+  // Parses a histogram file's text; errors name `file` and the line (rule "litmus.format").
+  static Result<LitmusHistogram> Parse(const std::string& text, const std::string& file);
+};
+
+// Every outcome the model allows for `test` (with its default params), named `name`. An Error
+// when the model refuses the test, a run ends in an engine error or its step limit, or the test
+// is too big to enumerate exactly (rule "litmus.too-big"); the Error names the test's file.
+Result<LitmusHistogram> SimulateLitmus(const Schedule& test, const std::string& name);
+
+enum class LitmusVerdict {
+  kAgree,      // every observed outcome is allowed by the model
+  kFail,       // some observed outcome is not allowed
+  kUndefined,  // the model calls the test undefined behaviour and the H100 showed outcomes
+               // outside the defined ones: reported, not failed
+  kNotRun,     // no H100 histogram for the test
+};
+const char* LitmusVerdictName(LitmusVerdict v);  // "agree", "FAIL", ...
+
+struct LitmusComparison {
+  LitmusVerdict verdict = LitmusVerdict::kNotRun;
+  std::vector<std::string> unexpected;      // observed, not allowed (kFail, kUndefined)
+  std::vector<std::string> never_observed;  // allowed, never observed on the H100
+};
+
+// The model's outcomes held against the H100's (`parity litmus`). An Error (rule
+// "litmus.hash") when they are of different schedules or their sources are not sim and h100.
+Result<LitmusComparison> CompareLitmus(const LitmusHistogram& sim, const LitmusHistogram& h100);
 
 }  // namespace parity::api
 

@@ -16,11 +16,6 @@
 
 namespace parity::api {
 
-struct Trace::Impl {
-  std::string path;
-  trace::TraceFile file;
-};
-
 struct CompareReport::Detail {
   std::shared_ptr<const Trace::Impl> a, b;
 };

@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -191,13 +192,12 @@ class EveryPathSearch {
       : program_(program),
         params_(params),
         options_(options),
-        seconds_(seconds),
+        budget_(options, explore::Clock::now(), seconds),
         collect_all_(collect_all),
         threads_(static_cast<size_t>(std::max(1, options.threads))),
         pool_(threads_) {}
 
   EveryPathResult Run() {
-    t0_ = std::chrono::steady_clock::now();
     engine::EngineOptions eo;
     eo.record_trace = false;
     Expected<Engine> created = Engine::Create(program_, params_, eo);
@@ -401,11 +401,12 @@ class EveryPathSearch {
         Bound(explore::Budget::States(options_.max_states) + " (protocol rules on every path)");
         return;
       }
-      if (seconds_ > 0 && (++k.steps & 255) == 0 &&
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >
-              seconds_) {
-        Bound(std::string(explore::Budget::kTimeLimit) + " (protocol rules on every path)");
-        return;
+      // The search's time and memory bounds, as the explorer's (explore::Budget).
+      if ((++k.steps & 255) == 0) {
+        if (std::optional<std::string> why = budget_.Reached()) {
+          Bound(*why + " (protocol rules on every path)");
+          return;
+        }
       }
       const Choice c = f.choices[f.next++];
       Frame& g = k.At(k.depth);  // (frames do not move when the vector grows)
@@ -426,10 +427,9 @@ class EveryPathSearch {
   const ir::Program& program_;
   const std::vector<int64_t>& params_;
   const ExploreOptions& options_;
-  const double seconds_;
+  const explore::Budget budget_;  // from the search's start, with its own `seconds`
   const bool collect_all_;
   const size_t threads_;
-  std::chrono::steady_clock::time_point t0_;
   std::unique_ptr<Engine> base_;  // the initial state: the base of packed states (only read)
   std::vector<uint32_t> classes_;
   FingerprintSet one_;                           // one thread: the set of pair keys

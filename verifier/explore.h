@@ -79,7 +79,10 @@
 // ComputeBalanced gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
 // can happen before its current phase completes counts: each agent's future is cut at its first
 // blocking wait on a phase that provably cannot complete first (reducer_balance.h, GatedSums;
-// ExploreOptions::phase_bounded_balance), and by the same analysis an enabled wait commutes
+// ExploreOptions::phase_bounded_balance; a wait there also cannot pass while it needs, ahead of
+// it in the agents' program order, as many arrivals on an arrival-only barrier as that barrier's
+// current phase still waits for: reducer.h, ArrivalCost, ExploreOptions::arrival_costs), and by
+// the same analysis an enabled wait commutes
 // with the complete_tx and (once the preceding phase is observed) the arrivals of its barrier
 // when that barrier's current phase cannot complete before the waiting agent moves, and with
 // everything an agent does that cannot reach the barrier before then (StuckWhileStopped: a
@@ -338,6 +341,11 @@ struct ExploreOptions {
   // waits leaves its barrier.cluster.wait operations out. This is what keeps the CTAs of a ring
   // from chaining each to its neighbours. False is for the tests that compare the two.
   bool exact_peer_futures = true;
+  // With reduction and phase_bounded_balance: arrival costs (reducer.h, ArrivalCost): a gate
+  // whose completion needs, ahead of it in the agents' program order, as many arrivals on an
+  // arrival-only barrier as that barrier's current phase still waits for cannot complete
+  // before that phase does. False is for the tests that compare the two.
+  bool arrival_costs = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore/predict.h, Known): the
   // sum of fingerprint components changes by what the step changed at the parent; where the step is

@@ -55,12 +55,13 @@ class Reducer {
   // `held_phase`: held-phase futures (verifier/held_phase.h; only with guarded waits).
   // `exact_peers`: ExploreOptions::exact_peer_futures.
   Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true,
-          bool held_phase = true, bool exact_peers = true)
+          bool held_phase = true, bool exact_peers = true, bool arrival_costs = true)
       : n_obj_(root.num_objects()),
         guarded_(guarded_waits),
         phase_bounded_(phase_bounded),
         held_phase_(held_phase && guarded_waits),
-        exact_peers_(exact_peers) {
+        exact_peers_(exact_peers),
+        arrival_costs_(arrival_costs) {
     masks_ = masks && n_obj_ <= 64;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -581,6 +582,29 @@ class Reducer {
   // GatedSums, and with o_starved != nullptr StuckWhileStopped: o's hypothesis is then checked
   // like the others (*o_starved: whether it held) and `stopped`'s future counts nothing.
   engine::UpdateTally Fixpoint(const Engine& e, uint32_t o, uint32_t stopped, bool* o_starved);
+  // Arrival costs (GatedSums only). When every update o will see is an arrival and its
+  // tx-count is 0, its current phase completes at the arrival that brings its pending count to
+  // 0 (PTX ISA 9.7.13.15: a phase completes when the pending arrival count and the tx-count are
+  // both 0). An agent's arrival on another slot w ahead of its cut comes after every arrival on
+  // o that precedes it in the agent's program order. So (w, q_w) is also starved when every
+  // choice of need(w) arrivals among those ahead of the cuts needs at least pending(o) arrivals
+  // on o before them: in the proof above, at the first completion of a hypothesised phase
+  // (not o's) o would already have seen pending(o) arrivals in its current phase and completed
+  // first, a contradiction. (DeepGEMM's consumers release CTA 1's empty barrier and then CTA
+  // 0's: CTA 0's producer cannot pass its wait on CTA 0's empty stage while CTA 1's stays
+  // incomplete.) ArrivalCost(w, need) is that least count: a knapsack over the agents'
+  // recorded arrivals on w (arrivals without a record cost nothing); INT64_MAX when the
+  // recorded arrivals cannot give need.
+  int64_t ArrivalCost(uint32_t w, int64_t need);
+  struct WRec {
+    uint32_t agent;
+    uint32_t slot;
+    int64_t arrivals;
+    int64_t o_before;  // the agent's arrivals on o ahead of this record
+  };
+  std::vector<WRec> wrec_;        // Fixpoint: arrival records on slots other than o, walk order
+  std::vector<int64_t> o_arr_;    // Fixpoint: per agent, its arrivals on o walked so far
+  std::vector<int64_t> cost_, next_cost_;  // ArrivalCost's table
   // The agents' part of the sums (exited agents count nothing; one with a static
   // over-approximation means no counts: nothing is balanced, n_inexact_ > 0), kept across
   // states: only the agents whose memo entry changed since the last state are subtracted and
@@ -934,6 +958,7 @@ class Reducer {
   bool odd_known_ = false;  // EnsureHeldTable: odd_slots_ computed for this state
   uint64_t odd_slots_ = 0;  // the slots whose current phase is odd
   bool exact_peers_;    // ExploreOptions::exact_peer_futures
+  bool arrival_costs_;  // ExploreOptions::arrival_costs
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
@@ -1023,7 +1048,7 @@ class Reducer {
 inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOptions& o) {
   return std::make_unique<Reducer>(root, o.guarded_waits, o.mask_closure,
                                    o.phase_bounded_balance, o.held_phase_futures,
-                                   o.exact_peer_futures);
+                                   o.exact_peer_futures, o.arrival_costs);
 }
 
 }  // namespace parity::verifier::reduction

@@ -217,9 +217,27 @@ inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32
   gate_breaks_.assign(n_slots, 0);
   gate_raised_.assign(n_slots, 0);
   pre_.assign(n_agents, 0);
+  // Arrival-only o (ArrivalCost): every update o will ever see is an arrival, and its tx-count
+  // is 0, so its current phase completes at the arrival that brings its pending count to 0.
+  const model::MbarrierState& ost = e.slot_state(o);
+  bool pure_o = arrival_costs_ && o_starved == nullptr && ost.life == model::MbarrierLife::kLive &&
+                ost.tx_count == 0 && ost.pending_count > 0 && agent_sum_[o].expect == 0 &&
+                agent_sum_[o].complete == 0 && agent_sum_[o].breaks == 0;
+  for (const Engine::InFlight& f : e.in_flight_ops()) pure_o = pure_o && f.slot != o;
+  for (const Engine::InFlight& f : e.deferred_ops()) pure_o = pure_o && f.slot != o;
+  o_arr_.assign(n_agents, 0);
+  wrec_.clear();
+  bool ordered = true;  // the records come in the agent's program order (its seq)
   engine::UpdateTally t{o};
   auto add = [&](uint32_t a, const engine::UpdateTally& r) {
     if (r.slot >= n_slots) return;
+    if (pure_o && ordered && a != kNoAgent && r.arrivals > 0) {
+      if (r.slot == o) {
+        o_arr_[a] += r.arrivals;
+      } else {
+        wrec_.push_back({a, r.slot, r.arrivals, o_arr_[a]});
+      }
+    }
     gate_a_[r.slot] += r.arrivals;
     gate_e_[r.slot] += r.expect;
     gate_c_[r.slot] += r.complete;
@@ -280,8 +298,10 @@ inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32
   for (uint32_t a = 0; a < n_agents; ++a) {
     if (e.agent_state(a).status == 2 || a == stopped) continue;
     const CacheEntry& c = *full_[a];
-    if (c.seq.empty()) {  // no gate ahead: the whole future
+    if (c.seq.empty()) {  // no gate ahead: the whole future (by slot: no order, no costs)
+      ordered = false;
       for (const engine::UpdateTally& r : c.tally) add(a, r);
+      ordered = true;
       continue;
     }
     walk(a);
@@ -297,7 +317,8 @@ inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32
           int64_t{st.pending_count} + int64_t{gate_q_[w] - st.phase} * st.expected_count;
       const int64_t a = gate_a_[w];
       const bool starved = gate_breaks_[w] == 0 &&
-                           (a < need || (a == need && gate_c_[w] < st.tx_count + gate_e_[w]));
+                           (a < need || (a == need && gate_c_[w] < st.tx_count + gate_e_[w]) ||
+                            (pure_o && w != o && ArrivalCost(w, need) >= ost.pending_count));
       if (!starved && w == o) {  // StuckWhileStopped: o may complete
         *o_starved = false;
         return t;
@@ -320,6 +341,43 @@ inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32
     }
     std::fill(gate_raised_.begin(), gate_raised_.end(), 0);
   }
+}
+
+inline int64_t Reducer::ArrivalCost(uint32_t w, int64_t need) {
+  int64_t recorded = 0;
+  for (const WRec& r : wrec_) recorded += r.slot == w ? r.arrivals : 0;
+  // Arrivals on w without a recorded cost (in-flight operations, agents without a gate, whose
+  // sums carry no order) are free.
+  const int64_t rest = need - (gate_a_[w] - recorded);
+  if (rest <= 0) return 0;
+  constexpr int64_t kMaxNeed = 4096;  // beyond: no bound (0), which only keeps w unstarved
+  if (rest > kMaxNeed) return 0;
+  constexpr int64_t kInf = INT64_MAX / 4;
+  // cost_[j]: the fewest arrivals on o that j of the recorded arrivals on w (capped at rest)
+  // need ahead of them. An agent's arrivals come in its program order, so taking its first
+  // arrivals up to one record costs that record's count of o arrivals before it.
+  cost_.assign(static_cast<size_t>(rest) + 1, kInf);
+  cost_[0] = 0;
+  for (size_t i = 0; i < wrec_.size(); ++i) {
+    if (wrec_[i].slot != w) continue;
+    const uint32_t a = wrec_[i].agent;
+    bool first = true;  // the agent's first record of w (its others follow it here)
+    for (size_t j = 0; j < i && first; ++j) first = !(wrec_[j].slot == w && wrec_[j].agent == a);
+    if (!first) continue;
+    next_cost_ = cost_;
+    int64_t taken = 0;
+    for (size_t k = i; k < wrec_.size(); ++k) {
+      if (wrec_[k].slot != w || wrec_[k].agent != a) continue;
+      taken += wrec_[k].arrivals;
+      for (int64_t j = 0; j <= rest; ++j) {
+        if (cost_[j] == kInf) continue;
+        const int64_t to = std::min(rest, j + taken);
+        next_cost_[to] = std::min(next_cost_[to], cost_[j] + wrec_[k].o_before);
+      }
+    }
+    cost_.swap(next_cost_);
+  }
+  return cost_[rest] == kInf ? INT64_MAX : cost_[rest];
 }
 
 inline void Reducer::UpdateAgentSums(const Engine& e) {

@@ -11,9 +11,9 @@
 // are made from the table. Handlers change state only through Exec's accessors (exec.h:
 // Slot, Cluster, Named, Cp, Bulk, Agent, Vars, Issue, ...), which mark what they touch; Exec
 // reads the state through a const Engine, so a write past them does not compile.
-// Adding an op: its ir::Op alternative (sim/ir/ir.h), a Do overload in exec_sync.h or
-// exec_copies.h (ExecOp visits it), and what the look-ahead counts for it
-// (exec_future.h, SoloFuture).
+// Adding an op: its ir::Op alternative (sim/ir/ir.h), a Do overload in exec_sync.cc or
+// exec_copies.cc (declared in exec.h; ExecOp visits it), and what the look-ahead counts for it
+// (exec_future.cc, SoloFuture).
 //
 // What is instantiated (Engine::Create):
 //   clusters x CTAs (cluster_m x cluster_n, %cluster_ctarank = x + y * cluster_m) x roles x agents.

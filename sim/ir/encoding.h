@@ -66,7 +66,9 @@
 //   kIf 3: cond, then words, else words, then body, else body
 //   kWhile 4: counter var, bound, cond, body words, body (version 3)
 //   kBreak 5: -  (leaves the innermost kFor/kWhile; version 3)
-//   ops: 16 + the index of the alternative in ir::Op:
+//   ops: 16 + the index of the alternative in ir::Op, the fields at the offsets that
+//   sim/ir/op_layout.h declares for each op (the encoder writes, the decoder and the executor
+//   read them there; the decoder refuses a record whose length is not its layout's):
 //   MbarrierInit bar, count            MbarrierInval bar
 //   MbarrierArrive kind (| kSemRelaxedBit, kScopeClusterBit), bar, count, expect_tx, mask,
 //                  token var

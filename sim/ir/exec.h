@@ -16,6 +16,10 @@
 // local memory, the host's in a plain struct); it needs the fields of AgentPlace, int64_t
 // vars[kMaxVars], uint8_t token_parity[kMaxVars] and `bool OnWalked(const C&)` (called every
 // kWalkCheck control instructions walked without an op; true: leave, with kAbortSeen).
+//
+// A header of templates rather than a compilation unit by design: nvcc compiles them into the
+// kernel itself (the GPU build links no relocatable device code, so device code can call only
+// what its own unit defines), and g++ into the host resolution, from the one text.
 #ifndef PARITY_SIM_IR_EXEC_H_
 #define PARITY_SIM_IR_EXEC_H_
 
@@ -24,9 +28,12 @@
 #include "sim/common/host_device.h"
 #include "sim/engine/walk.h"
 #include "sim/ir/arith.h"
+#include "sim/ir/op_layout.h"
 #include "sim/ir/ops.h"
 
 namespace parity::exec {
+
+namespace layout = ir::layout;  // the op records' fields (sim/ir/op_layout.h)
 
 using ir::BinaryOp;
 using ir::Builtin;
@@ -44,6 +51,9 @@ inline constexpr uint32_t kMaxTensorMaps = 4;
 inline constexpr uint32_t kMaxVars = 48;     // variable slots per role
 inline constexpr uint32_t kStackDepth = 24;  // expression stack (values)
 inline constexpr uint32_t kMaxNamedBarriers = 16;
+// Thread counts per named barrier id that the runner maps statically: one id may serve several
+// counts (FA3's epilogue syncs 256 threads and arrives with 288 on EpilogueBarrier).
+inline constexpr uint32_t kNamedCounts = 4;
 inline constexpr uint32_t kMaxGlobalDecls = 16;  // `global` buffers (programmatic dependent launch)
 
 // Faults: checks that stop a run instead of issuing a bad instruction.
@@ -88,9 +98,11 @@ struct Layout {
   uint32_t role_code[kMaxRoles];        // word offsets of the roles' instruction 0 (FindRoleCode)
   uint32_t role_threads[kMaxRoles];  // the schedule's `threads` per agent (bar.sync counts)
   uint32_t role_num_vars[kMaxRoles];
-  // Named barrier id -> the schedule's thread count and the hardware count where the runner
-  // could tell them apart statically; 0: scale by the executing role's threads.
-  uint32_t named_threads[kMaxNamedBarriers], named_hw_threads[kMaxNamedBarriers];
+  // Named barrier id and the schedule's thread count -> the hardware count where the runner
+  // could tell it statically; a count missing from the table is scaled by the executing role's
+  // threads.
+  uint32_t named_threads[kMaxNamedBarriers][kNamedCounts],
+      named_hw_threads[kMaxNamedBarriers][kNamedCounts];
   uint32_t num_barriers;
   uint32_t barrier_first[kMaxBarrierDecls], barrier_size[kMaxBarrierDecls];
   uint32_t barrier_count_ref[kMaxBarrierDecls];  // expression ref: the declared count
@@ -268,18 +280,19 @@ PARITY_HD_NOINLINE int64_t EvalExpr(const C& c, A& a, uint32_t ref) {
 // ---------------------------------------------------------------------------------------------
 // Operand resolution.
 
-// A barrier ref (3 words at `f`: barrier, index ref, cta ref): the barrier declaration, element
-// and target CTA, and the element's byte offset from the CTA's shared-memory base.
+// A barrier ref (layout::BarRef at `f`): the barrier declaration, element and target CTA, and
+// the element's byte offset from the CTA's shared-memory base.
 template <typename C, typename A>
 PARITY_HD_NOINLINE bool BarrierOperand(const C& c, A& a, const uint32_t* f, uint32_t* bar,
                                      uint32_t* index, uint32_t* cta, uint32_t* offset) {
-  *bar = f[0];
+  using R = layout::BarRef;
+  *bar = f[R::kBarrier];
   if (*bar >= c.num_barriers) {
     Fail(a, kFaultIndex);
     return false;
   }
-  const int64_t i = EvalExpr(c, a, f[1]);
-  const int64_t t = f[2] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[2]);
+  const int64_t i = EvalExpr(c, a, f[R::kIndex]);
+  const int64_t t = f[R::kCta] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[R::kCta]);
   if (a.fault != kFaultNone) return false;
   if (i < 0 || i >= c.barrier_size[*bar]) {
     Fail(a, kFaultIndex);
@@ -295,21 +308,22 @@ PARITY_HD_NOINLINE bool BarrierOperand(const C& c, A& a, const uint32_t* f, uint
   return true;
 }
 
-// A buffer ref (5 words: buffer, slot, offset, bytes, cta refs; the cta word is the caller's):
+// A buffer ref (layout::BufRef at `f`; the cta word is the caller's):
 // the region's slot, offset in the slot, bytes, and byte offset from the CTA's base.
 template <typename C, typename A>
 PARITY_HD_NOINLINE bool BufferOperand(const C& c, A& a, const uint32_t* f, uint32_t* buf,
                                     uint32_t* slot, uint32_t* offset, uint32_t* bytes,
                                     uint32_t* at) {
-  *buf = f[0];
+  using R = layout::BufRef;
+  *buf = f[R::kBuffer];
   if (*buf >= c.num_buffers) {
     Fail(a, kFaultIndex);
     return false;
   }
-  const int64_t s = EvalExpr(c, a, f[1]);
-  const int64_t o = f[2] == kNone ? 0 : EvalExpr(c, a, f[2]);
+  const int64_t s = EvalExpr(c, a, f[R::kSlot]);
+  const int64_t o = f[R::kOffset] == kNone ? 0 : EvalExpr(c, a, f[R::kOffset]);
   const int64_t slot_bytes = c.buffer_slot_bytes[*buf];
-  const int64_t n = f[3] == kNone ? slot_bytes - o : EvalExpr(c, a, f[3]);
+  const int64_t n = f[R::kBytes] == kNone ? slot_bytes - o : EvalExpr(c, a, f[R::kBytes]);
   if (a.fault != kFaultNone) return false;
   if (s < 0 || s >= c.buffer_stages[*buf]) {
     Fail(a, kFaultIndex);
@@ -413,142 +427,176 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
                                   ResolvedOp* r) {
   r->head = static_cast<uint32_t>(op) | spc << 16;
   switch (op) {
-    case OpKind::kMbarrierInit: {  // bar(3), count
+    case OpKind::kMbarrierInit: {
+      using L = layout::MbarrierInit;
       BarrierOperands& b = r->barrier.b;
-      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
-      const int64_t n = EvalExpr(c, a, f[3] == kNone ? c.barrier_count_ref[b.bar] : f[3]);
+      if (!BarrierOperand(c, a, f + L::kBar, &b.bar, &b.index, &b.cta, &b.addr)) {
+        return kResolveFault;
+      }
+      const int64_t n =
+          EvalExpr(c, a, f[L::kCount] == kNone ? c.barrier_count_ref[b.bar] : f[L::kCount]);
       if (a.fault != kFaultNone) return kResolveFault;
       r->barrier.value = static_cast<uint32_t>(n);
       return kResolved;
     }
-    case OpKind::kMbarrierInval:         // bar(3)
-    case OpKind::kMbarrierExpectTx:      // bar(3), bytes
-    case OpKind::kMbarrierCompleteTx: {  // bar(3), bytes
+    case OpKind::kMbarrierInval:
+    case OpKind::kMbarrierExpectTx:
+    case OpKind::kMbarrierCompleteTx: {
+      using L = layout::MbarrierTx;
+      static_assert(layout::MbarrierInval::kBar == L::kBar);
       BarrierOperands& b = r->barrier.b;
-      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
-      const int64_t n = op == OpKind::kMbarrierInval ? 0 : EvalExpr(c, a, f[3]);
+      if (!BarrierOperand(c, a, f + L::kBar, &b.bar, &b.index, &b.cta, &b.addr)) {
+        return kResolveFault;
+      }
+      const int64_t n = op == OpKind::kMbarrierInval ? 0 : EvalExpr(c, a, f[L::kBytes]);
       if (a.fault != kFaultNone) return kResolveFault;
       r->barrier.value = static_cast<uint32_t>(n);
       return kResolved;
     }
-    case OpKind::kMbarrierArrive: {  // kind, bar(3), count, expect_tx, mask, token
+    case OpKind::kMbarrierArrive: {
+      using L = layout::MbarrierArrive;
       ResolvedArrive& x = r->arrive;
       BarrierOperands& b = x.b;
-      if (!BarrierOperand(c, a, f + 1, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
-      x.count = f[4] == kNone ? 1u : static_cast<uint32_t>(EvalExpr(c, a, f[4]));
-      x.has_tx = f[5] != kNone ? 1u : 0u;
-      x.tx = x.has_tx ? static_cast<uint32_t>(EvalExpr(c, a, f[5])) : 0u;
-      x.masked = f[6] != kNone ? 1u : 0u;
-      x.mask = x.masked ? static_cast<uint32_t>(EvalExpr(c, a, f[6])) : (1u << b.cta);
+      if (!BarrierOperand(c, a, f + L::kBar, &b.bar, &b.index, &b.cta, &b.addr)) {
+        return kResolveFault;
+      }
+      x.count = f[L::kCount] == kNone ? 1u : static_cast<uint32_t>(EvalExpr(c, a, f[L::kCount]));
+      x.has_tx = f[L::kExpectTx] != kNone ? 1u : 0u;
+      x.tx = x.has_tx ? static_cast<uint32_t>(EvalExpr(c, a, f[L::kExpectTx])) : 0u;
+      x.masked = f[L::kMask] != kNone ? 1u : 0u;
+      x.mask = x.masked ? static_cast<uint32_t>(EvalExpr(c, a, f[L::kMask])) : (1u << b.cta);
       if (a.fault != kFaultNone) return kResolveFault;
-      x.kind = f[0] & 0xffu;
-      x.order = f[0] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
-      x.token_var = f[7];
+      x.kind = f[L::kKind] & 0xffu;
+      x.order = f[L::kKind] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
+      x.token_var = f[L::kTokenVar];
       return kResolved;
     }
-    case OpKind::kMbarrierWait: {  // bar(3), parity, token, test_only, result
+    case OpKind::kMbarrierWait: {
+      using L = layout::MbarrierWait;
       ResolvedWait& x = r->wait;
       BarrierOperands& b = x.b;
-      if (!BarrierOperand(c, a, f, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
-      x.token_var = f[4];
+      if (!BarrierOperand(c, a, f + L::kBar, &b.bar, &b.index, &b.cta, &b.addr)) {
+        return kResolveFault;
+      }
+      x.token_var = f[L::kTokenVar];
       // Token waits are traced with the parity of the token's phase (probed at the arrive).
-      x.parity = x.token_var < kMaxVars ? a.token_parity[x.token_var]
-                                        : static_cast<uint32_t>(EvalExpr(c, a, f[3])) & 1u;
+      x.parity = x.token_var < kMaxVars
+                     ? a.token_parity[x.token_var]
+                     : static_cast<uint32_t>(EvalExpr(c, a, f[L::kParity])) & 1u;
       if (a.fault != kFaultNone) return kResolveFault;
-      x.test_only = f[5] & 1u;
-      x.order = f[5] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
-      x.result_var = f[6];
+      x.test_only = f[L::kTestOnly] & 1u;
+      x.order = f[L::kTestOnly] & (ir::kSemRelaxedBit | ir::kScopeClusterBit);
+      x.result_var = f[L::kResultVar];
       return kResolved;
     }
-    case OpKind::kTmaLoad: {  // map, buf(5), bar(3), multicast, n, coords
+    case OpKind::kTmaLoad: {
+      using L = layout::TmaLoad;
       ResolvedTmaLoad& x = r->tma_load;
       BarrierOperands& b = x.b;
       uint32_t buf, off, bytes;
-      if (f[0] >= c.num_maps) {
+      if (f[L::kMap] >= c.num_maps) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
-      if (!BufferOperand(c, a, f + 1, &buf, &x.slot, &off, &bytes, &x.dst)) return kResolveFault;
-      if (!BarrierOperand(c, a, f + 6, &b.bar, &b.index, &b.cta, &b.addr)) return kResolveFault;
-      x.multicast = f[9] != kNone ? 1u : 0u;
-      x.mask = x.multicast ? static_cast<uint32_t>(EvalExpr(c, a, f[9])) & 0xffffu : 0u;
-      x.rank = f[10];
+      if (!BufferOperand(c, a, f + L::kDst, &buf, &x.slot, &off, &bytes, &x.dst)) {
+        return kResolveFault;
+      }
+      if (!BarrierOperand(c, a, f + L::kBar, &b.bar, &b.index, &b.cta, &b.addr)) {
+        return kResolveFault;
+      }
+      x.multicast = f[L::kMulticast] != kNone ? 1u : 0u;
+      x.mask = x.multicast ? static_cast<uint32_t>(EvalExpr(c, a, f[L::kMulticast])) & 0xffffu
+                           : 0u;
+      x.rank = f[L::kRank];
       for (uint32_t k = 0; k < 5; ++k) {
-        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[11 + k])) : 0;
+        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[L::kCoords + k])) : 0;
       }
       if (a.fault != kFaultNone) return kResolveFault;
-      x.map = f[0];
+      x.map = f[L::kMap];
       return kResolved;
     }
-    case OpKind::kTmaStore: {  // map, buf(5), n, coords
+    case OpKind::kTmaStore: {
+      using L = layout::TmaStore;
       ResolvedTmaStore& x = r->tma_store;
       uint32_t buf, off, bytes;
-      if (f[0] >= c.num_maps) {
+      if (f[L::kMap] >= c.num_maps) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
-      if (!BufferOperand(c, a, f + 1, &buf, &x.slot, &off, &bytes, &x.src)) return kResolveFault;
-      x.rank = f[6];
+      if (!BufferOperand(c, a, f + L::kSrc, &buf, &x.slot, &off, &bytes, &x.src)) {
+        return kResolveFault;
+      }
+      x.rank = f[L::kRank];
       for (uint32_t k = 0; k < 5; ++k) {
-        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[7 + k])) : 0;
+        x.coords[k] = k < x.rank ? static_cast<int32_t>(EvalExpr(c, a, f[L::kCoords + k])) : 0;
       }
       if (a.fault != kFaultNone) return kResolveFault;
-      x.map = f[0];
+      x.map = f[L::kMap];
       return kResolved;
     }
     case OpKind::kBulkCommit:
     case OpKind::kClusterWait:
     case OpKind::kExit:
       return kResolved;
-    case OpKind::kBulkWait: {  // pending, read
-      const int64_t n = f[0] == kNone ? 0 : EvalExpr(c, a, f[0]);
+    case OpKind::kBulkWait: {
+      using L = layout::BulkWait;
+      const int64_t n = f[L::kPending] == kNone ? 0 : EvalExpr(c, a, f[L::kPending]);
       if (a.fault != kFaultNone) return kResolveFault;
       if (n < 0 || n > 7) {
         Fail(a, kFaultCount);
         return kResolveFault;
       }
       r->bulk_wait.pending = static_cast<uint32_t>(n);
-      r->bulk_wait.read = f[1] != 0 ? 1u : 0u;
+      r->bulk_wait.read = f[L::kRead] != 0 ? 1u : 0u;
       return kResolved;
     }
     case OpKind::kFence:
-      r->fence_kind = f[0] & 0xffu;  // the tensormap fences' map index above: never executed
+      // The tensormap fences' map index above the kind: never executed.
+      r->fence_kind = f[layout::Fence::kKind] & 0xffu;
       return kResolved;
     case OpKind::kClusterArrive:
-      r->relaxed = f[0];
+      r->relaxed = f[layout::ClusterArrive::kRelaxed];
       return kResolved;
-    case OpKind::kNamedBarrier: {  // id, threads, sync
-      const int64_t id = EvalExpr(c, a, f[0]);
-      const int64_t threads = EvalExpr(c, a, f[1]);
+    case OpKind::kNamedBarrier: {
+      using L = layout::NamedBarrier;
+      const int64_t id = EvalExpr(c, a, f[L::kId]);
+      const int64_t threads = EvalExpr(c, a, f[L::kThreads]);
       if (a.fault != kFaultNone) return kResolveFault;
       // The schedule counts each agent as its role's `threads`; on the GPU an agent is a warp.
       // The runner's table gives the warps of barriers shared by roles of different `threads`.
       const int64_t per_agent = c.role_threads[a.slot.role];
       int64_t hw = 0;
-      if (id >= 0 && id < kMaxNamedBarriers && c.named_threads[id] != 0 &&
-          threads == c.named_threads[id]) {
-        hw = c.named_hw_threads[id];
-      } else if (id < 0 || id >= kMaxNamedBarriers || per_agent < 1 || threads % per_agent != 0 ||
-                 threads / per_agent * 32 > 1024) {
-        Fail(a, kFaultCount);
-        return kResolveFault;
-      } else {
+      if (id >= 0 && id < kMaxNamedBarriers) {
+        for (uint32_t j = 0; j < kNamedCounts; ++j) {
+          if (c.named_threads[id][j] != 0 && threads == c.named_threads[id][j]) {
+            hw = c.named_hw_threads[id][j];
+          }
+        }
+      }
+      if (hw == 0) {
+        if (id < 0 || id >= kMaxNamedBarriers || per_agent < 1 || threads % per_agent != 0 ||
+            threads / per_agent * 32 > 1024) {
+          Fail(a, kFaultCount);
+          return kResolveFault;
+        }
         hw = threads / per_agent * 32;
       }
       r->named.id = static_cast<uint32_t>(id);
       r->named.threads = static_cast<uint32_t>(threads);
       r->named.hw_threads = static_cast<uint32_t>(hw);
-      r->named.sync = f[2] != 0 ? 1u : 0u;
+      r->named.sync = f[L::kSync] != 0 ? 1u : 0u;
       return kResolved;
     }
-    case OpKind::kBufferAccess: {  // buf(5), write
+    case OpKind::kBufferAccess: {
+      using L = layout::BufferAccess;
       ResolvedAccess& x = r->access;
-      if (!BufferOperand(c, a, f, &x.buf, &x.slot, &x.offset, &x.bytes, &x.addr)) {
+      if (!BufferOperand(c, a, f + L::kBuf, &x.buf, &x.slot, &x.offset, &x.bytes, &x.addr)) {
         return kResolveFault;
       }
-      x.write = (f[5] & 1u) != 0 ? 1u : 0u;  // bits 1-2: atomic, returns; 3-4: a read's proxy
-      // The buffer ref's cta word (f[4]): `use`/`write ... @cta(r)`.
-      const int64_t t = f[4] == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, f[4]);
+      x.write = (f[L::kFlags] & 1u) != 0 ? 1u : 0u;  // bits 1-2: atomic, returns; 3-4: proxy
+      // The buffer ref's cta word: `use`/`write ... @cta(r)`.
+      const uint32_t cta_ref = f[L::kBuf + layout::BufRef::kCta];
+      const int64_t t = cta_ref == kNone ? static_cast<int64_t>(a.cta) : EvalExpr(c, a, cta_ref);
       if (a.fault != kFaultNone) return kResolveFault;
       if (t < 0 || t >= static_cast<int64_t>(c.cluster_m * c.cluster_n)) {
         Fail(a, kFaultIndex);
@@ -557,23 +605,25 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
       x.cta = static_cast<uint32_t>(t);
       return kResolved;
     }
-    case OpKind::kGridDepControl:  // kind
-      r->griddep = f[0];
+    case OpKind::kGridDepControl:
+      r->griddep = f[layout::GridDepControl::kKind];
       return kResolved;
-    case OpKind::kGlobalAccess: {  // global, slot, offset, bytes, write
+    case OpKind::kGlobalAccess: {
       // The engine's range rules (engine.index-range, engine.buffer-range: at least one byte,
       // inside the slot); the executor reads and writes whole 16-byte pattern chunks.
+      using L = layout::GlobalAccess;
       ResolvedGlobalAccess& x = r->global_access;
-      if (f[0] >= c.num_globals) {
+      const uint32_t g = f[L::kGlobal];
+      if (g >= c.num_globals) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
-      const int64_t slot_bytes = c.global_slot_bytes[f[0]];
-      const int64_t s = EvalExpr(c, a, f[1]);
-      const int64_t o = f[2] == kNone ? 0 : EvalExpr(c, a, f[2]);
-      const int64_t n = f[3] == kNone ? slot_bytes - o : EvalExpr(c, a, f[3]);
+      const int64_t slot_bytes = c.global_slot_bytes[g];
+      const int64_t s = EvalExpr(c, a, f[L::kSlot]);
+      const int64_t o = f[L::kOffset] == kNone ? 0 : EvalExpr(c, a, f[L::kOffset]);
+      const int64_t n = f[L::kBytes] == kNone ? slot_bytes - o : EvalExpr(c, a, f[L::kBytes]);
       if (a.fault != kFaultNone) return kResolveFault;
-      if (s < 0 || s >= c.global_slots[f[0]]) {
+      if (s < 0 || s >= c.global_slots[g]) {
         Fail(a, kFaultIndex);
         return kResolveFault;
       }
@@ -585,11 +635,11 @@ PARITY_HD inline uint32_t Resolve(const C& c, A& a, OpKind op, const uint32_t* f
         Fail(a, kFaultAlign);
         return kResolveFault;
       }
-      x.global = f[0];
+      x.global = g;
       x.slot = static_cast<uint32_t>(s);
       x.offset = static_cast<uint32_t>(o);
       x.bytes = static_cast<uint32_t>(n);
-      x.write = f[4] != 0 ? 1u : 0u;
+      x.write = f[L::kWrite] != 0 ? 1u : 0u;
       return kResolved;
     }
     default:

@@ -27,15 +27,32 @@ namespace parity::ptx::importer_internal {
 std::string Importer::SourceLine(const Instruction& inst) const {
   const std::vector<SourcePos>& chain = inst.inline_chain;
   SourcePos src = inst.call_site.known() ? inst.call_site : inst.source;
+  size_t first = 0;
   if (!chain.empty()) {
     const bool under = chain.size() > shared_frames_.size() &&
                        std::equal(shared_frames_.begin(), shared_frames_.end(), chain.begin());
-    src = chain[under ? shared_frames_.size() : 0];
+    first = under ? shared_frames_.size() : 0;
+    src = chain[first];
   }
   if (!src.known()) return "";
-  auto it = m_.files.find(src.file);
-  return (it == m_.files.end() ? std::string("?") : Basename(it->second)) + ":" +
-         std::to_string(src.line);
+  auto name = [&](const SourcePos& pos) {
+    auto it = m_.files.find(pos.file);
+    return (it == m_.files.end() ? std::string("?") : Basename(it->second)) + ":" +
+           std::to_string(pos.line);
+  };
+  std::string cited = name(src);
+  if (!o_.source_chain) return cited;
+  // The inner frames, each the line the frame before it called (ImportOptions::source_chain);
+  // a frame repeated on the same line (a call and its argument's inlined helper) is named once.
+  std::string last = cited;
+  for (size_t k = first + 1; k < chain.size(); ++k) {
+    if (!chain[k].known()) continue;
+    std::string inner = name(chain[k]);
+    if (inner == last) continue;
+    cited += " > " + inner;
+    last = std::move(inner);
+  }
+  return cited;
 }
 
 void Importer::FindSharedFrames() {
@@ -124,6 +141,8 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
         PARITY_RETURN_IF_ERROR(BarrierRef(inst, v[0], &op.fmt, &op.ints));
         op.merge = OpRec::Merge::kOneLane;
       } else if (inst.HasModifier("try_wait") || inst.HasModifier("test_wait")) {
+        // A probe whose result nothing reads orders nothing (wait_results.h).
+        if (!wait_results_read_[static_cast<size_t>(e.instruction)]) continue;
         if (!inst.HasModifier("parity")) {
           return Unsupported(inst, "a wait on a state token (only .parity waits are modelled)");
         }

@@ -17,6 +17,7 @@
 #include "sim/ptx/importer_internal.h"
 #include "sim/ptx/cta_memory.h"
 #include "sim/ptx/thread_exec.h"
+#include "sim/ptx/wait_results.h"
 
 namespace parity::ptx::importer_internal {
 
@@ -70,6 +71,7 @@ Expected<std::string> Importer::Run() {
   PARITY_RETURN_IF_ERROR(RecoverDeclarations());
   NameBarriersByRole();
   FindSharedFrames();
+  wait_results_read_ = WaitResultsRead(f_);
   for (const TensorMapArg& t : o_.tensor_maps) {
     if (used_maps_.count(TensorMapName(t)) == 0 && !t.from_launch) {
       return BadOption("--tensormap " +

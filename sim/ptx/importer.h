@@ -83,6 +83,11 @@ struct ImportOptions {
   // reuse unordered; `--no-generic-reads` is for replaying traces of kernels known to lack the
   // fence. wgmma operands are `use.async` always.
   bool generic_reads = true;
+  // Each operation cites its whole inlined call chain, from the kernel's own frame inward
+  // (`kernel.hpp:271 > mainloop.hpp:337 > sm90_pipeline.hpp:320 > barrier.h:138`), instead of
+  // that frame alone: a protocol edit in a header every kernel inlines (CUTLASS's
+  // PipelineTmaAsync) is then named by the finding, not only the kernel line that reaches it.
+  bool source_chain = false;
   // The launch's grid in CTAs (`--launch`): %nctaid and %nclusterid read it while the importer
   // runs only `clusters` clusters of it. {0, 0, 0}: the grid is the clusters that run.
   std::array<uint32_t, 3> grid = {0, 0, 0};

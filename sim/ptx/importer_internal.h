@@ -291,6 +291,9 @@ class Importer {
   const ImportOptions& o_;
   uint32_t ctas_ = 1;  // CTAs per cluster
   std::vector<SourcePos> shared_frames_;  // the frames the protocol instructions' chains share
+  // Per instruction: false for a try_wait / test_wait whose result decides nothing (a probe,
+  // wait_results.h), which is no wait of the schedule.
+  std::vector<bool> wait_results_read_;
   std::vector<std::vector<std::vector<ProtocolEvent>>> events_;
   std::vector<BarrierArray> barriers_;
   std::vector<BufferInfo> buffers_;

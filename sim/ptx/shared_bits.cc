@@ -36,4 +36,19 @@ std::optional<Value> AddressLowBits(const Module& m, const Function& f, const st
   return std::nullopt;
 }
 
+std::vector<Value> SplitHalves(const Value& v, size_t parts, int bits) {
+  std::vector<Value> out(parts, Value::Unknown());
+  const int w = parts == 0 ? 0 : bits / static_cast<int>(parts);
+  if (w <= 0 || w >= 64) return out;
+  for (size_t k = 0; k < parts; ++k) {
+    if (v.kind == Value::Kind::kInt) {
+      out[k] = Value::Int((v.bits >> (k * static_cast<size_t>(w))) & ((uint64_t{1} << w) - 1));
+    } else if (k == 0 && (v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived)) {
+      const int shift = v.kind == Value::Kind::kAddress ? 0 : v.shift;
+      if (shift >= 0) out[k] = Value::Derived(v.symbol, v.bits, shift);
+    }
+  }
+  return out;
+}
+
 }  // namespace parity::ptx

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/ptx/ptx.h"
 #include "sim/ptx/thread_exec.h"
@@ -28,6 +29,14 @@ uint64_t SharedBaseAlignment(const Module& m, const Function& f, const std::stri
 // address moved within its aligned block). nullopt otherwise.
 std::optional<Value> AddressLowBits(const Module& m, const Function& f, const std::string& op,
                                     const Value& a, const Value& b, int bits);
+
+// The halves of `v` (`bits` wide) that `mov.b64 {%lo, %hi}, %rd` writes, `parts` of them: an
+// integer's bits; a shared address's or descriptor's low half keeps its origin and shift (a wgmma
+// descriptor's start-address field is bits 0-13 of the low half, and CuTe's DescriptorIterator
+// moves a descriptor to the next k-block or stage by adding to that half alone,
+// cute/atom/mma_traits_sm90_gmma.hpp:327 `reg32_[0] + offset`), so that the descriptor packed
+// again names the bytes it reads; every other half is unknown.
+std::vector<Value> SplitHalves(const Value& v, size_t parts, int bits);
 
 }  // namespace parity::ptx
 

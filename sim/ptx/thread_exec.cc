@@ -48,7 +48,6 @@ std::vector<OpType> Types(const Instruction& inst) {
   return out;
 }
 
-
 // The origin of an unknown value read from a kernel parameter nobody gave.
 constexpr std::string_view kParamOrigin = "param:";
 // The same for a scalar parameter (--arg).
@@ -152,7 +151,6 @@ class ThreadRunner {
     return Fail(inst, what + " depends on data the importer does not know (" +
                           DescribeOrigin(v.symbol) + ")");
   }
-
 
   Value Reg(const std::string& name) const {
     static const char* const kDims = "xyz";
@@ -276,8 +274,7 @@ class ThreadRunner {
       const Value& origin = a_addr ? a : b;
       const Value& other = a_addr ? b : a;
       // The shift relating the value to the address: an address has 0; shr by n adds n, shl
-      // takes it back; masking and or-ing layout bits keep it; adding k moves the address by
-      // k << shift.
+      // takes it back; masking and or-ing layout bits keep it; adding k moves it by k << shift.
       const int shift = origin.kind == K::kAddress ? 0 : origin.shift;
       if (other.kind != K::kInt || shift < 0) return Value::Derived(origin.symbol, origin.bits);
       const uint64_t k = other.bits;
@@ -411,17 +408,21 @@ class ThreadRunner {
     }
     if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister &&
         o[1].kind == OperandKind::kVector) {
-      // mov.b64 %rd, {%lo, %hi}: a descriptor assembled from halves keeps an address's origin.
+      // mov.b64 %rd, {%lo, %hi}: a descriptor assembled from halves keeps an address's origin;
+      // only the low half keeps the address field where adding to the whole moves it.
       Value r = Value::Unknown();
-      for (size_t k = 0; k < o[1].parts.size(); ++k) {
+      for (size_t k = 0; k < o[1].parts.size() && r.kind == Value::Kind::kUnknown; ++k) {
         const Value v = Eval(o[1].parts[k]);
         if (v.kind == Value::Kind::kAddress || v.kind == Value::Kind::kDerived) {
-          // Only the low half keeps the address field where adding to the whole moves it.
           const int shift = v.kind == Value::Kind::kAddress ? 0 : v.shift;
           r = Value::Derived(v.symbol, v.bits, k == 0 ? shift : -1);
         }
       }
       Set(o[0], r, t.bits);
+    } else if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kVector) {
+      const std::vector<Value> parts = SplitHalves(Eval(o[1]), o[0].parts.size(), t.bits);
+      const int w = t.bits / static_cast<int>(std::max<size_t>(parts.size(), 1));
+      for (size_t k = 0; k < parts.size(); ++k) Set(o[0].parts[k], parts[k], w);  // shared_bits.h
     } else if (op == "mov" && o.size() == 2 && o[0].kind == OperandKind::kRegister) {
       Set(o[0], Eval(o[1]), t.bits);
     } else if ((op == "add" || op == "sub" || op == "and" || op == "or" || op == "xor" ||
@@ -565,8 +566,7 @@ class ThreadRunner {
         Set(o[0], LoadParam(inst, addr, 0, t.bits), t.bits);
       }
     } else {
-      // Loads, floating point, warp shuffles, calls: their results are data the importer does
-      // not track.
+      // Loads, floating point, warp shuffles, calls: data the importer does not track.
       ClobberDestinations(inst);
     }
     return Status::Ok();

@@ -70,7 +70,7 @@ echo "$msg" | grep -q "the kernel interprets all 4 agents: .* an arrive keeps a 
 msg=$("$bin" resolve "$ring_2p2c")
 echo "$msg" | grep -q "ring_2p2c: all 4 agents run from op streams resolved on the host: 61 ops" ||
   fail "ring_2p2c: $msg"
-echo "$msg" | grep -q "named barrier 1: the schedule's 256 threads are 4 warps (128 hardware threads)" ||
+echo "$msg" | grep -q "named barrier 1: the schedule's 256 threads are 4 warp arrivals (128 hardware threads)" ||
   fail "ring_2p2c: bar.sync 1 not mapped to 4 warps: $msg"
 # fa3_forward's named barriers: ids evaluated per agent (`bar.sync SCHED + agent`), so the
 # 288-thread QueryEmpty barrier of a 32-thread producer and two 128-thread warpgroups maps to 3
@@ -79,9 +79,9 @@ fa3=${15}; mo_dsmem=${16}
 msg=$("$bin" resolve "$fa3")
 echo "$msg" | grep -q "fa3_forward: all 3 agents run from op streams resolved on the host" ||
   fail "fa3_forward: $msg"
-for want in "named barrier 1: the schedule's 288 threads are 3 warps (96 hardware threads)" \
-            "named barrier 3: the schedule's 256 threads are 2 warps (64 hardware threads)" \
-            "named barrier 4: the schedule's 256 threads are 2 warps (64 hardware threads)"; do
+for want in "named barrier 1: the schedule's 288 threads are 3 warp arrivals (96 hardware threads)" \
+            "named barrier 3: the schedule's 256 threads are 2 warp arrivals (64 hardware threads)" \
+            "named barrier 4: the schedule's 256 threads are 2 warp arrivals (64 hardware threads)"; do
   echo "$msg" | grep -qF "$want" || fail "fa3_forward: no '$want': $msg"
 done
 # A wait with semantics and scope (`wait.acquire.cluster`) runs from a resolved stream.
@@ -102,6 +102,17 @@ echo "$msg" | grep -q "pdl_gemm_then_consumer (the dependent grid): all 2 agents
   fail "gemm_then_consumer: the dependent grid is not resolved as expected: $msg"
 for want in "cluster 0 CTA 0 producer\[0\]: 14 ops" "cluster 0 CTA 0 consumer\[0\]: 11 ops" "cluster 0 CTA 0 consumer2\[0\]: 8 ops"; do
   echo "$msg" | grep -q "$want" || fail "gemm_then_consumer: no '$want': $msg"
+done
+# fa3_forward's epilogue uses EpilogueBarrier (id 2) with two counts: 256 (both warpgroups, the
+# second as a 96-thread and a 32-thread role) and 288, for which the last warp arrives and then
+# syncs (256 + 32): 3 and 4 warp arrivals. Mapping only one count (or scaling 256 by each role's
+# threads) gives warps of one phase different hardware counts, which the H100 traps.
+epilogue=${20}
+msg=$("$bin" resolve "$epilogue")
+for want in "named barrier 1: the schedule's 288 threads are 4 warp arrivals (128 hardware threads)" \
+            "named barrier 2: the schedule's 256 threads are 3 warp arrivals (96 hardware threads)" \
+            "named barrier 2: the schedule's 288 threads are 4 warp arrivals (128 hardware threads)"; do
+  echo "$msg" | grep -qF "$want" || fail "epilogue_o_over_v: no '$want': $msg"
 done
 msg=$("$bin" resolve "$sgemm")
 echo "$msg" | grep -q "the kernel interprets all .* an op the interpreter runs directly" || fail "sgemm_sm80: $msg"

@@ -800,5 +800,61 @@ TEST(WarpCollectives, MatrixLoadsAndStoresTakeAddressesFromTheirRowLanesOnly) {
   }
 }
 
+// mov.b64 {%lo, %hi}, %rd splits a value: an integer into its halves, a wgmma descriptor into a
+// low half that keeps the shared address (CuTe's DescriptorIterator adds a stage's offset to the
+// low half and packs the descriptor again, cute/atom/mma_traits_sm90_gmma.hpp:327), so that the
+// wgmma names the stage it reads rather than nothing.
+TEST(ThreadExec, SplittingADescriptorKeepsTheAddressInItsLowHalf) {
+  const std::string text = R"(.version 8.7
+.target sm_90a
+.address_size 64
+.shared .align 1024 .b8 tile[65536];
+.visible .entry desc()
+{
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<12>;
+  .reg .f32 %f<5>;
+  mov.u32 %r1, tile;
+  shr.u32 %r2, %r1, 4;
+  and.b32 %r3, %r2, 16383;
+  mov.u32 %r7, 1073741824;
+  mov.b64 %rd2, {%r3, %r7};
+  mov.b64 {%r4, %r5}, %rd2;
+  add.s32 %r6, %r4, 1024;
+  mov.b64 %rd3, {%r6, %r5};
+  wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd2, %rd3, 1, 1, 1, 0, 0;
+  mov.b64 %rd9, 21474836487;
+  mov.b64 {%r8, %r9}, %rd9;
+  mbarrier.init.shared::cta.b64 [%r1], %r8;
+  mbarrier.init.shared::cta.b64 [%r1], %r9;
+  ret;
+}
+)";
+  auto m = ParseModule(text, "desc.ptx");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const Function& f = *FindEntry(*m, "desc").value();
+  ThreadContext ctx;
+  ctx.record_shared_accesses = true;  // wgmma's shared operands
+  auto events = RunThread(*m, f, ctx);
+  ASSERT_TRUE(events.ok()) << events.status().ToString();
+  std::vector<const ProtocolEvent*> wgmma, init;
+  for (const ProtocolEvent& e : *events) {
+    const std::string& op = f.instructions[e.instruction].opcode;
+    if (op.rfind("wgmma.mma_async", 0) == 0) wgmma.push_back(&e);
+    if (op.rfind("mbarrier.init", 0) == 0) init.push_back(&e);
+  }
+  ASSERT_EQ(wgmma.size(), 1u);
+  ASSERT_GE(wgmma[0]->operands.size(), 3u);
+  // The descriptors' address fields are the address >> 4: stage 0 and 16384 bytes on.
+  EXPECT_EQ(wgmma[0]->operands[1], Value::Derived("tile", 0, 4))
+      << wgmma[0]->operands[1].ToString();
+  EXPECT_EQ(wgmma[0]->operands[2], Value::Derived("tile", 16384, 4))
+      << wgmma[0]->operands[2].ToString();
+  // 0x0000000500000007 splits into 7 (low) and 5 (high).
+  ASSERT_EQ(init.size(), 2u);
+  EXPECT_EQ(init[0]->operands[1], Value::Int(7)) << init[0]->operands[1].ToString();
+  EXPECT_EQ(init[1]->operands[1], Value::Int(5)) << init[1]->operands[1].ToString();
+}
+
 }  // namespace
 }  // namespace parity::ptx

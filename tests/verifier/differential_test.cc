@@ -64,6 +64,10 @@ struct Tally {
   // fewer states with it than without (the rule changed some persistent set), and the states
   // of the searches without it.
   uint64_t exact_peer_hits = 0, inexact_states = 0;
+  // Arrival costs (ExploreOptions::arrival_costs): schedules whose reduced search stored fewer
+  // states with them than without, and the states of the searches without them.
+  uint64_t cost_hits = 0, costless_states = 0;
+  uint64_t rule_findings = 0;  // and where the search with rules found a rule or race finding
   std::map<std::string, uint64_t> codes;
   // GenOptions::assertions: schedules where some assertion fails on some path, and where the
   // exists property holds in no completed end state.
@@ -161,6 +165,32 @@ void CompareOne(uint64_t seed, Tally* t, const gen::GenOptions& g = {}) {
       t->inexact_states += inexact.stats.states;
       if (reduced.stats.states < inexact.stats.states) ++t->exact_peer_hits;
     }
+  }
+
+  if (g.leader_multicast) {  // the same search without arrival costs: the same end states
+    o.arrival_costs = false;
+    const ExploreResult costless = Explore(p, params, o);
+    o.arrival_costs = true;
+    ASSERT_TRUE(costless.bound.empty()) << costless.bound;
+    EXPECT_EQ(costless.terminals, brute.terminals) << "without arrival costs";
+    EXPECT_EQ(costless.stats.violation_ends > 0, reduced.stats.violation_ends > 0);
+    if (reduced.verdict != ExploreVerdict::kBadInput) {
+      t->costless_states += costless.stats.states;
+      if (reduced.stats.states < costless.stats.states) ++t->cost_hits;
+    }
+    // With the protocol rules and races on every path (every_path.h), as `parity explore`
+    // runs: VERIFIED with the reduction exactly when the brute force says VERIFIED (the
+    // mutations that read a stage before its wait or after its release race).
+    ExploreOptions full;
+    full.reduction = false;
+    const ExploreResult brute_rules = Explore(p, params, full);
+    full.reduction = true;
+    const ExploreResult reduced_rules = Explore(p, params, full);
+    EXPECT_EQ(reduced_rules.verdict == ExploreVerdict::kVerified,
+              brute_rules.verdict == ExploreVerdict::kVerified)
+        << "with rules: reduced " << ExploreVerdictName(reduced_rules.verdict) << ", brute force "
+        << ExploreVerdictName(brute_rules.verdict);
+    t->rule_findings += reduced_rules.verdict == ExploreVerdict::kRuleViolation;
   }
 
   if (naive.error) {
@@ -350,6 +380,28 @@ TEST(DifferentialTest, GeneratedCtaChains) {
   EXPECT_GT(t.exact_peer_hits, t.compared / 4);
   EXPECT_GT(t.verified, 0u);
   EXPECT_GT(t.deadlock + t.violation + t.both, 0u);
+}
+
+// DeepGEMM's cluster of two (GenOptions::leader_multicast): CTA 0 multicasts A into both CTAs,
+// consumers release both CTAs' stages one after the other. The arrival costs of the balance
+// analysis (verifier/reducer.h, ArrivalCost) must change the persistent sets of a good part of
+// them, and the mutations (CTA 1 loading its own A: a CTA a round ahead of its peer's releases)
+// keep the verdicts mixed.
+TEST(DifferentialTest, GeneratedLeaderMulticast) {
+  gen::GenOptions g;
+  g.leader_multicast = true;
+  const uint64_t n = EnvOr("PARITY_LEADER_SCHEDULES", kSchedules / 30);
+  const Tally t = RunRange(EnvOr("PARITY_LEADER_SEED", 1), n, g);
+  std::printf("  arrival costs: fewer states in %llu schedules; states with them %llu, "
+              "without %llu; a rule or race found with rules on in %llu\n",
+              (unsigned long long)t.cost_hits, (unsigned long long)t.reduced_states,
+              (unsigned long long)t.costless_states, (unsigned long long)t.rule_findings);
+  if (n < 20) return;
+  EXPECT_GT(t.compared, n / 2);
+  EXPECT_GT(t.cost_hits, t.compared / 10);
+  EXPECT_GT(t.rule_findings, 0u);
+  EXPECT_GT(t.verified, t.compared / 10);
+  EXPECT_GT(t.deadlock + t.violation + t.both, t.compared / 10);
 }
 
 // Chains of 2-4 grids of programmatic dependent launches (GenOptions::pdl_chains): which

@@ -19,17 +19,9 @@
 #include "tests/common/sanitized.h"
 #include "tests/verifier/explore_test_util.h"
 
-namespace parity::verifier {
+// In the helpers' namespace: their names (Load, Search, ReplayEnd, Engine, ...) unqualified.
+namespace parity::verifier::explore_test_util {
 namespace {
-
-using engine::Engine;
-using engine::Outcome;
-using engine::Predictor;
-using explore_test_util::EagerOutcome;
-using explore_test_util::Load;
-using explore_test_util::Loaded;
-using explore_test_util::ReplayEnd;
-using explore_test_util::Search;
 
 // --- symmetry reduction (explore.h): interchangeable agents of one role in one CTA ---
 
@@ -139,9 +131,9 @@ TEST(ExploreSymmetryTest, SameVerdictsAndEndsAsBruteForce) {
 }
 
 }  // namespace
-}  // namespace parity::verifier
+}  // namespace parity::verifier::explore_test_util
 
-namespace parity::verifier {
+namespace parity::verifier::explore_test_util {
 namespace {
 
 // --- parallel search (ExploreOptions::threads): the same result on any number of threads ---
@@ -617,4 +609,4 @@ TEST(RestoreStepTest, BatchedDepthFirstFindsViolations) {
 }
 
 }  // namespace
-}  // namespace parity::verifier
+}  // namespace parity::verifier::explore_test_util

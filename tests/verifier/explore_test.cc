@@ -18,17 +18,9 @@
 #include "tests/common/sanitized.h"
 #include "tests/verifier/explore_test_util.h"
 
-namespace parity::verifier {
+// In the helpers' namespace: their names (Load, Search, ReplayEnd, Engine, ...) unqualified.
+namespace parity::verifier::explore_test_util {
 namespace {
-
-using engine::Engine;
-using engine::Outcome;
-using engine::Predictor;
-using explore_test_util::EagerOutcome;
-using explore_test_util::Load;
-using explore_test_util::Loaded;
-using explore_test_util::ReplayEnd;
-using explore_test_util::Search;
 
 TEST(ExploreTest, PollInsteadOfWaitPassesEagerButDeadlocksInSomeOrder) {
   Loaded l = Load("sim/examples/explore/poll_instead_of_wait.pipe");
@@ -487,9 +479,9 @@ TEST(ExploreGemmTest, Multicast2x2SmallestIsVerified) {
 }
 
 }  // namespace
-}  // namespace parity::verifier
+}  // namespace parity::verifier::explore_test_util
 
-namespace parity::verifier {
+namespace parity::verifier::explore_test_util {
 namespace {
 
 // --- guarded waits (explore.h): schedules with two consumers per CTA ---
@@ -723,4 +715,4 @@ TEST(ExploreGemmTest, Multicast2x2TwoConsumersIsVerified) {
 }
 
 }  // namespace
-}  // namespace parity::verifier
+}  // namespace parity::verifier::explore_test_util

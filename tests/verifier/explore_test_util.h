@@ -62,8 +62,6 @@ inline engine::RunResult ReplayEnd(const Loaded& l, const ExploreResult& r) {
   return e.ok() ? e->result() : engine::RunResult{};
 }
 
-// --- schedule-dependent bugs: check (eager) passes, explore finds them ---
-
 }  // namespace parity::verifier::explore_test_util
 
 #endif  // PARITY_TESTS_VERIFIER_EXPLORE_TEST_UTIL_H_

@@ -28,6 +28,7 @@ struct ImportCliOptions {
   std::vector<std::string> params;
   std::vector<std::string> tensor_maps;
   bool no_generic_reads = false;
+  bool source_chain = false;
   std::string launch;
   int launch_index = 0;
   std::string out;
@@ -74,6 +75,7 @@ Expected<ptx::ImportOptions> BuildImportOptions(const ImportCliOptions& c) {
   o.cluster_y = cluster->size() > 1 ? (*cluster)[1] : 1;
   o.clusters = c.clusters;
   o.generic_reads = !c.no_generic_reads;
+  o.source_chain = c.source_chain;
   for (const std::string& a : c.args) {
     const size_t eq = a.find('=');
     int index = -1;
@@ -152,6 +154,9 @@ void AddImportCommand(CLI::App& app, Context& ctx) {
                 "ld.shared / ldmatrix reads become plain `use` instead of use.generic, so a TMA "
                 "or bulk load after them needs no fence.proxy.async (by default it does: P2006, "
                 "DeepEP #621); wgmma operands are use.async always");
+  sub->add_flag("--source-chain", opts->source_chain,
+                "each operation's comment names its whole inlined call chain, from the kernel's "
+                "own frame inward (a > b > c), not that frame alone");
   sub->add_option("--launch", opts->launch,
                   "a launch file of `parity capture` (docs/launch-file.md): the launch gives "
                   "block, cluster, grid, every parameter byte and the tensor maps");

@@ -17,12 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "parity/parity.h"
 #include "sim/common/read_file.h"
-#include "sim/ir/parser.h"
-#include "sim/litmus/outcome.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
-#include "verifier/litmus.h"
+#include "tools/cli/schedule_loader.h"
 
 namespace parity::cli {
 namespace {
@@ -46,9 +45,9 @@ struct Row {
   bool ran = false;
   uint64_t h100_runs = 0;
   size_t h100_outcomes = 0;
-  verifier::LitmusComparison cmp;
-  litmus::Histogram sim;
-  litmus::Histogram h100;
+  api::LitmusComparison cmp;
+  api::LitmusHistogram sim;
+  api::LitmusHistogram h100;
 };
 
 bool ReadFile(const std::string& path, std::string* out) {
@@ -82,16 +81,17 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
 
   std::vector<Row> rows;
   for (const std::string& file : files) {
-    Expected<ir::Program> program = ir::ParseFile(file);
-    if (!program.ok()) {
-      ReportBadInput(ctx, program.status());
+    // A client of the C++ API (parity/parity.h).
+    api::Result<api::Schedule> test = api::Schedule::FromFile(file);
+    if (!test.ok()) {
+      ReportBadInput(ctx, ToStatus(test.error()));
       return kExitBadInput;
     }
     Row row;
     row.name = fs::path(file).stem().string();
-    Expected<litmus::Histogram> sim = verifier::SimulateLitmus(*program, row.name);
+    api::Result<api::LitmusHistogram> sim = api::SimulateLitmus(*test, row.name);
     if (!sim.ok()) {
-      ReportBadInput(ctx, sim.status().At(SourceLocation{file, 0, 0}));
+      ReportBadInput(ctx, ToStatus(sim.error()));
       return kExitBadInput;
     }
     row.sim = *sim;
@@ -100,7 +100,7 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
     if (!o.write_sim.empty()) {
       const std::string out = (fs::path(o.write_sim) / (row.name + ".sim.txt")).string();
       std::ofstream f(out, std::ios::binary);
-      f << litmus::FormatHistogram(*sim);
+      f << sim->ToText();
       if (!f) {
         ReportBadInput(ctx, Status("litmus.output", "cannot write " + out));
         return kExitBadInput;
@@ -109,14 +109,14 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
     const std::string h100_path = (fs::path(o.h100_dir) / (row.name + ".h100.txt")).string();
     std::string text;
     if (ReadFile(h100_path, &text)) {
-      Expected<litmus::Histogram> h100 = litmus::ParseHistogram(text, h100_path);
+      api::Result<api::LitmusHistogram> h100 = api::LitmusHistogram::Parse(text, h100_path);
       if (!h100.ok()) {
-        ReportBadInput(ctx, h100.status());
+        ReportBadInput(ctx, ToStatus(h100.error()));
         return kExitBadInput;
       }
-      Expected<verifier::LitmusComparison> cmp = verifier::CompareLitmus(*sim, *h100);
+      api::Result<api::LitmusComparison> cmp = api::CompareLitmus(*sim, *h100);
       if (!cmp.ok()) {
-        ReportBadInput(ctx, cmp.status().At(SourceLocation{h100_path, 1, 0}));
+        ReportBadInput(ctx, ToStatus(cmp.error()).At(SourceLocation{h100_path, 1, 0}));
         return kExitBadInput;
       }
       row.ran = true;
@@ -132,10 +132,10 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
     int fails = 0;
     nlohmann::json tests = nlohmann::json::array();
     for (const Row& r : rows) {
-      const verifier::LitmusVerdict v = r.ran ? r.cmp.verdict : verifier::LitmusVerdict::kNotRun;
-      fails += v == verifier::LitmusVerdict::kFail;
+      const api::LitmusVerdict v = r.ran ? r.cmp.verdict : api::LitmusVerdict::kNotRun;
+      fails += v == api::LitmusVerdict::kFail;
       nlohmann::json t = {{"name", r.name},
-                          {"verdict", verifier::LitmusVerdictName(v)},
+                          {"verdict", api::LitmusVerdictName(v)},
                           {"sim_outcomes", r.sim_outcomes},
                           {"sim_undefined", r.sim_ub},
                           {"ran_on_h100", r.ran},
@@ -160,21 +160,21 @@ int RunLitmus(const LitmusOptions& o, Context& ctx) {
               "verdict");
   int fails = 0, undefined = 0, not_run = 0, agree = 0;
   for (const Row& r : rows) {
-    const verifier::LitmusVerdict v = r.ran ? r.cmp.verdict : verifier::LitmusVerdict::kNotRun;
+    const api::LitmusVerdict v = r.ran ? r.cmp.verdict : api::LitmusVerdict::kNotRun;
     std::string sim_col = std::to_string(r.sim_outcomes) + (r.sim_ub ? " (ub)" : "");
     if (r.ran) {
       std::printf("%-40s %12s %10llu %14zu  %s\n", r.name.c_str(), sim_col.c_str(),
                   static_cast<unsigned long long>(r.h100_runs), r.h100_outcomes,
-                  verifier::LitmusVerdictName(v));
+                  api::LitmusVerdictName(v));
     } else {
       std::printf("%-40s %12s %10s %14s  %s\n", r.name.c_str(), sim_col.c_str(), "-", "-",
-                  verifier::LitmusVerdictName(v));
+                  api::LitmusVerdictName(v));
     }
     switch (v) {
-      case verifier::LitmusVerdict::kAgree: ++agree; break;
-      case verifier::LitmusVerdict::kFail: ++fails; break;
-      case verifier::LitmusVerdict::kUndefined: ++undefined; break;
-      case verifier::LitmusVerdict::kNotRun: ++not_run; break;
+      case api::LitmusVerdict::kAgree: ++agree; break;
+      case api::LitmusVerdict::kFail: ++fails; break;
+      case api::LitmusVerdict::kUndefined: ++undefined; break;
+      case api::LitmusVerdict::kNotRun: ++not_run; break;
     }
     for (const std::string& u : r.cmp.unexpected) {
       std::printf("    observed, not allowed: %s  (%llu runs)\n", u.c_str(),

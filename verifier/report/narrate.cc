@@ -285,7 +285,7 @@ std::string ViolationText(const ir::Program& program, const engine::ViolationInf
     }
   }
   // The mbarrier rules report on the barrier element their operation targets (the violation
-  // event's object, index and target CTA: sim/engine/exec_sync.h); M1013's token names none.
+  // event's object, index and target CTA: sim/engine/exec_sync.cc); M1013's token names none.
   const std::string_view id = model::CodeId(v.violation.code);
   if (!id.empty() && id[0] == 'M' && v.violation.code != model::Code::kMbarrierPendingCountToken &&
       v.event.object < program.barriers.size()) {

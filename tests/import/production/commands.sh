@@ -73,5 +73,29 @@ case "${1:-all}" in
     "$here/twin.sh" deepgemm_fp8_bad_empty_count $DG_FP8_IMPL \
       '136s|init(kNumTMAMulticast \* kNumMathThreads / 32)|init(kNumTMAMulticast * kNumMathThreads / 32 + 1)|' \
       "$here/src/deepgemm_sm90_fp8_gemm_1d2d.cu" "${DG_FLAGS[@]}"
+    # Twins of CUTLASS example 49's KernelTma and cooperative kernels and of FA3's hdim-128 kernel
+    # without a cluster: each twin's translation unit holds its one kernel (src/*_one_kernel.cu),
+    # so that an edit of a header every kernel includes (sm90_pipeline.hpp) changes that kernel
+    # only; the kernel's mangled name, parameters and arguments are the corpus kernel's.
+    export CXX_STD=c++17
+    C49=(-I$C/include -I$C/tools/util/include -I$C/examples -I$C/examples/common)
+    C_PIPE=$C/include/cutlass/pipeline/sm90_pipeline.hpp
+    "$here/twin.sh" cutlass49_kernel_tma_no_full_wait $C_PIPE \
+      '613s|full_barrier_ptr_\[stage\].wait(phase);|;|' \
+      "$here/src/cutlass49_one_kernel.cu" "${C49[@]}" -DCORPUS49_RUNNER=corpus49::KernelTma
+    "$here/twin.sh" cutlass49_cooperative_bad_parity $C_PIPE \
+      '513s|wait(phase);|wait(phase ^ 1);|' \
+      "$here/src/cutlass49_one_kernel.cu" "${C49[@]}" -DCORPUS49_RUNNER=corpus49::Cooperative
+    # Example 48's translation unit holds its one kernel already.
+    "$here/twin.sh" cutlass48_no_full_wait $C_PIPE \
+      '621s|full_barrier_ptr_\[stage\].wait(phase);|;|' \
+      $C/examples/48_hopper_warp_specialized_gemm/48_hopper_warp_specialized_gemm.cu \
+      -I$C/include -I$C/tools/util/include -I$C/examples/common
+    "$here/twin.sh" fa3_hdim128_no_q_wait $FA/mainloop_fwd_sm90_tma_gmma_ws.hpp \
+      '1096s|barrier_Q.wait(work_idx % 2);|;|' \
+      "$here/src/fa3_fwd_hdim128_bf16_one_kernel.cu" "${FA_FLAGS[@]}"
+    "$here/twin.sh" fa3_hdim128_short_init cutlass-71275920/include/cutlass/arch/barrier.h \
+      '135s|i < Stages;|i < Stages - 1;|' \
+      "$here/src/fa3_fwd_hdim128_bf16_one_kernel.cu" "${FA_FLAGS[@]}"
     ;;
 esac

@@ -284,6 +284,100 @@ std::string NonWs(uint64_t seed, Rng& r, const GenOptions& o) {
   return t;
 }
 
+// DeepGEMM's cluster of two (GenOptions::leader_multicast): a producer per CTA waits on its
+// own CTA's empty stage, CTA 0's producer multicasts the A tile into both CTAs and each
+// producer loads its own B tile; every consumer releases the stage in both CTAs, one CTA after
+// the other (or with one masked arrive). Mutations: counts, bytes, parities, a release of the
+// own CTA only, a consumer that skips its wait, CTA 1 loading its own A (no multicast: a CTA
+// may then run a round ahead of its peer's releases), the drain left out, the expect_tx
+// before or after the loads.
+std::string LeaderMulticast(uint64_t seed, Rng& r, const GenOptions& o) {
+  // Small enough for the oracle (its state bound): two consumers per CTA only with one or two
+  // trips, three trips now and then with one consumer.
+  const int consumers = o.max_agents_per_cta >= 3 && r.Chance(30) ? 2 : 1;
+  const int trips = consumers == 1 && r.Chance(15) ? std::min(3, o.max_trips)
+                                                   : r.Range(1, std::min(2, o.max_trips));
+  const int stages = trips >= 2 && r.Chance(50) ? 2 : 1;
+  std::vector<int> mut;
+  const int n_mut = r.Chance(40) ? 0 : r.Range(1, 2);
+  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(10));
+  auto has = [&](int m) { return std::find(mut.begin(), mut.end(), m) != mut.end(); };
+  int empty_count = 2 * consumers;
+  if (has(0)) empty_count += r.Chance(50) ? 1 : -1;
+  if (empty_count < 1) empty_count = 1;
+  const int bytes = has(1) ? 128 : 256;
+  const std::string S = std::to_string(stages), T = std::to_string(trips);
+  const std::string st = "k % " + S;
+
+  std::string t = Header(seed, 2);
+  t += "buffer a[" + S + "] bytes 128\nbuffer b[" + S + "] bytes 128\n";
+  t += "barrier full[" + S + "] count " + (has(2) ? "2" : "1") + "\n";
+  t += "barrier empty[" + S + "] count " + std::to_string(empty_count) + "\n\n";
+
+  Lines p;
+  p.Open("for i in 0 .. " + S);
+  p.Add("init full[i]");
+  p.Add("init empty[i]");
+  p.Close();
+  p.Add("fence.mbarrier_init");
+  p.Add("cluster.arrive");
+  p.Add("cluster.wait");
+  p.Open("for k in 0 .. " + T);
+  p.Add("wait empty[" + st + "] parity " + (has(3) ? "(k / " + S + ") & 1"
+                                                   : "((k / " + S + ") & 1) ^ 1"));
+  const bool expect_first = r.Chance(50);
+  const std::string expect = "arrive.expect_tx full[" + st + "] bytes " + std::to_string(bytes);
+  if (expect_first) p.Add(expect);
+  if (has(4)) {
+    p.Add("bulk.load a[" + st + "] bytes 128 bar full[" + st + "]");
+  } else {
+    p.Open("if cta_rank == 0");
+    p.Add("bulk.load a[" + st + "] bytes 128 bar full[" + st + "] multicast 3");
+    p.Close();
+  }
+  p.Add("bulk.load b[" + st + "] bytes 128 bar full[" + st + "]");
+  if (!expect_first) p.Add(expect);
+  p.Close();
+  if (!has(5)) {  // the drain: the peer's last releases are in before the CTA exits
+    p.Open("for i in 0 .. " + S);
+    p.Add("wait empty[(" + T + " + i) % " + S + "] parity (((" + T + " + i) / " + S +
+          ") & 1) ^ 1");
+    p.Close();
+  }
+  t += "role producer threads 32 {\n" + p.text + "}\n";
+
+  Lines c;
+  c.Add("cluster.arrive");
+  c.Add("cluster.wait");
+  c.Open("for k in 0 .. " + T);
+  const std::string wait = "wait full[" + st + "] parity " +
+                           (has(6) ? "((k / " + S + ") & 1) ^ 1" : "(k / " + S + ") & 1");
+  if (has(7) && consumers == 2) {
+    c.Open("if agent == 0");
+    c.Add(wait);
+    c.Close();
+  } else {
+    c.Add(wait);
+  }
+  c.Add("use a[" + st + "]");
+  c.Add("use b[" + st + "]");
+  if (has(8)) {
+    c.Add("arrive empty[" + st + "]");  // the own CTA only
+  } else {
+    const int order = r.Below(3);
+    if (order == 0) {
+      c.Add("arrive empty[" + st + "] mask 3");
+    } else {
+      c.Add("arrive empty[" + st + "] @cta(" + (order == 1 ? "1" : "0") + ")");
+      c.Add("arrive empty[" + st + "] @cta(" + (order == 1 ? "0" : "1") + ")");
+    }
+  }
+  c.Close();
+  if (has(9)) c.Add("use a[0]");  // a read after the last release
+  t += "role consumer count " + std::to_string(consumers) + " threads 32 {\n" + c.text + "}\n";
+  return t;
+}
+
 // --- free sequences of random operations -------------------------------------------------------
 
 struct FreeShape {
@@ -825,6 +919,8 @@ std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   std::string text;
   if (options.pdl_chains) {
     text = PdlChain(seed, r, options);
+  } else if (options.leader_multicast) {
+    text = LeaderMulticast(seed, r, options);
   } else if (options.nonws) {
     text = NonWs(seed, r, options);
   } else if (options.cta_chains) {

@@ -79,6 +79,11 @@ struct GenOptions {
   // griddepcontrol.wait present, late or absent in each grid, and now and then a grid that
   // hangs (PdlChain in schedule_gen.cc).
   bool pdl_chains = false;
+  // Instead of the shapes above: DeepGEMM's cluster of two (LeaderMulticast in
+  // schedule_gen.cc): CTA 0's producer multicasts A into both CTAs, each CTA loads its own B,
+  // every consumer releases the stage in both CTAs (what the arrival costs of the explorer's
+  // balance analysis reduce, verifier/reducer.h), with mutations.
+  bool leader_multicast = false;
   // User assertions (docs/language.md, Assertions) added to any shape: `assert` statements with
   // state reads (phase, pending, tx of its barriers, landed of its buffer slots) compared with
   // small constants, before random statements of the roles, and a `forall` and an `exists` at

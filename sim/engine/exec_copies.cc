@@ -1,9 +1,6 @@
 // The step semantics of the asynchronous copies: TMA and bulk loads and stores, st.async,
 // cp.async and their async groups; issuing in-flight operations and their completions
 // (Deliver), which update the barriers' tx-counts and the groups.
-#ifndef PARITY_SIM_ENGINE_EXEC_COPIES_H_
-#define PARITY_SIM_ENGINE_EXEC_COPIES_H_
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -12,9 +9,9 @@
 
 namespace parity::engine {
 
-inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b,
-    uint32_t barrier, uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
-    uint64_t dst_slot, uint32_t offset, uint32_t place_slot) {
+void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAddr& b, uint32_t barrier,
+                                   uint32_t bytes, const std::vector<uint32_t>* dests, uint32_t pc,
+                                   uint64_t dst_slot, uint32_t offset, uint32_t place_slot) {
   const AgentInfo& info = c.agents[a];
   // An assert's `landed` reads which copies are in flight (Exec::ReadState): the issue marks
   // the issuer's groups object, which those reads touch.
@@ -43,8 +40,7 @@ inline void Engine::Exec::IssueDeliveries(uint32_t a, uint8_t kind, const BarAdd
   }
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::TmaLoad& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaLoad& op) {
   const Code::Map& map = c.maps[op.tensor_map];
   BufAddr dst;
   BarAddr b;
@@ -84,8 +80,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::BulkLoad& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkLoad& op) {
   BufAddr dst;
   BarAddr b;
   int64_t mask = -1;
@@ -115,8 +110,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::StAsync& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::StAsync& op) {
   BufAddr dst;
   BarAddr b;
   if (!ResolveBuf(a, op.dst, env, in.where, &dst) || !ResolveBar(a, op.bar, env, in.where, &b)) {
@@ -136,8 +130,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot,
-    uint32_t offset, uint32_t bytes, uint32_t pc) {
+void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot, uint32_t offset,
+                              uint32_t bytes, uint32_t pc) {
   InFlight f;
   f.kind = InFlight::kStoreRead;
   f.object = static_cast<uint16_t>(buffer);
@@ -151,8 +145,7 @@ inline void Engine::Exec::IssueStore(uint32_t a, uint32_t buffer, uint32_t slot,
   Issue(f);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::TmaStore& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op) {
   const Code::Map& map = c.maps[op.tensor_map];
   BufAddr src;
   if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
@@ -170,8 +163,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::BulkStore& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::BulkStore& op) {
   BufAddr src;
   if (!ResolveBuf(a, op.src, env, in.where, &src)) return;
   auto plan = model::PlanBulkCopy(model::BulkCopyKind::kSharedToGlobal, 0, src.address,
@@ -188,7 +181,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
   const uint32_t pc = Pc(a);
   std::optional<model::Violation> w = Bulk(a).Commit();
   if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
@@ -197,8 +190,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::BulkWait& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op) {
   AgentState& s = Agent(a);
   model::BulkAsyncState& bulk = Bulk(a);
   int64_t n = 0;
@@ -224,8 +216,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::CpAsync& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsync& op) {
   BufAddr dst;
   if (!ResolveBuf(a, op.dst, env, in.where, &dst)) return;
   const uint32_t pc = Pc(a);
@@ -245,8 +236,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
-    const ir::CpAsyncCommit&) {
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&) {
   const uint32_t pc = Pc(a);
   std::optional<model::Violation> w = Cp(a).Commit();
   if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
@@ -255,8 +245,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::CpAsyncWait& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::CpAsyncWait& op) {
   AgentState& s = Agent(a);
   const uint32_t pc = Pc(a);
   model::CpAsyncState& cp = Cp(a);
@@ -287,8 +277,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::CpAsyncMbarrierArrive& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::CpAsyncMbarrierArrive& op) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const uint32_t pc = Pc(a);
@@ -316,21 +306,17 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   }
   Advance(a);
 }
-inline uint16_t Engine::Exec::WriterTag(uint32_t a) const {
+uint16_t Engine::Exec::WriterTag(uint32_t a) const {
   return static_cast<uint16_t>(c.agents[a].index_in_cta + 1);
 }
 
-inline bool Engine::Exec::IsBulkStore(const InFlight& f) const {
+bool Engine::Exec::IsBulkStore(const InFlight& f) const {
   const std::vector<Instr>& code = c.roles[c.agents[f.agent].role];
   return f.pc < code.size() && code[f.pc].kind == Instr::kOp &&
          std::holds_alternative<ir::BulkStore>(*code[f.pc].op);
 }
 
-inline void Engine::Exec::Advance(uint32_t a) {
-  if (e.outcome_ == Outcome::kRunning) Agent(a).pc++;
-}
-
-inline void Engine::Exec::Deliver(uint32_t i) {
+void Engine::Exec::Deliver(uint32_t i) {
   const InFlight f = TakeInFlight(i);
   BarAddr b{f.target_cta, f.index, f.slot};
   switch (f.kind) {
@@ -415,7 +401,7 @@ inline void Engine::Exec::Deliver(uint32_t i) {
 // The landing read tx-count to choose, so it does not commute with other complete_tx by
 // arithmetic (Access::kOther): the option is for runs, replays and the litmus enumeration, not
 // for the explorer's reductions.
-inline void Engine::Exec::DeliverPiece(const InFlight& f, const BarAddr& b) {
+void Engine::Exec::DeliverPiece(const InFlight& f, const BarAddr& b) {
   const model::MbarrierState& now = Slot(f.slot, Access::kOther);
   const uint32_t piece = static_cast<uint32_t>(now.tx_count);
   if (!CompleteTx(f.agent, b, f.object, piece, f.pc, InFlight::kLandsAs[f.kind], true,
@@ -430,13 +416,13 @@ inline void Engine::Exec::DeliverPiece(const InFlight& f, const BarAddr& b) {
 // Whether load `f` would land in pieces here (0 < tx-count < its bytes): a run with
 // EngineOptions::tx_pieces differs from this one from this landing on. Reads without marking:
 // the landing that follows touches the slot anyway.
-inline bool Engine::Exec::CouldLandInPieces(const InFlight& f) const {
+bool Engine::Exec::CouldLandInPieces(const InFlight& f) const {
   const model::MbarrierState& now = e.barriers_[f.slot];
   return now.life == model::MbarrierLife::kLive && now.tx_count > 0 &&
          static_cast<uint32_t>(now.tx_count) < f.bytes;
 }
 
-inline void Engine::Exec::ReleaseDeferred(uint32_t agent) {
+void Engine::Exec::ReleaseDeferred(uint32_t agent) {
   for (size_t i = 0; i < e.deferred_.size();) {
     const InFlight& d = e.deferred_[i];
     if (d.agent == agent && Cp(agent).AllCompleteBefore(d.id)) {
@@ -449,4 +435,3 @@ inline void Engine::Exec::ReleaseDeferred(uint32_t agent) {
 
 }  // namespace parity::engine
 
-#endif  // PARITY_SIM_ENGINE_EXEC_COPIES_H_

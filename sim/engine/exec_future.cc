@@ -1,9 +1,6 @@
 // The look-ahead of the partial-order reduction (Engine::AgentFuture, PeekFootprint): an agent's
 // code run ahead on a copy of its registers, collecting the objects its remaining operations
 // touch, without changing the engine's state; and the barrier a wait blocks on.
-#ifndef PARITY_SIM_ENGINE_EXEC_FUTURE_H_
-#define PARITY_SIM_ENGINE_EXEC_FUTURE_H_
-
 #include <cstdint>
 #include <vector>
 
@@ -11,9 +8,9 @@
 
 namespace parity::engine {
 
-inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait,
-    bool* truncated, std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on,
-    bool cluster_waits, bool exact_st_async) {
+bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
+                              std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on,
+                              bool cluster_waits, bool exact_st_async) {
   const AgentInfo& info = c.agents[a];
   const std::vector<Instr>& code = c.roles[info.role];
   const ir::EvalEnv env0 = Env(a);
@@ -57,7 +54,8 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
       if (dests == nullptr) return false;
       for (uint32_t d : *dests) add(SlotOf(info.cluster, d, ref.barrier, b.index));
     } else if (any_cta) {
-      for (uint32_t d = 0; d < c.cluster_size; ++d) add(SlotOf(info.cluster, d, ref.barrier, b.index));
+      for (uint32_t d = 0; d < c.cluster_size; ++d)
+        add(SlotOf(info.cluster, d, ref.barrier, b.index));
     } else {
       add(b.slot);
     }
@@ -240,7 +238,8 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
         fp->Add(NamedObj(x));
       }
     }
-    if (const auto* o = std::get_if<ir::BufferAccess>(&op); o != nullptr && o->buf.cta != ir::kNoExpr) {
+    if (const auto* o = std::get_if<ir::BufferAccess>(&op);
+        o != nullptr && o->buf.cta != ir::kNoExpr) {
       // A DSMEM access reads whether the peer CTA exited (Do(BufferAccess)).
       int64_t cta = 0;
       if (!(ok = Ev(o->buf.cta, env0, &cta))) break;
@@ -271,8 +270,8 @@ inline bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_clu
   return ok;
 }
 
-inline uint32_t Engine::Exec::WaitBlocksOn(uint32_t a, const ir::MbarrierWait& op,
-    const ir::EvalEnv& env) {
+uint32_t Engine::Exec::WaitBlocksOn(uint32_t a, const ir::MbarrierWait& op,
+                                    const ir::EvalEnv& env) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, nullptr, &b) || b.cta != c.agents[a].cta) return kNoSlot;
   model::MbarrierState st = e.barriers_[b.slot];
@@ -291,4 +290,3 @@ inline uint32_t Engine::Exec::WaitBlocksOn(uint32_t a, const ir::MbarrierWait& o
 
 }  // namespace parity::engine
 
-#endif  // PARITY_SIM_ENGINE_EXEC_FUTURE_H_

@@ -1,8 +1,5 @@
 // The step semantics of synchronisation: mbarrier init, inval, arrive, expect_tx, complete_tx and
 // waits; fences; the cluster barrier and the CTAs' named barriers.
-#ifndef PARITY_SIM_ENGINE_EXEC_SYNC_H_
-#define PARITY_SIM_ENGINE_EXEC_SYNC_H_
-
 #include <cstdint>
 #include <vector>
 
@@ -10,23 +7,8 @@
 
 namespace parity::engine {
 
-template <typename R>
-inline bool Engine::Exec::Check(const R& r, uint32_t a, uint32_t pc, const BarAddr& b,
-    uint32_t barrier, bool async) {
-  if (r.violation) {
-    Violate(*r.violation, a, pc, b.cta, barrier, b.index, async);
-    return false;
-  }
-  if constexpr (requires { r.note; }) {
-    // A note (M1009) goes with the run's warnings, after the phase completion it notes (the
-    // operation was applied): PhaseCompleted reports it.
-    note_ = r.note;
-  }
-  return true;
-}
-
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierInit& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierInit& op) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   int64_t count = 0;
@@ -38,8 +20,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierInval& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierInval& op) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const uint32_t pc = Pc(a);
@@ -49,8 +31,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierArrive& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierArrive& op) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   int64_t count = 1, tx = 0, mask = -1;
@@ -76,8 +58,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b,
-    int64_t count, int64_t tx, uint32_t pc, uint8_t flags) {
+bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, const BarAddr& b,
+                             int64_t count, int64_t tx, uint32_t pc, uint8_t flags) {
   model::MbarrierState& st =
       Slot(b.slot, op.expect_tx != ir::kNoExpr || op.kind == ir::MbarrierArrive::Kind::kArrive
                        ? Access::kArrive
@@ -107,8 +89,8 @@ inline bool Engine::Exec::ArriveOne(uint32_t a, const ir::MbarrierArrive& op, co
   return true;
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierExpectTx& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierExpectTx& op) {
   BarAddr b;
   int64_t tx = 0;
   if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
@@ -125,8 +107,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierCompleteTx& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierCompleteTx& op) {
   BarAddr b;
   int64_t tx = 0;
   if (!ResolveBar(a, op.bar, env, in.where, &b) || !Ev(op.bytes, env, &tx) ||
@@ -138,9 +120,9 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   Advance(a);
 }
 
-inline bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx,
-    uint32_t pc, EventKind kind, bool async, uint8_t flags, uint64_t dst_slot,
-    uint64_t place_slot, uint32_t place_offset) {
+bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barrier, int64_t tx,
+                              uint32_t pc, EventKind kind, bool async, uint8_t flags,
+                              uint64_t dst_slot, uint64_t place_slot, uint32_t place_offset) {
   model::MbarrierState& st = Slot(b.slot, Access::kCompleteTx);
   model::MbarrierResult r = model::MbarrierCompleteTx(st, tx);
   TraceEvent& ev = Emit(kind, a, b.cta, barrier, b.index, tx, st.tx_count, pc, async);
@@ -156,8 +138,8 @@ inline bool Engine::Exec::CompleteTx(uint32_t a, const BarAddr& b, uint32_t barr
   return true;
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::MbarrierWait& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::MbarrierWait& op) {
   BarAddr b;
   if (!ResolveBar(a, op.bar, env, in.where, &b)) return;
   const AgentInfo& info = c.agents[a];
@@ -228,7 +210,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
   s.wait = WaitKind::kNone;
   Advance(a);
 }
-inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::Fence& op) {
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::Fence& op) {
   const uint32_t pc = Pc(a);
   // index: the tensor map a fence.proxy.tensormap acquire names (verifier/tensormap.h).
   Emit(EventKind::kFence, a, c.agents[a].cta, static_cast<uint32_t>(op.kind),
@@ -236,8 +218,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
-    const ir::ClusterArrive& op) {
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterArrive& op) {
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
   model::ClusterBarrier& cb = Cluster(info.cluster, Access::kClusterArrive);
@@ -252,7 +233,7 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&,
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&) {
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::ClusterWait&) {
   AgentState& s = Agent(a);
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
@@ -278,8 +259,8 @@ inline void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const
   Advance(a);
 }
 
-inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
-    const ir::NamedBarrier& op) {
+void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
+                      const ir::NamedBarrier& op) {
   AgentState& s = Agent(a);
   const AgentInfo& info = c.agents[a];
   const uint32_t pc = Pc(a);
@@ -328,4 +309,3 @@ inline void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env
 
 }  // namespace parity::engine
 
-#endif  // PARITY_SIM_ENGINE_EXEC_SYNC_H_
