@@ -70,7 +70,9 @@ CLOOP:
          R"(  bar.arrive 4, 64;
   setp.ge.u32 %p5, %r30, 3;
   @%p5 bra DONE;
+CWAIT:
   mbarrier.try_wait.parity.shared::cta.b64 %p6, [full], 0;
+  @!%p6 bra CWAIT;
   bra CLOOP;
 DONE:
   ret;
