@@ -15,6 +15,7 @@
 
 #include "sim/ptx/import_text.h"
 #include "sim/ptx/importer_internal.h"
+#include "sim/ptx/cta_memory.h"
 #include "sim/ptx/thread_exec.h"
 #include "sim/ptx/wait_results.h"
 
@@ -31,6 +32,7 @@ Expected<std::string> Importer::Run() {
   auto fields = ResolveParamOptions(m_, f_, o_);
   if (!fields.ok()) return fields.status();
   std::set<std::pair<std::string, uint64_t>> param_reads;
+  ImportMemory memory;  // values the control path reads back from memory (cta_memory.h)
   for (uint32_t u = 0; u < units; ++u) {
     const uint32_t c = u / ctas_;
     const uint32_t r = u % ctas_;
@@ -54,13 +56,17 @@ Expected<std::string> Importer::Run() {
     ctx.params = *fields;
     ctx.param_reads = &param_reads;
     ctx.record_shared_accesses = true;
+    ctx.memory = &memory;
+    ctx.unit = u;
     // A warp's lanes run together: shuffles and votes read each other's values.
     for (uint32_t w = 0; 32 * w < threads; ++w) {
       auto lanes = RunWarp(m_, f_, ctx, w);
       if (!lanes.ok()) return MissingArgOr(lanes.status());
       for (auto& ev : *lanes) events_[u].push_back(std::move(ev));
+      memory.WarpDone(u, w);
     }
   }
+  PARITY_RETURN_IF_ERROR(memory.Finish());
   PARITY_RETURN_IF_ERROR(CheckParamsRead(f_, o_, param_reads));
   PARITY_RETURN_IF_ERROR(RecoverDeclarations());
   NameBarriersByRole();

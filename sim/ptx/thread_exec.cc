@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "sim/ptx/cta_memory.h"
 #include "sim/ptx/data_branch.h"
 #include "sim/ptx/int_ops.h"
 #include "sim/ptx/shared_bits.h"
@@ -150,6 +151,7 @@ class ThreadRunner {
       if (info.ends) return true;
       if (info.collective) return false;
       PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
+      if (ctx_.memory != nullptr) FollowMemory(inst);
       ++pc_;
     }
     return true;
@@ -624,6 +626,39 @@ class ThreadRunner {
       ClobberDestinations(inst);
     }
     return Status::Ok();
+  }
+
+  // Values followed through memory (cta_memory.h): a known value replaces Execute's unknown.
+  void FollowMemory(const Instruction& inst) {
+    ImportMemory& mem = *ctx_.memory;
+    const std::vector<OpType> types = Types(inst);
+    const int bits = types.empty() ? 32 : types.back().bits;
+    const auto& o = inst.operands;
+    const std::string& op = inst.base;
+    const uint32_t tid = LinearTid();
+    const SourceLocation where{m_.path, inst.line, inst.column};
+    if ((op == "bar" || op == "barrier") && !inst.HasModifier("warp") &&
+        !inst.HasModifier("cluster")) {
+      // bar.red's first operand is its result: the barrier id and count follow it.
+      const size_t first = inst.HasModifier("red") ? 1 : 0;
+      const bool has_count = o.size() > first + 1 + (inst.HasModifier("red") ? 1 : 0);
+      mem.OnBarrier(ctx_.unit, tid, o.size() > first ? Eval(o[first]) : Value::Int(0),
+                    has_count ? Eval(o[first + 1]) : Value::Unknown(), has_count,
+                    ctx_.ntid[0] * ctx_.ntid[1] * ctx_.ntid[2], !inst.HasModifier("arrive"));
+    } else if (op == "st" && IsSharedAccess(inst) && o.size() == 2) {
+      const bool vector = o[1].kind == OperandKind::kVector;
+      const int bytes = bits / 8 * (vector ? static_cast<int>(o[1].parts.size()) : 1);
+      mem.OnSharedStore(ctx_.unit, tid, Eval(o[0]), bytes,
+                        vector ? Value::Unknown() : Eval(o[1]));
+    } else if (op == "ld" && IsSharedAccess(inst) && o.size() == 2 &&
+               o[0].kind == OperandKind::kRegister) {
+      const Value v = mem.OnSharedLoad(ctx_.unit, tid, Eval(o[1]), bits / 8, where);
+      if (v.kind == Value::Kind::kInt) Set(o[0], v, bits);
+    } else if (op == "atom" && inst.HasModifier("global") && inst.HasModifier("add") &&
+               o.size() == 3 && o[0].kind == OperandKind::kRegister) {
+      const Value v = mem.OnGlobalAtomAdd(ctx_.unit, tid, Eval(o[1]), Eval(o[2]), bits, where);
+      if (v.kind == Value::Kind::kInt) Set(o[0], v, bits);
+    }
   }
 
   bool IsParamAddress(const Value& v) const {

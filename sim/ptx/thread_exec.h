@@ -31,6 +31,8 @@
 
 namespace parity::ptx {
 
+class ImportMemory;  // cta_memory.h
+
 struct Value {
   // kDerived: an unknown value computed from a shared address (a wgmma matrix descriptor packs
   // the address with layout bits); it keeps the address it came from so that the operand of a
@@ -91,6 +93,11 @@ struct ThreadContext {
   // Also record generic-proxy shared-memory accesses (ld.shared, st.shared, ldmatrix, wgmma): the
   // importer turns them into `use` / `write`; thread classification leaves them out.
   bool record_shared_accesses = false;
+  // When set, values written to memory that the control path reads back are followed
+  // (cta_memory.h): a global word one thread updates with atom.global.add, a shared word a named
+  // barrier orders. `unit` is the CTA's index among the simulated ones.
+  ImportMemory* memory = nullptr;
+  uint32_t unit = 0;
 };
 
 // One protocol instruction issued by the thread.
