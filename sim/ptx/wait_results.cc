@@ -32,7 +32,10 @@ bool ResultRead(const Function& f, size_t start, const std::string& pred) {
   size_t steps = 0;
   constexpr size_t kMaxSteps = 200000;
   while (!work.empty()) {
-    auto [pc, taint] = std::move(work.back());
+    // Named variables, not a structured binding: a lambda below captures `taint`, which clang
+    // 14 (the sanitized build) refuses for a binding.
+    size_t pc = work.back().first;
+    std::set<std::string> taint = std::move(work.back().second);
     work.pop_back();
     while (pc < n && !taint.empty()) {
       if (++steps > kMaxSteps) return true;
