@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -367,6 +369,7 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
     if (lanes[l].size() > lanes[lead].size()) lead = l;
   }
   std::vector<OpRec> merged = lanes[lead];
+  std::vector<uint32_t> table;  // the LCS table below, its memory kept from lane to lane
   for (OpRec& op : merged) op.lanes = 1;
   // Lanes that diverge (`if (lane == 0) A else B`, then together again) merge into the
   // shortest sequence holding every lane's operations in its order: common operations are one
@@ -396,12 +399,23 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
       }
       continue;
     }
-    // lcs[i][j]: the longest common subsequence of merged[i..] and lane[j..].
-    std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));
+    // Each operation as a class of SameOp (equal ids exactly when SameOp holds), so that the
+    // n x m table compares integers.
+    std::map<const OpRec*, uint32_t, SameOpLess> classes;
+    std::vector<uint32_t> mid(n), lid(m);
+    for (size_t i = 0; i < n; ++i) {
+      mid[i] = classes.emplace(&merged[i], static_cast<uint32_t>(classes.size())).first->second;
+    }
+    for (size_t j = 0; j < m; ++j) {
+      lid[j] = classes.emplace(&lane[j], static_cast<uint32_t>(classes.size())).first->second;
+    }
+    // lcs(i, j): the longest common subsequence of merged[i..] and lane[j..].
+    table.assign((n + 1) * (m + 1), 0);
+    auto lcs = [&](size_t i, size_t j) -> uint32_t& { return table[i * (m + 1) + j]; };
     for (size_t i = n; i-- > 0;) {
       for (size_t j = m; j-- > 0;) {
-        lcs[i][j] = merged[i].SameOp(lane[j]) ? lcs[i + 1][j + 1] + 1
-                                              : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+        lcs(i, j) =
+            mid[i] == lid[j] ? lcs(i + 1, j + 1) + 1 : std::max(lcs(i + 1, j), lcs(i, j + 1));
       }
     }
     // Between common operations, each side's own operations. The side that does not block
@@ -429,24 +443,30 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
         std::vector<OpRec>& blocking = mine_blocks ? mine : theirs;
         std::vector<OpRec>& other = mine_blocks ? theirs : mine;
         const auto first_block = std::find_if(blocking.begin(), blocking.end(), Blocks);
-        next.insert(next.end(), blocking.begin(), first_block);
-        next.insert(next.end(), other.begin(), other.end());
-        next.insert(next.end(), first_block, blocking.end());
+        next.insert(next.end(), std::make_move_iterator(blocking.begin()),
+                    std::make_move_iterator(first_block));
+        next.insert(next.end(), std::make_move_iterator(other.begin()),
+                    std::make_move_iterator(other.end()));
+        next.insert(next.end(), std::make_move_iterator(first_block),
+                    std::make_move_iterator(blocking.end()));
         mine.clear();
         theirs.clear();
         return Status::Ok();
       }
-      next.insert(next.end(), mine.begin(), mine.end());
-      next.insert(next.end(), theirs.begin(), theirs.end());
+      next.insert(next.end(), std::make_move_iterator(mine.begin()),
+                  std::make_move_iterator(mine.end()));
+      next.insert(next.end(), std::make_move_iterator(theirs.begin()),
+                  std::make_move_iterator(theirs.end()));
       mine.clear();
       theirs.clear();
       return Status::Ok();
     };
+    // merged[i] is read only through mid from here on: it is moved into `next`.
     size_t i = 0, j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && merged[i].SameOp(lane[j]) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+      if (i < n && j < m && mid[i] == lid[j] && lcs(i, j) == lcs(i + 1, j + 1) + 1) {
         PARITY_RETURN_IF_ERROR(flush());
-        OpRec op = merged[i];
+        OpRec op = std::move(merged[i]);
         ++op.lanes;
         if (op.merge == OpRec::Merge::kUnion) {
           op.Unite(lane[j]);
@@ -456,8 +476,8 @@ Expected<std::vector<OpRec>> Importer::MergeLanes(uint32_t cta, uint32_t warp,
         next.push_back(std::move(op));
         ++i;
         ++j;
-      } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-        mine.push_back(merged[i++]);
+      } else if (i < n && (j == m || lcs(i + 1, j) >= lcs(i, j + 1))) {
+        mine.push_back(std::move(merged[i++]));
       } else {
         theirs.push_back(lane[j++]);
       }

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -92,11 +93,12 @@ struct OpRec {
   std::set<int> ptx_lines;
   std::string source;  // "file.cu:LINE" or ""
 
-  bool SameOp(const OpRec& o) const {
-    return fmt == o.fmt && ints == o.ints && arrive_count == o.arrive_count && tail == o.tail &&
-           tail_ints == o.tail_ints && agent_delta == o.agent_delta &&
-           cluster_delta == o.cluster_delta && rank_delta == o.rank_delta;
+  // What SameOp compares (and SameOpLess orders by).
+  auto SameOpKey() const {
+    return std::tie(fmt, ints, arrive_count, tail, tail_ints, agent_delta, cluster_delta,
+                    rank_delta);
   }
+  bool SameOp(const OpRec& o) const { return SameOpKey() == o.SameOpKey(); }
   // The same operation up to its integers (which may differ from CTA to CTA).
   bool SameShape(const OpRec& o) const {
     return fmt == o.fmt && arrive_count == o.arrive_count && ints.size() == o.ints.size() &&
@@ -129,6 +131,11 @@ struct OpRec {
       }
     }
   }
+};
+
+// An order whose equivalence classes are SameOp's (MergeLanes numbers operations by it).
+struct SameOpLess {
+  bool operator()(const OpRec* a, const OpRec* b) const { return a->SameOpKey() < b->SameOpKey(); }
 };
 
 struct BufferInfo {
