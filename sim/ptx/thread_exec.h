@@ -127,7 +127,10 @@ struct ThreadClass {
 // instructions (shfl.sync, vote.sync, match.sync, redux.sync, activemask, elect.sync) complete
 // when every non-exited lane of their member mask has reached one with the same qualifiers and
 // mask, and give each lane the value the PTX ISA defines from the lanes' operands (unknown where
-// an operand is); lanes that cannot all complete are `import.unsupported-control`.
+// an operand is); lanes that cannot all complete are `import.unsupported-control`. The lanes at the
+// lowest pc step together, and a step whose registers read alike in every lane that has not
+// exited runs once for all (ThreadContext::lockstep); each lane's events are the ones it would
+// issue alone.
 Expected<std::vector<std::vector<ProtocolEvent>>> RunWarp(const Module& module,
                                                           const Function& entry,
                                                           const ThreadContext& cta, uint32_t warp);
