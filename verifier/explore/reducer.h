@@ -318,7 +318,7 @@ class Reducer {
   static void MergeMask(KindMasks& m, uint32_t o, uint8_t k);
   // ResetUnit and SetMaskFutures are declared inline and defined in reducer_masks.cc, where
   // ChooseMasks, their one caller, compiles them with itself: called once per unit and per
-  // start, out of line they cost 1.8 % more instructions of a reduced search (callgrind,
+  // start, out of line they cost 1.6 % more instructions of a reduced search (callgrind,
   // sgemm_sm80, bench/RESULTS.md).
   static inline void ResetUnit(MaskUnit& u);
   // The units' futures for closures from `start` (SetFutures: the agents of the start's cluster
