@@ -210,12 +210,30 @@ class KernelReplayer {
     }
   }
 
+  // Matches the kernel's records with the model's operations, agent by agent, and replays the
+  // matched prefix: MapWarps, RunModel, then rounds of MatchRecords, each followed, while the
+  // first divergence is a record past what the model's run reached, by RunOnFromTheKernel;
+  // Finish replays and reports.
   Expected<KernelReplayResult> Run() {
-    KernelReplayResult result;
-    result.records = kernel_.events.size();
-    result.schedule = program_.name;
-    // Warps to agents.
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_warp;
+    PARITY_RETURN_IF_ERROR(MapWarps());
+    RunModel();
+    for (int round = 0;; ++round) {
+      MatchRecords();
+      if (!first_bad_ || !past_the_run_ || round >= kMaxRounds) break;
+      Expected<bool> grew = RunOnFromTheKernel();
+      if (!grew.ok()) return grew.status();
+      if (!*grew) break;
+    }
+    return Finish();
+  }
+
+ private:
+  static constexpr int kMaxRounds = 64;
+  using WarpKey = std::tuple<uint32_t, uint32_t, uint32_t>;  // cluster, CTA, warp or agent
+
+  // Warps to agents (`# kernel: role R = warps ...`), and the model's event numbering of agents
+  // (cluster, CTA, index in the CTA) to agents.
+  Status MapWarps() {
     for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
       const engine::AgentInfo &info = engine_.agent_info(a);
       const std::string &role = program_.roles[info.role].name;
@@ -226,215 +244,228 @@ class KernelReplayer {
                           ") has no `# kernel: role " + role + " = warps ...` line",
                       SourceLocation{map_.file, 0, 0});
       }
-      agent_of_warp[{info.cluster, info.cta,
-                     static_cast<uint32_t>(it->second[info.index_in_role])}] = a;
+      agent_of_warp_[{info.cluster, info.cta,
+                      static_cast<uint32_t>(it->second[info.index_in_role])}] = a;
     }
-    // Every agent's operations, in program order, as one run of the model
-    // issues them (only the kinds a kernel records).
-    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> agent_of_event;
     for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
       const engine::AgentInfo &info = engine_.agent_info(a);
-      agent_of_event[{info.cluster, info.cta, info.index_in_cta}] = a;
+      agent_of_event_[{info.cluster, info.cta, info.index_in_cta}] = a;
     }
-    std::vector<std::vector<TraceEvent>> ops(engine_.num_agents());
-    auto collect = [&](const std::vector<TraceEvent> &events,
-                       std::vector<std::vector<TraceEvent>> *into) {
-      for (const TraceEvent &e : events) {
-        if (e.agent == trace::kNoAgent || !KernelTraceRecords(e.kind)) continue;
-        if (e.kind == K(EventKind::kWaitTimeout)) continue;
-        auto it = agent_of_event.find({e.cluster, e.cta, e.agent});
-        if (it != agent_of_event.end()) (*into)[it->second].push_back(e);
-      }
-    };
-    {
-      engine::Engine run(engine_);
-      run.Run();
-      collect(run.trace(), &ops);
-      model_complete_ = run.outcome() == engine::Outcome::kCompleted;
+    return Status::Ok();
+  }
+
+  // Appends each agent's operations among `events` (only the kinds a kernel records) to its
+  // list in `into`, in program order.
+  void Collect(const std::vector<TraceEvent> &events,
+               std::vector<std::vector<TraceEvent>> *into) const {
+    for (const TraceEvent &e : events) {
+      if (e.agent == trace::kNoAgent || !KernelTraceRecords(e.kind)) continue;
+      if (e.kind == K(EventKind::kWaitTimeout)) continue;
+      auto it = agent_of_event_.find({e.cluster, e.cta, e.agent});
+      if (it != agent_of_event_.end()) (*into)[it->second].push_back(e);
     }
-    // Match each warp's records with its agent's operations. Where the schedule
-    // can deadlock, how far an agent gets depends on the order of the run: when
-    // a warp's records go past the end of its agent's operations in the model's
-    // run, the model is run again from the kernel's own order up to there (the
-    // records matched so far, replayed), and the matching starts over with
-    // those longer sequences.
+  }
+
+  // Every agent's operations, in program order, as one run of the model issues them.
+  void RunModel() {
+    ops_.assign(engine_.num_agents(), {});
+    engine::Engine run(engine_);
+    run.Run();
+    Collect(run.trace(), &ops_);
+    model_complete_ = run.outcome() == engine::Outcome::kCompleted;
+  }
+
+  // How many times the agent's operations before position `at` ran the instruction of the one
+  // at `at`, and how many times all of them do.
+  std::pair<size_t, size_t> Executions(uint32_t a, size_t at) const {
+    if (at >= ops_[a].size()) return {0, 0};
+    const TraceEvent &x = ops_[a][at];
+    size_t before = 0, all = 0;
+    for (size_t j = 0; j < ops_[a].size(); ++j) {
+      if (ops_[a][j].pc != x.pc || ops_[a][j].kind != x.kind) continue;
+      if (j < at) ++before;
+      ++all;
+    }
+    return {before, model_complete_ ? all : 0};
+  }
+
+  // Record i diverges (kept when it is the first so far).
+  void Fail(size_t i, std::string reason, std::optional<uint32_t> agent, const TraceEvent *m) {
+    if (first_bad_ && *first_bad_ <= i) return;
+    first_bad_ = i;
+    std::pair<size_t, size_t> n{0, 0};
+    if (agent && m != nullptr) n = Executions(*agent, next_[*agent]);
+    bad_ = Describe(i, std::move(reason), agent, m, n.first, n.second);
+  }
+
+  // One round of matching each warp's records with its agent's operations (ops_), from the
+  // start. Where the schedule can deadlock, how far an agent gets depends on the order of the
+  // run: a warp's records that go past the end of its agent's operations in the model's run
+  // set past_the_run_, and Run gets longer sequences from RunOnFromTheKernel.
+  void MatchRecords() {
     const std::vector<TraceEvent> &ev = kernel_.events;
-    std::vector<size_t> next(engine_.num_agents(), 0);
-    std::vector<uint16_t> last_pc(engine_.num_agents(), 0);
-    std::vector<std::optional<TraceEvent>> out(ev.size());
-    std::vector<bool> merged(ev.size(), false);
-    std::vector<bool> aborted_agent(engine_.num_agents(), false);
-    std::optional<size_t> first_bad;
-    KernelDivergence bad;
-    bool past_the_run = false;  // the first divergence is a record past its agent's sequence
-    // How many times the agent's operations before position `at` ran the
-    // instruction of the one at `at`, and how many times all of them do.
-    auto executions = [&](uint32_t a, size_t at) -> std::pair<size_t, size_t> {
-      if (at >= ops[a].size()) return {0, 0};
-      const TraceEvent &x = ops[a][at];
-      size_t before = 0, all = 0;
-      for (size_t j = 0; j < ops[a].size(); ++j) {
-        if (ops[a][j].pc != x.pc || ops[a][j].kind != x.kind) continue;
-        if (j < at) ++before;
-        ++all;
-      }
-      return {before, model_complete_ ? all : 0};
-    };
-    auto fail = [&](size_t i, std::string reason, std::optional<uint32_t> agent,
-                    const TraceEvent *m) {
-      if (first_bad && *first_bad <= i) return;
-      first_bad = i;
-      std::pair<size_t, size_t> n{0, 0};
-      if (agent && m != nullptr) n = executions(*agent, next[*agent]);
-      bad = Describe(i, std::move(reason), agent, m, n.first, n.second);
-    };
-    for (int round = 0;; ++round) {
-      std::fill(next.begin(), next.end(), 0);
-      std::fill(last_pc.begin(), last_pc.end(), 0);
-      std::fill(out.begin(), out.end(), std::nullopt);
-      std::fill(merged.begin(), merged.end(), false);
-      std::fill(aborted_agent.begin(), aborted_agent.end(), false);
-      first_bad.reset();
-      past_the_run = false;
-      after_abort_ = 0;
-      matched_ = 0;
-      barrier_of_.clear();
-      address_of_.clear();
-      slot_of_.clear();
-      for (size_t i = 0; i < ev.size(); ++i) {
-        if (merged[i]) continue;
-        const TraceEvent &r = ev[i];
-        auto ag = agent_of_warp.find({r.cluster, r.cta, r.agent});
-        if (ag == agent_of_warp.end()) {
-          fail(i,
-               "the schedule has no agent for this warp (the importer found no "
-               "protocol "
-               "operation in it)",
-               std::nullopt, nullptr);
-          continue;
-        }
-        const uint32_t a = ag->second;
-        if (aborted_agent[a]) {
-          // The lane that timed out left the kernel; the warp's other lanes go
-          // on past the wait it never finished: not a run of the agent's
-          // program any more.
-          ++after_abort_;
-          continue;
-        }
-        if (r.kind == K(EventKind::kWaitTimeout)) {
-          aborted_agent[a] = true;
-          // The bounded wait of the last kWaitBegin gave up: named like it.
-          TraceEvent t = r;
-          t.agent = static_cast<uint16_t>(engine_.agent_info(a).index_in_cta);
-          if (!TranslateBarrier(&t)) {
-            fail(i,
-                 "the timed-out wait names a barrier address no earlier record "
-                 "bound",
-                 a, nullptr);
-            continue;
-          }
-          t.flags = 0;
-          t.pc = last_pc[a];  // the wait's own instruction (its kWaitBegin
-                              // matched last)
-          out[i] = t;
-          continue;
-        }
-        if (!KernelTraceRecords(r.kind) || r.object != kKernelObject) {
-          fail(i, "not a record of the trace API (gpu/include/parity/trace.cuh)", a, nullptr);
-          continue;
-        }
-        if (next[a] >= ops[a].size()) {
-          if (!model_complete_ && (!first_bad || i < *first_bad)) past_the_run = true;
-          fail(i,
-               model_complete_ ? "the kernel's warp issued this after every operation of "
-                                 "its agent in the "
-                                 "schedule"
-                               : "the kernel's warp issued this after the last operation "
-                                 "its agent reaches "
-                                 "in a run of the schedule (which does not complete)",
-               a, nullptr);
-          continue;
-        }
-        TraceEvent m = ops[a][next[a]];
-        TraceEvent rec = r;
-        // A single-thread operation done by several lanes is one record per
-        // lane and one operation of the lanes' count in the schedule: sum this
-        // warp's identical records.
-        if (r.kind == K(EventKind::kArrive) && r.value < m.value) {
-          for (size_t j = i + 1; j < ev.size() && rec.value < m.value; ++j) {
-            const TraceEvent &o = ev[j];
-            if (o.cluster != r.cluster || o.cta != r.cta || o.agent != r.agent) continue;
-            if (o.kind != r.kind || o.index != r.index || o.target_cta != r.target_cta ||
-                o.pc != r.pc) {
-              break;
-            }
-            rec.value += o.value;
-            merged[j] = true;
-          }
-        }
-        std::string why = Differs(rec, m);
-        if (why.empty()) why = Bind(rec, m);
-        if (!why.empty()) {
-          fail(i, why, a, &m);
-          continue;
-        }
-        ++next[a];
-        ++matched_;
-        m.time = r.time;  // the model's pc stays: it names the schedule's operation
-        last_pc[a] = m.pc;
-        out[i] = m;
-      }
-      // A run the kernel completed issued every operation of every agent.
-      const bool aborted = std::any_of(ev.begin(), ev.end(), [](const TraceEvent &e) {
-        return e.kind == K(EventKind::kWaitTimeout);
-      });
-      if (!aborted) {
-        for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
-          if (next[a] >= ops[a].size()) continue;
-          fail(ev.size(),
-               "the kernel's run ended, but its warp " + std::to_string(WarpOf(a)) +
-                   " never issued this operation of its agent",
-               a, &ops[a][next[a]]);
-          break;
-        }
-      }
-      if (!first_bad || !past_the_run || round >= kMaxRounds) break;
-      // Run the model on from the kernel's order up to the record past the run.
-      trace::TraceFile prefix = Translated(out, *first_bad, nullptr);
-      Expected<ReplayResult> upto = ReplayTrace(program_, params_, prefix, true);
-      if (!upto.ok()) return upto.status();
-      // A divergence inside the prefix is reported below; one at its end only says that the
-      // last step taken also produced the record the prefix stops before.
-      if (!upto->model_engine ||
-          (upto->diverged && upto->divergence.event_number <= prefix.events.size())) {
+    next_.assign(engine_.num_agents(), 0);
+    last_pc_.assign(engine_.num_agents(), 0);
+    out_.assign(ev.size(), std::nullopt);
+    merged_.assign(ev.size(), false);
+    aborted_agent_.assign(engine_.num_agents(), false);
+    first_bad_.reset();
+    past_the_run_ = false;
+    after_abort_ = 0;
+    matched_ = 0;
+    barrier_of_.clear();
+    address_of_.clear();
+    slot_of_.clear();
+    for (size_t i = 0; i < ev.size(); ++i) {
+      if (!merged_[i]) MatchRecord(i);
+    }
+    // A run the kernel completed issued every operation of every agent.
+    const bool aborted = std::any_of(ev.begin(), ev.end(), [](const TraceEvent &e) {
+      return e.kind == K(EventKind::kWaitTimeout);
+    });
+    if (!aborted) {
+      for (uint32_t a = 0; a < engine_.num_agents(); ++a) {
+        if (next_[a] >= ops_[a].size()) continue;
+        Fail(ev.size(),
+             "the kernel's run ended, but its warp " + std::to_string(WarpOf(a)) +
+                 " never issued this operation of its agent",
+             a, &ops_[a][next_[a]]);
         break;
       }
-      engine::Engine on(*upto->model_engine);
-      const size_t before = on.trace().size();
-      on.Run();
-      std::vector<std::vector<TraceEvent>> longer(engine_.num_agents());
-      collect(upto->model_trace, &longer);
-      collect(std::vector<TraceEvent>(on.trace().begin() + static_cast<std::ptrdiff_t>(before),
-                                      on.trace().end()),
-              &longer);
-      bool grew = false;
-      for (uint32_t a = 0; a < engine_.num_agents(); ++a)
-        grew = grew || longer[a].size() > ops[a].size();
-      if (!grew) break;
-      ops = std::move(longer);
-      model_complete_ = on.outcome() == engine::Outcome::kCompleted;
     }
-    // The matched records in the schedule's names, up to the first divergence,
-    // replayed.
+  }
+
+  // Record i against the next operation of its warp's agent.
+  void MatchRecord(size_t i) {
+    const std::vector<TraceEvent> &ev = kernel_.events;
+    const TraceEvent &r = ev[i];
+    auto ag = agent_of_warp_.find({r.cluster, r.cta, r.agent});
+    if (ag == agent_of_warp_.end()) {
+      Fail(i,
+           "the schedule has no agent for this warp (the importer found no "
+           "protocol "
+           "operation in it)",
+           std::nullopt, nullptr);
+      return;
+    }
+    const uint32_t a = ag->second;
+    if (aborted_agent_[a]) {
+      // The lane that timed out left the kernel; the warp's other lanes go
+      // on past the wait it never finished: not a run of the agent's
+      // program any more.
+      ++after_abort_;
+      return;
+    }
+    if (r.kind == K(EventKind::kWaitTimeout)) {
+      aborted_agent_[a] = true;
+      // The bounded wait of the last kWaitBegin gave up: named like it.
+      TraceEvent t = r;
+      t.agent = static_cast<uint16_t>(engine_.agent_info(a).index_in_cta);
+      if (!TranslateBarrier(&t)) {
+        Fail(i,
+             "the timed-out wait names a barrier address no earlier record "
+             "bound",
+             a, nullptr);
+        return;
+      }
+      t.flags = 0;
+      t.pc = last_pc_[a];  // the wait's own instruction (its kWaitBegin
+                           // matched last)
+      out_[i] = t;
+      return;
+    }
+    if (!KernelTraceRecords(r.kind) || r.object != kKernelObject) {
+      Fail(i, "not a record of the trace API (gpu/include/parity/trace.cuh)", a, nullptr);
+      return;
+    }
+    if (next_[a] >= ops_[a].size()) {
+      if (!model_complete_ && (!first_bad_ || i < *first_bad_)) past_the_run_ = true;
+      Fail(i,
+           model_complete_ ? "the kernel's warp issued this after every operation of "
+                             "its agent in the "
+                             "schedule"
+                           : "the kernel's warp issued this after the last operation "
+                             "its agent reaches "
+                             "in a run of the schedule (which does not complete)",
+           a, nullptr);
+      return;
+    }
+    TraceEvent m = ops_[a][next_[a]];
+    TraceEvent rec = r;
+    // A single-thread operation done by several lanes is one record per
+    // lane and one operation of the lanes' count in the schedule: sum this
+    // warp's identical records.
+    if (r.kind == K(EventKind::kArrive) && r.value < m.value) {
+      for (size_t j = i + 1; j < ev.size() && rec.value < m.value; ++j) {
+        const TraceEvent &o = ev[j];
+        if (o.cluster != r.cluster || o.cta != r.cta || o.agent != r.agent) continue;
+        if (o.kind != r.kind || o.index != r.index || o.target_cta != r.target_cta ||
+            o.pc != r.pc) {
+          break;
+        }
+        rec.value += o.value;
+        merged_[j] = true;
+      }
+    }
+    std::string why = Differs(rec, m);
+    if (why.empty()) why = Bind(rec, m);
+    if (!why.empty()) {
+      Fail(i, why, a, &m);
+      return;
+    }
+    ++next_[a];
+    ++matched_;
+    m.time = r.time;  // the model's pc stays: it names the schedule's operation
+    last_pc_[a] = m.pc;
+    out_[i] = m;
+  }
+
+  // Runs the model on from the kernel's order up to the record past the run (the records
+  // matched so far, replayed); true when some agent's operations got longer (ops_ then holds
+  // them), false when the matching cannot get further.
+  Expected<bool> RunOnFromTheKernel() {
+    trace::TraceFile prefix = Translated(out_, *first_bad_, nullptr);
+    Expected<ReplayResult> upto = ReplayTrace(program_, params_, prefix, true);
+    if (!upto.ok()) return upto.status();
+    // A divergence inside the prefix is reported below; one at its end only says that the
+    // last step taken also produced the record the prefix stops before.
+    if (!upto->model_engine ||
+        (upto->diverged && upto->divergence.event_number <= prefix.events.size())) {
+      return false;
+    }
+    engine::Engine on(*upto->model_engine);
+    const size_t before = on.trace().size();
+    on.Run();
+    std::vector<std::vector<TraceEvent>> longer(engine_.num_agents());
+    Collect(upto->model_trace, &longer);
+    Collect(std::vector<TraceEvent>(on.trace().begin() + static_cast<std::ptrdiff_t>(before),
+                                    on.trace().end()),
+            &longer);
+    bool grew = false;
+    for (uint32_t a = 0; a < engine_.num_agents(); ++a)
+      grew = grew || longer[a].size() > ops_[a].size();
+    if (!grew) return false;
+    ops_ = std::move(longer);
+    model_complete_ = on.outcome() == engine::Outcome::kCompleted;
+    return true;
+  }
+
+  // The matched records in the schedule's names, up to the first divergence, replayed; the
+  // replay's own divergence where it comes before the matching's.
+  Expected<KernelReplayResult> Finish() {
+    const std::vector<TraceEvent> &ev = kernel_.events;
+    KernelReplayResult result;
+    result.records = ev.size();
+    result.schedule = program_.name;
     trace::TraceFile &t = result.translated;
-    const size_t end = first_bad ? *first_bad : ev.size();
-    t = Translated(out, end, &result.origin);
+    const size_t end = first_bad_ ? *first_bad_ : ev.size();
+    t = Translated(out_, end, &result.origin);
     Expected<ReplayResult> replay = ReplayTrace(program_, params_, t);
     if (!replay.ok()) return replay.status();
     result.replay = std::move(replay).value();
     result.matched = matched_;
     result.after_abort = after_abort_;
-    result.merged = static_cast<size_t>(std::count(merged.begin(), merged.end(), true));
+    result.merged = static_cast<size_t>(std::count(merged_.begin(), merged_.end(), true));
     result.barriers_bound = barrier_of_.size();
     result.addresses_bound = barrier_of_.size() + slot_of_.size();
     if (result.replay.diverged) {
@@ -443,8 +474,8 @@ class KernelReplayer {
       const size_t i = k < result.origin.size() ? result.origin[k] : end;
       std::optional<uint32_t> a;
       if (i < ev.size()) {
-        auto ag = agent_of_warp.find({ev[i].cluster, ev[i].cta, ev[i].agent});
-        if (ag != agent_of_warp.end()) a = ag->second;
+        auto ag = agent_of_warp_.find({ev[i].cluster, ev[i].cta, ev[i].agent});
+        if (ag != agent_of_warp_.end()) a = ag->second;
       }
       const TraceEvent *m = k < t.events.size() ? &t.events[k] : nullptr;
       std::string reason = d.reason;
@@ -452,7 +483,7 @@ class KernelReplayer {
       // The replay ran the records before the first per-warp divergence: one of
       // its own there is earlier (a replay that only ran out of records there
       // leaves the match's report).
-      if (!first_bad || i < *first_bad) {
+      if (!first_bad_ || i < *first_bad_) {
         // The matched operation's execution: its position among the agent's
         // operations.
         std::pair<size_t, size_t> n{0, 0};
@@ -465,22 +496,20 @@ class KernelReplayer {
               ++pos;
             }
           }
-          n = executions(*a, pos);
+          n = Executions(*a, pos);
         }
-        bad = Describe(i, reason, a, m, n.first, n.second);
-        bad.from_replay = true;
-        first_bad = i;
+        bad_ = Describe(i, reason, a, m, n.first, n.second);
+        bad_.from_replay = true;
+        first_bad_ = i;
       }
     }
-    if (first_bad) {
+    if (first_bad_) {
       result.diverged = true;
-      result.divergence = bad;
+      result.divergence = bad_;
     }
     return result;
   }
 
- private:
-  static constexpr int kMaxRounds = 64;
 
   // The matched records before `end` in the schedule's names, as a trace of the
   // schedule.
@@ -652,6 +681,19 @@ class KernelReplayer {
   std::map<uint16_t, std::pair<uint16_t, uint16_t>> barrier_of_;  // address / 8 -> barrier
   std::map<std::pair<uint16_t, uint16_t>, uint16_t> address_of_;  // barrier -> address / 8
   std::map<uint16_t, std::pair<uint32_t, uint16_t>> slot_of_;     // address / 8 -> slot
+  std::map<WarpKey, uint32_t> agent_of_warp_;   // (cluster, CTA, warp) -> agent
+  std::map<WarpKey, uint32_t> agent_of_event_;  // (cluster, CTA, index in CTA) -> agent
+  std::vector<std::vector<TraceEvent>> ops_;    // per agent: its operations in the model's run
+  // MatchRecords's state: per agent, its next operation and the pc matched last, and whether
+  // its warp timed out; per record, its translation and whether an earlier one absorbed it.
+  std::vector<size_t> next_;
+  std::vector<uint16_t> last_pc_;
+  std::vector<bool> aborted_agent_;
+  std::vector<std::optional<TraceEvent>> out_;
+  std::vector<bool> merged_;
+  std::optional<size_t> first_bad_;  // the first divergent record (ev.size(): the end)
+  KernelDivergence bad_;             // and its description
+  bool past_the_run_ = false;  // the first divergence is a record past its agent's sequence
 };
 
 }  // namespace

@@ -1,23 +1,9 @@
 #include "tools/cli/schedule_loader.h"
 
 #include <charconv>
-#include <fstream>
-#include <sstream>
-
-#include "sim/common/read_file.h"
-#include "sim/ir/parser.h"
 
 namespace parity::cli {
 namespace {
-
-Expected<engine::Policy> ParsePolicy(const std::string& name) {
-  if (name == "eager") return engine::Policy::kEager;
-  if (name == "lazy") return engine::Policy::kLazy;
-  if (name == "round-robin" || name == "rr") return engine::Policy::kRoundRobin;
-  if (name == "random") return engine::Policy::kRandom;
-  return Status("cli.policy", "unknown policy '" + name +
-                                  "' (expected eager, lazy, round-robin or random)");
-}
 
 Expected<std::pair<std::string, int64_t>> ParseDefine(const std::string& text) {
   size_t eq = text.find('=');
@@ -59,54 +45,18 @@ void AddScheduleOptions(CLI::App* sub, ScheduleOptions& options) {
   sub->add_option("--seed", options.seed, "seed of the random policy")->capture_default_str();
 }
 
-Expected<LoadedSchedule> LoadSchedule(const ScheduleOptions& options) {
-  LoadedSchedule out;
-  Expected<std::string> text =
-      ReadInputFile(options.file, "schedule", "io", kMaxScheduleFileBytes);
-  if (!text.ok()) return text.status();
-  out.source = std::move(text).value();
-  Expected<ir::Program> program = ir::ParseProgram(out.source, options.file);
-  if (!program.ok()) return program.status();
-  out.program = std::make_unique<ir::Program>(std::move(program).value());
-
-  std::vector<std::pair<std::string, int64_t>> overrides;
-  for (const std::string& d : options.defines) {
-    auto parsed = ParseDefine(d);
-    if (!parsed.ok()) return parsed.status();
-    overrides.push_back(*parsed);
-  }
-  Expected<std::vector<int64_t>> params = ir::BindParams(*out.program, overrides);
-  if (!params.ok()) return params.status();
-  out.params = *params;
-  for (size_t i = 0; i < out.program->params.size(); ++i) {
-    out.param_values.emplace_back(out.program->params[i].name, out.params[i]);
-  }
-  Expected<engine::Policy> policy = ParsePolicy(options.policy);
-  if (!policy.ok()) return policy.status();
-  out.engine_options.policy = *policy;
-  out.engine_options.seed = options.seed;
-  return out;
-}
-
 Status ToStatus(const api::Error& error) {
   return Status(error.rule, error.message,
                 SourceLocation{error.location.file, error.location.line, error.location.column});
 }
 
 Expected<api::Policy> ParseSchedulePolicy(const std::string& name) {
-  Expected<engine::Policy> p = ParsePolicy(name);
-  if (!p.ok()) return p.status();
-  switch (*p) {
-    case engine::Policy::kEager:
-      return api::Policy::kEager;
-    case engine::Policy::kLazy:
-      return api::Policy::kLazy;
-    case engine::Policy::kRoundRobin:
-      return api::Policy::kRoundRobin;
-    case engine::Policy::kRandom:
-      return api::Policy::kRandom;
-  }
-  return api::Policy::kEager;
+  if (name == "eager") return api::Policy::kEager;
+  if (name == "lazy") return api::Policy::kLazy;
+  if (name == "round-robin" || name == "rr") return api::Policy::kRoundRobin;
+  if (name == "random") return api::Policy::kRandom;
+  return Status("cli.policy", "unknown policy '" + name +
+                                  "' (expected eager, lazy, round-robin or random)");
 }
 
 Expected<api::Schedule> LoadApiSchedule(const ScheduleOptions& options) {
