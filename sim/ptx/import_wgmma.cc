@@ -16,15 +16,16 @@
 // - The tensor-core agent waits each issue's phase, `use.async`es the union of the warps'
 //   operands of that issue, and after a group's last issue arrives on `wgmma_done_wgG[g % Rd]`.
 // - A warp's wgmma.wait_group waits the done phase of every group it retires.
-// R and Rd are the most issues and groups a warp has outstanding (issued, not yet retired by its
-// own wait_group) when it issues: a warp cannot arrive on an element again before the tensor
-// core observed its previous phase, so the parity waits are exact (no ABA).
-// The barriers are initialised by the warp that initialises the kernel's first barrier, just
-// before it (the kernel orders that init before the warps' first wgmma); the tensor-core agents
-// start after it on a named barrier (`bar.arrive` / `bar.sync wgmma_start`). A tensor-core agent
-// takes part in the cluster barrier where its warpgroup's first warp does, relative to its issues,
-// with a `.relaxed` arrive: the cluster barrier orders nothing between it and the others beyond
-// what the warps' own issues and retires order.
+// An element per issue and per group (ImportOptions::wgmma_single_use_limit), or rings: R and Rd
+// are then the most issues and groups a warp has outstanding (issued, not yet retired by its own
+// wait_group) when it issues, so a warp cannot arrive on an element again before the tensor
+// core observed its previous phase, and the parity waits are exact (no ABA).
+// The barriers are initialised by the warp that initialises the kernel's first barrier, right
+// after its run of inits (the kernel orders those before the warps' first wgmma); the
+// tensor-core agents start after them on a named barrier (`bar.arrive` / `bar.sync
+// wgmma_start`). A tensor-core agent takes part in the cluster barrier where its warpgroup's
+// first warp does, relative to its issues, with a `.relaxed` arrive: the cluster barrier orders
+// nothing between it and the others beyond what the warps' own issues and retires order.
 
 #include <algorithm>
 #include <cstdint>
@@ -246,6 +247,13 @@ Status Importer::LowerWgmma(uint32_t unit, std::vector<std::vector<OpRec>>* warp
       }
       ops = std::move(out);
     }
+    // One element per issue and per group where there are few enough (each element's one
+    // phase completes once: no reuse for the explorer to reason about, which keeps its
+    // partial-order reduction cheap, bench/RESULTS.md); rings of the bounds above beyond.
+    if (phases <= o_.wgmma_single_use_limit) {
+      issue_ring = std::max<int64_t>(phases, 1);
+      done_ring = std::max<int64_t>(kept, 1);
+    }
     for (size_t k = 0; k < with.size(); ++k) {
       for (const auto& [at, is_issue] : patch[k]) {
         OpRec& op = (*warp_ops)[with[k]][at];
@@ -323,7 +331,7 @@ Status Importer::LowerWgmma(uint32_t unit, std::vector<std::vector<OpRec>>* warp
                   "model of the warpgroups' wgmma (wgmma_start)");
   }
   const int64_t threads = 32 * (1 + static_cast<int64_t>(lowered.size()));
-  // The inits, in the warp that initialises the kernel's first barrier, before that init.
+  // The inits, in the warp that initialises the kernel's first barrier.
   for (auto& ops : *warp_ops) {
     auto init = std::find_if(ops.begin(), ops.end(),
                              [](const OpRec& op) { return op.fmt.rfind("init ", 0) == 0; });
@@ -339,7 +347,11 @@ Status Importer::LowerWgmma(uint32_t unit, std::vector<std::vector<OpRec>>* warp
     }
     pre.push_back(Op("bar.arrive wgmma_start, {}", {threads}, &*init));
     const OpRec start = Op("bar.sync wgmma_start, {}", {threads}, &*init);
-    ops.insert(init, pre.begin(), pre.end());
+    // After the kernel's run of inits (before its fence and the barrier that publishes them),
+    // so that the kernel's own barriers are initialised at the step they always were.
+    auto after = std::find_if(init, ops.end(),
+                              [](const OpRec& op) { return op.fmt.rfind("init ", 0) != 0; });
+    ops.insert(after, pre.begin(), pre.end());
     for (RoleRec& role : *tensor_roles) role.ops.insert(role.ops.begin(), start);
     return Status::Ok();
   }

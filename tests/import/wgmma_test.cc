@@ -139,13 +139,16 @@ CTAIL:
   return k;
 }
 
-Expected<std::string> Import(const Variant& v, const std::string& name) {
+// `single_use_limit`: ImportOptions::wgmma_single_use_limit (0: rings).
+Expected<std::string> Import(const Variant& v, const std::string& name,
+                             int64_t single_use_limit = 256) {
   auto m = ParseModule(Kernel(v), name);
   if (!m.ok()) return m.status();
   ImportOptions o;
   o.entry = "pipe";
   o.block = {160, 1, 1};
   o.args = {{1, 4}};
+  o.wgmma_single_use_limit = single_use_limit;
   return ImportSchedule(*m, o);
 }
 
@@ -187,11 +190,20 @@ TEST(WgmmaTest, OneSignallingWarpReleasesTheWholeWarpgroupsReads) {
   const size_t first_use = t->find("use.async tile[");
   ASSERT_NE(first_use, std::string::npos) << *t;
   EXPECT_GT(first_use, tensor) << "only the tensor core reads the operands\n" << *t;
-  EXPECT_NE(t->find("barrier wgmma_issued_wg0[1] count 4"), std::string::npos) << *t;
-  EXPECT_NE(t->find("barrier wgmma_done_wg0[1] count 1"), std::string::npos) << *t;
+  // One element per k-block's issue and group (4 k-blocks); as a ring, one element each
+  // (wait_group 0 keeps no group in flight).
+  EXPECT_NE(t->find("barrier wgmma_issued_wg0[4] count 4"), std::string::npos) << *t;
+  EXPECT_NE(t->find("barrier wgmma_done_wg0[4] count 1"), std::string::npos) << *t;
   const Verdicts v = Decide(*t, "one_signal.pipe");
   EXPECT_EQ(v.check, "") << *t;
   EXPECT_EQ(v.explore, "VERIFIED") << *t;
+  auto ring = Import(Variant{}, "one_signal_ring.ptx", 0);
+  ASSERT_TRUE(ring.ok()) << ring.status().ToString();
+  EXPECT_NE(ring->find("barrier wgmma_issued_wg0[1] count 4"), std::string::npos) << *ring;
+  EXPECT_NE(ring->find("barrier wgmma_done_wg0[1] count 1"), std::string::npos) << *ring;
+  const Verdicts r = Decide(*ring, "one_signal_ring.pipe");
+  EXPECT_EQ(r.check, "") << *ring;
+  EXPECT_EQ(r.explore, "VERIFIED") << *ring;
 }
 
 // wgmma.wait_group 1: a group stays in flight while the next is issued, so each ring holds two
@@ -199,20 +211,25 @@ TEST(WgmmaTest, OneSignallingWarpReleasesTheWholeWarpgroupsReads) {
 // (whose group wait_group 1 leaves in flight) lets the producer refill a stage the tensor core
 // may still read: P2005.
 TEST(WgmmaTest, WaitGroupOneRetiresAllButTheNewestGroup) {
-  auto t = Import(Variant{1}, "depth1.ptx");
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
-  EXPECT_NE(t->find("barrier wgmma_issued_wg0[2] count 4"), std::string::npos) << *t;
-  EXPECT_NE(t->find("barrier wgmma_done_wg0[2] count 1"), std::string::npos) << *t;
-  Verdicts ok = Decide(*t, "depth1.pipe");
-  EXPECT_EQ(ok.check, "") << *t;
-  EXPECT_EQ(ok.explore, "VERIFIED") << *t;
+  for (int64_t limit : {256, 0}) {
+    SCOPED_TRACE(limit == 0 ? "rings" : "single-use elements");
+    auto t = Import(Variant{1}, "depth1.ptx", limit);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    if (limit == 0) {
+      EXPECT_NE(t->find("barrier wgmma_issued_wg0[2] count 4"), std::string::npos) << *t;
+      EXPECT_NE(t->find("barrier wgmma_done_wg0[2] count 1"), std::string::npos) << *t;
+    }
+    Verdicts ok = Decide(*t, "depth1.pipe");
+    EXPECT_EQ(ok.check, "") << *t;
+    EXPECT_EQ(ok.explore, "VERIFIED") << *t;
 
-  Variant early{1, 0};
-  early.all_release = true;
-  auto bad = Import(early, "depth1_early.ptx");
-  ASSERT_TRUE(bad.ok()) << bad.status().ToString();
-  Verdicts found = Decide(*bad, "depth1_early.pipe");
-  EXPECT_EQ(found.explore, "P2005") << *bad;
+    Variant early{1, 0};
+    early.all_release = true;
+    auto bad = Import(early, "depth1_early.ptx", limit);
+    ASSERT_TRUE(bad.ok()) << bad.status().ToString();
+    Verdicts found = Decide(*bad, "depth1_early.pipe");
+    EXPECT_EQ(found.explore, "P2005") << *bad;
+  }
 }
 
 // The warps wait the stage's full barrier after issuing the wgmma that reads it (between
