@@ -125,8 +125,8 @@ Status Importer::LowerWgmma(uint32_t unit, std::vector<std::vector<OpRec>>* warp
     for (uint32_t w : with) groups.push_back(Groups((*warp_ops)[w]));
     for (size_t k = 1; k < groups.size(); ++k) {
       const bool same_groups = groups[k].size() == groups[0].size();
-      size_t g = 0;
-      while (same_groups && g < groups[0].size() &&
+      size_t g = 0;  // the first group that differs (or the first one only one of them has)
+      while (g < std::min(groups[k].size(), groups[0].size()) &&
              groups[k][g].size() == groups[0][g].size()) {
         ++g;
       }
