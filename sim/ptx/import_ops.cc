@@ -89,19 +89,11 @@ void Importer::FindSharedFrames() {
 
 Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& events) {
   std::vector<OpRec> out;
-  // wgmma reads its shared operands asynchronously: a committed group's reads are `use`s where
-  // a wgmma.wait_group retires the group (the kernel may reuse the slot only after that).
-  std::vector<OpRec> wgmma_open;
-  std::vector<std::vector<OpRec>> wgmma_groups;
-  auto retire = [&](size_t keep) {
-    while (wgmma_groups.size() > keep) {
-      for (OpRec& u : wgmma_groups.front()) {
-        if (out.empty() || !out.back().SameOp(u)) out.push_back(u);
-        else out.back().ptx_lines.insert(u.ptx_lines.begin(), u.ptx_lines.end());
-      }
-      wgmma_groups.erase(wgmma_groups.begin());
-    }
-  };
+  // wgmma is an operation of the whole warpgroup: this thread's mma_async, commit_group and
+  // wait_group become markers (`wgmma.mma`, `wgmma.read ...` for each buffer operand of the
+  // mma, `wgmma.commit`, `wgmma.wait N`) that LowerWgmma (import_wgmma.cc) turns into the
+  // warpgroup's tensor-core agent once every warp of the CTA is merged.
+  size_t mma_at = 0;  // where the markers of the current mma_async begin
   for (const ProtocolEvent& e : events) {
     const Instruction& inst = f_.instructions[e.instruction];
     const auto& v = e.operands;
@@ -360,17 +352,23 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
     } else if (b == "wgmma") {
       if (inst.HasModifier("fence")) continue;
       if (inst.HasModifier("commit_group")) {
-        wgmma_groups.push_back(std::move(wgmma_open));
-        wgmma_open.clear();
+        op.fmt = "wgmma.commit";
+        out.push_back(std::move(op));
         continue;
       }
       if (inst.HasModifier("wait_group")) {
         int64_t n = 0;
         PARITY_RETURN_IF_ERROR(int_operand(0, &n));
-        retire(static_cast<size_t>(n));
+        op.fmt = "wgmma.wait {}";
+        op.ints = {n};
+        out.push_back(std::move(op));
         continue;
       }
       // wgmma.mma_async: the operands that are (descriptors of) shared addresses.
+      OpRec mma = op;
+      mma.fmt = "wgmma.mma";
+      out.push_back(std::move(mma));
+      mma_at = out.size();
       for (const Value& x : v) {
         if (x.kind != Value::Kind::kDerived && x.kind != Value::Kind::kAddress) continue;
         auto slot = BufferSlot(SharedAddr{x.symbol, x.bits, -1});
@@ -378,11 +376,11 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
         OpRec u = op;
         // wgmma reads its shared operands through the async proxy (docs/language.md §8.8):
         // a `write` of those bytes before it needs fence.proxy.async (P2006).
-        u.fmt = "use.async " + slot->first->name + "[{}]";
+        u.fmt = "wgmma.read " + slot->first->name + "[{}]";
         u.ints = {slot->second};
-        if (std::none_of(wgmma_open.begin(), wgmma_open.end(),
+        if (std::none_of(out.begin() + static_cast<std::ptrdiff_t>(mma_at), out.end(),
                          [&](const OpRec& w) { return w.SameOp(u); })) {
-          wgmma_open.push_back(u);
+          out.push_back(u);
         }
       }
       continue;
@@ -423,9 +421,6 @@ Expected<std::vector<OpRec>> Importer::ToOps(const std::vector<ProtocolEvent>& e
     }
     out.push_back(std::move(op));
   }
-  // Groups never waited for are read before the kernel ends.
-  wgmma_groups.push_back(std::move(wgmma_open));
-  retire(0);
   return out;
 }
 

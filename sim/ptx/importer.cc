@@ -114,6 +114,8 @@ Expected<std::string> Importer::Run() {
       warp_ops[w] = std::move(merged).value();
     }
     SplitAccesses(&warp_ops);
+    std::vector<RoleRec> tensor_roles;
+    PARITY_RETURN_IF_ERROR(LowerWgmma(u, &warp_ops, &tensor_roles));
     for (uint32_t w = 0; w < warps; ++w) {
       const uint32_t first = 32 * w;
       const uint32_t last = std::min(threads, first + 32);
@@ -131,9 +133,10 @@ Expected<std::string> Importer::Run() {
       if (!placed) {
         unit_roles[u].push_back(RoleRec{std::move(merged), 1,
                                         static_cast<int>(last - first),
-                                        {static_cast<int>(w)}});
+                                        {static_cast<int>(w)}, ""});
       }
     }
+    for (RoleRec& role : tensor_roles) unit_roles[u].push_back(std::move(role));
   }
   std::ostringstream out;
   EmitHeader(out);
@@ -145,7 +148,17 @@ Expected<std::string> Importer::Run() {
         << "   # kernel argument " << index << " (" << f_.params[index].name << ")\n";
   }
   if (!used_args_.empty()) out << "\n";
-  out << decls_.str() << roles.str();
+  out << decls_.str();
+  if (!wgmma_barriers_.empty()) {
+    // import_wgmma.cc: each warpgroup's wgmma as one operation of a tensor-core agent.
+    out << "\n# wgmma: the warps of a warpgroup issue (wgmma_issued), its tensor core reads the "
+           "operands and completes the group (wgmma_done)\n";
+    for (const auto& [name, ring] : wgmma_barriers_) {
+      out << "barrier " << name << "[" << ring.first << "] count " << ring.second << "\n";
+    }
+    out << "named_barrier wgmma_start = " << wgmma_start_id_ << "\n";
+  }
+  out << roles.str();
   return out.str();
 }
 
@@ -169,12 +182,21 @@ void Importer::EmitRoles(std::ostream& roles, std::vector<std::vector<RoleRec>>&
   std::vector<std::vector<bool>> emitted(units);
   for (uint32_t u = 0; u < units; ++u) emitted[u].assign(unit_roles[u].size(), false);
   auto emit = [&](const RoleRec& role, int cluster, int cta) {
-    std::string name = "warp" + std::to_string(role.warps[0]);
-    if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
+    std::string name = role.name;
+    if (name.empty()) {
+      name = "warp" + std::to_string(role.warps[0]);
+      if (role.warps.size() > 1) name += "_" + std::to_string(role.warps.back());
+    }
     if (cluster >= 0) name += "_cl" + std::to_string(cluster);
     if (cta >= 0) name += "_cta" + std::to_string(cta);
-    roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
-    for (int w : role.warps) roles << " " << w;
+    if (role.warps.empty()) {
+      // A warpgroup's tensor core (import_wgmma.cc): no warp of a kernel trace is it.
+      roles << "\n# the tensor core of warpgroup " << role.name.substr(role.name.find("_wg") + 3)
+            << ": reads the operands of the warps' wgmma.mma_async";
+    } else {
+      roles << (role.warps.size() > 1 ? "\n# warps" : "\n# warp");
+      for (int w : role.warps) roles << " " << w;
+    }
     if (cta < 0 && cluster >= 0) {
       roles << " of every CTA of cluster " << cluster << "\n";
     } else if (cta < 0) {
@@ -186,9 +208,11 @@ void Importer::EmitRoles(std::ostream& roles, std::vector<std::vector<RoleRec>>&
     }
     // The machine-readable form: `parity replay` maps a kernel trace's warps to agents by it
     // (instance k of the role is the k-th warp listed).
-    roles << "# kernel: role " << name << " = warps";
-    for (int w : role.warps) roles << " " << w;
-    roles << "\n";
+    if (!role.warps.empty()) {
+      roles << "# kernel: role " << name << " = warps";
+      for (int w : role.warps) roles << " " << w;
+      roles << "\n";
+    }
     roles << "role " << name;
     if (role.count > 1) roles << " count " << role.count;
     roles << " threads " << role.threads;
@@ -567,7 +591,8 @@ bool Importer::JoinRole(RoleRec* role, const std::vector<OpRec>& ops) {
 
 // Whether an operation may block its agent (a wait of any kind, a barrier).
 bool Importer::Blocks(const OpRec& op) {
-  for (const char* w : {"wait ", "bar.sync", "cluster.wait", "cp.async.wait", "bulk.wait"}) {
+  for (const char* w :
+       {"wait ", "bar.sync", "cluster.wait", "cp.async.wait", "bulk.wait", "wgmma.wait"}) {
     if (op.fmt.rfind(w, 0) == 0) return true;
   }
   return false;

@@ -102,6 +102,9 @@ struct ImportOptions {
   // the kernel never reads is no error, and the header names the launch instead.
   std::set<int> launch_args;
   std::string launch;  // "launch N of FILE" for the schedule's header; "" without --launch
+  // A warpgroup's wgmma barriers (sim/ptx/import_wgmma.cc) have one element per issue and per
+  // group up to this many issues; rings sized by the groups a warp keeps in flight beyond.
+  int64_t wgmma_single_use_limit = 256;
 };
 
 // nvcc names an entry's parameters `<mangled entry>_param_N`: a --param or --tensormap may name

@@ -154,6 +154,7 @@ struct RoleRec {
   int count = 0;
   int threads = 32;
   std::vector<int> warps;
+  std::string name;  // "" for a role of warps (named by them); `tensor_core_wgG`
 };
 
 class Importer {
@@ -220,6 +221,13 @@ class Importer {
   // largest group with one outermost frame).
   void FindSharedFrames();
   Expected<std::vector<OpRec>> ToOps(const std::vector<ProtocolEvent>& events);
+
+  // Turns the CTA's wgmma markers (ToOps) into each warpgroup's tensor-core agent, appended to
+  // `tensor_roles`, and the warps' arrivals and waits on its barriers (import_wgmma.cc).
+  // `import.unsupported-op` at the PTX line for warps of one warpgroup that issue different
+  // wgmma-groups.
+  Status LowerWgmma(uint32_t unit, std::vector<std::vector<OpRec>>* warp_ops,
+                    std::vector<RoleRec>* tensor_roles);
 
   // The first (k = 0) or second (k = 1) state space among an instruction's modifiers: a copy's
   // destination then its source.
@@ -307,6 +315,9 @@ class Importer {
   std::set<std::string> used_maps_;
   std::set<int> used_args_;
   std::ostringstream decls_;
+  // LowerWgmma's barrier rings: name -> (elements, count), and its named barrier's id.
+  std::map<std::string, std::pair<int64_t, int64_t>> wgmma_barriers_;
+  int64_t wgmma_start_id_ = -1;
 };
 
 }  // namespace parity::ptx::importer_internal

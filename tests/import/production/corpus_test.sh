@@ -5,7 +5,8 @@
 #   import   ok | exit2:RULE (the rule named in the error)
 #   check    clean | CODE[,CODE...] (the set of rule codes reported) | - (not reached)
 #   explore  verified | undecided (no finding within the time limit: verified or incomplete) |
-#            CODE@FILE:LINE (the first finding, at the CUDA line its operation came from) | -
+#            CODE@FILE:LINE (the first finding, at the CUDA line its operation came from; for a
+#            race, of either access) | -
 # A seeded-bug twin expects its code at the line its edit changed. A kernel imported with
 # --source-chain cites its operations' whole inlined call chains (`a.hpp:1 > b.hpp:2`); its
 # CODE@FILE:LINE matches when FILE:LINE is one frame of the chain of the finding's operation (an
@@ -95,7 +96,12 @@ while IFS=$'\t' read -r name source ptx args; do
     0|4) got="undecided"; [ $rc -eq 0 ] && [ "${want_explore[$name]}" = verified ] && got=verified ;;
     1)
       code=$(grep -m1 -oE '^[A-Z][0-9]{4}' "$tmp/$name.explore")
-      at=$(grep -m1 -A1 -E '^[A-Z][0-9]{4}' "$tmp/$name.explore" | grep -oE 'at [^ ]*\.pipe:[0-9]+' | head -1 | sed 's/.*:\([0-9]*\)$/\1/')
+      # The finding's locations: its first line's and the next's (`by AGENT at X.pipe:L`); the
+      # first is where it is reported. A race (P2005, P2006, P2009) is a pair of accesses, and
+      # which of the two comes second on the path explore finds first depends on the schedule's
+      # interleaving order: its twin's line may be either access's (tried below).
+      locs=$(grep -m1 -A1 -E '^[A-Z][0-9]{4}' "$tmp/$name.explore" | grep -oE 'at [^ ]*\.pipe:[0-9]+' | sed 's/.*:\([0-9]*\)$/\1/')
+      at=$(echo "$locs" | head -1)
       where=$(cuda_line "$tmp/$name.pipe" "${at:-0}")
       # A deadlock's most likely cause names a barrier (a count too high): its place is the init
       # that set the count; a cause that names a wait (a parity one phase off: `the wait at
@@ -109,7 +115,13 @@ while IFS=$'\t' read -r name source ptx args; do
         init=$(grep -n -m1 -E "^ *init $bar(\[| )" "$tmp/$name.pipe" | cut -d: -f1)
         [ -n "$init" ] && where=$(cuda_line "$tmp/$name.pipe" "$init")
       fi
-      got="$code@$where" ;;
+      got="$code@$where"
+      if [[ "$code" =~ ^P20(05|06|09)$ ]] && ! explore_matches "$got" "${want_explore[$name]}"; then
+        for l in $(echo "$locs" | tail -n +2); do
+          other="$code@$(cuda_line "$tmp/$name.pipe" "$l")"
+          explore_matches "$other" "${want_explore[$name]}" && { got=$other; break; }
+        done
+      fi ;;
     *) got="exit$rc" ;;
   esac
   if ! explore_matches "$got" "${want_explore[$name]}"; then

@@ -36,12 +36,16 @@ expect "B stages" 1 '^buffer smem_buffer_131072\[6\] bytes 16384 .*: tmap5\)$'
 expect "D tile" 1 '^buffer smem_buffer\[2\] bytes 16384 .*: tmap6\)$'
 # Sources: the kernel's lines (sm90_bf16_gemm.cuh), no header frame of an inlined call.
 expect "header frames" 0 '\((barrier|utils|tma_copy|sm90)\.(h|cuh):[0-9]+\)'
-expect "consumers' full waits" 2 '^    wait full\[k % 6\] parity \(k / 6\) & 1 +#.*\(sm90_bf16_gemm\.cuh:[0-9]+\)$'
-# One loop per warp over the 64 k-blocks: the producer's (one per CTA: CTA 0 multicasts A) and
-# the two math roles'; no wait outside them but the producers' drain of the last six stages.
+# The math warps: warp 0 (it also releases), warps 1-3 and warps 4-7 (each warpgroup arrives on
+# its own tensor core's wgmma barriers, so the two warpgroups are roles of their own).
+expect "consumers' full waits" 3 '^    wait full\[k % 6\] parity \(k / 6\) & 1 +#.*\(sm90_bf16_gemm\.cuh:[0-9]+\)$'
+# One loop per warp over the 64 k-blocks: the producer's (one per CTA: CTA 0 multicasts A), the
+# three math roles' and the two tensor cores', and the loops that initialise the tensor cores'
+# barriers (one element per k-block: 2 per warpgroup); no wait outside them but the producers'
+# drain of the last six stages.
 expect "producer loops" 2 '^    wait empty\[k % 6\] parity \(\(k / 6\) & 1\) \^ 1 '
-expect "k-block loops" 4 '^  for k in 0 \.\. 64 \{'
-expect "full waits" 2 'wait full\['
+expect "k-block loops" 11 '^  for k in 0 \.\. 64 \{'
+expect "full waits" 3 'wait full\['
 expect "empty waits" 4 'wait empty\['
 
 if [ "$fails" -gt 0 ]; then
