@@ -75,6 +75,7 @@ Result<std::vector<int64_t>> BindScheduleParams(const Schedule& schedule);
 
 Error ToError(const Status& status);
 Location ToLocation(const SourceLocation& where);
+Severity FromModel(model::Severity s);  // the rule table's severity as the API's
 
 }  // namespace parity::api
 

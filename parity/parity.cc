@@ -935,22 +935,4 @@ Result<ExploreReport> ExploreWith(const Schedule& schedule,
   return report;
 }
 
-// ---------------------------------------------------------------- Rules
-
-std::vector<Rule> Rules() {
-  std::vector<Rule> out;
-  for (model::Code c : model::AllCodes()) {
-    Rule rule;
-    rule.code = std::string(model::CodeId(c));
-    rule.slug = std::string(model::CodeSlug(c));
-    rule.severity = FromModel(model::CodeSeverity(c));
-    rule.title = std::string(model::CodeTitle(c));
-    rule.explanation = std::string(model::CodeExplanation(c));
-    // The ISA's words with their section, or the litmus test (sim/model/citations.h).
-    rule.citation = model::CitationText(c);
-    out.push_back(std::move(rule));
-  }
-  return out;
-}
-
 }  // namespace parity::api

@@ -595,8 +595,105 @@ struct Rule {
   // Where it comes from (sim/model/citations.h): `PTX ISA (SECTION): "the ISA's words"` or
   // `litmus NAME`, several separated by "; ".
   std::string citation;
+  // The same, one entry per source: an ISA section and its words, or a litmus test of litmus/
+  // (the H100 shows the behaviour), or neither (a rule the schedule's author states).
+  struct Source {
+    std::string section;  // "9.7.13.15.16 mbarrier.test_wait / mbarrier.try_wait"
+    std::string quote;    // the ISA's words
+    std::string litmus;   // the litmus test's name ("" for a quote)
+  };
+  std::vector<Source> sources;
 };
+// Every rule, in the order of `parity rules`.
 std::vector<Rule> Rules();
+// The rule of a code ("M1005") or slug ("mbarrier-over-arrival"); an Error (rule "cli.rule")
+// naming it when there is none.
+Result<Rule> FindRule(const std::string& code_or_slug);
+
+// ---------------------------------------------------------------- engine self-checks
+
+// The engine's self-checks of its incremental state: every 8th fingerprint and state restore of
+// a thread is compared with the same computed from scratch (sim/engine/engine.h). They exist only
+// in builds with assertions (no NDEBUG), where they are on unless turned off here: a test build
+// of a kernel project gets them, a release build of libparity pays nothing. Process-wide; they
+// took half of a brute-force Explore's time, so the `parity` command turns them off unless
+// PARITY_SELF_CHECKS=1 is set.
+void SetSelfChecks(bool on);
+bool SelfChecks();
+
+// ---------------------------------------------------------------- PTX import
+
+// What `parity import` is given: a kernel's PTX (nvcc, sm_90a) and its launch. Sizes and
+// arguments are text as on the command line; a malformed one is an Error (rule
+// "import.bad-option") naming the option.
+struct ImportOptions {
+  std::string ptx;      // the kernel's .ptx file
+  std::string entry;    // mangled, demangled or bare name ("": the launch file's one entry)
+  std::string block;    // threads per CTA "X[,Y,Z]" (required unless `launch`)
+  std::string cluster;  // CTAs per cluster "X[,Y]" ("": 1,1, or the launch's)
+  int64_t clusters = 1;               // independent clusters
+  std::vector<std::string> args;      // scalar arguments "INDEX=VALUE"
+  std::vector<std::string> params;    // by-value struct fields "NAME+OFFSET=VALUE", "OFFSET=VALUE"
+  std::vector<std::string> tensor_maps;  // "INDEX=DTYPE:DIMS:BOX[:SWIZZLE]" or "NAME+OFFSET=..."
+  // ld.shared / ldmatrix reads are use.generic (a later TMA or bulk load needs
+  // fence.proxy.async: P2006); false: plain `use`.
+  bool generic_reads = true;
+  bool source_chain = false;  // comments name the whole inlined call chain
+  std::string launch;         // a launch file of `parity capture` (docs/launch-file.md), or ""
+  int launch_index = 0;       // which launch of the kernel in it
+};
+
+// The `.pipe` schedule of the kernel's protocol (sim/ptx/importer.h), as text. An Error naming
+// the file, line and rule when the PTX, the launch or an option is bad or the kernel does
+// something the importer cannot express.
+Result<std::string> ImportPtx(const ImportOptions& options);
+
+// ---------------------------------------------------------------- pipeline counts
+
+// What `parity counts` is given: a well-known pipeline and its shape, as text as on the command
+// line (sim/pipelines/counts.h), and the user's numbers to check ("init.empty=8").
+struct CountsOptions {
+  std::string kind;              // tma-async, async, tma-store, single-tma or cp-async
+  std::string cluster = "1x1";   // tma-async: MxN
+  std::string multicast = "ab";  // tma-async: none, a, b or ab
+  int consumers = 1;
+  int producers = 1;
+  std::string signal = "auto";  // tma-async: warpgroup, warp, thread or auto
+  std::string tile_a;           // MxK
+  std::string tile_b;           // NxK
+  std::string dtype = "f16";
+  int stages = 2;
+  std::string box;  // single-tma: WxH...
+  int threads = 1;
+  std::vector<std::string> checks;  // KEY=VALUE
+};
+
+struct CountsReport {
+  std::string kind;  // the pipeline's name
+  struct Item {
+    std::string key;         // "init.full"
+    int64_t value = 0;
+    std::string formula;     // "" for a constant
+    std::string reason;
+    std::string derivation;  // "<name> = <formula> = <value>: <reason>"
+  };
+  std::vector<Item> items;
+  std::vector<std::string> notes;  // facts without a number
+  struct Check {
+    std::string key;
+    int64_t yours = 0;
+    int64_t correct = 0;
+    bool match = false;
+    std::string explanation;  // for a mismatch: why yours is wrong
+  };
+  std::vector<Check> checks;  // one per CountsOptions::checks entry
+  bool all_match() const;
+};
+
+// The correct barrier init counts and tx bytes of the pipeline, each with its derivation, and
+// the checks. An Error (rules "counts.param", "counts.parse", "counts.key") on bad input; a
+// check that differs is a result.
+Result<CountsReport> CountPipeline(const CountsOptions& options);
 
 // ---------------------------------------------------------------- litmus tests
 

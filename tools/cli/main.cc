@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "sim/common/check.h"
-#include "sim/engine/engine.h"
+#include "parity/parity.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
 
@@ -74,10 +74,10 @@ void PeekFormat(int argc, char** argv, Context& ctx) {
 
 int Main(int argc, char** argv) {
   SetCheckFailureHandler(&ExitInternal);
-  // The engine's self-checks of its incremental state are the tests' (sim/engine/engine.h);
+  // The engine's self-checks of its incremental state are the tests' (api::SetSelfChecks);
   // PARITY_SELF_CHECKS=1 keeps them on (a build with assertions, as tools/parity builds).
   const char* self_checks = std::getenv("PARITY_SELF_CHECKS");
-  engine::Engine::SetSelfChecks(self_checks != nullptr && std::string_view(self_checks) == "1");
+  api::SetSelfChecks(self_checks != nullptr && std::string_view(self_checks) == "1");
   Context ctx;
   PeekFormat(argc, argv, ctx);
   CLI::App app{

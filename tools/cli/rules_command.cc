@@ -3,20 +3,12 @@
 #include <memory>
 #include <string>
 
-#include "sim/model/citations.h"
-#include "sim/model/codes.h"
 #include "parity/parity.h"
 #include "tools/cli/command.h"
 #include "tools/cli/report_format.h"
+#include "tools/cli/schedule_loader.h"
 
 namespace parity::cli {
-namespace {
-
-const char* SeverityText(model::Severity s) {
-  return s == model::Severity::kError ? "error" : s == model::Severity::kNote ? "note" : "warning";
-}
-
-}  // namespace
 
 void AddRulesCommand(CLI::App& app, Context& ctx) {
   auto code = std::make_shared<std::string>();
@@ -43,34 +35,24 @@ void AddRulesCommand(CLI::App& app, Context& ctx) {
       return;
     }
     if (code->empty()) {
-      for (model::Code c : model::AllCodes()) {
-        std::printf("%s  %-34s %-7s %s\n", std::string(model::CodeId(c)).c_str(),
-                    std::string(model::CodeSlug(c)).c_str(),
-                    SeverityText(model::CodeSeverity(c)),
-                    std::string(model::CodeTitle(c)).c_str());
+      for (const api::Rule& r : api::Rules()) {
+        std::printf("%s  %-34s %-7s %s\n", r.code.c_str(), r.slug.c_str(),
+                    api::SeverityName(r.severity), r.title.c_str());
       }
       ctx.exit_code = kExitClean;
       return;
     }
-    std::optional<model::Code> c = model::CodeFromId(*code);
-    if (!c) c = model::CodeFromSlug(*code);
-    if (!c) {
-      ReportBadInput(ctx, Status("cli.rule", "unknown rule code '" + *code +
-                                                 "'; 'parity rules' lists them"));
-      return;
-    }
-    std::printf("%s %s (%s)\n%s\n\n%s\n", std::string(model::CodeId(*c)).c_str(),
-                std::string(model::CodeSlug(*c)).c_str(),
-                SeverityText(model::CodeSeverity(*c)),
-                std::string(model::CodeTitle(*c)).c_str(),
-                std::string(model::CodeExplanation(*c)).c_str());
-    for (const model::Citation& cite : model::CodeCitations(*c)) {
+    api::Result<api::Rule> rule = api::FindRule(*code);
+    if (!rule.ok()) return ReportBadInput(ctx, ToStatus(rule.error()));
+    std::printf("%s %s (%s)\n%s\n\n%s\n", rule->code.c_str(), rule->slug.c_str(),
+                api::SeverityName(rule->severity), rule->title.c_str(),
+                rule->explanation.c_str());
+    for (const api::Rule::Source& cite : rule->sources) {
       if (!cite.litmus.empty()) {
         std::printf("\nShown on the H100 by litmus/%s.pipe (parity litmus litmus/%s.pipe).\n",
-                    std::string(cite.litmus).c_str(), std::string(cite.litmus).c_str());
+                    cite.litmus.c_str(), cite.litmus.c_str());
       } else {
-        std::printf("\nPTX ISA, %s:\n  \"%s\"\n", std::string(cite.section).c_str(),
-                    std::string(cite.quote).c_str());
+        std::printf("\nPTX ISA, %s:\n  \"%s\"\n", cite.section.c_str(), cite.quote.c_str());
       }
     }
     ctx.exit_code = kExitClean;
