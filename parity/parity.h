@@ -695,6 +695,50 @@ struct CountsReport {
 // check that differs is a result.
 Result<CountsReport> CountPipeline(const CountsOptions& options);
 
+// ---------------------------------------------------------------- TMA layout
+
+// What `parity tma-layout` is given: a tensor map and a box start, as text as on the command
+// line ("a,b,c" lists, dimension 0 first; sim/model/tma.h).
+struct TmaLayoutOptions {
+  std::string dtype;            // u8,u16,u32,s32,u64,s64,f16,bf16,f32,tf32,f64
+  std::string box;              // box dims W[,H,...] (1..5 values)
+  std::string swizzle = "none";  // none, 32B, 64B or 128B
+  uint32_t smem_base = 0;       // destination shared address, 128-byte aligned
+  std::string global_dims;      // "": the box
+  std::string global_strides;   // byte strides of dims 1..rank-1 ("": packed, rows to 16 bytes)
+  std::string coords;           // box start, may be negative ("": 0s)
+  std::string element_strides;  // traversal strides ("": 1s)
+  std::string oob_fill = "zero";  // zero or nan
+};
+
+// Where each element of a TMA tile load lands in shared memory (PTX ISA 5.5.5-5.5.7, the
+// tensor copy's box traversal, out-of-bound fill and swizzle).
+struct TmaLayoutReport {
+  std::string dtype;    // the element type's name
+  std::string swizzle;  // "none", "128B", ...
+  uint32_t smem_base = 0;
+  std::vector<uint32_t> box;              // one per dimension
+  std::vector<uint64_t> global_dims;      // one per dimension
+  std::vector<uint64_t> global_strides;   // dims 1..rank-1
+  std::vector<int32_t> coords;            // one per dimension
+  std::vector<uint32_t> element_strides;  // one per dimension
+  struct Element {
+    std::vector<uint32_t> k;             // the box coordinates
+    std::vector<int64_t> global_coord;   // the tensor coordinates
+    uint32_t smem_offset = 0;            // bytes from smem_base, swizzle applied
+    bool oob = false;                    // filled instead of read
+  };
+  std::vector<Element> elements;  // in coordinate order, dimension 0 fastest
+  uint64_t box_bytes = 0;          // shared bytes written
+  uint64_t oob_elements = 0;
+  uint64_t complete_tx_bytes = 0;  // credited to the mbarrier
+  std::vector<std::pair<uint32_t, uint32_t>> smem_ranges;  // [begin, end), sorted, disjoint
+};
+
+// The placement of every box element. An Error (rules "cli.list", "cli.rank", "cli.dtype",
+// "cli.swizzle", "cli.oob-fill", "tensor-map.*", "tma.*") on a malformed or illegal map.
+Result<TmaLayoutReport> TmaLayout(const TmaLayoutOptions& options);
+
 // ---------------------------------------------------------------- litmus tests
 
 // A litmus test's outcomes (litmus/README.md): the model's (every outcome it allows, found by

@@ -2,6 +2,8 @@
 // importer, the pipeline counts and the engine's self-checks, which the `parity` command's
 // rules, import and counts are clients of.
 #include <charconv>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "sim/engine/engine.h"
 #include "sim/model/citations.h"
 #include "sim/model/codes.h"
+#include "sim/model/tma.h"
 #include "sim/pipelines/counts.h"
 #include "sim/ptx/importer.h"
 #include "sim/ptx/launch_file.h"
@@ -289,6 +292,148 @@ Result<CountsReport> CountPipeline(const CountsOptions& options) {
         CountsReport::Check{c.key, c.yours, c.correct, c.match, c.explanation});
   }
   return report;
+}
+
+// ---------------------------------------------------------------- TMA layout
+
+namespace {
+
+using model::TensorMap;
+
+// Parses "a,b,c" into integers in [lo, hi]; rule "cli.list" on anything else.
+template <typename T>
+Expected<std::vector<T>> ParseList(const std::string& option, const std::string& text, T lo,
+                                   T hi) {
+  std::vector<T> out;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = text.find(',', pos);
+    const std::string item = text.substr(pos, comma == std::string::npos ? comma : comma - pos);
+    T value{};
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || value < lo ||
+        value > hi) {
+      return Status("cli.list", option + ": '" + item + "' is not an integer in " +
+                                    std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    out.push_back(value);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+Status CheckCount(const std::string& option, size_t got, uint32_t rank) {
+  if (got != rank) {
+    return Status("cli.rank", option + " has " + std::to_string(got) + " values but --box has " +
+                                  std::to_string(rank));
+  }
+  return Status::Ok();
+}
+
+struct Request {
+  TensorMap map;
+  model::TmaCoords coords{};
+};
+
+Expected<Request> BuildRequest(const TmaLayoutOptions& o) {
+  Request r;
+  TensorMap& m = r.map;
+  const auto dtype = model::ParseDataType(o.dtype);
+  if (!dtype) return Status("cli.dtype", "unknown --dtype '" + o.dtype + "'");
+  m.data_type = *dtype;
+  const auto swizzle = model::ParseSwizzle(o.swizzle);
+  if (!swizzle) {
+    return Status("cli.swizzle", "unknown --swizzle '" + o.swizzle + "' (none, 32B, 64B, 128B)");
+  }
+  m.swizzle = *swizzle;
+  if (o.oob_fill == "nan") {
+    m.oob_fill = model::TmaOobFill::kNanRequestZeroFma;
+  } else if (o.oob_fill != "zero") {
+    return Status("cli.oob-fill", "unknown --oob-fill '" + o.oob_fill + "' (zero, nan)");
+  }
+
+  // Box dims are range-checked by ValidateTensorMap (rule tensor-map.box-dim), not here.
+  auto box = ParseList<uint32_t>("--box", o.box, 0, UINT32_MAX);
+  if (!box.ok()) return box.status();
+  if (box->empty() || box->size() > model::kTmaMaxRank) {
+    return Status("tensor-map.rank",
+                  "--box has " + std::to_string(box->size()) + " values; tensorRank is 1..5");
+  }
+  m.rank = static_cast<uint32_t>(box->size());
+  for (uint32_t i = 0; i < m.rank; ++i) {
+    m.box_dim[i] = (*box)[i];
+    m.global_dim[i] = (*box)[i];  // default: the box itself
+  }
+  if (!o.global_dims.empty()) {
+    auto dims = ParseList<uint64_t>("--global-dims", o.global_dims, 0, UINT64_MAX);
+    if (!dims.ok()) return dims.status();
+    PARITY_RETURN_IF_ERROR(CheckCount("--global-dims", dims->size(), m.rank));
+    for (uint32_t i = 0; i < m.rank; ++i) m.global_dim[i] = (*dims)[i];
+  }
+  if (!o.element_strides.empty()) {
+    auto es = ParseList<uint32_t>("--element-strides", o.element_strides, 0, UINT32_MAX);
+    if (!es.ok()) return es.status();
+    PARITY_RETURN_IF_ERROR(CheckCount("--element-strides", es->size(), m.rank));
+    for (uint32_t i = 0; i < m.rank; ++i) m.element_strides[i] = (*es)[i];
+  }
+  if (!o.coords.empty()) {
+    auto c = ParseList<int32_t>("--coords", o.coords, INT32_MIN, INT32_MAX);
+    if (!c.ok()) return c.status();
+    PARITY_RETURN_IF_ERROR(CheckCount("--coords", c->size(), m.rank));
+    for (uint32_t i = 0; i < m.rank; ++i) r.coords[i] = (*c)[i];
+  }
+  if (!o.global_strides.empty()) {
+    auto s = ParseList<uint64_t>("--global-strides", o.global_strides, 0, UINT64_MAX);
+    if (!s.ok()) return s.status();
+    PARITY_RETURN_IF_ERROR(CheckCount("--global-strides", s->size() + 1, m.rank));
+    for (uint32_t i = 0; i + 1 < m.rank; ++i) m.global_strides[i] = (*s)[i];
+  } else {
+    // Default: a packed tensor whose rows are padded to the 16-byte stride granule.
+    uint64_t stride = (m.global_dim[0] * model::ElementBytes(m.data_type) + 15) / 16 * 16;
+    for (uint32_t i = 0; i + 1 < m.rank; ++i) {
+      m.global_strides[i] = stride;
+      stride *= m.global_dim[i + 1];
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
+Result<TmaLayoutReport> TmaLayout(const TmaLayoutOptions& options) {
+  Expected<Request> req = BuildRequest(options);
+  if (!req.ok()) return ToError(req.status());
+  Expected<model::TileLoadPlan> plan =
+      model::PlanTileLoad(req->map, req->coords, options.smem_base);
+  if (!plan.ok()) return ToError(plan.status());
+  const TensorMap& m = req->map;
+  TmaLayoutReport out;
+  out.dtype = std::string(model::DataTypeName(m.data_type));
+  out.swizzle = std::string(model::SwizzleName(m.swizzle));
+  out.smem_base = options.smem_base;
+  for (uint32_t d = 0; d < m.rank; ++d) {
+    out.box.push_back(m.box_dim[d]);
+    out.global_dims.push_back(m.global_dim[d]);
+    out.coords.push_back(req->coords[d]);
+    out.element_strides.push_back(m.element_strides[d]);
+    if (d + 1 < m.rank) out.global_strides.push_back(m.global_strides[d]);
+  }
+  for (const model::BoxElementPlacement& e : plan->elements) {
+    TmaLayoutReport::Element el;
+    el.k.assign(e.box_index.begin(), e.box_index.begin() + m.rank);
+    el.global_coord.assign(e.global_coord.begin(), e.global_coord.begin() + m.rank);
+    el.smem_offset = e.smem_offset;
+    el.oob = e.out_of_bounds;
+    out.elements.push_back(std::move(el));
+  }
+  out.box_bytes = plan->footprint.box_bytes;
+  out.oob_elements = plan->footprint.oob_elements;
+  out.complete_tx_bytes = plan->footprint.complete_tx_bytes;
+  for (const model::SmemByteRange& r : plan->footprint.smem_ranges) {
+    out.smem_ranges.emplace_back(r.begin, r.end);
+  }
+  return out;
 }
 
 }  // namespace parity::api
