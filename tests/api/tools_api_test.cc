@@ -3,7 +3,9 @@
 // are clients of.
 #include <cstdlib>
 #include <fstream>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "parity/parity.h"
@@ -210,6 +212,55 @@ TEST(Rules, FindRuleByCodeOrSlugWithItsSources) {
   }
   EXPECT_TRUE(quote);
   EXPECT_TRUE(litmus);
+}
+
+TEST(TmaLayout, A128ByteSwizzleXorsTheChunkWithTheRow) {
+  TmaLayoutOptions o;
+  o.dtype = "f16";
+  o.box = "64,8";
+  o.swizzle = "128B";
+  Result<TmaLayoutReport> r = TmaLayout(o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->elements.size(), 512u);
+  EXPECT_EQ(r->swizzle, "128B");
+  EXPECT_EQ(r->box, (std::vector<uint32_t>{64, 8}));
+  // Row 1: element 0 (chunk 0) lands in chunk 1, element 8 (chunk 1) in chunk 0.
+  EXPECT_EQ(r->elements[64].k, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ(r->elements[64].smem_offset, 144u);
+  EXPECT_EQ(r->elements[72].smem_offset, 128u);
+  EXPECT_EQ(r->box_bytes, 1024u);
+  EXPECT_EQ(r->complete_tx_bytes, 1024u);
+  EXPECT_EQ(r->oob_elements, 0u);
+}
+
+TEST(TmaLayout, ElementsOutsideTheTensorAreFilled) {
+  TmaLayoutOptions o;
+  o.dtype = "u32";
+  o.box = "8,2";
+  o.global_dims = "100,1";
+  o.coords = "-4,0";
+  Result<TmaLayoutReport> r = TmaLayout(o);
+  ASSERT_TRUE(r.ok()) << r.error().ToString();
+  ASSERT_EQ(r->elements.size(), 16u);
+  EXPECT_TRUE(r->elements[3].oob);    // x = -1
+  EXPECT_FALSE(r->elements[4].oob);   // x = 0
+  EXPECT_EQ(r->elements[4].global_coord, (std::vector<int64_t>{0, 0}));
+  EXPECT_TRUE(r->elements[8].oob);    // row 1 of a 1-row tensor
+  EXPECT_EQ(r->oob_elements, 12u);
+}
+
+TEST(TmaLayout, BadMapsAreErrorsNamingTheRule) {
+  TmaLayoutOptions o;
+  o.dtype = "f12";
+  o.box = "8";
+  Result<TmaLayoutReport> dtype = TmaLayout(o);
+  ASSERT_FALSE(dtype.ok());
+  EXPECT_EQ(dtype.error().rule, "cli.dtype");
+  o.dtype = "f16";
+  o.coords = "0,0";
+  Result<TmaLayoutReport> rank = TmaLayout(o);
+  ASSERT_FALSE(rank.ok());
+  EXPECT_EQ(rank.error().rule, "cli.rank");
 }
 
 TEST(SelfChecks, AreAnExplicitProcessWideSetting) {
