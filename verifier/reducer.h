@@ -8,6 +8,7 @@
 #define PARITY_VERIFIER_REDUCER_H_
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -55,13 +56,15 @@ class Reducer {
   // `held_phase`: held-phase futures (verifier/held_phase.h; only with guarded waits).
   // `exact_peers`: ExploreOptions::exact_peer_futures.
   Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true,
-          bool held_phase = true, bool exact_peers = true, bool arrival_costs = true)
+          bool held_phase = true, bool exact_peers = true, bool arrival_costs = true,
+          bool named_rule = true)
       : n_obj_(root.num_objects()),
         guarded_(guarded_waits),
         phase_bounded_(phase_bounded),
         held_phase_(held_phase && guarded_waits),
         exact_peers_(exact_peers),
-        arrival_costs_(arrival_costs) {
+        arrival_costs_(arrival_costs),
+        named_rule_(named_rule) {
     masks_ = masks && n_obj_ <= 64;
     n_slots_ = root.num_barrier_slots();
     for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -291,6 +294,7 @@ class Reducer {
       }
       for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
     }
+    if (named_rule_) NamedJoinsGeneral();
     const size_t n = n_units_;
     unit_cluster_.resize(n);
     for (size_t y = 0; y < n; ++y) {
@@ -338,6 +342,10 @@ class Reducer {
     // ObjBit of every object of `now`, of `own`, of `future`: two units whose masks do not
     // meet share no object.
     uint64_t now_mask = 0, own_mask = 0, future_mask = 0;
+    // The named-barrier rule (reducer_named.h): the CTA's named-barrier object of its step or
+    // wait (kNoNamed: the rule does not apply) and the units it takes in there, ascending.
+    uint32_t named_obj = 0xffffffffu;
+    std::vector<uint32_t> named_join;
   };
   // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
   Unit& NewUnit() {
@@ -352,6 +360,8 @@ class Reducer {
     u.future = nullptr;
     u.own_slot = 0xffffffffu;
     u.now_mask = u.own_mask = u.future_mask = 0;
+    u.named_obj = kNoNamed;
+    u.named_join.clear();
     return u;
   }
   static uint64_t ObjBit(uint32_t o) { return uint64_t{1} << (o & 63); }
@@ -644,6 +654,11 @@ class Reducer {
   // Whether unit y (not in the set) must join because of unit x (in the set).
   bool Meets(size_t y, size_t x) {
     EnsureBalanced();
+    if (const Unit& ux = units_[x]; ux.named_obj != kNoNamed &&
+        FutureKind(y, ux.named_obj) != kNone &&
+        std::binary_search(ux.named_join.begin(), ux.named_join.end(), y)) {
+      return true;  // taken in by the named-barrier rule (reducer_named.h)
+    }
     for (const auto& [o, k] : units_[x].now) {
       uint8_t fk = FutureKind(y, o);
       if (fk == kNone) continue;
@@ -735,6 +750,8 @@ class Reducer {
     uint64_t upd = 0;      // objects it holds an outstanding update of (EnsureBalanced's holders)
     uint64_t self = 0;     // of those, the ones it holds besides its step's (SelfHeld)
     KindMasks own;         // an in-flight operation's future
+    uint32_t named_obj = 0xffffffffu;  // Unit::named_obj
+    uint64_t named_join = 0;           // Unit::named_join as unit bits
   };
   // The units' futures under one truncation (SetMaskFutures), transposed: per access kind and
   // object, the units (a bit each) whose future accesses the object so; and per unit the
@@ -770,6 +787,25 @@ class Reducer {
   SlotFlags Slot(uint32_t o);
   // The first unit (in unit order) holding an outstanding update of o, or kNoAgent.
   uint32_t FirstHolder(uint32_t o) const;
+
+  // --- The named-barrier rule (reducer_named.h) ---
+  static constexpr uint32_t kNoNamed = 0xffffffffu;
+  static constexpr int64_t kNamedUnbounded = INT64_MAX;
+  // The threads agent y can arrive with on instance `id` (count `count`) of named-barrier
+  // object `obj` before it completes, or kNamedUnbounded.
+  int64_t NamedCap(uint32_t y_agent, uint32_t obj, uint32_t id, uint32_t count);
+  // Whether the rule applies to unit x (of n_units; unit_at(y, o) gives y's agent, whether it
+  // is enabled and whether its whole future touches o; x_exit: x's step is its agent's exit):
+  // *obj its object, *join the units it takes in there, ascending.
+  template <typename UnitAt>
+  bool NamedJoin(size_t x, size_t n_units, const UnitAt& unit_at, bool x_exit, uint32_t* obj,
+                 std::vector<uint32_t>* join);
+  void NamedJoinsGeneral();
+  void NamedJoinsMasks();
+  uint64_t NamedSpecial(const MaskUnit& ux) const;
+  std::vector<std::pair<uint32_t, int64_t>> holders_named_;  // NamedJoin: (unit, cap)
+  std::vector<uint32_t> named_scratch_join_;
+  std::vector<engine::NamedAccess> named_scratch_;
   // For unit x of the set, with `held` the objects some other unit of the set holds an update
   // of: per future kind, the objects on which a unit whose future accesses them so meets x
   // (Meets); *special: units that meet x by the one-holder rule; *sens: the balanced objects of
@@ -854,7 +890,12 @@ class Reducer {
     // it completes, with its bytes.
     if (e.AgentFuture(a, &scratch_, truncate, &truncated, &tally_scratch_,
                       /*cluster_waits=*/!(guarded_ && exact_peers_),
-                      /*exact_st_async=*/exact_peers_)) {
+                      /*exact_st_async=*/exact_peers_,
+                      named_rule_ && !truncate ? &named_scratch_ : nullptr)) {
+      if (named_rule_ && !truncate) {
+        c.named = named_scratch_;
+        c.named_exact = true;
+      }
       c.kinds.assign(n_obj_, kNone);
       for (uint32_t i = 0; i < scratch_.n; ++i) {
         Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));
@@ -936,6 +977,8 @@ class Reducer {
     std::vector<int64_t> vars;
     std::vector<uint8_t> kinds;
     bool exact = false;                       // the look-ahead (else the static future)
+    std::vector<engine::NamedAccess> named;   // exact && !truncate: named-barrier accesses
+    bool named_exact = false;                 // `named` was collected
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
     std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates, gates and other
                                               // waits in order, when there is a gate
@@ -959,6 +1002,7 @@ class Reducer {
   uint64_t odd_slots_ = 0;  // the slots whose current phase is odd
   bool exact_peers_;    // ExploreOptions::exact_peer_futures
   bool arrival_costs_;  // ExploreOptions::arrival_costs
+  bool named_rule_;     // ExploreOptions::named_barrier_commute
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)
@@ -1048,7 +1092,8 @@ class Reducer {
 inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOptions& o) {
   return std::make_unique<Reducer>(root, o.guarded_waits, o.mask_closure,
                                    o.phase_bounded_balance, o.held_phase_futures,
-                                   o.exact_peer_futures, o.arrival_costs);
+                                   o.exact_peer_futures, o.arrival_costs,
+                                   o.named_barrier_commute);
 }
 
 }  // namespace parity::verifier::reduction
@@ -1056,5 +1101,6 @@ inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOpt
 #include "verifier/reducer_balance.h"  // IWYU pragma: export
 #include "verifier/reducer_masks.h"  // IWYU pragma: export
 #include "verifier/held_phase.h"  // IWYU pragma: export
+#include "verifier/reducer_named.h"  // IWYU pragma: export
 
 #endif  // PARITY_VERIFIER_REDUCER_H_

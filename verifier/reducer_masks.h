@@ -105,6 +105,7 @@ inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
         break;
     }
   }
+  if (named_rule_) NamedJoinsMasks();
   table_cluster_[0] = table_cluster_[1] = kUnset;
   // Pass 1: the first start whose closure holds one enabled step; pass 2 (none): the
   // smallest closure over every start.
@@ -152,6 +153,8 @@ inline void Reducer::ResetUnit(MaskUnit& u) {
   for (uint64_t& m : u.now) m = 0;
   u.upd = 0;
   u.self = 0;
+  u.named_obj = kNoNamed;
+  u.named_join = 0;
 }
 
 inline void Reducer::SetMaskFutures(size_t start) {
@@ -259,7 +262,7 @@ inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt
   tgt[kArr] = other | carr | exit;
   tgt[kWaitK] = other | carr | exit;
   for (int k = 0; k < 6; ++k) tgtp[k] = 0;
-  *special = 0;
+  *special = NamedSpecial(ux);
   *sens = 0;
   const uint64_t wait = ux.now[kWaitK], tx = ux.now[kTx], arr = ux.now[kArr],
                  nes = ux.now[kNesIdx];
