@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "sim/engine/engine.h"
-#include "verifier/reducer.h"
+#include "verifier/explore.h"
+#include "verifier/explore/reducer.h"
 
 namespace parity::verifier::reduction {
 
@@ -31,6 +32,14 @@ struct ExpandWorker {
   std::vector<uint8_t> gtake;
   size_t selected = 0;  // Expand: how many of `take` are set
 };
+
+// The reducer of a search with these options.
+inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOptions& o) {
+  return std::make_unique<Reducer>(root, o.guarded_waits, o.mask_closure,
+                                   o.phase_bounded_balance, o.held_phase_futures,
+                                   o.exact_peer_futures, o.arrival_costs,
+                                   o.named_barrier_commute);
+}
 
 // The enabled steps of `e` (w.choices) and the ones the search takes (w.take: all, or the
 // persistent set). Returns their number.

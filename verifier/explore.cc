@@ -22,7 +22,7 @@
 #include "verifier/expand.h"
 #include "verifier/explore/search.h"
 #include "verifier/parallel_dfs.h"
-#include "verifier/reducer.h"
+#include "verifier/explore/reducer.h"
 #include "verifier/rules.h"
 #include "verifier/symmetry.h"
 
@@ -279,7 +279,11 @@ ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& pa
 std::vector<SlotBalance> AnalyseBalance(const engine::Engine& state) {
   Engine e = state;
   Reducer r(e, /*guarded_waits=*/true);
-  return r.Report(e);
+  std::vector<SlotBalance> out;
+  for (const Reducer::SlotReport& s : r.Report(e)) {
+    out.push_back({s.slot, s.whole, s.phase, s.arrivals, s.expect, s.complete});
+  }
+  return out;
 }
 
 Expected<ReplayedPath> ReplayPath(const ir::Program& program, const std::vector<int64_t>& params,

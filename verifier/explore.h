@@ -75,10 +75,10 @@
 // Refinements (reducer.h): accesses carry kinds (engine::Access): complete_tx-only accesses to
 // a barrier whose pending count is above zero commute once every arriving unit is in the set;
 // arrive/complete_tx updates on a *balanced* barrier (the exact look-aheads' arrivals fit in the
-// pending count and tx + expected - delivered bytes == 0) commute (reducer_balance.h,
+// pending count and tx + expected - delivered bytes == 0) commute (reducer_balance.cc,
 // ComputeBalanced gives the argument); where a barrier is reused (a ring's stages, k-tiles > stages) only what
 // can happen before its current phase completes counts: each agent's future is cut at its first
-// blocking wait on a phase that provably cannot complete first (reducer_balance.h, GatedSums;
+// blocking wait on a phase that provably cannot complete first (reducer_balance.cc, GatedSums;
 // ExploreOptions::phase_bounded_balance; a wait there also cannot pass while it needs, ahead of
 // it in the agents' program order, as many arrivals on an arrival-only barrier as that barrier's
 // current phase still waits for: reducer.h, ArrivalCost, ExploreOptions::arrival_costs), and by
@@ -94,7 +94,7 @@
 // update (a blocked wait's necessary enabling set is then one holder); and a unit of the set
 // whose step is an update of a balanced barrier holds back that barrier's current phase, so
 // every other unit's future on that barrier ends at its wait on that phase (held-phase
-// futures, verifier/held_phase.h, ExploreOptions::held_phase_futures: a producer's release and
+// futures, explore/held_phase.cc, ExploreOptions::held_phase_futures: a producer's release and
 // then its wait for everyone's releases do not pull it into every release's set). With at most 64 objects the closures are computed on 64-bit
 // object masks (Reducer::ChooseMasks; ExploreOptions::mask_closure), giving the same sets.
 // The tests compare the reduced search with the brute-force one (reduction = false): same
@@ -134,14 +134,14 @@
 // The every-path search (every_path.h) is unaffected in kind: two cluster arrivals of one phase
 // commute without changing the phase, and cluster barriers add nothing to its digests.
 //
-// Named barriers (ExploreOptions::named_barrier_commute, verifier/reducer_named.h). Every
-// bar.sync / bar.arrive touches its CTA's one named-barrier object, so an epilogue's bar.sync
+// Named barriers (ExploreOptions::named_barrier_commute, verifier/explore/reducer_named.cc).
+// Every bar.sync / bar.arrive touches its CTA's one named-barrier object, so an epilogue's bar.sync
 // over 16 math warps pulled every warp whose future holds one into the set of any arrival, and
 // each warp's last main-loop steps interleaved with every other's arrival. An arrival that
 // cannot complete its instance now takes in only as many holders of further arrivals on that
 // instance (in unit order) as keep the others from completing it on a path outside the set,
 // and a blocked bar.sync only the units that can still arrive on its instance (one, where that
-// one's arrival is necessary); reducer_named.h gives the argument. The arrivals it lets commute
+// one's arrival is necessary); reducer_named.cc gives the argument. The arrivals it lets commute
 // join the same instance in either order, so the every-path search's digests (which record the
 // instance an arrival joined) are unaffected in kind.
 //
@@ -326,7 +326,7 @@ struct ExploreOptions {
   bool collect_barrier_states = false;
   // With reduction: compute persistent sets on 64-bit object masks when the schedule has at
   // most 64 objects (mbarrier slots, cluster and named barriers, agents' group states) and a
-  // state at most 64 units (Reducer::ChooseMasks in reducer_masks.h), else object by object. Both
+  // state at most 64 units (Reducer::ChooseMasks in reducer_masks.cc), else object by object. Both
   // give the same persistent sets (the tests compare them); false is for those tests.
   bool mask_closure = true;
   // Depth-first search: once the visited table is this large (bytes), a state's successors are
@@ -338,12 +338,12 @@ struct ExploreOptions {
   uint64_t batch_table_bytes = uint64_t{4} << 20;
   // With reduction: a barrier's updates count as balanced (they commute) when what can happen
   // before its current phase completes balances, cutting each agent's future at its first
-  // blocking wait on a phase that cannot complete first (reducer_balance.h, GatedSums). This is
+  // blocking wait on a phase that cannot complete first (reducer_balance.cc, GatedSums). This is
   // what reduces pipelines that reuse a stage (k-tiles > stages). False: only whole futures count.
   bool phase_bounded_balance = true;
   // With reduction and guarded waits: a unit of a persistent set that holds a necessary update
   // of a balanced barrier's current phase keeps every other unit's future on that barrier
-  // from reaching past its wait on that phase (verifier/held_phase.h). False: whole futures
+  // from reaching past its wait on that phase (explore/held_phase.cc). False: whole futures
   // (tests and benchmarks compare).
   bool held_phase_futures = true;
   // With reduction: exact peers (see the header comment): an agent's future counts the one
@@ -360,8 +360,8 @@ struct ExploreOptions {
   // With reduction: a named-barrier arrival (bar.sync / bar.arrive) that cannot complete its
   // barrier's instance takes into its persistent set only enough of the other arrivals' holders
   // that it cannot complete on a path outside the set, and a blocked bar.sync only the units
-  // that can arrive on its instance (verifier/reducer_named.h). False is for the tests that
-  // compare the two.
+  // that can arrive on its instance (verifier/explore/reducer_named.cc). False is for the tests
+  // that compare the two.
   bool named_barrier_commute = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore/predict.h, Known): the
@@ -424,7 +424,7 @@ struct ExploreStats {
                                   // when the search descended into them)
   uint64_t memo_hits = 0;         // agent steps predicted from the memo of agent steps
   uint64_t held_phase_cuts = 0;   // closures the held-phase rule kept a unit out of
-                                  // (verifier/held_phase.h; the search's own reducers)
+                                  // (explore/held_phase.cc; the search's own reducers)
   uint64_t completed_ends = 0;    // distinct completed terminal states
   uint64_t deadlock_ends = 0;     // distinct deadlocked terminal states
   uint64_t violation_ends = 0;    // distinct violating terminal states
@@ -528,7 +528,7 @@ struct ExploreResult {
 ExploreResult Explore(const ir::Program& program, const std::vector<int64_t>& params,
                       const ExploreOptions& options = {});
 
-// The balance analysis of the partial-order reduction (reducer_balance.h) in one state, per
+// The balance analysis of the partial-order reduction (reducer_balance.cc) in one state, per
 // mbarrier slot: whether its arrive/complete_tx updates commute when every unit's whole future counts
 // (ComputeBalanced), and when only what can happen before the slot's current phase completes
 // counts (ExploreOptions::phase_bounded_balance; GatedSums), with the sums used for the latter

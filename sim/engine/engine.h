@@ -321,7 +321,7 @@ inline Access MergeAccess(Access a, Access b) {
 // phase completes by the updates ahead of the first such gate (verifier/explore.cc,
 // GatedSums). Any other wait on a slot (test_wait, a token, a peer CTA's barrier, a parity the
 // look-ahead cannot evaluate) is recorded in order too, with `gate` kReadsPhase: it reads the
-// phase and never stops the look-ahead (verifier/held_phase.h).
+// phase and never stops the look-ahead (explore/held_phase.cc).
 struct UpdateTally {
   static constexpr int8_t kReadsPhase = 2;
   uint32_t slot = 0;

@@ -515,6 +515,10 @@ struct Engine::Exec {
                   uint32_t pc);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::TmaStore& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkStore& op);
+  // commit_group of agent a's cp.async or bulk async-groups (`groups`, either model state):
+  // the same step for both kinds, `kind` the event it records.
+  template <typename Groups>
+  void CommitGroup(uint32_t a, Groups& groups, EventKind kind);
   void Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op);
   void Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::CpAsync& op);

@@ -181,13 +181,18 @@ void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,
   Advance(a);
 }
 
-void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
+template <typename Groups>
+void Engine::Exec::CommitGroup(uint32_t a, Groups& groups, EventKind kind) {
   const uint32_t pc = Pc(a);
-  std::optional<model::Violation> w = Bulk(a).Commit();
+  std::optional<model::Violation> w = groups.Commit();
   if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
-  Emit(EventKind::kBulkCommit, a, c.agents[a].cta, 0, 0,
-       static_cast<int64_t>(Bulk(a).committed_groups()) - 1, 0, pc);
+  Emit(kind, a, c.agents[a].cta, 0, 0, static_cast<int64_t>(groups.committed_groups()) - 1, 0,
+       pc);
   Advance(a);
+}
+
+void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::BulkCommit&) {
+  CommitGroup(a, Bulk(a), EventKind::kBulkCommit);
 }
 
 void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const ir::BulkWait& op) {
@@ -237,12 +242,7 @@ void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env, const
 }
 
 void Engine::Exec::Do(uint32_t a, const Instr&, const ir::EvalEnv&, const ir::CpAsyncCommit&) {
-  const uint32_t pc = Pc(a);
-  std::optional<model::Violation> w = Cp(a).Commit();
-  if (w) Violate(*w, a, pc, c.agents[a].cta, 0, 0, false);
-  Emit(EventKind::kCpAsyncCommit, a, c.agents[a].cta, 0, 0,
-       static_cast<int64_t>(Cp(a).committed_groups()) - 1, 0, pc);
-  Advance(a);
+  CommitGroup(a, Cp(a), EventKind::kCpAsyncCommit);
 }
 
 void Engine::Exec::Do(uint32_t a, const Instr& in, const ir::EvalEnv& env,

@@ -100,7 +100,7 @@ bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wa
       bool good = true;
       ForEachStateRead(p, in.e1, [&](ir::StateFn fn, uint32_t decl, ir::ExprId index) {
         // The tally records the reads in program order among the updates and gates: the
-        // held-phase rule (verifier/held_phase.h) counts only the accesses of a unit ahead of
+        // held-phase rule (explore/held_phase.cc) counts only the accesses of a unit ahead of
         // its gate, and knows them from these records.
         auto read_slot = [&](uint32_t slot) {
           fp->Add(slot);

@@ -56,6 +56,7 @@ Expected<std::string> Importer::Run() {
     ctx.params = *fields;
     ctx.param_reads = &param_reads;
     ctx.record_shared_accesses = true;
+    ctx.lockstep = o_.lockstep;
     ctx.memory = &memory;
     ctx.unit = u;
     // A warp's lanes run together: shuffles and votes read each other's values.

@@ -88,6 +88,10 @@ struct ImportOptions {
   // that frame alone: a protocol edit in a header every kernel inlines (CUTLASS's
   // PipelineTmaAsync) is then named by the finding, not only the kernel line that reaches it.
   bool source_chain = false;
+  // Each warp runs an instruction once for all its lanes when the registers it reads hold the
+  // same value in each (sim/ptx/warp_registers.h); off, every lane runs every instruction on its
+  // own: the reference that tests/import:lockstep_test compares the schedules against.
+  bool lockstep = true;
   // The launch's grid in CTAs (`--launch`): %nctaid and %nclusterid read it while the importer
   // runs only `clusters` clusters of it. {0, 0, 0}: the grid is the clusters that run.
   std::array<uint32_t, 3> grid = {0, 0, 0};

@@ -9,6 +9,28 @@
 
 namespace parity::ptx {
 
+std::optional<OpType> ParseType(const std::string& m) {
+  if (m == "pred") return OpType{1, false, true, false};
+  if (m.size() < 2) return std::nullopt;
+  const char k = m[0];
+  if (k != 'b' && k != 'u' && k != 's' && k != 'f') return std::nullopt;
+  int bits = 0;
+  for (size_t i = 1; i < m.size(); ++i) {
+    if (m[i] < '0' || m[i] > '9') return std::nullopt;
+    bits = bits * 10 + (m[i] - '0');
+  }
+  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) return std::nullopt;
+  return OpType{bits, k == 's', false, k == 'f'};
+}
+
+std::vector<OpType> Types(const Instruction& inst) {
+  std::vector<OpType> out;
+  for (const std::string& m : inst.modifiers) {
+    if (auto t = ParseType(m)) out.push_back(*t);
+  }
+  return out;
+}
+
 uint64_t Mask(uint64_t v, int bits) { return bits >= 64 ? v : (v & ((uint64_t{1} << bits) - 1)); }
 
 int64_t SignExtend(uint64_t v, int bits) {

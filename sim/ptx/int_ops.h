@@ -5,6 +5,7 @@
 #define PARITY_SIM_PTX_INT_OPS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,20 @@
 #include "sim/ptx/thread_exec.h"
 
 namespace parity::ptx {
+
+// The width in bits and signedness of an instruction's operation type (a type modifier).
+struct OpType {
+  int bits = 64;
+  bool is_signed = false;
+  bool is_pred = false;
+  bool is_float = false;
+};
+
+// The type modifier `m` is (pred, b/u/s/f 8-64), or nullopt.
+std::optional<OpType> ParseType(const std::string& m);
+
+// The types among an instruction's modifiers, in order (cvt.u32.u16 -> u32, u16).
+std::vector<OpType> Types(const Instruction& inst);
 
 // The low `bits` bits of v, and those bits read as a two's-complement number.
 uint64_t Mask(uint64_t v, int bits);

@@ -159,6 +159,22 @@ std::string ImportDtype(const std::string& t) {
   return TensorMapDtypeBytes(t) > 0 ? t : "";
 }
 
+// The bytes of a CUtensorMap (CUDA driver API, cuTensorMapEncodeTiled: an opaque 128-byte,
+// 64-byte aligned object passed by value).
+constexpr uint64_t kTensorMapBytes = 128;
+
+// The parameter (index into `spans`, each an (offset, size) of one parameter) whose bytes hold
+// the whole CUtensorMap at parameter byte `offset`: a 128-byte parameter of its own or a field of
+// a by-value struct. spans.size() when none does.
+size_t ParamHolding(const std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t offset) {
+  size_t p = 0;
+  while (p < spans.size() && !(offset >= spans[p].first &&
+                               offset + kTensorMapBytes <= spans[p].first + spans[p].second)) {
+    ++p;
+  }
+  return p;
+}
+
 }  // namespace
 
 Expected<std::vector<Launch>> ParseLaunchFile(std::string_view text, const std::string& path) {
@@ -278,12 +294,7 @@ Status ApplyLaunch(const Function& entry, const Launch& recorded, const std::str
                 launch.bytes.begin() + static_cast<std::ptrdiff_t>(offsets[i]));
     }
     for (LaunchTensorMap& m : launch.tensor_maps) {
-      size_t p = 0;
-      while (p < recorded.layout.size() &&
-             !(m.offset >= recorded.layout[p].first &&
-               m.offset + 128 <= recorded.layout[p].first + recorded.layout[p].second)) {
-        ++p;
-      }
+      const size_t p = ParamHolding(recorded.layout, m.offset);
       if (p == recorded.layout.size()) {
         return BadLaunch(path, which + ": the CUtensorMap at parameter byte " +
                                    std::to_string(m.offset) + " lies in no parameter of " +
@@ -338,19 +349,19 @@ Status ApplyLaunch(const Function& entry, const Launch& recorded, const std::str
   }
   // Tensor maps, each where the launch passed it: a 128-byte parameter of its own, or a field of a
   // by-value struct.
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    spans.push_back({offsets[i], static_cast<uint64_t>(entry.params[i].SizeBytes())});
+  }
   for (const LaunchTensorMap& m : launch.tensor_maps) {
     const std::string at = which + ": the CUtensorMap at parameter byte " + std::to_string(m.offset);
-    size_t p = 0;
-    while (p < entry.params.size() &&
-           !(m.offset >= offsets[p] && m.offset + 128 <= offsets[p] + entry.params[p].SizeBytes())) {
-      ++p;
-    }
+    const size_t p = ParamHolding(spans, m.offset);
     if (p == entry.params.size()) {
       return BadLaunch(path, at + " lies in no parameter of " + entry.name);
     }
     TensorMapArg t;
     t.from_launch = true;
-    if (entry.params[p].SizeBytes() == 128) {
+    if (entry.params[p].SizeBytes() == kTensorMapBytes) {
       t.index = static_cast<int>(p);
     } else {
       t.index = -1;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -14,40 +15,11 @@
 #include "sim/ptx/int_ops.h"
 #include "sim/ptx/shared_bits.h"
 #include "sim/ptx/special_registers.h"
+#include "sim/ptx/warp_collectives.h"
+#include "sim/ptx/warp_registers.h"
 
 namespace parity::ptx {
 namespace {
-
-// The width in bits and signedness of an instruction's operation type (its last type modifier).
-struct OpType {
-  int bits = 64;
-  bool is_signed = false;
-  bool is_pred = false;
-  bool is_float = false;
-};
-
-std::optional<OpType> ParseType(const std::string& m) {
-  if (m == "pred") return OpType{1, false, true, false};
-  if (m.size() < 2) return std::nullopt;
-  const char k = m[0];
-  if (k != 'b' && k != 'u' && k != 's' && k != 'f') return std::nullopt;
-  int bits = 0;
-  for (size_t i = 1; i < m.size(); ++i) {
-    if (m[i] < '0' || m[i] > '9') return std::nullopt;
-    bits = bits * 10 + (m[i] - '0');
-  }
-  if (bits != 8 && bits != 16 && bits != 32 && bits != 64) return std::nullopt;
-  return OpType{bits, k == 's', false, k == 'f'};
-}
-
-// The types among an instruction's modifiers, in order (cvt.u32.u16 -> u32, u16).
-std::vector<OpType> Types(const Instruction& inst) {
-  std::vector<OpType> out;
-  for (const std::string& m : inst.modifiers) {
-    if (auto t = ParseType(m)) out.push_back(*t);
-  }
-  return out;
-}
 
 // The origin of an unknown value read from a kernel parameter nobody gave.
 constexpr std::string_view kParamOrigin = "param:";
@@ -71,7 +43,20 @@ struct InstructionInfo {
   bool ends = false;          // ret, exit
   bool writes_first = false;  // the first operand is a destination
   int data_join = -1;         // a guarded instruction's DataOnlyJoin (data_branch.h)
+  // Nothing the instruction does depends on the lane but through its register operands, and its
+  // effects are on registers, the lane's pc and the lane's events: the warp may run it once for
+  // every lane when those registers hold the same value in all (WarpRegisters,
+  // WarpRunner::Lockstep), each lane taking the one run's event.
+  bool lockstep = false;
+  std::vector<int> reads;  // the register slots its guard and source operands read
+  std::vector<int> writes;  // the register slots its destination operand names
 };
+
+// Every register slot `o` names, its parts' included.
+void AddRegisters(const Operand& o, std::vector<int>* out) {
+  if (o.kind == OperandKind::kRegister && o.reg >= 0) out->push_back(o.reg);
+  for (const Operand& p : o.parts) AddRegisters(p, out);
+}
 
 // Whether the instruction's first operand is a destination (every instruction but stores,
 // barriers, fences and branches writes its first operand if it is a register or a vector).
@@ -93,6 +78,24 @@ std::vector<InstructionInfo> DecodeInstructions(const Function& f) {
     d.ends = inst.base == "ret" || inst.base == "exit";
     d.writes_first = WritesFirstOperand(inst);
     if (!inst.guard.empty()) d.data_join = DataOnlyJoin(f, static_cast<int>(i));
+    // ldmatrix / stmatrix rows are given by some lanes only; named barriers, atomics and
+    // ld/st.shared are followed per thread (cta_memory.h).
+    const std::string& b = inst.base;
+    d.lockstep = b != "ldmatrix" && b != "stmatrix" && b != "bar" && b != "barrier" &&
+                 b != "atom" && b != "red" && !((b == "ld" || b == "st") && d.shared_access);
+    if (!inst.guard.empty() && inst.guard_reg >= 0) d.reads.push_back(inst.guard_reg);
+    // The first operand is read too when it is a memory address (cp.async's destination) or the
+    // instruction is recorded (its event holds every operand's value, the old value of a register
+    // it writes included).
+    const OperandKind first = inst.operands.empty() ? OperandKind::kSink : inst.operands[0].kind;
+    const bool first_only_written =
+        d.writes_first && !d.protocol && !d.shared_access &&
+        (first == OperandKind::kRegister || first == OperandKind::kVector ||
+         first == OperandKind::kList);
+    for (size_t k = first_only_written ? 1 : 0; k < inst.operands.size(); ++k) {
+      AddRegisters(inst.operands[k], &d.reads);
+    }
+    if (d.writes_first) AddRegisters(inst.operands[0], &d.writes);
   }
   return out;
 }
@@ -101,61 +104,75 @@ class ThreadRunner {
  public:
   ThreadRunner(const Module& m, const Function& f, const ThreadContext& ctx,
                const std::vector<SpecialRegister>& specials,
-               const std::vector<InstructionInfo>& infos)
+               const std::vector<InstructionInfo>& infos, WarpRegisters& regs, uint32_t lane)
       : m_(m),
         f_(f),
         ctx_(ctx),
         specials_(&specials),
         infos_(&infos),
-        regs_(f.registers.size()) {}
+        regs_(&regs),
+        lane_(lane) {}
 
-  // Runs from the current instruction until the thread exits (true) or reaches an enabled
-  // warp-collective instruction (false), which stays pending until Complete().
-  Expected<bool> Advance() {
+  enum class StepEnd { kNext, kCollective, kExited };
+
+  // Runs the current instruction: kExited when the thread has ended, kCollective at an enabled
+  // warp-collective instruction (which stays pending until Complete()), else kNext.
+  Expected<StepEnd> Step() {
     const int n = static_cast<int>(f_.instructions.size());
-    while (pc_ < n) {
-      if (++steps_ > ctx_.max_steps) {
-        return Fail(f_.instructions[pc_], "the thread runs more than " +
-                                              std::to_string(ctx_.max_steps) +
-                                              " instructions; is a loop bound an unknown value?");
-      }
-      const Instruction& inst = f_.instructions[pc_];
-      bool enabled = true;
-      if (!inst.guard.empty()) {
-        const Value g = Reg(inst.guard_reg);
-        if (g.kind != Value::Kind::kInt) {
-          const InstructionInfo& info = Info(inst);
-          const int join = info.data_join;  // DataOnlyJoin (data_branch.h)
-          if (join < 0 && (info.branch || info.protocol || info.collective)) {
-            return FailUnknown(inst, "the guard " + inst.guard, g);
-          }
-          origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
-          origin_pc_ = -1;
-          ClobberDestinations(inst);
-          for (++pc_; pc_ < join; ++pc_) ClobberDestinations(f_.instructions[pc_]);
-          continue;
-        }
-        enabled = (g.bits != 0) != inst.guard_negated;
-      }
-      if (!enabled) {
-        ++pc_;
-        continue;
-      }
-      const InstructionInfo& info = Info(inst);
-      if (info.branch) {
-        const int target = inst.BranchTarget();
-        if (target < 0) return Fail(inst, "branch without a resolved label");
-        pc_ = target;
-        continue;
-      }
-      if (info.ends) return true;
-      if (info.collective) return false;
-      PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
-      if (ctx_.memory != nullptr) FollowMemory(inst);
-      ++pc_;
+    if (pc_ >= n) return StepEnd::kExited;
+    if (++steps_ > ctx_.max_steps) {
+      return Fail(f_.instructions[pc_], "the thread runs more than " +
+                                            std::to_string(ctx_.max_steps) +
+                                            " instructions; is a loop bound an unknown value?");
     }
-    return true;
+    const Instruction& inst = f_.instructions[pc_];
+    bool enabled = true;
+    if (!inst.guard.empty()) {
+      const Value g = Reg(inst.guard_reg);
+      if (g.kind != Value::Kind::kInt) {
+        const InstructionInfo& info = Info(inst);
+        const int join = info.data_join;  // DataOnlyJoin (data_branch.h)
+        if (join < 0 && (info.branch || info.protocol || info.collective)) {
+          return FailUnknown(inst, "the guard " + inst.guard, g);
+        }
+        origin_ = g.symbol.empty() ? "#" + std::to_string(pc_) : g.symbol;
+        origin_pc_ = -1;
+        ClobberDestinations(inst);
+        for (++pc_; pc_ < join; ++pc_) ClobberDestinations(f_.instructions[pc_]);
+        return StepEnd::kNext;
+      }
+      enabled = (g.bits != 0) != inst.guard_negated;
+    }
+    if (!enabled) {
+      ++pc_;
+      return StepEnd::kNext;
+    }
+    const InstructionInfo& info = Info(inst);
+    if (info.branch) {
+      const int target = inst.BranchTarget();
+      if (target < 0) return Fail(inst, "branch without a resolved label");
+      pc_ = target;
+      return StepEnd::kNext;
+    }
+    if (info.ends) return StepEnd::kExited;
+    if (info.collective) return StepEnd::kCollective;
+    PARITY_RETURN_IF_ERROR(Execute(inst, pc_));
+    if (ctx_.memory != nullptr && !lockstep_) FollowMemory(inst);
+    ++pc_;
+    return StepEnd::kNext;
   }
+
+  // While set, every register write is every lane's (the warp runs the step once for all).
+  void set_lockstep(bool on) { lockstep_ = on; }
+  // Another lane ran a step of this lane's in lockstep: this lane is where it is now.
+  void Follow(const ThreadRunner& leader, int64_t steps) {
+    pc_ = leader.pc_;
+    steps_ += steps;
+  }
+  int64_t steps() const { return steps_; }
+  const std::vector<ProtocolEvent>& events() const { return events_; }
+  void AddEvent(const ProtocolEvent& e) { events_.push_back(e); }
+  int64_t max_steps() const { return ctx_.max_steps; }
 
   // The pending warp-collective instruction and its operands' values in this lane.
   const Instruction& Pending() const { return f_.instructions[pc_]; }
@@ -202,7 +219,7 @@ class ThreadRunner {
     const SpecialRegister& sr = (*specials_)[static_cast<size_t>(slot)];
     switch (sr.kind) {
       case SpecialRegister::Kind::kNone:
-        return regs_[static_cast<size_t>(slot)];
+        return regs_->Get(slot, lane_);
       case SpecialRegister::Kind::kTid:
         return Value::Int(ctx_.tid[sr.dim]);
       case SpecialRegister::Kind::kNtid:
@@ -295,7 +312,15 @@ class ThreadRunner {
         IsSharedVariable(v.symbol)) {
       v.bits = Mask(v.bits, 32);
     }
-    regs_[static_cast<size_t>(dst.reg)] = std::move(v);
+    Write(dst.reg, std::move(v));
+  }
+
+  void Write(int slot, Value v) {
+    if (lockstep_) {
+      regs_->SetAll(slot, std::move(v));
+    } else {
+      regs_->SetLane(slot, lane_, std::move(v));
+    }
   }
 
   // Marks every register an instruction may write as unknown.
@@ -305,13 +330,13 @@ class ThreadRunner {
     Value unknown = Value::Unknown();
     unknown.symbol = Origin();
     if (d.kind == OperandKind::kRegister) {
-      regs_[static_cast<size_t>(d.reg)] = unknown;
+      Write(d.reg, unknown);
       for (const Operand& p : d.parts) {
-        if (p.reg >= 0) regs_[static_cast<size_t>(p.reg)] = unknown;
+        if (p.reg >= 0) Write(p.reg, unknown);
       }
     } else if (d.kind == OperandKind::kVector || d.kind == OperandKind::kList) {
       for (const Operand& p : d.parts) {
-        if (p.kind == OperandKind::kRegister) regs_[static_cast<size_t>(p.reg)] = unknown;
+        if (p.kind == OperandKind::kRegister) Write(p.reg, unknown);
       }
     }
   }
@@ -631,7 +656,7 @@ class ThreadRunner {
   // Values followed through memory (cta_memory.h): a known value replaces Execute's unknown.
   void FollowMemory(const Instruction& inst) {
     ImportMemory& mem = *ctx_.memory;
-    const std::vector<OpType> types = Types(inst);
+    const std::vector<OpType>& types = Info(inst).types;
     const int bits = types.empty() ? 32 : types.back().bits;
     const auto& o = inst.operands;
     const std::string& op = inst.base;
@@ -799,7 +824,9 @@ class ThreadRunner {
   // Per register slot (Function::registers): its value; a register never written is unknown.
   const std::vector<SpecialRegister>* specials_;
   const std::vector<InstructionInfo>* infos_;  // per instruction of f_
-  std::vector<Value> regs_;
+  WarpRegisters* regs_;
+  uint32_t lane_;  // this lane's index in regs_
+  bool lockstep_ = false;
   std::vector<ProtocolEvent> events_;
   int pc_ = 0;
   int64_t steps_ = 0;
@@ -807,29 +834,6 @@ class ThreadRunner {
   std::string origin_;
   int origin_pc_ = -1;  // >= 0: origin_ is still to be worked out for that instruction
 };
-
-std::string Hex(uint64_t v) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), kDigits[v & 15]);
-    v >>= 4;
-  } while (v != 0);
-  return "0x" + out;
-}
-
-// One lane's result of a warp-collective instruction.
-struct LaneResult {
-  Value d;
-  int d_bits = 32;
-  Value p;  // the `d|p` predicate
-};
-
-Value UnknownBecause(std::string why) {
-  Value v = Value::Unknown();
-  v.symbol = std::move(why);
-  return v;
-}
 
 // The lanes of one warp run together: each runs on its own until it exits or reaches a
 // warp-collective instruction (shfl.sync, vote.sync, match.sync, redux.sync, activemask,
@@ -840,7 +844,7 @@ Value UnknownBecause(std::string why) {
 class WarpRunner {
  public:
   WarpRunner(const Module& m, const Function& f, const ThreadContext& cta, uint32_t warp)
-      : warp_(warp) {
+      : warp_(warp), lockstep_(cta.lockstep) {
     const uint32_t threads = cta.ntid[0] * cta.ntid[1] * cta.ntid[2];
     const uint32_t first = 32 * warp;
     const uint32_t n = first < threads ? std::min<uint32_t>(32, threads - first) : 0;
@@ -853,9 +857,20 @@ class WarpRunner {
     specials_.reserve(f.registers.size());
     for (const std::string& name : f.registers) specials_.push_back(ClassifyRegister(name));
     infos_ = DecodeInstructions(f);
+    // %tid and %laneid are each lane's own: an instruction reading them runs per lane.
+    for (InstructionInfo& info : infos_) {
+      for (int slot : info.reads) {
+        const SpecialRegister::Kind k = specials_[static_cast<size_t>(slot)].kind;
+        if (k == SpecialRegister::Kind::kTid || k == SpecialRegister::Kind::kLaneid) {
+          info.lockstep = false;
+        }
+      }
+    }
+    regs_ = std::make_unique<WarpRegisters>(f.registers.size(), n);
     // ThreadRunner keeps a reference to its context: ctxs_ is not resized from here on.
     for (uint32_t i = 0; i < n; ++i) {
-      lanes_.push_back(std::make_unique<ThreadRunner>(m, f, ctxs_[i], specials_, infos_));
+      lanes_.push_back(
+          std::make_unique<ThreadRunner>(m, f, ctxs_[i], specials_, infos_, *regs_, i));
     }
   }
 
@@ -863,16 +878,7 @@ class WarpRunner {
     const uint32_t n = static_cast<uint32_t>(lanes_.size());
     std::vector<bool> exited(n, false), running(n, true);
     while (true) {
-      for (uint32_t i = 0; i < n; ++i) {
-        if (exited[i] || !running[i]) continue;
-        auto done = lanes_[i]->Advance();
-        if (!done.ok()) return done.status();
-        if (*done) {
-          exited[i] = true;
-        } else {
-          running[i] = false;
-        }
-      }
+      PARITY_RETURN_IF_ERROR(AdvanceLanes(exited, running));
       uint32_t alive = 0;
       for (uint32_t i = 0; i < n; ++i) alive |= exited[i] ? 0u : (1u << i);
       if (alive == 0) break;
@@ -908,13 +914,19 @@ class WarpRunner {
           if (!ready) continue;
         }
         std::vector<LaneResult> results(n);
+        const LaneOperand operand = [this](uint32_t lane, size_t i) {
+          return lanes_[lane]->OperandValue(i);
+        };
         for (uint32_t j = 0; j < n; ++j) {
-          if (group >> j & 1) results[j] = Resolve(inst, group, j);
+          if (group >> j & 1) results[j] = ResolveCollective(inst, group, j, operand);
         }
         for (uint32_t j = 0; j < n; ++j) {
           if ((group >> j & 1) == 0) continue;
           lanes_[j]->Complete(results[j].d, results[j].d_bits, results[j].p);
           running[j] = true;
+        }
+        for (int slot : infos_[static_cast<size_t>(lane.pc() - 1)].writes) {
+          regs_->Collapse(slot, alive);
         }
         progressed = true;
       }
@@ -955,6 +967,96 @@ class WarpRunner {
   }
 
  private:
+  // Runs the running lanes until each has exited or waits at a warp-collective instruction. The
+  // lanes at the lowest pc step first, together: lanes that branched apart meet again where
+  // their paths join (the earlier path runs first, a loop's later iterations before its exit),
+  // and a step of every lane that has not exited whose registers read alike runs once for all
+  // (WarpRegisters). The lanes interact only at collectives, so the order in which their steps
+  // run changes no lane's events.
+  Status AdvanceLanes(std::vector<bool>& exited, std::vector<bool>& running) {
+    const uint32_t n = static_cast<uint32_t>(lanes_.size());
+    using StepEnd = ThreadRunner::StepEnd;
+    while (true) {
+      int pc = INT_MAX, next = INT_MAX;  // the lowest pc of a running lane, and the next one
+      uint32_t group = 0, alive = 0;
+      for (uint32_t j = 0; j < n; ++j) {
+        if (exited[j]) continue;
+        alive |= 1u << j;
+        if (!running[j]) continue;
+        const int p = lanes_[j]->pc();
+        if (p < pc) {
+          next = pc;
+          pc = p;
+          group = 1u << j;
+        } else if (p == pc) {
+          group |= 1u << j;
+        } else if (p < next) {
+          next = p;
+        }
+      }
+      if (group == 0) return Status::Ok();
+      ThreadRunner& leader = *lanes_[static_cast<size_t>(std::countr_zero(group))];
+      // The group steps until it splits, stops or reaches another running lane's pc.
+      while (true) {
+        if (group == alive && Lockstep(pc, group)) {
+          const int64_t before = leader.steps();
+          const size_t events = leader.events().size();
+          leader.set_lockstep(true);
+          auto end = leader.Step();
+          leader.set_lockstep(false);
+          if (!end.ok()) return end.status();
+          const bool recorded = leader.events().size() > events;
+          for (uint32_t j = 0; j < n; ++j) {
+            if ((group >> j & 1) == 0) continue;
+            if (&leader != lanes_[j].get()) {
+              lanes_[j]->Follow(leader, leader.steps() - before);
+              if (recorded) lanes_[j]->AddEvent(leader.events().back());
+            }
+            if (*end == StepEnd::kExited) exited[j] = true;
+            if (*end == StepEnd::kCollective) running[j] = false;
+          }
+          if (*end != StepEnd::kNext) break;
+          pc = leader.pc();
+        } else {
+          bool together = true;
+          for (uint32_t j = 0; j < n; ++j) {
+            if ((group >> j & 1) == 0) continue;
+            auto end = lanes_[j]->Step();
+            if (!end.ok()) return end.status();
+            if (*end == StepEnd::kExited) exited[j] = true;
+            if (*end == StepEnd::kCollective) running[j] = false;
+            together &= *end == StepEnd::kNext && lanes_[j]->pc() == leader.pc();
+          }
+          if (group == alive && pc < static_cast<int>(infos_.size())) {
+            for (int slot : infos_[static_cast<size_t>(pc)].writes) regs_->Collapse(slot, alive);
+          }
+          if (!together) break;
+          pc = leader.pc();
+        }
+        if (pc >= next) break;
+      }
+    }
+  }
+
+  // Whether the lanes of `group`, every lane that has not exited, may run the instruction at
+  // `pc` once for all: it is a lockstep one, the registers it reads hold one value for every
+  // lane, and no lane is at its step limit (which the lane's own step reports).
+  bool Lockstep(int pc, uint32_t group) const {
+    if (!lockstep_ || pc >= static_cast<int>(infos_.size())) return false;
+    const InstructionInfo& info = infos_[static_cast<size_t>(pc)];
+    if (!info.lockstep) return false;
+    for (int slot : info.reads) {
+      if (specials_[static_cast<size_t>(slot)].kind == SpecialRegister::Kind::kNone &&
+          !regs_->Uniform(slot)) {
+        return false;
+      }
+    }
+    for (uint32_t j = 0; j < lanes_.size(); ++j) {
+      if ((group >> j & 1) != 0 && lanes_[j]->steps() >= lanes_[j]->max_steps()) return false;
+    }
+    return true;
+  }
+
   static size_t MaskOperand(const Instruction& inst) {
     if (inst.base == "elect") return 1;
     return inst.operands.empty() ? 0 : inst.operands.size() - 1;
@@ -967,154 +1069,12 @@ class WarpRunner {
     return v;
   }
 
-  // A lane's predicate operand (`{!}a` of vote.sync), or nullopt when unknown.
-  std::optional<bool> Pred(uint32_t lane, const Instruction& inst) const {
-    const Value v = lanes_[lane]->OperandValue(1);
-    if (v.kind != Value::Kind::kInt) return std::nullopt;
-    return (v.bits != 0) != (inst.operands.size() > 1 && inst.operands[1].negated);
-  }
-
-  LaneResult Resolve(const Instruction& inst, uint32_t group, uint32_t lane) const {
-    const std::string& op = inst.base;
-    const std::vector<OpType> types = Types(inst);
-    const int bits = types.empty() ? 32 : types.back().bits;
-    LaneResult r;
-    const Value unknown = UnknownBecause("`" + inst.opcode + "` at PTX line " +
-                                         std::to_string(inst.line) +
-                                         " of lanes whose operands the importer does not know");
-    if (op == "activemask") {
-      r.d = Value::Int(group);
-    } else if (op == "elect") {
-      // The leader is the lowest non-exited lane of the member mask (PTX ISA 9.7.13.x elect.sync).
-      const uint32_t leader = static_cast<uint32_t>(std::countr_zero(group));
-      r.d = Value::Int(leader);
-      r.p = Value::Int(lane == leader ? 1 : 0);
-    } else if (op == "shfl") {
-      // PTX ISA 9.7.8.6 shfl.sync: c packs the clamp value (bits 0-4) and the segment mask (bits
-      // 8-12); a source lane outside [minLane, maxLane] reads the lane's own value.
-      const Value b = lanes_[lane]->OperandValue(2), c = lanes_[lane]->OperandValue(3);
-      if (b.kind != Value::Kind::kInt || c.kind != Value::Kind::kInt) {
-        r.d = r.p = b.kind != Value::Kind::kInt ? b : c;
-        return r;
-      }
-      const int l = static_cast<int>(lane);
-      const int bval = static_cast<int>(b.bits & 31), cval = static_cast<int>(c.bits & 31);
-      const int seg = static_cast<int>((c.bits >> 8) & 31);
-      const int max_lane = (l & seg) | (cval & ~seg);
-      const int min_lane = l & seg;
-      int j = l;
-      bool pval = false;
-      if (inst.HasModifier("up")) {
-        j = l - bval;
-        pval = j >= max_lane;
-      } else if (inst.HasModifier("down")) {
-        j = l + bval;
-        pval = j <= max_lane;
-      } else if (inst.HasModifier("bfly")) {
-        j = l ^ bval;
-        pval = j <= max_lane;
-      } else {
-        j = min_lane | (bval & ~seg);
-        pval = j <= max_lane;
-      }
-      if (!pval) j = l;
-      r.p = Value::Int(pval ? 1 : 0);
-      if (j < 0 || j >= 32 || (group >> j & 1) == 0) {
-        r.d = UnknownBecause("`" + inst.opcode + "` at PTX line " + std::to_string(inst.line) +
-                             " reading lane " + std::to_string(j) +
-                             ", which is outside the member mask or has exited (PTX leaves the "
-                             "value undefined)");
-      } else {
-        r.d = lanes_[j]->OperandValue(1);
-      }
-    } else if (op == "vote") {
-      bool any_unknown = false, any_true = false, any_false = false;
-      uint32_t ballot = 0;
-      for (uint32_t j = 0; j < 32; ++j) {
-        if ((group >> j & 1) == 0) continue;
-        const std::optional<bool> v = Pred(j, inst);
-        any_unknown |= !v.has_value();
-        any_true |= v.value_or(false);
-        any_false |= v.has_value() && !*v;
-        if (v.value_or(false)) ballot |= 1u << j;
-      }
-      r.d_bits = 1;
-      if (inst.HasModifier("ballot")) {
-        r.d_bits = 32;
-        r.d = any_unknown ? unknown : Value::Int(ballot);
-      } else if (inst.HasModifier("all")) {
-        r.d = any_false ? Value::Int(0) : any_unknown ? unknown : Value::Int(1);
-      } else if (inst.HasModifier("any")) {
-        r.d = any_true ? Value::Int(1) : any_unknown ? unknown : Value::Int(0);
-      } else {  // uni
-        r.d = any_unknown ? unknown : Value::Int(any_true && any_false ? 0 : 1);
-      }
-    } else if (op == "match") {
-      // match.sync.any: the lanes holding the lane's value; .all: the mask when every lane holds
-      // the same value (and p says whether they do).
-      std::vector<std::pair<uint32_t, Value>> vals;
-      for (uint32_t j = 0; j < 32; ++j) {
-        if ((group >> j & 1) == 0) continue;
-        Value v = lanes_[j]->OperandValue(1);
-        if (v.kind == Value::Kind::kInt) v.bits = Mask(v.bits, bits);
-        if (v.kind != Value::Kind::kInt && v.kind != Value::Kind::kAddress) {
-          r.d = r.p = unknown;
-          return r;
-        }
-        vals.emplace_back(j, v);
-      }
-      const size_t at = static_cast<size_t>(std::popcount(group & ((1u << lane) - 1)));
-      const Value mine = vals[at].second;
-      uint32_t same = 0;
-      bool all = true;
-      for (const auto& [j, v] : vals) {
-        if (v == mine) same |= 1u << j;
-        all &= v == vals.front().second;
-      }
-      if (inst.HasModifier("all")) {
-        r.d = Value::Int(all ? group : 0);
-        r.p = Value::Int(all ? 1 : 0);
-      } else {
-        r.d = Value::Int(same);
-      }
-    } else if (op == "redux") {
-      const bool is_signed = !types.empty() && types.back().is_signed;
-      std::optional<uint64_t> acc;
-      for (uint32_t j = 0; j < 32; ++j) {
-        if ((group >> j & 1) == 0) continue;
-        const Value v = lanes_[j]->OperandValue(1);
-        if (v.kind != Value::Kind::kInt || types.empty() || types.back().is_float) {
-          r.d = unknown;
-          return r;
-        }
-        const uint64_t x = Mask(v.bits, 32);
-        if (!acc) {
-          acc = x;
-        } else if (inst.HasModifier("add")) {
-          acc = Mask(*acc + x, 32);
-        } else if (inst.HasModifier("and")) {
-          *acc &= x;
-        } else if (inst.HasModifier("or")) {
-          *acc |= x;
-        } else if (inst.HasModifier("xor")) {
-          *acc ^= x;
-        } else if (inst.HasModifier("min") || inst.HasModifier("max")) {
-          const bool lt = is_signed ? SignExtend(x, 32) < SignExtend(*acc, 32) : x < *acc;
-          if (lt == inst.HasModifier("min") && x != *acc) acc = x;
-        } else {
-          r.d = unknown;
-          return r;
-        }
-      }
-      r.d = acc ? Value::Int(*acc) : unknown;
-    }
-    return r;
-  }
-
   uint32_t warp_;
   std::vector<SpecialRegister> specials_;
   std::vector<InstructionInfo> infos_;
+  bool lockstep_;
   std::vector<ThreadContext> ctxs_;
+  std::unique_ptr<WarpRegisters> regs_;
   std::vector<std::unique_ptr<ThreadRunner>> lanes_;
 };
 

@@ -98,6 +98,10 @@ struct ThreadContext {
   // barrier orders. `unit` is the CTA's index among the simulated ones.
   ImportMemory* memory = nullptr;
   uint32_t unit = 0;
+  // Run an instruction once for all the lanes of a warp when the registers it reads hold the same
+  // value in each (warp_registers.h); off, every lane runs every instruction on its own (the
+  // reference the lockstep runs are tested against).
+  bool lockstep = true;
 };
 
 // One protocol instruction issued by the thread.

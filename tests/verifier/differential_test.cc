@@ -57,7 +57,7 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
 struct Tally {
   uint64_t compared = 0, skipped = 0, verified = 0, deadlock = 0, violation = 0, both = 0;
   uint64_t bad_input = 0, symmetric = 0, naive_states = 0, brute_states = 0, reduced_states = 0;
-  // Non-warp-specialised rings: schedules where the held-phase futures (verifier/held_phase.h)
+  // Non-warp-specialised rings: schedules where the held-phase futures (explore/held_phase.cc)
   // kept a unit out of some closure, and where the search stored fewer states with them.
   uint64_t held_cut = 0, held_smaller = 0, whole_states = 0;
   // Exact peers (ExploreOptions::exact_peer_futures): schedules whose reduced search stored
@@ -389,7 +389,7 @@ TEST(DifferentialTest, GeneratedSchedulesQuarter4) {
 }
 
 // Non-warp-specialised rings (GenOptions::nonws), where the held-phase futures of the reduction
-// apply (verifier/held_phase.h): the same agreement, and the same end states without the rule.
+// apply (explore/held_phase.cc): the same agreement, and the same end states without the rule.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr uint64_t kNonWsSchedules = 60;
 #else
@@ -419,7 +419,7 @@ TEST(DifferentialTest, GeneratedCtaChains) {
 
 // DeepGEMM's cluster of two (GenOptions::leader_multicast): CTA 0 multicasts A into both CTAs,
 // consumers release both CTAs' stages one after the other. The arrival costs of the balance
-// analysis (verifier/reducer.h, ArrivalCost) must change the persistent sets of a good part of
+// analysis (explore/reducer.h, ArrivalCost) must change the persistent sets of a good part of
 // them, and the mutations (CTA 1 loading its own A: a CTA a round ahead of its peer's releases)
 // keep the verdicts mixed.
 TEST(DifferentialTest, GeneratedLeaderMulticast) {
@@ -440,8 +440,8 @@ TEST(DifferentialTest, GeneratedLeaderMulticast) {
 }
 
 // Named barriers over many agents (GenOptions::named_barriers): epilogue barriers and ordered
-// ping-pong with mutations. The named-barrier rule (verifier/reducer_named.h) must change the
-// persistent sets of a good part of them, and the verdicts stay mixed.
+// ping-pong with mutations. The named-barrier rule (verifier/explore/reducer_named.cc) must
+// change the persistent sets of a good part of them, and the verdicts stay mixed.
 TEST(DifferentialTest, GeneratedNamedBarriers) {
   gen::GenOptions g;
   g.named_barriers = true;

@@ -208,7 +208,7 @@ void CompareOne(uint64_t seed, bool offsets, Tally* t, bool nonws = false, bool 
                   << Show(r) << "\n  brute force:" << Show(b);
   EXPECT_EQ(reduced.found, brute.found);
   if (nonws) {
-    // With whole futures (the held-phase rule off, verifier/held_phase.h): the same sets.
+    // With whole futures (the held-phase rule off, explore/held_phase.cc): the same sets.
     o.reduction = true;
     o.held_phase_futures = false;
     const EveryPathResult whole = CheckRulesOnEveryPath(p, *bound, o, 0, /*collect_all=*/true);

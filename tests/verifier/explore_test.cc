@@ -598,7 +598,7 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
       {"pipelines/st_async_ring/ring.pipe", {{"CTAS", 2}}},
       // Agents' complete_tx, token waits, arrive.nocomplete and arrive_drop.
       {"tests/verifier/testdata/mask_closure_updates.pipe", {}},
-      // Held-phase futures (verifier/held_phase.h): every warp releases, warp 0 also produces.
+      // Held-phase futures (explore/held_phase.cc): every warp releases, warp 0 also produces.
       {"bench/schedules/dense_gemm_nonws.pipe", {{"WARPS", 2}, {"STAGES", 2}, {"K_TILES", 2}}},
       {"bench/schedules/dense_gemm_nonws.pipe", {{"WARPS", 1}, {"STAGES", 2}, {"K_TILES", 3}}},
       // Without guarded waits: barrier.cluster.wait steps access the cluster barrier (kWait),
@@ -632,7 +632,7 @@ TEST(ExploreMaskClosureTest, SameSearchAsObjectByObject) {
   }
 }
 
-// Held-phase futures (ExploreOptions::held_phase_futures, verifier/held_phase.h) on the
+// Held-phase futures (ExploreOptions::held_phase_futures, explore/held_phase.cc) on the
 // non-warp-specialised 2x2 multicast GEMM (every warp consumes and releases to three CTAs,
 // warp 0 also produces): the same verdict and end states as with whole futures, and fewer
 // states; on the benchmark's size the rule is what makes the search complete.

@@ -1,4 +1,4 @@
-// Adversarial schedules for the held-phase futures of `parity explore` (verifier/held_phase.h),
+// Adversarial schedules for the held-phase futures of `parity explore` (explore/held_phase.cc),
 // written by a review of that rule (tests/verifier/testdata/held_phase/): parity ABA,
 // re-initialisation behind a wait, token waits, arrive_drop / arrive.nocomplete, a 2-CTA
 // multicast ring with CTA-dependent trip counts, a peer CTA's complete_tx, a zero-count arrive,

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "verifier/counterexample.h"
-#include "verifier/reducer.h"
+#include "verifier/expand.h"
 
 namespace parity::verifier::explore {
 

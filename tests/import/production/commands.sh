@@ -54,6 +54,17 @@ case "${1:-all}" in
       -std=c++17 --expt-relaxed-constexpr -cudart shared -DCUTLASS_ENABLE_DIRECT_CUDA_DRIVER_CALL \
       -I"$here/params" "${FA_FLAGS[@]}" -o "$out/fa3_params" "$here/params/fa3_params.cu"
     ;;&
+  all|manifest)
+    # The manifest's parameter options from the dumps (PARITY: a `parity` binary). FA3's causal
+    # kernel (the one run_mha_fwd_ launches for is_causal; its parameter is 2944 bytes):
+    out=${PARAMS_OUT:-/tmp}
+    E=$(awk -F'\t' '$1 == "fa3_fwd_hdim128_bf16_causal" { split($4, a, " "); print a[2] }' \
+      "$here/kernels.tsv")
+    xz -dc "$here/ptx/fa3_fwd_hdim128_bf16.ptx.xz" > "$out/fa3_fwd_hdim128_bf16.ptx"
+    LD_LIBRARY_PATH=/usr/local/cuda/lib64 "$out/fa3_params" 1 1 256 256 1 2944 > "$out/fa3_causal.dump"
+    python3 "$here/params/params_to_args.py" "${PARITY:?}" "$out/fa3_causal.dump" \
+      "$out/fa3_fwd_hdim128_bf16.ptx" -- --entry "$E" --block 384 --clusters 1
+    ;;&
   all|twins)
     # Seeded-bug twins of DeepGEMM's bf16 GEMM, one edited line each (issue 35 item 8).
     export CXX_STD=c++20

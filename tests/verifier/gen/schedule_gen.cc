@@ -386,7 +386,7 @@ std::string LeaderMulticast(uint64_t seed, Rng& r, const GenOptions& o) {
 // mutations: a count one warp off (a hang, or S1004), a count that disagrees (S1003), an agent
 // that skips its bar.sync or arrives twice, a bar.arrive where a bar.sync belongs (a race on the
 // tile), an id from the loop index. What the explorer's named-barrier rule
-// (verifier/reducer_named.h) reduces: arrivals that cannot complete the barrier.
+// (verifier/explore/reducer_named.cc) reduces: arrivals that cannot complete the barrier.
 std::string NamedShape(uint64_t seed, Rng& r, const GenOptions& o) {
   const int ctas = o.max_ctas >= 2 && r.Chance(20) ? 2 : 1;
   const int trips = r.Chance(60) ? 1 : 2;

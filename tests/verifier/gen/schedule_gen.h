@@ -44,7 +44,7 @@ struct GenOptions {
   // agent of the one role consumes and agent 0 also produces, on 1-2 CTAs (multicast and
   // releases to both with 2), 1-2 stages in one slot, with mutations of its parities, counts,
   // bytes, releases, prefetch and drain. What the held-phase futures of the explorer
-  // (verifier/held_phase.h) reduce: producers that wait on the barrier everyone releases.
+  // (explore/held_phase.cc) reduce: producers that wait on the barrier everyone releases.
   bool nonws = false;
   // Instead of the two shapes below: rings and chains of 2..max(2, min(4, max_ctas)) CTAs, each
   // CTA sending items to its right neighbour's shared memory (st.async, or a DSMEM write with a
@@ -82,7 +82,7 @@ struct GenOptions {
   // Instead of the shapes above: DeepGEMM's cluster of two (LeaderMulticast in
   // schedule_gen.cc): CTA 0's producer multicasts A into both CTAs, each CTA loads its own B,
   // every consumer releases the stage in both CTAs (what the arrival costs of the explorer's
-  // balance analysis reduce, verifier/reducer.h), with mutations.
+  // balance analysis reduce, explore/reducer.h), with mutations.
   bool leader_multicast = false;
   // User assertions (docs/language.md, Assertions) added to any shape: `assert` statements with
   // state reads (phase, pending, tx of its barriers, landed of its buffer slots) compared with
@@ -92,7 +92,7 @@ struct GenOptions {
   // Instead of the shapes above: named barriers over 2-5 agents of counted roles (NamedShape in
   // schedule_gen.cc): an epilogue's bar.sync over the math warps, or two warpgroups' ordered
   // ping-pong, with mutations; what the explorer's named-barrier rule reduces
-  // (verifier/reducer_named.h).
+  // (verifier/explore/reducer_named.cc).
   bool named_barriers = false;
 };
 

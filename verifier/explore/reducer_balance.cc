@@ -1,21 +1,16 @@
 // The barrier balance analysis of the persistent sets (explore.h, "Refinements"): which mbarrier
 // slots' arrive/complete_tx updates commute in a state (ComputeBalanced, GatedSums, Fixpoint), and
-// the holders of their outstanding updates (EnsureBalanced).
-// Members of Reducer (verifier/reducer.h, which includes this file after the class): declared
-// there with what they mean, defined here inline so that the search loop compiles them with
-// itself.
-#ifndef PARITY_VERIFIER_REDUCER_BALANCE_H_
-#define PARITY_VERIFIER_REDUCER_BALANCE_H_
+// the holders of their outstanding updates (EnsureBalanced). Members of Reducer, declared in
+// reducer.h with what they mean.
+#include "verifier/explore/reducer.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
-#include "verifier/reducer.h"
-
 namespace parity::verifier::reduction {
 
-inline void Reducer::EnsureBalanced() {
+void Reducer::EnsureBalanced() {
   if (balanced_ready_) return;
   balanced_ready_ = true;
   const Engine& e = *e_;
@@ -62,13 +57,13 @@ inline void Reducer::EnsureBalanced() {
   }
 }
 
-inline void Reducer::Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
+void Reducer::Merge(std::vector<uint8_t>& f, uint32_t o, uint8_t k) {
   f[o] = f[o] == kNone ? k
                        : static_cast<uint8_t>(engine::MergeAccess(
                              static_cast<engine::Access>(f[o]), static_cast<engine::Access>(k)));
 }
 
-inline void Reducer::ComputeBalanced(const Engine& e) {
+void Reducer::ComputeBalanced(const Engine& e) {
   const uint32_t n_slots = e.num_barrier_slots();
   balanced_.assign(n_slots, 0);
   UpdateAgentSums(e);
@@ -110,7 +105,7 @@ inline void Reducer::ComputeBalanced(const Engine& e) {
   }
 }
 
-inline void Reducer::AddInFlight(const Engine::InFlight& f, engine::UpdateTally* t) {
+void Reducer::AddInFlight(const Engine::InFlight& f, engine::UpdateTally* t) {
   switch (f.kind) {
     case Engine::InFlight::kTmaDeliver:
     case Engine::InFlight::kBulkDeliver:
@@ -125,7 +120,7 @@ inline void Reducer::AddInFlight(const Engine::InFlight& f, engine::UpdateTally*
   }
 }
 
-inline engine::UpdateTally Reducer::WholeSums(const Engine& e, uint32_t o) const {
+engine::UpdateTally Reducer::WholeSums(const Engine& e, uint32_t o) const {
   const AgentSum& g = agent_sum_[o];
   engine::UpdateTally t{o, g.arrivals, g.expect, g.complete, g.breaks != 0};
   for (const Engine::InFlight& op : e.in_flight_ops()) {
@@ -135,7 +130,7 @@ inline engine::UpdateTally Reducer::WholeSums(const Engine& e, uint32_t o) const
   return t;
 }
 
-inline bool Reducer::BalancedSlot(const model::MbarrierState& st, const engine::UpdateTally& t) {
+bool Reducer::BalancedSlot(const model::MbarrierState& st, const engine::UpdateTally& t) {
   constexpr int64_t kTxMax = (int64_t{1} << 20) - 1;  // PTX ISA: tx-count range
   return st.life == model::MbarrierLife::kLive && !t.breaks && st.pending_count >= t.arrivals &&
          int64_t{st.tx_count} + t.expect - t.complete == 0 &&
@@ -143,17 +138,17 @@ inline bool Reducer::BalancedSlot(const model::MbarrierState& st, const engine::
          int64_t{st.tx_count} + t.expect <= kTxMax;
 }
 
-inline bool Reducer::MayGate(const Engine& e, uint32_t o) const {
+bool Reducer::MayGate(const Engine& e, uint32_t o) const {
   if (!phase_bounded_ || n_inexact_ != 0) return false;
   const model::MbarrierState& st = e.slot_state(o);
   return st.life == model::MbarrierLife::kLive && any_gate_;
 }
 
-inline engine::UpdateTally Reducer::GatedSums(const Engine& e, uint32_t o) {
+engine::UpdateTally Reducer::GatedSums(const Engine& e, uint32_t o) {
   return Fixpoint(e, o, kNoAgent, nullptr);
 }
 
-inline bool Reducer::StuckWhileStopped(const Engine& e, uint32_t o, uint32_t stopped) {
+bool Reducer::StuckWhileStopped(const Engine& e, uint32_t o, uint32_t stopped) {
   if (!phase_bounded_ || n_inexact_ != 0 || !any_gate_) return false;
   const model::MbarrierState& st = e.slot_state(o);
   if (st.life != model::MbarrierLife::kLive) return false;
@@ -162,7 +157,7 @@ inline bool Reducer::StuckWhileStopped(const Engine& e, uint32_t o, uint32_t sto
   return starved;
 }
 
-inline bool Reducer::Stuck(uint32_t o, uint32_t a) {
+bool Reducer::Stuck(uint32_t o, uint32_t a) {
   if (a >= stuck_.size()) return false;
   if (stuck_[a] == 0) {
     if (!sums_ready_) {
@@ -181,11 +176,11 @@ inline bool Reducer::Stuck(uint32_t o, uint32_t a) {
   return stuck_[a] == 2;
 }
 
-inline bool Reducer::StuckMay(uint32_t a, uint32_t y_agent) const {
+bool Reducer::StuckMay(uint32_t a, uint32_t y_agent) const {
   return y_agent == kNoAgent || stuck_pre_[a][y_agent] != 0;
 }
 
-inline uint64_t Reducer::StuckMayMask(uint32_t a) {
+uint64_t Reducer::StuckMayMask(uint32_t a) {
   if (!stuck_may_known_[a]) {
     stuck_may_known_[a] = 1;
     uint64_t m = 0;
@@ -197,7 +192,7 @@ inline uint64_t Reducer::StuckMayMask(uint32_t a) {
   return stuck_may_[a];
 }
 
-inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32_t stopped,
+engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32_t stopped,
                                              bool* o_starved) {
   const uint32_t n_slots = e.num_barrier_slots();
   const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
@@ -343,7 +338,7 @@ inline engine::UpdateTally Reducer::Fixpoint(const Engine& e, uint32_t o, uint32
   }
 }
 
-inline int64_t Reducer::ArrivalCost(uint32_t w, int64_t need) {
+int64_t Reducer::ArrivalCost(uint32_t w, int64_t need) {
   int64_t recorded = 0;
   for (const WRec& r : wrec_) recorded += r.slot == w ? r.arrivals : 0;
   // Arrivals on w without a recorded cost (in-flight operations, agents without a gate, whose
@@ -380,7 +375,7 @@ inline int64_t Reducer::ArrivalCost(uint32_t w, int64_t need) {
   return cost_[rest] == kInf ? INT64_MAX : cost_[rest];
 }
 
-inline void Reducer::UpdateAgentSums(const Engine& e) {
+void Reducer::UpdateAgentSums(const Engine& e) {
   const uint32_t n_slots = e.num_barrier_slots();
   const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
   if (agent_sum_.size() != n_slots || contrib_.size() != n_agents) {
@@ -399,7 +394,7 @@ inline void Reducer::UpdateAgentSums(const Engine& e) {
   }
 }
 
-inline void Reducer::ApplyContrib(const Contrib& c, int64_t sign) {
+void Reducer::ApplyContrib(const Contrib& c, int64_t sign) {
   if (c.kind == 1) n_inexact_ += static_cast<uint32_t>(sign);
   if (c.kind != 2) return;
   for (const engine::UpdateTally& t : *c.tally) {
@@ -412,7 +407,7 @@ inline void Reducer::ApplyContrib(const Contrib& c, int64_t sign) {
   }
 }
 
-inline void Reducer::Add(const engine::UpdateTally& t) {
+void Reducer::Add(const engine::UpdateTally& t) {
   if (t.slot >= sum_.size()) return;
   engine::UpdateTally& s = sum_[t.slot];
   s.arrivals += t.arrivals;
@@ -423,4 +418,3 @@ inline void Reducer::Add(const engine::UpdateTally& t) {
 
 }  // namespace parity::verifier::reduction
 
-#endif  // {guard}

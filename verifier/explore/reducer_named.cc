@@ -1,6 +1,6 @@
 // Named barriers in the persistent-set computation (explore.h, "Named barriers"): which units a
 // bar.sync / bar.arrive that cannot complete its barrier, or an agent blocked in bar.sync, must
-// bring into the set. Included by reducer.h after the class.
+// bring into the set (Reducer, reducer.h).
 //
 // The model (sim/model/sync_barriers.h, PTX ISA "bar, barrier"): an instance of barrier i of a
 // CTA counts the threads that arrived; the arrival that brings the count to the instance's
@@ -38,17 +38,16 @@
 // Truncated futures (SetFutures) only shrink what a unit can do on a path outside the set, so
 // caps from the whole look-ahead stay bounds; a holder of the list whose current future does not
 // touch the object is not taken in (neither path takes it; its arrivals there are none).
-#ifndef PARITY_VERIFIER_REDUCER_NAMED_H_
-#define PARITY_VERIFIER_REDUCER_NAMED_H_
-
+#include <algorithm>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
-#include "verifier/reducer.h"
+#include "verifier/explore/reducer.h"
 
 namespace parity::verifier::reduction {
 
-inline int64_t Reducer::NamedCap(uint32_t y_agent, uint32_t obj, uint32_t id, uint32_t count) {
+int64_t Reducer::NamedCap(uint32_t y_agent, uint32_t obj, uint32_t id, uint32_t count) {
   const Engine& e = *e_;
   const Engine::AgentState& s = e.agent_state(y_agent);
   if (s.status == 2) return 0;
@@ -193,7 +192,7 @@ bool Reducer::NamedJoin(size_t x, size_t n_units, const UnitAt& unit_at, bool x_
   return true;
 }
 
-inline void Reducer::NamedJoinsGeneral() {
+void Reducer::NamedJoinsGeneral() {
   const Engine& e = *e_;
   auto unit_at = [&](size_t y, uint32_t o) {
     const Unit& u = units_[y];
@@ -221,7 +220,7 @@ inline void Reducer::NamedJoinsGeneral() {
   }
 }
 
-inline void Reducer::NamedJoinsMasks() {
+void Reducer::NamedJoinsMasks() {
   const Engine& e = *e_;
   auto unit_at = [&](size_t y, uint32_t o) {
     const MaskUnit& u = mu_[y];
@@ -251,7 +250,7 @@ inline void Reducer::NamedJoinsMasks() {
 
 // The units x's named-barrier rule takes in under the current start's futures: those of its
 // joins whose future touches the object (MaskTargets' `special`).
-inline uint64_t Reducer::NamedSpecial(const MaskUnit& ux) const {
+uint64_t Reducer::NamedSpecial(const MaskUnit& ux) const {
   if (ux.named_join == 0) return 0;
   uint64_t touch = 0;
   for (int k = 0; k < 6; ++k) touch |= ft_->units[k][ux.named_obj];
@@ -259,5 +258,3 @@ inline uint64_t Reducer::NamedSpecial(const MaskUnit& ux) const {
 }
 
 }  // namespace parity::verifier::reduction
-
-#endif  // PARITY_VERIFIER_REDUCER_NAMED_H_

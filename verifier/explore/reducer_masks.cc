@@ -1,19 +1,16 @@
 // The reducer's bit-parallel closure (Reducer::ChooseMasks, used when a schedule has at most 64
-// objects): the units' futures as masks, the held sets and the closure. Included by reducer.h
-// after the class.
-#ifndef PARITY_VERIFIER_REDUCER_MASKS_H_
-#define PARITY_VERIFIER_REDUCER_MASKS_H_
+// objects): the units' futures as masks, the held sets and the closure. Members of Reducer,
+// declared in reducer.h.
+#include "verifier/explore/reducer.h"
 
 #include <cstdint>
 #include <vector>
 
-#include "verifier/reducer.h"
-
 namespace parity::verifier::reduction {
 
-inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
-    const std::vector<const Footprint*>& fps, const std::vector<uint32_t>& guard,
-    std::vector<uint8_t>* take) {
+void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
+                          const std::vector<const Footprint*>& fps,
+                          const std::vector<uint32_t>& guard, std::vector<uint8_t>* take) {
   const size_t n_enabled = choices.size();
   const uint32_t n_agents = static_cast<uint32_t>(e.num_agents());
   slot_known_ = 0;
@@ -131,7 +128,7 @@ inline void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
   for (size_t i = 0; i < n_enabled; ++i) (*take)[i] = (best_bits >> i) & 1;
 }
 
-inline void Reducer::MergeMask(KindMasks& m, uint32_t o, uint8_t k) {
+void Reducer::MergeMask(KindMasks& m, uint32_t o, uint8_t k) {
   const uint64_t b = ObjBit(o);
   if ((m.any & b) != 0) {
     for (uint8_t kk = 0; kk < 6; ++kk) {
@@ -196,7 +193,7 @@ inline void Reducer::SetMaskFutures(size_t start) {
   }
 }
 
-inline Reducer::SlotFlags Reducer::Slot(uint32_t o) {
+Reducer::SlotFlags Reducer::Slot(uint32_t o) {
   if ((slot_known_ >> o) & 1) return slot_flags_[o];
   slot_known_ |= ObjBit(o);
   if (slot_flags_.size() < 64) slot_flags_.resize(64);
@@ -243,7 +240,7 @@ inline Reducer::SlotFlags Reducer::Slot(uint32_t o) {
   return f;
 }
 
-inline uint32_t Reducer::FirstHolder(uint32_t o) const {
+uint32_t Reducer::FirstHolder(uint32_t o) const {
   const uint64_t b = ObjBit(o);
   for (size_t y = 0; y < n_units_; ++y) {
     if (mu_[y].upd & b) return static_cast<uint32_t>(y);
@@ -251,8 +248,8 @@ inline uint32_t Reducer::FirstHolder(uint32_t o) const {
   return kNoAgent;
 }
 
-inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6],
-    uint64_t tgtp[6], uint64_t* special, uint64_t* sens) {
+void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6], uint64_t tgtp[6],
+                          uint64_t* special, uint64_t* sens) {
   const uint64_t other = ux.now[kOther];
   const uint64_t carr = ux.now[kCArrive], exit = ux.now[kExitAcc];
   tgt[kOther] = other | carr | exit;
@@ -291,7 +288,7 @@ inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt
       }
     }
     // An update of a balanced slot: units meet x there by their held-phase futures
-    // (verifier/held_phase.h; the object is in no other access kind of x's step).
+    // (explore/held_phase.cc; the object is in no other access kind of x's step).
     uint64_t* const ut = held_phase_ && f.bal ? tgtp : tgt;
     if (tx & b) {
       if (!quiet) ut[kOther] |= b;
@@ -332,7 +329,7 @@ inline void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt
   }
 }
 
-inline size_t Reducer::MaskClosure(size_t start, size_t bound) {
+size_t Reducer::MaskClosure(size_t start, size_t bound) {
   const size_t n = n_units_;
   in_bits_ = ObjBit(static_cast<uint32_t>(start));
   work_.clear();
@@ -410,4 +407,3 @@ inline size_t Reducer::MaskClosure(size_t start, size_t bound) {
 
 }  // namespace parity::verifier::reduction
 
-#endif  // PARITY_VERIFIER_REDUCER_MASKS_H_

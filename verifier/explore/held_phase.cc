@@ -2,7 +2,7 @@
 // of `parity explore` (explore.h) for barriers that many agents update and wait on, such as
 // the empty barriers of a pipeline whose every warp consumes (each warp of each CTA of a
 // multicast releases the stage to every CTA that loaded it, and each CTA's producer waits
-// for those releases). Included by reducer.h after the class; its functions are Reducer's.
+// for those releases). Members of Reducer, declared in reducer.h.
 //
 // The rule. Let x be a unit of the set whose step updates mbarrier slot o additively (an
 // arrive-on, a complete_tx, a TMA delivery, or the issue of a TMA load whose delivery lands on
@@ -62,26 +62,23 @@
 // cut): its whole future, an arrive and a wait, is kOther there and made it join every release.
 // tests/verifier: differential_test and every_path_sets_test run generated non-warp-specialised
 // rings (GenOptions::nonws) with the rule on and off.
-#ifndef PARITY_VERIFIER_HELD_PHASE_H_
-#define PARITY_VERIFIER_HELD_PHASE_H_
+#include "verifier/explore/reducer.h"
 
 #include <cstdint>
-
-#include "verifier/reducer.h"
 
 namespace parity::verifier::reduction {
 
 // The access kind of one look-ahead record on its slot (as AgentFuture's footprint counts it,
 // or a coarser one): a wait reads the phase; an update that breaks is kOther; an additive
 // update carrying an arrival or expect_tx is kArrive, one carrying only bytes kCompleteTx.
-inline uint8_t Reducer::TallyKind(const engine::UpdateTally& t) {
+uint8_t Reducer::TallyKind(const engine::UpdateTally& t) {
   if (t.gate >= 0) return kWaitK;
   if (t.breaks) return kOther;
   if (t.arrivals != 0 || t.expect != 0 || t.complete == 0) return kArr;
   return kTx;
 }
 
-inline uint8_t Reducer::HeldPhaseKind(size_t y, uint32_t o, uint8_t fk) {
+uint8_t Reducer::HeldPhaseKind(size_t y, uint32_t o, uint8_t fk) {
   const Unit& u = units_[y];
   if (u.agent == kNoAgent) return fk;
   const CacheEntry& c = *full_[u.agent];
@@ -100,7 +97,7 @@ inline uint8_t Reducer::HeldPhaseKind(size_t y, uint32_t o, uint8_t fk) {
   return k;
 }
 
-inline const KindMasks& Reducer::HeldPhaseMasks(const CacheEntry& c, int parity) {
+const KindMasks& Reducer::HeldPhaseMasks(const CacheEntry& c, int parity) {
   if (!c.held_known[parity]) {
     c.held_known[parity] = true;
     KindMasks m;
@@ -120,7 +117,7 @@ inline const KindMasks& Reducer::HeldPhaseMasks(const CacheEntry& c, int parity)
   return c.held_km[parity];
 }
 
-inline void Reducer::EnsureHeldTable() {
+void Reducer::EnsureHeldTable() {
   FutureTable& ft = *ft_;
   if (ft.held_ready) return;
   ft.held_ready = true;
@@ -155,4 +152,3 @@ inline void Reducer::EnsureHeldTable() {
 
 }  // namespace parity::verifier::reduction
 
-#endif  // PARITY_VERIFIER_HELD_PHASE_H_
