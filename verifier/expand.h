@@ -37,7 +37,8 @@ struct ExpandWorker {
 inline std::unique_ptr<Reducer> MakeReducer(const Engine& root, const ExploreOptions& o) {
   return std::make_unique<Reducer>(root, o.guarded_waits, o.mask_closure,
                                    o.phase_bounded_balance, o.held_phase_futures,
-                                   o.exact_peer_futures, o.arrival_costs);
+                                   o.exact_peer_futures, o.arrival_costs,
+                                   o.named_barrier_commute);
 }
 
 // The enabled steps of `e` (w.choices) and the ones the search takes (w.take: all, or the

@@ -134,6 +134,17 @@
 // The every-path search (every_path.h) is unaffected in kind: two cluster arrivals of one phase
 // commute without changing the phase, and cluster barriers add nothing to its digests.
 //
+// Named barriers (ExploreOptions::named_barrier_commute, verifier/explore/reducer_named.cc).
+// Every bar.sync / bar.arrive touches its CTA's one named-barrier object, so an epilogue's bar.sync
+// over 16 math warps pulled every warp whose future holds one into the set of any arrival, and
+// each warp's last main-loop steps interleaved with every other's arrival. An arrival that
+// cannot complete its instance now takes in only as many holders of further arrivals on that
+// instance (in unit order) as keep the others from completing it on a path outside the set,
+// and a blocked bar.sync only the units that can still arrive on its instance (one, where that
+// one's arrival is necessary); reducer_named.cc gives the argument. The arrivals it lets commute
+// join the same instance in either order, so the every-path search's digests (which record the
+// instance an arrival joined) are unaffected in kind.
+//
 // Guarded waits (ExploreOptions::guarded_waits, on by default with reduction). The engine models
 // a try_wait loop (`wait BAR parity P`, `wait BAR token T`) and barrier.cluster.wait as a step
 // that either passes or *blocks* (marks the agent blocked; a completing phase makes it runnable
@@ -346,6 +357,12 @@ struct ExploreOptions {
   // arrival-only barrier as that barrier's current phase still waits for cannot complete
   // before that phase does. False is for the tests that compare the two.
   bool arrival_costs = true;
+  // With reduction: a named-barrier arrival (bar.sync / bar.arrive) that cannot complete its
+  // barrier's instance takes into its persistent set only enough of the other arrivals' holders
+  // that it cannot complete on a path outside the set, and a blocked bar.sync only the units
+  // that can arrive on its instance (verifier/explore/reducer_named.cc). False is for the tests
+  // that compare the two.
+  bool named_barrier_commute = true;
   // Without reduction, depth-first: a successor's fingerprint is predicted without stepping
   // where the step commutes with the one that led to the state (explore/predict.h, Known): the
   // sum of fingerprint components changes by what the step changed at the parent; where the step is

@@ -714,6 +714,26 @@ Expected<KernelMap> ParseKernelMap(std::string_view pipe_text, const std::string
     std::istringstream words(t.substr(kTag.size()));
     std::string role, eq, warps;
     words >> role >> eq >> warps;
+    if (warps == "wgmma") {
+      // `wgmma of warps A-B`: a warpgroup's tensor core, no warp of the kernel.
+      std::string of, warps_word, range;
+      words >> of >> warps_word >> range;
+      KernelTensorCore tc;
+      tc.line = number;
+      char dash = 0;
+      std::istringstream r(range);
+      r >> tc.first_warp >> dash >> tc.last_warp;
+      std::string rest;
+      if (role.empty() || eq != "=" || of != "of" || warps_word != "warps" || r.fail() ||
+          dash != '-' || !r.eof() || (words >> rest)) {
+        return Status("replay.kernel-map",
+                      "malformed kernel line (expected `# kernel: role NAME = wgmma of warps "
+                      "A-B`)",
+                      SourceLocation{file, number, 1});
+      }
+      map.tensor_cores[role] = tc;
+      continue;
+    }
     std::vector<int> list;
     int w = 0;
     while (words >> w) list.push_back(w);
@@ -742,6 +762,22 @@ Expected<KernelReplayResult> ReplayKernelTrace(const ir::Program &program,
   if (kernel.header.source != "kernel") {
     return Status("replay.kernel-trace", "the trace's source is '" + kernel.header.source +
                                              "', not 'kernel' (gpu/include/parity/trace.cuh)");
+  }
+  // The schedule's tensor cores are agents no record of the trace is by, and the warps' own
+  // wgmma steps (arrive on wgmma_issued_wgG, wait on wgmma_done_wgG) are not recorded either:
+  // matching would stop at the first of them with a divergence that is no fault of the kernel.
+  // Refused until trace.cuh records wgmma issue and retire.
+  if (!map.tensor_cores.empty()) {
+    const auto& [role, tc] = *map.tensor_cores.begin();
+    return Status("replay.kernel-wgmma",
+                  "role " + role + " is the tensor core of warps " +
+                      std::to_string(tc.first_warp) + "-" + std::to_string(tc.last_warp) +
+                      " (their wgmma.mma_async, docs/language.md section 8.8), not a warp: a "
+                      "kernel trace (gpu/include/parity/trace.cuh) records no wgmma.mma_async "
+                      "or wgmma.wait_group, so neither the tensor core's steps nor the warps' "
+                      "arrives on wgmma_issued / waits on wgmma_done can be matched or ordered; "
+                      "replaying kernel traces of wgmma kernels is unsupported",
+                  SourceLocation{map.file, tc.line, 1});
   }
   engine::EngineOptions options;
   options.record_trace = true;

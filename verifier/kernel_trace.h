@@ -45,15 +45,24 @@
 
 namespace parity::verifier {
 
+// A role of the schedule that is no warp of the kernel: a warpgroup's tensor core
+// (`# kernel: role tensor_core_wgG = wgmma of warps A-B`, sim/ptx/import_wgmma.cc).
+struct KernelTensorCore {
+  int first_warp = 0, last_warp = 0;  // the warpgroup whose wgmma.mma_async it executes
+  int line = 0;                       // its `# kernel:` line (1-based)
+};
+
 // What `parity import` wrote into the schedule for replaying the kernel's trace.
 struct KernelMap {
   std::string file;                                    // the .pipe
   std::map<std::string, std::vector<int>> role_warps;  // role name -> warp of each instance
+  std::map<std::string, KernelTensorCore> tensor_cores;  // role name -> its warpgroup
   std::vector<std::string> lines;                      // the .pipe's lines (0-based)
 };
 
-// Reads the `# kernel: role NAME = warps ...` lines. Error "replay.kernel-map" (naming the file)
-// when the schedule has none (not made by `parity import`) or one is malformed.
+// Reads the `# kernel: role NAME = warps ...` and `# kernel: role NAME = wgmma of warps A-B`
+// lines. Error "replay.kernel-map" (naming the file) when the schedule has no warp line (not
+// made by `parity import`) or one is malformed.
 Expected<KernelMap> ParseKernelMap(std::string_view pipe_text, const std::string& file);
 
 struct KernelDivergence {
@@ -88,7 +97,10 @@ struct KernelReplayResult {
 
 // Replays `kernel` (header source "kernel") on `program` (the imported schedule, bound with
 // `params`; `map` from its text). Errors (exit 2): a trace of another source, an engine that
-// cannot be built. A divergence is a result.
+// cannot be built, a schedule with a tensor-core role ("replay.kernel-wgmma", at its `# kernel:`
+// line): trace.cuh records neither wgmma.mma_async nor wgmma.wait_group, so the warps' arrives
+// on wgmma_issued_wgG and waits on wgmma_done_wgG, and every step of the tensor core, have no
+// record to be matched with or ordered by. A divergence is a result.
 Expected<KernelReplayResult> ReplayKernelTrace(const ir::Program& program,
                                                const std::vector<int64_t>& params,
                                                const KernelMap& map,

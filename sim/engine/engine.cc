@@ -220,8 +220,9 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out) {
 
 bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait,
                          bool* truncated, std::vector<UpdateTally>* tally, bool cluster_waits,
-                         bool exact_st_async) {
+                         bool exact_st_async, std::vector<NamedAccess>* named) {
   if (tally != nullptr) tally->clear();
+  if (named != nullptr) named->clear();
   out->Clear();
   *truncated = false;
   if (agents_[agent].status == kExited) return true;
@@ -229,7 +230,7 @@ bool Engine::AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wa
   out->Add(GroupsObject(agent));
   Exec x(*this);
   if (!x.SoloFuture(agent, out, stop_at_cluster_wait, truncated, tally, false, nullptr,
-                    cluster_waits, exact_st_async)) {
+                    cluster_waits, exact_st_async, named)) {
     return false;
   }
   if (!*truncated) {

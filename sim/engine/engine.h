@@ -333,6 +333,23 @@ struct UpdateTally {
                      // reads the phase (kReadsPhase); -1: an update record
 };
 
+// What an agent's remaining operations do to named-barrier objects (Engine::AgentFuture with
+// `named`), one record per operation in program order: a bar.sync / bar.arrive on its own CTA's
+// named barriers (`id`, `count` the operand b, `sync`), or an access that only reads whether a
+// CTA exited (a DSMEM access of a peer, a griddepcontrol.wait: id kExitRead). `valid` is false
+// when the bar's operands do not evaluate or the model would refuse them (S1001, S1002): the
+// explorer then knows nothing about that agent's arrivals. `first` marks the record of the
+// agent's next operation.
+struct NamedAccess {
+  static constexpr uint32_t kExitRead = 0xffffffffu;
+  uint32_t object = 0;  // Engine::NamedObject of the CTA
+  uint32_t id = 0;
+  uint32_t count = 0;
+  bool sync = false;
+  bool valid = false;
+  bool first = false;
+};
+
 struct Footprint {
   static constexpr uint32_t kMax = 64;
   uint32_t n = 0;
@@ -476,9 +493,10 @@ class Engine {
   // verifier/explore.h). An st.async counts the one barrier slot its complete_tx lands on, with
   // its bytes; exact_st_async false: that barrier in every CTA of the cluster, as an update
   // that breaks (the explorer's tests compare the two).
+  // With `named`, its accesses to named-barrier objects in program order (NamedAccess).
   bool AgentFuture(uint32_t agent, Footprint* out, bool stop_at_cluster_wait, bool* truncated,
                    std::vector<UpdateTally>* tally = nullptr, bool cluster_waits = true,
-                   bool exact_st_async = true);
+                   bool exact_st_async = true, std::vector<NamedAccess>* named = nullptr);
   // An over-approximation of what agent `agent`'s next step touches, without taking it: the
   // objects of its next operation as AgentFuture counts them (a TMA issue counts its deliveries'
   // complete_tx), its async-group object, and the exit's objects when the next step is the

@@ -568,7 +568,7 @@ struct Engine::Exec {
   bool SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
                   std::vector<UpdateTally>* tally, bool one_op = false,
                   uint32_t* blocks_on = nullptr, bool cluster_waits = true,
-                  bool exact_st_async = true);
+                  bool exact_st_async = true, std::vector<NamedAccess>* named = nullptr);
 
   // The slot agent a's try_wait loop `op` would block on now (Do(MbarrierWait): the model's
   // try_wait answers false without a violation), else kNoSlot. A failing try_wait changes no

@@ -10,7 +10,8 @@ namespace parity::engine {
 
 bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wait, bool* truncated,
                               std::vector<UpdateTally>* tally, bool one_op, uint32_t* blocks_on,
-                              bool cluster_waits, bool exact_st_async) {
+                              bool cluster_waits, bool exact_st_async,
+                              std::vector<NamedAccess>* named) {
   const AgentInfo& info = c.agents[a];
   const std::vector<Instr>& code = c.roles[info.role];
   const ir::EvalEnv env0 = Env(a);
@@ -66,7 +67,17 @@ bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wa
   *truncated = false;
   // Operations and control steps together count against the look-ahead's bound.
   uint32_t steps = 0;
-  for (; ok; ++pc, ++steps) {
+  bool first_op = true;  // no operation reached yet (NamedAccess::first)
+  auto exit_read = [&](uint32_t object) {
+    if (named == nullptr) return;
+    NamedAccess r;
+    r.object = object;
+    r.id = NamedAccess::kExitRead;
+    r.valid = true;
+    r.first = first_op;
+    named->push_back(r);
+  };
+  for (; ok; ++pc, ++steps, first_op = false) {
     if (fp->overflow) {
       ok = false;
       break;
@@ -226,8 +237,24 @@ bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wa
         *truncated = true;
         break;
       }
-    } else if (std::holds_alternative<ir::NamedBarrier>(op)) {
+    } else if (const auto* o = std::get_if<ir::NamedBarrier>(&op)) {
       fp->Add(NamedObj(info.cta_global));
+      if (named != nullptr) {
+        // The operands as Do(NamedBarrier) evaluates them; `valid` only where its model
+        // accepts them (NamedBarriers::Arrive: S1001, S1002).
+        NamedAccess r;
+        r.object = NamedObj(info.cta_global);
+        r.sync = o->sync;
+        r.first = first_op;
+        ir::EvalFault fault;
+        const int64_t id = ir::EvalFast(p, o->id, env0, &fault);
+        const int64_t threads = fault.ok() ? ir::EvalFast(p, o->threads, env0, &fault) : 0;
+        r.valid = fault.ok() && id >= 0 && id < model::kNamedBarrierCount && threads > 0 &&
+                  threads <= 0xffffff && threads % model::kWarpSize == 0 && info.threads > 0;
+        r.id = r.valid ? static_cast<uint32_t>(id) : 0;
+        r.count = r.valid ? static_cast<uint32_t>(threads) : 0;
+        named->push_back(r);
+      }
     } else if (const auto* o = std::get_if<ir::GridDepControl>(&op);
                o != nullptr && o->kind == ir::GridDepControl::Kind::kWait &&
                info.grid + 1 < c.grids()) {
@@ -236,6 +263,7 @@ bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wa
       for (uint32_t x = c.grid_cluster[pre] * c.cluster_size;
            x < c.grid_cluster[pre + 1] * c.cluster_size; ++x) {
         fp->Add(NamedObj(x));
+        exit_read(NamedObj(x));
       }
     }
     if (const auto* o = std::get_if<ir::BufferAccess>(&op);
@@ -245,6 +273,7 @@ bool Engine::Exec::SoloFuture(uint32_t a, Footprint* fp, bool stop_at_cluster_wa
       if (!(ok = Ev(o->buf.cta, env0, &cta))) break;
       if (cta >= 0 && cta < c.cluster_size) {
         fp->Add(NamedObj(info.cluster * c.cluster_size + static_cast<uint32_t>(cta)));
+        exit_read(NamedObj(info.cluster * c.cluster_size + static_cast<uint32_t>(cta)));
       }
     }
     if (const auto* o = std::get_if<ir::BufferAccess>(&op);

@@ -208,10 +208,16 @@ void Importer::EmitRoles(std::ostream& roles, std::vector<std::vector<RoleRec>>&
     }
     // The machine-readable form: `parity replay` maps a kernel trace's warps to agents by it
     // (instance k of the role is the k-th warp listed).
+    // A tensor core is no warp: its line says whose wgmma it is (warpgroup G is warps 4G to
+    // 4G + 3), so that a replay can name it instead of finding no line.
     if (!role.warps.empty()) {
       roles << "# kernel: role " << name << " = warps";
       for (int w : role.warps) roles << " " << w;
       roles << "\n";
+    } else {
+      const int wg = std::stoi(role.name.substr(role.name.find("_wg") + 3));
+      roles << "# kernel: role " << name << " = wgmma of warps " << 4 * wg << "-" << 4 * wg + 3
+            << "\n";
     }
     roles << "role " << name;
     if (role.count > 1) roles << " count " << role.count;

@@ -8,12 +8,17 @@
 // count 1. Each k-block the consumers wait the stage's full barrier, issue one wgmma reading it,
 // commit, wgmma.wait_group DEPTH and then release the stage of k-block k - DEPTH from thread 0
 // only (CUTLASS's PipelineTmaAsync::consumer_release: one thread per consumer warpgroup).
+#include <algorithm>
 #include <string>
 
 #include "gtest/gtest.h"
 #include "parity/parity.h"
+#include "sim/ir/parser.h"
 #include "sim/ptx/importer.h"
 #include "sim/ptx/ptx.h"
+#include "sim/trace/event.h"
+#include "sim/trace/trace_file.h"
+#include "verifier/kernel_trace.h"
 
 namespace parity::ptx {
 namespace {
@@ -264,6 +269,56 @@ TEST(WgmmaTest, WarpsOfAWarpgroupWithDifferentGroupsAreRefused) {
                                       "group 4)"),
             std::string::npos)
       << t.status().ToString();
+}
+
+// The tensor core is no warp of the kernel: its `# kernel:` line says whose wgmma it executes,
+// and a kernel trace (trace.cuh records no wgmma) is refused as bad input naming that role and
+// line, not matched until it diverges at the warps' unrecorded wgmma steps.
+TEST(WgmmaTest, KernelTraceReplayRefusesTheTensorCoreRole) {
+  const std::string name = "one_signal.pipe";
+  auto t = Import(Variant{}, "one_signal.ptx");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const std::string line = "# kernel: role tensor_core_wg0 = wgmma of warps 0-3\n";
+  const size_t at = t->find(line);
+  ASSERT_NE(at, std::string::npos) << *t;
+  EXPECT_NE(t->find("# kernel: role warp1_3 = warps 1 2 3\n"), std::string::npos) << *t;
+  const int line_number = 1 + static_cast<int>(std::count(t->begin(), t->begin() + at, '\n'));
+  auto map = verifier::ParseKernelMap(*t, name);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  ASSERT_EQ(map->tensor_cores.count("tensor_core_wg0"), 1u);
+  EXPECT_EQ(map->tensor_cores.at("tensor_core_wg0").first_warp, 0);
+  EXPECT_EQ(map->tensor_cores.at("tensor_core_wg0").last_warp, 3);
+  EXPECT_EQ(map->role_warps.count("tensor_core_wg0"), 0u);
+  auto program = ir::ParseProgram(*t, name);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  auto params = ir::BindParams(*program, {});
+  ASSERT_TRUE(params.ok()) << params.status().ToString();
+  // What trace.cuh writes first: thread 0 (warp 0) initialises full[0] (count 1).
+  trace::TraceFile kernel;
+  kernel.header.source = "kernel";
+  kernel.header.schedule = "pipe";
+  trace::TraceEvent init{};
+  init.kind = static_cast<uint8_t>(trace::EventKind::kInit);
+  init.object = 0xfffe;  // parity::dev::kKernelObject
+  init.index = 0x400 / 8;
+  init.value = 1;
+  kernel.events.push_back(init);
+  auto r = verifier::ReplayKernelTrace(*program, *params, *map, kernel);
+  ASSERT_FALSE(r.ok()) << verifier::FormatKernelReplayResult(*r, kernel);
+  EXPECT_EQ(r.status().rule(), "replay.kernel-wgmma") << r.status().ToString();
+  EXPECT_EQ(r.status().where().file, name);
+  EXPECT_EQ(r.status().where().line, line_number) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("role tensor_core_wg0 is the tensor core of warps 0-3"),
+            std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("unsupported"), std::string::npos) << r.status().message();
+  // A malformed tensor-core line is bad input at its line.
+  auto bad = verifier::ParseKernelMap("# kernel: role p = warps 0\n"
+                                      "# kernel: role tc = wgmma of warps 4\n",
+                                      name);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().rule(), "replay.kernel-map");
+  EXPECT_EQ(bad.status().where().line, 2) << bad.status().ToString();
 }
 
 }  // namespace

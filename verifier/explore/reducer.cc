@@ -11,13 +11,14 @@
 namespace parity::verifier::reduction {
 
 Reducer::Reducer(const Engine& root, bool guarded_waits, bool masks, bool phase_bounded,
-                 bool held_phase, bool exact_peers, bool arrival_costs)
+                 bool held_phase, bool exact_peers, bool arrival_costs, bool named_rule)
     : n_obj_(root.num_objects()),
       guarded_(guarded_waits),
       phase_bounded_(phase_bounded),
       held_phase_(held_phase && guarded_waits),
       exact_peers_(exact_peers),
-      arrival_costs_(arrival_costs) {
+      arrival_costs_(arrival_costs),
+      named_rule_(named_rule) {
   masks_ = masks && n_obj_ <= 64;
   n_slots_ = root.num_barrier_slots();
   for (uint32_t a = 0; a < root.num_agents(); ++a) {
@@ -228,6 +229,7 @@ void Reducer::Choose(Engine& e, const std::vector<Choice>& choices,
     }
     for (const auto& [o, k] : u.now) u.now_mask |= ObjBit(o);
   }
+  if (named_rule_) NamedJoinsGeneral();
   const size_t n = n_units_;
   unit_cluster_.resize(n);
   for (size_t y = 0; y < n; ++y) {
@@ -271,6 +273,8 @@ Reducer::Unit& Reducer::NewUnit() {
   u.future = nullptr;
   u.own_slot = 0xffffffffu;
   u.now_mask = u.own_mask = u.future_mask = 0;
+  u.named_obj = kNoNamed;
+  u.named_join.clear();
   return u;
 }
 
@@ -410,6 +414,11 @@ bool Reducer::Conflict(uint32_t o, uint8_t k, uint8_t fk) const {
 
 bool Reducer::Meets(size_t y, size_t x) {
   EnsureBalanced();
+  if (const Unit& ux = units_[x]; ux.named_obj != kNoNamed &&
+      FutureKind(y, ux.named_obj) != kNone &&
+      std::binary_search(ux.named_join.begin(), ux.named_join.end(), y)) {
+    return true;  // taken in by the named-barrier rule (reducer_named.cc)
+  }
   for (const auto& [o, k] : units_[x].now) {
     uint8_t fk = FutureKind(y, o);
     if (fk == kNone) continue;
@@ -543,7 +552,12 @@ const Reducer::CacheEntry* Reducer::Future(Engine& e, uint32_t a, bool truncate)
   // it completes, with its bytes.
   if (e.AgentFuture(a, &scratch_, truncate, &truncated, &tally_scratch_,
                     /*cluster_waits=*/!(guarded_ && exact_peers_),
-                    /*exact_st_async=*/exact_peers_)) {
+                    /*exact_st_async=*/exact_peers_,
+                    named_rule_ && !truncate ? &named_scratch_ : nullptr)) {
+    if (named_rule_ && !truncate) {
+      c.named = named_scratch_;
+      c.named_exact = true;
+    }
     c.kinds.assign(n_obj_, kNone);
     for (uint32_t i = 0; i < scratch_.n; ++i) {
       Merge(c.kinds, scratch_.objects[i], static_cast<uint8_t>(scratch_.kinds[i]));

@@ -8,6 +8,7 @@
 #ifndef PARITY_VERIFIER_EXPLORE_REDUCER_H_
 #define PARITY_VERIFIER_EXPLORE_REDUCER_H_
 
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <utility>
@@ -52,7 +53,8 @@ class Reducer {
   // `held_phase`: held-phase futures (explore/held_phase.cc; only with guarded waits).
   // `exact_peers`: ExploreOptions::exact_peer_futures.
   Reducer(const Engine& root, bool guarded_waits, bool masks = true, bool phase_bounded = true,
-          bool held_phase = true, bool exact_peers = true, bool arrival_costs = true);
+          bool held_phase = true, bool exact_peers = true, bool arrival_costs = true,
+          bool named_rule = true);
 
   uint64_t cache_entries() const { return entries_.size(); }
   // How often the held-phase rule (explore/held_phase.cc) kept a unit out of a closure that
@@ -104,6 +106,10 @@ class Reducer {
     // ObjBit of every object of `now`, of `own`, of `future`: two units whose masks do not
     // meet share no object.
     uint64_t now_mask = 0, own_mask = 0, future_mask = 0;
+    // The named-barrier rule (reducer_named.cc): the CTA's named-barrier object of its step or
+    // wait (kNoNamed: the rule does not apply) and the units it takes in there, ascending.
+    uint32_t named_obj = 0xffffffffu;
+    std::vector<uint32_t> named_join;
   };
   // The next unit of this state, reusing an earlier state's (keeps the vectors' capacity).
   Unit& NewUnit();
@@ -296,6 +302,8 @@ class Reducer {
     uint64_t upd = 0;      // objects it holds an outstanding update of (EnsureBalanced's holders)
     uint64_t self = 0;     // of those, the ones it holds besides its step's (SelfHeld)
     KindMasks own;         // an in-flight operation's future
+    uint32_t named_obj = 0xffffffffu;  // Unit::named_obj
+    uint64_t named_join = 0;           // Unit::named_join as unit bits
   };
   // The units' futures under one truncation (SetMaskFutures), transposed: per access kind and
   // object, the units (a bit each) whose future accesses the object so; and per unit the
@@ -335,6 +343,25 @@ class Reducer {
   SlotFlags Slot(uint32_t o);
   // The first unit (in unit order) holding an outstanding update of o, or kNoAgent.
   uint32_t FirstHolder(uint32_t o) const;
+
+  // --- The named-barrier rule (reducer_named.cc) ---
+  static constexpr uint32_t kNoNamed = 0xffffffffu;
+  static constexpr int64_t kNamedUnbounded = INT64_MAX;
+  // The threads agent y can arrive with on instance `id` (count `count`) of named-barrier
+  // object `obj` before it completes, or kNamedUnbounded.
+  int64_t NamedCap(uint32_t y_agent, uint32_t obj, uint32_t id, uint32_t count);
+  // Whether the rule applies to unit x (of n_units; unit_at(y, o) gives y's agent, whether it
+  // is enabled and whether its whole future touches o; x_exit: x's step is its agent's exit):
+  // *obj its object, *join the units it takes in there, ascending.
+  template <typename UnitAt>
+  bool NamedJoin(size_t x, size_t n_units, const UnitAt& unit_at, bool x_exit, uint32_t* obj,
+                 std::vector<uint32_t>* join);
+  void NamedJoinsGeneral();
+  void NamedJoinsMasks();
+  uint64_t NamedSpecial(const MaskUnit& ux) const;
+  std::vector<std::pair<uint32_t, int64_t>> holders_named_;  // NamedJoin: (unit, cap)
+  std::vector<uint32_t> named_scratch_join_;
+  std::vector<engine::NamedAccess> named_scratch_;
   // For unit x of the set, with `held` the objects some other unit of the set holds an update
   // of: per future kind, the objects on which a unit whose future accesses them so meets x
   // (Meets); *special: units that meet x by the one-holder rule; *sens: the balanced objects of
@@ -369,6 +396,8 @@ class Reducer {
     std::vector<int64_t> vars;
     std::vector<uint8_t> kinds;
     bool exact = false;                       // the look-ahead (else the static future)
+    std::vector<engine::NamedAccess> named;   // exact && !truncate: named-barrier accesses
+    bool named_exact = false;                 // `named` was collected
     std::vector<engine::UpdateTally> tally;   // exact && !truncate: per slot, by slot
     std::vector<engine::UpdateTally> seq;     // exact && !truncate: updates, gates and other
                                               // waits in order, when there is a gate
@@ -392,6 +421,7 @@ class Reducer {
   uint64_t odd_slots_ = 0;  // the slots whose current phase is odd
   bool exact_peers_;    // ExploreOptions::exact_peer_futures
   bool arrival_costs_;  // ExploreOptions::arrival_costs
+  bool named_rule_;     // ExploreOptions::named_barrier_commute
   bool any_gate_ = false;  // some live agent's future has a gate (this state)
   bool upd_patched_ = false;  // Slot narrowed a unit's `upd` (MaskClosure: held sets again)
   std::vector<uint8_t> stuck_;  // per agent, this state: Stuck (0 not asked, 1 no, 2 yes)

@@ -102,6 +102,7 @@ void Reducer::ChooseMasks(Engine& e, const std::vector<Choice>& choices,
         break;
     }
   }
+  if (named_rule_) NamedJoinsMasks();
   table_cluster_[0] = table_cluster_[1] = kUnset;
   // Pass 1: the first start whose closure holds one enabled step; pass 2 (none): the
   // smallest closure over every start.
@@ -149,6 +150,8 @@ inline void Reducer::ResetUnit(MaskUnit& u) {
   for (uint64_t& m : u.now) m = 0;
   u.upd = 0;
   u.self = 0;
+  u.named_obj = kNoNamed;
+  u.named_join = 0;
 }
 
 inline void Reducer::SetMaskFutures(size_t start) {
@@ -256,7 +259,7 @@ void Reducer::MaskTargets(const MaskUnit& ux, uint64_t held, uint64_t tgt[6], ui
   tgt[kArr] = other | carr | exit;
   tgt[kWaitK] = other | carr | exit;
   for (int k = 0; k < 6; ++k) tgtp[k] = 0;
-  *special = 0;
+  *special = NamedSpecial(ux);
   *sens = 0;
   const uint64_t wait = ux.now[kWaitK], tx = ux.now[kTx], arr = ux.now[kArr],
                  nes = ux.now[kNesIdx];

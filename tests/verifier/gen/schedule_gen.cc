@@ -378,6 +378,146 @@ std::string LeaderMulticast(uint64_t seed, Rng& r, const GenOptions& o) {
   return t;
 }
 
+// --- named barriers over many agents ------------------------------------------------------------
+
+// GenOptions::named_barriers: the named-barrier patterns of production epilogues and
+// warpgroup ping-pong (DeepGEMM's `bar.sync 8, 256` over its math warps, CUTLASS's
+// OrderedSequenceBarrier, FA3's arrive-then-sync), over 2-5 agents of counted roles, with
+// mutations: a count one warp off (a hang, or S1004), a count that disagrees (S1003), an agent
+// that skips its bar.sync or arrives twice, a bar.arrive where a bar.sync belongs (a race on the
+// tile), an id from the loop index. What the explorer's named-barrier rule
+// (verifier/explore/reducer_named.cc) reduces: arrivals that cannot complete the barrier.
+std::string NamedShape(uint64_t seed, Rng& r, const GenOptions& o) {
+  const int ctas = o.max_ctas >= 2 && r.Chance(20) ? 2 : 1;
+  const int trips = r.Chance(60) ? 1 : 2;
+  std::vector<int> mut;
+  const int n_mut = r.Chance(40) ? 0 : 1;
+  for (int i = 0; i < n_mut; ++i) mut.push_back(r.Below(8));
+  auto has = [&](int m) { return std::find(mut.begin(), mut.end(), m) != mut.end(); };
+  const std::string T = std::to_string(trips);
+  std::string t = Header(seed, ctas);
+  t += "buffer tile[1] bytes 256\nbarrier done[1] count 1\n\n";
+  const bool pingpong = r.Chance(35);
+  const bool producer = r.Chance(50);  // a role that waits for the epilogue's `done`
+  const bool idle = r.Chance(30);      // a role that only exits
+  Lines init;  // one agent initialises (the role may have several)
+  init.Open("if agent == 0");
+  init.Add("init done[0]");
+  init.Add("fence.mbarrier_init");
+  init.Close();
+  auto role = [&](const std::string& name, int count, const std::string& body) {
+    t += "role " + name + (count > 1 ? " count " + std::to_string(count) : "") +
+         " threads 32 {\n" + body + "}\n";
+  };
+  if (!pingpong) {
+    // The epilogue barrier: every math warp writes its part of the tile, syncs, and warp 0
+    // reads the whole tile and signals `done`.
+    const int warps = ctas == 2 ? r.Range(2, 3) : r.Range(2, 4);
+    int count = 32 * warps;
+    if (has(0)) count += r.Chance(50) ? 32 : -32;
+    const std::string C = std::to_string(count);
+    const std::string id = has(1) ? "1 + (k % 2)" : "1";
+    Lines m;
+    m.text = init.text;
+    m.Add("bar.sync 0, " + std::to_string(32 * (warps + producer + idle)));
+    m.Open("for k in 0 .. " + T);
+    m.Add("write tile[0] + agent * 64 bytes 64");
+    if (has(2)) {
+      m.Open("if agent != " + std::to_string(warps - 1));
+      m.Add("bar.sync " + id + ", " + C);
+      m.Close();
+    } else if (has(3)) {
+      m.Open("if agent == 0");
+      m.Add("bar.sync " + id + ", " + C);
+      m.Close();
+      m.Open("if agent != 0");
+      m.Add("bar.arrive " + id + ", " + C);
+      m.Close();
+    } else if (has(4)) {
+      m.Open("if agent == 1");
+      m.Add("bar.arrive " + id + ", " + C);
+      m.Close();
+      m.Add("bar.sync " + id + ", " + C);
+    } else if (has(5)) {
+      m.Open("if agent == 1");
+      m.Add("bar.sync " + id + ", " + std::to_string(count + 32));
+      m.Close();
+      m.Open("if agent != 1");
+      m.Add("bar.sync " + id + ", " + C);
+      m.Close();
+    } else {
+      m.Add((r.Chance(25) ? "bar.arrive " : "bar.sync ") + id + ", " + C);
+      if (r.Chance(30)) {
+        m.Open("if agent == 0");
+        m.Add("bar.sync " + id + ", " + C);  // the arrive-then-sync of FA3 (an extra warp)
+        m.Close();
+      }
+    }
+    m.Open("if agent == 0");
+    m.Add("use tile[0]");
+    if (producer) m.Add("arrive done[0]");
+    m.Close();
+    if (has(6)) m.Add("bar.sync 1, " + C);  // one more round the others may not join
+    m.Close();
+    role("math", warps, m.text);
+  } else {
+    // Ordered ping-pong between two warpgroups (CUTLASS's OrderedSequenceBarrier): group 0
+    // goes first; each waits on its own id and then lets the other go.
+    const int n0 = r.Range(1, 2), n1 = r.Range(1, 2);
+    int count = 32 * (n0 + n1);
+    if (has(0)) count -= 32;
+    const std::string C = std::to_string(count);
+    const std::string bar0 = has(1) ? "2 + (k % 2)" : "2";
+    Lines g0, g1;
+    g0.text = init.text;
+    g0.Add("bar.sync 0, " + std::to_string(32 * (n0 + n1 + producer + idle)));
+    g1.Add("bar.sync 0, " + std::to_string(32 * (n0 + n1 + producer + idle)));
+    if (!has(2)) g1.Add("bar.arrive 2, " + C);  // lets group 0 take the first turn
+    g0.Open("for k in 0 .. " + T);
+    g1.Open("for k in 0 .. " + T);
+    g0.Add("bar.sync " + bar0 + ", " + C);
+    g0.Add("write tile[0] + agent * 64 bytes 64");
+    g0.Add((has(3) ? "bar.sync 4, " : "bar.arrive 4, ") + C);
+    g1.Add(has(4) ? "bar.arrive 4, " + C : "bar.sync 4, " + C);
+    g1.Add("write tile[0] + agent * 64 bytes 64");
+    if (!has(5) || trips == 1) g1.Add("bar.arrive " + bar0 + ", " + C);
+    g0.Close();
+    g1.Close();
+    if (producer) {
+      g1.Open("if agent == 0");
+      g1.Add("arrive done[0]");
+      g1.Close();
+    }
+    if (has(6)) g0.Add("bar.sync " + bar0 + ", " + std::to_string(count + (has(7) ? 32 : 0)));
+    role("wg0", n0, g0.text);
+    role("wg1", n1, g1.text);
+  }
+  if (producer) {
+    Lines p;
+    p.Add("bar.sync 0, -1");
+    p.Open("for k in 0 .. " + std::string(pingpong ? "1" : T));
+    p.Add(std::string("wait done[0] parity ") + (has(7) && !pingpong ? "1" : "k & 1"));
+    p.Close();
+    role("producer", 1, p.text);
+  }
+  if (idle) {
+    Lines d;
+    d.Add("bar.sync 0, -1");
+    role("idle", 1, d.text);
+  }
+  // The prologue's bar.sync 0 counts every agent of the CTA (its count is only known here).
+  int all = 0;
+  for (size_t at = 0; (at = t.find(" threads 32 {", at)) != std::string::npos; ++at) {
+    const size_t line = t.rfind("role ", at);
+    const size_t c = t.find(" count ", line);
+    all += c != std::string::npos && c < at ? std::stoi(t.substr(c + 7)) : 1;
+  }
+  for (size_t at = 0; (at = t.find("bar.sync 0, -1", at)) != std::string::npos;) {
+    t.replace(at, 14, "bar.sync 0, " + std::to_string(32 * all));
+  }
+  return t;
+}
+
 // --- free sequences of random operations -------------------------------------------------------
 
 struct FreeShape {
@@ -917,7 +1057,9 @@ std::string AddAssertions(const std::string& text, Rng& r) {
 std::string GenerateSchedule(uint64_t seed, const GenOptions& options) {
   Rng r(seed);
   std::string text;
-  if (options.pdl_chains) {
+  if (options.named_barriers) {
+    text = NamedShape(seed, r, options);
+  } else if (options.pdl_chains) {
     text = PdlChain(seed, r, options);
   } else if (options.leader_multicast) {
     text = LeaderMulticast(seed, r, options);

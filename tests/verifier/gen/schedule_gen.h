@@ -89,6 +89,11 @@ struct GenOptions {
   // small constants, before random statements of the roles, and a `forall` and an `exists` at
   // the end, so that some hold on every path, some on some paths only, some on none.
   bool assertions = false;
+  // Instead of the shapes above: named barriers over 2-5 agents of counted roles (NamedShape in
+  // schedule_gen.cc): an epilogue's bar.sync over the math warps, or two warpgroups' ordered
+  // ping-pong, with mutations; what the explorer's named-barrier rule reduces
+  // (verifier/explore/reducer_named.cc).
+  bool named_barriers = false;
 };
 
 // The schedule for `seed`, as `.pipe` text. Deterministic.
