@@ -136,8 +136,8 @@ Result<std::string> ImportPtx(const ImportOptions& options) {
     if (!entry.ok()) return ToError(entry.status());
     auto launch = ptx::SelectLaunch(*launches, **entry, options.launch_index, options.launch);
     if (!launch.ok()) return ToError(launch.status());
-    const Status applied = ptx::ApplyLaunch(**entry, *launch, options.launch, !options.block.empty(),
-                                            !options.cluster.empty(), &*o);
+    const Status applied = ptx::ApplyLaunch(**entry, *launch, options.launch,
+                                            !options.block.empty(), !options.cluster.empty(), &*o);
     if (!applied.ok()) return ToError(applied);
     o->entry = (*entry)->name;
   } else if (o->entry.empty()) {
